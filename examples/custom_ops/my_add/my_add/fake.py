@@ -1,0 +1,20 @@
+"""Fake function of opsdk_examples::my_add: output shapes and dtypes, no data.
+
+Schema:
+    my_add(Tensor x, Tensor y) -> Tensor
+
+torch.compile traces the op with fake tensors (and symbolic sizes when shapes
+are dynamic); this function tells it what the op returns. opsdk.meta has
+helpers for the common op families that stay correct with symbolic sizes.
+"""
+
+import torch
+from opsdk import meta
+
+from .schema import my_add
+
+
+@my_add.register_fake
+def my_add_fake(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Fake of opsdk_examples::my_add."""
+    return meta.elementwise(x, y)

@@ -1,0 +1,22 @@
+"""Kernels of opsdk_examples::my_add: the npu (PrivateUse1) kernel and the CPU reference.
+
+Schema:
+    my_add(Tensor x, Tensor y) -> Tensor
+
+The npu kernel is what runs on the device: on an NPU host, this is where the
+aclnn call goes; offline it runs on opsdk's emulated npu device. The CPU
+reference is the oracle every backend is compared with: keep it simple and
+obviously right.
+"""
+
+import torch
+
+
+def my_add_npu(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """npu kernel of opsdk_examples::my_add."""
+    return torch.add(x, y)
+
+
+def my_add_reference(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """CPU reference of opsdk_examples::my_add: the semantics the npu kernel must match."""
+    return torch.add(x, y)

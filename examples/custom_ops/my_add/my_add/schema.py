@@ -1,0 +1,18 @@
+"""Definition of opsdk_examples::my_add: its schema and which kernel serves which device.
+
+Schema:
+    my_add(Tensor x, Tensor y) -> Tensor
+"""
+
+import torch
+
+from .kernels import my_add_npu, my_add_reference
+
+my_add = torch.library.custom_op(
+    "opsdk_examples::my_add",
+    my_add_npu,
+    mutates_args=(),
+    device_types="npu",
+    schema="(Tensor x, Tensor y) -> Tensor",
+)
+my_add.register_kernel("cpu", my_add_reference)

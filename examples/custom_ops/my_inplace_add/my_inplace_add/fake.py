@@ -1,0 +1,22 @@
+"""Fake function of opsdk_examples::my_inplace_add: output shapes and dtypes, no data.
+
+Schema:
+    my_inplace_add(Tensor(a!) x, Tensor y) -> ()
+
+torch.compile traces the op with fake tensors (and symbolic sizes when shapes
+are dynamic); this function tells it what the op returns. opsdk.meta has
+helpers for the common op families that stay correct with symbolic sizes.
+"""
+
+import torch
+from opsdk import meta
+
+from .schema import LIB
+
+
+def my_inplace_add_fake(x: torch.Tensor, y: torch.Tensor) -> None:
+    """Fake of opsdk_examples::my_inplace_add."""
+    meta.inplace(x, y)
+
+
+LIB.impl("my_inplace_add", my_inplace_add_fake, "Meta")

@@ -1,0 +1,22 @@
+"""Kernels of opsdk_examples::my_inplace_add: the npu (PrivateUse1) kernel and the CPU reference.
+
+Schema:
+    my_inplace_add(Tensor(a!) x, Tensor y) -> ()
+
+The npu kernel is what runs on the device: on an NPU host, this is where the
+aclnn call goes; offline it runs on opsdk's emulated npu device. The CPU
+reference is the oracle every backend is compared with: keep it simple and
+obviously right.
+"""
+
+import torch
+
+
+def my_inplace_add_npu(x: torch.Tensor, y: torch.Tensor) -> None:
+    """npu kernel of opsdk_examples::my_inplace_add."""
+    x.add_(y)
+
+
+def my_inplace_add_reference(x: torch.Tensor, y: torch.Tensor) -> None:
+    """CPU reference of opsdk_examples::my_inplace_add: the semantics the npu kernel must match."""
+    x.add_(y)

@@ -1,0 +1,103 @@
+"""The `opsdk` command: new, check, doctor."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from opsdk.errors import OpsdkError
+
+
+def _csv(choices):
+    def parse(text: str) -> list[str]:
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        bad = [t for t in items if t not in choices]
+        if bad or not items:
+            raise argparse.ArgumentTypeError(
+                f"unknown {', '.join(bad) or 'empty list'}: choose from {','.join(choices)}"
+            )
+        return items
+
+    return parse
+
+
+def _parser() -> argparse.ArgumentParser:
+    from opsdk.axes import BACKENDS, DEFAULT_BACKENDS, SHAPE_MODES, STYLES
+
+    parser = argparse.ArgumentParser(
+        prog="opsdk", description="Scaffold Ascend NPU custom ops and prove they enter the graph."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    new = sub.add_parser("new", help="scaffold an op package")
+    new.add_argument("name", help="op name, a Python identifier (e.g. my_add)")
+    new.add_argument("--inplace", action="store_true", help="the op writes its first input")
+    new.add_argument("--namespace", help="torch.library namespace (default: custom)")
+    new.add_argument("--schema", help='torch schema, e.g. "my_op(Tensor x, float a=1.0) -> Tensor"')
+    new.add_argument("--style", choices=STYLES, default="custom_op", help="registration style")
+    new.add_argument("--out", type=Path, default=Path("."), help="directory to create it in")
+    new.add_argument("--force", action="store_true", help="move an existing package aside")
+
+    check = sub.add_parser("check", help="run the conformance matrix of an op package")
+    check.add_argument("target", help="op package directory or importable module")
+    check.add_argument("--backend", type=_csv(BACKENDS), default=list(DEFAULT_BACKENDS))
+    check.add_argument("--shapes", type=_csv(SHAPE_MODES), default=list(SHAPE_MODES))
+    check.add_argument("--json", type=Path, help="write the JSON report here")
+    check.add_argument("-k", dest="pattern", help="only ops whose name contains PATTERN")
+
+    sub.add_parser("doctor", help="show the environment opsdk found")
+    return parser
+
+
+def _new(args) -> int:
+    from opsdk.scaffold import NewRequest, new
+
+    request = NewRequest(
+        args.name, args.inplace, args.namespace, args.schema, args.style, args.out, args.force
+    )
+    result = new(request)
+    if result.backup:
+        print(f"moved the existing {result.path.name} to {result.backup}")
+    print(f"created {result.path}")
+    print(f"next: opsdk check {result.path}")
+    return 0
+
+
+def _check(args) -> int:
+    from opsdk import harness, report, target
+
+    package = target.load(args.target)
+    cells = harness.cells(package, args.backend, args.shapes, args.pattern)
+    if not cells:
+        raise OpsdkError(f"no op of {package.__name__} matches -k {args.pattern!r}")
+    results = harness.run_matrix(
+        cells, lambda r: print(f"  {r.status:5} {r.op} [{r.backend}-{r.shapes}]", flush=True)
+    )
+    print(report.matrix(results))
+    if args.json:
+        report.write_json(args.json, results)
+        print(f"wrote {args.json}")
+    return 0 if all(r.status in ("pass", "skip", "xfail") for r in results) else 1
+
+
+def _doctor(args) -> int:
+    from opsdk import report
+
+    for key, value in report.environment().items():
+        print(f"{key:12} {value}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    handler = {"new": _new, "check": _check, "doctor": _doctor}[args.command]
+    try:
+        return handler(args)
+    except OpsdkError as err:
+        print(f"opsdk {args.command}: error: {err}", file=sys.stderr)
+        return err.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""The conformance harness: every op of a package through every backend column.
+
+``cells`` lays out the matrix, ``run_cell`` runs one cell and never raises:
+whatever goes wrong becomes a :class:`Result` naming the layer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+
+from opsdk.device import ensure_npu
+from opsdk.harness import compiled, eager, opcheck
+from opsdk.harness.failures import as_failure
+from opsdk.harness.model import (
+    BACKENDS,
+    DEFAULT_BACKENDS,
+    SHAPE_MODES,
+    Cell,
+    CellFailure,
+    OpUnderTest,
+    Result,
+)
+from opsdk.spec import parse
+
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_BACKENDS",
+    "SHAPE_MODES",
+    "Cell",
+    "Result",
+    "cell_id",
+    "cells",
+    "discover",
+    "run_cell",
+    "run_matrix",
+]
+
+
+def discover(package) -> list[OpUnderTest]:
+    """The ops an op package declares in its ``OPS`` tuple, with parsed specs."""
+    ops = getattr(package, "OPS", None)
+    if not ops:
+        raise CellFailure(
+            "load", f"{package.__name__} declares no OPS: add OPS = (torch.ops.ns.op.default,)"
+        )
+    return [OpUnderTest(parse(str(op._schema), validate=False), package.__name__) for op in ops]
+
+
+def cells(
+    package,
+    backends: Iterable[str] = DEFAULT_BACKENDS,
+    shapes: Iterable[str] = SHAPE_MODES,
+    pattern: str | None = None,
+) -> list[Cell]:
+    ensure_npu()
+    ops = [op for op in discover(package) if not pattern or pattern in op.name]
+    return [Cell(op, b, s) for op in ops for b in backends for s in shapes]
+
+
+def cell_id(cell: Cell) -> str:
+    return f"{cell.op.spec.name}[{cell.backend}-{cell.shapes}]"
+
+
+_COLUMNS: dict[str, Callable[[Cell], None]] = {
+    "eager": eager.run,
+    "opcheck": opcheck.run,
+    "aot_eager": lambda cell: compiled.run(cell, "aot_eager", layer="aot"),
+}
+
+
+def run_cell(cell: Cell) -> Result:
+    """Run one cell; the result carries pass, or the failing layer and message."""
+    start = time.perf_counter()
+    column = _COLUMNS.get(cell.backend)
+    status, layer, message = "pass", None, ""
+    if column is None:
+        status, message = "skip", f"backend {cell.backend!r} is not available in this opsdk yet"
+    else:
+        try:
+            column(cell)
+        except CellFailure as failure:
+            status, layer, message = "fail", failure.layer, str(failure)
+        except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
+            failure = as_failure(err, default_layer=cell.backend)
+            status, layer, message = "error", failure.layer, str(failure)
+    return Result(
+        cell.op.name,
+        cell.backend,
+        cell.shapes,
+        status,
+        layer,
+        message,
+        round(time.perf_counter() - start, 4),
+    )
+
+
+def run_matrix(cell_list: list[Cell], on_result: Callable[[Result], None] | None = None):
+    results = []
+    for cell in cell_list:
+        result = run_cell(cell)
+        results.append(result)
+        if on_result:
+            on_result(result)
+    return results

@@ -1,0 +1,62 @@
+"""Compiled columns: the op under ``torch.compile(fullgraph=True)`` vs eager.
+
+Every shape mode runs its call plan through one compiled function: results and
+in-place mutations must equal eager on every call, and the plan must compile
+exactly once (static shapes repeat; dynamic sizes change without recompiling).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch._dynamo
+from torch._dynamo.testing import CompileCounterWithBackend
+
+from opsdk.harness.compare import assert_same
+from opsdk.harness.eager import mutated_values, run_op
+from opsdk.harness.failures import as_failure
+from opsdk.harness.inputs import call_plan, on_device, tensors_of
+from opsdk.harness.model import Cell, CellFailure
+
+
+def run(cell: Cell, backend: str | Callable, *, layer: str) -> None:
+    """Run ``cell`` through ``backend``; failures after tracing belong to ``layer``."""
+    op, spec = cell.op.overload(), cell.op.spec
+    torch._dynamo.reset()
+    counter = CompileCounterWithBackend(backend)
+
+    def call_op(*args, **kwargs):
+        return op(*args, **kwargs)
+
+    compiled = torch.compile(
+        call_op, backend=counter, fullgraph=True, dynamic=cell.shapes != "static"
+    )
+    hint = (
+        f"compare with the eager column; rerun with TORCH_LOGS=graph_code to see the {layer} graph"
+    )
+    for i, call in enumerate(call_plan(spec, cell.shapes)):
+        eager_call, compiled_call = on_device(call, "npu"), on_device(call, "npu")
+        if cell.shapes == "mark_static":
+            for t in tensors_of(compiled_call.args) + tensors_of(compiled_call.kwargs):
+                torch._dynamo.mark_static(t)
+        expected = run_op(op, eager_call, layer="eager")
+        try:
+            actual = compiled(*compiled_call.args, **compiled_call.kwargs)
+        except Exception as err:  # noqa: BLE001 - classified into a layer below
+            raise as_failure(err, default_layer=layer) from err
+        assert_same(actual, expected, what=f"call {i}: output", layer=layer, hint=hint)
+        assert_same(
+            mutated_values(spec, compiled_call),
+            mutated_values(spec, eager_call),
+            what=f"call {i}: mutated inputs after the compiled call",
+            layer=layer,
+            hint="the in-place update was lost: check the schema marks it Tensor(a!)",
+        )
+    if counter.frame_count != 1:
+        raise CellFailure(
+            "recompile",
+            f"compiled {counter.frame_count} times for one {cell.shapes} call plan "
+            "(sizes changed only in the dynamic plan); rerun with TORCH_LOGS=recompiles "
+            "to see which guard failed",
+        )

@@ -1,0 +1,50 @@
+"""Column ``eager``: the npu kernel against the CPU reference, call by call."""
+
+from __future__ import annotations
+
+from opsdk.harness.compare import assert_same
+from opsdk.harness.failures import as_failure
+from opsdk.harness.inputs import Call, call_plan, on_device, tensors_of
+from opsdk.harness.model import Cell, CellFailure
+
+HINT = "fix the npu kernel in kernels.py (the CPU reference is the oracle)"
+
+
+def run_op(op, call: Call, *, layer: str):
+    """Call ``op`` and return its outputs; an error becomes a CellFailure in ``layer``."""
+    try:
+        out = op(*call.args, **call.kwargs)
+    except Exception as err:  # noqa: BLE001 - every kernel error is a finding
+        raise as_failure(err, default_layer=layer) from err
+    return out
+
+
+def mutated_values(spec, call: Call) -> list:
+    """The mutated arguments of ``call``, in schema order, after the op ran."""
+    values = []
+    positional = [a for a in spec.args if not a.kwarg_only]
+    for arg in spec.mutated_args:
+        if arg.kwarg_only:
+            values.append(call.kwargs[arg.name])
+        else:
+            values.append(call.args[positional.index(arg)])
+    return values
+
+
+def run(cell: Cell) -> None:
+    op, spec = cell.op.overload(), cell.op.spec
+    for i, call in enumerate(call_plan(spec, cell.shapes)):
+        on_npu, on_cpu = on_device(call, "npu"), on_device(call, "cpu")
+        expected = run_op(op, on_cpu, layer="eager")
+        actual = run_op(op, on_npu, layer="eager")
+        for t in tensors_of(actual):
+            if t.device.type != "npu":
+                raise CellFailure("eager", f"call {i}: output on {t.device}, not npu; {HINT}")
+        assert_same(actual, expected, what=f"call {i}: output", layer="eager", hint=HINT)
+        assert_same(
+            mutated_values(spec, on_npu),
+            mutated_values(spec, on_cpu),
+            what=f"call {i}: mutated inputs",
+            layer="eager",
+            hint=HINT,
+        )

@@ -1,0 +1,54 @@
+"""Map an exception raised somewhere under torch.compile to the layer it came from."""
+
+from __future__ import annotations
+
+import torch._dynamo.exc as dynamo_exc
+
+from opsdk.harness.model import CellFailure
+from opsdk.implement_me import ImplementMe
+
+
+def _chain(err: BaseException):
+    seen = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        yield err
+        err = err.__cause__ or err.__context__
+
+
+def implement_me(err: BaseException) -> ImplementMe | None:
+    return next((e for e in _chain(err) if isinstance(e, ImplementMe)), None)
+
+
+def first_line(err: BaseException) -> str:
+    text = str(err).strip() or type(err).__name__
+    return f"{type(err).__name__}: {text.splitlines()[0]}"
+
+
+def as_failure(err: BaseException, *, default_layer: str) -> CellFailure:
+    """The layer an error belongs to, with a message that ends in what to do."""
+    if isinstance(err, CellFailure):
+        return err
+    todo = implement_me(err)
+    if todo is not None:
+        return CellFailure("fake" if todo.function.endswith("_fake") else "eager", str(todo))
+    if isinstance(err, dynamo_exc.Unsupported):
+        return CellFailure(
+            "dynamo",
+            f"Dynamo cannot trace the call: {first_line(err)}; "
+            "rerun with TORCH_LOGS=graph_breaks to see where",
+        )
+    if isinstance(err, dynamo_exc.TorchRuntimeError):
+        return CellFailure(
+            "fake",
+            f"the fake function failed while tracing: {first_line(err)}; "
+            "fix fake.py so it accepts these inputs (symbolic sizes included)",
+        )
+    if isinstance(err, dynamo_exc.BackendCompilerFailed):
+        inner = err.inner_exception if hasattr(err, "inner_exception") else err
+        return CellFailure(
+            default_layer,
+            f"the backend failed to compile the graph: {first_line(inner)}; "
+            "rerun with TORCH_LOGS=aot_graphs to see the graph",
+        )
+    return CellFailure(default_layer, first_line(err))

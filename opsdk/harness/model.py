@@ -1,0 +1,81 @@
+"""The harness's vocabulary: cells of the matrix and their results.
+
+A cell is one op under one backend with one shape mode; its result says pass,
+or in which layer it failed and what to do next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from opsdk.axes import BACKENDS, DEFAULT_BACKENDS, SHAPE_MODES
+from opsdk.spec import OpSpec
+
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_BACKENDS",
+    "SHAPE_MODES",
+    "Cell",
+    "CellFailure",
+    "OpUnderTest",
+    "Result",
+]
+
+STATUSES = ("pass", "fail", "skip", "xfail", "error")
+# Where a failure happened, from the user's code outwards.
+LAYERS = ("load", "eager", "schema", "fake", "autograd", "dynamo", "aot", "recompile")
+
+
+@dataclass(frozen=True)
+class OpUnderTest:
+    """An op of the target package, with its parsed spec."""
+
+    spec: OpSpec
+    package: str
+
+    @property
+    def name(self) -> str:
+        return self.spec.qualname
+
+    def overload(self):
+        return self.spec.op()
+
+
+@dataclass(frozen=True)
+class Cell:
+    op: OpUnderTest
+    backend: str
+    shapes: str
+
+    @property
+    def id(self) -> str:
+        """``ns::op[backend-shapes]``, the id pytest and reports show."""
+        return f"{self.op.name}[{self.backend}-{self.shapes}]"
+
+
+@dataclass(frozen=True)
+class Result:
+    op: str
+    backend: str
+    shapes: str
+    status: str
+    layer: str | None = None
+    message: str = ""
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        """One line: status, layer and message."""
+        where = f" in layer {self.layer}" if self.layer else ""
+        text = f"{self.op} [{self.backend}-{self.shapes}]: {self.status}{where}"
+        return f"{text}: {self.message}" if self.message else text
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+class CellFailure(Exception):
+    """A check found a problem; carries the layer it belongs to."""
+
+    def __init__(self, layer: str, message: str):
+        super().__init__(message)
+        self.layer = layer

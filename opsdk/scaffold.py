@@ -1,0 +1,230 @@
+"""`opsdk new`: render an op package from the cookiecutter template, atomically.
+
+The template (``templates/op``) holds the files; this module derives what they
+need from the op spec and writes the result so that a failure at any point
+leaves nothing behind, and an existing directory is never deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from cookiecutter.generate import generate_files
+
+import opsdk
+from opsdk import pysig, spec
+from opsdk.axes import STYLES
+from opsdk.converters import attr_builder, ir_def_for
+from opsdk.errors import ScaffoldError, SpecError
+
+TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates" / "op"
+
+
+@dataclass(frozen=True)
+class NewRequest:
+    name: str
+    inplace: bool = False
+    namespace: str | None = None
+    schema: str | None = None
+    style: str = "custom_op"
+    out: Path = Path(".")
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class NewResult:
+    path: Path
+    backup: Path | None  # where --force moved an existing directory
+
+
+def build_spec(req: NewRequest) -> spec.OpSpec:
+    """Validate the request and parse its schema (the default add when none is given)."""
+    spec.check_identifier("op name", req.name)
+    if req.style not in STYLES:
+        raise SpecError(f"unknown --style {req.style!r}: choose one of {', '.join(STYLES)}")
+    text = req.schema or spec.default_schema(req.name, req.inplace)
+    op = spec.parse(text, name=req.name, namespace=req.namespace)
+    if req.inplace:
+        spec.require_inplace(op)
+    return op
+
+
+def template_dir() -> Path:
+    """The op template, from a source checkout or an installed opsdk."""
+    installed = Path(opsdk.__file__).resolve().parent.parent / "opsdk" / "templates" / "op"
+    for candidate in (TEMPLATE_DIR, installed):
+        if (candidate / "cookiecutter.json").is_file():
+            return candidate
+    raise ScaffoldError("opsdk's templates are missing: reinstall opsdk (pip install -e .)")
+
+
+def context(op: spec.OpSpec, style: str) -> dict:
+    """Everything the templates read, derived once from the spec."""
+    ir = ir_def_for(op)
+    params = pysig.parameters(op)
+    returns = pysig.return_annotation(op)
+    impl_name = f"{op.name}.{op.overload}" if op.overload else op.name
+    return {
+        "project_dir": op.name,
+        "package": op.name,
+        "dist_name": op.name.replace("_", "-"),
+        "style": style,
+        "opsdk_version": opsdk.__version__,
+        "op": {
+            "namespace": op.namespace,
+            "name": op.name,
+            "qualname": op.qualname,
+            "overload_attr": op.overload_attr,
+            "impl_name": impl_name,
+            "schema": op.schema,
+            "schema_args": op.schema_args,
+            "ir_name": op.ir_name,
+            "ir_const": _constant_name(op.name),
+            "inplace": op.inplace,
+            "mutates": [a.name for a in op.mutated_args],
+            "working": op.is_default_add,
+            "returns_nothing": not op.returns,
+            "npu_def": pysig.def_line(f"{op.name}_npu", params, returns),
+            "ref_def": pysig.def_line(f"{op.name}_reference", params, returns),
+            "fake_def": pysig.def_line(f"{op.name}_fake", params, returns),
+            "converter_def": pysig.def_line(
+                f"convert_{op.name}", _converter_params(op), _converter_returns(op)
+            ),
+            "converter_body": _converter_body(op, [o.name for o in ir.outputs]),
+            "ge_attrs": [a.name for a in op.attr_args],
+            "ir_inputs": [{"name": i.name, "kind": i.kind} for i in ir.inputs],
+            "ir_outputs": [{"name": o.name, "kind": o.kind} for o in ir.outputs],
+            "ir_attrs": [{"name": a.name, "type": a.type} for a in ir.attrs],
+            "irdef_imports": _irdef_imports(ir),
+        },
+    }
+
+
+def _constant_name(name: str) -> str:
+    return name.upper() + "_IR"
+
+
+def _irdef_imports(ir) -> list[str]:
+    names = ["IrDef", "register"]
+    if ir.attrs:
+        names.append("Attr")
+    if ir.inputs:
+        names.append("Input")
+    if ir.outputs:
+        names.append("Output")
+    return sorted(names, key=lambda n: (n[0].islower(), n))
+
+
+def _converter_params(op: spec.OpSpec) -> list[str]:
+    params = []
+    for p in pysig.parameters(op):
+        name = p.split(":")[0]
+        arg = next((a for a in op.args if a.name == name), None)
+        if arg is not None and arg.is_tensor:
+            ge_type = "ge.Tensor"
+            if arg.is_list:
+                ge_type = "list[ge.Tensor]"
+            if arg.is_optional:
+                ge_type += " | None"
+            p = p.replace(pysig.py_type(arg.type), ge_type, 1)
+        params.append(p)
+    params.append("meta_outputs: ge.TensorSpec | list[ge.TensorSpec] | None = None")
+    return params
+
+
+def _converter_returns(op: spec.OpSpec) -> str:
+    if not op.returns:
+        return "None"
+    return "ge.Tensor" if len(op.returns) == 1 else "tuple[ge.Tensor, ...]"
+
+
+def _converter_body(op: spec.OpSpec, ir_outputs: list[str]) -> str:
+    """``ge.custom_op(...)`` with every input and attr by name; in-place outputs dropped."""
+    lines = [f"    {_lhs(op, ir_outputs)}ge.custom_op(", f'        "{op.ir_name}",']
+    inputs = ", ".join(f'"{a.name}": {a.name}' for a in op.tensor_args)
+    lines.append(f"        inputs={{{inputs}}},")
+    outputs = ", ".join(f'"{n}"' for n in ir_outputs)
+    lines.append(f"        outputs=[{outputs}],")
+    attrs = [a for a in op.attr_args]
+    if attrs:
+        lines.append("        attrs={")
+        lines += [f'            "{a.name}": attr.{attr_builder(a)}({a.name}),' for a in attrs]
+        lines.append("        },")
+    lines.append("    )")
+    kept = ir_outputs[len(op.mutated_args) :]
+    if op.mutated_args and kept:
+        lines.append(f"    return {', '.join(kept)}")
+    return "\n".join(lines)
+
+
+def _lhs(op: spec.OpSpec, ir_outputs: list[str]) -> str:
+    if not op.mutated_args:
+        return "return "
+    if not op.returns:
+        return ""
+    names = [f"_{n}" for n in ir_outputs[: len(op.mutated_args)]] + ir_outputs[
+        len(op.mutated_args) :
+    ]
+    return f"{', '.join(names)} = "
+
+
+def new(req: NewRequest) -> NewResult:
+    """Write the op package to ``req.out/<name>``, moving an existing one aside with --force."""
+    op = build_spec(req)
+    out = Path(req.out).expanduser()
+    target = out / op.name
+    if target.exists() and not req.force:
+        raise ScaffoldError(
+            f"{target} already exists: choose another --out, or pass --force to move it "
+            "aside (nothing is deleted)"
+        )
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".opsdk-new-{op.name}-", dir=out))
+    except OSError as err:
+        raise ScaffoldError(
+            f"cannot write to {out} ({err.strerror}): pick a writable --out directory"
+        ) from None
+    try:
+        ctx = json.loads((template_dir() / "cookiecutter.json").read_text())
+        ctx.update(context(op, req.style))
+        generate_files(str(template_dir()), {"cookiecutter": ctx}, output_dir=str(staging))
+        _format(staging / op.name)
+        backup = _backup_path(target) if target.exists() else None
+        if backup is not None:
+            target.rename(backup)
+        os.rename(staging / op.name, target)
+    except OSError as err:
+        raise ScaffoldError(f"cannot write {target} ({err}): check permissions and space") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return NewResult(target, backup)
+
+
+def _format(package: Path) -> None:
+    """Lay the rendered code out exactly as ``ruff format`` and ruff's isort would,
+    with the package's own ruff settings, so generated code reads as hand-written."""
+    for command in (["check", "--fix-only", "-q"], ["format", "-q"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, "--no-cache", "."],
+            cwd=package,
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            raise ScaffoldError(f"formatting the generated code failed: {done.stderr.strip()}")
+
+
+def _backup_path(target: Path) -> Path:
+    for i in range(1, 1000):
+        candidate = target.with_name(f"{target.name}.bak{i}")
+        if not candidate.exists():
+            return candidate
+    raise ScaffoldError(f"too many backups of {target}: remove old {target.name}.bak* directories")

@@ -1,0 +1,1 @@
+"""Cookiecutter templates rendered by `opsdk new` (package data, not code)."""

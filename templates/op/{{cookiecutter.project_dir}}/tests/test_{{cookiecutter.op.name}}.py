@@ -1,0 +1,18 @@
+{%- set op = cookiecutter.op -%}
+"""Conformance of {{ op.qualname }}: every cell of opsdk's matrix for this package.
+
+Run ``pytest`` here, or ``opsdk check .`` for the same checks as a report.
+"""
+
+import pytest
+from opsdk import harness
+
+import {{ cookiecutter.package }}
+
+CELLS = harness.cells({{ cookiecutter.package }}, backends=harness.DEFAULT_BACKENDS)
+
+
+@pytest.mark.parametrize("cell", CELLS, ids=harness.cell_id)
+def test_conformance(cell):
+    result = harness.run_cell(cell)
+    assert result.status == "pass", result.describe()

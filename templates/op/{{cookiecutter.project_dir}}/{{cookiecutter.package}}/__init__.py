@@ -1,0 +1,23 @@
+{%- set op = cookiecutter.op -%}
+"""{{ op.qualname }}: an Ascend NPU custom op, scaffolded by opsdk.
+
+Schema:
+    {{ op.schema | docwrap(8) }}
+
+Importing this package makes sure an "npu" device exists (torch_npu on an NPU
+host, opsdk's emulated device elsewhere), then registers the op: schema and
+kernels (schema.py, kernels.py), fake function (fake.py), GE IR definition
+(ir.py) and, as soon as TorchAir is importable, the GE converter (converter.py).
+"""
+
+import torch
+from opsdk.converters import load_converters
+from opsdk.device import ensure_npu
+
+ensure_npu()
+
+from . import fake, ir, schema  # noqa: E402, F401  (imported to register the op)
+
+OPS = (torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }},)
+
+load_converters(f"{__name__}.converter")

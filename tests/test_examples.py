@@ -1,0 +1,67 @@
+"""The committed examples are exactly what `opsdk new` generates today, and they pass."""
+
+from pathlib import Path
+
+import pytest
+import tomllib
+
+from opsdk import spec
+from opsdk.scaffold import NewRequest, new
+
+EXAMPLES = sorted(
+    p.parent
+    for p in (Path(__file__).parent.parent / "examples" / "custom_ops").glob("*/pyproject.toml")
+)
+
+
+def _files(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): p.read_text()
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def test_there_are_inplace_and_out_of_place_examples_in_both_styles():
+    settings = [
+        tomllib.loads((e / "pyproject.toml").read_text())["tool"]["opsdk"] for e in EXAMPLES
+    ]
+    kinds = {("(a!)" in s["schema"], s["style"]) for s in settings}
+    assert {inplace for inplace, _ in kinds} == {True, False}
+    assert {style for _, style in kinds} == {"custom_op", "library"}
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_example_is_what_the_generator_writes(example, tmp_path):
+    recorded = tomllib.loads((example / "pyproject.toml").read_text())["tool"]["opsdk"]
+    namespace, schema = recorded["schema"].split("::", 1)
+    op = spec.parse(schema, namespace=namespace)
+    fresh = new(
+        NewRequest(
+            op.name, namespace=namespace, schema=schema, style=recorded["style"], out=tmp_path
+        )
+    ).path
+    assert _files(fresh) == _files(example), f"regenerate {example.name} with opsdk new"
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_example_passes_its_matrix(example, opsdk_cli):
+    run = opsdk_cli("check", example, json_report=True)
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.report["results"] and all(r["status"] == "pass" for r in run.report["results"])
+
+
+def test_generated_package_runs_its_own_tests(opsdk_cli, tmp_path):
+    import subprocess
+    import sys
+
+    example = next(e for e in EXAMPLES if e.name == "my_inplace_add")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=example,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "9 passed" in done.stdout

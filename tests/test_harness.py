@@ -1,0 +1,138 @@
+"""`opsdk check` end to end: a scaffolded op passes; each breakage is caught in its layer."""
+
+import json
+
+import pytest
+
+from opsdk.scaffold import NewRequest, new
+
+BACKENDS = "eager,opcheck,aot_eager"
+
+
+def _package(tmp_path, name="my_add", namespace=None, **kwargs):
+    # A namespace per test keeps op registrations of separate runs apart.
+    return new(
+        NewRequest(name, namespace=namespace or f"t_{tmp_path.name[-12:]}", out=tmp_path, **kwargs)
+    ).path
+
+
+def _edit(path, old, new_text):
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new_text))
+
+
+@pytest.mark.parametrize(("inplace", "style"), [(True, "custom_op"), (False, "library")])
+def test_scaffolded_op_passes_every_cell(tmp_path, opsdk_cli, inplace, style):
+    pkg = _package(tmp_path, inplace=inplace, style=style)
+    run = opsdk_cli("check", pkg, "--backend", BACKENDS, json_report=True)
+    assert run.code == 0, run.stdout + run.stderr
+    results = run.report["results"]
+    assert {(r["backend"], r["shapes"]) for r in results} == {
+        (b, s) for b in BACKENDS.split(",") for s in ("static", "dynamic", "mark_static")
+    }
+    assert all(r["status"] == "pass" for r in results), json.dumps(results, indent=1)
+    env = run.report["environment"]
+    assert env["npu"] == "emulated" and env["torch"].startswith("2.13")
+    assert "9 pass" in run.stdout
+
+
+def test_fake_returning_the_wrong_shape_fails_in_layer_fake(tmp_path, opsdk_cli):
+    pkg = _package(tmp_path)
+    _edit(
+        pkg / "my_add" / "fake.py",
+        "return meta.elementwise(x, y)",
+        "return meta.elementwise(x, y)[:1]",
+    )
+    run = opsdk_cli("check", pkg, "--backend", "opcheck", "--shapes", "static", json_report=True)
+    assert run.code == 1
+    [cell] = run.cells(backend="opcheck", shapes="static")
+    assert (cell["status"], cell["layer"]) == ("fail", "fake")
+    assert "test_faketensor" in cell["message"] and "fake.py" in cell["message"]
+
+
+def test_fake_returning_the_wrong_dtype_fails_in_layer_fake(tmp_path, opsdk_cli):
+    pkg = _package(tmp_path, style="library")
+    _edit(
+        pkg / "my_add" / "fake.py",
+        "meta.elementwise(x, y)",
+        "meta.elementwise(x, y, dtype=torch.float16)",
+    )
+    run = opsdk_cli(
+        "check", pkg, "--backend", "opcheck", "--shapes", "static,dynamic", json_report=True
+    )
+    assert run.code == 1
+    assert {(c["status"], c["layer"]) for c in run.report["results"]} == {("fail", "fake")}
+
+
+def test_kernel_computing_wrong_values_fails_in_layer_eager(tmp_path, opsdk_cli):
+    pkg = _package(tmp_path, inplace=True)
+    _edit(pkg / "my_add" / "kernels.py", "    x.add_(y)\n\n\ndef", "    x.sub_(y)\n\n\ndef")
+    run = opsdk_cli("check", pkg, "--backend", "eager", "--shapes", "static", json_report=True)
+    assert run.code == 1
+    [cell] = run.report["results"]
+    assert (cell["status"], cell["layer"]) == ("fail", "eager")
+    assert "max abs err" in cell["message"] and "first at index" in cell["message"]
+
+
+def test_inplace_schema_without_mutation_mark_fails_in_layer_schema(tmp_path, opsdk_cli):
+    pkg = _package(tmp_path, inplace=True, style="library")
+    _edit(pkg / "my_add" / "schema.py", "Tensor(a!) x", "Tensor x")
+    run = opsdk_cli("check", pkg, "--backend", "opcheck", "--shapes", "static", json_report=True)
+    assert run.code == 1
+    [cell] = run.report["results"]
+    assert (cell["status"], cell["layer"]) == ("fail", "schema"), cell
+    assert "Tensor(a!)" in cell["message"]
+
+
+def test_undeclared_mutation_fails_in_layer_schema(tmp_path, opsdk_cli):
+    pkg = _package(tmp_path)
+    _edit(
+        pkg / "my_add" / "kernels.py",
+        "    return torch.add(x, y)",
+        "    x.add_(y)\n    return x.clone()",
+    )
+    run = opsdk_cli("check", pkg, "--backend", "opcheck", "--shapes", "static", json_report=True)
+    assert run.code == 1
+    [cell] = run.report["results"]
+    assert (cell["status"], cell["layer"]) == ("fail", "schema"), cell
+    assert "test_schema" in cell["message"] and "Tensor(a!)" in cell["message"]
+
+
+def test_skeleton_fails_with_implement_me_pointing_at_the_file(tmp_path, opsdk_cli):
+    pkg = _package(tmp_path, name="my_op", schema="my_op(Tensor x, *, float alpha=1.0) -> Tensor")
+    run = opsdk_cli("check", pkg, "--backend", BACKENDS, "--shapes", "static", json_report=True)
+    assert run.code == 1
+    for cell in run.report["results"]:
+        assert cell["status"] == "fail", cell
+        assert cell["message"].startswith("implement me: my_op_"), cell
+        assert str(pkg / "my_op") in cell["message"]
+
+
+def test_recompiling_on_a_size_change_fails_in_layer_recompile(tmp_path, opsdk_cli):
+    pkg = _package(tmp_path)
+    # A fake function that burns the concrete size into the graph forces a recompile per size.
+    _edit(
+        pkg / "my_add" / "fake.py",
+        "return meta.elementwise(x, y)",
+        "torch._check(x.shape[0] == int(x.shape[0]))\n    return meta.elementwise(x, y)",
+    )
+    run = opsdk_cli("check", pkg, "--backend", "aot_eager", "--shapes", "dynamic", json_report=True)
+    assert run.code == 1
+    [cell] = run.report["results"]
+    assert (cell["status"], cell["layer"]) == ("fail", "recompile"), cell
+
+
+def test_bad_targets_exit_2_with_one_line(tmp_path, opsdk_cli):
+    run = opsdk_cli("check", tmp_path / "nope")
+    assert run.code == 2 and run.stderr.count("\n") == 1 and "op package directory" in run.stderr
+    run = opsdk_cli("check", tmp_path, "--backend", "warp")
+    assert run.code == 2 and "choose from" in run.stderr
+
+
+def test_k_selects_ops_and_doctor_reports_the_device(tmp_path, opsdk_cli):
+    pkg = _package(tmp_path)
+    run = opsdk_cli("check", pkg, "-k", "nothing_matches")
+    assert run.code == 2 and "matches -k" in run.stderr
+    run = opsdk_cli("doctor")
+    assert run.code == 0 and "emulated" in run.stdout and "torch" in run.stdout

@@ -1,0 +1,143 @@
+"""`opsdk new`: what it writes, that it writes all or nothing, and how it refuses bad input."""
+
+import subprocess
+import sys
+
+import pytest
+
+from opsdk.scaffold import NewRequest, new
+
+PACKAGE_FILES = {
+    "pyproject.toml",
+    "README.md",
+    "tests/test_{op}.py",
+    "{op}/__init__.py",
+    "{op}/schema.py",
+    "{op}/kernels.py",
+    "{op}/fake.py",
+    "{op}/converter.py",
+    "{op}/ir.py",
+}
+
+
+def _files(root):
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("style", ["custom_op", "library"])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_writes_one_module_per_concern(tmp_path, style, inplace):
+    result = new(NewRequest("my_add", inplace=inplace, style=style, out=tmp_path))
+    assert result.path == tmp_path / "my_add" and result.backup is None
+    assert _files(result.path) == {f.format(op="my_add") for f in PACKAGE_FILES}
+    schema = (result.path / "my_add" / "schema.py").read_text()
+    if style == "custom_op":
+        assert "torch.library.custom_op(" in schema and 'device_types="npu"' in schema
+    else:
+        assert 'Library("custom", "FRAGMENT")' in schema and '"PrivateUse1"' in schema
+    fake = (result.path / "my_add" / "fake.py").read_text()
+    assert ("meta.inplace(x, y)" if inplace else "meta.elementwise(x, y)") in fake
+    converter = (result.path / "my_add" / "converter.py").read_text()
+    assert "@torchair.register_fx_node_ge_converter(torch.ops.custom.my_add.default)" in converter
+    assert 'ge.custom_op(\n        "MyAdd"' in converter
+    assert not list(tmp_path.glob(".opsdk-new-*")), "staging directory left behind"
+
+
+def test_custom_schema_gets_a_skeleton_that_says_implement_me(tmp_path):
+    result = new(
+        NewRequest("my_op", schema="my_op(Tensor x, *, float alpha=1.0) -> Tensor", out=tmp_path)
+    )
+    kernels = (result.path / "my_op" / "kernels.py").read_text()
+    assert 'raise ImplementMe(__file__, "my_op_npu"' in kernels
+    assert 'raise ImplementMe(__file__, "my_op_reference"' in kernels
+    assert '"alpha": attr.Float(alpha)' in (result.path / "my_op" / "converter.py").read_text()
+    assert 'Attr("alpha", "VT_FLOAT")' in (result.path / "my_op" / "ir.py").read_text()
+
+
+SCHEMAS = [
+    None,
+    "my_op(Tensor x, Tensor? w, Tensor[] xs, *, float alpha=1.0, int[2] k=[1,1], "
+    'str mode="a\\"b", ScalarType? dtype=None) -> (Tensor a, Tensor b)',
+    "my_op(Tensor(a!) x, Tensor(b!) y, int n) -> Tensor",
+    "my_op(Tensor(a!) x, SymInt[] size, bool flag=False) -> ()",
+]
+
+
+@pytest.mark.parametrize("style", ["custom_op", "library"])
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_generated_code_is_formatted_and_lint_clean(tmp_path, style, schema):
+    path = new(NewRequest("my_op", schema=schema, style=style, out=tmp_path)).path
+    for command in (["check", "--no-cache", "."], ["format", "--check", "--no-cache", "."]):
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", *command], cwd=path, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    for module in (path / "my_op").glob("*.py"):
+        assert "Schema:" in module.read_text().split('"""')[1], (
+            f"{module.name}: no schema in docstring"
+        )
+
+
+def test_existing_target_is_refused_without_force(tmp_path, opsdk_cli):
+    (tmp_path / "my_add").mkdir()
+    (tmp_path / "my_add" / "mine.txt").write_text("user data")
+    run = opsdk_cli("new", "my_add", "--out", tmp_path)
+    assert run.code == 2
+    assert run.stderr.count("\n") == 1 and "--force" in run.stderr
+    assert _files(tmp_path / "my_add") == {"mine.txt"}
+
+
+def test_force_moves_the_old_package_aside(tmp_path, opsdk_cli):
+    (tmp_path / "my_add").mkdir()
+    (tmp_path / "my_add" / "mine.txt").write_text("user data")
+    run = opsdk_cli("new", "my_add", "--out", tmp_path, "--force")
+    assert run.code == 0, run.stderr
+    assert (tmp_path / "my_add.bak1" / "mine.txt").read_text() == "user data"
+    assert "my_add.bak1" in run.stdout
+    assert (tmp_path / "my_add" / "my_add" / "kernels.py").is_file()
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["new", "my-add"], "not a valid identifier"),
+        (["new", "class"], "Python keyword"),
+        (["new", "my_add", "--namespace", "aten"], "reserved"),
+        (["new", "my_add", "--schema", "my_add(Tensor x"], "does not parse"),
+        (["new", "my_add", "--schema", "my_add(Tensor(a!) x) -> Tensor(a!)"], "-> ()"),
+        (["new", "my_add", "--inplace", "--schema", "my_add(Tensor x, Tensor y) -> ()"], "(a!)"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, opsdk_cli, argv, needle):
+    out = tmp_path / "out"
+    run = opsdk_cli(*argv, "--out", out)
+    assert run.code == 2
+    assert needle in run.stderr and run.stderr.count("\n") == 1, run.stderr
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_unwritable_out_is_refused(opsdk_cli):
+    # /proc refuses new directories even to root, so this holds in CI too.
+    run = opsdk_cli("new", "my_add", "--out", "/proc/opsdk-out")
+    assert run.code == 2 and "writable --out" in run.stderr and run.stderr.count("\n") == 1
+
+
+def test_out_that_is_a_file_is_refused(tmp_path, opsdk_cli):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    run = opsdk_cli("new", "my_add", "--out", blocker)
+    assert run.code == 2 and "--out" in run.stderr and run.stderr.count("\n") == 1
+    assert blocker.read_text() == "x"
+
+
+def test_failed_render_leaves_no_partial_files(tmp_path, monkeypatch):
+    import opsdk.scaffold as scaffold
+
+    def broken_format(package):
+        assert (package / "my_add" / "kernels.py").is_file()  # it really was half-way
+        raise scaffold.ScaffoldError("boom")
+
+    monkeypatch.setattr(scaffold, "_format", broken_format)
+    with pytest.raises(scaffold.ScaffoldError):
+        new(NewRequest("my_add", out=tmp_path))
+    assert list(tmp_path.iterdir()) == []
