@@ -45,6 +45,11 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--shapes", type=_csv(SHAPE_MODES), default=list(SHAPE_MODES))
     check.add_argument("--json", type=Path, help="write the JSON report here")
     check.add_argument("-k", dest="pattern", help="only ops whose name contains PATTERN")
+    check.add_argument("--dump", type=Path, help="write each compiled graph (FX and GE) here")
+
+    sub.add_parser(
+        "fetch-torchair", help="download TorchAir (from the torch-npu wheel) for offline use"
+    )
 
     sub.add_parser("doctor", help="show the environment opsdk found")
     return parser
@@ -72,13 +77,22 @@ def _check(args) -> int:
     if not cells:
         raise OpsdkError(f"no op of {package.__name__} matches -k {args.pattern!r}")
     results = harness.run_matrix(
-        cells, lambda r: print(f"  {r.status:5} {r.op} [{r.backend}-{r.shapes}]", flush=True)
+        cells,
+        lambda r: print(f"  {r.status:5} {r.op} [{r.backend}-{r.shapes}]", flush=True),
+        args.dump,
     )
     print(report.matrix(results))
     if args.json:
         report.write_json(args.json, results)
         print(f"wrote {args.json}")
     return 0 if all(r.status in ("pass", "skip", "xfail") for r in results) else 1
+
+
+def _fetch_torchair(args) -> int:
+    from opsdk.runtime.torchair_locator import fetch
+
+    print(f"TorchAir is ready at {fetch()}")
+    return 0
 
 
 def _doctor(args) -> int:
@@ -91,7 +105,9 @@ def _doctor(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handler = {"new": _new, "check": _check, "doctor": _doctor}[args.command]
+    handler = {"new": _new, "check": _check, "doctor": _doctor, "fetch-torchair": _fetch_torchair}[
+        args.command
+    ]
     try:
         return handler(args)
     except OpsdkError as err:

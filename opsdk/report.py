@@ -19,6 +19,9 @@ _MARKS = {"pass": "ok", "fail": "FAIL", "error": "ERROR", "skip": "skip", "xfail
 def environment() -> dict:
     """What the results were produced on: enough to reproduce or compare runs."""
     npu = ensure_npu()
+    from opsdk.runtime.torchair_locator import locate
+
+    torchair = locate()
     return {
         "opsdk": opsdk.__version__,
         "torch": torch.__version__,
@@ -27,6 +30,8 @@ def environment() -> dict:
         "npu": npu.kind,
         "npu_reason": npu.reason,
         "torch_npu": npu.torch_npu_version,
+        "torchair": f"{torchair.mode} ({torchair.source or 'not fetched'}) at {torchair.path}",
+        "ge_execution": "CANN" if npu.real else "opsdk GE reference executor (offline)",
     }
 
 

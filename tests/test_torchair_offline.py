@@ -293,8 +293,9 @@ def _session(torchair, build, output_dtypes):
     with graph:
         outputs = build(ge_apis)
         ge_apis.NetOutput(outputs)
+    host_placements = [0] * sum(op.type == "Data" for op in graph._proto.op)
     session = torchair_standin.TorchNpuGraphBase("hand_built")
-    session.load(graph.SerializeToString(), {}, [0] * len(outputs), output_dtypes, 0)
+    session.load(graph.SerializeToString(), {}, host_placements, output_dtypes, 0)
     session.compile()
     return session
 
@@ -322,16 +323,12 @@ def test_unknown_ge_op_type_fails_naming_it(torchair):
 
 
 def test_edge_to_missing_node_is_rejected_at_load(torchair):
-    def build(ge):
-        y = ge.Neg(_data(ge, 0, [2]))
-        return [y]
-
     from torchair._ge_concrete_graph import ge_apis
     from torchair.ge._ge_graph import GeGraph
 
     graph = GeGraph(name="broken")
     with graph:
-        ge_apis.NetOutput(build(ge_apis))
+        ge_apis.NetOutput([ge_apis.Neg(_data(ge_apis, 0, [2]))])
     next(op for op in graph._proto.op if op.type == "Neg").input[0] = "ghost:0"
     session = torchair_standin.TorchNpuGraphBase("broken")
     with pytest.raises(ge_executor.GeGraphError, match="Neg.*'ghost:0' refers to no node"):
@@ -582,5 +579,5 @@ def test_unreachable_index_says_what_to_do(cache, monkeypatch):
         torchair_locator.fetch()
     message = str(err.value)
     assert "\n" not in message
-    assert f"torch-npu {VERSION}" in message and "pip:" in message
+    assert f"torch-npu {VERSION}" in message and "pip: ERROR:" in message
     assert torchair_locator.ENV_WHEEL in message and "opsdk fetch-torchair" in message

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from opsdk.device import ensure_npu
-from opsdk.harness import compiled, eager, opcheck
+from opsdk.harness import compiled, eager, ge, opcheck
 from opsdk.harness.failures import as_failure
 from opsdk.harness.model import (
     BACKENDS,
@@ -62,15 +63,17 @@ def cell_id(cell: Cell) -> str:
     return f"{cell.op.spec.name}[{cell.backend}-{cell.shapes}]"
 
 
-_COLUMNS: dict[str, Callable[[Cell], None]] = {
-    "eager": eager.run,
-    "opcheck": opcheck.run,
-    "aot_eager": lambda cell: compiled.run(cell, "aot_eager", layer="aot"),
+_COLUMNS: dict[str, Callable[..., None]] = {
+    "eager": lambda cell, dump_dir: eager.run(cell),
+    "opcheck": lambda cell, dump_dir: opcheck.run(cell),
+    "aot_eager": lambda cell, dump_dir: compiled.run(cell, "aot_eager", layer="aot"),
+    "ge": ge.run,
 }
 
 
-def run_cell(cell: Cell) -> Result:
-    """Run one cell; the result carries pass, or the failing layer and message."""
+def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
+    """Run one cell; the result carries pass, or the failing layer and message.
+    ``dump_dir`` receives the graphs of compiled columns that can dump them."""
     start = time.perf_counter()
     column = _COLUMNS.get(cell.backend)
     status, layer, message = "pass", None, ""
@@ -78,7 +81,7 @@ def run_cell(cell: Cell) -> Result:
         status, message = "skip", f"backend {cell.backend!r} is not available in this opsdk yet"
     else:
         try:
-            column(cell)
+            column(cell, dump_dir)
         except CellFailure as failure:
             status, layer, message = "fail", failure.layer, str(failure)
         except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
@@ -95,10 +98,14 @@ def run_cell(cell: Cell) -> Result:
     )
 
 
-def run_matrix(cell_list: list[Cell], on_result: Callable[[Result], None] | None = None):
+def run_matrix(
+    cell_list: list[Cell],
+    on_result: Callable[[Result], None] | None = None,
+    dump_dir: Path | None = None,
+):
     results = []
     for cell in cell_list:
-        result = run_cell(cell)
+        result = run_cell(cell, dump_dir)
         results.append(result)
         if on_result:
             on_result(result)

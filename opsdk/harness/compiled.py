@@ -20,8 +20,11 @@ from opsdk.harness.inputs import call_plan, on_device, tensors_of
 from opsdk.harness.model import Cell, CellFailure
 
 
-def run(cell: Cell, backend: str | Callable, *, layer: str) -> None:
-    """Run ``cell`` through ``backend``; failures after tracing belong to ``layer``."""
+def run(
+    cell: Cell, backend: str | Callable, *, layer: str, compile_layer: str | None = None
+) -> None:
+    """Run ``cell`` through ``backend``: a failure of the backend's compiler belongs to
+    ``compile_layer`` (default ``layer``), a failure or mismatch at run time to ``layer``."""
     op, spec = cell.op.overload(), cell.op.spec
     torch._dynamo.reset()
     counter = CompileCounterWithBackend(backend)
@@ -44,7 +47,7 @@ def run(cell: Cell, backend: str | Callable, *, layer: str) -> None:
         try:
             actual = compiled(*compiled_call.args, **compiled_call.kwargs)
         except Exception as err:  # noqa: BLE001 - classified into a layer below
-            raise as_failure(err, default_layer=layer) from err
+            raise as_failure(err, default_layer=layer, compile_layer=compile_layer) from err
         assert_same(actual, expected, what=f"call {i}: output", layer=layer, hint=hint)
         assert_same(
             mutated_values(spec, compiled_call),

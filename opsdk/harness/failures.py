@@ -25,7 +25,9 @@ def first_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text.splitlines()[0]}"
 
 
-def as_failure(err: BaseException, *, default_layer: str) -> CellFailure:
+def as_failure(
+    err: BaseException, *, default_layer: str, compile_layer: str | None = None
+) -> CellFailure:
     """The layer an error belongs to, with a message that ends in what to do."""
     if isinstance(err, CellFailure):
         return err
@@ -47,7 +49,7 @@ def as_failure(err: BaseException, *, default_layer: str) -> CellFailure:
     if isinstance(err, dynamo_exc.BackendCompilerFailed):
         inner = err.inner_exception if hasattr(err, "inner_exception") else err
         return CellFailure(
-            default_layer,
+            compile_layer or default_layer,
             f"the backend failed to compile the graph: {first_line(inner)}; "
             "rerun with TORCH_LOGS=aot_graphs to see the graph",
         )

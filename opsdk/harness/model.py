@@ -23,7 +23,19 @@ __all__ = [
 
 STATUSES = ("pass", "fail", "skip", "xfail", "error")
 # Where a failure happened, from the user's code outwards.
-LAYERS = ("load", "eager", "schema", "fake", "autograd", "dynamo", "aot", "recompile")
+LAYERS = (
+    "load",
+    "eager",
+    "schema",
+    "fake",
+    "autograd",
+    "dynamo",
+    "aot",
+    "recompile",
+    "converter",
+    "ge-graph",
+    "ge-exec",
+)
 
 
 @dataclass(frozen=True)

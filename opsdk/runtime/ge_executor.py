@@ -16,7 +16,9 @@ What the executor promises, as GE does:
   op writes into that input's memory, which TorchAir relies on after removing
   redundant ``TensorMove`` copies;
 - an op type it has no kernel for is an error naming the op type and node,
-  never a guess.
+  never a guess;
+- it computes on the device its inputs are on (the emulated npu device or CPU),
+  custom ops excepted: their reference kernel is the CPU one.
 """
 
 from __future__ import annotations
@@ -371,12 +373,15 @@ def _fill(node, args):
 def _range(node, args):
     start, limit, delta = args
     dtype = torch.promote_types(torch.promote_types(start.dtype, limit.dtype), delta.dtype)
-    return [torch.arange(start.item(), limit.item(), delta.item(), dtype=dtype)]
+    return [
+        torch.arange(start.item(), limit.item(), delta.item(), dtype=dtype, device=start.device)
+    ]
 
 
 @_kernel("Shape")
 def _shape(node, args):
-    return [torch.tensor(list(args[0].shape), dtype=torch_dtype_from_ge(node.attr("dtype", 3)))]
+    dtype = torch_dtype_from_ge(node.attr("dtype", 3))
+    return [torch.tensor(list(args[0].shape), dtype=dtype, device=args[0].device)]
 
 
 # --- Shape and layout ------------------------------------------------------------------------
@@ -839,7 +844,8 @@ class GeGraphExecutor:
                 f"graph {self.name}: expected one NetOutput node, found {len(outputs)}"
             )
         self._data = self._index_data(ops)
-        self._const_storages: set[int] = set()
+        self._consts: dict[str, torch.Tensor] = {}  # Const node name -> value (on CPU)
+        self._const_copies: dict[tuple[str, torch.device], torch.Tensor] = {}
         steps, deps = {}, {}
         for op in ops:
             try:
@@ -888,10 +894,8 @@ class GeGraphExecutor:
         if op.type == "Const":
             if "value" not in op.attr:
                 raise GeGraphError("Const without a value")
-            value = decode_const(op.attr["value"].t)
-            if value.numel():
-                self._const_storages.add(value.untyped_storage().data_ptr())
-            return _Step(Node(op), inputs, lambda node, args: [value]), deps
+            self._consts[op.name] = decode_const(op.attr["value"].t)
+            return _Step(Node(op), inputs, None), deps
         if op.type in _GRAPH_OPS:
             return _Step(Node(op), inputs, None), deps
         kernel = _KERNELS.get(op.type)
@@ -930,7 +934,11 @@ class GeGraphExecutor:
         return order
 
     def run(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """Run on the device of the graph's device inputs (CPU if there are none): host
+        inputs and constants are moved there, as GE copies host data to the device."""
         given, inputs = inputs, self._check_inputs(inputs)
+        device = next((t.device for t in inputs if t.device.type != "cpu"), torch.device("cpu"))
+        inputs = [t.to(device) for t in inputs]
         values: dict[tuple[str, int], torch.Tensor] = {}
         with torch.no_grad():
             for step in self._steps:
@@ -939,7 +947,7 @@ class GeGraphExecutor:
                     continue
                 args = [values[edge] if edge is not None else None for edge in step.inputs]
                 try:
-                    outputs = self._run_step(step, args, inputs)
+                    outputs = self._run_step(step, args, inputs, device)
                 except (GeGraphError, GeExecutionError) as err:
                     raise GeExecutionError(
                         f"graph {self.name}: node {node.name} ({node.type}) failed: {err}"
@@ -954,21 +962,33 @@ class GeGraphExecutor:
             results = [values[edge] for edge in self._output.inputs if edge is not None]
             return self._fresh(results, given)
 
-    def _run_step(self, step, args, inputs):
+    def _run_step(self, step, args, inputs, device):
         node = step.node
         if node.type in ("Data", "RefData"):
             return [inputs[node.op.attr["index"].i]]
+        if node.type == "Const":
+            return [self._const_on(node.name, device)]
         outputs = step.run(node, args)
-        if node.type != "Const" and len(outputs) != node.num_outputs:
+        if len(outputs) != node.num_outputs:
             raise GeExecutionError(
                 f"produced {len(outputs)} outputs, the node declares {node.num_outputs}"
             )
         return outputs
 
+    def _const_on(self, name: str, device: torch.device) -> torch.Tensor:
+        value = self._consts[name]
+        if device.type == "cpu":
+            return value
+        key = (name, device)
+        if key not in self._const_copies:
+            self._const_copies[key] = value.to(device)
+        return self._const_copies[key]
+
     def _fresh(self, results, inputs):
         """GE hands back outputs in their own contiguous memory, never a graph input's
         or a constant's."""
-        owned = self._const_storages | {t.untyped_storage().data_ptr() for t in inputs if t.numel()}
+        kept = [*self._consts.values(), *self._const_copies.values(), *inputs]
+        owned = {t.untyped_storage().data_ptr() for t in kept if t.numel()}
         fresh = []
         for t in results:
             t = t.contiguous()

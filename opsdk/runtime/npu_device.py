@@ -3,11 +3,10 @@
 PrivateUse1 is renamed ``npu``. Memory is real CPU memory labelled as npu
 memory: a CPU buffer's DLPack capsule is relabelled to ``kDLExtDev`` and
 imported, giving an ``npu:0`` tensor whose storage owns the buffer. Aten ops run
-on CPU aliases of that memory (one boxed fallback, also registered directly
-for ops that would otherwise take a slower composite path), so writes land in
-the npu tensors and views stay views. A
-non-aten op reaching the fallback is refused: a custom op needs its own npu
-kernel, exactly as on a real NPU.
+on CPU aliases of that memory (one boxed fallback, also registered directly for
+ops that would otherwise take a slower composite path), so writes land in the
+npu tensors and views stay views. A non-aten op reaching the fallback is
+refused: a custom op needs its own npu kernel, exactly as on a real NPU.
 
 Pinned to torch 2.13: it relies on private APIs
 (``_setup_privateuseone_for_python_backend``, ``_construct_storage_from_data_pointer``,
@@ -106,19 +105,26 @@ def _relabelled(t: torch.Tensor, device_type: int) -> torch.Tensor:
     return torch._C._from_dlpack(_relabel(torch._C._to_dlpack(_bytes_of(t)), device_type))
 
 
+def _lazy_bits(t: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """``t`` (plain data) with ``like``'s lazy conjugate/negative bits."""
+    if like.is_conj():
+        t = t._conj()
+    return t._neg_view() if like.is_neg() else t
+
+
 def as_npu(cpu: torch.Tensor) -> torch.Tensor:
-    """An ``npu:0`` tensor over ``cpu``'s memory; it keeps that memory alive."""
+    """An ``npu:0`` tensor over ``cpu``'s memory (no copy, no autograd link).
+
+    The npu tensor's storage keeps the CPU memory alive.
+    """
     if cpu.dtype in _DLPACK_DTYPES and not (cpu.is_conj() or cpu.is_neg()):
         return torch._C._from_dlpack(_relabel(torch._C._to_dlpack(cpu), _KDL_EXT_DEV))
     raw = _relabelled(cpu, _KDL_EXT_DEV).untyped_storage()
-    out = _over(raw, cpu.dtype, cpu.storage_offset(), cpu.size(), cpu.stride())
-    if cpu.is_conj():
-        out = out._conj()
-    return out._neg_view() if cpu.is_neg() else out
+    return _lazy_bits(_over(raw, cpu.dtype, cpu.storage_offset(), cpu.size(), cpu.stride()), cpu)
 
 
 def as_cpu(npu: torch.Tensor) -> torch.Tensor:
-    """A CPU tensor over ``npu``'s memory, same storage offset, sizes and strides.
+    """A CPU tensor over ``npu``'s memory: same storage offset, sizes and strides, no copy.
 
     The alias's storage holds a reference to the npu memory, so the alias (and
     any view of it) stays valid after ``npu`` itself is gone.
@@ -126,7 +132,7 @@ def as_cpu(npu: torch.Tensor) -> torch.Tensor:
     if npu.device.type != DEVICE:
         raise NpuDeviceError(f"as_cpu expects an {DEVICE} tensor, got one on {npu.device}")
     raw = _relabelled(npu, _KDL_CPU).untyped_storage()
-    return _over(raw, npu.dtype, npu.storage_offset(), npu.size(), npu.stride())
+    return _lazy_bits(_over(raw, npu.dtype, npu.storage_offset(), npu.size(), npu.stride()), npu)
 
 
 class _AliasCache:
@@ -148,12 +154,7 @@ class _AliasCache:
         if flat is None:
             flat = self._flat_for(key)
         cpu = torch.as_strided(flat, t.size(), t.stride(), t.storage_offset())
-        if t.dtype.is_complex:
-            if t.is_conj():
-                cpu = cpu._conj()
-            if t.is_neg():
-                cpu = cpu._neg_view()
-        return cpu
+        return _lazy_bits(cpu, t) if t.dtype.is_complex else cpu
 
     def storage(self, npu_storage: torch.UntypedStorage) -> torch.UntypedStorage:
         key = (npu_storage.data_ptr(), npu_storage.nbytes(), torch.uint8)
@@ -240,6 +241,7 @@ class _Plan:
     def __init__(self, op: OpOverload) -> None:
         schema = op._schema
         self.op = op
+        self.call = op._op  # the overload's C++ entry point, minus OpOverload.__call__
         self.check_devices = op._opname not in _MIXED_DEVICE_OPS
         self.numbers_ok = torch._C._should_allow_numbers_as_tensors(op._opname)
         self.positional: list[tuple[int, int]] = []
@@ -266,55 +268,54 @@ class _Plan:
             if info is None:
                 self.returns.append((_FRESH, None))
             else:
-                source = next((owner[s] for s in info.before_set if s in owner), None)
+                # A list return (``Tensor(a)[]``) reaches Python without its alias set;
+                # it views the first aliased argument (``Tensor(a -> *) self``).
+                sets = info.before_set or set(owner)
+                source = next((owner[s] for s in sorted(sets) if s in owner), None)
                 self.returns.append((_WRITE if info.is_write else _VIEW, source))
         self.all_fresh = all(kind == _FRESH for kind, _ in self.returns)
 
-    def _convert(self, value: Any, kind: int, seen: dict[int, torch.Tensor]) -> Any:
-        """The CPU counterpart of one argument; an npu tensor passed twice gets one alias."""
+    def _convert(self, value: Any, kind: int) -> Any:
+        """The CPU counterpart of one argument."""
         if kind == _TENSOR:
             if not isinstance(value, torch.Tensor):
                 # The boxed call unwrapped a wrapped-number tensor into a Python scalar.
                 if self.numbers_ok or value is None:
                     return value
                 return torch.tensor(value)
-            if value.is_cpu:
-                if self.check_devices and value.dim():
-                    raise RuntimeError(
-                        f"{self.op}: expected all tensors to be on the same device, but found "
-                        f"at least two devices, {DEVICE}:0 and cpu!"
-                    )
-                return value
-            alias = seen.get(id(value))
-            if alias is None:
-                alias = seen[id(value)] = _aliases.tensor(value)
-            return alias
+            if not value.is_cpu:
+                return _aliases.tensor(value)
+            if self.check_devices and value.dim():
+                raise RuntimeError(
+                    f"{self.op}: expected all tensors to be on the same device, but found "
+                    f"at least two devices, {DEVICE}:0 and cpu!"
+                )
+            return value
         if value is None:
             return None
         if kind == _TENSORS:
-            return [self._convert(v, _TENSOR, seen) for v in value]
+            return [self._convert(v, _TENSOR) for v in value]
         if kind == _STORAGE:
             return _aliases.storage(value) if value.device.type == DEVICE else value
         _check_index(value)
         return _CPU if value.type == DEVICE else value
 
     def __call__(self, args: tuple, kwargs: dict) -> Any:
-        seen: dict[int, torch.Tensor] = {}
         cargs = list(args)
         n = len(cargs)
         for index, kind in self.positional:
             if index < n:
-                cargs[index] = self._convert(cargs[index], kind, seen)
+                cargs[index] = self._convert(cargs[index], kind)
         ckwargs = dict(kwargs)
         for name, kind in self.keyword:
             if name in ckwargs:
-                ckwargs[name] = self._convert(ckwargs[name], kind, seen)
+                ckwargs[name] = self._convert(ckwargs[name], kind)
         if self.generator is not None and ckwargs.get(self.generator) is None:
             ckwargs[self.generator] = _generator
         if self.writes:
             result = self._run_writes(args, kwargs, cargs, ckwargs)
         else:
-            result = self.op(*cargs, **ckwargs)
+            result = self.call(*cargs, **ckwargs)
         if self.all_fresh:
             return _fresh(result)
         return self._wrap(result, args, kwargs, cargs, ckwargs)
@@ -339,7 +340,7 @@ class _Plan:
                 self._put(cargs, ckwargs, source, empty)
                 replaced.add(source)
         try:
-            result = self.op(*cargs, **ckwargs)
+            result = self.call(*cargs, **ckwargs)
         except RuntimeError as err:
             if "not resizable" not in str(err):
                 raise
@@ -349,7 +350,7 @@ class _Plan:
                     # A fresh alias: the failed resize left the old one's sizes wrong.
                     self._put(cargs, ckwargs, source, _aliases.tensor(npu).clone())
                     replaced.add(source)
-            result = self.op(*cargs, **ckwargs)
+            result = self.call(*cargs, **ckwargs)
         for source in self.writes:
             npu, cpu = self._pick(args, kwargs, source), self._pick(cargs, ckwargs, source)
             if not isinstance(npu, torch.Tensor) or npu.is_cpu:
@@ -433,8 +434,10 @@ def _direct_kernel(qualname: str) -> Callable[..., Any]:
     return kernel
 
 
-# Composites that call a CPU-only DispatchStub on their npu argument (torch asserts).
-_STUB_COMPOSITES = ("aten::conj_physical_",)
+# Composites that refuse devices other than CPU/CUDA/XPU, or call a CPU DispatchStub
+# on their npu argument directly (found by running torch's OpInfo samples on npu),
+# and clone, hot in compiled graphs, which would otherwise be empty_like + copy_.
+_DIRECT_COMPOSITES = ("aten::conj_physical_", "aten::mode.values", "aten::clone")
 
 
 def _cpu_preferred() -> list[str]:
@@ -455,7 +458,7 @@ def _cpu_preferred() -> list[str]:
             has(name, "CompositeExplicitAutogradNonFunctional")
             or (has(name, "CPU") and has(name, "CompositeExplicitAutograd"))
         )
-    ] + list(_STUB_COMPOSITES)
+    ] + list(_DIRECT_COMPOSITES)
 
 
 # --------------------------------------------------------------------------- kernels
@@ -563,6 +566,8 @@ _METADATA_OPS = (
 
 
 def _cpu_kernel(op: OpOverload) -> Callable[..., torch.Tensor]:
+    """Call ``op``'s CPU kernel directly on the npu arguments."""
+
     def kernel(*args: Any, **kwargs: Any) -> torch.Tensor:
         return op._op_dk(_CPU_KEY, *args, **kwargs)
 
@@ -702,6 +707,8 @@ def _build_module() -> types.ModuleType:
 
 
 class _Hooks(torch._C._acc.PrivateUse1Hooks):
+    """What torch asks a registered backend before using it: always there."""
+
     def is_available(self) -> bool:
         return True
 
@@ -713,6 +720,8 @@ class _Hooks(torch._C._acc.PrivateUse1Hooks):
 
 
 class _Guard(torch._C._acc.DeviceGuard):
+    """Device guard for a single card: nothing to switch."""
+
     def type_(self) -> Any:
         return torch._C._autograd.DeviceType.PrivateUse1
 

@@ -47,15 +47,25 @@ _COPIES = frozenset({"_to_copy", "copy_"})
 
 
 class NpuGraphCaptureError(OpsdkError, RuntimeError):
-    """Work inside a capture that a real NPU stream capture refuses."""
+    """Work inside a capture that a real NPU stream capture refuses.
 
-    def __init__(self, op: str, cause: str):
+    ``op`` names what was refused and ``cause`` why; ``str()`` tells what to do.
+    """
+
+    def __init__(self, message: str, *, op: str = "", cause: str = ""):
+        super().__init__(message)
         self.op = op
         self.cause = cause
-        super().__init__(
+
+    @classmethod
+    def refused(cls, op: str, cause: str) -> NpuGraphCaptureError:
+        return cls(
             f"npu graph capture failed at {op}: {cause}. On an NPU this is "
             f'"{DEVICE_REFUSAL}". Keep host reads and data-dependent shapes out of the '
-            "captured graph: compute them before the compiled call, or make the kernel device-only."
+            "captured graph: compute them before the compiled call, or make the kernel "
+            "device-only.",
+            op=op,
+            cause=cause,
         )
 
 
@@ -233,6 +243,13 @@ def _crosses_host(op: OpOverload, args: tuple, kwargs: dict) -> bool:
     return target is not None and torch.device(target).type != src.device.type
 
 
+def _per_return(plan: _Plan, result: Any) -> tuple:
+    """An op's result as one value per schema return."""
+    if not plan.aliases:
+        return ()
+    return (result,) if len(plan.aliases) == 1 else tuple(result)
+
+
 def _pin(value: Any) -> Any:
     """The same memory under a tensor object of its own: a replay uses the captured
     addresses, whatever later happens to the caller's tensor objects."""
@@ -269,9 +286,6 @@ class _Step:
             if out is not None:
                 _copy_into(out, value)
 
-    def describe(self) -> str:
-        return str(self.op)
-
 
 # --------------------------------------------------------------------------- capture
 
@@ -293,7 +307,7 @@ class _Recorder(TorchDispatchMode):
         cause = _refusal(func, args, kwargs)
         if cause is not None:
             self.graph._refuse(str(func), cause)
-        if torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd"):
+        if _decomposes(func):
             with self:  # record what it decomposes into, as kernels would launch it
                 return func.decompose(*args, **kwargs)
         if func.namespace != "aten":
@@ -321,9 +335,8 @@ class _Recorder(TorchDispatchMode):
         if not plan.aliases:
             self.steps.append(step)
             return result
-        results = (result,) if len(plan.aliases) == 1 else tuple(result)
         outs, returned = [], []
-        for alias, value in zip(plan.aliases, results, strict=True):
+        for alias, value in zip(plan.aliases, _per_return(plan, result), strict=True):
             if alias is None:
                 self._own(value)
                 outs.append(_pin(value))
@@ -343,19 +356,19 @@ class _Recorder(TorchDispatchMode):
             scratch = torch.empty_strided(
                 value.size(), value.stride(), dtype=value.dtype, device=value.device
             )
-            self._own(scratch)
+            self.owned.add(scratch.untyped_storage()._cdata)
             return scratch
         if isinstance(value, (list, tuple)):
             return type(value)(self._scratch(v) for v in value)
         return value
 
     def _own_fresh(self, plan: _Plan, result: Any) -> None:
-        results = (result,) if len(plan.aliases) == 1 else result
-        for alias, value in zip(plan.aliases, results, strict=False):
+        for alias, value in zip(plan.aliases, _per_return(plan, result), strict=True):
             if alias is None:
                 self._own(value)
 
     def _own(self, value: Any) -> None:
+        """Memory the capture allocated: the graph keeps it for its replays."""
         if isinstance(value, torch.Tensor):
             if value.device.type == DEVICE:
                 self.owned.add(value.untyped_storage()._cdata)
@@ -365,6 +378,14 @@ class _Recorder(TorchDispatchMode):
         elif isinstance(value, (list, tuple)):
             for v in value:
                 self._own(v)
+
+
+def _decomposes(op: OpOverload) -> bool:
+    """A composite the npu device has no kernel of its own for (reached here below autograd)."""
+    name = op.name()
+    return torch._C._dispatch_has_kernel_for_dispatch_key(
+        name, "CompositeImplicitAutograd"
+    ) and not torch._C._dispatch_has_kernel_for_dispatch_key(name, "PrivateUse1")
 
 
 def _targets_npu(kwargs: dict) -> bool:
@@ -385,6 +406,8 @@ class NPUGraph:
         self.capture_error_mode = "global"
 
     def capture_begin(self, pool: Any = None, capture_error_mode: str = "global") -> None:
+        """Start recording this thread's npu work. ``capture_error_mode`` is kept for the
+        API: the emulated device refuses the same things in every mode."""
         if current_capture() is not None:
             raise NpuGraphError("a capture is already underway on this thread")
         if self._captured:
@@ -415,7 +438,7 @@ class NPUGraph:
             raise self._failure
 
     def _refuse(self, op: str, cause: str) -> None:
-        error = NpuGraphCaptureError(op, cause)
+        error = NpuGraphCaptureError.refused(op, cause)
         if self._failure is None:
             self._failure = error
         raise error
@@ -438,14 +461,14 @@ class NPUGraph:
         return self._pool
 
     def debug_dump(self, debug_path: str) -> None:
-        """The replayed ops in order, as JSON (npugraph_ex dumps graphs under TORCH_COMPILE_DEBUG)."""
+        """The replayed ops as JSON (npugraph_ex dumps each graph under TORCH_COMPILE_DEBUG)."""
         with open(debug_path, "w") as f:
-            json.dump({"ops": [step.describe() for step in self._steps]}, f, indent=1)
+            json.dump({"ops": self.recorded_ops}, f, indent=1)
 
     @property
     def recorded_ops(self) -> list[str]:
         """The ops a replay runs, in order (for reports and tests)."""
-        return [step.describe() for step in self._steps]
+        return [str(step.op) for step in self._steps]
 
 
 class graph:
@@ -489,4 +512,3 @@ class graph:
             self.npu_graph._end_capture(raise_if_invalid=exc_type is None)
         finally:
             self.stream_ctx.__exit__(exc_type, exc_value, traceback)
-

@@ -88,14 +88,16 @@ class Stream:
 
 
 class Event:
-    """``torch.npu.Event``: always complete, since work finishes before a call returns."""
+    """``torch.npu.Event``: always complete, since work finishes before a call returns,
+    so recording and waiting have nothing to do."""
 
-    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
+    def __init__(
+        self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    ):
         self.enable_timing = enable_timing
-        self.recorded = False
 
     def record(self, stream: Stream | None = None) -> None:
-        self.recorded = True
+        return None
 
     def wait(self, stream: Stream | None = None) -> None:
         return None
@@ -114,7 +116,7 @@ class ExternalEvent(Event):
         super().__init__()
 
     def reset(self, stream: Stream | None = None) -> None:
-        self.recorded = False
+        return None
 
 
 def default_stream(device: Any = None) -> Stream:

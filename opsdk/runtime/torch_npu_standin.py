@@ -151,7 +151,7 @@ def _extend_npu_module(npu: types.ModuleType, utils: types.ModuleType) -> None:
         setattr(npu, name, value)
 
 
-# --------------------------------------------------------------------------- torch_npu, torch_npu._C
+# --------------------------------------------------------------------------- torch_npu, its _C
 
 
 def get_npu_format(tensor: torch.Tensor) -> int:
@@ -163,7 +163,9 @@ def get_storage_size(tensor: torch.Tensor) -> int:
     return tensor.untyped_storage().nbytes() // tensor.element_size()
 
 
-def _tensor_from_storage_and_metadata(metadata: dict, storage: torch.UntypedStorage) -> torch.Tensor:
+def _tensor_from_storage_and_metadata(
+    metadata: dict, storage: torch.UntypedStorage
+) -> torch.Tensor:
     """torch_npu's ``_construct_NPU_Tensor_From_Storage_And_Metadata``."""
     out = torch.empty((0,), dtype=metadata["dtype"], device=storage.device)
     out.set_(storage, metadata["storage_offset"], metadata["size"], metadata["stride"])
@@ -171,20 +173,13 @@ def _tensor_from_storage_and_metadata(metadata: dict, storage: torch.UntypedStor
     return out
 
 
-class _PoolState:
+def _get_checkpoint_state(device: int, pool: Any) -> tuple[int, Any]:
     """An opaque memory-pool checkpoint, as ``_npu_getCheckpointState`` returns."""
-
-    def __init__(self, device: int, pool: Any):
-        self.device = device
-        self.pool = pool
-
-
-def _get_checkpoint_state(device: int, pool: Any) -> _PoolState:
-    return _PoolState(device, pool)
+    return (device, pool)
 
 
 def _set_checkpoint_pool_state(
-    device: int, state: _PoolState, stale_storages: list, storages_to_add_deleter: list
+    device: int, state: tuple[int, Any], stale_storages: list, storages_to_add_deleter: list
 ) -> None:
     """Nothing to restore: the emulated pool never hands a live block to another tensor,
     and storages rebuilt from a data pointer already own their memory (see npu_graph)."""
@@ -233,7 +228,7 @@ def is_installed() -> bool:
 
 
 def install() -> types.ModuleType:
-    """Install the emulated npu device and this stand-in as ``torch_npu``; idempotent.
+    """Install this stand-in as ``torch_npu`` over the emulated npu device; idempotent.
 
     Offline only: refuses when the process has a real torch_npu.
     """
@@ -242,9 +237,8 @@ def install() -> types.ModuleType:
             return sys.modules[MODULE_NAME]
         if MODULE_NAME in sys.modules or ensure_npu().real:
             raise TorchNpuStandinError(
-                "a real torch_npu is loaded: use it, the offline stand-in is for machines without one"
+                "a real torch_npu is loaded: use it; the offline stand-in is for hosts without one"
             )
-        npu_device.install()
         npu = npu_device.npu_module()
         utils = _utils_module()
         _extend_npu_module(npu, utils)

@@ -167,7 +167,6 @@ def _pip_download(version: str, dest: Path) -> Path:
         base + ["--platform", platform, "--python-version", pyver, "--only-binary=:all:"]
         for platform in _FALLBACK_PLATFORMS
     ]
-    last_error = "pip download failed"
     for cmd in attempts:
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=_PIP_TIMEOUT_S)
@@ -176,10 +175,15 @@ def _pip_download(version: str, dest: Path) -> Path:
         wheels = sorted(dest.glob("torch_npu-*.whl"))
         if proc.returncode == 0 and wheels:
             return wheels[0]
-        lines = [line.strip() for line in (proc.stderr + proc.stdout).splitlines() if line.strip()]
-        if lines:
-            last_error = f"pip: {lines[-1]}"
-    raise _unavailable(version, last_error)
+        error = _pip_error(proc)
+    raise _unavailable(version, f"pip: {error}")
+
+
+def _pip_error(proc: subprocess.CompletedProcess) -> str:
+    """The line of pip's output that says why it failed."""
+    lines = [line.strip() for line in (proc.stderr or proc.stdout).splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("ERROR:")]
+    return (errors or lines or [f"exit status {proc.returncode}"])[-1]
 
 
 def _check_wheel(wheel: Path, version: str) -> None:

@@ -1,0 +1,149 @@
+"""Column ``ge``: TorchAir GE graph mode (``max-autotune``), checked end to end.
+
+The op goes through the real TorchAir: Dynamo, AOT, the op's converter and
+TorchAir's graph passes build a GE graph, which runs on CANN on an NPU host and
+on opsdk's GE reference executor offline. The cell checks the numbers against
+eager, and the GE graph itself against what TorchAir must produce for the
+shape mode (see the seed ``dynamo_dynamic_static_graphs.txt``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from pathlib import Path
+
+from opsdk.converters import ir_def_for, load_pending
+from opsdk.harness import compiled, ge_dump
+from opsdk.harness.model import Cell, CellFailure
+
+NEXT_STEP_GRAPH = "rerun with --dump DIR and compare the GE graph with the FX graph"
+
+
+@functools.cache
+def torchair():
+    """TorchAir, imported once per process, with every waiting converter loaded."""
+    from opsdk.runtime.torchair_locator import import_torchair
+
+    module = import_torchair()
+    load_pending()
+    return module
+
+
+def backend():
+    config = torchair().CompilerConfig()
+    config.mode = "max-autotune"
+    return torchair().get_npu_backend(compiler_config=config)
+
+
+@contextlib.contextmanager
+def recorded_graphs():
+    """Collect each ``GeConcreteGraph`` TorchAir compiles (a Python hook, so it
+    works the same offline and on an NPU host)."""
+    from torchair._ge_concrete_graph.fx2ge_converter import GeConcreteGraph
+
+    graphs: list = []
+    original = GeConcreteGraph.compile
+
+    def compile_and_record(self):
+        if not self._is_compiled:
+            graphs.append(self)
+        return original(self)
+
+    GeConcreteGraph.compile = compile_and_record
+    try:
+        yield graphs
+    finally:
+        GeConcreteGraph.compile = original
+
+
+def run(cell: Cell, dump_dir: Path | None = None) -> None:
+    torchair()
+    with recorded_graphs() as graphs:
+        try:
+            compiled.run(cell, backend(), layer="ge-exec", compile_layer="converter")
+        finally:
+            if dump_dir is not None:
+                dump(graphs, Path(dump_dir) / _case_dir(cell))
+    if not graphs:
+        raise CellFailure("ge-graph", f"TorchAir compiled no GE graph; {NEXT_STEP_GRAPH}")
+    for graph in graphs:
+        check_graph(cell, graph.graph)
+
+
+def _case_dir(cell: Cell) -> str:
+    spec = cell.op.spec
+    return f"{spec.namespace}.{spec.name}.{spec.overload_attr}/ge-{cell.shapes}"
+
+
+def dump(graphs, directory: Path) -> None:
+    """Per compiled graph: the FX graph TorchAir received, and the GE graph as
+    readable Python (one line per node) and as protobuf text."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for i, graph in enumerate(graphs):
+        if graph.fx_graph is not None:
+            (directory / f"graph{i}_fx.py").write_text(graph.fx_graph.print_readable(False))
+        (directory / f"graph{i}_ge.py").write_text(ge_dump.readable(graph.graph))
+        (directory / f"graph{i}_ge.pbtxt").write_text(str(graph.graph))
+
+
+def check_graph(cell: Cell, graph) -> None:
+    """The GE graph has the op with its IR inputs/attrs, and inputs shaped per shape mode."""
+    spec = cell.op.spec
+    ir = ir_def_for(spec)
+    nodes = [op for op in graph.op if op.type == ir.op_type]
+    if not nodes:
+        types = sorted({op.type for op in graph.op})
+        raise CellFailure(
+            "ge-graph",
+            f"expected a {ir.op_type} node, the GE graph has {types}; check the converter "
+            f"calls ge.custom_op({ir.op_type!r}, ...)",
+        )
+    for node in nodes:
+        data_inputs = [i for i in node.input if not i.endswith(":-1")]
+        required = [i.name for i in ir.inputs if i.kind == "required"]
+        if len(data_inputs) < len(required):
+            raise CellFailure(
+                "ge-graph",
+                f"{node.name} ({ir.op_type}) has {len(data_inputs)} inputs, the IR requires "
+                f"{required}; {NEXT_STEP_GRAPH}",
+            )
+        missing = [a.name for a in ir.attrs if a.name not in node.attr]
+        if missing:
+            raise CellFailure(
+                "ge-graph",
+                f"{node.name} ({ir.op_type}) lacks attrs {missing}; pass them in the "
+                "converter's attrs={...}",
+            )
+    for data in (op for op in graph.op if op.type == "Data"):
+        _check_data(cell.shapes, data)
+
+
+def _check_data(shapes: str, data) -> None:
+    from torchair._ge_concrete_graph.ge_ir_pb2 import DataType
+
+    desc = data.output_desc[0]
+    dims = list(desc.shape.dim)
+    where = f"Data {data.name} (index {data.attr['index'].i}, shape {dims}, on {desc.device_type})"
+    if desc.device_type == "CPU":
+        # A host input is a symbolic scalar: only dynamic graphs have them, as int64 [].
+        if dims or desc.dtype != DataType.Value("DT_INT64"):
+            raise CellFailure(
+                "ge-graph",
+                f"{where}: a host input must be a symbolic scalar, int64 of shape []; "
+                "tensors of the op must be npu tensors",
+            )
+        return
+    if desc.device_type != "NPU":
+        raise CellFailure("ge-graph", f"{where}: npu tensors must be placed on NPU")
+    if shapes == "dynamic" and dims and all(d >= 0 for d in dims):
+        raise CellFailure(
+            "ge-graph",
+            f"{where}: dynamic=True must leave symbolic dims as -1; a size was specialized, "
+            "rerun with TORCH_LOGS=dynamic to see which guard did it",
+        )
+    if shapes != "dynamic" and any(d < 0 for d in dims):
+        raise CellFailure(
+            "ge-graph",
+            f"{where}: {shapes} shapes must be concrete in the GE graph; {NEXT_STEP_GRAPH}",
+        )
