@@ -11,12 +11,13 @@ import torch
 
 import opsdk
 from opsdk.device import ensure_npu
+from opsdk.harness import npugraph
 from opsdk.harness.model import Result
 
 _MARKS = {"pass": "ok", "fail": "FAIL", "error": "ERROR", "skip": "skip", "xfail": "xfail"}
 
 
-def environment() -> dict:
+def environment(backends=()) -> dict:
     """What the results were produced on: enough to reproduce or compare runs."""
     npu = ensure_npu()
     from opsdk.runtime.torchair_locator import locate
@@ -32,12 +33,13 @@ def environment() -> dict:
         "torch_npu": npu.torch_npu_version,
         "torchair": f"{torchair.mode} ({torchair.source or 'not fetched'}) at {torchair.path}",
         "ge_execution": "CANN" if npu.real else "opsdk GE reference executor (offline)",
+        **(npugraph.environment() if "npugraph_ex" in backends else {}),
     }
 
 
 def write_json(path: Path, results: list[Result]) -> None:
     payload = {
-        "environment": environment(),
+        "environment": environment({r.backend for r in results}),
         "summary": dict(Counter(r.status for r in results)),
         "results": [r.to_json() for r in results],
     }

@@ -64,4 +64,4 @@ def test_generated_package_runs_its_own_tests(opsdk_cli, tmp_path):
         timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "9 passed" in done.stdout
+    assert "15 passed" in done.stdout

@@ -311,9 +311,10 @@ def test_dynamic_shapes_recapture_per_shape_without_recompiling():
 def test_capture_limit_falls_back_to_eager_and_stays_correct():
     result = run_script(
         """
-        compiled = torch.compile(
+        compiled = torch.compile(  # options reach npugraph_ex's CompilerConfig
             lambda x: scale_add(x, x, 1.0) * 3,
-            backend=npugraph_ex_backend.get_backend(capture_limit=1),
+            backend="npugraph_ex",
+            options={"capture_limit": 1},
             dynamic=True,
         )
         RESULT["ok"] = []

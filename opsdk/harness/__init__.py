@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from opsdk.device import ensure_npu
-from opsdk.harness import compiled, eager, ge, opcheck
+from opsdk.harness import compiled, eager, ge, npugraph, opcheck
 from opsdk.harness.failures import as_failure
 from opsdk.harness.model import (
     BACKENDS,
@@ -68,6 +68,7 @@ _COLUMNS: dict[str, Callable[..., None]] = {
     "opcheck": lambda cell, dump_dir: opcheck.run(cell),
     "aot_eager": lambda cell, dump_dir: compiled.run(cell, "aot_eager", layer="aot"),
     "ge": ge.run,
+    "npugraph_ex": npugraph.run,
 }
 
 

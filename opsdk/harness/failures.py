@@ -25,12 +25,40 @@ def first_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text.splitlines()[0]}"
 
 
+def _ge_failure(err: BaseException) -> CellFailure | None:
+    """GE stand-in errors: a graph GE refuses at load disagrees with the op's IR
+    (the converter or ir.py is wrong); one that fails while running is ``ge-exec``."""
+    from opsdk.runtime.ge_executor import GeExecutionError, GeGraphError
+    from opsdk.runtime.torchair_standin import GeSessionError, missing_ir_defs
+
+    for e in _chain(err):
+        if isinstance(e, GeGraphError):
+            return CellFailure(
+                "converter",
+                f"GE refused the graph: {first_line(e)}; make converter.py and ir.py agree",
+            )
+        if isinstance(e, (GeExecutionError, GeSessionError)):
+            return CellFailure(
+                "ge-exec", f"{first_line(e)}; rerun with --dump DIR to see the GE graph"
+            )
+        if "No AscendIR" in str(e) and missing_ir_defs():
+            return CellFailure(
+                "converter",
+                f"no GE IR definition registered for op type {missing_ir_defs()[-1]}: "
+                "register it in the package's ir.py (opsdk.irdef.register)",
+            )
+    return None
+
+
 def as_failure(
     err: BaseException, *, default_layer: str, compile_layer: str | None = None
 ) -> CellFailure:
     """The layer an error belongs to, with a message that ends in what to do."""
     if isinstance(err, CellFailure):
         return err
+    ge = _ge_failure(err) if default_layer == "ge-exec" else None
+    if ge is not None:
+        return ge
     todo = implement_me(err)
     if todo is not None:
         return CellFailure("fake" if todo.function.endswith("_fake") else "eager", str(todo))
@@ -48,6 +76,12 @@ def as_failure(
         )
     if isinstance(err, dynamo_exc.BackendCompilerFailed):
         inner = err.inner_exception if hasattr(err, "inner_exception") else err
+        if compile_layer == "converter":
+            return CellFailure(
+                "converter",
+                f"TorchAir could not convert the graph: {first_line(inner)}; fix converter.py "
+                "(rerun with --dump DIR to see the FX graph it received)",
+            )
         return CellFailure(
             compile_layer or default_layer,
             f"the backend failed to compile the graph: {first_line(inner)}; "

@@ -22,17 +22,22 @@ NEXT_STEP_GRAPH = "rerun with --dump DIR and compare the GE graph with the FX gr
 
 @functools.cache
 def torchair():
-    """TorchAir, imported once per process, with every waiting converter loaded."""
-    from opsdk.runtime.torchair_locator import import_torchair
+    """TorchAir, imported once per process as on an NPU host (torch_npu, or offline
+    its stand-in, present first), with every waiting converter loaded."""
+    from opsdk.runtime.npugraph_ex_backend import import_torchair_stack
 
-    module = import_torchair()
+    module = import_torchair_stack()
     load_pending()
     return module
 
 
 def backend():
+    from opsdk.runtime.npugraph_ex_backend import OFFLINE_OPTIONS, is_offline
+
     config = torchair().CompilerConfig()
     config.mode = "max-autotune"
+    if is_offline():  # fusion passes rewrite to torch.ops.npu.* kernels only torch_npu has
+        config.experimental_config.pattern_fusion_pass = OFFLINE_OPTIONS["pattern_fusion_pass"]
     return torchair().get_npu_backend(compiler_config=config)
 
 
@@ -57,11 +62,65 @@ def recorded_graphs():
         GeConcreteGraph.compile = original
 
 
+class ConverterContractError(Exception):
+    """A converter returned what TorchAir's rules forbid for its op."""
+
+
+def _returns_problem(spec, result) -> str | None:
+    """What is wrong with a converter's result, judged by the op's returns."""
+    count = len(spec.returns)
+    if count == 0:
+        if result is None:
+            return None
+        what = "its mutated input" if spec.inplace else "a value"
+        return (
+            f"the converter of {spec.qualname} returned {what}, but the op returns nothing: "
+            "an in-place op's converter returns only the op's own outputs (here: none)"
+        )
+    if count == 1:  # one output: a tensor (or a list of them, for a Tensor[] return)
+        return None if result is not None else f"the converter of {spec.qualname} returned None"
+    got = len(result) if isinstance(result, (tuple, list)) else 0 if result is None else 1
+    if got != count:
+        return (
+            f"the converter of {spec.qualname} returned {got} outputs, the op returns {count}: "
+            "return only the op's own outputs, not the in-place ones"
+        )
+    return None
+
+
+@contextlib.contextmanager
+def checked_converter(spec):
+    """Check every call of the op's registered converter against TorchAir's rules
+    (an op without one may still get TorchAir's automatic converter)."""
+    op = spec.op()
+    original = getattr(op, "_ge_converter", None)
+    if original is None:
+        yield
+        return
+
+    @functools.wraps(original)
+    def checked(*args, **kwargs):
+        result = original(*args, **kwargs)
+        problem = _returns_problem(spec, result)
+        if problem:
+            raise ConverterContractError(problem)
+        return result
+
+    checked.require_meta = original.require_meta
+    op._ge_converter = checked
+    try:
+        yield
+    finally:
+        op._ge_converter = original
+
+
 def run(cell: Cell, dump_dir: Path | None = None) -> None:
     torchair()
-    with recorded_graphs() as graphs:
+    with recorded_graphs() as graphs, checked_converter(cell.op.spec):
         try:
-            compiled.run(cell, backend(), layer="ge-exec", compile_layer="converter")
+            compiled.run(
+                cell, backend(), layer="ge-exec", compile_layer="converter", hint=NEXT_STEP_GRAPH
+            )
         finally:
             if dump_dir is not None:
                 dump(graphs, Path(dump_dir) / _case_dir(cell))

@@ -667,6 +667,31 @@ def _resolve_torch_op(ir: irdef.IrDef):
         ) from None
 
 
+# IR attr value type -> the AttrDef field GE reads it from
+_ATTR_FIELDS = {
+    "VT_INT": "i",
+    "VT_FLOAT": "f",
+    "VT_BOOL": "b",
+    "VT_STRING": "s",
+    "VT_DATA_TYPE": "dt",
+    "VT_LIST_INT": "list",
+    "VT_LIST_FLOAT": "list",
+    "VT_LIST_BOOL": "list",
+    "VT_LIST_STRING": "list",
+}
+
+
+def _check_attr_type(ir: irdef.IrDef, name: str, attr) -> None:
+    """GE refuses a node whose attr is set with another type than the IR declares."""
+    declared = next(a.type for a in ir.attrs if a.name == name)
+    got = attr.WhichOneof("value")
+    if got != _ATTR_FIELDS[declared]:
+        raise GeGraphError(
+            f"attr {name!r} of {ir.op_type} is declared {declared} in the IR but set as "
+            f"{got!r}; use the matching ge.attr builder in the converter"
+        )
+
+
 class _CustomOp:
     """Runs a custom op node through its torch op's CPU kernel.
 
@@ -720,6 +745,7 @@ class _CustomOp:
                 self.args.append((arg.name, "input"))
             elif arg.name in ir_attrs:
                 if arg.name in op.attr:
+                    _check_attr_type(self.ir, arg.name, op.attr[arg.name])
                     self.args.append((arg.name, "attr"))
                 elif not arg.has_default_value():
                     raise GeGraphError(

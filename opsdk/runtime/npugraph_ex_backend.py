@@ -44,7 +44,7 @@ def is_offline() -> bool:
     return not ensure_npu().real
 
 
-def _import_stack() -> ModuleType:
+def import_torchair_stack() -> ModuleType:
     """TorchAir, with the torch_npu stand-in installed first when offline (TorchAir and
     npugraph_ex decide at import time whether torch_npu is there)."""
     if is_offline():
@@ -64,7 +64,7 @@ def import_npugraph_ex() -> ModuleType:
     nothing on a device to finalize (its atexit hook still runs), so the previous
     handlers are put back, as the locator does for TorchAir's.
     """
-    _import_stack()
+    import_torchair_stack()
     if "npugraph_ex" in sys.modules or not is_offline():
         return importlib.import_module("npugraph_ex")
     handlers = {sig: signal.getsignal(sig) for sig in _FINALIZE_SIGNALS}
@@ -118,7 +118,7 @@ def install() -> None:
 def reduce_overhead_backend(**options: Any) -> Callable:
     """TorchAir's ``mode = "reduce-overhead"`` backend, with npugraph_ex-named options
     (``force_eager``, ``capture_limit``, ...) that TorchAir maps onto its config."""
-    torchair = _import_stack()
+    torchair = import_torchair_stack()
     config = torchair.CompilerConfig()
     config.mode = "reduce-overhead"
     if is_offline():  # TorchAir's spelling of OFFLINE_OPTIONS

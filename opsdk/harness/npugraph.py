@@ -1,0 +1,229 @@
+"""Column ``npugraph_ex``: capture once, replay many, and stay equal to eager.
+
+The op runs under the real npugraph_ex backend (torch_npu's on an NPU host;
+the wheel's code over opsdk's capture stand-in offline). Inputs live in the
+same buffers across calls and are refilled with fresh values, as a serving loop
+does, so the second and later calls of a shape are replays. When a call goes
+wrong, the seed guide's diagnosis ladder runs automatically: ``aot_eager``,
+then npugraph_ex with ``force_eager``, then with ``force_recapture``, and the
+failure is reported in the layer the ladder points at.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import torch
+import torch._dynamo
+
+from opsdk.harness.compare import assert_same
+from opsdk.harness.eager import mutated_values, run_op
+from opsdk.harness.failures import as_failure
+from opsdk.harness.inputs import Call, call_plan, on_device, tensors_of
+from opsdk.harness.model import Cell, CellFailure
+
+REPLAYS = 3
+# Per shape mode: the shapes of the calls, in order. Each shape is captured once
+# and replayed; dynamic mode changes shape once, which must recapture.
+PLAN = {
+    "static": [(2, 3)] * (1 + REPLAYS),
+    "mark_static": [(2, 3)] * (1 + REPLAYS),
+    "dynamic": [(3, 4)] * (1 + REPLAYS) + [(5, 7)] * 2,
+}
+
+
+@dataclass
+class _Counts:
+    captures: int = 0
+    replays: int = 0
+
+
+@contextlib.contextmanager
+def counting_graphs():
+    """Count captures and replays of ``torch.npu.NPUGraph`` (real or stand-in)."""
+    cls = torch.npu.NPUGraph
+    counts = _Counts()
+    capture_begin, replay = cls.capture_begin, cls.replay
+
+    def counted_capture_begin(self, *args, **kwargs):
+        counts.captures += 1
+        return capture_begin(self, *args, **kwargs)
+
+    def counted_replay(self, *args, **kwargs):
+        counts.replays += 1
+        return replay(self, *args, **kwargs)
+
+    cls.capture_begin, cls.replay = counted_capture_begin, counted_replay
+    try:
+        yield counts
+    finally:
+        cls.capture_begin, cls.replay = capture_begin, replay
+
+
+def _backend(**options):
+    from opsdk.runtime import npugraph_ex_backend
+
+    return npugraph_ex_backend.get_backend(**options)
+
+
+def _fresh(value, shape, gen, vary: bool):
+    """A new value for one argument: random tensors of ``shape``; Python scalars
+    changed when ``vary`` (to catch one baked in at capture), else kept."""
+    if isinstance(value, torch.Tensor):
+        return torch.randn(shape, generator=gen).to(value.dtype)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_fresh(v, shape, gen, vary) for v in value)
+    if not vary or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    return value + 1 if isinstance(value, int) else value * 1.5 + 0.25
+
+
+def _calls(spec, shapes: str) -> list[Call]:
+    """Fresh tensor values per call, shaped by PLAN; the last call also changes
+    every Python scalar argument."""
+    base = call_plan(spec, "static")[0]
+    plan = PLAN[shapes]
+    calls = []
+    for i, shape in enumerate(plan):
+        gen = torch.Generator().manual_seed(4321 + i)
+        vary = i == len(plan) - 1
+        calls.append(
+            Call(
+                [_fresh(v, shape, gen, vary) for v in base.args],
+                {k: _fresh(v, shape, gen, vary) for k, v in base.kwargs.items()},
+            )
+        )
+    return calls
+
+
+def _refill(buffers, values):
+    """``values`` with every tensor copied into the matching npu buffer (same
+    address, so npugraph_ex replays) and every other argument taken as given."""
+    if isinstance(values, torch.Tensor):
+        return buffers.copy_(values)
+    if isinstance(values, (list, tuple)):
+        return type(values)(_refill(b, v) for b, v in zip(buffers, values, strict=True))
+    return values
+
+
+def replay_loop(cell: Cell, backend) -> _Counts:
+    """Run the plan through ``backend``; raise CellFailure on the first wrong call."""
+    op, spec = cell.op.overload(), cell.op.spec
+    torch._dynamo.reset()
+
+    def call_op(*args, **kwargs):
+        return op(*args, **kwargs)
+
+    fn = torch.compile(call_op, backend=backend, fullgraph=True, dynamic=cell.shapes != "static")
+    buffers, shape, previous = None, None, None
+    with counting_graphs() as counts:
+        for i, values in enumerate(_calls(spec, cell.shapes)):
+            current = tuple(tensors_of(values.args)[0].shape) if tensors_of(values.args) else ()
+            if buffers is None or current != shape:
+                buffers, shape, previous = on_device(values, "npu"), current, None
+                if cell.shapes == "mark_static":
+                    for t in tensors_of([buffers.args, buffers.kwargs]):
+                        torch._dynamo.mark_static(t)
+            else:
+                fresh = on_device(values, "npu")
+                buffers = Call(
+                    _refill(buffers.args, fresh.args),
+                    {k: _refill(buffers.kwargs[k], v) for k, v in fresh.kwargs.items()},
+                )
+            eager_call = on_device(values, "npu")
+            expected = run_op(op, eager_call, layer="eager")
+            try:
+                actual = fn(*buffers.args, **buffers.kwargs)
+            except Exception as err:  # noqa: BLE001 - classified by the ladder
+                raise as_failure(err, default_layer="replay", compile_layer="capture") from err
+            assert_same(actual, expected, what=f"call {i}: output", layer="replay", hint="")
+            assert_same(
+                mutated_values(spec, buffers),
+                mutated_values(spec, eager_call),
+                what=f"call {i}: mutated inputs after the call",
+                layer="replay",
+                hint="",
+            )
+            _check_overwrite(previous, actual, i)
+            previous = actual
+    return counts
+
+
+def _check_overwrite(previous, actual, index: int) -> None:
+    """npugraph_ex returns the captured output buffers: a replay overwrites what
+    the previous replay returned. Check that documented behaviour explicitly."""
+    for old, new in zip(tensors_of(previous), tensors_of(actual), strict=False):
+        if old.untyped_storage().data_ptr() == new.untyped_storage().data_ptr():
+            if not torch.equal(old.cpu(), new.cpu()):
+                raise CellFailure(
+                    "replay",
+                    f"call {index}: the output buffer shared with the previous replay holds "
+                    "different values: the replay wrote its outputs elsewhere",
+                )
+
+
+def run(cell: Cell, dump_dir=None) -> None:
+    try:
+        counts = replay_loop(cell, _backend())
+    except CellFailure as failure:
+        raise _diagnose(cell, failure) from None
+    shapes = len(set(PLAN[cell.shapes]))
+    if counts.captures < shapes or counts.replays < REPLAYS:
+        raise CellFailure(
+            "capture",
+            f"expected a capture per shape ({shapes}) and at least {REPLAYS} replays, saw "
+            f"{counts.captures} captures and {counts.replays} replays: npugraph_ex fell back "
+            "to eager; run with TORCH_LOGS=+npugraph_ex to see why",
+        )
+
+
+def _passes(attempt) -> bool:
+    try:
+        attempt()
+    except CellFailure:
+        return False
+    return True
+
+
+def _diagnose(cell: Cell, failure: CellFailure) -> CellFailure:
+    """The seed guide's ladder: which rerun fixes the case says where the bug is."""
+    if failure.layer in ("eager", "fake"):
+        return failure
+    if not _passes(lambda: replay_loop(cell, "aot_eager")):
+        return CellFailure("aot", f"{failure}; aot_eager fails too: fix that column first")
+    if failure.layer == "capture" or "stream is capturing" in str(failure):
+        return CellFailure(
+            "capture",
+            f"{failure}; the kernel synchronizes with the host or has a data-dependent "
+            "output shape, which a captured graph cannot do: keep the kernel on the device",
+        )
+    if not _passes(lambda: replay_loop(cell, _backend(force_eager=True))):
+        return CellFailure(
+            "aot",
+            f"{failure}; npugraph_ex with force_eager fails too: the graph npugraph_ex "
+            "builds is wrong before any capture",
+        )
+    if _passes(lambda: replay_loop(cell, _backend(force_recapture=True))):
+        return CellFailure(
+            "stale-input",
+            f"{failure}; force_recapture fixes it: a replay reused a value captured earlier "
+            "(a Python scalar or host state read by the kernel); pass it as a tensor",
+        )
+    return CellFailure(
+        "replay",
+        f"{failure}; force_eager fixes it but force_recapture does not: the captured "
+        "graph loses an effect on replay (e.g. an input write the schema does not mark "
+        "Tensor(a!))",
+    )
+
+
+def environment() -> dict:
+    from opsdk.runtime import npugraph_ex_backend
+
+    info = npugraph_ex_backend.describe()
+    return {
+        "npugraph_ex": info["npugraph_ex"],
+        "npugraph_ex_runs_on": info["torch_npu"],
+        "npugraph_ex_offline_options": info["options"],
+    }
