@@ -47,9 +47,10 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("-k", dest="pattern", help="only ops whose name contains PATTERN")
     check.add_argument("--dump", type=Path, help="write each compiled graph (FX and GE) here")
 
-    sub.add_parser(
+    fetch = sub.add_parser(
         "fetch-torchair", help="download TorchAir (from the torch-npu wheel) for offline use"
     )
+    fetch.add_argument("--force", action="store_true", help="download again over the cache")
 
     sub.add_parser("doctor", help="show the environment opsdk found")
     return parser
@@ -91,7 +92,7 @@ def _check(args) -> int:
 def _fetch_torchair(args) -> int:
     from opsdk.runtime.torchair_locator import fetch
 
-    print(f"TorchAir is ready at {fetch()}")
+    print(f"TorchAir is ready at {fetch(force=args.force)}")
     return 0
 
 
