@@ -94,7 +94,7 @@ def ir_def_for(spec: OpSpec) -> IrDef:
         inputs=[Input(a.name, _input_kind(a)) for a in spec.tensor_args],
         outputs=outputs,
         attrs=[
-            Attr(a.name, _ATTR_TYPES[_base_type(a)][1])
+            Attr(a.name, _ATTR_TYPES[_base_type(a)][1], a.default if a.has_default else None)
             for a in spec.attr_args
             if _base_type(a) in _ATTR_TYPES
         ],

@@ -52,6 +52,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     fetch.add_argument("--force", action="store_true", help="download again over the cache")
 
+    ir = sub.add_parser("ir", help="export the ops' GE IR for CANN (msopgen JSON or REG_OP)")
+    ir.add_argument("target", help="op package directory or importable module")
+    ir.add_argument("--format", choices=("msopgen", "reg_op"), default="msopgen")
+    ir.add_argument("--out", type=Path, help="write one file per op here (default: print)")
+
     sub.add_parser("doctor", help="show the environment opsdk found")
     return parser
 
@@ -89,6 +94,31 @@ def _check(args) -> int:
     return 0 if all(r.status in ("pass", "skip", "xfail") for r in results) else 1
 
 
+def _ir(args) -> int:
+    from opsdk import harness, ir_export, irdef, target
+
+    package = target.load(args.target)
+    render, suffix = {
+        "msopgen": (ir_export.msopgen_json, ".json"),
+        "reg_op": (ir_export.reg_op, "_proto.h"),
+    }[args.format]
+    for op in harness.discover(package):
+        ir = irdef.lookup(op.spec.ir_name)
+        if ir is None:
+            raise OpsdkError(
+                f"{op.name} has no GE IR definition {op.spec.ir_name!r} registered: "
+                "add it to the package's ir.py"
+            )
+        if args.out is None:
+            print(render(ir), end="")
+            continue
+        args.out.mkdir(parents=True, exist_ok=True)
+        path = args.out / f"{op.spec.name}{suffix}"
+        path.write_text(render(ir))
+        print(f"wrote {path}")
+    return 0
+
+
 def _fetch_torchair(args) -> int:
     from opsdk.runtime.torchair_locator import fetch
 
@@ -106,9 +136,13 @@ def _doctor(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handler = {"new": _new, "check": _check, "doctor": _doctor, "fetch-torchair": _fetch_torchair}[
-        args.command
-    ]
+    handler = {
+        "new": _new,
+        "check": _check,
+        "doctor": _doctor,
+        "fetch-torchair": _fetch_torchair,
+        "ir": _ir,
+    }[args.command]
     try:
         return handler(args)
     except OpsdkError as err:

@@ -47,10 +47,16 @@ class Output:
 
 @dataclass(frozen=True)
 class Attr:
+    """An IR attr; ``default`` (None: the attr is required) is what CANN uses when a
+    node leaves the attr unset."""
+
     name: str
     type: str
+    default: object = None
 
     def __post_init__(self):
+        if isinstance(self.default, list):  # keep the definition immutable and hashable
+            object.__setattr__(self, "default", tuple(self.default))
         if self.type not in ATTR_TYPES:
             raise ValueError(f"IR attr {self.name!r}: type must be one of {ATTR_TYPES}")
 

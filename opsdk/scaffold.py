@@ -101,10 +101,18 @@ def context(op: spec.OpSpec, style: str) -> dict:
             "ge_attrs": [a.name for a in op.attr_args],
             "ir_inputs": [{"name": i.name, "kind": i.kind} for i in ir.inputs],
             "ir_outputs": [{"name": o.name, "kind": o.kind} for o in ir.outputs],
-            "ir_attrs": [{"name": a.name, "type": a.type} for a in ir.attrs],
+            "ir_attrs": [
+                {"name": a.name, "type": a.type, "default": _default_repr(a.default)}
+                for a in ir.attrs
+            ],
             "irdef_imports": _irdef_imports(ir),
         },
     }
+
+
+def _default_repr(value) -> str | None:
+    """Python source of an IR attr default (None: the attr is required)."""
+    return None if value is None else repr(value)
 
 
 def _constant_name(name: str) -> str:

@@ -19,7 +19,7 @@ from opsdk.irdef import {{ op.irdef_imports | join(", ") }}
         op_type={{ op.ir_name | pystr }},
         inputs=[{% for i in op.ir_inputs %}Input({{ i.name | pystr }}{% if i.kind != "required" %}, {{ i.kind | pystr }}{% endif %}){% if not loop.last %}, {% endif %}{% endfor %}],
         outputs=[{% for o in op.ir_outputs %}Output({{ o.name | pystr }}{% if o.kind != "required" %}, {{ o.kind | pystr }}{% endif %}){% if not loop.last %}, {% endif %}{% endfor %}],
-        attrs=[{% for a in op.ir_attrs %}Attr({{ a.name | pystr }}, {{ a.type | pystr }}){% if not loop.last %}, {% endif %}{% endfor %}],
+        attrs=[{% for a in op.ir_attrs %}Attr({{ a.name | pystr }}, {{ a.type | pystr }}{% if a.default is not none %}, {{ a.default }}{% endif %}){% if not loop.last %}, {% endif %}{% endfor %}],
         torch_op={{ op.qualname | pystr }},
     )
 )
