@@ -51,7 +51,7 @@ def test_custom_schema_gets_a_skeleton_that_says_implement_me(tmp_path):
     assert 'raise ImplementMe(__file__, "my_op_npu"' in kernels
     assert 'raise ImplementMe(__file__, "my_op_reference"' in kernels
     assert '"alpha": attr.Float(alpha)' in (result.path / "my_op" / "converter.py").read_text()
-    assert 'Attr("alpha", "VT_FLOAT")' in (result.path / "my_op" / "ir.py").read_text()
+    assert 'Attr("alpha", "VT_FLOAT", 1.0)' in (result.path / "my_op" / "ir.py").read_text()
 
 
 SCHEMAS = [
