@@ -185,7 +185,14 @@ def _check_data(shapes: str, data) -> None:
     dims = list(desc.shape.dim)
     where = f"Data {data.name} (index {data.attr['index'].i}, shape {dims}, on {desc.device_type})"
     if desc.device_type == "CPU":
-        # A host input is a symbolic scalar: only dynamic graphs have them, as int64 [].
+        # A host input is a symbolic scalar, int64 []: dynamic=True graphs only (mark_static
+        # keeps scalars symbolic); a static graph bakes Python scalars in as constants.
+        if shapes == "static":
+            raise CellFailure(
+                "ge-graph",
+                f"{where}: a dynamic=False graph must bake Python scalars in (Const or "
+                "attr), not take them as host inputs",
+            )
         if dims or desc.dtype != DataType.Value("DT_INT64"):
             raise CellFailure(
                 "ge-graph",
