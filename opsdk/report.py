@@ -12,9 +12,10 @@ import torch
 import opsdk
 from opsdk.device import ensure_npu
 from opsdk.harness import npugraph
-from opsdk.harness.model import Result
+from opsdk.harness.model import SHAPE_MODES, Result
 
-_MARKS = {"pass": "ok", "fail": "FAIL", "error": "ERROR", "skip": "skip", "xfail": "xfail"}
+_MARKS = {"pass": "✓", "fail": "F", "error": "E", "skip": "s", "xfail": "x"}
+_LEGEND = "✓ pass, F fail, E error, s skip, x xfail"
 
 
 def environment(backends=()) -> dict:
@@ -47,24 +48,28 @@ def write_json(path: Path, results: list[Result]) -> None:
 
 
 def matrix(results: list[Result]) -> str:
-    """Ops as rows, backend/shape cells as columns; failures listed below."""
-    columns = list(dict.fromkeys(f"{r.backend}/{r.shapes}" for r in results))
+    """Ops as rows; per backend one column per shape mode (s/d/m); failures below."""
+    backends = list(dict.fromkeys(r.backend for r in results))
+    shapes = [m for m in SHAPE_MODES if any(r.shapes == m for r in results)]
     ops = list(dict.fromkeys(r.op for r in results))
-    cell = {(r.op, f"{r.backend}/{r.shapes}"): r for r in results}
-    width = max([len(o) for o in ops] + [2])
-    widths = [max(len(c), 5) for c in columns]
-    lines = [" ".join([" " * width] + [c.ljust(w) for c, w in zip(columns, widths, strict=True)])]
+    status = {(r.op, r.backend, r.shapes): r.status for r in results}
+    width = max(len(o) for o in ops)
+    group = max(len(" ".join(m[0] for m in shapes)), *(len(b) for b in backends))
+    head = [" " * width] + [b.ljust(group) for b in backends]
+    sub = [" " * width] + [" ".join(m[0] for m in shapes).ljust(group) for _ in backends]
+    lines = [" ".join(head).rstrip(), " ".join(sub).rstrip()]
     for op in ops:
         row = [op.ljust(width)]
-        for c, w in zip(columns, widths, strict=True):
-            r = cell.get((op, c))
-            row.append((_MARKS[r.status] if r else "-").ljust(w))
+        for b in backends:
+            marks = [_MARKS.get(status.get((op, b, m)), "-") for m in shapes]
+            row.append(" ".join(marks).ljust(group))
         lines.append(" ".join(row).rstrip())
+    lines.append("(" + ", ".join(f"{m[0]} = {m}" for m in shapes) + "; " + _LEGEND + ")")
     problems = [r for r in results if r.status in ("fail", "error")]
     if problems:
         lines.append("")
         lines += [r.describe() for r in problems]
     counts = Counter(r.status for r in results)
     lines.append("")
-    lines.append(", ".join(f"{counts[s]} {s}" for s in _MARKS if counts[s]) or "no cells ran")
+    lines.append(", ".join(f"{counts[k]} {k}" for k in _MARKS if counts[k]) or "no cells ran")
     return "\n".join(lines)

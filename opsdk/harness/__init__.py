@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from opsdk.device import ensure_npu
+from opsdk.errors import OpsdkError
 from opsdk.harness import compiled, eager, ge, npugraph, opcheck
 from opsdk.harness.failures import as_failure
 from opsdk.harness.model import (
@@ -72,6 +73,16 @@ _COLUMNS: dict[str, Callable[..., None]] = {
 }
 
 
+# Where an exception no column anticipated is reported.
+_UNEXPECTED_ERROR_LAYER = {
+    "eager": "eager",
+    "opcheck": "schema",
+    "aot_eager": "aot",
+    "ge": "ge-exec",
+    "npugraph_ex": "replay",
+}
+
+
 def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
     """Run one cell; the result carries pass, or the failing layer and message.
     ``dump_dir`` receives the graphs of compiled columns that can dump them."""
@@ -85,8 +96,10 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
             column(cell, dump_dir)
         except CellFailure as failure:
             status, layer, message = "fail", failure.layer, str(failure)
+        except OpsdkError as err:  # the column could not run here (e.g. no TorchAir)
+            status, layer, message = "error", "setup", str(err)
         except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
-            failure = as_failure(err, default_layer=cell.backend)
+            failure = as_failure(err, default_layer=_UNEXPECTED_ERROR_LAYER[cell.backend])
             status, layer, message = "error", failure.layer, str(failure)
     return Result(
         cell.op.name,

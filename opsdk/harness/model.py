@@ -35,6 +35,10 @@ LAYERS = (
     "converter",
     "ge-graph",
     "ge-exec",
+    "capture",
+    "replay",
+    "stale-input",
+    "setup",
 )
 
 
@@ -74,6 +78,10 @@ class Result:
     layer: str | None = None
     message: str = ""
     seconds: float = 0.0
+
+    def __post_init__(self):
+        if self.status not in STATUSES or (self.layer is not None and self.layer not in LAYERS):
+            raise ValueError(f"unknown status/layer {self.status!r}/{self.layer!r}")
 
     def describe(self) -> str:
         """One line: status, layer and message."""
