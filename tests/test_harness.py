@@ -136,3 +136,17 @@ def test_k_selects_ops_and_doctor_reports_the_device(tmp_path, opsdk_cli):
     assert run.code == 2 and "matches -k" in run.stderr
     run = opsdk_cli("doctor")
     assert run.code == 0 and "emulated" in run.stdout and "torch" in run.stdout
+
+
+def test_backend_that_cannot_run_here_is_an_error_not_a_pass(tmp_path, opsdk_cli, monkeypatch):
+    # No TorchAir in an empty cache and a wheel that does not exist: the ge cells
+    # must say so, and the run must not exit 0.
+    monkeypatch.setenv("OPSDK_CACHE_DIR", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("OPSDK_TORCH_NPU_WHEEL", str(tmp_path / "missing.whl"))
+    pkg = _package(tmp_path)
+    run = opsdk_cli("check", pkg, "--backend", "eager,ge", "--shapes", "static", json_report=True)
+    assert run.code == 1, run.stdout + run.stderr
+    cells = {c["backend"]: c for c in run.report["results"]}
+    assert cells["eager"]["status"] == "pass"
+    assert (cells["ge"]["status"], cells["ge"]["layer"]) == ("error", "setup")
+    assert "missing.whl" in cells["ge"]["message"]
