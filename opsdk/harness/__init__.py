@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from opsdk.device import ensure_npu
-from opsdk.errors import OpsdkError
+from opsdk.errors import OpsdkError, TargetError
 from opsdk.harness import compiled, eager, ge, npugraph, opcheck
 from opsdk.harness.failures import as_failure
 from opsdk.harness.model import (
@@ -43,8 +43,9 @@ def discover(package) -> list[OpUnderTest]:
     """The ops an op package declares in its ``OPS`` tuple, with parsed specs."""
     ops = getattr(package, "OPS", None)
     if not ops:
-        raise CellFailure(
-            "load", f"{package.__name__} declares no OPS: add OPS = (torch.ops.ns.op.default,)"
+        raise TargetError(
+            f"{package.__name__} declares no OPS: add OPS = (torch.ops.ns.op.default,) "
+            "to its __init__.py"
         )
     return [OpUnderTest(parse(str(op._schema), validate=False), package.__name__) for op in ops]
 

@@ -24,7 +24,6 @@ __all__ = [
 STATUSES = ("pass", "fail", "skip", "xfail", "error")
 # Where a failure happened, from the user's code outwards.
 LAYERS = (
-    "load",
     "eager",
     "schema",
     "fake",
