@@ -129,8 +129,11 @@ def _fetch_torchair(args) -> int:
 def _doctor(args) -> int:
     from opsdk import report
 
-    for key, value in report.environment().items():
+    env = report.environment()
+    for key, value in env.items():
         print(f"{key:12} {value}")
+    if "not fetched" in env["torchair"]:
+        print("TorchAir is fetched on the first ge/npugraph_ex check, or now: opsdk fetch-torchair")
     return 0
 
 
