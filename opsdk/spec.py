@@ -241,6 +241,13 @@ def _arg(a) -> Arg:
 def validate_rules(spec: OpSpec) -> None:
     """The rules an op must follow to be functionalizable (and so to enter a graph)."""
     parsed = torch._C.parse_schema(f"{spec.namespace}::{spec.schema}")
+    names = [a.name for a in spec.args] + [r.name for r in spec.returns if r.name]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise SpecError(
+            f"{', '.join(map(repr, repeated))} named more than once: give every argument "
+            "and named return its own name"
+        )
     for a in parsed.arguments:
         if a.alias_info is not None and not a.alias_info.is_write:
             raise SpecError(
@@ -263,8 +270,6 @@ def validate_rules(spec: OpSpec) -> None:
             "the op returns nothing and mutates nothing: mark the tensor it writes "
             f"'Tensor(a!)' (e.g. '{spec.name}(Tensor(a!) x, ...) -> ()') or return a Tensor"
         )
-    if spec.inplace and any(r.name in {a.name for a in spec.args} for r in spec.returns if r.name):
-        raise SpecError("a named return must not reuse an argument name: rename the return")
 
 
 def _without_alias(spec: OpSpec, drop_mutated_returns: bool = False) -> str:

@@ -57,7 +57,7 @@ def schemas(draw):
 
 # A bounded budget: CI runs these on every push.
 SETTINGS = settings(
-    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 

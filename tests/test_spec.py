@@ -71,6 +71,8 @@ def test_camel_case_ir_names():
         ("my_add(Tensor x) -> Tensor", {"namespace": "my-ops"}, "not a valid identifier"),
         ("ns::my_add(Tensor x) -> Tensor", {"namespace": "other"}, "differs from --namespace"),
         ("my_add Tensor x", {}, "no argument list"),
+        ("my_add(Tensor x, Tensor x) -> Tensor", {}, "named more than once"),
+        ("my_add(Tensor x) -> (Tensor x, Tensor y)", {}, "named more than once"),
     ],
 )
 def test_rule_breaking_schemas_say_how_to_fix(schema, kwargs, needle):
