@@ -4,53 +4,45 @@ A fake function says what an op returns without computing it: shapes, dtypes,
 devices. Getting it wrong is the most common reason a custom op breaks under
 ``torch.compile``; these helpers cover the usual op families and stay correct
 with symbolic (SymInt) shapes, so the same fake works for static and dynamic
-graphs.
+graphs. Each follows the matching torch op (its output has the shape and dtype the
+real op gives) and refuses, with ``torch._check``, the inputs the real kernel
+refuses, so a bad call fails while tracing rather than on the device.
+
+=====================  ===================================================
+family                 helpers
+=====================  ===================================================
+same as an input       :func:`same_as`
+elementwise            :func:`elementwise`, :func:`broadcast_shape`
+reductions             :func:`reduction`
+matrix products        :func:`mm`, :func:`bmm`, :func:`matmul`
+joining                :func:`cat`, :func:`stack`
+indexing               :func:`index_select`, :func:`gather`
+data-dependent sizes   :func:`dynamic_size`, :func:`nonzero`, :func:`masked_select`
+in place               :func:`inplace`
+=====================  ===================================================
 """
 
-from __future__ import annotations
+from ._dynamic import dynamic_size, masked_select, nonzero
+from ._index import gather, index_select
+from ._join import cat, stack
+from ._matmul import bmm, matmul, mm
+from ._pointwise import broadcast_shape, elementwise, inplace, same_as
+from ._reduce import reduction
 
-import torch
-
-__all__ = ["broadcast_shape", "elementwise", "inplace", "same_as"]
-
-
-def broadcast_shape(*tensors: torch.Tensor) -> torch.Size:
-    """The broadcast of the tensors' shapes; SymInt-safe (uses torch's own rule)."""
-    return torch.broadcast_shapes(*(t.shape for t in tensors))
-
-
-def same_as(x: torch.Tensor, *, dtype: torch.dtype | None = None) -> torch.Tensor:
-    """An output shaped like ``x`` (optionally of another dtype), on ``x``'s device."""
-    return torch.empty_like(x, dtype=dtype or x.dtype, memory_format=torch.contiguous_format)
-
-
-def elementwise(*tensors: torch.Tensor, dtype: torch.dtype | None = None) -> torch.Tensor:
-    """Output of an elementwise op: broadcast shape, promoted dtype unless given."""
-    if not tensors:
-        raise ValueError("elementwise() needs at least one tensor")
-    result_dtype = dtype or _promote(tensors)
-    return tensors[0].new_empty(broadcast_shape(*tensors), dtype=result_dtype)
-
-
-def inplace(target: torch.Tensor, *others: torch.Tensor) -> None:
-    """Fake of an op that writes ``target`` in place and returns nothing.
-
-    It checks what the real kernel would refuse: ``others`` must broadcast to
-    ``target``'s shape without growing it. The op returns nothing, so neither
-    does its fake; the mutation itself is declared by ``Tensor(a!)``.
-    """
-    shape = broadcast_shape(target, *others)
-    torch._check(
-        shape == target.shape,
-        lambda: (
-            f"in-place op: inputs broadcast to {tuple(shape)}, which does not fit the "
-            f"written tensor of shape {tuple(target.shape)}"
-        ),
-    )
-
-
-def _promote(tensors) -> torch.dtype:
-    result = tensors[0].dtype
-    for t in tensors[1:]:
-        result = torch.promote_types(result, t.dtype)
-    return result
+__all__ = [
+    "bmm",
+    "broadcast_shape",
+    "cat",
+    "dynamic_size",
+    "elementwise",
+    "gather",
+    "index_select",
+    "inplace",
+    "masked_select",
+    "matmul",
+    "mm",
+    "nonzero",
+    "reduction",
+    "same_as",
+    "stack",
+]
