@@ -1,0 +1,167 @@
+"""opsdk's pytest plugin: an op package's conformance matrix as pytest items.
+
+pytest loads it with opsdk (entry point ``pytest11``, name ``opsdk``), and it does
+nothing until a project opts in with ``opsdk_package`` in its pytest
+configuration, which is what ``opsdk new`` writes::
+
+    [tool.pytest.ini_options]
+    opsdk_package = "my_add"               # the importable op package
+    opsdk_backends = ["eager", "ge"]       # optional, default: every column
+    opsdk_shapes = ["static", "dynamic"]   # optional, default: every shape mode
+
+Every op x backend x shape mode is then one item with the node id reports use,
+``ns::my_add[ge-dynamic]``, marked with its backend and shape mode (``-m ge``,
+``-m "dynamic and not npugraph_ex"``), and running exactly what ``opsdk check``
+runs (:func:`opsdk.harness.run_cell`). A failing cell reports its layer and
+message, not a traceback; a column that cannot run skips; a cell waived in
+opsdk-waivers.toml xfails, and fails once it passes (the waiver is stale).
+
+The matrix belongs to the package's test suite: it is collected unless every
+path pytest was given is a file (``pytest tests/test_x.py`` runs that file
+alone). Collection depends only on the package and the ini options, so
+pytest-xdist workers agree on it; each worker imports the package (which sets
+up the npu device) while collecting, and TorchAir at its first graph cell:
+once per process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from opsdk.axes import BACKENDS, DEFAULT_BACKENDS, SHAPE_MODES
+from opsdk.errors import OpsdkError
+
+INI_PACKAGE = "opsdk_package"
+INI_BACKENDS = "opsdk_backends"
+INI_SHAPES = "opsdk_shapes"
+
+
+@dataclass(frozen=True)
+class _Settings:
+    package: str
+    backends: tuple[str, ...]
+    shapes: tuple[str, ...]
+
+
+_SETTINGS = pytest.StashKey[_Settings]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        INI_PACKAGE,
+        "importable op package whose opsdk conformance matrix runs as test items "
+        "(setting it turns the opsdk plugin on)",
+        default="",
+    )
+    parser.addini(
+        INI_BACKENDS, "opsdk backend columns to run", type="args", default=list(DEFAULT_BACKENDS)
+    )
+    parser.addini(INI_SHAPES, "opsdk shape modes to run", type="args", default=list(SHAPE_MODES))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    package = config.getini(INI_PACKAGE).strip()
+    if not package:
+        return
+    config.stash[_SETTINGS] = _Settings(
+        package, _axis(config, INI_BACKENDS, BACKENDS), _axis(config, INI_SHAPES, SHAPE_MODES)
+    )
+    for backend in BACKENDS:
+        config.addinivalue_line("markers", f"{backend}: opsdk cells of the {backend} column")
+    for mode in SHAPE_MODES:
+        config.addinivalue_line("markers", f"{mode}: opsdk cells in the {mode} shape mode")
+
+
+def _axis(config: pytest.Config, name: str, choices: tuple[str, ...]) -> tuple[str, ...]:
+    values = tuple(config.getini(name))
+    bad = [v for v in values if v not in choices]
+    if bad or not values:
+        raise pytest.UsageError(
+            f"{name}: unknown {', '.join(bad) or 'empty list'}: choose from {', '.join(choices)}"
+        )
+    return values
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    """Add the matrix to what the session collects, beside the test directories, so
+    its node ids are the cells' own (``ns::op[backend-shapes]``)."""
+    report = yield
+    settings = collector.config.stash.get(_SETTINGS, None)
+    if (
+        settings is not None
+        and isinstance(collector, pytest.Session)
+        and report.passed
+        and _collects_directories(collector.config)
+    ):
+        report.result.append(
+            OpPackage.from_parent(collector, name=settings.package, nodeid=settings.package)
+        )
+    return report
+
+
+def _collects_directories(config: pytest.Config) -> bool:
+    """False for ``pytest tests/test_x.py[::test]``: the user asked for that file alone."""
+    base = config.invocation_params.dir
+    return not all((base / arg.split("::")[0]).is_file() for arg in config.args)
+
+
+class OpPackage(pytest.Collector):
+    """The op package: importing it registers its ops; its cells are the items."""
+
+    def collect(self):
+        from opsdk import harness, target
+
+        settings = self.config.stash[_SETTINGS]
+        package = target.load(settings.package)
+        for cell in harness.cells(package, settings.backends, settings.shapes):
+            namespace = cell.op.spec.namespace
+            yield ConformanceCell.from_parent(
+                self, name=cell.id.removeprefix(f"{namespace}::"), nodeid=cell.id, cell=cell
+            )
+
+    def repr_failure(self, excinfo):
+        """An opsdk error (package does not import, bad waiver) is its one line."""
+        if isinstance(excinfo.value, OpsdkError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class CellFailed(Exception):
+    """A cell did not pass; the text is what the user reads."""
+
+
+class ConformanceCell(pytest.Item):
+    """One cell of the matrix: one op, one backend column, one shape mode."""
+
+    def __init__(self, *, cell, **kwargs):
+        super().__init__(**kwargs)
+        self.cell = cell
+        self.add_marker(cell.backend)
+        self.add_marker(cell.shapes)
+
+    def runtest(self) -> None:
+        from opsdk import harness
+
+        result = harness.run_cell(self.cell)
+        if result.status == "skip":
+            pytest.skip(result.message)
+        if result.status == "xfail":
+            pytest.xfail(f"fails in layer {result.layer}, waived: {result.waiver}")
+        if result.stale_waiver:
+            raise CellFailed(f"[XPASS(strict)] {result.message}")
+        if result.status != "pass":
+            raise CellFailed(result.outcome())
+
+    def repr_failure(self, excinfo):
+        """The cell's layer and message: the harness already says where and what to do,
+        and a traceback through the harness would bury it."""
+        if isinstance(excinfo.value, CellFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        """No source line to point at: the cell id heads the report."""
+        return self.path, None, self.nodeid

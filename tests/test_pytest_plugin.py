@@ -1,0 +1,187 @@
+"""opsdk's pytest plugin, as a package author meets it: `pytest` run inside a generated package.
+
+Each run is a subprocess in the package directory, so the plugin is loaded the
+way users load it (the ``pytest11`` entry point) and reads the package's own
+pytest configuration. Runs narrow the matrix (``-o opsdk_backends=...``) to
+what the test is about, to keep the suite fast.
+"""
+
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from opsdk.axes import BACKENDS, SHAPE_MODES
+from opsdk.scaffold import NewRequest, new
+
+
+def _package(tmp_path, **kwargs):
+    return new(NewRequest("my_add", namespace="plug", out=tmp_path, **kwargs)).path
+
+
+def _pytest(cwd, *args, timeout=600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _edit(path, old, new_text):
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new_text))
+
+
+def _collected(done) -> list[str]:
+    return [line for line in done.stdout.splitlines() if line.startswith("plug::")]
+
+
+def test_generated_package_runs_every_cell_as_an_item_on_two_workers(tmp_path):
+    pkg = _package(tmp_path)
+    done = _pytest(pkg, "-n", "2", "-v")
+    assert done.returncode == 0, done.stdout + done.stderr
+    passed = set(re.findall(r"\[(gw\d)\] \[ *\d+%\] PASSED (\S+)", done.stdout))
+    assert {cell for _, cell in passed} == {
+        f"plug::my_add[{b}-{s}]" for b in BACKENDS for s in SHAPE_MODES
+    }
+    assert {worker for worker, _ in passed} == {"gw0", "gw1"}
+    assert "15 passed" in done.stdout
+
+
+def test_markers_and_keywords_select_backends_and_shape_modes(tmp_path):
+    pkg = _package(tmp_path, inplace=True, style="library")
+    ge = _pytest(pkg, "--collect-only", "-q", "--strict-markers", "-m", "ge")
+    assert ge.returncode == 0, ge.stdout + ge.stderr
+    assert _collected(ge) == [f"plug::my_add[ge-{s}]" for s in SHAPE_MODES]
+    dynamic = _pytest(pkg, "--collect-only", "-q", "-k", "dynamic")
+    assert dynamic.returncode == 0, dynamic.stdout + dynamic.stderr
+    assert _collected(dynamic) == [f"plug::my_add[{b}-dynamic]" for b in BACKENDS]
+
+
+def test_a_failing_cell_fails_with_its_layer_and_message_not_a_traceback(tmp_path):
+    pkg = _package(tmp_path)
+    _edit(pkg / "my_add" / "kernels.py", "return torch.add(x, y)\n\n\ndef", "return x - y\n\n\ndef")
+    done = _pytest(pkg, "-o", "opsdk_backends=eager", "-o", "opsdk_shapes=static")
+    assert done.returncode == 1, done.stdout + done.stderr
+    failure = done.stdout.split("= FAILURES =")[1].split("short test summary")[0]
+    assert "plug::my_add[eager-static]" in failure
+    assert "fail in layer eager:" in failure and "max abs err" in failure
+    assert "Traceback" not in failure and "pytest_plugin.py" not in failure
+    assert "Captured log" not in failure
+
+
+WAIVERS = """
+[[waiver]]
+op = "plug::my_add"
+backend = "opcheck"
+shapes = "static"
+reason = "fake function being rewritten"
+
+[[waiver]]
+op = "my_add"
+backend = "eager"
+shapes = "*"
+reason = "kernel was wrong"
+"""
+
+
+@pytest.fixture
+def waived_package(tmp_path):
+    """A fake function with the wrong shape (opcheck fails, eager passes), one opcheck
+    failure waived and a stale waiver on the passing eager cells."""
+    pkg = _package(tmp_path)
+    _edit(pkg / "my_add" / "fake.py", "meta.elementwise(x, y)", "meta.elementwise(x, y)[:1]")
+    (pkg / "opsdk-waivers.toml").write_text(WAIVERS)
+    return pkg
+
+
+def test_pytest_xfails_waived_cells_and_fails_stale_waivers(waived_package):
+    done = _pytest(
+        waived_package, "-rxX", "-o", "opsdk_backends=eager opcheck", "-o", "opsdk_shapes=static"
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed, 1 xfailed" in done.stdout
+    assert (
+        "XFAIL plug::my_add[opcheck-static] - fails in layer fake, "
+        "waived: fake function being rewritten"
+    ) in done.stdout
+    assert (
+        "[XPASS(strict)] waived in opsdk-waivers.toml (kernel was wrong) but it passes: "
+        "remove the waiver"
+    ) in done.stdout.split("= FAILURES =")[1]
+
+
+def test_opsdk_check_reports_waived_cells_xfail_and_exits_1_on_a_stale_waiver(
+    waived_package, opsdk_cli
+):
+    run = opsdk_cli(
+        "check",
+        waived_package,
+        "--backend",
+        "eager,opcheck",
+        "--shapes",
+        "static,dynamic",
+        json_report=True,
+    )
+    assert run.code == 1, run.stdout + run.stderr
+    [xfail] = run.cells(backend="opcheck", shapes="static")
+    assert (xfail["status"], xfail["layer"]) == ("xfail", "fake")
+    assert xfail["waiver"] == "fake function being rewritten"
+    [unwaived] = run.cells(backend="opcheck", shapes="dynamic")
+    assert (unwaived["status"], unwaived["waiver"]) == ("fail", None)
+    for stale in run.cells(backend="eager"):
+        assert (stale["status"], stale["waiver"]) == ("pass", "kernel was wrong")
+        assert stale["message"].endswith("but it passes: remove the waiver")
+    assert "plug::my_add [eager-static]: pass: waived in opsdk-waivers.toml" in run.stdout
+
+
+def test_a_waiver_for_an_op_that_does_not_exist_is_an_error(tmp_path, opsdk_cli):
+    pkg = _package(tmp_path)
+    (pkg / "opsdk-waivers.toml").write_text(WAIVERS.replace('"my_add"', '"my_sub"'))
+    expected = "waiver 2 names op 'my_sub', which the package does not declare"
+    run = opsdk_cli("check", pkg)
+    assert run.code == 2 and run.stderr.count("\n") == 1 and expected in run.stderr
+    done = _pytest(pkg, "-o", "opsdk_backends=eager")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "ERROR collecting my_add" in done.stdout and expected in done.stdout
+    assert "Traceback" not in done.stdout
+
+
+def test_naming_a_test_file_runs_that_file_without_the_matrix(tmp_path):
+    pkg = _package(tmp_path)
+    (pkg / "tests" / "test_more.py").write_text("def test_more():\n    pass\n")
+    done = _pytest(pkg, "-v", "tests/test_more.py")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout and "plug::" not in done.stdout
+
+
+def test_unknown_backend_in_the_ini_is_a_usage_error(tmp_path):
+    done = _pytest(_package(tmp_path), "-o", "opsdk_backends=eager warp")
+    assert done.returncode == 4
+    assert "opsdk_backends: unknown warp: choose from eager" in done.stderr
+
+
+def test_plugin_is_inert_without_opsdk_package(tmp_path):
+    """Installed with opsdk, so loaded by every pytest run: without the opt-in it must not
+    add items or markers, nor import torch."""
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (tmp_path / "test_plain.py").write_text(
+        textwrap.dedent(
+            """
+            import sys
+
+            def test_plain(pytestconfig):
+                assert pytestconfig.pluginmanager.hasplugin("opsdk")
+                assert "torch" not in sys.modules
+                assert not any(m.startswith("ge:") for m in pytestconfig.getini("markers"))
+            """
+        )
+    )
+    done = _pytest(tmp_path, "-v")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout and "::test_plain PASSED" in done.stdout
