@@ -3,4 +3,4 @@
 BACKENDS = ("eager", "opcheck", "aot_eager", "ge", "npugraph_ex")
 DEFAULT_BACKENDS = BACKENDS
 SHAPE_MODES = ("static", "dynamic", "mark_static")
-STYLES = ("custom_op", "library")
+STYLES = ("custom_op", "library", "cpp")

@@ -21,3 +21,7 @@ class ScaffoldError(OpsdkError):
 
 class TargetError(OpsdkError):
     """`opsdk check` cannot load what it was pointed at."""
+
+
+class BuildError(OpsdkError):
+    """A `--style cpp` op library does not compile, or cannot be compiled here."""

@@ -65,7 +65,7 @@ def matrix(results: list[Result]) -> str:
             row.append(" ".join(marks).ljust(group))
         lines.append(" ".join(row).rstrip())
     lines.append("(" + ", ".join(f"{m[0]} = {m}" for m in shapes) + "; " + _LEGEND + ")")
-    problems = [r for r in results if r.status in ("fail", "error")]
+    problems = [r for r in results if r.status in ("fail", "error") or r.stale_waiver]
     if problems:
         lines.append("")
         lines += [r.describe() for r in problems]

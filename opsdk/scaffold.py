@@ -19,7 +19,7 @@ from pathlib import Path
 from cookiecutter.generate import generate_files
 
 import opsdk
-from opsdk import pysig, spec
+from opsdk import cppsig, pysig, spec
 from opsdk.axes import STYLES
 from opsdk.converters import attr_builder, ir_def_for
 from opsdk.errors import ScaffoldError, SpecError
@@ -53,6 +53,8 @@ def build_spec(req: NewRequest) -> spec.OpSpec:
     op = spec.parse(text, name=req.name, namespace=req.namespace)
     if req.inplace:
         spec.require_inplace(op)
+    if req.style == "cpp":
+        cppsig.signature(op.name, op)  # refuses a type without a C++ kernel type
     return op
 
 
@@ -107,6 +109,21 @@ def context(op: spec.OpSpec, style: str) -> dict:
             ],
             "irdef_imports": _irdef_imports(ir),
         },
+        "cpp": _cpp_context(op) if style == "cpp" else {},
+    }
+
+
+def _cpp_context(op: spec.OpSpec) -> dict:
+    """What the C++ op library template reads: kernel signatures and skeleton messages."""
+    file = f"{op.name}/{op.name}.cpp"
+    several = len(op.returns) > 1
+    outputs = [r.name or (f"out{i}" if several else "out") for i, r in enumerate(op.returns)]
+    return {
+        "npu_sig": cppsig.signature(f"{op.name}_npu", op),
+        "ref_sig": cppsig.signature(f"{op.name}_reference", op),
+        "aclnn_args": ", ".join([cppsig.param_name(a.name) for a in op.args] + outputs),
+        "npu_todo": f"implement me: {op.name}_npu() in {file}: compute the op on npu tensors",
+        "ref_todo": f"implement me: {op.name}_reference() in {file}: compute the op on CPU tensors",
     }
 
 
@@ -204,6 +221,7 @@ def new(req: NewRequest) -> NewResult:
         ctx = json.loads((template_dir() / "cookiecutter.json").read_text())
         ctx.update(context(op, req.style))
         generate_files(str(template_dir()), {"cookiecutter": ctx}, output_dir=str(staging))
+        _drop_other_styles(staging / op.name, op.name, req.style)
         _format(staging / op.name)
         backup = _backup_path(target) if target.exists() else None
         if backup is not None:
@@ -216,18 +234,49 @@ def new(req: NewRequest) -> NewResult:
     return NewResult(target, backup)
 
 
+# Template files that only some styles have (package-relative; the rest is shared).
+_STYLE_FILES = {
+    "{op}/schema.py": ("custom_op", "library"),
+    "{op}/kernels.py": ("custom_op", "library"),
+    "{op}/{op}.cpp": ("cpp",),
+    ".clang-format": ("cpp",),
+}
+
+
+def _drop_other_styles(package: Path, name: str, style: str) -> None:
+    """Cookiecutter renders every template file; remove those of the other styles."""
+    for pattern, styles in _STYLE_FILES.items():
+        if style not in styles:
+            (package / pattern.format(op=name)).unlink()
+
+
 def _format(package: Path) -> None:
     """Lay the rendered code out exactly as ``ruff format`` and ruff's isort would,
-    with the package's own ruff settings, so generated code reads as hand-written."""
-    for command in (["check", "--fix-only", "-q"], ["format", "-q"]):
-        done = subprocess.run(
-            [sys.executable, "-m", "ruff", *command, "--no-cache", "."],
-            cwd=package,
-            capture_output=True,
-            text=True,
-        )
+    with the package's own ruff settings, so generated code reads as hand-written;
+    C++ likewise with clang-format and the package's ``.clang-format``."""
+    commands = [
+        [sys.executable, "-m", "ruff", *command, "--no-cache", "."]
+        for command in (["check", "--fix-only", "-q"], ["format", "-q"])
+    ]
+    sources = sorted(str(p.relative_to(package)) for p in package.rglob("*.cpp"))
+    if sources:
+        commands.append([_clang_format(), "-i", "--style=file", *sources])
+    for command in commands:
+        done = subprocess.run(command, cwd=package, capture_output=True, text=True)
         if done.returncode != 0:
             raise ScaffoldError(f"formatting the generated code failed: {done.stderr.strip()}")
+
+
+def _clang_format() -> str:
+    """The clang-format of opsdk's ``cpp`` extra, held to one major version so that a
+    package regenerated elsewhere formats, and so compares, the same."""
+    try:
+        import clang_format
+    except ImportError:
+        raise ScaffoldError(
+            "--style cpp formats its C++ with clang-format: pip install 'opsdk[cpp]'"
+        ) from None
+    return clang_format.get_executable("clang-format")
 
 
 def _backup_path(target: Path) -> Path:

@@ -2,7 +2,8 @@
 
 Names reach templates only after validation as identifiers; everything else a
 user wrote (schemas, defaults) goes through these filters, so it lands in the
-generated Python as a string literal or docstring text, never as code.
+generated Python or C++ as a string literal, docstring or comment text, never
+as code.
 """
 
 import json
@@ -57,6 +58,33 @@ def docwrap(value: str, indent: int = 4) -> str:
     )
 
 
+def cppstr(value: str) -> str:
+    """A C++ string literal for ``value``. Control characters become octal escapes,
+    which, unlike ``\\x``, cannot swallow the hex digits that follow them."""
+    out = []
+    for char in str(value):
+        if char in '\\"':
+            out.append("\\" + char)
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\{ord(char):03o}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def cppcomment(value: str) -> str:
+    """``value`` wrapped for indented ``//`` comment lines (the template writes the
+    first ``//``). No line but the last ends in a backslash, which would splice the
+    line after it into the comment; a schema ends in its return type."""
+    lines: list[str] = []
+    for line in textwrap.wrap(str(value), width=90, break_long_words=False, break_on_hyphens=False):
+        if lines and lines[-1].endswith("\\"):
+            lines[-1] += " " + line
+        else:
+            lines.append(line)
+    return "\n//     ".join(lines)
+
+
 def tomlstr(value: str) -> str:
     """A TOML basic string (JSON string syntax is valid TOML)."""
     return json.dumps(str(value))
@@ -73,5 +101,11 @@ class OpsdkExtension(Extension):
     def __init__(self, environment):
         super().__init__(environment)
         environment.filters.update(
-            pystr=pystr, docstring=docstring, docwrap=docwrap, pyname=pyname, tomlstr=tomlstr
+            pystr=pystr,
+            docstring=docstring,
+            docwrap=docwrap,
+            pyname=pyname,
+            tomlstr=tomlstr,
+            cppstr=cppstr,
+            cppcomment=cppcomment,
         )

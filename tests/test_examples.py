@@ -6,6 +6,7 @@ import pytest
 import tomllib
 
 from opsdk import spec
+from opsdk.axes import STYLES
 from opsdk.scaffold import NewRequest, new
 
 EXAMPLES = sorted(
@@ -22,13 +23,13 @@ def _files(root: Path) -> dict[str, str]:
     }
 
 
-def test_there_are_inplace_and_out_of_place_examples_in_both_styles():
+def test_there_are_inplace_and_out_of_place_examples_and_one_of_each_style():
     settings = [
         tomllib.loads((e / "pyproject.toml").read_text())["tool"]["opsdk"] for e in EXAMPLES
     ]
     kinds = {("(a!)" in s["schema"], s["style"]) for s in settings}
     assert {inplace for inplace, _ in kinds} == {True, False}
-    assert {style for _, style in kinds} == {"custom_op", "library"}
+    assert {style for _, style in kinds} == set(STYLES)
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)

@@ -3,14 +3,16 @@
 import subprocess
 import sys
 
+import clang_format
 import pytest
 
+from opsdk.axes import STYLES
 from opsdk.scaffold import NewRequest, new
 
 PACKAGE_FILES = {
     "pyproject.toml",
     "README.md",
-    "tests/test_{op}.py",
+    "tests/conftest.py",
     "{op}/__init__.py",
     "{op}/schema.py",
     "{op}/kernels.py",
@@ -63,19 +65,43 @@ SCHEMAS = [
 ]
 
 
-@pytest.mark.parametrize("style", ["custom_op", "library"])
+@pytest.mark.parametrize("style", STYLES)
 @pytest.mark.parametrize("schema", SCHEMAS)
 def test_generated_code_is_formatted_and_lint_clean(tmp_path, style, schema):
     path = new(NewRequest("my_op", schema=schema, style=style, out=tmp_path)).path
-    for command in (["check", "--no-cache", "."], ["format", "--check", "--no-cache", "."]):
-        done = subprocess.run(
-            [sys.executable, "-m", "ruff", *command], cwd=path, capture_output=True, text=True
+    commands = [
+        [sys.executable, "-m", "ruff", *command]
+        for command in (["check", "--no-cache", "."], ["format", "--check", "--no-cache", "."])
+    ]
+    sources = [str(p) for p in path.rglob("*.cpp")]
+    assert len(sources) == (style == "cpp")
+    if sources:
+        commands.append(
+            [clang_format.get_executable("clang-format"), "--dry-run", "-Werror", *sources]
         )
+    for command in commands:
+        done = subprocess.run(command, cwd=path, capture_output=True, text=True)
         assert done.returncode == 0, done.stdout + done.stderr
     for module in (path / "my_op").glob("*.py"):
         assert "Schema:" in module.read_text().split('"""')[1], (
             f"{module.name}: no schema in docstring"
         )
+
+
+@pytest.mark.parametrize("style", ["custom_op", "library"])
+def test_long_names_stay_within_the_line_length(tmp_path, style):
+    """Docstrings name the op; a long namespace and name must not push a line past 100."""
+    name = "a_rather_long_inplace_operator_name"
+    path = new(
+        NewRequest(name, inplace=True, namespace="some_team_ops_lib", style=style, out=tmp_path)
+    ).path
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "."],
+        cwd=path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_existing_target_is_refused_without_force(tmp_path, opsdk_cli):

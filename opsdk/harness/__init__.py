@@ -1,7 +1,8 @@
 """The conformance harness: every op of a package through every backend column.
 
-``cells`` lays out the matrix, ``run_cell`` runs one cell and never raises:
-whatever goes wrong becomes a :class:`Result` naming the layer.
+``cells`` lays out the matrix (with the package's waivers), ``run_cell`` runs
+one cell and never raises: whatever goes wrong becomes a :class:`Result` naming
+the layer.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from opsdk.device import ensure_npu
 from opsdk.errors import OpsdkError, TargetError
-from opsdk.harness import compiled, eager, ge, npugraph, opcheck
+from opsdk.harness import compiled, eager, ge, npugraph, opcheck, waivers
 from opsdk.harness.failures import as_failure
 from opsdk.harness.model import (
     BACKENDS,
@@ -31,7 +32,6 @@ __all__ = [
     "SHAPE_MODES",
     "Cell",
     "Result",
-    "cell_id",
     "cells",
     "discover",
     "run_cell",
@@ -56,13 +56,18 @@ def cells(
     shapes: Iterable[str] = SHAPE_MODES,
     pattern: str | None = None,
 ) -> list[Cell]:
+    """The matrix of the package's ops whose name contains ``pattern``; each cell carries
+    the waiver the package's opsdk-waivers.toml declares for it (checked against all ops)."""
     ensure_npu()
-    ops = [op for op in discover(package) if not pattern or pattern in op.name]
-    return [Cell(op, b, s) for op in ops for b in backends for s in shapes]
-
-
-def cell_id(cell: Cell) -> str:
-    return f"{cell.op.spec.name}[{cell.backend}-{cell.shapes}]"
+    ops = discover(package)
+    waived = waivers.load(package, ops)
+    return [
+        Cell(op, b, s, waivers.reason_for(waived, op, b, s))
+        for op in ops
+        if not pattern or pattern in op.name
+        for b in backends
+        for s in shapes
+    ]
 
 
 _COLUMNS: dict[str, Callable[..., None]] = {
@@ -85,8 +90,9 @@ _UNEXPECTED_ERROR_LAYER = {
 
 
 def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
-    """Run one cell; the result carries pass, or the failing layer and message.
-    ``dump_dir`` receives the graphs of compiled columns that can dump them."""
+    """Run one cell; the result carries pass, or the failing layer and message, with the
+    cell's waiver applied (see :mod:`opsdk.harness.waivers`). ``dump_dir`` receives the
+    graphs of compiled columns that can dump them."""
     start = time.perf_counter()
     column = _COLUMNS.get(cell.backend)
     status, layer, message = "pass", None, ""
@@ -102,7 +108,7 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
         except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
             failure = as_failure(err, default_layer=_UNEXPECTED_ERROR_LAYER[cell.backend])
             status, layer, message = "error", failure.layer, str(failure)
-    return Result(
+    result = Result(
         cell.op.name,
         cell.backend,
         cell.shapes,
@@ -111,6 +117,7 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
         message,
         round(time.perf_counter() - start, 4),
     )
+    return waivers.apply(result, cell.waiver)
 
 
 def run_matrix(

@@ -16,8 +16,19 @@ def _chain(err: BaseException):
         err = err.__cause__ or err.__context__
 
 
-def implement_me(err: BaseException) -> ImplementMe | None:
-    return next((e for e in _chain(err) if isinstance(e, ImplementMe)), None)
+def implement_me(err: BaseException) -> CellFailure | None:
+    """A skeleton's "implement me" anywhere in ``err``'s chain, as the failure to report.
+
+    Python skeletons raise :class:`ImplementMe`; C++ kernels (``--style cpp``) fail a
+    ``TORCH_CHECK`` whose message starts with "implement me:", which reaches Python as a
+    RuntimeError. A fake function is Python in every style, so a C++ one is a kernel.
+    """
+    for e in _chain(err):
+        if isinstance(e, ImplementMe):
+            return CellFailure("fake" if e.function.endswith("_fake") else "eager", str(e))
+        if isinstance(e, RuntimeError) and str(e).startswith("implement me:"):
+            return CellFailure("eager", str(e).splitlines()[0])
+    return None
 
 
 def first_line(err: BaseException) -> str:
@@ -61,7 +72,7 @@ def as_failure(
         return ge
     todo = implement_me(err)
     if todo is not None:
-        return CellFailure("fake" if todo.function.endswith("_fake") else "eager", str(todo))
+        return todo
     if isinstance(err, dynamo_exc.Unsupported):
         return CellFailure(
             "dynamo",

@@ -123,16 +123,18 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
             )
         finally:
             if dump_dir is not None:
-                dump(graphs, Path(dump_dir) / _case_dir(cell))
+                dump(graphs, Path(dump_dir) / case_dir(cell.op.name, cell.shapes))
     if not graphs:
         raise CellFailure("ge-graph", f"TorchAir compiled no GE graph; {NEXT_STEP_GRAPH}")
     for graph in graphs:
         check_graph(cell, graph.graph)
 
 
-def _case_dir(cell: Cell) -> str:
-    spec = cell.op.spec
-    return f"{spec.namespace}.{spec.name}.{spec.overload_attr}/ge-{cell.shapes}"
+def case_dir(qualname: str, shapes: str) -> str:
+    """Where ``--dump`` puts an op's GE case: ``ns.name.overload/ge-SHAPES``."""
+    namespace, _, rest = qualname.partition("::")
+    name, _, overload = rest.partition(".")
+    return f"{namespace}.{name}.{overload or 'default'}/ge-{shapes}"
 
 
 def dump(graphs, directory: Path) -> None:

@@ -61,6 +61,7 @@ class Cell:
     op: OpUnderTest
     backend: str
     shapes: str
+    waiver: str | None = None  # why the cell is expected to fail (opsdk-waivers.toml)
 
     @property
     def id(self) -> str:
@@ -77,16 +78,25 @@ class Result:
     layer: str | None = None
     message: str = ""
     seconds: float = 0.0
+    waiver: str | None = None  # the reason of the waiver that covers the cell
 
     def __post_init__(self):
         if self.status not in STATUSES or (self.layer is not None and self.layer not in LAYERS):
             raise ValueError(f"unknown status/layer {self.status!r}/{self.layer!r}")
 
     def describe(self) -> str:
-        """One line: status, layer and message."""
+        """One line: the cell, then its outcome."""
+        return f"{self.op} [{self.backend}-{self.shapes}]: {self.outcome()}"
+
+    def outcome(self) -> str:
+        """Status, layer and message, for a report that already names the cell."""
         where = f" in layer {self.layer}" if self.layer else ""
-        text = f"{self.op} [{self.backend}-{self.shapes}]: {self.status}{where}"
-        return f"{text}: {self.message}" if self.message else text
+        return f"{self.status}{where}: {self.message}" if self.message else self.status + where
+
+    @property
+    def stale_waiver(self) -> bool:
+        """Waived, yet it passed: the waiver has outlived its bug and must go."""
+        return self.status == "pass" and self.waiver is not None
 
     def to_json(self) -> dict:
         return asdict(self)

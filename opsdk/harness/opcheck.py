@@ -65,5 +65,5 @@ def _check(op, call, utils, index) -> None:
             layer, hint = _UTILS[util]
             todo = implement_me(outcome)
             if todo is not None:
-                raise CellFailure("fake" if todo.function.endswith("_fake") else "eager", str(todo))
+                raise todo
             raise CellFailure(layer, f"call {index}: {util}: {first_line(outcome)}; {hint}")

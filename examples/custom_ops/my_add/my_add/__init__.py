@@ -1,4 +1,4 @@
-"""opsdk_examples::my_add: an Ascend NPU custom op, scaffolded by opsdk.
+"""An Ascend NPU custom op, scaffolded by opsdk.
 
 Schema:
     my_add(Tensor x, Tensor y) -> Tensor

@@ -1,6 +1,6 @@
-"""TorchAir GE converter of opsdk_examples::my_add: the FX node becomes the GE op MyAdd.
+"""TorchAir GE converter of the op.
 
-Schema:
+The FX node becomes the GE op MyAdd. Schema:
     my_add(Tensor x, Tensor y) -> Tensor
 
 The same code runs offline (opsdk's GE stand-in) and on an NPU host (CANN).
@@ -17,7 +17,7 @@ def convert_my_add(
     y: ge.Tensor,
     meta_outputs: ge.TensorSpec | list[ge.TensorSpec] | None = None,
 ) -> ge.Tensor:
-    """Lower opsdk_examples::my_add to MyAdd."""
+    """Lower the FX node to the GE op MyAdd."""
     return ge.custom_op(
         "MyAdd",
         inputs={"x": x, "y": y},

@@ -1,4 +1,4 @@
-"""Fake function of opsdk_examples::my_add: output shapes and dtypes, no data.
+"""Fake function of the op: output shapes and dtypes, no data.
 
 Schema:
     my_add(Tensor x, Tensor y) -> Tensor
@@ -16,5 +16,5 @@ from .schema import my_add
 
 @my_add.register_fake
 def my_add_fake(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Fake of opsdk_examples::my_add."""
+    """What the op returns, from its inputs' metadata alone."""
     return meta.elementwise(x, y)

@@ -1,6 +1,6 @@
-"""GE IR definition of MyAdd, the GE op opsdk_examples::my_add lowers to.
+"""GE IR definition of MyAdd.
 
-Schema:
+The GE op opsdk_examples::my_add lowers to. Schema:
     my_add(Tensor x, Tensor y) -> Tensor
 
 This is the op prototype CANN registers with ``REG_OP(MyAdd)``: its

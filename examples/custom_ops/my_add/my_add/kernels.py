@@ -1,4 +1,4 @@
-"""Kernels of opsdk_examples::my_add: the npu (PrivateUse1) kernel and the CPU reference.
+"""Kernels of the op: the npu (PrivateUse1) kernel and the CPU reference.
 
 Schema:
     my_add(Tensor x, Tensor y) -> Tensor
@@ -13,10 +13,10 @@ import torch
 
 
 def my_add_npu(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """npu kernel of opsdk_examples::my_add."""
+    """The op on npu tensors."""
     return torch.add(x, y)
 
 
 def my_add_reference(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """CPU reference of opsdk_examples::my_add: the semantics the npu kernel must match."""
+    """The op on CPU tensors: the semantics the npu kernel must match."""
     return torch.add(x, y)

@@ -1,4 +1,4 @@
-"""Definition of opsdk_examples::my_add: its schema and which kernel serves which device.
+"""Definition of the op: its schema and which kernel serves which device.
 
 Schema:
     my_add(Tensor x, Tensor y) -> Tensor

@@ -1,4 +1,4 @@
-"""opsdk_examples::my_inplace_add: an Ascend NPU custom op, scaffolded by opsdk.
+"""An Ascend NPU custom op, scaffolded by opsdk.
 
 Schema:
     my_inplace_add(Tensor(a!) x, Tensor y) -> ()

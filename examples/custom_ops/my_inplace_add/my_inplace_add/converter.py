@@ -1,6 +1,6 @@
-"""TorchAir GE converter of opsdk_examples::my_inplace_add: the FX node becomes the GE op MyInplaceAdd.
+"""TorchAir GE converter of the op.
 
-Schema:
+The FX node becomes the GE op MyInplaceAdd. Schema:
     my_inplace_add(Tensor(a!) x, Tensor y) -> ()
 
 The same code runs offline (opsdk's GE stand-in) and on an NPU host (CANN).
@@ -20,7 +20,7 @@ def convert_my_inplace_add(
     y: ge.Tensor,
     meta_outputs: ge.TensorSpec | list[ge.TensorSpec] | None = None,
 ) -> None:
-    """Lower opsdk_examples::my_inplace_add to MyInplaceAdd."""
+    """Lower the FX node to the GE op MyInplaceAdd."""
     ge.custom_op(
         "MyInplaceAdd",
         inputs={"x": x, "y": y},

@@ -1,4 +1,4 @@
-"""Fake function of opsdk_examples::my_inplace_add: output shapes and dtypes, no data.
+"""Fake function of the op: output shapes and dtypes, no data.
 
 Schema:
     my_inplace_add(Tensor(a!) x, Tensor y) -> ()
@@ -15,7 +15,7 @@ from .schema import LIB
 
 
 def my_inplace_add_fake(x: torch.Tensor, y: torch.Tensor) -> None:
-    """Fake of opsdk_examples::my_inplace_add."""
+    """What the op returns, from its inputs' metadata alone."""
     meta.inplace(x, y)
 
 

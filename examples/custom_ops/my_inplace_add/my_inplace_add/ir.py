@@ -1,6 +1,6 @@
-"""GE IR definition of MyInplaceAdd, the GE op opsdk_examples::my_inplace_add lowers to.
+"""GE IR definition of MyInplaceAdd.
 
-Schema:
+The GE op opsdk_examples::my_inplace_add lowers to. Schema:
     my_inplace_add(Tensor(a!) x, Tensor y) -> ()
 
 This is the op prototype CANN registers with ``REG_OP(MyInplaceAdd)``: its

@@ -1,4 +1,4 @@
-"""Kernels of opsdk_examples::my_inplace_add: the npu (PrivateUse1) kernel and the CPU reference.
+"""Kernels of the op: the npu (PrivateUse1) kernel and the CPU reference.
 
 Schema:
     my_inplace_add(Tensor(a!) x, Tensor y) -> ()
@@ -13,10 +13,10 @@ import torch
 
 
 def my_inplace_add_npu(x: torch.Tensor, y: torch.Tensor) -> None:
-    """npu kernel of opsdk_examples::my_inplace_add."""
+    """The op on npu tensors."""
     x.add_(y)
 
 
 def my_inplace_add_reference(x: torch.Tensor, y: torch.Tensor) -> None:
-    """CPU reference of opsdk_examples::my_inplace_add: the semantics the npu kernel must match."""
+    """The op on CPU tensors: the semantics the npu kernel must match."""
     x.add_(y)

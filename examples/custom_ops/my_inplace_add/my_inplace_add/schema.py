@@ -1,10 +1,10 @@
-"""Definition of opsdk_examples::my_inplace_add: its schema and which kernel serves which device.
+"""Definition of the op: its schema and which kernel serves which device.
 
 Schema:
     my_inplace_add(Tensor(a!) x, Tensor y) -> ()
 
-In-place: the op writes x (marked ``Tensor(a!)``) and returns
-nothing for it, which is what auto-functionalization needs to put it in a graph.
+In-place: the op writes x (marked ``Tensor(a!)``) and returns nothing for it, which is what
+auto-functionalization needs to put it in a graph.
 """
 
 import torch

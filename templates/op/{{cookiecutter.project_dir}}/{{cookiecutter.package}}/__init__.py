@@ -1,22 +1,44 @@
 {%- set op = cookiecutter.op -%}
-"""{{ op.qualname }}: an Ascend NPU custom op, scaffolded by opsdk.
+"""An Ascend NPU custom op, scaffolded by opsdk.
 
 Schema:
     {{ op.schema | docwrap(8) }}
 
+{% if cookiecutter.style == "cpp" -%}
+Importing this package makes sure an "npu" device exists (torch_npu on an NPU
+host, opsdk's emulated device elsewhere), then loads the op library
+{{ op.name }}.cpp, schema and kernels in C++ (compiled on the first import, then
+cached by opsdk.cpp_build), and registers the fake function (fake.py), the GE
+IR definition (ir.py) and, as soon as TorchAir is importable, the GE converter
+(converter.py).
+{%- else -%}
 Importing this package makes sure an "npu" device exists (torch_npu on an NPU
 host, opsdk's emulated device elsewhere), then registers the op: schema and
 kernels (schema.py, kernels.py), fake function (fake.py), GE IR definition
 (ir.py) and, as soon as TorchAir is importable, the GE converter (converter.py).
+{%- endif %}
 """
+{%- if cookiecutter.style == "cpp" %}
+
+from pathlib import Path
+{%- endif %}
 
 import torch
 from opsdk.converters import load_converters
+{%- if cookiecutter.style == "cpp" %}
+from opsdk.cpp_build import load_library
+{%- endif %}
 from opsdk.device import ensure_npu
 
 ensure_npu()
+{%- if cookiecutter.style == "cpp" %}
+load_library(Path(__file__).with_name("{{ op.name }}.cpp"))
+
+from . import fake, ir  # noqa: E402, F401  (imported to register the op)
+{%- else %}
 
 from . import fake, ir, schema  # noqa: E402, F401  (imported to register the op)
+{%- endif %}
 
 OPS = (torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }},)
 

@@ -1,7 +1,7 @@
 {%- set op = cookiecutter.op -%}
-"""TorchAir GE converter of {{ op.qualname }}: the FX node becomes the GE op {{ op.ir_name }}.
+"""TorchAir GE converter of the op.
 
-Schema:
+The FX node becomes the GE op {{ op.ir_name }}. Schema:
     {{ op.schema | docwrap(8) }}
 
 The same code runs offline (opsdk's GE stand-in) and on an NPU host (CANN).
@@ -22,5 +22,5 @@ from torchair.ge import attr
 
 @torchair.register_fx_node_ge_converter(torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }})
 {{ op.converter_def }}
-    """Lower {{ op.qualname }} to {{ op.ir_name }}."""
+    """Lower the FX node to the GE op {{ op.ir_name }}."""
 {{ op.converter_body }}

@@ -1,5 +1,5 @@
 {%- set op = cookiecutter.op -%}
-"""Fake function of {{ op.qualname }}: output shapes and dtypes, no data.
+"""Fake function of the op: output shapes and dtypes, no data.
 
 Schema:
     {{ op.schema | docwrap(8) }}
@@ -16,13 +16,18 @@ from opsdk import meta
 from opsdk import ImplementMe
 {%- endif %}
 
+{%- if cookiecutter.style != "cpp" %}
+
 from .schema import {% if cookiecutter.style == "custom_op" %}{{ op.name }}{% else %}LIB{% endif %}
+{%- endif %}
 
 {% if cookiecutter.style == "custom_op" %}
 @{{ op.name }}.register_fake
+{%- elif cookiecutter.style == "cpp" %}
+@torch.library.register_fake({{ op.qualname | pystr }})
 {%- endif %}
 {{ op.fake_def }}
-    """Fake of {{ op.qualname }}."""
+    """What the op returns, from its inputs' metadata alone."""
 {%- if op.working and op.returns_nothing %}
     meta.inplace(x, y)
 {%- elif op.returns_nothing %}

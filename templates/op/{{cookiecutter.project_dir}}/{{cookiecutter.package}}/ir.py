@@ -1,7 +1,7 @@
 {%- set op = cookiecutter.op -%}
-"""GE IR definition of {{ op.ir_name }}, the GE op {{ op.qualname }} lowers to.
+"""GE IR definition of {{ op.ir_name }}.
 
-Schema:
+The GE op {{ op.qualname }} lowers to. Schema:
     {{ op.schema | docwrap(8) }}
 
 This is the op prototype CANN registers with ``REG_OP({{ op.ir_name }})``: its

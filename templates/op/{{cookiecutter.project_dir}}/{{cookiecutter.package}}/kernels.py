@@ -1,5 +1,5 @@
 {%- set op = cookiecutter.op -%}
-"""Kernels of {{ op.qualname }}: the npu (PrivateUse1) kernel and the CPU reference.
+"""Kernels of the op: the npu (PrivateUse1) kernel and the CPU reference.
 
 Schema:
     {{ op.schema | docwrap(8) }}
@@ -18,7 +18,7 @@ from opsdk import ImplementMe
 
 
 {{ op.npu_def }}
-    """npu kernel of {{ op.qualname }}."""
+    """The op on npu tensors."""
 {%- if op.working and op.inplace %}
     x.add_(y)
 {%- elif op.working %}
@@ -29,7 +29,7 @@ from opsdk import ImplementMe
 
 
 {{ op.ref_def }}
-    """CPU reference of {{ op.qualname }}: the semantics the npu kernel must match."""
+    """The op on CPU tensors: the semantics the npu kernel must match."""
 {%- if op.working and op.inplace %}
     x.add_(y)
 {%- elif op.working %}

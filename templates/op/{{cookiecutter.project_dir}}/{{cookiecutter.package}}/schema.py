@@ -1,12 +1,11 @@
 {%- set op = cookiecutter.op -%}
-"""Definition of {{ op.qualname }}: its schema and which kernel serves which device.
+"""Definition of the op: its schema and which kernel serves which device.
 
 Schema:
     {{ op.schema | docwrap(8) }}
 {%- if op.inplace %}
 
-In-place: the op writes {{ op.mutates | map("pyname") | join(", ") }} (marked ``Tensor(a!)``) and returns
-nothing for it, which is what auto-functionalization needs to put it in a graph.
+{{ ("In-place: the op writes " ~ (op.mutates | map("pyname") | join(", ")) ~ " (marked ``Tensor(a!)``) and returns nothing for it, which is what auto-functionalization needs to put it in a graph.") | docwrap(0) }}
 {%- endif %}
 """
 

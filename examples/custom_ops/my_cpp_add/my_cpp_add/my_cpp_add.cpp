@@ -1,0 +1,63 @@
+// The op library of opsdk_examples::my_cpp_add: its schema, the npu (PrivateUse1) kernel and the
+// CPU reference.
+//
+// Schema:
+//     my_cpp_add(Tensor x, Tensor y) -> Tensor
+//
+// The package's __init__.py builds this file with torch's C++ extension tooling on its first
+// import, caches the library (opsdk.cpp_build) and loads it. The npu kernel is what runs on
+// the device: on an NPU host, where the build defines OPSDK_WITH_CANN, it runs an aclnn
+// kernel through EXEC_NPU_CMD; offline it runs on opsdk's emulated npu device, where aten
+// calls run on CPU memory. The CPU reference is the oracle every backend is compared with:
+// keep it simple and obviously right. The fake function (fake.py), the GE IR definition
+// (ir.py) and the GE converter (converter.py) are Python.
+
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/add.h>
+#include <torch/library.h>
+
+#ifdef OPSDK_WITH_CANN
+#include <ATen/ExpandUtils.h>
+#include <ATen/ops/empty.h>
+
+// EXEC_NPU_CMD: pytorch_npu_helper.hpp from Ascend's CppExtensionInvocation sample, put next
+// to this file.
+#include "pytorch_npu_helper.hpp"
+#endif
+
+namespace {
+
+// npu kernel of opsdk_examples::my_cpp_add.
+at::Tensor my_cpp_add_npu(const at::Tensor& x, const at::Tensor& y) {
+#ifdef OPSDK_WITH_CANN
+  // CANN's aclnnAdd; your own op's aclnnMyCppAdd once you have installed it.
+  at::Tensor out = at::empty(at::infer_size(x.sizes(), y.sizes()), x.options());
+  const at::Scalar alpha = 1;
+  EXEC_NPU_CMD(aclnnAdd, x, y, alpha, out);
+  return out;
+#else
+  return at::add(x, y);
+#endif
+}
+
+// CPU reference of opsdk_examples::my_cpp_add: the semantics the npu kernel must match.
+at::Tensor my_cpp_add_reference(const at::Tensor& x, const at::Tensor& y) {
+  return at::add(x, y);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(opsdk_examples, m) {
+  // Where torch.compile finds the op's fake function.
+  m.set_python_module("my_cpp_add.fake");
+  m.def("my_cpp_add(Tensor x, Tensor y) -> Tensor");
+}
+
+// PrivateUse1 is the npu device: torch_npu, or opsdk's emulation, gives it that name.
+TORCH_LIBRARY_IMPL(opsdk_examples, PrivateUse1, m) {
+  m.impl("my_cpp_add", &my_cpp_add_npu);
+}
+
+TORCH_LIBRARY_IMPL(opsdk_examples, CPU, m) {
+  m.impl("my_cpp_add", &my_cpp_add_reference);
+}
