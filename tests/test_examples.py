@@ -66,3 +66,13 @@ def test_generated_package_runs_its_own_tests(opsdk_cli, tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "15 passed" in done.stdout
+
+
+def test_backends_run_in_any_order_in_one_process(opsdk_cli):
+    """npugraph_ex before ge: both patch torch once at first use, and must not clash."""
+    example = next(e for e in EXAMPLES if e.name == "my_add")
+    run = opsdk_cli(
+        "check", example, "--backend", "npugraph_ex,ge", "--shapes", "static", json_report=True
+    )
+    assert run.code == 0, run.stdout + run.stderr
+    assert [r["backend"] for r in run.report["results"]] == ["npugraph_ex", "ge"]

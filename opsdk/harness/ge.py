@@ -32,13 +32,9 @@ def torchair():
 
 
 def backend():
-    from opsdk.runtime.npugraph_ex_backend import OFFLINE_OPTIONS, is_offline
+    from opsdk.runtime.npugraph_ex_backend import torchair_config
 
-    config = torchair().CompilerConfig()
-    config.mode = "max-autotune"
-    if is_offline():  # fusion passes rewrite to torch.ops.npu.* kernels only torch_npu has
-        config.experimental_config.pattern_fusion_pass = OFFLINE_OPTIONS["pattern_fusion_pass"]
-    return torchair().get_npu_backend(compiler_config=config)
+    return torchair().get_npu_backend(compiler_config=torchair_config("max-autotune"))
 
 
 @contextlib.contextmanager

@@ -64,7 +64,7 @@ def import_npugraph_ex() -> ModuleType:
     nothing on a device to finalize (its atexit hook still runs), so the previous
     handlers are put back, as the locator does for TorchAir's.
     """
-    import_torchair_stack()
+    _apply_torchair_patches_first()
     if "npugraph_ex" in sys.modules or not is_offline():
         return importlib.import_module("npugraph_ex")
     handlers = {sig: signal.getsignal(sig) for sig in _FINALIZE_SIGNALS}
@@ -74,6 +74,29 @@ def import_npugraph_ex() -> ModuleType:
             if handler is not None:
                 signal.signal(sig, handler)
     return module
+
+
+def torchair_config(mode: str):
+    """A TorchAir ``CompilerConfig`` in ``mode``, with :data:`OFFLINE_OPTIONS` offline."""
+    config = import_torchair_stack().CompilerConfig()
+    config.mode = mode
+    if is_offline():  # TorchAir's spelling of OFFLINE_OPTIONS
+        config.experimental_config.pattern_fusion_pass = OFFLINE_OPTIONS["pattern_fusion_pass"]
+    return config
+
+
+@functools.cache
+def _apply_torchair_patches_first() -> None:
+    """Run TorchAir's one-time patches of torch before npugraph_ex's copy of them.
+
+    Both register a Python kernel for ``aten.to.other`` under AutogradPrivateUse1.
+    npugraph_ex skips the registration when it finds one; TorchAir does not, so a
+    process that compiled with npugraph_ex first failed its first GE compile
+    ("Trying to override a python impl"). Creating a GE backend applies TorchAir's
+    patches; the GE column would create one with the same config anyway.
+    """
+    torchair = import_torchair_stack()
+    torchair.get_npu_backend(compiler_config=torchair_config("max-autotune"))
 
 
 def describe() -> dict[str, Any]:
@@ -119,9 +142,5 @@ def reduce_overhead_backend(**options: Any) -> Callable:
     """TorchAir's ``mode = "reduce-overhead"`` backend, with npugraph_ex-named options
     (``force_eager``, ``capture_limit``, ...) that TorchAir maps onto its config."""
     torchair = import_torchair_stack()
-    config = torchair.CompilerConfig()
-    config.mode = "reduce-overhead"
-    if is_offline():  # TorchAir's spelling of OFFLINE_OPTIONS
-        config.experimental_config.pattern_fusion_pass = OFFLINE_OPTIONS["pattern_fusion_pass"]
-    backend = torchair.get_npu_backend(compiler_config=config)
+    backend = torchair.get_npu_backend(compiler_config=torchair_config("reduce-overhead"))
     return functools.partial(backend, options=options) if options else backend
