@@ -1,0 +1,127 @@
+"""Harness throughput: the conformance matrix on 1 and on 20 generated ops.
+
+Side by side, in one run, each as a fresh `opsdk check` process (what users run):
+  (a) the aot_eager column alone,
+  (b) the full matrix (every backend x static/dynamic/mark_static) in one process,
+  (c) the naive way: one process per backend, one after the other.
+Cold start is the time from starting the command to its first cell result. With
+``--profile`` the full matrix also runs once under cProfile, and the time is split
+by where it goes (Dynamo, AOT Autograd, TorchAir, opsdk's runtime, ...).
+
+    python bench/harness_throughput.py [--ops 1,20] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _ops import generate_library  # noqa: E402
+
+from opsdk.axes import BACKENDS, SHAPE_MODES  # noqa: E402
+
+_RESULT_LINE = re.compile(r"\b(pass|fail|error|skip|xfail)\b")
+
+
+@dataclass
+class Run:
+    seconds: float
+    first_result: float
+    code: int
+
+
+def run_check(module: str, root: Path, backends: list[str]) -> Run:
+    """One `opsdk check` process: wall time, and time until its first cell result."""
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    argv = [sys.executable, "-m", "opsdk", "check", module, "--backend", ",".join(backends)]
+    start = time.perf_counter()
+    first = None
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env, cwd=root) as proc:
+        for line in proc.stdout:
+            if first is None and _RESULT_LINE.search(line):
+                first = time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"opsdk check {module} --backend {','.join(backends)} failed")
+    return Run(seconds, first or seconds, proc.returncode)
+
+
+def measure(count: int, root: Path) -> dict[str, float]:
+    module = generate_library(root, count)
+    aot = run_check(module, root, ["aot_eager"])
+    full = run_check(module, root, list(BACKENDS))
+    naive = [run_check(module, root, [backend]) for backend in BACKENDS]
+    return {
+        "ops": count,
+        "cells": count * len(BACKENDS) * len(SHAPE_MODES),
+        "aot_eager_s": aot.seconds,
+        "full_s": full.seconds,
+        "naive_s": sum(r.seconds for r in naive),
+        "full/aot_eager": full.seconds / aot.seconds,
+        "naive/full": sum(r.seconds for r in naive) / full.seconds,
+        "cold_start_s": full.first_result,
+    }
+
+
+# Where time goes, by the file that spends it (cumulative time of the outermost frame).
+_AREAS = [
+    ("TorchAir GE (convert, passes)", "torchair/"),
+    ("npugraph_ex", "npugraph_ex/"),
+    ("opsdk GE executor / stand-ins", "opsdk/runtime/"),
+    ("AOT Autograd", "torch/_functorch/"),
+    ("Dynamo", "torch/_dynamo/"),
+    ("opcheck", "torch/testing/_internal/optests"),
+    ("FakeTensor", "torch/_subclasses/"),
+]
+
+
+def profile(count: int, root: Path) -> list[tuple[str, float]]:
+    """The full matrix in this process under cProfile: seconds by area (self time)."""
+    module = generate_library(root, count)
+    sys.path.insert(0, str(root))
+    from opsdk import harness, target
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    results = harness.run_matrix(harness.cells(target.load(module), BACKENDS, SHAPE_MODES))
+    profiler.disable()
+    assert all(r.status == "pass" for r in results), [r.describe() for r in results]
+    stats = pstats.Stats(profiler).stats
+    totals = dict.fromkeys([a for a, _ in _AREAS] + ["other"], 0.0)
+    for (filename, _, _), (_, _, self_time, _, _) in stats.items():
+        area = next((a for a, marker in _AREAS if marker in filename), "other")
+        totals[area] += self_time
+    return sorted(totals.items(), key=lambda kv: -kv[1])
+
+
+def main(argv=None) -> list[dict]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", default="1,20", help="op counts, comma-separated")
+    parser.add_argument("--profile", action="store_true", help="also profile the full matrix")
+    args = parser.parse_args(argv)
+    rows = []
+    for count in map(int, args.ops.split(",")):
+        with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
+            rows.append(measure(count, Path(tmp)))
+        print(rows[-1], flush=True)
+    if args.profile:
+        with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
+            count = max(map(int, args.ops.split(",")))
+            print(f"profile of the full matrix, {count} ops (self time by area):")
+            for area, seconds in profile(count, Path(tmp)):
+                print(f"  {area:32} {seconds:7.2f} s")
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""Every benchmark in one run, then the ratios the targets are about, as one table.
+
+    python bench/run_all.py [--quick]
+
+``--quick`` uses fewer ops and calls: a smoke run of the benchmarks, not numbers
+to quote.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+import device_cost  # noqa: E402
+import harness_throughput  # noqa: E402
+import host_overhead  # noqa: E402
+
+
+def _table(rows: list[tuple[str, float, str]]) -> str:
+    lines = [f"{'ratio':44} {'measured':>9}  target", "-" * 68]
+    lines += [f"{name:44} {value:9.2f}  {target}" for name, value, target in rows]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> str:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: 1 and 2 ops, few calls")
+    quick = parser.parse_args(argv).quick
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, torch {torch.__version__}",
+        flush=True,
+    )
+    throughput = harness_throughput.main(["--ops", "1,2" if quick else "1,20"])
+    calls = host_overhead.main(["--number", "500" if quick else "20000"])
+    aten = device_cost.main(["--number", "200" if quick else "5000"])
+    rows = []
+    for row in throughput:
+        n = row["ops"]
+        target = "<= 2 (amortized over 20 ops)" if n >= 20 else ""
+        rows.append((f"full matrix / aot_eager alone, {n} op(s)", row["full/aot_eager"], target))
+        rows.append((f"one process per backend / full matrix, {n} op(s)", row["naive/full"], ""))
+        rows.append((f"cold start to first result (s), {n} op(s)", row["cold_start_s"], ""))
+    targets = {"cpp": "<= 1.5", "library": "<= 3", "custom_op": "as close as its API allows"}
+    for style, target in targets.items():
+        rows.append((f"{style} / torch.add per call, CPU", calls[f"{style}/torch.add cpu"], target))
+    for style in targets:
+        rows.append((f"{style} per call, npu / CPU", calls[f"{style} npu/cpu"], ""))
+    for name, (cpu, npu) in aten.items():
+        rows.append((f"aten {name}, emulated npu / CPU", npu / cpu, ""))
+    table = _table(rows)
+    print(table)
+    return table
+
+
+if __name__ == "__main__":
+    main()
