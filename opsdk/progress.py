@@ -7,11 +7,14 @@ same plain lines serve a terminal and a CI log.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import Counter
 from typing import TextIO
 
 from opsdk.harness.model import Result
+
+_STARTED = re.compile(r"^\[ *\d+/\d+\] (?P<label>.+) \.\.\. $")
 
 
 class Progress:
@@ -39,3 +42,11 @@ class Progress:
             text = ", ".join(f"{n} {status}" for status, n in counts.items())
         self.stream.write(text + "\n")
         self.stream.flush()
+
+
+def unfinished(log: str) -> str | None:
+    """The label of the cell a progress log stops in, if the log ends mid-cell: where a
+    process that crashed or was killed was."""
+    lines = log.splitlines()
+    found = _STARTED.match(lines[-1]) if lines and not log.endswith("\n") else None
+    return found["label"] if found else None
