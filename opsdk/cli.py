@@ -107,11 +107,11 @@ def _new(args) -> int:
 
 
 def _check(args) -> int:
+    if args.timeout is not None and not args.isolate:
+        raise OpsdkError("--timeout applies to --isolate: add --isolate")
     from opsdk import harness, report, target
     from opsdk.progress import Progress
 
-    if args.timeout is not None and not args.isolate:
-        raise OpsdkError("--timeout applies to --isolate: add --isolate")
     package = target.load(args.target)
     cells = harness.cells(package, args.backend, args.shapes, args.pattern)
     if args.only_op is not None:
@@ -144,8 +144,7 @@ def _run_isolated(args, cells, progress):
     timeout = args.timeout or DEFAULT_TIMEOUT
     results = []
     for op in dict.fromkeys(c.op.name for c in cells):
-        count = sum(c.op.name == op for c in cells)
-        progress.start(f"{op} [{count} cells, own process]")
+        progress.start(f"{op} [own process]")
         op_results = isolate.run_op(args.target, op, args.backend, args.shapes, timeout, args.dump)
         progress.finish(op_results)
         results += op_results
