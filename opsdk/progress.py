@@ -18,21 +18,23 @@ _STARTED = re.compile(r"^\[ *\d+/\d+\] (?P<label>.+) \.\.\. $")
 
 
 class Progress:
+    """Counts cells as they finish; under --isolate one line covers an op's cells."""
+
     def __init__(self, total: int, stream: TextIO | None = None):
         self.total = total
-        self.done_count = 0
+        self._done = 0
         self.stream = stream or sys.stdout
         self._width = len(str(total))
 
     def start(self, label: str) -> None:
         """Announce the next cell (or an op's block of cells, see ``finish``)."""
-        position = f"{self.done_count + 1:>{self._width}}/{self.total}"
+        position = f"{self._done + 1:>{self._width}}/{self.total}"
         self.stream.write(f"[{position}] {label} ... ")
         self.stream.flush()
 
     def finish(self, results: list[Result]) -> None:
         """End the line started last: one cell's outcome, or a block's counts."""
-        self.done_count += len(results)
+        self._done += len(results)
         if len(results) == 1:
             [r] = results
             where = f" in {r.layer}" if r.layer else ""
