@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
 from opsdk.errors import OpsdkError
+
+DEFAULT_TIMEOUT = 600.0  # seconds per op under --isolate: a whole column set on 2 cores fits
 
 
 def _csv(choices):
@@ -20,6 +23,16 @@ def _csv(choices):
         return items
 
     return parse
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return seconds
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,6 +59,24 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--json", type=Path, help="write the JSON report here")
     check.add_argument("-k", dest="pattern", help="only ops whose name contains PATTERN")
     check.add_argument("--dump", type=Path, help="write each compiled graph (FX and GE) here")
+    check.add_argument("--report", type=Path, help="write the matrix as a self-contained HTML page")
+    check.add_argument(
+        "--markdown",
+        type=Path,
+        help="write the matrix as Markdown (also appended to $GITHUB_STEP_SUMMARY when set)",
+    )
+    check.add_argument(
+        "--isolate",
+        action="store_true",
+        help="run each op in its own process: a crash or hang costs only that op's cells",
+    )
+    check.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        help=f"with --isolate, seconds an op may run (default {DEFAULT_TIMEOUT:g})",
+    )
+    # How --isolate runs one op in a child: the exact name, as reports spell it (ns::name).
+    check.add_argument("--only-op", help=argparse.SUPPRESS)
 
     fetch = sub.add_parser(
         "fetch-torchair", help="download TorchAir (from the torch-npu wheel) for offline use"
@@ -76,24 +107,63 @@ def _new(args) -> int:
 
 
 def _check(args) -> int:
+    if args.timeout is not None and not args.isolate:
+        raise OpsdkError("--timeout applies to --isolate: add --isolate")
     from opsdk import harness, report, target
+    from opsdk.progress import Progress
 
     package = target.load(args.target)
     cells = harness.cells(package, args.backend, args.shapes, args.pattern)
+    if args.only_op is not None:
+        cells = [c for c in cells if c.op.name == args.only_op]
+        if not cells:
+            raise OpsdkError(f"{package.__name__} declares no op named {args.only_op!r}")
     if not cells:
         raise OpsdkError(f"no op of {package.__name__} matches -k {args.pattern!r}")
-    results = harness.run_matrix(
-        cells,
-        lambda r: print(f"  {r.status:5} {r.op} [{r.backend}-{r.shapes}]", flush=True),
-        args.dump,
-    )
+    progress = Progress(len(cells))
+    if args.isolate:
+        results = _run_isolated(args, cells, progress)
+    else:
+        results = harness.run_matrix(
+            cells,
+            on_start=lambda c: progress.start(f"{c.op.name} [{c.backend}-{c.shapes}]"),
+            on_result=lambda r: progress.finish([r]),
+            dump_dir=args.dump,
+        )
     print(report.matrix(results))
-    if args.json:
-        report.write_json(args.json, results)
-        print(f"wrote {args.json}")
+    _write_reports(args, results)
     # A stale waiver fails the run, or nobody would notice it and remove it.
     ok = all(r.status in ("pass", "skip", "xfail") and not r.stale_waiver for r in results)
     return 0 if ok else 1
+
+
+def _run_isolated(args, cells, progress):
+    """Each op's cells in a child `opsdk check --only-op`, one op after the other."""
+    from opsdk import isolate
+
+    timeout = args.timeout or DEFAULT_TIMEOUT
+    results = []
+    for op in dict.fromkeys(c.op.name for c in cells):
+        progress.start(f"{op} [own process]")
+        op_results = isolate.run_op(args.target, op, args.backend, args.shapes, timeout, args.dump)
+        progress.finish(op_results)
+        results += op_results
+    return results
+
+
+def _write_reports(args, results) -> None:
+    from opsdk import html_report, markdown_report, report
+
+    if args.json:
+        report.write_json(args.json, results)
+        print(f"wrote {args.json}")
+    if args.report:
+        environment = report.environment({r.backend for r in results})
+        html_report.write(args.report, results, environment, args.dump)
+        print(f"wrote {args.report}")
+    if args.markdown:
+        for path in markdown_report.write(args.markdown, results):
+            print(f"wrote {path}")
 
 
 def _ir(args) -> int:

@@ -8,11 +8,11 @@ opens to its layer, message and, when the run dumped graphs, the dumps.
 from __future__ import annotations
 
 import html
-from collections import Counter
 from pathlib import Path
 
 from opsdk.harness.ge import case_dir
-from opsdk.harness.model import SHAPE_MODES, Result
+from opsdk.harness.model import Result
+from opsdk.report import grid, summary
 
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
@@ -53,11 +53,7 @@ def _dumps(dump_dir: Path | None, result: Result) -> dict[str, str]:
 
 
 def render(results: list[Result], environment: dict, dump_dir: Path | None = None) -> str:
-    backends = list(dict.fromkeys(r.backend for r in results))
-    shapes = [m for m in SHAPE_MODES if any(r.shapes == m for r in results)]
-    ops = list(dict.fromkeys(r.op for r in results))
-    by_cell = {(r.op, r.backend, r.shapes): r for r in results}
-    counts = Counter(r.status for r in results)
+    ops, backends, shapes, by_cell = grid(results)
     rows = [
         "<tr><th rowspan=2>op</th>"
         + "".join(f"<th colspan={len(shapes)}>{html.escape(b)}</th>" for b in backends)
@@ -75,12 +71,11 @@ def render(results: list[Result], environment: dict, dump_dir: Path | None = Non
         f"<dt>{html.escape(str(k))}</dt><dd>{html.escape(str(v))}</dd>"
         for k, v in environment.items()
     )
-    summary = ", ".join(f"{n} {html.escape(s)}" for s, n in sorted(counts.items()))
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         "<title>opsdk conformance</title>"
         f"<style>{_STYLE}</style></head><body>"
-        f"<h1>opsdk conformance: {summary}</h1>"
+        f"<h1>opsdk conformance: {html.escape(summary(results))}</h1>"
         f"<table>{''.join(rows)}</table>"
         f"<h2>Environment</h2><dl>{env}</dl>"
         "</body></html>\n"

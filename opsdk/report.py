@@ -6,6 +6,7 @@ import json
 import platform
 from collections import Counter
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 
@@ -47,12 +48,39 @@ def write_json(path: Path, results: list[Result]) -> None:
     Path(path).write_text(json.dumps(payload, indent=2) + "\n")
 
 
+class Grid(NamedTuple):
+    """The matrix's axes as the results fill them, in run order; every renderer uses it."""
+
+    ops: list[str]
+    backends: list[str]
+    shapes: list[str]
+    cell: dict[tuple[str, str, str], Result]  # (op, backend, shapes) -> result
+
+
+def grid(results: list[Result]) -> Grid:
+    return Grid(
+        list(dict.fromkeys(r.op for r in results)),
+        list(dict.fromkeys(r.backend for r in results)),
+        [m for m in SHAPE_MODES if any(r.shapes == m for r in results)],
+        {(r.op, r.backend, r.shapes): r for r in results},
+    )
+
+
+def problems(results: list[Result]) -> list[Result]:
+    """What a reader must act on: failures, errors and stale waivers."""
+    return [r for r in results if r.status in ("fail", "error") or r.stale_waiver]
+
+
+def summary(results: list[Result]) -> str:
+    """``40 pass, 2 fail``: the counts, in a fixed order."""
+    counts = Counter(r.status for r in results)
+    return ", ".join(f"{counts[k]} {k}" for k in _MARKS if counts[k]) or "no cells ran"
+
+
 def matrix(results: list[Result]) -> str:
     """Ops as rows; per backend one column per shape mode (s/d/m); failures below."""
-    backends = list(dict.fromkeys(r.backend for r in results))
-    shapes = [m for m in SHAPE_MODES if any(r.shapes == m for r in results)]
-    ops = list(dict.fromkeys(r.op for r in results))
-    status = {(r.op, r.backend, r.shapes): r.status for r in results}
+    ops, backends, shapes, cell = grid(results)
+    status = {key: r.status for key, r in cell.items()}
     width = max(len(o) for o in ops)
     group = max(len(" ".join(m[0] for m in shapes)), *(len(b) for b in backends))
     head = [" " * width] + [b.ljust(group) for b in backends]
@@ -65,11 +93,9 @@ def matrix(results: list[Result]) -> str:
             row.append(" ".join(marks).ljust(group))
         lines.append(" ".join(row).rstrip())
     lines.append("(" + ", ".join(f"{m[0]} = {m}" for m in shapes) + "; " + _LEGEND + ")")
-    problems = [r for r in results if r.status in ("fail", "error") or r.stale_waiver]
-    if problems:
+    if problems(results):
         lines.append("")
-        lines += [r.describe() for r in problems]
-    counts = Counter(r.status for r in results)
+        lines += [r.describe() for r in problems(results)]
     lines.append("")
-    lines.append(", ".join(f"{counts[k]} {k}" for k in _MARKS if counts[k]) or "no cells ran")
+    lines.append(summary(results))
     return "\n".join(lines)

@@ -124,9 +124,12 @@ def run_matrix(
     cell_list: list[Cell],
     on_result: Callable[[Result], None] | None = None,
     dump_dir: Path | None = None,
+    on_start: Callable[[Cell], None] | None = None,
 ):
     results = []
     for cell in cell_list:
+        if on_start:
+            on_start(cell)
         result = run_cell(cell, dump_dir)
         results.append(result)
         if on_result:

@@ -38,6 +38,7 @@ LAYERS = (
     "replay",
     "stale-input",
     "setup",
+    "process",  # --isolate: the op's process crashed or timed out
 )
 
 

@@ -1,0 +1,80 @@
+"""`opsdk check --markdown FILE`: the matrix as Markdown, for CI logs and job summaries.
+
+One table row per op, one column per cell (``ge-dynamic``, as cell ids name
+it), then each failing cell with its layer and full message. GitHub renders it
+in the job summary: with ``$GITHUB_STEP_SUMMARY`` set, the same text is
+appended there.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from opsdk.harness.model import Result
+from opsdk.report import grid, problems, summary
+
+_MARKS = {
+    "pass": "✅ pass",
+    "fail": "❌ fail",
+    "error": "💥 error",
+    "skip": "skip",
+    "xfail": "xfail",
+}
+
+
+def _escape(text: str) -> str:
+    """Table cells are one line and must not close the cell early."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _cell(result: Result | None) -> str:
+    if result is None:
+        return "-"
+    mark = _MARKS[result.status]
+    if result.stale_waiver:
+        mark += " (stale waiver)"
+    return f"{mark} `{result.layer}`" if result.layer else mark
+
+
+def _problem(result: Result) -> str:
+    where = f" in layer `{result.layer}`" if result.layer else ""
+    fence = "```"
+    message = "\n".join(f"  {line}" for line in result.message.splitlines())
+    return (
+        f"- **{_escape(result.op)} [{result.backend}-{result.shapes}]**: "
+        f"{result.status}{where}\n\n  {fence}text\n{message}\n  {fence}"
+    )
+
+
+def render(results: list[Result]) -> str:
+    ops, backends, shapes, cell = grid(results)
+    columns = [(b, m) for b in backends for m in shapes]
+    lines = [
+        f"## opsdk conformance: {summary(results)}",
+        "",
+        "| op | " + " | ".join(f"{b}-{m}" for b, m in columns) + " |",
+        "| --- |" + " --- |" * len(columns),
+    ]
+    for op in ops:
+        marks = [_cell(cell.get((op, b, m))) for b, m in columns]
+        lines.append(f"| {_escape(op)} | " + " | ".join(marks) + " |")
+    failing = problems(results)
+    if failing:
+        lines += ["", "### Failing cells", ""]
+        lines += [_problem(r) for r in failing]
+    return "\n".join(lines) + "\n"
+
+
+def write(path: Path, results: list[Result]) -> list[Path]:
+    """Write ``path``, and append to the GitHub job summary when there is one;
+    returns the files written."""
+    text = render(results)
+    Path(path).write_text(text)
+    written = [Path(path)]
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        with open(step_summary, "a", encoding="utf-8") as out:
+            out.write(text + "\n")
+        written.append(Path(step_summary))
+    return written

@@ -1,0 +1,111 @@
+"""`opsdk check --isolate`: a kernel that segfaults, aborts or hangs costs only its op's cells.
+
+One package holds three ops (a segfaulting, an aborting and a good one, in that
+order, so the good one runs after two crashes); a fourth op hangs and is checked
+on its own with a short --timeout.
+"""
+
+import re
+
+import pytest
+
+from opsdk.scaffold import NewRequest, new
+
+NAMESPACE = "isolate_t"
+KERNELS = {
+    "my_segv": "import ctypes\n\n    ctypes.string_at(0)",
+    "my_abort": "import os\n\n    os.abort()",
+    "my_hang": "import time\n\n    time.sleep(600)",
+    "my_ok": "return torch.add(x, y)",
+}
+SUITE = ("my_segv", "my_abort", "my_ok")
+
+
+def _op(tmp_path, name):
+    """A scaffolded add whose npu kernel runs ``KERNELS[name]`` instead."""
+    pkg = new(NewRequest(name, namespace=NAMESPACE, out=tmp_path)).path
+    kernels = pkg / name / "kernels.py"
+    npu_kernel = '"""The op on npu tensors."""\n    return torch.add(x, y)'
+    text = kernels.read_text()
+    assert npu_kernel in text
+    kernels.write_text(
+        text.replace(npu_kernel, f'"""The op on npu tensors."""\n    {KERNELS[name]}')
+    )
+    return pkg
+
+
+def _suite(tmp_path):
+    """A package whose OPS are those of the SUITE op packages beside it."""
+    for name in SUITE:
+        _op(tmp_path, name)
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "__init__.py").write_text(
+        "import importlib\nimport sys\nfrom pathlib import Path\n\n"
+        f"NAMES = {SUITE!r}\n"
+        "sys.path[:0] = [str(Path(__file__).parent.parent / n) for n in NAMES]\n"
+        "OPS = tuple(op for n in NAMES for op in importlib.import_module(n).OPS)\n"
+    )
+    return suite
+
+
+def test_crashing_kernels_are_their_ops_errors_and_the_other_op_still_runs(tmp_path, opsdk_cli):
+    run = opsdk_cli(
+        "check",
+        _suite(tmp_path),
+        "--isolate",
+        "--backend",
+        "eager",
+        "--shapes",
+        "static",
+        json_report=True,
+    )
+    assert run.code == 1 and run.report is not None, run.stdout + run.stderr
+    for name, signal in (("my_segv", "SIGSEGV"), ("my_abort", "SIGABRT")):
+        [cell] = run.cells(op=f"{NAMESPACE}::{name}")
+        assert (cell["status"], cell["layer"]) == ("error", "process"), cell
+        assert f"killed by {signal} in {NAMESPACE}::{name} [eager-static]" in cell["message"]
+    [ok] = run.cells(op=f"{NAMESPACE}::my_ok")
+    assert ok["status"] == "pass", ok
+    # Progress: one line per op, ended by its outcome.
+    line = re.compile(rf"\[(\d)/3\] {NAMESPACE}::(\w+) \[own process\] \.\.\. (.+) \(\d+\.\d\d s\)")
+    progress = [line.fullmatch(text) for text in run.stdout.splitlines() if text[:1] == "["]
+    assert [m.groups() if m else None for m in progress] == [
+        ("1", "my_segv", "error in process"),
+        ("2", "my_abort", "error in process"),
+        ("3", "my_ok", "pass"),
+    ], run.stdout
+
+
+def test_a_hanging_kernel_times_out_as_its_ops_error(tmp_path, opsdk_cli):
+    run = opsdk_cli(
+        "check",
+        _op(tmp_path, "my_hang"),
+        "--isolate",
+        "--timeout",
+        "3",
+        "--backend",
+        "eager",
+        "--shapes",
+        "static",
+        json_report=True,
+    )
+    assert run.code == 1, run.stdout + run.stderr
+    [cell] = run.report["results"]
+    assert (cell["status"], cell["layer"]) == ("error", "process"), cell
+    assert cell["message"].startswith("timed out after 3 s"), cell
+    assert cell["seconds"] == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--timeout", "5"), "--timeout applies to --isolate"),
+        (("--isolate", "--timeout", "0"), "not a positive number of seconds"),
+        (("--only-op", "my_ok"), "declares no op named 'my_ok'"),
+    ],
+)
+def test_bad_isolation_options_are_one_line_errors(tmp_path, opsdk_cli, args, needle):
+    run = opsdk_cli("check", _op(tmp_path, "my_ok"), *args)
+    assert run.code == 2, run.stdout + run.stderr
+    assert needle in run.stderr.strip().splitlines()[-1], run.stderr
