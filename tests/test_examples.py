@@ -15,11 +15,15 @@ EXAMPLES = sorted(
 )
 
 
+# Tool caches that running the example's tools leaves behind; git ignores them too.
+_CACHES = {"__pycache__", ".ruff_cache", ".pytest_cache"}
+
+
 def _files(root: Path) -> dict[str, str]:
     return {
         str(p.relative_to(root)): p.read_text()
         for p in root.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts
+        if p.is_file() and not _CACHES.intersection(p.parts)
     }
 
 
