@@ -7,12 +7,14 @@ leaves nothing behind, and an existing directory is never deleted.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +38,7 @@ class NewRequest:
     style: str = "custom_op"
     out: Path = Path(".")
     force: bool = False
+    autograd: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ def build_spec(req: NewRequest) -> spec.OpSpec:
     op = spec.parse(text, name=req.name, namespace=req.namespace)
     if req.inplace:
         spec.require_inplace(op)
+    if req.autograd:
+        spec.require_differentiable(op)
     if req.style == "cpp":
         cppsig.signature(op.name, op)  # refuses a type without a C++ kernel type
     return op
@@ -67,8 +72,11 @@ def template_dir() -> Path:
     raise ScaffoldError("opsdk's templates are missing: reinstall opsdk (pip install -e .)")
 
 
-def context(op: spec.OpSpec, style: str) -> dict:
-    """Everything the templates read, derived once from the spec."""
+def context(
+    op: spec.OpSpec, style: str, autograd: bool = False, package: str | None = None
+) -> dict:
+    """Everything the templates read, derived once from the spec. ``package`` is the op
+    library an added op (``--into``) goes into: the op's modules are then its subpackage."""
     ir = ir_def_for(op)
     params = pysig.parameters(op)
     returns = pysig.return_annotation(op)
@@ -76,8 +84,10 @@ def context(op: spec.OpSpec, style: str) -> dict:
     return {
         "project_dir": op.name,
         "package": op.name,
+        "module": f"{package}.{op.name}" if package else op.name,
         "dist_name": op.name.replace("_", "-"),
         "style": style,
+        "autograd": _autograd_context(op) if autograd else {},
         "opsdk_version": opsdk.__version__,
         "op": {
             "namespace": op.namespace,
@@ -124,6 +134,22 @@ def _cpp_context(op: spec.OpSpec) -> dict:
         "aclnn_args": ", ".join([cppsig.param_name(a.name) for a in op.args] + outputs),
         "npu_todo": f"implement me: {op.name}_npu() in {file}: compute the op on npu tensors",
         "ref_todo": f"implement me: {op.name}_reference() in {file}: compute the op on CPU tensors",
+    }
+
+
+def _autograd_context(op: spec.OpSpec) -> dict:
+    """What the autograd template reads: the backward's gradient parameters (one per
+    output) and the plain tensor inputs a skeleton's setup_context saves."""
+    several = len(op.returns) > 1
+    grads = [
+        f"grad_{r.name or (f'out{i}' if several else 'out')}" for i, r in enumerate(op.returns)
+    ]
+    args = [a.name for a in op.args]
+    return {
+        "unpack": f"{args[0]}," if len(args) == 1 else ", ".join(args),
+        "saved": ", ".join(a.name for a in op.tensor_args if not a.is_list),
+        "backward_def": pysig.def_line(f"{op.name}_backward", ["ctx", *grads], "tuple"),
+        "grads_for": ", ".join(a.name for a in op.tensor_args),
     }
 
 
@@ -210,28 +236,50 @@ def new(req: NewRequest) -> NewResult:
             f"{target} already exists: choose another --out, or pass --force to move it "
             "aside (nothing is deleted)"
         )
+    with staging_dir(out, op.name) as staging:
+        project = render(op, req, staging)
+        try:
+            backup = _backup_path(target) if target.exists() else None
+            if backup is not None:
+                target.rename(backup)
+            os.rename(project, target)
+        except OSError as err:
+            raise ScaffoldError(
+                f"cannot write {target} ({err}): check permissions and space"
+            ) from None
+    return NewResult(target, backup)
+
+
+@contextlib.contextmanager
+def staging_dir(out: Path, name: str) -> Iterator[Path]:
+    """A temporary directory inside ``out`` (so the final move is a rename), always removed."""
     try:
         out.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".opsdk-new-{op.name}-", dir=out))
+        staging = Path(tempfile.mkdtemp(prefix=f".opsdk-new-{name}-", dir=out))
     except OSError as err:
         raise ScaffoldError(
             f"cannot write to {out} ({err.strerror}): pick a writable --out directory"
         ) from None
     try:
-        ctx = json.loads((template_dir() / "cookiecutter.json").read_text())
-        ctx.update(context(op, req.style))
-        generate_files(str(template_dir()), {"cookiecutter": ctx}, output_dir=str(staging))
-        _drop_other_styles(staging / op.name, op.name, req.style)
-        _format(staging / op.name)
-        backup = _backup_path(target) if target.exists() else None
-        if backup is not None:
-            target.rename(backup)
-        os.rename(staging / op.name, target)
-    except OSError as err:
-        raise ScaffoldError(f"cannot write {target} ({err}): check permissions and space") from None
+        yield staging
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return NewResult(target, backup)
+
+
+def render(op: spec.OpSpec, req: NewRequest, staging: Path, package: str | None = None) -> Path:
+    """Render and format the op's project in ``staging``; return its directory.
+    ``package``: the op library the op is added to (see :mod:`opsdk.into`)."""
+    try:
+        ctx = json.loads((template_dir() / "cookiecutter.json").read_text())
+        ctx.update(context(op, req.style, req.autograd, package))
+        generate_files(str(template_dir()), {"cookiecutter": ctx}, output_dir=str(staging))
+        _drop_unused(staging / op.name, op.name, req.style, req.autograd)
+        _format(staging / op.name)
+    except OSError as err:
+        raise ScaffoldError(
+            f"cannot write {staging} ({err}): check permissions and space"
+        ) from None
+    return staging / op.name
 
 
 # Template files that only some styles have (package-relative; the rest is shared).
@@ -243,11 +291,14 @@ _STYLE_FILES = {
 }
 
 
-def _drop_other_styles(package: Path, name: str, style: str) -> None:
-    """Cookiecutter renders every template file; remove those of the other styles."""
+def _drop_unused(package: Path, name: str, style: str, autograd: bool) -> None:
+    """Cookiecutter renders every template file; remove those of the other styles, and
+    the autograd module unless asked for."""
     for pattern, styles in _STYLE_FILES.items():
         if style not in styles:
             (package / pattern.format(op=name)).unlink()
+    if not autograd:
+        (package / name / "autograd.py").unlink()
 
 
 def _format(package: Path) -> None:

@@ -4,18 +4,23 @@ The op goes through the real TorchAir: Dynamo, AOT, the op's converter and
 TorchAir's graph passes build a GE graph, which runs on CANN on an NPU host and
 on opsdk's GE reference executor offline. The cell checks the numbers against
 eager, and the GE graph itself against what TorchAir must produce for the
-shape mode (see the seed ``dynamo_dynamic_static_graphs.txt``).
+shape mode (see the seed ``dynamo_dynamic_static_graphs.txt``). An op with a
+backward also trains: its backward graph goes through TorchAir GE too, and the
+gradients must equal eager's (:mod:`opsdk.harness.training`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
+import warnings
 from pathlib import Path
 
 from opsdk.converters import ir_def_for, load_pending
 from opsdk.harness import compiled, ge_dump
 from opsdk.harness.model import Cell, CellFailure
+from opsdk.harness.training import trainable
 
 NEXT_STEP_GRAPH = "rerun with --dump DIR and compare the GE graph with the FX graph"
 
@@ -37,23 +42,39 @@ def backend():
     return torchair().get_npu_backend(compiler_config=torchair_config("max-autotune"))
 
 
+@dataclasses.dataclass
+class Recorded:
+    """The GE graphs TorchAir compiled, in order; ``backward`` those compiled while
+    autograd ran a backward (AOT autograd compiles the backward graph lazily)."""
+
+    graphs: list = dataclasses.field(default_factory=list)
+    backward: list = dataclasses.field(default_factory=list)
+
+    @property
+    def forward(self) -> list:
+        return [g for g in self.graphs if not any(g is b for b in self.backward)]
+
+
 @contextlib.contextmanager
 def recorded_graphs():
     """Collect each ``GeConcreteGraph`` TorchAir compiles (a Python hook, so it
     works the same offline and on an NPU host)."""
+    import torch
     from torchair._ge_concrete_graph.fx2ge_converter import GeConcreteGraph
 
-    graphs: list = []
+    recorded = Recorded()
     original = GeConcreteGraph.compile
 
     def compile_and_record(self):
         if not self._is_compiled:
-            graphs.append(self)
+            recorded.graphs.append(self)
+            if torch._C._current_graph_task_id() != -1:
+                recorded.backward.append(self)
         return original(self)
 
     GeConcreteGraph.compile = compile_and_record
     try:
-        yield graphs
+        yield recorded
     finally:
         GeConcreteGraph.compile = original
 
@@ -112,17 +133,24 @@ def checked_converter(spec):
 
 def run(cell: Cell, dump_dir: Path | None = None) -> None:
     torchair()
-    with recorded_graphs() as graphs, checked_converter(cell.op.spec):
+    with recorded_graphs() as recorded, checked_converter(cell.op.spec), warnings.catch_warnings():
+        # TorchAir's backward compiler is not boxed; AOT autograd copes, but warns per graph.
+        warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning")
         try:
             compiled.run(
                 cell, backend(), layer="ge-exec", compile_layer="converter", hint=NEXT_STEP_GRAPH
             )
         finally:
             if dump_dir is not None:
-                dump(graphs, Path(dump_dir) / case_dir(cell.op.name, cell.shapes))
-    if not graphs:
+                dump(recorded.graphs, Path(dump_dir) / case_dir(cell.op.name, cell.shapes))
+    if not recorded.forward:
         raise CellFailure("ge-graph", f"TorchAir compiled no GE graph; {NEXT_STEP_GRAPH}")
-    for graph in graphs:
+    if trainable(cell.op.spec) and not recorded.backward:
+        raise CellFailure(
+            "ge-graph",
+            f"the op has a backward but TorchAir compiled no backward GE graph; {NEXT_STEP_GRAPH}",
+        )
+    for graph in recorded.forward:
         check_graph(cell, graph.graph)
 
 
