@@ -81,10 +81,11 @@ def context(
     params = pysig.parameters(op)
     returns = pysig.return_annotation(op)
     impl_name = f"{op.name}.{op.overload}" if op.overload else op.name
+    module = f"{package}.{op.name}" if package else op.name
     return {
         "project_dir": op.name,
         "package": op.name,
-        "module": f"{package}.{op.name}" if package else op.name,
+        "module": module,
         "dist_name": op.name.replace("_", "-"),
         "style": style,
         "autograd": _autograd_context(op) if autograd else {},
@@ -119,13 +120,14 @@ def context(
             ],
             "irdef_imports": _irdef_imports(ir),
         },
-        "cpp": _cpp_context(op) if style == "cpp" else {},
+        "cpp": _cpp_context(op, module) if style == "cpp" else {},
     }
 
 
-def _cpp_context(op: spec.OpSpec) -> dict:
-    """What the C++ op library template reads: kernel signatures and skeleton messages."""
-    file = f"{op.name}/{op.name}.cpp"
+def _cpp_context(op: spec.OpSpec, module: str) -> dict:
+    """What the C++ op library template reads: kernel signatures and skeleton messages
+    (which name the source by its path in the project: C++ knows no ``__file__``)."""
+    file = f"{module.replace('.', '/')}/{op.name}.cpp"
     several = len(op.returns) > 1
     outputs = [r.name or (f"out{i}" if several else "out") for i, r in enumerate(op.returns)]
     return {
