@@ -23,7 +23,7 @@ from cookiecutter.generate import generate_files
 import opsdk
 from opsdk import cppsig, pysig, spec
 from opsdk.axes import STYLES
-from opsdk.converters import attr_builder, ir_def_for
+from opsdk.converters import attr_builder, ge_attr_args, ge_input_args, ir_def_for, is_symint
 from opsdk.errors import ScaffoldError, SpecError
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates" / "op"
@@ -110,8 +110,9 @@ def context(
             "converter_def": pysig.def_line(
                 f"convert_{op.name}", _converter_params(op), _converter_returns(op)
             ),
-            "converter_body": _converter_body(op, [o.name for o in ir.outputs]),
-            "ge_attrs": [a.name for a in op.attr_args],
+            "converter_body": _converter_body(op, ir.outputs),
+            "ge_attrs": [a.name for a in ge_attr_args(op)],
+            "host_inputs": sorted({_host_input(a) for a in op.args if is_symint(a)}),
             "ir_inputs": [{"name": i.name, "kind": i.kind} for i in ir.inputs],
             "ir_outputs": [{"name": o.name, "kind": o.kind} for o in ir.outputs],
             "ir_attrs": [
@@ -180,7 +181,9 @@ def _converter_params(op: spec.OpSpec) -> list[str]:
     for p in pysig.parameters(op):
         name = p.split(":")[0]
         arg = next((a for a in op.args if a.name == name), None)
-        if arg is not None and arg.is_tensor:
+        if arg is not None and is_symint(arg):  # a Python int, or a host tensor when symbolic
+            p = p.replace(pysig.py_type(arg.type), f"{pysig.py_type(arg.type)} | ge.Tensor", 1)
+        elif arg is not None and arg.is_tensor:
             ge_type = "ge.Tensor"
             if arg.is_list:
                 ge_type = "list[ge.Tensor]"
@@ -198,23 +201,62 @@ def _converter_returns(op: spec.OpSpec) -> str:
     return "ge.Tensor" if len(op.returns) == 1 else "tuple[ge.Tensor, ...]"
 
 
-def _converter_body(op: spec.OpSpec, ir_outputs: list[str]) -> str:
-    """``ge.custom_op(...)`` with every input and attr by name; in-place outputs dropped."""
-    lines = [f"    {_lhs(op, ir_outputs)}ge.custom_op(", f'        "{op.ir_name}",']
-    inputs = ", ".join(f'"{a.name}": {a.name}' for a in op.tensor_args)
+def _converter_body(op: spec.OpSpec, outputs_def) -> str:
+    """``ge.custom_op(...)`` with every input and attr by name; in-place outputs dropped.
+    SymInts are int64 inputs; an optional attr passed None is left unset (GE attrs have
+    no None); a ``Tensor[]`` return is a dynamic output, as many tensors as its meta
+    outputs."""
+    ir_outputs = [o.name for o in outputs_def]
+    attrs = ge_attr_args(op)
+    given = [a for a in attrs if not a.is_optional]
+    maybe = [a for a in attrs if a.is_optional]
+    lines = []
+    if maybe:
+        lines.append("    attrs = {" + ", ".join(_attr_entry(a) for a in given) + "}")
+        for a in maybe:
+            lines += [f"    if {a.name} is not None:", f'        attrs["{a.name}"] = {_attr(a)}']
+    lines += [f"    {_lhs(op, ir_outputs)}ge.custom_op(", f'        "{op.ir_name}",']
+    inputs = ", ".join(
+        f'"{a.name}": ' + (f"{_host_input(a)}({a.name})" if is_symint(a) else a.name)
+        for a in ge_input_args(op)
+    )
     lines.append(f"        inputs={{{inputs}}},")
-    outputs = ", ".join(f'"{n}"' for n in ir_outputs)
+    outputs = ", ".join(_output_entry(op, i, o) for i, o in enumerate(outputs_def))
     lines.append(f"        outputs=[{outputs}],")
-    attrs = [a for a in op.attr_args]
-    if attrs:
+    if maybe:
+        lines.append("        attrs=attrs,")
+    elif attrs:
         lines.append("        attrs={")
-        lines += [f'            "{a.name}": attr.{attr_builder(a)}({a.name}),' for a in attrs]
+        lines += [f"            {_attr_entry(a)}," for a in attrs]
         lines.append("        },")
     lines.append("    )")
     kept = ir_outputs[len(op.mutated_args) :]
     if op.mutated_args and kept:
         lines.append(f"    return {', '.join(kept)}")
     return "\n".join(lines)
+
+
+def _host_input(arg: spec.Arg) -> str:
+    """The opsdk.converters helper that makes a SymInt or Scalar argument a GE input."""
+    return "int64_input" if arg.type.startswith("SymInt") else "scalar_input"
+
+
+def _attr(arg: spec.Arg) -> str:
+    return f"attr.{attr_builder(arg)}({arg.name})"
+
+
+def _attr_entry(arg: spec.Arg) -> str:
+    return f'"{arg.name}": {_attr(arg)}'
+
+
+def _output_entry(op: spec.OpSpec, index: int, output) -> str:
+    """``"name"``, or ``("name", count)`` for a dynamic output."""
+    if output.kind != "dynamic":
+        return f'"{output.name}"'
+    meta = "meta_outputs"
+    if len(op.returns) > 1:
+        meta += f"[{index - len(op.mutated_args)}]"
+    return f'("{output.name}", len({meta}))'
 
 
 def _lhs(op: spec.OpSpec, ir_outputs: list[str]) -> str:

@@ -193,7 +193,8 @@ def check_graph(cell: Cell, graph) -> None:
                 f"{node.name} ({ir.op_type}) has {len(data_inputs)} inputs, the IR requires "
                 f"{required}; {NEXT_STEP_GRAPH}",
             )
-        missing = [a.name for a in ir.attrs if a.name not in node.attr]
+        optional = {a.name for a in spec.args if a.is_optional}  # None leaves the attr unset
+        missing = [a.name for a in ir.attrs if a.name not in node.attr and a.name not in optional]
         if missing:
             raise CellFailure(
                 "ge-graph",
@@ -211,19 +212,21 @@ def _check_data(shapes: str, data) -> None:
     dims = list(desc.shape.dim)
     where = f"Data {data.name} (index {data.attr['index'].i}, shape {dims}, on {desc.device_type})"
     if desc.device_type == "CPU":
-        # A host input is a symbolic scalar, int64 []: dynamic=True graphs only (mark_static
-        # keeps scalars symbolic); a static graph bakes Python scalars in as constants.
+        # A host input is a symbolic scalar (int64 []) or SymInt list: dynamic=True graphs
+        # only (mark_static keeps scalars symbolic); a static graph bakes Python scalars in
+        # as constants.
         if shapes == "static":
             raise CellFailure(
                 "ge-graph",
                 f"{where}: a dynamic=False graph must bake Python scalars in (Const or "
                 "attr), not take them as host inputs",
             )
-        if dims or desc.dtype != DataType.Value("DT_INT64"):
+        # A SymInt[] argument with symbols in it comes as one int64 list, of shape [N].
+        if len(dims) > 1 or desc.dtype != DataType.Value("DT_INT64"):
             raise CellFailure(
                 "ge-graph",
-                f"{where}: a host input must be a symbolic scalar, int64 of shape []; "
-                "tensors of the op must be npu tensors",
+                f"{where}: a host input must be a symbolic scalar or SymInt list, int64 of "
+                "shape [] or [N]; tensors of the op must be npu tensors",
             )
         return
     if desc.device_type != "NPU":
