@@ -23,13 +23,14 @@ def _files(root: Path) -> dict[str, str]:
     }
 
 
-def test_there_are_inplace_and_out_of_place_examples_and_one_of_each_style():
+def test_there_are_inplace_out_of_place_and_training_examples_and_one_of_each_style():
     settings = [
         tomllib.loads((e / "pyproject.toml").read_text())["tool"]["opsdk"] for e in EXAMPLES
     ]
     kinds = {("(a!)" in s["schema"], s["style"]) for s in settings}
     assert {inplace for inplace, _ in kinds} == {True, False}
     assert {style for _, style in kinds} == set(STYLES)
+    assert any(s.get("autograd") for s in settings), "no training (--autograd) example"
 
 
 def _request(recorded: dict, out: Path = Path(".")) -> NewRequest:
