@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument("--namespace", help="torch.library namespace (default: custom)")
     new.add_argument("--schema", help='torch schema, e.g. "my_op(Tensor x, float a=1.0) -> Tensor"')
     new.add_argument("--style", choices=STYLES, default="custom_op", help="registration style")
-    new.add_argument("--out", type=Path, default=Path("."), help="directory to create it in")
+    new.add_argument("--out", type=Path, help="directory to create it in (default: .)")
     new.add_argument("--force", action="store_true", help="move an existing package aside")
     new.add_argument(
         "--autograd", action="store_true", help="register a backward (register_autograd)"
@@ -75,10 +75,14 @@ def _new(args) -> int:
         args.namespace,
         args.schema,
         args.style,
-        args.out,
+        args.out or Path("."),
         args.force,
         args.autograd,
     )
+    if args.into is not None and args.out is not None:
+        raise OpsdkError(
+            "--out and --into exclude each other: --into DIR adds to the package in DIR"
+        )
     if args.into is not None:
         added = into.add(request, args.into)
         print(f"added {added.path} to the op package {args.into}")

@@ -300,8 +300,11 @@ def require_differentiable(spec: OpSpec) -> None:
             f"--autograd: torch cannot register a backward for keyword-only tensor arguments "
             f"({', '.join(kwarg_tensors)}): move them before the '*' in the schema"
         )
-    if not any(r.type.startswith("Tensor") for r in spec.returns):
-        raise SpecError("--autograd: the op returns no tensor, so there is nothing to train")
+    if not spec.tensor_args or not any(r.type.startswith("Tensor") for r in spec.returns):
+        raise SpecError(
+            "--autograd: a backward needs tensors in and out, and the op "
+            f"{'takes' if not spec.tensor_args else 'returns'} none: drop --autograd"
+        )
 
 
 def require_inplace(spec: OpSpec) -> None:

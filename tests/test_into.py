@@ -89,6 +89,7 @@ def test_the_records_regenerate_the_package(tmp_path):
         (["new", "my_mul", "--force"], "--force does not apply"),
         (["new", "my_mul", "--style", "cpp"], "builds no C++"),
         (["new", "my_mul", "--inplace", "--autograd"], "--autograd"),
+        (["new", "my_mul", "--out", "elsewhere"], "exclude each other"),
     ],
 )
 def test_bad_additions_exit_2_with_one_line_and_change_nothing(tmp_path, opsdk_cli, argv, needle):
