@@ -232,6 +232,10 @@ BODIES = {
     ),
     "trained": ("return x * a + (w if w is not None else 0)", "return torch.empty_like(x)"),
 }
+# The backward of "trained" (x * a + w): the seed dynamo_dynamic_static_graphs.txt kind
+# of backward graph, with aten ops that TorchAir converts and GE runs.
+TRAINED_SAVE = ("ctx.save_for_backward(x, w)", "ctx.a, ctx.has_w = a, w is not None")
+TRAINED_BACKWARD = "return grad_out * ctx.a, grad_out if ctx.has_w else None, None"
 # Dynamo passes int[2] [2, 2] as one SymInt when the sizes are symbolic (a torch issue).
 TORCH_LIMITS = {("int_lists", "dynamic"), ("int_lists", "mark_static")}
 _SKELETON = re.compile(r'raise ImplementMe\(\s*__file__,\s*"\w+",\s*"[^"]*",?\s*\)')
@@ -245,13 +249,17 @@ def test_python_schemas_with_bodies_convert_and_run_through_ge(tmp_path, opsdk_c
             text, count = _SKELETON.subn(lambda _, body=body: body, path.read_text())
             assert count == (2 if module == "kernels.py" else int(body is not None)), path
             path.write_text(text)
-    run = opsdk_cli("check", package, "--backend", BACKENDS, json_report=True)
+    autograd = package / package.name / "trained" / "autograd.py"
+    text, count = _SKELETON.subn(TRAINED_BACKWARD, autograd.read_text())
+    assert count == 1 and TRAINED_SAVE[0] in text
+    autograd.write_text(text.replace(*TRAINED_SAVE))
+    run = opsdk_cli(
+        "check", package, "--backend", BACKENDS, "--dump", tmp_path / "dump", json_report=True
+    )
     problems = []
     for r in run.report["results"]:
         name = r["op"].split("::")[1].split(".")[0]
-        if name == "trained":  # its backward is still a skeleton
-            ok = r["status"] == "pass" or "implement me: trained_backward()" in r["message"]
-        elif (name, r["shapes"]) in TORCH_LIMITS and r["backend"] in ("aot_eager", "ge"):
+        if (name, r["shapes"]) in TORCH_LIMITS and r["backend"] in ("aot_eager", "ge"):
             ok = r["status"] == "pass" or r["layer"] == "fake"
         else:
             ok = r["status"] == "pass"
@@ -259,3 +267,5 @@ def test_python_schemas_with_bodies_convert_and_run_through_ge(tmp_path, opsdk_c
             problems.append(f"{r['op']} [{r['backend']}-{r['shapes']}]: {r['message']}")
     assert not problems, "\n".join(problems)
     assert len(run.report["results"]) == len(PYTHON_OPS) * 4 * 3
+    backward_graph = tmp_path / "dump" / "schema_bodies.trained.default/ge-static/graph1_ge.py"
+    assert "Mul" in backward_graph.read_text()
