@@ -17,6 +17,11 @@ from opsdk.spec import Arg, OpSpec
 
 __all__ = [
     "attr_builder",
+    "ge_attr_args",
+    "ge_input_args",
+    "int64_input",
+    "is_symint",
+    "scalar_input",
     "ir_def_for",
     "ir_output_names",
     "load_converters",
@@ -26,14 +31,11 @@ __all__ = [
 # schema type -> (torchair.ge.attr builder, IR attr value type)
 _ATTR_TYPES = {
     "int": ("Int", "VT_INT"),
-    "SymInt": ("Int", "VT_INT"),
     "float": ("Float", "VT_FLOAT"),
-    "Scalar": ("Float", "VT_FLOAT"),
     "bool": ("Bool", "VT_BOOL"),
     "str": ("Str", "VT_STRING"),
     "ScalarType": ("DataType", "VT_DATA_TYPE"),
     "int[]": ("ListInt", "VT_LIST_INT"),
-    "SymInt[]": ("ListInt", "VT_LIST_INT"),
     "float[]": ("ListFloat", "VT_LIST_FLOAT"),
     "bool[]": ("ListBool", "VT_LIST_BOOL"),
     "str[]": ("ListStr", "VT_LIST_STRING"),
@@ -61,8 +63,48 @@ def attr_builder(arg: Arg) -> str:
         ) from None
 
 
+def is_symint(arg: Arg) -> bool:
+    """``SymInt``, ``SymInt[]``, ``Scalar`` (and optional ones): symbolic under dynamic
+    shapes, so by TorchAir's rules never an attr (attrs are compile-time constants) but
+    a host input: see :func:`int64_input` and :func:`scalar_input`."""
+    return arg.type.rstrip("?").split("[")[0] in ("SymInt", "Scalar")
+
+
+def ge_input_args(spec: OpSpec) -> tuple[Arg, ...]:
+    """The arguments that are GE inputs: tensors, and SymInts as host int64 tensors."""
+    return tuple(a for a in spec.args if a.is_tensor or is_symint(a))
+
+
+def ge_attr_args(spec: OpSpec) -> tuple[Arg, ...]:
+    """The arguments that are GE attrs: every other non-tensor argument."""
+    return tuple(a for a in spec.args if not (a.is_tensor or is_symint(a)))
+
+
+def int64_input(value):
+    """A SymInt or SymInt[] argument as the int64 GE input it is: a Const when the
+    value is concrete, the (cast) host tensor TorchAir made of it when symbolic."""
+    from torchair import ge
+
+    if value is None or (isinstance(value, ge.Tensor) and value.dtype == ge.DataType.DT_INT64):
+        return value
+    if isinstance(value, ge.Tensor):
+        return ge.Cast(value, dst_type=ge.DataType.DT_INT64)
+    return ge.Const(value, dtype=ge.DataType.DT_INT64)
+
+
+def scalar_input(value):
+    """A Scalar argument as the GE input it is: a Const of its own type (int64 or
+    float) when concrete, the host tensor TorchAir made of it when symbolic."""
+    from torchair import ge
+
+    if value is None or isinstance(value, ge.Tensor):
+        return value
+    dtype = ge.DataType.DT_INT64 if isinstance(value, int) else ge.DataType.DT_FLOAT
+    return ge.Const(value, dtype=dtype)
+
+
 def _input_kind(arg: Arg) -> str:
-    if arg.is_list:
+    if arg.is_tensor and arg.is_list:
         return "dynamic"
     return "optional" if arg.is_optional else "required"
 
@@ -91,11 +133,11 @@ def ir_def_for(spec: OpSpec) -> IrDef:
     ]
     return IrDef(
         op_type=spec.ir_name,
-        inputs=[Input(a.name, _input_kind(a)) for a in spec.tensor_args],
+        inputs=[Input(a.name, _input_kind(a)) for a in ge_input_args(spec)],
         outputs=outputs,
         attrs=[
             Attr(a.name, _ATTR_TYPES[_base_type(a)][1], a.default if a.has_default else None)
-            for a in spec.attr_args
+            for a in ge_attr_args(spec)
             if _base_type(a) in _ATTR_TYPES
         ],
         torch_op=spec.qualname,

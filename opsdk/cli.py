@@ -49,8 +49,12 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument("--namespace", help="torch.library namespace (default: custom)")
     new.add_argument("--schema", help='torch schema, e.g. "my_op(Tensor x, float a=1.0) -> Tensor"')
     new.add_argument("--style", choices=STYLES, default="custom_op", help="registration style")
-    new.add_argument("--out", type=Path, default=Path("."), help="directory to create it in")
+    new.add_argument("--out", type=Path, help="directory to create it in (default: .)")
     new.add_argument("--force", action="store_true", help="move an existing package aside")
+    new.add_argument(
+        "--autograd", action="store_true", help="register a backward (register_autograd)"
+    )
+    new.add_argument("--into", type=Path, metavar="DIR", help="add the op to the op package in DIR")
 
     check = sub.add_parser("check", help="run the conformance matrix of an op package")
     check.add_argument("target", help="op package directory or importable module")
@@ -93,11 +97,28 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _new(args) -> int:
+    from opsdk import into
     from opsdk.scaffold import NewRequest, new
 
     request = NewRequest(
-        args.name, args.inplace, args.namespace, args.schema, args.style, args.out, args.force
+        args.name,
+        args.inplace,
+        args.namespace,
+        args.schema,
+        args.style,
+        args.out or Path("."),
+        args.force,
+        args.autograd,
     )
+    if args.into is not None and args.out is not None:
+        raise OpsdkError(
+            "--out and --into exclude each other: --into DIR adds to the package in DIR"
+        )
+    if args.into is not None:
+        added = into.add(request, args.into)
+        print(f"added {added.path} to the op package {args.into}")
+        print(f"next: opsdk check {args.into}")
+        return 0
     result = new(request)
     if result.backup:
         print(f"moved the existing {result.path.name} to {result.backup}")

@@ -7,12 +7,14 @@ leaves nothing behind, and an existing directory is never deleted.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from cookiecutter.generate import generate_files
 import opsdk
 from opsdk import cppsig, pysig, spec
 from opsdk.axes import STYLES
-from opsdk.converters import attr_builder, ir_def_for
+from opsdk.converters import attr_builder, ge_attr_args, ge_input_args, ir_def_for, is_symint
 from opsdk.errors import ScaffoldError, SpecError
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates" / "op"
@@ -36,6 +38,7 @@ class NewRequest:
     style: str = "custom_op"
     out: Path = Path(".")
     force: bool = False
+    autograd: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ def build_spec(req: NewRequest) -> spec.OpSpec:
     op = spec.parse(text, name=req.name, namespace=req.namespace)
     if req.inplace:
         spec.require_inplace(op)
+    if req.autograd:
+        spec.require_differentiable(op)
     if req.style == "cpp":
         cppsig.signature(op.name, op)  # refuses a type without a C++ kernel type
     return op
@@ -67,17 +72,23 @@ def template_dir() -> Path:
     raise ScaffoldError("opsdk's templates are missing: reinstall opsdk (pip install -e .)")
 
 
-def context(op: spec.OpSpec, style: str) -> dict:
-    """Everything the templates read, derived once from the spec."""
+def context(
+    op: spec.OpSpec, style: str, autograd: bool = False, package: str | None = None
+) -> dict:
+    """Everything the templates read, derived once from the spec. ``package`` is the op
+    library an added op (``--into``) goes into: the op's modules are then its subpackage."""
     ir = ir_def_for(op)
     params = pysig.parameters(op)
     returns = pysig.return_annotation(op)
     impl_name = f"{op.name}.{op.overload}" if op.overload else op.name
+    module = f"{package}.{op.name}" if package else op.name
     return {
         "project_dir": op.name,
         "package": op.name,
+        "module": module,
         "dist_name": op.name.replace("_", "-"),
         "style": style,
+        "autograd": _autograd_context(op) if autograd else {},
         "opsdk_version": opsdk.__version__,
         "op": {
             "namespace": op.namespace,
@@ -99,8 +110,9 @@ def context(op: spec.OpSpec, style: str) -> dict:
             "converter_def": pysig.def_line(
                 f"convert_{op.name}", _converter_params(op), _converter_returns(op)
             ),
-            "converter_body": _converter_body(op, [o.name for o in ir.outputs]),
-            "ge_attrs": [a.name for a in op.attr_args],
+            "converter_body": _converter_body(op, ir.outputs),
+            "ge_attrs": [a.name for a in ge_attr_args(op)],
+            "host_inputs": sorted({_host_input(a) for a in op.args if is_symint(a)}),
             "ir_inputs": [{"name": i.name, "kind": i.kind} for i in ir.inputs],
             "ir_outputs": [{"name": o.name, "kind": o.kind} for o in ir.outputs],
             "ir_attrs": [
@@ -109,13 +121,14 @@ def context(op: spec.OpSpec, style: str) -> dict:
             ],
             "irdef_imports": _irdef_imports(ir),
         },
-        "cpp": _cpp_context(op) if style == "cpp" else {},
+        "cpp": _cpp_context(op, module) if style == "cpp" else {},
     }
 
 
-def _cpp_context(op: spec.OpSpec) -> dict:
-    """What the C++ op library template reads: kernel signatures and skeleton messages."""
-    file = f"{op.name}/{op.name}.cpp"
+def _cpp_context(op: spec.OpSpec, module: str) -> dict:
+    """What the C++ op library template reads: kernel signatures and skeleton messages
+    (which name the source by its path in the project: C++ knows no ``__file__``)."""
+    file = f"{module.replace('.', '/')}/{op.name}.cpp"
     several = len(op.returns) > 1
     outputs = [r.name or (f"out{i}" if several else "out") for i, r in enumerate(op.returns)]
     return {
@@ -124,6 +137,22 @@ def _cpp_context(op: spec.OpSpec) -> dict:
         "aclnn_args": ", ".join([cppsig.param_name(a.name) for a in op.args] + outputs),
         "npu_todo": f"implement me: {op.name}_npu() in {file}: compute the op on npu tensors",
         "ref_todo": f"implement me: {op.name}_reference() in {file}: compute the op on CPU tensors",
+    }
+
+
+def _autograd_context(op: spec.OpSpec) -> dict:
+    """What the autograd template reads: the backward's gradient parameters (one per
+    output) and the plain tensor inputs a skeleton's setup_context saves."""
+    several = len(op.returns) > 1
+    grads = [
+        f"grad_{r.name or (f'out{i}' if several else 'out')}" for i, r in enumerate(op.returns)
+    ]
+    args = [a.name for a in op.args]
+    return {
+        "unpack": f"{args[0]}," if len(args) == 1 else ", ".join(args),
+        "saved": ", ".join(a.name for a in op.tensor_args if not a.is_list),
+        "backward_def": pysig.def_line(f"{op.name}_backward", ["ctx", *grads], "tuple"),
+        "grads_for": ", ".join(a.name for a in op.tensor_args),
     }
 
 
@@ -152,7 +181,9 @@ def _converter_params(op: spec.OpSpec) -> list[str]:
     for p in pysig.parameters(op):
         name = p.split(":")[0]
         arg = next((a for a in op.args if a.name == name), None)
-        if arg is not None and arg.is_tensor:
+        if arg is not None and is_symint(arg):  # a Python int, or a host tensor when symbolic
+            p = p.replace(pysig.py_type(arg.type), f"{pysig.py_type(arg.type)} | ge.Tensor", 1)
+        elif arg is not None and arg.is_tensor:
             ge_type = "ge.Tensor"
             if arg.is_list:
                 ge_type = "list[ge.Tensor]"
@@ -170,23 +201,62 @@ def _converter_returns(op: spec.OpSpec) -> str:
     return "ge.Tensor" if len(op.returns) == 1 else "tuple[ge.Tensor, ...]"
 
 
-def _converter_body(op: spec.OpSpec, ir_outputs: list[str]) -> str:
-    """``ge.custom_op(...)`` with every input and attr by name; in-place outputs dropped."""
-    lines = [f"    {_lhs(op, ir_outputs)}ge.custom_op(", f'        "{op.ir_name}",']
-    inputs = ", ".join(f'"{a.name}": {a.name}' for a in op.tensor_args)
+def _converter_body(op: spec.OpSpec, outputs_def) -> str:
+    """``ge.custom_op(...)`` with every input and attr by name; in-place outputs dropped.
+    SymInts are int64 inputs; an optional attr passed None is left unset (GE attrs have
+    no None); a ``Tensor[]`` return is a dynamic output, as many tensors as its meta
+    outputs."""
+    ir_outputs = [o.name for o in outputs_def]
+    attrs = ge_attr_args(op)
+    given = [a for a in attrs if not a.is_optional]
+    maybe = [a for a in attrs if a.is_optional]
+    lines = []
+    if maybe:
+        lines.append("    attrs = {" + ", ".join(_attr_entry(a) for a in given) + "}")
+        for a in maybe:
+            lines += [f"    if {a.name} is not None:", f'        attrs["{a.name}"] = {_attr(a)}']
+    lines += [f"    {_lhs(op, ir_outputs)}ge.custom_op(", f'        "{op.ir_name}",']
+    inputs = ", ".join(
+        f'"{a.name}": ' + (f"{_host_input(a)}({a.name})" if is_symint(a) else a.name)
+        for a in ge_input_args(op)
+    )
     lines.append(f"        inputs={{{inputs}}},")
-    outputs = ", ".join(f'"{n}"' for n in ir_outputs)
+    outputs = ", ".join(_output_entry(op, i, o) for i, o in enumerate(outputs_def))
     lines.append(f"        outputs=[{outputs}],")
-    attrs = [a for a in op.attr_args]
-    if attrs:
+    if maybe:
+        lines.append("        attrs=attrs,")
+    elif attrs:
         lines.append("        attrs={")
-        lines += [f'            "{a.name}": attr.{attr_builder(a)}({a.name}),' for a in attrs]
+        lines += [f"            {_attr_entry(a)}," for a in attrs]
         lines.append("        },")
     lines.append("    )")
     kept = ir_outputs[len(op.mutated_args) :]
     if op.mutated_args and kept:
         lines.append(f"    return {', '.join(kept)}")
     return "\n".join(lines)
+
+
+def _host_input(arg: spec.Arg) -> str:
+    """The opsdk.converters helper that makes a SymInt or Scalar argument a GE input."""
+    return "int64_input" if arg.type.startswith("SymInt") else "scalar_input"
+
+
+def _attr(arg: spec.Arg) -> str:
+    return f"attr.{attr_builder(arg)}({arg.name})"
+
+
+def _attr_entry(arg: spec.Arg) -> str:
+    return f'"{arg.name}": {_attr(arg)}'
+
+
+def _output_entry(op: spec.OpSpec, index: int, output) -> str:
+    """``"name"``, or ``("name", count)`` for a dynamic output."""
+    if output.kind != "dynamic":
+        return f'"{output.name}"'
+    meta = "meta_outputs"
+    if len(op.returns) > 1:
+        meta += f"[{index - len(op.mutated_args)}]"
+    return f'("{output.name}", len({meta}))'
 
 
 def _lhs(op: spec.OpSpec, ir_outputs: list[str]) -> str:
@@ -210,28 +280,50 @@ def new(req: NewRequest) -> NewResult:
             f"{target} already exists: choose another --out, or pass --force to move it "
             "aside (nothing is deleted)"
         )
+    with staging_dir(out, op.name) as staging:
+        project = render(op, req, staging)
+        try:
+            backup = _backup_path(target) if target.exists() else None
+            if backup is not None:
+                target.rename(backup)
+            os.rename(project, target)
+        except OSError as err:
+            raise ScaffoldError(
+                f"cannot write {target} ({err}): check permissions and space"
+            ) from None
+    return NewResult(target, backup)
+
+
+@contextlib.contextmanager
+def staging_dir(out: Path, name: str) -> Iterator[Path]:
+    """A temporary directory inside ``out`` (so the final move is a rename), always removed."""
     try:
         out.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".opsdk-new-{op.name}-", dir=out))
+        staging = Path(tempfile.mkdtemp(prefix=f".opsdk-new-{name}-", dir=out))
     except OSError as err:
         raise ScaffoldError(
             f"cannot write to {out} ({err.strerror}): pick a writable --out directory"
         ) from None
     try:
-        ctx = json.loads((template_dir() / "cookiecutter.json").read_text())
-        ctx.update(context(op, req.style))
-        generate_files(str(template_dir()), {"cookiecutter": ctx}, output_dir=str(staging))
-        _drop_other_styles(staging / op.name, op.name, req.style)
-        _format(staging / op.name)
-        backup = _backup_path(target) if target.exists() else None
-        if backup is not None:
-            target.rename(backup)
-        os.rename(staging / op.name, target)
-    except OSError as err:
-        raise ScaffoldError(f"cannot write {target} ({err}): check permissions and space") from None
+        yield staging
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return NewResult(target, backup)
+
+
+def render(op: spec.OpSpec, req: NewRequest, staging: Path, package: str | None = None) -> Path:
+    """Render and format the op's project in ``staging``; return its directory.
+    ``package``: the op library the op is added to (see :mod:`opsdk.into`)."""
+    try:
+        ctx = json.loads((template_dir() / "cookiecutter.json").read_text())
+        ctx.update(context(op, req.style, req.autograd, package))
+        generate_files(str(template_dir()), {"cookiecutter": ctx}, output_dir=str(staging))
+        _drop_unused(staging / op.name, op.name, req.style, req.autograd)
+        _format(staging / op.name)
+    except OSError as err:
+        raise ScaffoldError(
+            f"cannot write {staging} ({err}): check permissions and space"
+        ) from None
+    return staging / op.name
 
 
 # Template files that only some styles have (package-relative; the rest is shared).
@@ -243,11 +335,14 @@ _STYLE_FILES = {
 }
 
 
-def _drop_other_styles(package: Path, name: str, style: str) -> None:
-    """Cookiecutter renders every template file; remove those of the other styles."""
+def _drop_unused(package: Path, name: str, style: str, autograd: bool) -> None:
+    """Cookiecutter renders every template file; remove those of the other styles, and
+    the autograd module unless asked for."""
     for pattern, styles in _STYLE_FILES.items():
         if style not in styles:
             (package / pattern.format(op=name)).unlink()
+    if not autograd:
+        (package / name / "autograd.py").unlink()
 
 
 def _format(package: Path) -> None:

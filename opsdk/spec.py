@@ -284,6 +284,29 @@ def _without_alias(spec: OpSpec, drop_mutated_returns: bool = False) -> str:
     return f"{head} -> {kept[0]}" if len(kept) == 1 else f"{head} -> ({', '.join(kept)})"
 
 
+def require_differentiable(spec: OpSpec) -> None:
+    """`--autograd` registers a backward with ``torch.library.register_autograd``, which
+    torch refuses for ops that mutate inputs and for keyword-only tensor arguments."""
+    if spec.inplace:
+        written = ", ".join(a.name for a in spec.mutated_args)
+        raise SpecError(
+            f"--autograd: torch cannot register a backward for an op that writes its inputs "
+            f"({written} marked Tensor(a!)): drop --autograd, or make the op out-of-place "
+            f"(e.g. '{spec.name}(Tensor x, Tensor y) -> Tensor')"
+        )
+    kwarg_tensors = [a.name for a in spec.tensor_args if a.kwarg_only]
+    if kwarg_tensors:
+        raise SpecError(
+            f"--autograd: torch cannot register a backward for keyword-only tensor arguments "
+            f"({', '.join(kwarg_tensors)}): move them before the '*' in the schema"
+        )
+    if not spec.tensor_args or not any(r.type.startswith("Tensor") for r in spec.returns):
+        raise SpecError(
+            "--autograd: a backward needs tensors in and out, and the op "
+            f"{'takes' if not spec.tensor_args else 'returns'} none: drop --autograd"
+        )
+
+
 def require_inplace(spec: OpSpec) -> None:
     """`--inplace` promises a mutation: the schema must say which input is written."""
     if not spec.inplace:

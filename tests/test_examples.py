@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from opsdk import spec
+from opsdk import into, spec
 from opsdk.axes import STYLES
 from opsdk.scaffold import NewRequest, new
 
@@ -27,25 +27,35 @@ def _files(root: Path) -> dict[str, str]:
     }
 
 
-def test_there_are_inplace_and_out_of_place_examples_and_one_of_each_style():
+def test_there_are_inplace_out_of_place_and_training_examples_and_one_of_each_style():
     settings = [
         tomllib.loads((e / "pyproject.toml").read_text())["tool"]["opsdk"] for e in EXAMPLES
     ]
     kinds = {("(a!)" in s["schema"], s["style"]) for s in settings}
     assert {inplace for inplace, _ in kinds} == {True, False}
     assert {style for _, style in kinds} == set(STYLES)
+    assert any(s.get("autograd") for s in settings), "no training (--autograd) example"
+
+
+def _request(recorded: dict, out: Path = Path(".")) -> NewRequest:
+    """The `opsdk new` request a [tool.opsdk] (or [[tool.opsdk.ops]]) table records."""
+    namespace, schema = recorded["schema"].split("::", 1)
+    return NewRequest(
+        spec.parse(schema, namespace=namespace).name,
+        namespace=namespace,
+        schema=schema,
+        style=recorded["style"],
+        out=out,
+        autograd=recorded.get("autograd", False),
+    )
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_example_is_what_the_generator_writes(example, tmp_path):
     recorded = tomllib.loads((example / "pyproject.toml").read_text())["tool"]["opsdk"]
-    namespace, schema = recorded["schema"].split("::", 1)
-    op = spec.parse(schema, namespace=namespace)
-    fresh = new(
-        NewRequest(
-            op.name, namespace=namespace, schema=schema, style=recorded["style"], out=tmp_path
-        )
-    ).path
+    fresh = new(_request(recorded, tmp_path)).path
+    for added in recorded.get("ops", []):
+        into.add(_request(added), fresh)
     assert _files(fresh) == _files(example), f"regenerate {example.name} with opsdk new"
 
 

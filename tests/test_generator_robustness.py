@@ -74,12 +74,17 @@ def test_spec_either_parses_or_refuses_with_one_line(name, namespace, schema):
 
 
 @SETTINGS
-@given(name=NAMES, schema=st.one_of(st.none(), schemas()), inplace=st.booleans())
-def test_new_writes_all_under_out_or_nothing(tmp_path_factory, name, schema, inplace):
+@given(
+    name=NAMES,
+    schema=st.one_of(st.none(), schemas()),
+    inplace=st.booleans(),
+    autograd=st.booleans(),
+)
+def test_new_writes_all_under_out_or_nothing(tmp_path_factory, name, schema, inplace, autograd):
     root = tmp_path_factory.mktemp("gen")
     out = root / "out dir é"
     try:
-        result = new(NewRequest(name, inplace=inplace, schema=schema, out=out))
+        result = new(NewRequest(name, inplace=inplace, schema=schema, out=out, autograd=autograd))
     except OpsdkError as err:
         event("refused")
         assert "\n" not in str(err)

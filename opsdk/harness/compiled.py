@@ -1,7 +1,8 @@
 """Compiled columns: the op under ``torch.compile(fullgraph=True)`` vs eager.
 
-Every shape mode runs its call plan through one compiled function: results and
-in-place mutations must equal eager on every call, and no call after the first
+Every shape mode runs its call plan through one compiled function: results,
+in-place mutations and, for an op with a backward, the inputs' gradients (see
+:mod:`opsdk.harness.training`) must equal eager on every call, and no call after the first
 may compile again (static shapes repeat; dynamic sizes change without
 recompiling). Compiling more than once within the first call is Dynamo
 restarting its analysis (e.g. to specialize a float), not a recompile.
@@ -16,10 +17,11 @@ import torch._dynamo
 from torch._dynamo.testing import CompileCounterWithBackend
 
 from opsdk.harness.compare import assert_same
-from opsdk.harness.eager import run_op
+from opsdk.harness.eager import backward, run_op
 from opsdk.harness.failures import as_failure
 from opsdk.harness.inputs import call_plan, on_device, tensors_of
 from opsdk.harness.model import Cell, CellFailure
+from opsdk.harness.training import requires_grad, trainable
 
 
 def run(
@@ -43,8 +45,10 @@ def run(
         call_op, backend=counter, fullgraph=True, dynamic=cell.shapes != "static"
     )
     compiles_after_first_call = None
+    train = trainable(spec)
     for i, call in enumerate(call_plan(spec, cell.shapes)):
         eager_call, compiled_call = on_device(call, "npu"), on_device(call, "npu")
+        leaves = (requires_grad(compiled_call), requires_grad(eager_call)) if train else None
         if cell.shapes == "mark_static":
             for t in tensors_of(compiled_call.args) + tensors_of(compiled_call.kwargs):
                 torch._dynamo.mark_static(t)
@@ -61,6 +65,14 @@ def run(
             layer=layer,
             hint="an in-place write was lost: the schema must mark every written input Tensor(a!)",
         )
+        if train:  # the backward graph, compiled by the same backend
+            assert_same(
+                backward(actual, leaves[0], i, layer=layer, compile_layer=compile_layer),
+                backward(expected, leaves[1], i, layer="autograd"),
+                what=f"call {i}: gradients of the inputs",
+                layer=layer,
+                hint=hint,
+            )
         if compiles_after_first_call is None:
             compiles_after_first_call = counter.frame_count
     recompiles = counter.frame_count - (compiles_after_first_call or 0)

@@ -6,6 +6,7 @@ from opsdk.harness.compare import assert_same
 from opsdk.harness.failures import as_failure
 from opsdk.harness.inputs import Call, call_plan, on_device, tensors_of
 from opsdk.harness.model import Cell, CellFailure
+from opsdk.harness.training import gradients, requires_grad, trainable
 
 HINT = "fix the npu kernel in kernels.py (the CPU reference is the oracle)"
 
@@ -19,10 +20,21 @@ def run_op(op, call: Call, *, layer: str):
     return out
 
 
+def backward(outputs, leaves, index: int, *, layer: str, compile_layer: str | None = None):
+    """The training step's gradients (see :mod:`opsdk.harness.training`); an error in
+    the backward becomes a CellFailure in ``layer``."""
+    try:
+        return gradients(outputs, leaves, index)
+    except Exception as err:  # noqa: BLE001 - every backward error is a finding
+        raise as_failure(err, default_layer=layer, compile_layer=compile_layer) from err
+
+
 def run(cell: Cell) -> None:
     op, spec = cell.op.overload(), cell.op.spec
+    train = trainable(spec)
     for i, call in enumerate(call_plan(spec, cell.shapes)):
         on_npu, on_cpu = on_device(call, "npu"), on_device(call, "cpu")
+        leaves = (requires_grad(on_npu), requires_grad(on_cpu)) if train else None
         expected = run_op(op, on_cpu, layer="eager")
         actual = run_op(op, on_npu, layer="eager")
         for t in tensors_of(actual):
@@ -36,3 +48,11 @@ def run(cell: Cell) -> None:
             layer="eager",
             hint=HINT,
         )
+        if train:
+            assert_same(
+                backward(actual, leaves[0], i, layer="autograd"),
+                backward(expected, leaves[1], i, layer="autograd"),
+                what=f"call {i}: gradients of the inputs",
+                layer="autograd",
+                hint="the backward in autograd.py differs on npu tensors from CPU ones",
+            )

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import torch._dynamo.exc as dynamo_exc
 
 from opsdk.harness.model import CellFailure
-from opsdk.implement_me import ImplementMe
 
 
 def _chain(err: BaseException):
@@ -16,18 +17,25 @@ def _chain(err: BaseException):
         err = err.__cause__ or err.__context__
 
 
+_IMPLEMENT_ME = re.compile(r"implement me: (\w+)\(\)")
+# The suffix of a skeleton function's name -> the layer its "implement me" belongs to.
+_SKELETON_LAYERS = {"fake": "fake", "backward": "autograd"}
+
+
 def implement_me(err: BaseException) -> CellFailure | None:
     """A skeleton's "implement me" anywhere in ``err``'s chain, as the failure to report.
 
     Python skeletons raise :class:`ImplementMe`; C++ kernels (``--style cpp``) fail a
     ``TORCH_CHECK`` whose message starts with "implement me:", which reaches Python as a
-    RuntimeError. A fake function is Python in every style, so a C++ one is a kernel.
+    RuntimeError, as may an ImplementMe that autograd's engine re-raised. The layer
+    follows the function named in the message: a fake function and a backward are
+    Python in every style, everything else is a kernel.
     """
     for e in _chain(err):
-        if isinstance(e, ImplementMe):
-            return CellFailure("fake" if e.function.endswith("_fake") else "eager", str(e))
-        if isinstance(e, RuntimeError) and str(e).startswith("implement me:"):
-            return CellFailure("eager", str(e).splitlines()[0])
+        found = _IMPLEMENT_ME.match(str(e)) if isinstance(e, RuntimeError) else None
+        if found:
+            layer = _SKELETON_LAYERS.get(found.group(1).rpartition("_")[2], "eager")
+            return CellFailure(layer, str(e).splitlines()[0])
     return None
 
 

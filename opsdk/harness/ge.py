@@ -4,18 +4,23 @@ The op goes through the real TorchAir: Dynamo, AOT, the op's converter and
 TorchAir's graph passes build a GE graph, which runs on CANN on an NPU host and
 on opsdk's GE reference executor offline. The cell checks the numbers against
 eager, and the GE graph itself against what TorchAir must produce for the
-shape mode (see the seed ``dynamo_dynamic_static_graphs.txt``).
+shape mode (see the seed ``dynamo_dynamic_static_graphs.txt``). An op with a
+backward also trains: its backward graph goes through TorchAir GE too, and the
+gradients must equal eager's (:mod:`opsdk.harness.training`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
+import warnings
 from pathlib import Path
 
 from opsdk.converters import ir_def_for, load_pending
 from opsdk.harness import compiled, ge_dump
 from opsdk.harness.model import Cell, CellFailure
+from opsdk.harness.training import trainable
 
 NEXT_STEP_GRAPH = "rerun with --dump DIR and compare the GE graph with the FX graph"
 
@@ -37,23 +42,39 @@ def backend():
     return torchair().get_npu_backend(compiler_config=torchair_config("max-autotune"))
 
 
+@dataclasses.dataclass
+class Recorded:
+    """The GE graphs TorchAir compiled, in order; ``backward`` those compiled while
+    autograd ran a backward (AOT autograd compiles the backward graph lazily)."""
+
+    graphs: list = dataclasses.field(default_factory=list)
+    backward: list = dataclasses.field(default_factory=list)
+
+    @property
+    def forward(self) -> list:
+        return [g for g in self.graphs if not any(g is b for b in self.backward)]
+
+
 @contextlib.contextmanager
 def recorded_graphs():
     """Collect each ``GeConcreteGraph`` TorchAir compiles (a Python hook, so it
     works the same offline and on an NPU host)."""
+    import torch
     from torchair._ge_concrete_graph.fx2ge_converter import GeConcreteGraph
 
-    graphs: list = []
+    recorded = Recorded()
     original = GeConcreteGraph.compile
 
     def compile_and_record(self):
         if not self._is_compiled:
-            graphs.append(self)
+            recorded.graphs.append(self)
+            if torch._C._current_graph_task_id() != -1:
+                recorded.backward.append(self)
         return original(self)
 
     GeConcreteGraph.compile = compile_and_record
     try:
-        yield graphs
+        yield recorded
     finally:
         GeConcreteGraph.compile = original
 
@@ -112,17 +133,24 @@ def checked_converter(spec):
 
 def run(cell: Cell, dump_dir: Path | None = None) -> None:
     torchair()
-    with recorded_graphs() as graphs, checked_converter(cell.op.spec):
+    with recorded_graphs() as recorded, checked_converter(cell.op.spec), warnings.catch_warnings():
+        # TorchAir's backward compiler is not boxed; AOT autograd copes, but warns per graph.
+        warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning")
         try:
             compiled.run(
                 cell, backend(), layer="ge-exec", compile_layer="converter", hint=NEXT_STEP_GRAPH
             )
         finally:
             if dump_dir is not None:
-                dump(graphs, Path(dump_dir) / case_dir(cell.op.name, cell.shapes))
-    if not graphs:
+                dump(recorded.graphs, Path(dump_dir) / case_dir(cell.op.name, cell.shapes))
+    if not recorded.forward:
         raise CellFailure("ge-graph", f"TorchAir compiled no GE graph; {NEXT_STEP_GRAPH}")
-    for graph in graphs:
+    if trainable(cell.op.spec) and not recorded.backward:
+        raise CellFailure(
+            "ge-graph",
+            f"the op has a backward but TorchAir compiled no backward GE graph; {NEXT_STEP_GRAPH}",
+        )
+    for graph in recorded.forward:
         check_graph(cell, graph.graph)
 
 
@@ -165,7 +193,8 @@ def check_graph(cell: Cell, graph) -> None:
                 f"{node.name} ({ir.op_type}) has {len(data_inputs)} inputs, the IR requires "
                 f"{required}; {NEXT_STEP_GRAPH}",
             )
-        missing = [a.name for a in ir.attrs if a.name not in node.attr]
+        optional = {a.name for a in spec.args if a.is_optional}  # None leaves the attr unset
+        missing = [a.name for a in ir.attrs if a.name not in node.attr and a.name not in optional]
         if missing:
             raise CellFailure(
                 "ge-graph",
@@ -183,19 +212,21 @@ def _check_data(shapes: str, data) -> None:
     dims = list(desc.shape.dim)
     where = f"Data {data.name} (index {data.attr['index'].i}, shape {dims}, on {desc.device_type})"
     if desc.device_type == "CPU":
-        # A host input is a symbolic scalar, int64 []: dynamic=True graphs only (mark_static
-        # keeps scalars symbolic); a static graph bakes Python scalars in as constants.
+        # A host input is a symbolic scalar (int64 []) or SymInt list: dynamic=True graphs
+        # only (mark_static keeps scalars symbolic); a static graph bakes Python scalars in
+        # as constants.
         if shapes == "static":
             raise CellFailure(
                 "ge-graph",
                 f"{where}: a dynamic=False graph must bake Python scalars in (Const or "
                 "attr), not take them as host inputs",
             )
-        if dims or desc.dtype != DataType.Value("DT_INT64"):
+        # A SymInt[] argument with symbols in it comes as one int64 list, of shape [N].
+        if len(dims) > 1 or desc.dtype != DataType.Value("DT_INT64"):
             raise CellFailure(
                 "ge-graph",
-                f"{where}: a host input must be a symbolic scalar, int64 of shape []; "
-                "tensors of the op must be npu tensors",
+                f"{where}: a host input must be a symbolic scalar or SymInt list, int64 of "
+                "shape [] or [N]; tensors of the op must be npu tensors",
             )
         return
     if desc.device_type != "NPU":

@@ -1,7 +1,10 @@
 """Column ``opcheck``: ``torch.library.opcheck`` on npu inputs, each test in its layer.
 
 ``test_autograd_registration`` refuses devices other than CPU/CUDA, so it runs
-on CPU copies of the inputs (the op's CPU kernel is its reference).
+on CPU copies of the inputs (the op's CPU kernel is its reference). An op with
+a backward also gets ``torch.autograd.gradcheck`` there, in float64: the other
+columns compare gradients between devices and backends, this one checks the
+formula itself against finite differences.
 """
 
 from __future__ import annotations
@@ -10,8 +13,9 @@ import torch
 
 from opsdk.errors import SpecError
 from opsdk.harness.failures import first_line, implement_me
-from opsdk.harness.inputs import call_plan, on_device
+from opsdk.harness.inputs import Call, call_plan, map_tensors, on_device
 from opsdk.harness.model import Cell, CellFailure
+from opsdk.harness.training import requires_grad, trainable
 from opsdk.spec import validate_rules
 
 # test util -> (layer, what to do when it fails)
@@ -53,6 +57,8 @@ def run(cell: Cell) -> None:
         _check(op, on_device(call, "npu"), _DEVICE_UTILS[cell.shapes], i)
         if cell.shapes == "static" and i == 0:
             _check(op, on_device(call, "cpu"), ("test_autograd_registration",), i)
+            if trainable(cell.op.spec):
+                _gradcheck(op, call)
 
 
 def _check(op, call, utils, index) -> None:
@@ -67,3 +73,26 @@ def _check(op, call, utils, index) -> None:
             if todo is not None:
                 raise todo
             raise CellFailure(layer, f"call {index}: {util}: {first_line(outcome)}; {hint}")
+
+
+def _gradcheck(op, call: Call) -> None:
+    """The backward against finite differences, on CPU in float64."""
+    double = Call(*(map_tensors(c, lambda t: t.double()) for c in (call.args, call.kwargs)))
+    leaves = requires_grad(double)
+
+    def with_leaves(*tensors):
+        it = iter(tensors)
+        swap = lambda t: next(it) if t.requires_grad else t  # noqa: E731
+        return op(*map_tensors(double.args, swap), **map_tensors(double.kwargs, swap))
+
+    try:
+        torch.autograd.gradcheck(with_leaves, tuple(leaves))
+    except Exception as err:  # noqa: BLE001 - a wrong or failing backward is a finding
+        todo = implement_me(err)
+        if todo is not None:
+            raise todo from None
+        raise CellFailure(
+            "autograd",
+            f"gradcheck: {first_line(err)}; the backward in autograd.py disagrees with "
+            "finite differences of the CPU kernel",
+        ) from None

@@ -747,6 +747,8 @@ class _CustomOp:
                 if arg.name in op.attr:
                     _check_attr_type(self.ir, arg.name, op.attr[arg.name])
                     self.args.append((arg.name, "attr"))
+                elif isinstance(arg.real_type, torch.OptionalType):
+                    self.args.append((arg.name, "unset"))  # GE has no None: unset means None
                 elif not arg.has_default_value():
                     raise GeGraphError(
                         f"attr {arg.name!r} (no default in {self.ir.torch_op}) is not set"
@@ -758,6 +760,12 @@ class _CustomOp:
                 )
         self.mutated = {
             a.name for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write
+        }
+        # SymInt inputs arrive as int64 tensors: name -> whether it is a SymInt[] (else one).
+        self.ints = {
+            a.name: "List" in str(a.real_type)
+            for a in schema.arguments
+            if "Tensor" not in str(a.real_type)
         }
 
     def _bind_outputs(self, op):
@@ -796,11 +804,17 @@ class _CustomOp:
             if kind == "attr":
                 kwargs[name] = node.attr(name)
                 continue
+            if kind == "unset":
+                kwargs[name] = None
+                continue
             where = self.inputs[name]
             if where is None:
                 kwargs[name] = None
             elif isinstance(where, list):
                 kwargs[name] = [_on_cpu(args[i]) for i in where]
+            elif name in self.ints:
+                values = args[where].reshape(-1).tolist()
+                kwargs[name] = values if self.ints[name] else values[0]
             else:
                 kwargs[name] = _on_cpu(args[where])
                 if name in self.mutated and kwargs[name] is not args[where]:
@@ -808,7 +822,8 @@ class _CustomOp:
         result = self.torch_op(**kwargs)
         for name, target in written_back.items():
             target.copy_(kwargs[name])
-        returns = list(result) if isinstance(result, (tuple, list)) else [result]
+        # One return comes back bare (a tensor, or a list for Tensor[]); several as a tuple.
+        returns = list(result) if len(self.torch_op._schema.returns) > 1 else [result]
         device = next((a.device for a in args if isinstance(a, torch.Tensor)), torch.device("cpu"))
         outputs = []
         for entry in self.outputs:

@@ -9,6 +9,9 @@ my_cpp_add.cpp, schema and kernels in C++ (compiled on the first import, then
 cached by opsdk.cpp_build), and registers the fake function (fake.py), the GE
 IR definition (ir.py) and, as soon as TorchAir is importable, the GE converter
 (converter.py).
+
+Each subpackage with an ``OPS`` tuple is one more op of this library (``opsdk
+new --into``): it is imported, and its ops listed in ``OPS`` here too.
 """
 
 from pathlib import Path
@@ -17,12 +20,14 @@ import torch
 from opsdk.converters import load_converters
 from opsdk.cpp_build import load_library
 from opsdk.device import ensure_npu
+from opsdk.oplib import import_added_ops
 
 ensure_npu()
 load_library(Path(__file__).with_name("my_cpp_add.cpp"))
 
 from . import fake, ir  # noqa: E402, F401  (imported to register the op)
 
-OPS = (torch.ops.opsdk_examples.my_cpp_add.default,)
+# This op, then those `opsdk new --into` added as subpackages.
+OPS = (torch.ops.opsdk_examples.my_cpp_add.default, *import_added_ops(__name__, __path__))
 
 load_converters(f"{__name__}.converter")

@@ -7,16 +7,21 @@ Importing this package makes sure an "npu" device exists (torch_npu on an NPU
 host, opsdk's emulated device elsewhere), then registers the op: schema and
 kernels (schema.py, kernels.py), fake function (fake.py), GE IR definition
 (ir.py) and, as soon as TorchAir is importable, the GE converter (converter.py).
+
+Each subpackage with an ``OPS`` tuple is one more op of this library (``opsdk
+new --into``): it is imported, and its ops listed in ``OPS`` here too.
 """
 
 import torch
 from opsdk.converters import load_converters
 from opsdk.device import ensure_npu
+from opsdk.oplib import import_added_ops
 
 ensure_npu()
 
 from . import fake, ir, schema  # noqa: E402, F401  (imported to register the op)
 
-OPS = (torch.ops.opsdk_examples.my_inplace_add.default,)
+# This op, then those `opsdk new --into` added as subpackages.
+OPS = (torch.ops.opsdk_examples.my_inplace_add.default, *import_added_ops(__name__, __path__))
 
 load_converters(f"{__name__}.converter")

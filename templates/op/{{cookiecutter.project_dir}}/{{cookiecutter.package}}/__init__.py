@@ -10,13 +10,19 @@ host, opsdk's emulated device elsewhere), then loads the op library
 {{ op.name }}.cpp, schema and kernels in C++ (compiled on the first import, then
 cached by opsdk.cpp_build), and registers the fake function (fake.py), the GE
 IR definition (ir.py) and, as soon as TorchAir is importable, the GE converter
-(converter.py).
+(converter.py).{% if cookiecutter.autograd %} autograd.py registers its backward.{% endif %}
 {%- else -%}
 Importing this package makes sure an "npu" device exists (torch_npu on an NPU
 host, opsdk's emulated device elsewhere), then registers the op: schema and
 kernels (schema.py, kernels.py), fake function (fake.py), GE IR definition
 (ir.py) and, as soon as TorchAir is importable, the GE converter (converter.py).
+{%- if cookiecutter.autograd %}
+autograd.py registers its backward.
 {%- endif %}
+{%- endif %}
+
+Each subpackage with an ``OPS`` tuple is one more op of this library (``opsdk
+new --into``): it is imported, and its ops listed in ``OPS`` here too.
 """
 {%- if cookiecutter.style == "cpp" %}
 
@@ -29,17 +35,19 @@ from opsdk.converters import load_converters
 from opsdk.cpp_build import load_library
 {%- endif %}
 from opsdk.device import ensure_npu
+from opsdk.oplib import import_added_ops
 
 ensure_npu()
 {%- if cookiecutter.style == "cpp" %}
 load_library(Path(__file__).with_name("{{ op.name }}.cpp"))
 
-from . import fake, ir  # noqa: E402, F401  (imported to register the op)
+from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir  # noqa: E402, F401  (imported to register the op)
 {%- else %}
 
-from . import fake, ir, schema  # noqa: E402, F401  (imported to register the op)
+from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir, schema  # noqa: E402, F401  (imported to register the op)
 {%- endif %}
 
-OPS = (torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }},)
+# This op, then those `opsdk new --into` added as subpackages.
+OPS = (torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }}, *import_added_ops(__name__, __path__))
 
 load_converters(f"{__name__}.converter")

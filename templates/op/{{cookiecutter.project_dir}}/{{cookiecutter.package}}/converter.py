@@ -18,6 +18,10 @@ from torchair import ge
 {%- if op.ge_attrs %}
 from torchair.ge import attr
 {%- endif %}
+{%- if op.host_inputs %}
+
+from opsdk.converters import {{ op.host_inputs | join(", ") }}
+{%- endif %}
 
 
 @torchair.register_fx_node_ge_converter(torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }})

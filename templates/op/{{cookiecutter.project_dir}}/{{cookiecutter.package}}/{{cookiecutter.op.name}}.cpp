@@ -76,7 +76,7 @@ namespace {
 
 TORCH_LIBRARY_FRAGMENT({{ op.namespace }}, m) {
   // Where torch.compile finds the op's fake function.
-  m.set_python_module({{ (cookiecutter.package ~ ".fake") | cppstr }});
+  m.set_python_module({{ (cookiecutter.module ~ ".fake") | cppstr }});
   m.def({{ op.schema | cppstr }});
 }
 

@@ -1,0 +1,20 @@
+"""Fake function of the op: output shapes and dtypes, no data.
+
+Schema:
+    my_train_add(Tensor x, Tensor y) -> Tensor
+
+torch.compile traces the op with fake tensors (and symbolic sizes when shapes
+are dynamic); this function tells it what the op returns. opsdk.meta has
+helpers for the common op families that stay correct with symbolic sizes.
+"""
+
+import torch
+from opsdk import meta
+
+from .schema import my_train_add
+
+
+@my_train_add.register_fake
+def my_train_add_fake(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """What the op returns, from its inputs' metadata alone."""
+    return meta.elementwise(x, y)

@@ -1,0 +1,22 @@
+"""Kernels of the op: the npu (PrivateUse1) kernel and the CPU reference.
+
+Schema:
+    my_train_add(Tensor x, Tensor y) -> Tensor
+
+The npu kernel is what runs on the device: on an NPU host, this is where the
+aclnn call goes; offline it runs on opsdk's emulated npu device. The CPU
+reference is the oracle every backend is compared with: keep it simple and
+obviously right.
+"""
+
+import torch
+
+
+def my_train_add_npu(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The op on npu tensors."""
+    return torch.add(x, y)
+
+
+def my_train_add_reference(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The op on CPU tensors: the semantics the npu kernel must match."""
+    return torch.add(x, y)
