@@ -72,7 +72,8 @@ def cells(
 
 
 # Each column imports its module on first use: the compiled ones pull in Dynamo
-# (about 1 s), which the first cells (eager) and eager-only runs do without.
+# (about 1 s), which eager cells of library- and cpp-style ops never need (a
+# torch.library.custom_op kernel loads Dynamo on its first call anyway).
 def _eager(cell: Cell, dump_dir: Path | None) -> None:
     from opsdk.harness import eager
 
