@@ -84,7 +84,7 @@ def measure(count: int, root: Path) -> dict[str, float]:
     }
 
 
-# Where time goes, by the file that spends it (cumulative time of the outermost frame).
+# Where time goes, by the file that spends it (self time; C functions are "~").
 _AREAS = [
     ("TorchAir GE (convert, passes)", "torchair/"),
     ("npugraph_ex", "npugraph_ex/"),
@@ -94,6 +94,12 @@ _AREAS = [
     ("Dynamo", "torch/_dynamo/"),
     ("opcheck", "torch/testing/_internal/optests"),
     ("FakeTensor", "torch/_subclasses/"),
+    ("FX tracing, symbolic shapes", "torch/fx/"),
+    ("FX tracing, symbolic shapes", "sympy/"),
+    ("op dispatch, Python side", "torch/_ops.py"),
+    ("op dispatch, Python side", "torch/_library/"),
+    ("pytree", "torch/utils/_pytree"),
+    ("C functions (kernels, builtins)", "~"),
 ]
 
 
