@@ -18,6 +18,7 @@ import cProfile
 import os
 import pstats
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -38,12 +39,19 @@ class Run:
     seconds: float
     first_result: float
     code: int
+    cpu_seconds: float  # user + system: steadier than wall time on a shared machine
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run_check(module: str, root: Path, backends: list[str]) -> Run:
-    """One `opsdk check` process: wall time, and time until its first cell result."""
+    """One `opsdk check` process: wall time, time until its first cell result, CPU time."""
     env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     argv = [sys.executable, "-m", "opsdk", "check", module, "--backend", ",".join(backends)]
+    cpu = _children_cpu()
     start = time.perf_counter()
     first = None
     with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env, cwd=root) as proc:
@@ -53,7 +61,7 @@ def run_check(module: str, root: Path, backends: list[str]) -> Run:
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"opsdk check {module} --backend {','.join(backends)} failed")
-    return Run(seconds, first or seconds, proc.returncode)
+    return Run(seconds, first or seconds, proc.returncode, _children_cpu() - cpu)
 
 
 def measure(count: int, root: Path) -> dict[str, float]:
@@ -68,25 +76,36 @@ def measure(count: int, root: Path) -> dict[str, float]:
         "full_s": full.seconds,
         "naive_s": sum(r.seconds for r in naive),
         "full/aot_eager": full.seconds / aot.seconds,
+        "aot_eager_cpu_s": aot.cpu_seconds,
+        "full_cpu_s": full.cpu_seconds,
+        "full/aot_eager cpu": full.cpu_seconds / aot.cpu_seconds,
         "naive/full": sum(r.seconds for r in naive) / full.seconds,
         "cold_start_s": full.first_result,
     }
 
 
-# Where time goes, by the file that spends it (cumulative time of the outermost frame).
+# Where time goes, by the file that spends it (self time; C functions are "~").
 _AREAS = [
     ("TorchAir GE (convert, passes)", "torchair/"),
     ("npugraph_ex", "npugraph_ex/"),
+    ("emulated npu device", "opsdk/runtime/npu_device"),
     ("opsdk GE executor / stand-ins", "opsdk/runtime/"),
     ("AOT Autograd", "torch/_functorch/"),
     ("Dynamo", "torch/_dynamo/"),
     ("opcheck", "torch/testing/_internal/optests"),
     ("FakeTensor", "torch/_subclasses/"),
+    ("FX tracing, symbolic shapes", "torch/fx/"),
+    ("FX tracing, symbolic shapes", "sympy/"),
+    ("op dispatch, Python side", "torch/_ops.py"),
+    ("op dispatch, Python side", "torch/_library/"),
+    ("pytree", "torch/utils/_pytree"),
+    ("C functions (kernels, builtins)", "~"),
 ]
 
 
-def profile(count: int, root: Path) -> list[tuple[str, float]]:
-    """The full matrix in this process under cProfile: seconds by area (self time)."""
+def profile(count: int, root: Path) -> tuple[list[tuple[str, float]], dict[str, float]]:
+    """The full matrix in this process under cProfile: seconds by area (self time), and
+    seconds per op by column (the cells' own timings, profiler overhead included)."""
     module = generate_library(root, count)
     sys.path.insert(0, str(root))
     from opsdk import harness, target
@@ -101,7 +120,8 @@ def profile(count: int, root: Path) -> list[tuple[str, float]]:
     for (filename, _, _), (_, _, self_time, _, _) in stats.items():
         area = next((a for a, marker in _AREAS if marker in filename), "other")
         totals[area] += self_time
-    return sorted(totals.items(), key=lambda kv: -kv[1])
+    per_column = {b: sum(r.seconds for r in results if r.backend == b) / count for b in BACKENDS}
+    return sorted(totals.items(), key=lambda kv: -kv[1]), per_column
 
 
 def main(argv=None) -> list[dict]:
@@ -117,9 +137,13 @@ def main(argv=None) -> list[dict]:
     if args.profile:
         with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
             count = max(map(int, args.ops.split(",")))
+            areas, per_column = profile(count, Path(tmp))
             print(f"profile of the full matrix, {count} ops (self time by area):")
-            for area, seconds in profile(count, Path(tmp)):
+            for area, seconds in areas:
                 print(f"  {area:32} {seconds:7.2f} s")
+            print("seconds per op, by column (under the profiler):")
+            for backend, seconds in per_column.items():
+                print(f"  {backend:32} {seconds:7.3f} s")
     return rows
 
 

@@ -12,7 +12,6 @@ import torch
 
 import opsdk
 from opsdk.device import ensure_npu
-from opsdk.harness import npugraph
 from opsdk.harness.model import SHAPE_MODES, Result
 
 _MARKS = {"pass": "✓", "fail": "F", "error": "E", "skip": "s", "xfail": "x"}
@@ -22,6 +21,7 @@ _LEGEND = "✓ pass, F fail, E error, s skip, x xfail"
 def environment(backends=()) -> dict:
     """What the results were produced on: enough to reproduce or compare runs."""
     npu = ensure_npu()
+    from opsdk.harness import npugraph  # loads Dynamo: only when a report is written
     from opsdk.runtime.torchair_locator import locate
 
     torchair = locate()

@@ -5,9 +5,13 @@ backend (``max-autotune``: FX -> GE IR -> our GE session) on CPU tensors."""
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
+import shutil
 import signal
+import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 import torch
@@ -562,6 +566,24 @@ def test_fetch_reuses_the_cache_unless_forced(cache, tmp_path, monkeypatch):
     assert "edited" in (path / "torchair" / "__init__.py").read_text()
     torchair_locator.fetch(force=True)
     assert "fake torchair" in (path / "torchair" / "__init__.py").read_text()
+
+
+def test_fetch_byte_compiles_torchair_once(cache, tmp_path, monkeypatch):
+    """Processes that cannot write __pycache__ still import TorchAir from bytecode;
+    an entry fetched before opsdk compiled it is compiled on its next use."""
+    monkeypatch.setenv(torchair_locator.ENV_WHEEL, str(_fake_wheel(tmp_path)))
+    path = torchair_locator.fetch()
+    pyc = Path(importlib.util.cache_from_source(str(path / "torchair" / "__init__.py")))
+    marker = cache / f"torch_npu-{VERSION}" / "opsdk-torchair.json"
+    assert pyc.is_file()
+    assert json.loads(marker.read_text())["bytecode"] == [sys.implementation.cache_tag]
+    shutil.rmtree(pyc.parent)
+    meta = json.loads(marker.read_text())
+    del meta["bytecode"]
+    marker.write_text(json.dumps(meta))
+    assert torchair_locator.fetch() == path
+    assert pyc.is_file() and "bytecode" in json.loads(marker.read_text())
+    assert sorted(p.name for p in marker.parent.iterdir()) == ["opsdk-torchair.json", "torch_npu"]
 
 
 def test_wheel_of_another_version_is_refused(cache, tmp_path, monkeypatch):

@@ -13,8 +13,9 @@ from pathlib import Path
 
 from opsdk.device import ensure_npu
 from opsdk.errors import OpsdkError, TargetError
-from opsdk.harness import compiled, eager, ge, npugraph, opcheck, waivers
+from opsdk.harness import waivers
 from opsdk.harness.failures import as_failure
+from opsdk.harness.lean import no_guard_profiling
 from opsdk.harness.model import (
     BACKENDS,
     DEFAULT_BACKENDS,
@@ -70,12 +71,48 @@ def cells(
     ]
 
 
-_COLUMNS: dict[str, Callable[..., None]] = {
-    "eager": lambda cell, dump_dir: eager.run(cell),
-    "opcheck": lambda cell, dump_dir: opcheck.run(cell),
-    "aot_eager": lambda cell, dump_dir: compiled.run(cell, "aot_eager", layer="aot"),
-    "ge": ge.run,
-    "npugraph_ex": npugraph.run,
+# Each column imports its module on first use: the compiled ones pull in Dynamo
+# (about 1 s), which eager cells of library- and cpp-style ops never need (a
+# torch.library.custom_op kernel loads Dynamo on its first call anyway).
+def _eager(cell: Cell, dump_dir: Path | None) -> None:
+    from opsdk.harness import eager
+
+    eager.run(cell)
+
+
+def _opcheck(cell: Cell, dump_dir: Path | None) -> None:
+    from opsdk.harness import opcheck
+
+    opcheck.run(cell)
+
+
+def _aot_eager(cell: Cell, dump_dir: Path | None) -> None:
+    from opsdk.harness import compiled
+
+    with no_guard_profiling():
+        compiled.run(cell, "aot_eager", layer="aot")
+
+
+def _ge(cell: Cell, dump_dir: Path | None) -> None:
+    from opsdk.harness import ge
+
+    with no_guard_profiling():
+        ge.run(cell, dump_dir)
+
+
+def _npugraph_ex(cell: Cell, dump_dir: Path | None) -> None:
+    from opsdk.harness import npugraph
+
+    with no_guard_profiling():
+        npugraph.run(cell, dump_dir)
+
+
+_COLUMNS: dict[str, Callable[[Cell, Path | None], None]] = {
+    "eager": _eager,
+    "opcheck": _opcheck,
+    "aot_eager": _aot_eager,
+    "ge": _ge,
+    "npugraph_ex": _npugraph_ex,
 }
 
 

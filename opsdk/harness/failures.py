@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-import torch._dynamo.exc as dynamo_exc
-
 from opsdk.harness.model import CellFailure
 
 
@@ -81,6 +79,8 @@ def as_failure(
     todo = implement_me(err)
     if todo is not None:
         return todo
+    import torch._dynamo.exc as dynamo_exc  # here: eager cells run without loading Dynamo
+
     if isinstance(err, dynamo_exc.Unsupported):
         return CellFailure(
             "dynamo",

@@ -1,0 +1,68 @@
+"""Work the harness skips or does once because it proves nothing more: compiled cells
+skip Dynamo's guard-latency profiling (and still guard every call), and the
+mark_static opcheck cell reuses the static cell's outcomes."""
+
+import pytest
+import torch
+import torch._dynamo
+import torch._dynamo.guards as guards
+from torch._dynamo.testing import CompileCounter
+
+from opsdk import harness, target
+from opsdk.harness import opcheck
+from opsdk.harness.inputs import call_plan
+from opsdk.harness.lean import no_guard_profiling
+from opsdk.scaffold import NewRequest, new
+
+
+@pytest.fixture
+def timed(monkeypatch):
+    """Every call of Dynamo's guard-latency profiler."""
+    calls = []
+    monkeypatch.setattr(guards, "profile_guard_manager", lambda *args: calls.append(args) or 0.0)
+    torch._dynamo.reset()
+    yield calls
+    torch._dynamo.reset()
+
+
+def test_guards_are_checked_but_not_timed(timed):
+    counter = CompileCounter()
+    add_one = torch.compile(lambda x: x + 1, backend=counter, dynamic=False)
+    with no_guard_profiling():
+        add_one(torch.ones(2))
+        add_one(torch.ones(2))
+        add_one(torch.ones(3))  # a size guard fails: Dynamo compiles again
+    assert counter.frame_count == 2 and not timed
+    add_one(torch.ones(4))
+    assert timed, "outside the context Dynamo times its guards again"
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "ge", "npugraph_ex"])
+def test_compiled_cells_skip_guard_timing(tmp_path, timed, backend):
+    project = new(NewRequest(f"lean_{backend}", namespace=f"lean_{backend}", out=tmp_path)).path
+    [cell] = harness.cells(target.load(str(project)), [backend], ["static"])
+    result = harness.run_cell(cell)
+    assert result.status == "pass", result.describe()
+    assert not timed
+
+
+def test_mark_static_opcheck_reuses_the_static_outcomes(tmp_path, monkeypatch):
+    """opcheck has no mark_static: that cell reads the static cell's outcomes for the
+    same inputs, failures included, and runs opcheck itself when the inputs differ."""
+    project = new(NewRequest("lean_opcheck", namespace="lean_opcheck", out=tmp_path)).path
+    fake = project / "lean_opcheck" / "fake.py"
+    assert "return meta.elementwise(x, y)" in fake.read_text()
+    fake.write_text(fake.read_text().replace("return meta.elementwise(x, y)", "return x[:1]"))
+    package = target.load(str(project))
+    calls = []
+    real = torch.library.opcheck
+    monkeypatch.setattr(torch.library, "opcheck", lambda *a, **k: calls.append(a) or real(*a, **k))
+    static, mark_static = harness.cells(package, ["opcheck"], ["static", "mark_static"])
+    first = harness.run_cell(static)
+    count = len(calls)
+    second = harness.run_cell(mark_static)
+    assert (first.status, first.layer) == (second.status, second.layer) == ("fail", "fake")
+    assert first.message == second.message and len(calls) == count > 0
+    monkeypatch.setattr(opcheck, "call_plan", lambda spec, shapes: call_plan(spec, "dynamic"))
+    harness.run_cell(mark_static)
+    assert len(calls) > count
