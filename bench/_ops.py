@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from opsdk.axes import DEFAULT_STYLE
 from opsdk.scaffold import NewRequest, new
 
 NAMESPACE = "opsdk_bench"
 
 
-def generate_library(root: Path, count: int, style: str = "custom_op") -> str:
+def generate_library(root: Path, count: int, style: str = DEFAULT_STYLE) -> str:
     """``count`` scaffolded add ops (alternately in-place and not) under ``root`` plus one
     importable module, returned by name, whose ``OPS`` holds them all: the shape of
     an op library that `opsdk check` runs in one process."""

@@ -3,7 +3,9 @@
 Each registration style (custom_op, library, cpp) is scaffolded as an out-of-place
 add and called on small tensors, on CPU (its CPU reference kernel: pure dispatch
 cost) and on the emulated npu device (its npu kernel). ``torch.add`` is measured
-in the same run, interleaved, so the ratios compare like with like.
+in the same run, interleaved, so the ratios compare like with like; so is
+``torch.ops.aten.add.Tensor``, the same add called the way every registered op
+is called (through an ``OpOverload``): the floor no generated op can go under.
 
     python bench/host_overhead.py [--number 20000]
 """
@@ -50,6 +52,8 @@ def measure(number: int) -> dict[str, float]:
             x, y = torch.randn(4, 4, device=device), torch.randn(4, 4, device=device)
             base = per_call_us(lambda x=x, y=y: torch.add(x, y), number)
             row[f"torch.add {device} us"] = base
+            floor = per_call_us(lambda x=x, y=y: torch.ops.aten.add.Tensor(x, y), number)
+            row[f"aten.add.Tensor/torch.add {device}"] = floor / base
             for style, op in ops.items():
                 us = per_call_us(lambda op=op, x=x, y=y: op(x, y), number)
                 row[f"{style} {device} us"] = us

@@ -64,6 +64,8 @@ def main(argv=None) -> str:
         rows.append((f"one process per backend / full matrix, {n} op(s)", row["naive/full"], ""))
         rows.append((f"cold start to first result (s), {n} op(s)", row["cold_start_s"], ""))
     targets = {"cpp": "<= 1.5", "library": "<= 3", "custom_op": "as close as its API allows"}
+    floor = calls["aten.add.Tensor/torch.add cpu"]
+    rows.append(("torch.ops.aten.add.Tensor / torch.add, CPU (floor)", floor, ""))
     for style, target in targets.items():
         rows.append((f"{style} / torch.add per call, CPU", calls[f"{style}/torch.add cpu"], target))
     for style in targets:

@@ -36,7 +36,7 @@ def _positive_seconds(text: str) -> float:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from opsdk.axes import BACKENDS, DEFAULT_BACKENDS, SHAPE_MODES, STYLES
+    from opsdk.axes import BACKENDS, DEFAULT_BACKENDS, DEFAULT_STYLE, SHAPE_MODES, STYLES
 
     parser = argparse.ArgumentParser(
         prog="opsdk", description="Scaffold Ascend NPU custom ops and prove they enter the graph."
@@ -48,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument("--inplace", action="store_true", help="the op writes its first input")
     new.add_argument("--namespace", help="torch.library namespace (default: custom)")
     new.add_argument("--schema", help='torch schema, e.g. "my_op(Tensor x, float a=1.0) -> Tensor"')
-    new.add_argument("--style", choices=STYLES, default="custom_op", help="registration style")
+    new.add_argument("--style", choices=STYLES, default=DEFAULT_STYLE, help="registration style")
     new.add_argument("--out", type=Path, help="directory to create it in (default: .)")
     new.add_argument("--force", action="store_true", help="move an existing package aside")
     new.add_argument(

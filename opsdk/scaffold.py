@@ -22,7 +22,7 @@ from cookiecutter.generate import generate_files
 
 import opsdk
 from opsdk import cppsig, pysig, spec
-from opsdk.axes import STYLES
+from opsdk.axes import DEFAULT_STYLE, STYLES
 from opsdk.converters import attr_builder, ge_attr_args, ge_input_args, ir_def_for, is_symint
 from opsdk.errors import ScaffoldError, SpecError
 
@@ -35,7 +35,7 @@ class NewRequest:
     inplace: bool = False
     namespace: str | None = None
     schema: str | None = None
-    style: str = "custom_op"
+    style: str = DEFAULT_STYLE
     out: Path = Path(".")
     force: bool = False
     autograd: bool = False

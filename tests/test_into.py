@@ -29,7 +29,7 @@ def _package(tmp_path, out=None, **kwargs):
 def test_added_ops_are_new_files_and_one_record(tmp_path, opsdk_cli):
     pkg = _package(tmp_path).path
     before, pyproject = _tree(pkg), (pkg / "pyproject.toml").read_text()
-    run = opsdk_cli("new", "my_mul", "--autograd", "--into", pkg)
+    run = opsdk_cli("new", "my_mul", "--style", "custom_op", "--autograd", "--into", pkg)
     assert run.code == 0, run.stderr
     schema = "my_scale(Tensor x, *, float alpha=1.0) -> Tensor"
     run = opsdk_cli("new", "my_scale", "--style", "library", "--schema", schema, "--into", pkg)
