@@ -1,9 +1,9 @@
 """Compiled columns: the op under ``torch.compile(fullgraph=True)`` vs eager.
 
-Every shape mode runs its call plan through one compiled function: results and
-in-place mutations must equal eager on every call, and no call after the first
-may compile again (static shapes repeat; dynamic sizes change without
-recompiling). Compiling more than once within the first call is Dynamo
+Every case of the op (see :mod:`opsdk.harness.inputs`) runs its calls through
+one compiled function: results and in-place mutations must equal eager on every
+call, and no call after the first may compile again (static shapes repeat;
+dynamic sizes change without recompiling). Compiling more than once within the first call is Dynamo
 restarting its analysis (e.g. to specialize a float), not a recompile.
 """
 
@@ -18,7 +18,7 @@ from torch._dynamo.testing import CompileCounterWithBackend
 from opsdk.harness.compare import assert_same
 from opsdk.harness.eager import run_op
 from opsdk.harness.failures import as_failure
-from opsdk.harness.inputs import call_plan, on_device, tensors_of
+from opsdk.harness.inputs import Case, cases, on_device, tensors_of
 from opsdk.harness.model import Cell, CellFailure
 
 
@@ -32,7 +32,14 @@ def run(
 ) -> None:
     """Run ``cell`` through ``backend``: a failure of the backend's compiler belongs to
     ``compile_layer`` (default ``layer``), a failure or mismatch at run time to ``layer``."""
-    op, spec = cell.op.overload(), cell.op.spec
+    op = cell.op.overload()
+    for case in cases(cell.op.spec, cell.shapes, compiled=True):
+        _run_case(cell, op, case, backend, layer, compile_layer, hint)
+
+
+def _run_case(cell: Cell, op, case: Case, backend, layer, compile_layer, hint) -> None:
+    """One compiled function through the case's calls; a compile after the first call
+    is a recompile."""
     torch._dynamo.reset()
     counter = CompileCounterWithBackend(backend)
 
@@ -43,7 +50,8 @@ def run(
         call_op, backend=counter, fullgraph=True, dynamic=cell.shapes != "static"
     )
     compiles_after_first_call = None
-    for i, call in enumerate(call_plan(spec, cell.shapes)):
+    for i, call in enumerate(case.calls):
+        where = case.where(i)
         eager_call, compiled_call = on_device(call, "npu"), on_device(call, "npu")
         if cell.shapes == "mark_static":
             for t in tensors_of(compiled_call.args) + tensors_of(compiled_call.kwargs):
@@ -53,21 +61,30 @@ def run(
             actual = compiled(*compiled_call.args, **compiled_call.kwargs)
         except Exception as err:  # noqa: BLE001 - classified into a layer below
             raise as_failure(err, default_layer=layer, compile_layer=compile_layer) from err
-        assert_same(actual, expected, what=f"call {i}: output", layer=layer, hint=hint)
+        assert_same(
+            actual,
+            expected,
+            what=f"{where}: output",
+            layer=layer,
+            hint=hint,
+            tolerances=case.tolerances,
+        )
         assert_same(
             tensors_of([compiled_call.args, compiled_call.kwargs]),
             tensors_of([eager_call.args, eager_call.kwargs]),
-            what=f"call {i}: inputs after the compiled call (in-place writes)",
+            what=f"{where}: inputs after the compiled call (in-place writes)",
             layer=layer,
             hint="an in-place write was lost: the schema must mark every written input Tensor(a!)",
+            tolerances=case.tolerances,
         )
         if compiles_after_first_call is None:
             compiles_after_first_call = counter.frame_count
     recompiles = counter.frame_count - (compiles_after_first_call or 0)
     if recompiles:
         changed = "sizes changed" if cell.shapes == "dynamic" else "only values changed"
+        within = f" of case {case.label}" if case.label else ""
         raise CellFailure(
             "recompile",
-            f"recompiled {recompiles} time(s) after the first call although {changed}; "
+            f"recompiled {recompiles} time(s) after the first call{within} although {changed}; "
             "rerun with TORCH_LOGS=recompiles to see which guard failed",
         )

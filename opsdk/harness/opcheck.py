@@ -10,7 +10,7 @@ import torch
 
 from opsdk.errors import SpecError
 from opsdk.harness.failures import first_line, implement_me
-from opsdk.harness.inputs import call_plan, on_device
+from opsdk.harness.inputs import cases, on_device
 from opsdk.harness.model import Cell, CellFailure
 from opsdk.spec import validate_rules
 
@@ -49,13 +49,14 @@ def run(cell: Cell) -> None:
     except SpecError as err:
         raise CellFailure("schema", f"the registered schema breaks a rule: {err}") from None
     op = cell.op.overload()
-    for i, call in enumerate(call_plan(cell.op.spec, cell.shapes)):
-        _check(op, on_device(call, "npu"), _DEVICE_UTILS[cell.shapes], i)
-        if cell.shapes == "static" and i == 0:
-            _check(op, on_device(call, "cpu"), ("test_autograd_registration",), i)
+    for n, case in enumerate(cases(cell.op.spec, cell.shapes, compiled=False)):
+        for i, call in enumerate(case.calls):
+            _check(op, on_device(call, "npu"), _DEVICE_UTILS[cell.shapes], case.where(i))
+            if cell.shapes == "static" and n == i == 0:
+                _check(op, on_device(call, "cpu"), ("test_autograd_registration",), case.where(i))
 
 
-def _check(op, call, utils, index) -> None:
+def _check(op, call, utils, where: str) -> None:
     results = torch.library.opcheck(
         op, tuple(call.args), call.kwargs, test_utils=utils, raise_exception=False
     )
@@ -66,4 +67,4 @@ def _check(op, call, utils, index) -> None:
             todo = implement_me(outcome)
             if todo is not None:
                 raise todo
-            raise CellFailure(layer, f"call {index}: {util}: {first_line(outcome)}; {hint}")
+            raise CellFailure(layer, f"{where}: {util}: {first_line(outcome)}; {hint}")
