@@ -67,9 +67,13 @@ class TensorSpec:
             raise SpecError(f"value_range must be (low, high) with low < high: {self.value_range}")
 
     @property
-    def is_edge(self) -> bool:
-        """0-dim or empty: sizes Dynamo cannot make symbolic (see opsdk.harness.inputs)."""
-        return not self.dims or 0 in self.dims
+    def is_empty(self) -> bool:
+        return 0 in self.dims
+
+    @property
+    def varies(self) -> bool:
+        """Has a size Dynamo can make symbolic (it specializes sizes 0 and 1)."""
+        return any(d >= 2 for d in self.dims)
 
     def __repr__(self) -> str:
         name = _NAMES.get(self.dtype, str(self.dtype))
@@ -119,8 +123,12 @@ class Support:
         return found
 
     @property
-    def is_edge(self) -> bool:
-        return any(t.is_edge for t in self.tensor_specs())
+    def has_empty(self) -> bool:
+        return any(t.is_empty for t in self.tensor_specs())
+
+    @property
+    def varies(self) -> bool:
+        return any(t.varies for t in self.tensor_specs())
 
     def __repr__(self) -> str:
         parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]

@@ -221,7 +221,7 @@ def new(req: NewRequest) -> NewResult:
         ctx = json.loads((template_dir() / "cookiecutter.json").read_text())
         ctx.update(context(op, req.style))
         generate_files(str(template_dir()), {"cookiecutter": ctx}, output_dir=str(staging))
-        _drop_other_styles(staging / op.name, op.name, req.style)
+        _drop_unused(staging / op.name, op, req.style)
         _format(staging / op.name)
         backup = _backup_path(target) if target.exists() else None
         if backup is not None:
@@ -243,11 +243,15 @@ _STYLE_FILES = {
 }
 
 
-def _drop_other_styles(package: Path, name: str, style: str) -> None:
-    """Cookiecutter renders every template file; remove those of the other styles."""
+def _drop_unused(package: Path, op: spec.OpSpec, style: str) -> None:
+    """Cookiecutter renders every template file; remove those of the other styles, and
+    the input specs unless the op is the default add (a skeleton's inputs are unknown,
+    so it runs on the schema-derived default)."""
     for pattern, styles in _STYLE_FILES.items():
         if style not in styles:
-            (package / pattern.format(op=name)).unlink()
+            (package / pattern.format(op=op.name)).unlink()
+    if not op.is_default_add:
+        (package / op.name / "specs.py").unlink()
 
 
 def _format(package: Path) -> None:

@@ -33,8 +33,9 @@ def run(
     """Run ``cell`` through ``backend``: a failure of the backend's compiler belongs to
     ``compile_layer`` (default ``layer``), a failure or mismatch at run time to ``layer``."""
     op = cell.op.overload()
-    for case in cases(cell.op.spec, cell.shapes, compiled=True):
-        _run_case(cell, op, case, backend, layer, compile_layer, hint)
+    for case in cases(cell.op.spec, cell.shapes, cell.backend):
+        with case.named():
+            _run_case(cell, op, case, backend, layer, compile_layer, hint)
 
 
 def _run_case(cell: Cell, op, case: Case, backend, layer, compile_layer, hint) -> None:
@@ -51,7 +52,6 @@ def _run_case(cell: Cell, op, case: Case, backend, layer, compile_layer, hint) -
     )
     compiles_after_first_call = None
     for i, call in enumerate(case.calls):
-        where = case.where(i)
         eager_call, compiled_call = on_device(call, "npu"), on_device(call, "npu")
         if cell.shapes == "mark_static":
             for t in tensors_of(compiled_call.args) + tensors_of(compiled_call.kwargs):
@@ -64,7 +64,7 @@ def _run_case(cell: Cell, op, case: Case, backend, layer, compile_layer, hint) -
         assert_same(
             actual,
             expected,
-            what=f"{where}: output",
+            what=f"call {i}: output",
             layer=layer,
             hint=hint,
             tolerances=case.tolerances,
@@ -72,7 +72,7 @@ def _run_case(cell: Cell, op, case: Case, backend, layer, compile_layer, hint) -
         assert_same(
             tensors_of([compiled_call.args, compiled_call.kwargs]),
             tensors_of([eager_call.args, eager_call.kwargs]),
-            what=f"{where}: inputs after the compiled call (in-place writes)",
+            what=f"call {i}: inputs after the compiled call (in-place writes)",
             layer=layer,
             hint="an in-place write was lost: the schema must mark every written input Tensor(a!)",
             tolerances=case.tolerances,
@@ -82,9 +82,8 @@ def _run_case(cell: Cell, op, case: Case, backend, layer, compile_layer, hint) -
     recompiles = counter.frame_count - (compiles_after_first_call or 0)
     if recompiles:
         changed = "sizes changed" if cell.shapes == "dynamic" else "only values changed"
-        within = f" of case {case.label}" if case.label else ""
         raise CellFailure(
             "recompile",
-            f"recompiled {recompiles} time(s) after the first call{within} although {changed}; "
+            f"recompiled {recompiles} time(s) after the first call although {changed}; "
             "rerun with TORCH_LOGS=recompiles to see which guard failed",
         )

@@ -16,11 +16,13 @@ The declared cases, in order, then derived ones:
 - a ``non-contiguous`` copy of the first case (same sizes, dims laid out in
   reverse order in memory: dense, so ``clone`` and device copies keep the
   strides) unless the op declared ``non_contiguous=False``;
-- edge cases, those with a 0-dim or empty tensor, run in every column with
-  static shapes, but in dynamic mode only in ``eager`` and ``opcheck`` (each call
-  stands alone there): Dynamo specializes sizes 0 and 1, so a compiled dynamic
-  case of them would be a static graph mislabelled dynamic (and the GE column
-  rightly reports a dynamic graph without a symbolic dim as a failure).
+- edge cases: ``eager`` and ``opcheck`` run every case (each call stands
+  alone there). The compiled columns skip, in dynamic mode, a case without a
+  size of 2 or more (all 0-dim, empty or size-1 tensors): Dynamo specializes
+  sizes 0 and 1, so its graph would be static, labelled dynamic (and the GE
+  column rightly fails a dynamic graph without a symbolic dim). ``ge`` also
+  skips cases with an empty tensor: TorchAir folds an op with an empty output
+  into a Const, so the GE graph has no op node to check.
 
 An op without a declaration runs one case: float32 tensors of sizes (2, 3),
 sample scalars derived from the schema.
@@ -28,11 +30,13 @@ sample scalars derived from the schema.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import torch
 
+from opsdk.harness.model import CellFailure
 from opsdk.inputs import F32, Support, TensorSpec, declared
 from opsdk.spec import Arg, OpSpec
 
@@ -43,6 +47,7 @@ STEPS = {
     "dynamic": (0, 1, 2),
 }
 DEFAULT_DIMS = (2, 3)
+_COMPILED = ("aot_eager", "ge", "npugraph_ex")
 
 _SCALAR_SAMPLES = {
     "int": 2,
@@ -72,22 +77,30 @@ class Case:
     calls: list[Call]
     tolerances: Mapping[torch.dtype, tuple[float, float]] = field(default_factory=dict)
 
-    def where(self, index: int) -> str:
-        """``call 2`` or ``case F16(2, 3), F16(2, 3): call 2``."""
-        return f"case {self.label}: call {index}" if self.label else f"call {index}"
+    @contextlib.contextmanager
+    def named(self):
+        """Failures within name the case (an op without declared specs has one
+        unnamed case, and its messages stay as they were)."""
+        try:
+            yield
+        except CellFailure as failure:
+            if not self.label:
+                raise
+            raise CellFailure(failure.layer, f"case {self.label}: {failure}") from failure
 
 
 def cases(
     spec: OpSpec,
     shapes: str,
+    backend: str,
     *,
-    compiled: bool,
     steps: Sequence[int] | None = None,
     vary_last: bool = False,
 ) -> list[Case]:
-    """The op's cases for ``shapes``; ``compiled`` drops what a compiled dynamic column
-    cannot test (edge cases). ``steps`` overrides the per-call size steps; ``vary_last``
-    changes every Python scalar on the last call (to catch one baked into a graph)."""
+    """The op's cases for the ``backend`` column in ``shapes`` mode (edge cases a
+    column cannot test are left out). ``steps`` overrides the per-call size steps;
+    ``vary_last`` changes every Python scalar on the last call (to catch one baked
+    into a graph)."""
     declaration = declared(spec.qualname)
     if declaration is None:
         supports, tolerances = [("", _default_support(spec), False)], {}
@@ -99,7 +112,7 @@ def cases(
     steps = tuple(STEPS[shapes] if steps is None else steps)
     result = []
     for index, (label, support, permuted) in enumerate(supports):
-        if compiled and shapes == "dynamic" and support.is_edge:
+        if not _runs_in(support, shapes, backend):
             continue
         calls = [
             _call(
@@ -114,6 +127,13 @@ def cases(
         ]
         result.append(Case(label, calls, tolerances))
     return result
+
+
+def _runs_in(support: Support, shapes: str, backend: str) -> bool:
+    """Which edge cases a column leaves out, and why: see the module docstring."""
+    if backend in _COMPILED and shapes == "dynamic" and not support.varies:
+        return False
+    return not (backend == "ge" and support.has_empty)
 
 
 def _label(support: Support) -> str:

@@ -82,7 +82,7 @@ def _refill(buffers, values):
 def _cases(cell: Cell) -> list[Case]:
     """The op's cases, shaped by STEPS; the last call of each also changes every
     Python scalar argument."""
-    return cases(cell.op.spec, cell.shapes, compiled=True, steps=STEPS[cell.shapes], vary_last=True)
+    return cases(cell.op.spec, cell.shapes, cell.backend, steps=STEPS[cell.shapes], vary_last=True)
 
 
 def _shapes(call: Call) -> tuple:
@@ -103,7 +103,6 @@ def replay_loop(cell: Cell, case: Case, backend) -> _Counts:
         # The loop keeps the previous outputs on purpose, to check the documented overwrite.
         warnings.filterwarnings("ignore", message=".*retained memory of acl graph output")
         for i, values in enumerate(case.calls):
-            where = case.where(i)
             if buffers is None or _shapes(values) != shape:
                 buffers, shape, previous = on_device(values, "npu"), _shapes(values), None
                 if cell.shapes == "mark_static":
@@ -124,7 +123,7 @@ def replay_loop(cell: Cell, case: Case, backend) -> _Counts:
             assert_same(
                 actual,
                 expected,
-                what=f"{where}: output",
+                what=f"call {i}: output",
                 layer="replay",
                 hint="",
                 tolerances=case.tolerances,
@@ -132,17 +131,17 @@ def replay_loop(cell: Cell, case: Case, backend) -> _Counts:
             assert_same(
                 tensors_of([buffers.args, buffers.kwargs]),
                 tensors_of([eager_call.args, eager_call.kwargs]),
-                what=f"{where}: inputs after the call (in-place writes)",
+                what=f"call {i}: inputs after the call (in-place writes)",
                 layer="replay",
                 hint="the schema must mark every written input Tensor(a!)",
                 tolerances=case.tolerances,
             )
-            _check_overwrite(previous, actual, where)
+            _check_overwrite(previous, actual, i)
             previous = actual
     return counts
 
 
-def _check_overwrite(previous, actual, where: str) -> None:
+def _check_overwrite(previous, actual, index: int) -> None:
     """npugraph_ex returns the captured output buffers: a replay overwrites what
     the previous replay returned. Check that documented behaviour explicitly."""
     for old, new in zip(tensors_of(previous), tensors_of(actual), strict=False):
@@ -150,25 +149,30 @@ def _check_overwrite(previous, actual, where: str) -> None:
             if not torch.equal(old.cpu(), new.cpu()):
                 raise CellFailure(
                     "replay",
-                    f"{where}: the output buffer shared with the previous replay holds "
+                    f"call {index}: the output buffer shared with the previous replay holds "
                     "different values: the replay wrote its outputs elsewhere",
                 )
 
 
 def run(cell: Cell, dump_dir=None) -> None:
     for case in _cases(cell):
-        try:
-            counts = replay_loop(cell, case, _backend())
-        except CellFailure as failure:
-            raise _diagnose(cell, case, failure) from None
-        shapes = len({_shapes(call) for call in case.calls})
-        if counts.captures < shapes or counts.replays < REPLAYS:
-            raise CellFailure(
-                "capture",
-                f"expected a capture per shape ({shapes}) and at least {REPLAYS} replays, saw "
-                f"{counts.captures} captures and {counts.replays} replays: npugraph_ex fell "
-                "back to eager; run with TORCH_LOGS=+npugraph_ex to see why",
-            )
+        with case.named():
+            _run_case(cell, case)
+
+
+def _run_case(cell: Cell, case: Case) -> None:
+    try:
+        counts = replay_loop(cell, case, _backend())
+    except CellFailure as failure:
+        raise _diagnose(cell, case, failure) from None
+    shapes = len({_shapes(call) for call in case.calls})
+    if counts.captures < shapes or counts.replays < REPLAYS:
+        raise CellFailure(
+            "capture",
+            f"expected a capture per shape ({shapes}) and at least {REPLAYS} replays, saw "
+            f"{counts.captures} captures and {counts.replays} replays: npugraph_ex fell "
+            "back to eager; run with TORCH_LOGS=+npugraph_ex to see why",
+        )
 
 
 def _passes(attempt) -> bool:

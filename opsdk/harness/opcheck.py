@@ -49,14 +49,15 @@ def run(cell: Cell) -> None:
     except SpecError as err:
         raise CellFailure("schema", f"the registered schema breaks a rule: {err}") from None
     op = cell.op.overload()
-    for n, case in enumerate(cases(cell.op.spec, cell.shapes, compiled=False)):
-        for i, call in enumerate(case.calls):
-            _check(op, on_device(call, "npu"), _DEVICE_UTILS[cell.shapes], case.where(i))
-            if cell.shapes == "static" and n == i == 0:
-                _check(op, on_device(call, "cpu"), ("test_autograd_registration",), case.where(i))
+    for n, case in enumerate(cases(cell.op.spec, cell.shapes, cell.backend)):
+        with case.named():
+            for i, call in enumerate(case.calls):
+                _check(op, on_device(call, "npu"), _DEVICE_UTILS[cell.shapes], i)
+                if cell.shapes == "static" and n == i == 0:
+                    _check(op, on_device(call, "cpu"), ("test_autograd_registration",), i)
 
 
-def _check(op, call, utils, where: str) -> None:
+def _check(op, call, utils, index: int) -> None:
     results = torch.library.opcheck(
         op, tuple(call.args), call.kwargs, test_utils=utils, raise_exception=False
     )
@@ -67,4 +68,4 @@ def _check(op, call, utils, where: str) -> None:
             todo = implement_me(outcome)
             if todo is not None:
                 raise todo
-            raise CellFailure(layer, f"{where}: {util}: {first_line(outcome)}; {hint}")
+            raise CellFailure(layer, f"call {index}: {util}: {first_line(outcome)}; {hint}")
