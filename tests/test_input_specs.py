@@ -188,3 +188,11 @@ def test_non_contiguous_case_catches_a_kernel_that_assumes_contiguous_memory(tmp
     assert (run.code, cell["layer"]) == (1, "eager"), cell
     assert cell["message"].startswith("case non-contiguous F32(2, 3), F32(2, 3): ")
     assert "view" in cell["message"]
+
+
+def test_the_api_is_importable_from_opsdk():
+    import opsdk
+
+    assert (opsdk.Support, opsdk.F32, opsdk.declare_supported) == (Support, F32, declare_supported)
+    with pytest.raises(AttributeError):
+        opsdk.F128  # noqa: B018

@@ -6,7 +6,8 @@ Schema:
 Importing this package makes sure an "npu" device exists (torch_npu on an NPU
 host, opsdk's emulated device elsewhere), then registers the op: schema and
 kernels (schema.py, kernels.py), fake function (fake.py), GE IR definition
-(ir.py) and, as soon as TorchAir is importable, the GE converter (converter.py).
+(ir.py), input specs (specs.py) and, as soon as TorchAir is importable, the
+GE converter (converter.py).
 """
 
 import torch
@@ -15,7 +16,7 @@ from opsdk.device import ensure_npu
 
 ensure_npu()
 
-from . import fake, ir, schema  # noqa: E402, F401  (imported to register the op)
+from . import fake, ir, schema, specs  # noqa: E402, F401  (imported to register the op)
 
 OPS = (torch.ops.opsdk_examples.my_inplace_add.default,)
 

@@ -1,6 +1,9 @@
 {%- set op = cookiecutter.op -%}
 """Input specs of the op: the inputs it supports, from which opsdk check derives its cases.
 
+Schema:
+    {{ op.schema | docwrap(8) }}
+
 Each Support lists the op's arguments, tensors as dtype and sizes (F32(2, 3) is a
 float32 tensor of 2x3; F32() is 0-dim). The harness adds a non-contiguous copy of
 the first case and, in dynamic mode, grows the sizes between calls.
