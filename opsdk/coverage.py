@@ -45,7 +45,7 @@ _MISSING = {
     ),
     "ir": (
         "converter",
-        "no GE IR definition",
+        "no GE IR definition registered for op type {ir_name}",
         "register an IrDef in ir.py (on an NPU host: the op's REG_OP in CANN)",
     ),
     "converter": (
@@ -91,7 +91,7 @@ def has_fake(spec: OpSpec) -> bool:
         return opdef._abstract_fn is not None
     if simple_registry.singleton.find(spec.qualname).fake_impl.kernel is not None:
         return True
-    return _has_key(spec.qualname, "Meta") or _has_key(spec.qualname, _COMPOSITE[1])
+    return _has_key(spec.qualname, "Meta") or _has_key(spec.qualname, "CompositeImplicitAutograd")
 
 
 def has_ir(spec: OpSpec) -> bool:
@@ -103,7 +103,10 @@ def has_ir(spec: OpSpec) -> bool:
 
 
 def converter(spec: OpSpec) -> tuple[str, str]:
-    """(``registered`` | ``automatic`` | ``""``, why TorchAir would not generate one)."""
+    """(``registered`` | ``automatic`` | ``""``, why TorchAir would not generate one).
+
+    Asks TorchAir's own registry and automatic-converter rules (private API of the
+    pinned torch-npu), so the answer cannot drift from what TorchAir does."""
     _torchair_loaded()
     from torchair._ge_concrete_graph import fx2ge_converter
 
@@ -150,7 +153,8 @@ def require(spec: OpSpec, backend: str) -> None:
     for piece in NEEDS.get(backend, ()):
         if not _CHECKS[piece](spec):
             layer, what, where = _MISSING[piece]
-            raise CellFailure(layer, f"{spec.qualname} has {what}, which {backend} needs: {where}")
+            what = what.format(ir_name=spec.ir_name)
+            raise CellFailure(layer, f"{spec.qualname}: {what}, which {backend} needs: {where}")
 
 
 def namespace_ops(namespace: str) -> list[OpSpec]:
