@@ -29,13 +29,17 @@ def run(
     layer: str,
     compile_layer: str | None = None,
     hint: str = "compare with the eager column; rerun with TORCH_LOGS=graph_code to see the graph",
+    after_case: Callable[[], None] | None = None,
 ) -> None:
     """Run ``cell`` through ``backend``: a failure of the backend's compiler belongs to
-    ``compile_layer`` (default ``layer``), a failure or mismatch at run time to ``layer``."""
+    ``compile_layer`` (default ``layer``), a failure or mismatch at run time to ``layer``.
+    ``after_case`` runs after each case's calls; its failures name the case too."""
     op = cell.op.overload()
     for case in cases(cell.op.spec, cell.shapes, cell.backend):
         with case.named():
             _run_case(cell, op, case, backend, layer, compile_layer, hint)
+            if after_case is not None:
+                after_case()
 
 
 def _run_case(cell: Cell, op, case: Case, backend, layer, compile_layer, hint) -> None:
