@@ -3,17 +3,18 @@
 Named after TorchAir's converter test declarations
 (``declare_supported([Support(F32(2, 2), F16(2, 2))])``) so they read the same,
 but keyed by the op rather than its converter: the harness derives every
-column's cases from them (see :mod:`opsdk.harness.inputs`)::
+column's cases from them (see :mod:`opsdk.harness.inputs`). For an op
+``my_axpy(Tensor x, Tensor y, *, float alpha=1.0) -> Tensor``::
 
     declare_supported(
-        torch.ops.myops.my_add.default,
+        torch.ops.myops.my_axpy.default,
         [
             Support(F32(2, 3), F32(2, 3)),
             Support(F16(2, 3), F16(2, 3, value_range=(-1, 1))),
             Support(F32(4, 3), F32(3)),  # broadcasting
             Support(F32(), F32()),  # 0-dim
             Support(F32(0, 3), F32(0, 3)),  # empty
-            Support(I32(2, 3), I32(2, 3), alpha=2),  # a scalar value
+            Support(F32(2, 3), F32(2, 3), alpha=-2.5),  # a scalar value
         ],
         tolerances={torch.float16: (1e-2, 1e-2)},  # (rtol, atol) over the defaults
     )
@@ -119,7 +120,8 @@ class Support:
     def tensor_specs(self) -> list[TensorSpec]:
         found: list[TensorSpec] = []
         for value in [*self.args, *self.kwargs.values()]:
-            found += [v for v in (value if isinstance(value, list) else [value]) if _is_spec(v)]
+            values = value if isinstance(value, list) else [value]
+            found += [v for v in values if isinstance(v, TensorSpec)]
         return found
 
     @property
@@ -135,10 +137,6 @@ class Support:
         return f"Support({', '.join(parts)})"
 
 
-def _is_spec(value) -> bool:
-    return isinstance(value, TensorSpec)
-
-
 @dataclass(frozen=True)
 class Declaration:
     """What an op package declared for one op."""
@@ -151,7 +149,7 @@ class Declaration:
 _REGISTRY: dict[str, Declaration] = {}
 
 
-def qualname_of(op) -> str:
+def _qualname(op) -> str:
     """``ns::name`` or ``ns::name.overload``, as opsdk names ops everywhere."""
     schema = op._schema
     return f"{schema.name}.{schema.overload_name}" if schema.overload_name else schema.name
@@ -171,7 +169,7 @@ def declare_supported(
             f"declare_supported takes an op overload (torch.ops.ns.op.default), got {op!r}"
         )
     cases = tuple(cases)
-    name = qualname_of(op)
+    name = _qualname(op)
     if not cases or not all(isinstance(c, Support) for c in cases):
         raise SpecError(f"declare_supported({name}): give a non-empty list of Support(...)")
     for case in cases:
@@ -208,11 +206,11 @@ def _check_against_schema(name: str, schema, case: Support) -> None:
         value = given[arg.name]
         values = value if isinstance(value, list) else [value]
         tensor = "Tensor" in str(arg.type)
-        if tensor and not all(_is_spec(v) or v is None for v in values):
+        if tensor and not all(isinstance(v, TensorSpec) or v is None for v in values):
             raise SpecError(
                 f"{case!r} of {name}: {arg.name!r} is a tensor: give F32(...), F16(...), ..."
             )
-        if not tensor and any(_is_spec(v) for v in values):
+        if not tensor and any(isinstance(v, TensorSpec) for v in values):
             raise SpecError(f"{case!r} of {name}: {arg.name!r} is not a tensor: give a value")
 
 

@@ -70,11 +70,12 @@ def test_dynamic_mode_grows_sizes_but_keeps_0_1_and_equal_sizes_equal():
     by_label = {c.label: c for c in cases(SPEC, "dynamic", "eager")}
     assert _shapes(by_label["F32(2, 3), F32(2, 3)"]) == [
         [(2, 3), (2, 3)],
-        [(3, 4), (3, 4)],
-        [(4, 5), (4, 5)],
+        [(5, 7), (5, 7)],  # 3 = 2 + 1 no longer holds: each size moves by its own amount
+        [(8, 11), (8, 11)],
     ]
-    assert _shapes(by_label["BOOL(2, 1), BOOL(2, 1)"])[2] == [(4, 1), (4, 1)]
-    assert _shapes(by_label["F32(0, 3), F32(0, 3)"])[1] == [(0, 4), (0, 4)]
+    assert _shapes(by_label["BOOL(2, 1), BOOL(2, 1)"])[2] == [(8, 1), (8, 1)]
+    assert _shapes(by_label["F32(0, 3), F32(0, 3)"])[1] == [(0, 7), (0, 7)]
+    assert _shapes(by_label["BF16(4, 3), BF16(3)"])[1] == [(9, 7), (7,)]
 
 
 def test_columns_leave_out_the_edge_cases_they_cannot_test():

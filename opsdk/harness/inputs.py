@@ -6,10 +6,11 @@ case, and any further compile within a case is a recompile, a failure. Calls
 within a case get fresh values; by shape mode:
 
 - ``static`` and ``mark_static`` repeat the declared sizes;
-- ``dynamic`` grows every size of 2 or more by the same step per call, so sizes
-  that were equal stay equal (Dynamo's duck sizing) and different ones stay
-  different. Sizes 0 and 1 stay: Dynamo specializes them (1 is also what
-  broadcasting needs).
+- ``dynamic`` grows every size of 2 or more on each call, each by its own
+  amount (``d -> d + step * (d + 1)``): sizes that were equal stay equal
+  (Dynamo's duck sizing), different ones stay different and change by
+  different amounts (a fake function that confuses two sizes shows). Sizes 0
+  and 1 stay: Dynamo specializes them (1 is also what broadcasting needs).
 
 The declared cases, in order, then derived ones:
 
@@ -186,7 +187,7 @@ def _call(spec: OpSpec, support: Support, step: int, *, seed: int, permuted: boo
 
 
 def _sizes(dims: tuple[int, ...], step: int) -> tuple[int, ...]:
-    return tuple(d + step if d >= 2 else d for d in dims)
+    return tuple(d + step * (d + 1) if d >= 2 else d for d in dims)
 
 
 def _tensor(spec: TensorSpec, step: int, gen, permuted: bool) -> torch.Tensor:
