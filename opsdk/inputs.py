@@ -53,11 +53,14 @@ __all__ = [
 @dataclass(frozen=True)
 class TensorSpec:
     """A tensor argument: its sizes, dtype and (optionally) the range its values are
-    drawn from, ``[low, high)`` (default: normal for floats, -10..10 for ints)."""
+    drawn from, ``[low, high)`` (default: normal for floats, -10..10 for ints).
+    ``static_dims`` lists the dims whose size the op fixes (e.g. a head size of 128):
+    dynamic mode keeps them while it grows the others."""
 
     dims: tuple[int, ...]
     dtype: torch.dtype
     value_range: tuple[float, float] | None = None
+    static_dims: tuple[int, ...] = ()
 
     def __post_init__(self):
         if any(not isinstance(d, int) or d < 0 for d in self.dims):
@@ -66,26 +69,40 @@ class TensorSpec:
             len(self.value_range) != 2 or self.value_range[0] >= self.value_range[1]
         ):
             raise SpecError(f"value_range must be (low, high) with low < high: {self.value_range}")
+        if any(not 0 <= d < len(self.dims) for d in self.static_dims):
+            raise SpecError(f"static_dims {self.static_dims} must index the sizes {self.dims}")
 
     @property
     def is_empty(self) -> bool:
         return 0 in self.dims
 
+    def sizes(self, step: int) -> tuple[int, ...]:
+        """The sizes at dynamic ``step`` (0: as declared); see opsdk.harness.inputs."""
+        return tuple(
+            d + step * (d + 1) if d >= 2 and i not in self.static_dims else d
+            for i, d in enumerate(self.dims)
+        )
+
     @property
     def varies(self) -> bool:
-        """Has a size Dynamo can make symbolic (it specializes sizes 0 and 1)."""
-        return any(d >= 2 for d in self.dims)
+        """Has a size that changes between calls (Dynamo specializes sizes 0 and 1)."""
+        return self.sizes(1) != self.dims
 
     def __repr__(self) -> str:
         name = _NAMES.get(self.dtype, str(self.dtype))
         dims = ", ".join(map(str, self.dims))
         extra = f", value_range={self.value_range}" if self.value_range else ""
+        extra += f", static_dims={self.static_dims}" if self.static_dims else ""
         return f"{name}({dims}{extra})"
 
 
 def _typed(dtype: torch.dtype, name: str):
-    def make(*dims: int, value_range: tuple[float, float] | None = None) -> TensorSpec:
-        return TensorSpec(tuple(dims), dtype, value_range)
+    def make(
+        *dims: int,
+        value_range: tuple[float, float] | None = None,
+        static_dims: tuple[int, ...] = (),
+    ) -> TensorSpec:
+        return TensorSpec(tuple(dims), dtype, value_range, tuple(static_dims))
 
     make.__name__ = make.__qualname__ = name
     make.__doc__ = f"A {dtype} tensor of sizes ``dims`` (``{name}()`` is 0-dim)."

@@ -26,6 +26,7 @@ declare_supported(
         Support(BOOL(2, 1), BOOL(2, 1)),
         Support(F32(), F32()),
         Support(F32(0, 3), F32(0, 3)),
+        Support(F32(2, 128, static_dims=(1,)), F32(128, static_dims=(0,))),
     ],
     tolerances={torch.float16: (0.1, 0.1)},
 )
@@ -76,6 +77,9 @@ def test_dynamic_mode_grows_sizes_but_keeps_0_1_and_equal_sizes_equal():
     assert _shapes(by_label["BOOL(2, 1), BOOL(2, 1)"])[2] == [(8, 1), (8, 1)]
     assert _shapes(by_label["F32(0, 3), F32(0, 3)"])[1] == [(0, 7), (0, 7)]
     assert _shapes(by_label["BF16(4, 3), BF16(3)"])[1] == [(9, 7), (7,)]
+    fixed = by_label["F32(2, 128, static_dims=(1,)), F32(128, static_dims=(0,))"]
+    assert _shapes(fixed) == [[(2, 128), (128,)], [(5, 128), (128,)], [(8, 128), (128,)]]
+    assert not F32(4, static_dims=(0,)).varies and F32(4).varies
 
 
 def test_columns_leave_out_the_edge_cases_they_cannot_test():
@@ -127,6 +131,8 @@ def test_declaration_needs_an_overload_and_cases():
         declare_supported(SCALED, [])
     with pytest.raises(SpecError, match="low < high"):
         F32(2, value_range=(1, 1))
+    with pytest.raises(SpecError, match="static_dims"):
+        F32(2, static_dims=(1,))
 
 
 # ----- end to end: what the cases catch -------------------------------------------------

@@ -10,7 +10,8 @@ within a case get fresh values; by shape mode:
   amount (``d -> d + step * (d + 1)``): sizes that were equal stay equal
   (Dynamo's duck sizing), different ones stay different and change by
   different amounts (a fake function that confuses two sizes shows). Sizes 0
-  and 1 stay: Dynamo specializes them (1 is also what broadcasting needs).
+  and 1 stay: Dynamo specializes them (1 is also what broadcasting needs); so
+  do the ``static_dims`` a spec declares (sizes the op fixes).
 
 The declared cases, in order, then derived ones:
 
@@ -41,7 +42,7 @@ from opsdk.harness.model import CellFailure
 from opsdk.inputs import F32, Support, TensorSpec, declared
 from opsdk.spec import Arg, OpSpec
 
-# Size step of each call of a case, per shape mode (see _sizes).
+# Size step of each call of a case, per shape mode (see TensorSpec.sizes).
 STEPS = {
     "static": (0, 0, 0),
     "mark_static": (0, 0, 0),
@@ -186,12 +187,8 @@ def _call(spec: OpSpec, support: Support, step: int, *, seed: int, permuted: boo
     return Call(args, kwargs)
 
 
-def _sizes(dims: tuple[int, ...], step: int) -> tuple[int, ...]:
-    return tuple(d + step * (d + 1) if d >= 2 else d for d in dims)
-
-
 def _tensor(spec: TensorSpec, step: int, gen, permuted: bool) -> torch.Tensor:
-    sizes = _sizes(spec.dims, step)
+    sizes = spec.sizes(step)
     if permuted:  # dense but dims reversed in memory: non-contiguous from 2 dims of size > 1
         order = tuple(reversed(range(len(sizes))))
         return _values(spec, tuple(sizes[d] for d in order), gen).permute(order)
