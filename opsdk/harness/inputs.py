@@ -19,8 +19,8 @@ The declared cases, in order, then derived ones:
   reverse order in memory: dense, so ``clone`` and device copies keep the
   strides) unless the op declared ``non_contiguous=False``;
 - edge cases: ``eager`` and ``opcheck`` run every case (each call stands
-  alone there). The compiled columns skip, in dynamic mode, a case without a
-  size of 2 or more (all 0-dim, empty or size-1 tensors): Dynamo specializes
+  alone there). The compiled columns skip, in dynamic mode, a case where no
+  size grows (all 0-dim, empty, size-1 or static_dims): Dynamo specializes
   sizes 0 and 1, so its graph would be static, labelled dynamic (and the GE
   column rightly fails a dynamic graph without a symbolic dim). ``ge`` also
   skips cases with an empty tensor: TorchAir folds an op with an empty output
