@@ -1,4 +1,4 @@
-"""The `opsdk` command: new, check, doctor."""
+"""The `opsdk` command: new, check, coverage, ir, fetch-torchair, doctor."""
 
 from __future__ import annotations
 
@@ -81,6 +81,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     # How --isolate runs one op in a child: the exact name, as reports spell it (ns::name).
     check.add_argument("--only-op", help=argparse.SUPPRESS)
+
+    cov = sub.add_parser(
+        "coverage", help="which ops have a kernel, fake, converter, IR and input specs"
+    )
+    cov.add_argument("target", help="op package directory or importable module")
+    cov.add_argument("--namespace", help="list every op registered in this namespace")
+    cov.add_argument("--json", type=Path, help="write the table as JSON here")
 
     fetch = sub.add_parser(
         "fetch-torchair", help="download TorchAir (from the torch-npu wheel) for offline use"
@@ -187,6 +194,29 @@ def _write_reports(args, results) -> None:
             print(f"wrote {path}")
 
 
+def _coverage(args) -> int:
+    import json
+
+    from opsdk import coverage, harness, target
+
+    package = target.load(args.target)
+    specs = {op.spec.qualname: op.spec for op in harness.discover(package)}
+    if args.namespace:
+        found = coverage.namespace_ops(args.namespace)
+        if not found:
+            raise OpsdkError(
+                f"no op is registered in namespace {args.namespace!r} after importing "
+                f"{package.__name__}: check the name (as in torch.ops.NS.op)"
+            )
+        specs.update((spec.qualname, spec) for spec in found)
+    rows = [coverage.of(spec) for spec in specs.values()]
+    print(coverage.table(rows))
+    if args.json:
+        args.json.write_text(json.dumps([r.to_json() for r in rows], indent=2) + "\n")
+        print(f"wrote {args.json}")
+    return 0
+
+
 def _ir(args) -> int:
     from opsdk import harness, ir_export, irdef, target
 
@@ -235,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     handler = {
         "new": _new,
         "check": _check,
+        "coverage": _coverage,
         "doctor": _doctor,
         "fetch-torchair": _fetch_torchair,
         "ir": _ir,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from opsdk import spec
 from opsdk.errors import ScaffoldError
-from opsdk.scaffold import NewRequest, NewResult, build_spec, render, staging_dir
+from opsdk.scaffold import NewRequest, NewResult, build_spec, new, render, staging_dir
 from opsdk.templating import tomlstr
 
 if sys.version_info >= (3, 11):
@@ -130,3 +130,26 @@ def _with_record(text: str, op: spec.OpSpec, req: NewRequest) -> str:
             "is not a list of [[tool.opsdk.ops]] tables; fix it"
         )
     return new
+
+
+def _request_of(recorded: dict, out: Path) -> NewRequest:
+    """The `opsdk new` request a ``[tool.opsdk]`` (or ``[[tool.opsdk.ops]]``) table records."""
+    op = spec.parse(recorded["schema"], validate=False)
+    return NewRequest(
+        op.name,
+        namespace=op.namespace,
+        schema=recorded["schema"].split("::", 1)[1],
+        style=recorded["style"],
+        out=out,
+        autograd=recorded.get("autograd", False),
+    )
+
+
+def regenerate(project: Path, out: Path) -> Path:
+    """A fresh copy of ``project`` under ``out``, made by replaying the `opsdk new` runs
+    its pyproject.toml records: what this opsdk would write for the same inputs."""
+    settings = tomllib.loads((project / "pyproject.toml").read_text())["tool"]["opsdk"]
+    fresh = new(_request_of(settings, out)).path
+    for added in settings.get("ops", []):
+        add(_request_of(added, out), fresh)
+    return fresh

@@ -317,7 +317,7 @@ def render(op: spec.OpSpec, req: NewRequest, staging: Path, package: str | None 
         ctx = json.loads((template_dir() / "cookiecutter.json").read_text())
         ctx.update(context(op, req.style, req.autograd, package))
         generate_files(str(template_dir()), {"cookiecutter": ctx}, output_dir=str(staging))
-        _drop_unused(staging / op.name, op.name, req.style, req.autograd)
+        _drop_unused(staging / op.name, op, req.style, req.autograd)
         _format(staging / op.name)
     except OSError as err:
         raise ScaffoldError(
@@ -335,14 +335,17 @@ _STYLE_FILES = {
 }
 
 
-def _drop_unused(package: Path, name: str, style: str, autograd: bool) -> None:
-    """Cookiecutter renders every template file; remove those of the other styles, and
-    the autograd module unless asked for."""
+def _drop_unused(package: Path, op: spec.OpSpec, style: str, autograd: bool) -> None:
+    """Cookiecutter renders every template file; remove those of the other styles, the
+    autograd module unless asked for, and the input specs unless the op is the default
+    add (a skeleton's inputs are unknown, so it runs on the schema-derived default)."""
     for pattern, styles in _STYLE_FILES.items():
         if style not in styles:
-            (package / pattern.format(op=name)).unlink()
+            (package / pattern.format(op=op.name)).unlink()
     if not autograd:
-        (package / name / "autograd.py").unlink()
+        (package / op.name / "autograd.py").unlink()
+    if not op.is_default_add:
+        (package / op.name / "specs.py").unlink()
 
 
 def _format(package: Path) -> None:

@@ -122,10 +122,9 @@ def test_npu_tensors_get_the_npu_kernel_and_a_second_import_does_not_rebuild(
     path = _cpp_package(tmp_path / "pkg")
     source = path / "my_add" / "my_add.cpp"
     text = source.read_text()
-    assert text.count("return at::add(x, y);\n#endif") == 1
-    source.write_text(
-        text.replace("return at::add(x, y);\n#endif", "return at::add(x, y, 2);\n#endif")
-    )
+    npu_kernel = "return at::add(x, y).contiguous();"
+    assert text.count(npu_kernel) == 1
+    source.write_text(text.replace(npu_kernel, "return at::add(x, y, 2).contiguous();"))
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "cache"))
     script = tmp_path / "use_op.py"
     script.write_text(_USE_OP)

@@ -5,9 +5,8 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from opsdk import into, spec
+from opsdk import into
 from opsdk.axes import STYLES
-from opsdk.scaffold import NewRequest, new
 
 EXAMPLES = sorted(
     p.parent
@@ -37,25 +36,9 @@ def test_there_are_inplace_out_of_place_and_training_examples_and_one_of_each_st
     assert any(s.get("autograd") for s in settings), "no training (--autograd) example"
 
 
-def _request(recorded: dict, out: Path = Path(".")) -> NewRequest:
-    """The `opsdk new` request a [tool.opsdk] (or [[tool.opsdk.ops]]) table records."""
-    namespace, schema = recorded["schema"].split("::", 1)
-    return NewRequest(
-        spec.parse(schema, namespace=namespace).name,
-        namespace=namespace,
-        schema=schema,
-        style=recorded["style"],
-        out=out,
-        autograd=recorded.get("autograd", False),
-    )
-
-
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_example_is_what_the_generator_writes(example, tmp_path):
-    recorded = tomllib.loads((example / "pyproject.toml").read_text())["tool"]["opsdk"]
-    fresh = new(_request(recorded, tmp_path)).path
-    for added in recorded.get("ops", []):
-        into.add(_request(added), fresh)
+    fresh = into.regenerate(example, tmp_path)
     assert _files(fresh) == _files(example), f"regenerate {example.name} with opsdk new"
 
 

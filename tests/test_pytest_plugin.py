@@ -65,7 +65,7 @@ def test_markers_and_keywords_select_backends_and_shape_modes(tmp_path):
 
 def test_a_failing_cell_fails_with_its_layer_and_message_not_a_traceback(tmp_path):
     pkg = _package(tmp_path)
-    _edit(pkg / "my_add" / "kernels.py", "return torch.add(x, y)\n\n\ndef", "return x - y\n\n\ndef")
+    _edit(pkg / "my_add" / "kernels.py", "torch.add(x, y).contiguous()", "(x - y).contiguous()")
     done = _pytest(pkg, "-o", "opsdk_backends=eager", "-o", "opsdk_shapes=static")
     assert done.returncode == 1, done.stdout + done.stderr
     failure = done.stdout.split("= FAILURES =")[1].split("short test summary")[0]

@@ -19,6 +19,7 @@ PACKAGE_FILES = {
     "{op}/fake.py",
     "{op}/converter.py",
     "{op}/ir.py",
+    "{op}/specs.py",  # the default add's input specs; skeletons have none
 }
 
 
@@ -52,6 +53,7 @@ def test_custom_schema_gets_a_skeleton_that_says_implement_me(tmp_path):
     kernels = (result.path / "my_op" / "kernels.py").read_text()
     assert 'raise ImplementMe(__file__, "my_op_npu"' in kernels
     assert 'raise ImplementMe(__file__, "my_op_reference"' in kernels
+    assert not (result.path / "my_op" / "specs.py").exists()
     assert '"alpha": attr.Float(alpha)' in (result.path / "my_op" / "converter.py").read_text()
     assert 'Attr("alpha", "VT_FLOAT", 1.0)' in (result.path / "my_op" / "ir.py").read_text()
 

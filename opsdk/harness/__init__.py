@@ -2,7 +2,8 @@
 
 ``cells`` lays out the matrix (with the package's waivers), ``run_cell`` runs
 one cell and never raises: whatever goes wrong becomes a :class:`Result` naming
-the layer.
+the layer. A cell first checks the registries for what its backend needs
+(:func:`opsdk.coverage.require`), so a missing piece is named, not stumbled on.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from opsdk import coverage
 from opsdk.device import ensure_npu
 from opsdk.errors import OpsdkError, TargetError
 from opsdk.harness import waivers
@@ -137,6 +139,7 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
         status, message = "skip", f"backend {cell.backend!r} is not available in this opsdk yet"
     else:
         try:
+            coverage.require(cell.op.spec, cell.backend)
             column(cell, dump_dir)
         except CellFailure as failure:
             status, layer, message = "fail", failure.layer, str(failure)

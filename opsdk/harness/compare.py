@@ -1,12 +1,18 @@
-"""Numeric comparison that says where and by how much two results differ."""
+"""Numeric comparison that says where and by how much two results differ.
+
+Tolerances are per dtype (``TOLERANCES``); an op's input specs may override
+them (``declare_supported(..., tolerances=...)``). Other dtypes compare exactly.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import torch
 
 from opsdk.harness.model import CellFailure
 
-_TOLERANCES = {  # dtype: (rtol, atol)
+TOLERANCES = {  # dtype: (rtol, atol)
     torch.float16: (1e-3, 1e-3),
     torch.bfloat16: (1.6e-2, 1e-2),
     torch.float32: (1.3e-6, 1e-5),
@@ -14,15 +20,24 @@ _TOLERANCES = {  # dtype: (rtol, atol)
 }
 
 
-def assert_same(actual, expected, *, what: str, layer: str, hint: str) -> None:
-    """Raise :class:`CellFailure` in ``layer`` unless ``actual`` matches ``expected``."""
+def assert_same(
+    actual,
+    expected,
+    *,
+    what: str,
+    layer: str,
+    hint: str,
+    tolerances: Mapping[torch.dtype, tuple[float, float]] | None = None,
+) -> None:
+    """Raise :class:`CellFailure` in ``layer`` unless ``actual`` matches ``expected``
+    within ``tolerances`` (dtype: (rtol, atol), over :data:`TOLERANCES`)."""
     if isinstance(expected, (list, tuple)):
         if not isinstance(actual, (list, tuple)) or len(actual) != len(expected):
             raise CellFailure(
                 layer, f"{what}: expected {len(expected)} values, got {actual!r}; {hint}"
             )
         for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
-            assert_same(a, e, what=f"{what}[{i}]", layer=layer, hint=hint)
+            assert_same(a, e, what=f"{what}[{i}]", layer=layer, hint=hint, tolerances=tolerances)
         return
     if not isinstance(expected, torch.Tensor):
         if actual != expected:
@@ -37,7 +52,7 @@ def assert_same(actual, expected, *, what: str, layer: str, hint: str) -> None:
             f"got {actual.dtype}{list(actual.shape)}; {hint}",
         )
     a, e = actual.detach().cpu(), expected.detach().cpu()
-    rtol, atol = _TOLERANCES.get(e.dtype, (0.0, 0.0))
+    rtol, atol = {**TOLERANCES, **(tolerances or {})}.get(e.dtype, (0.0, 0.0))
     close = torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
     if bool(close.all()):
         return

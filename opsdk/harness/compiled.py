@@ -1,10 +1,11 @@
 """Compiled columns: the op under ``torch.compile(fullgraph=True)`` vs eager.
 
-Every shape mode runs its call plan through one compiled function: results,
-in-place mutations and, for an op with a backward, the inputs' gradients (see
-:mod:`opsdk.harness.training`) must equal eager on every call, and no call after the first
-may compile again (static shapes repeat; dynamic sizes change without
-recompiling). Compiling more than once within the first call is Dynamo
+Every case of the op (see :mod:`opsdk.harness.inputs`) runs its calls through
+one compiled function: results, in-place mutations and, for an op with a
+backward, the inputs' gradients (see :mod:`opsdk.harness.training`) must equal
+eager on every call, and no call after the first may compile again (static
+shapes repeat; dynamic sizes change without recompiling). Compiling more than
+once within the first call is Dynamo
 restarting its analysis (e.g. to specialize a float), not a recompile.
 """
 
@@ -19,7 +20,7 @@ from torch._dynamo.testing import CompileCounterWithBackend
 from opsdk.harness.compare import assert_same
 from opsdk.harness.eager import backward, run_op
 from opsdk.harness.failures import as_failure
-from opsdk.harness.inputs import call_plan, on_device, tensors_of
+from opsdk.harness.inputs import Case, cases, on_device, tensors_of
 from opsdk.harness.model import Cell, CellFailure
 from opsdk.harness.training import requires_grad, trainable
 
@@ -31,10 +32,22 @@ def run(
     layer: str,
     compile_layer: str | None = None,
     hint: str = "compare with the eager column; rerun with TORCH_LOGS=graph_code to see the graph",
+    after_case: Callable[[], None] | None = None,
 ) -> None:
     """Run ``cell`` through ``backend``: a failure of the backend's compiler belongs to
-    ``compile_layer`` (default ``layer``), a failure or mismatch at run time to ``layer``."""
-    op, spec = cell.op.overload(), cell.op.spec
+    ``compile_layer`` (default ``layer``), a failure or mismatch at run time to ``layer``.
+    ``after_case`` runs after each case's calls; its failures name the case too."""
+    op = cell.op.overload()
+    for case in cases(cell.op.spec, cell.shapes, cell.backend):
+        with case.named():
+            _run_case(cell, op, case, backend, layer, compile_layer, hint)
+            if after_case is not None:
+                after_case()
+
+
+def _run_case(cell: Cell, op, case: Case, backend, layer, compile_layer, hint) -> None:
+    """One compiled function through the case's calls; a compile after the first call
+    is a recompile."""
     torch._dynamo.reset()
     counter = CompileCounterWithBackend(backend)
 
@@ -45,8 +58,8 @@ def run(
         call_op, backend=counter, fullgraph=True, dynamic=cell.shapes != "static"
     )
     compiles_after_first_call = None
-    train = trainable(spec)
-    for i, call in enumerate(call_plan(spec, cell.shapes)):
+    train = trainable(cell.op.spec)
+    for i, call in enumerate(case.calls):
         eager_call, compiled_call = on_device(call, "npu"), on_device(call, "npu")
         leaves = (requires_grad(compiled_call), requires_grad(eager_call)) if train else None
         if cell.shapes == "mark_static":
@@ -57,13 +70,21 @@ def run(
             actual = compiled(*compiled_call.args, **compiled_call.kwargs)
         except Exception as err:  # noqa: BLE001 - classified into a layer below
             raise as_failure(err, default_layer=layer, compile_layer=compile_layer) from err
-        assert_same(actual, expected, what=f"call {i}: output", layer=layer, hint=hint)
+        assert_same(
+            actual,
+            expected,
+            what=f"call {i}: output",
+            layer=layer,
+            hint=hint,
+            tolerances=case.tolerances,
+        )
         assert_same(
             tensors_of([compiled_call.args, compiled_call.kwargs]),
             tensors_of([eager_call.args, eager_call.kwargs]),
             what=f"call {i}: inputs after the compiled call (in-place writes)",
             layer=layer,
             hint="an in-place write was lost: the schema must mark every written input Tensor(a!)",
+            tolerances=case.tolerances,
         )
         if train:  # the backward graph, compiled by the same backend
             assert_same(
@@ -72,6 +93,7 @@ def run(
                 what=f"call {i}: gradients of the inputs",
                 layer=layer,
                 hint=hint,
+                tolerances=case.tolerances,
             )
         if compiles_after_first_call is None:
             compiles_after_first_call = counter.frame_count

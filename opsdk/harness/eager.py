@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from opsdk.harness.compare import assert_same
 from opsdk.harness.failures import as_failure
-from opsdk.harness.inputs import Call, call_plan, on_device, tensors_of
+from opsdk.harness.inputs import Call, Case, cases, on_device, tensors_of
 from opsdk.harness.model import Cell, CellFailure
 from opsdk.harness.training import gradients, requires_grad, trainable
 
@@ -32,7 +32,13 @@ def backward(outputs, leaves, index: int, *, layer: str, compile_layer: str | No
 def run(cell: Cell) -> None:
     op, spec = cell.op.overload(), cell.op.spec
     train = trainable(spec)
-    for i, call in enumerate(call_plan(spec, cell.shapes)):
+    for case in cases(spec, cell.shapes, cell.backend):
+        with case.named():
+            _run_case(op, case, train)
+
+
+def _run_case(op, case: Case, train: bool) -> None:
+    for i, call in enumerate(case.calls):
         on_npu, on_cpu = on_device(call, "npu"), on_device(call, "cpu")
         leaves = (requires_grad(on_npu), requires_grad(on_cpu)) if train else None
         expected = run_op(op, on_cpu, layer="eager")
@@ -40,13 +46,21 @@ def run(cell: Cell) -> None:
         for t in tensors_of(actual):
             if t.device.type != "npu":
                 raise CellFailure("eager", f"call {i}: output on {t.device}, not npu; {HINT}")
-        assert_same(actual, expected, what=f"call {i}: output", layer="eager", hint=HINT)
+        assert_same(
+            actual,
+            expected,
+            what=f"call {i}: output",
+            layer="eager",
+            hint=HINT,
+            tolerances=case.tolerances,
+        )
         assert_same(
             tensors_of([on_npu.args, on_npu.kwargs]),
             tensors_of([on_cpu.args, on_cpu.kwargs]),
             what=f"call {i}: inputs after the call (in-place writes)",
             layer="eager",
             hint=HINT,
+            tolerances=case.tolerances,
         )
         if train:
             assert_same(
@@ -55,4 +69,5 @@ def run(cell: Cell) -> None:
                 what=f"call {i}: gradients of the inputs",
                 layer="autograd",
                 hint="the backward in autograd.py differs on npu tensors from CPU ones",
+                tolerances=case.tolerances,
             )

@@ -133,25 +133,38 @@ def checked_converter(spec):
 
 def run(cell: Cell, dump_dir: Path | None = None) -> None:
     torchair()
+    checked = 0
+
+    def check_new_graphs():
+        """The forward GE graphs the case compiled (each case compiles its own)."""
+        nonlocal checked
+        new, checked = recorded.graphs[checked:], len(recorded.graphs)
+        forward = [g for g in new if not any(g is b for b in recorded.backward)]
+        if not forward:
+            raise CellFailure("ge-graph", f"TorchAir compiled no GE graph; {NEXT_STEP_GRAPH}")
+        for graph in forward:
+            check_graph(cell, graph.graph)
+
     with recorded_graphs() as recorded, checked_converter(cell.op.spec), warnings.catch_warnings():
         # TorchAir's backward compiler is not boxed; AOT autograd copes, but warns per graph.
         warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning")
         try:
             compiled.run(
-                cell, backend(), layer="ge-exec", compile_layer="converter", hint=NEXT_STEP_GRAPH
+                cell,
+                backend(),
+                layer="ge-exec",
+                compile_layer="converter",
+                hint=NEXT_STEP_GRAPH,
+                after_case=check_new_graphs,
             )
         finally:
             if dump_dir is not None:
                 dump(recorded.graphs, Path(dump_dir) / case_dir(cell.op.name, cell.shapes))
-    if not recorded.forward:
-        raise CellFailure("ge-graph", f"TorchAir compiled no GE graph; {NEXT_STEP_GRAPH}")
     if trainable(cell.op.spec) and not recorded.backward:
         raise CellFailure(
             "ge-graph",
             f"the op has a backward but TorchAir compiled no backward GE graph; {NEXT_STEP_GRAPH}",
         )
-    for graph in recorded.forward:
-        check_graph(cell, graph.graph)
 
 
 def case_dir(qualname: str, shapes: str) -> str:

@@ -21,16 +21,17 @@ import torch._dynamo
 from opsdk.harness.compare import assert_same
 from opsdk.harness.eager import run_op
 from opsdk.harness.failures import as_failure
-from opsdk.harness.inputs import Call, call_plan, on_device, tensors_of
+from opsdk.harness.inputs import Call, Case, cases, on_device, tensors_of
 from opsdk.harness.model import Cell, CellFailure
 
 REPLAYS = 3
-# Per shape mode: the shapes of the calls, in order. Each shape is captured once
-# and replayed; dynamic mode changes shape once, which must recapture.
-PLAN = {
-    "static": [(2, 3)] * (1 + REPLAYS),
-    "mark_static": [(2, 3)] * (1 + REPLAYS),
-    "dynamic": [(3, 4)] * (1 + REPLAYS) + [(5, 7)] * 2,
+# Per shape mode: the size step of each call of a case (see opsdk.harness.inputs).
+# Each shape is captured once and replayed; dynamic mode changes shape once, which
+# must recapture.
+STEPS = {
+    "static": (0,) * (1 + REPLAYS),
+    "mark_static": (0,) * (1 + REPLAYS),
+    "dynamic": (0,) * (1 + REPLAYS) + (1,) * 2,
 }
 
 
@@ -68,36 +69,6 @@ def _backend(**options):
     return npugraph_ex_backend.get_backend(**options)
 
 
-def _fresh(value, shape, gen, vary: bool):
-    """A new value for one argument: random tensors of ``shape``; Python scalars
-    changed when ``vary`` (to catch one baked in at capture), else kept."""
-    if isinstance(value, torch.Tensor):
-        return torch.randn(shape, generator=gen).to(value.dtype)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_fresh(v, shape, gen, vary) for v in value)
-    if not vary or isinstance(value, bool) or not isinstance(value, (int, float)):
-        return value
-    return value + 1 if isinstance(value, int) else value * 1.5 + 0.25
-
-
-def _calls(spec, shapes: str) -> list[Call]:
-    """Fresh tensor values per call, shaped by PLAN; the last call also changes
-    every Python scalar argument."""
-    base = call_plan(spec, "static")[0]
-    plan = PLAN[shapes]
-    calls = []
-    for i, shape in enumerate(plan):
-        gen = torch.Generator().manual_seed(4321 + i)
-        vary = i == len(plan) - 1
-        calls.append(
-            Call(
-                [_fresh(v, shape, gen, vary) for v in base.args],
-                {k: _fresh(v, shape, gen, vary) for k, v in base.kwargs.items()},
-            )
-        )
-    return calls
-
-
 def _refill(buffers, values):
     """``values`` with every tensor copied into the matching npu buffer (same
     address, so npugraph_ex replays) and every other argument taken as given."""
@@ -108,9 +79,19 @@ def _refill(buffers, values):
     return values
 
 
-def replay_loop(cell: Cell, backend) -> _Counts:
-    """Run the plan through ``backend``; raise CellFailure on the first wrong call."""
-    op, spec = cell.op.overload(), cell.op.spec
+def _cases(cell: Cell) -> list[Case]:
+    """The op's cases, shaped by STEPS; the last call of each also changes every
+    Python scalar argument."""
+    return cases(cell.op.spec, cell.shapes, cell.backend, steps=STEPS[cell.shapes], vary_last=True)
+
+
+def _shapes(call: Call) -> tuple:
+    return tuple(tuple(t.shape) for t in tensors_of([call.args, call.kwargs]))
+
+
+def replay_loop(cell: Cell, case: Case, backend) -> _Counts:
+    """Run the case through ``backend``; raise CellFailure on the first wrong call."""
+    op = cell.op.overload()
     torch._dynamo.reset()
 
     def call_op(*args, **kwargs):
@@ -121,10 +102,9 @@ def replay_loop(cell: Cell, backend) -> _Counts:
     with counting_graphs() as counts, warnings.catch_warnings():
         # The loop keeps the previous outputs on purpose, to check the documented overwrite.
         warnings.filterwarnings("ignore", message=".*retained memory of acl graph output")
-        for i, values in enumerate(_calls(spec, cell.shapes)):
-            current = tuple(tensors_of(values.args)[0].shape) if tensors_of(values.args) else ()
-            if buffers is None or current != shape:
-                buffers, shape, previous = on_device(values, "npu"), current, None
+        for i, values in enumerate(case.calls):
+            if buffers is None or _shapes(values) != shape:
+                buffers, shape, previous = on_device(values, "npu"), _shapes(values), None
                 if cell.shapes == "mark_static":
                     for t in tensors_of([buffers.args, buffers.kwargs]):
                         torch._dynamo.mark_static(t)
@@ -140,13 +120,21 @@ def replay_loop(cell: Cell, backend) -> _Counts:
                 actual = fn(*buffers.args, **buffers.kwargs)
             except Exception as err:  # noqa: BLE001 - classified by the ladder
                 raise as_failure(err, default_layer="replay", compile_layer="capture") from err
-            assert_same(actual, expected, what=f"call {i}: output", layer="replay", hint="")
+            assert_same(
+                actual,
+                expected,
+                what=f"call {i}: output",
+                layer="replay",
+                hint="",
+                tolerances=case.tolerances,
+            )
             assert_same(
                 tensors_of([buffers.args, buffers.kwargs]),
                 tensors_of([eager_call.args, eager_call.kwargs]),
                 what=f"call {i}: inputs after the call (in-place writes)",
                 layer="replay",
                 hint="the schema must mark every written input Tensor(a!)",
+                tolerances=case.tolerances,
             )
             _check_overwrite(previous, actual, i)
             previous = actual
@@ -167,17 +155,23 @@ def _check_overwrite(previous, actual, index: int) -> None:
 
 
 def run(cell: Cell, dump_dir=None) -> None:
+    for case in _cases(cell):
+        with case.named():
+            _run_case(cell, case)
+
+
+def _run_case(cell: Cell, case: Case) -> None:
     try:
-        counts = replay_loop(cell, _backend())
+        counts = replay_loop(cell, case, _backend())
     except CellFailure as failure:
-        raise _diagnose(cell, failure) from None
-    shapes = len(set(PLAN[cell.shapes]))
+        raise _diagnose(cell, case, failure) from None
+    shapes = len({_shapes(call) for call in case.calls})
     if counts.captures < shapes or counts.replays < REPLAYS:
         raise CellFailure(
             "capture",
             f"expected a capture per shape ({shapes}) and at least {REPLAYS} replays, saw "
-            f"{counts.captures} captures and {counts.replays} replays: npugraph_ex fell back "
-            "to eager; run with TORCH_LOGS=+npugraph_ex to see why",
+            f"{counts.captures} captures and {counts.replays} replays: npugraph_ex fell "
+            "back to eager; run with TORCH_LOGS=+npugraph_ex to see why",
         )
 
 
@@ -189,11 +183,11 @@ def _passes(attempt) -> bool:
     return True
 
 
-def _diagnose(cell: Cell, failure: CellFailure) -> CellFailure:
+def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:
     """The seed guide's ladder: which rerun fixes the case says where the bug is."""
     if failure.layer in ("eager", "fake"):
         return failure
-    if not _passes(lambda: replay_loop(cell, "aot_eager")):
+    if not _passes(lambda: replay_loop(cell, case, "aot_eager")):
         return CellFailure("aot", f"{failure}; aot_eager fails too: fix that column first")
     if failure.layer == "capture" or "stream is capturing" in str(failure):
         return CellFailure(
@@ -201,13 +195,13 @@ def _diagnose(cell: Cell, failure: CellFailure) -> CellFailure:
             f"{failure}; the kernel synchronizes with the host or has a data-dependent "
             "output shape, which a captured graph cannot do: keep the kernel on the device",
         )
-    if not _passes(lambda: replay_loop(cell, _backend(force_eager=True))):
+    if not _passes(lambda: replay_loop(cell, case, _backend(force_eager=True))):
         return CellFailure(
             "aot",
             f"{failure}; npugraph_ex with force_eager fails too: the graph npugraph_ex "
             "builds is wrong before any capture",
         )
-    if _passes(lambda: replay_loop(cell, _backend(force_recapture=True))):
+    if _passes(lambda: replay_loop(cell, case, _backend(force_recapture=True))):
         return CellFailure(
             "stale-input",
             f"{failure}; force_recapture fixes it: a replay reused a value captured earlier "

@@ -13,7 +13,7 @@ import torch
 
 from opsdk.errors import SpecError
 from opsdk.harness.failures import first_line, implement_me
-from opsdk.harness.inputs import Call, call_plan, map_tensors, on_device
+from opsdk.harness.inputs import Call, cases, map_tensors, on_device
 from opsdk.harness.model import Cell, CellFailure
 from opsdk.harness.training import requires_grad, trainable
 from opsdk.spec import validate_rules
@@ -53,12 +53,14 @@ def run(cell: Cell) -> None:
     except SpecError as err:
         raise CellFailure("schema", f"the registered schema breaks a rule: {err}") from None
     op = cell.op.overload()
-    for i, call in enumerate(call_plan(cell.op.spec, cell.shapes)):
-        _check(op, on_device(call, "npu"), _DEVICE_UTILS[cell.shapes], i)
-        if cell.shapes == "static" and i == 0:
-            _check(op, on_device(call, "cpu"), ("test_autograd_registration",), i)
-            if trainable(cell.op.spec):
-                _gradcheck(op, call)
+    for n, case in enumerate(cases(cell.op.spec, cell.shapes, cell.backend)):
+        with case.named():
+            for i, call in enumerate(case.calls):
+                _check(op, on_device(call, "npu"), _DEVICE_UTILS[cell.shapes], i)
+                if cell.shapes == "static" and n == i == 0:
+                    _check(op, on_device(call, "cpu"), ("test_autograd_registration",), i)
+                    if trainable(cell.op.spec):
+                        _gradcheck(op, call)
 
 
 # opcheck has no notion of mark_static: that cell runs the static cell's tests on the
@@ -105,9 +107,14 @@ def _check(op, call, utils, index) -> None:
             raise CellFailure(layer, f"call {index}: {util}: {first_line(outcome)}; {hint}")
 
 
+def _as_double(t: torch.Tensor) -> torch.Tensor:
+    """float64 for gradcheck's finite differences; integer tensors stay as they are."""
+    return t.double() if t.is_floating_point() else t
+
+
 def _gradcheck(op, call: Call) -> None:
     """The backward against finite differences, on CPU in float64."""
-    double = Call(*(map_tensors(c, lambda t: t.double()) for c in (call.args, call.kwargs)))
+    double = Call(*(map_tensors(c, _as_double) for c in (call.args, call.kwargs)))
     leaves = requires_grad(double)
 
     def with_leaves(*tensors):

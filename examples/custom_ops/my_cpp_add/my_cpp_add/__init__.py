@@ -4,11 +4,14 @@ Schema:
     my_cpp_add(Tensor x, Tensor y) -> Tensor
 
 Importing this package makes sure an "npu" device exists (torch_npu on an NPU
-host, opsdk's emulated device elsewhere), then loads the op library
-my_cpp_add.cpp, schema and kernels in C++ (compiled on the first import, then
-cached by opsdk.cpp_build), and registers the fake function (fake.py), the GE
-IR definition (ir.py) and, as soon as TorchAir is importable, the GE converter
-(converter.py).
+host, opsdk's emulated device elsewhere), then registers the op from its modules:
+
+- my_cpp_add.cpp: schema and kernels in C++ (compiled on the first import,
+  then cached by opsdk.cpp_build)
+- fake.py: the fake function
+- ir.py: the GE IR definition
+- specs.py: the inputs the op supports
+- converter.py: the GE converter, loaded as soon as TorchAir is importable
 
 Each subpackage with an ``OPS`` tuple is one more op of this library (``opsdk
 new --into``): it is imported, and its ops listed in ``OPS`` here too.
@@ -25,7 +28,7 @@ from opsdk.oplib import import_added_ops
 ensure_npu()
 load_library(Path(__file__).with_name("my_cpp_add.cpp"))
 
-from . import fake, ir  # noqa: E402, F401  (imported to register the op)
+from . import fake, ir, specs  # noqa: E402, F401  (imported to register the op)
 
 # This op, then those `opsdk new --into` added as subpackages.
 OPS = (torch.ops.opsdk_examples.my_cpp_add.default, *import_added_ops(__name__, __path__))

@@ -36,7 +36,7 @@ at::Tensor my_cpp_add_npu(const at::Tensor& x, const at::Tensor& y) {
   EXEC_NPU_CMD(aclnnAdd, x, y, alpha, out);
   return out;
 #else
-  return at::add(x, y);
+  return at::add(x, y).contiguous();  // contiguous, as the aclnn output and fake.py are
 #endif
 }
 

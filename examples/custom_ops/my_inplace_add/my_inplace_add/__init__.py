@@ -4,9 +4,13 @@ Schema:
     my_inplace_add(Tensor(a!) x, Tensor y) -> ()
 
 Importing this package makes sure an "npu" device exists (torch_npu on an NPU
-host, opsdk's emulated device elsewhere), then registers the op: schema and
-kernels (schema.py, kernels.py), fake function (fake.py), GE IR definition
-(ir.py) and, as soon as TorchAir is importable, the GE converter (converter.py).
+host, opsdk's emulated device elsewhere), then registers the op from its modules:
+
+- schema.py, kernels.py: the schema and the kernels
+- fake.py: the fake function
+- ir.py: the GE IR definition
+- specs.py: the inputs the op supports
+- converter.py: the GE converter, loaded as soon as TorchAir is importable
 
 Each subpackage with an ``OPS`` tuple is one more op of this library (``opsdk
 new --into``): it is imported, and its ops listed in ``OPS`` here too.
@@ -19,7 +23,7 @@ from opsdk.oplib import import_added_ops
 
 ensure_npu()
 
-from . import fake, ir, schema  # noqa: E402, F401  (imported to register the op)
+from . import fake, ir, schema, specs  # noqa: E402, F401  (imported to register the op)
 
 # This op, then those `opsdk new --into` added as subpackages.
 OPS = (torch.ops.opsdk_examples.my_inplace_add.default, *import_added_ops(__name__, __path__))

@@ -4,22 +4,24 @@
 Schema:
     {{ op.schema | docwrap(8) }}
 
+Importing this package makes sure an "npu" device exists (torch_npu on an NPU
+host, opsdk's emulated device elsewhere), then registers the op from its modules:
+
 {% if cookiecutter.style == "cpp" -%}
-Importing this package makes sure an "npu" device exists (torch_npu on an NPU
-host, opsdk's emulated device elsewhere), then loads the op library
-{{ op.name }}.cpp, schema and kernels in C++ (compiled on the first import, then
-cached by opsdk.cpp_build), and registers the fake function (fake.py), the GE
-IR definition (ir.py) and, as soon as TorchAir is importable, the GE converter
-(converter.py).{% if cookiecutter.autograd %} autograd.py registers its backward.{% endif %}
+- {{ op.name }}.cpp: schema and kernels in C++ (compiled on the first import,
+  then cached by opsdk.cpp_build)
 {%- else -%}
-Importing this package makes sure an "npu" device exists (torch_npu on an NPU
-host, opsdk's emulated device elsewhere), then registers the op: schema and
-kernels (schema.py, kernels.py), fake function (fake.py), GE IR definition
-(ir.py) and, as soon as TorchAir is importable, the GE converter (converter.py).
+- schema.py, kernels.py: the schema and the kernels
+{%- endif %}
+- fake.py: the fake function
+- ir.py: the GE IR definition
+{%- if op.working %}
+- specs.py: the inputs the op supports
+{%- endif %}
 {%- if cookiecutter.autograd %}
-autograd.py registers its backward.
+- autograd.py: the backward
 {%- endif %}
-{%- endif %}
+- converter.py: the GE converter, loaded as soon as TorchAir is importable
 
 Each subpackage with an ``OPS`` tuple is one more op of this library (``opsdk
 new --into``): it is imported, and its ops listed in ``OPS`` here too.
@@ -41,10 +43,10 @@ ensure_npu()
 {%- if cookiecutter.style == "cpp" %}
 load_library(Path(__file__).with_name("{{ op.name }}.cpp"))
 
-from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir  # noqa: E402, F401  (imported to register the op)
+from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir{% if op.working %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
 {%- else %}
 
-from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir, schema  # noqa: E402, F401  (imported to register the op)
+from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir, schema{% if op.working %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
 {%- endif %}
 
 # This op, then those `opsdk new --into` added as subpackages.

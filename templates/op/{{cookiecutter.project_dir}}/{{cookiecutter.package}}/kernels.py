@@ -22,7 +22,7 @@ from opsdk import ImplementMe
 {%- if op.working and op.inplace %}
     x.add_(y)
 {%- elif op.working %}
-    return torch.add(x, y)
+    return torch.add(x, y).contiguous()  # contiguous, as an aclnn output and fake.py are
 {%- else %}
     raise ImplementMe(__file__, "{{ op.name }}_npu", "compute the op on npu tensors")
 {%- endif %}

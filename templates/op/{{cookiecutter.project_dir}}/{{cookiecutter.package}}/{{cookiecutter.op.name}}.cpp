@@ -52,7 +52,7 @@ namespace {
   EXEC_NPU_CMD(aclnnAdd, x, y, alpha, out);
   return out;
 #else
-  return at::add(x, y);
+  return at::add(x, y).contiguous();  // contiguous, as the aclnn output and fake.py are
 #endif
 {%- else %}
   // On an NPU host: allocate the outputs, then run the op's aclnn kernel, e.g.
