@@ -66,7 +66,9 @@ def guide(request) -> Path:
 def test_every_command_and_flag_in_the_guide_exists(guide):
     parser, subs = _subparsers()
     commands = _commands(_text(guide))
-    assert {"new", "check", "doctor", "ir", "fetch-torchair"} <= {s for s, _ in commands}
+    assert {"new", "check", "coverage", "doctor", "ir", "fetch-torchair"} <= {
+        s for s, _ in commands
+    }
     for sub, rest in commands:
         assert sub in subs, f"{guide.name}: `opsdk {sub}` is not a subcommand ({sorted(subs)})"
         known = set(subs[sub]._option_string_actions)
@@ -123,6 +125,37 @@ def test_meta_helpers_named_in_the_guide_exist(guide):
     assert named, guide.name
     unknown = named - set(meta.__all__)
     assert not unknown, f"{guide.name}: opsdk.meta has no {sorted(unknown)}"
+
+
+def test_input_spec_names_in_the_guide_exist(guide):
+    """What the guides import from opsdk.inputs, the dtype constructors they list
+    (``F32/F16/...`` or one by one) and the keywords they pass to them and to
+    declare_supported are opsdk.inputs' own."""
+    import inspect
+
+    from opsdk import inputs
+
+    text = _text(guide)
+    imported = {
+        name.strip()
+        for names in re.findall(r"from opsdk\.inputs import ([\w, ]+)", text)
+        for name in names.split(",")
+    }
+    assert {"Support", "declare_supported"} <= imported, guide.name
+    dtype_name = r"(?:B?F|I)\d+|BOOL"
+    constructors = set(re.findall(rf"\b({dtype_name})\((?=[\d)])", text))
+    constructors |= {n for n in SPAN.findall(text) if re.fullmatch(dtype_name, n)}
+    assert {"F32", "F16", "BF16", "I8", "I32", "I64", "BOOL"} <= constructors, guide.name
+    named = imported | constructors | set(re.findall(r"\binputs\.([A-Za-z_]\w*)", text))
+    unknown = named - set(inputs.__all__)
+    assert not unknown, f"{guide.name}: opsdk.inputs has no {sorted(unknown)}"
+    spec_kwargs = set(inspect.signature(inputs.F32).parameters) - {"dims"}
+    used = set(re.findall(r"\b(?:F32|F16|BF16|I8|I32|I64|BOOL)\([^()]*?\b(\w+)=", text))
+    assert used <= spec_kwargs, f"{guide.name}: F32(...) takes no {sorted(used - spec_kwargs)}"
+    declare_kwargs = set(inspect.signature(inputs.declare_supported).parameters)
+    for keyword in ("tolerances", "non_contiguous", "value_range", "static_dims"):
+        if f"{keyword}=" in text:
+            assert keyword in declare_kwargs | spec_kwargs, f"{guide.name}: no {keyword}="
 
 
 def test_environment_variables_in_the_guide_are_read_by_opsdk(guide):
