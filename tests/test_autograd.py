@@ -40,7 +40,9 @@ def test_autograd_add_trains_in_every_column(tmp_path, opsdk_cli, style):
     assert all(r["status"] == "pass" for r in run.report["results"])
     # The ge column compiled the forward and the backward graph through TorchAir.
     static = next(dump.glob("*/ge-static"))
-    assert len(list(static.glob("graph*_ge.py"))) == 2, sorted(p.name for p in static.iterdir())
+    fx_graphs = [p.read_text() for p in static.glob("graph*_fx.py")]
+    backward = [g for g in fx_graphs if "tangents" in g]  # AOT names the backward's inputs so
+    assert backward and len(backward) < len(fx_graphs), sorted(p.name for p in static.iterdir())
 
 
 def test_a_wrong_backward_fails_gradcheck_in_layer_autograd(tmp_path, opsdk_cli):

@@ -2,6 +2,8 @@
 skip Dynamo's guard-latency profiling (and still guard every call), and the
 mark_static opcheck cell reuses the static cell's outcomes."""
 
+from dataclasses import replace
+
 import pytest
 import torch
 import torch._dynamo
@@ -10,7 +12,7 @@ from torch._dynamo.testing import CompileCounter
 
 from opsdk import harness, target
 from opsdk.harness import opcheck
-from opsdk.harness.inputs import call_plan
+from opsdk.harness.inputs import cases
 from opsdk.harness.lean import no_guard_profiling
 from opsdk.scaffold import NewRequest, new
 
@@ -63,6 +65,10 @@ def test_mark_static_opcheck_reuses_the_static_outcomes(tmp_path, monkeypatch):
     second = harness.run_cell(mark_static)
     assert (first.status, first.layer) == (second.status, second.layer) == ("fail", "fake")
     assert first.message == second.message and len(calls) == count > 0
-    monkeypatch.setattr(opcheck, "call_plan", lambda spec, shapes: call_plan(spec, "dynamic"))
+
+    def other_inputs(spec, shapes, backend):  # the calls in reverse: other first inputs
+        return [replace(c, calls=c.calls[::-1]) for c in cases(spec, shapes, backend)]
+
+    monkeypatch.setattr(opcheck, "cases", other_inputs)
     harness.run_cell(mark_static)
     assert len(calls) > count

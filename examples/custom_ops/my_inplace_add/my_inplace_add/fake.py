@@ -14,9 +14,7 @@ from opsdk import meta
 from .schema import LIB
 
 
+@torch.library.register_fake("opsdk_examples::my_inplace_add", lib=LIB)
 def my_inplace_add_fake(x: torch.Tensor, y: torch.Tensor) -> None:
     """What the op returns, from its inputs' metadata alone."""
     meta.inplace(x, y)
-
-
-LIB.impl("my_inplace_add", my_inplace_add_fake, "Meta")

@@ -24,7 +24,9 @@ from .schema import {% if cookiecutter.style == "custom_op" %}{{ op.name }}{% el
 {% if cookiecutter.style == "custom_op" %}
 @{{ op.name }}.register_fake
 {%- elif cookiecutter.style == "cpp" %}
-@torch.library.register_fake({{ op.qualname | pystr }})
+@torch.library.register_fake({{ (op.namespace ~ "::" ~ op.impl_name) | pystr }})
+{%- else %}
+@torch.library.register_fake({{ (op.namespace ~ "::" ~ op.impl_name) | pystr }}, lib=LIB)
 {%- endif %}
 {{ op.fake_def }}
     """What the op returns, from its inputs' metadata alone."""
@@ -37,8 +39,4 @@ from .schema import {% if cookiecutter.style == "custom_op" %}{{ op.name }}{% el
 {%- else %}
     raise ImplementMe(__file__, "{{ op.name }}_fake", "return empty tensors of the output shapes")
 {%- endif %}
-{%- if cookiecutter.style == "library" %}
 
-
-LIB.impl({{ op.impl_name | pystr }}, {{ op.name }}_fake, "Meta")
-{%- endif %}
