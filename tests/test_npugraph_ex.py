@@ -159,6 +159,8 @@ def test_on_an_npu_host_torch_npu_and_its_backend_are_left_alone(monkeypatch):
     real = NpuInfo("real", "2.13.0", "detection faked by the test")
     monkeypatch.setattr(npugraph_ex_backend, "ensure_npu", lambda: real)
     monkeypatch.setattr(torch_npu_standin, "ensure_npu", lambda: real)
+    # An earlier test in this process may have installed the stand-in; a real host has none.
+    monkeypatch.delitem(sys.modules, "torch_npu", raising=False)
     registry = torch._dynamo.backends.registry._COMPILER_FNS
     npugraph_ex_backend.install()
     assert "npugraph_ex" not in registry  # torch_npu's entry point owns the name

@@ -18,6 +18,7 @@ import torch
 
 from opsdk import irdef
 from opsdk.runtime import ge_executor, torchair_locator, torchair_standin
+from opsdk.runtime.npugraph_ex_backend import torchair_config
 
 # --- Test ops: out-of-place with an attr, in-place, and one with no GE IR -------------------
 
@@ -100,9 +101,8 @@ def compile_ge(torchair):
     caches and an empty record of loaded GE graphs."""
     torch._dynamo.reset()
     torchair_standin.clear_loaded_graphs()
-    config = torchair.CompilerConfig()
-    config.mode = "max-autotune"
-    backend = torchair.get_npu_backend(compiler_config=config)
+    # As the ge column configures it: offline, no fusions into torch.ops.npu.* kernels.
+    backend = torchair.get_npu_backend(compiler_config=torchair_config("max-autotune"))
 
     def compile_(fn, dynamic=False):
         return torch.compile(fn, backend=backend, dynamic=dynamic, fullgraph=True)

@@ -64,6 +64,7 @@ def import_npugraph_ex() -> ModuleType:
     nothing on a device to finalize (its atexit hook still runs), so the previous
     handlers are put back, as the locator does for TorchAir's.
     """
+    import_torchair_stack()
     _apply_torchair_patches_first()
     if "npugraph_ex" in sys.modules or not is_offline():
         return importlib.import_module("npugraph_ex")
