@@ -139,10 +139,6 @@ class OpSpec:
         return tuple(a for a in self.args if a.is_tensor)
 
     @property
-    def attr_args(self) -> tuple[Arg, ...]:
-        return tuple(a for a in self.args if not a.is_tensor)
-
-    @property
     def is_default_add(self) -> bool:
         """True for the schemas `opsdk new` writes a working add for."""
         return self.schema in (

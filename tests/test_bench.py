@@ -31,4 +31,5 @@ def test_device_cost_covers_the_harness_aten_ops():
 def test_generated_library_is_one_check_target(tmp_path):
     module = generate_library(tmp_path, 2)
     run = harness_throughput.run_check(module, tmp_path, ["eager"])
-    assert run.code == 0 and 0 < run.first_result <= run.seconds
+    # run_check raises SystemExit when the check exits non-zero.
+    assert 0 < run.first_result <= run.seconds

@@ -50,9 +50,9 @@ class Recorded:
     graphs: list = dataclasses.field(default_factory=list)
     backward: list = dataclasses.field(default_factory=list)
 
-    @property
-    def forward(self) -> list:
-        return [g for g in self.graphs if not any(g is b for b in self.backward)]
+    def forward(self, start: int = 0) -> list:
+        """The forward graphs among those compiled from the ``start``-th on."""
+        return [g for g in self.graphs[start:] if not any(g is b for b in self.backward)]
 
 
 @contextlib.contextmanager
@@ -138,8 +138,7 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
     def check_new_graphs():
         """The forward GE graphs the case compiled (each case compiles its own)."""
         nonlocal checked
-        new, checked = recorded.graphs[checked:], len(recorded.graphs)
-        forward = [g for g in new if not any(g is b for b in recorded.backward)]
+        forward, checked = recorded.forward(checked), len(recorded.graphs)
         if not forward:
             raise CellFailure("ge-graph", f"TorchAir compiled no GE graph; {NEXT_STEP_GRAPH}")
         for graph in forward:
