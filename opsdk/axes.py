@@ -2,6 +2,8 @@
 
 BACKENDS = ("eager", "opcheck", "aot_eager", "ge", "npugraph_ex")
 DEFAULT_BACKENDS = BACKENDS
+# The columns that compile with torch.compile (and can share a case's trace).
+COMPILED_BACKENDS = ("aot_eager", "ge", "npugraph_ex")
 SHAPE_MODES = ("static", "dynamic", "mark_static")
 STYLES = ("library", "custom_op", "cpp")
 # The fastest registration style that passes every column with no build toolchain:

@@ -21,7 +21,8 @@ path pytest was given is a file (``pytest tests/test_x.py`` runs that file
 alone). Collection depends only on the package and the ini options, so
 pytest-xdist workers agree on it; each worker imports the package (which sets
 up the npu device) while collecting, and TorchAir at its first graph cell:
-once per process.
+once per process. The session's items are one run, as in ``opsdk check``: columns
+leave to each other what both would do (:mod:`opsdk.harness.run_scope`).
 """
 
 from __future__ import annotations
@@ -106,6 +107,18 @@ def _collects_directories(config: pytest.Config) -> bool:
     """False for ``pytest tests/test_x.py[::test]``: the user asked for that file alone."""
     base = config.invocation_params.dir
     return not all((base / arg.split("::")[0]).is_file() for arg in config.args)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session):
+    """Run the items as one run, as ``opsdk check`` does (:mod:`opsdk.harness.run_scope`)."""
+    cell_list = [item.cell for item in session.items if isinstance(item, ConformanceCell)]
+    if not cell_list:
+        return (yield)
+    from opsdk import harness
+
+    with harness.one_run(cell_list):
+        return (yield)
 
 
 class OpPackage(pytest.Collector):

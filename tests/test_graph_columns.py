@@ -7,37 +7,15 @@ Each test scaffolds a package, breaks one thing the way users do, and runs
 import re
 
 import pytest
+from scaffolded import edit, implemented
 
 from opsdk.scaffold import NewRequest, new
-
-
-def _edit(path, old, new_text):
-    text = path.read_text()
-    assert old in text, f"{old!r} not in {path}"
-    path.write_text(text.replace(old, new_text))
-
-
-def _implemented(tmp_path, name, schema, kernel, fake="meta.same_as(x)"):
-    """A scaffolded skeleton with its kernels and fake function filled in."""
-    ns = f"g_{re.sub(r'[^a-z0-9]', '', tmp_path.name)[-14:]}"
-    pkg = new(NewRequest(name, namespace=ns, schema=schema, out=tmp_path)).path
-    kernels = pkg / name / "kernels.py"
-    text, count = re.subn(r"raise ImplementMe\(__file__, .*\)", kernel, kernels.read_text())
-    assert count == 2, "expected a skeleton with an npu and a reference kernel"
-    kernels.write_text(text.replace("from opsdk import ImplementMe\n", ""))
-    fake_py = pkg / name / "fake.py"
-    text, count = re.subn(
-        r"raise ImplementMe\(__file__, .*\)", f"return {fake}", fake_py.read_text()
-    )
-    assert count == 1
-    fake_py.write_text(text.replace("from opsdk import ImplementMe", "from opsdk import meta"))
-    return pkg
 
 
 @pytest.fixture
 def axpy(tmp_path):
     """``x + alpha * y``: not commutative, and with an attr, so swaps and drops show."""
-    return _implemented(
+    return implemented(
         tmp_path,
         "my_axpy",
         "my_axpy(Tensor x, Tensor y, float alpha) -> Tensor",
@@ -115,7 +93,7 @@ def _ge_cell(opsdk_cli, pkg, shapes="static"):
 def test_broken_converter_or_ir_is_caught_in_its_layer(
     axpy, opsdk_cli, file, old, new_text, layer, needle
 ):
-    _edit(axpy / "my_axpy" / file, old, new_text)
+    edit(axpy / "my_axpy" / file, old, new_text)
     cell = _ge_cell(opsdk_cli, axpy)
     assert (cell["status"], cell["layer"]) == ("fail", layer), cell
     assert needle in cell["message"], cell["message"]
@@ -123,7 +101,7 @@ def test_broken_converter_or_ir_is_caught_in_its_layer(
 
 def test_converter_that_bypasses_the_custom_op_fails_the_graph_check(axpy, opsdk_cli):
     # Numerically right, but the GE graph lacks the op: on an NPU the kernel never runs.
-    _edit(
+    edit(
         axpy / "my_axpy" / "converter.py",
         "    return ge.custom_op(",
         "    from torchair._ge_concrete_graph import ge_apis\n\n"
@@ -136,7 +114,7 @@ def test_converter_that_bypasses_the_custom_op_fails_the_graph_check(axpy, opsdk
 
 def test_inplace_converter_returning_the_mutated_input_fails_in_converter(tmp_path, opsdk_cli):
     pkg = new(NewRequest("my_iadd", inplace=True, namespace="g_iadd", out=tmp_path)).path
-    _edit(pkg / "my_iadd" / "converter.py", "    ge.custom_op(", "    return ge.custom_op(")
+    edit(pkg / "my_iadd" / "converter.py", "    ge.custom_op(", "    return ge.custom_op(")
     cell = _ge_cell(opsdk_cli, pkg)
     assert (cell["status"], cell["layer"]) == ("fail", "converter"), cell
     assert "returned its mutated input" in cell["message"]
@@ -163,7 +141,7 @@ def _npugraph_cell(opsdk_cli, pkg):
 
 
 def test_kernel_syncing_with_the_host_fails_in_capture(tmp_path, opsdk_cli):
-    pkg = _implemented(
+    pkg = implemented(
         tmp_path,
         "my_scale",
         "my_scale(Tensor x, Tensor s) -> Tensor",
@@ -175,7 +153,7 @@ def test_kernel_syncing_with_the_host_fails_in_capture(tmp_path, opsdk_cli):
 
 
 def test_kernel_with_a_data_dependent_shape_fails_in_capture(tmp_path, opsdk_cli):
-    pkg = _implemented(
+    pkg = implemented(
         tmp_path,
         "my_pick",
         "my_pick(Tensor x, Tensor s) -> Tensor",
@@ -189,7 +167,7 @@ def test_kernel_with_a_data_dependent_shape_fails_in_capture(tmp_path, opsdk_cli
 def test_undeclared_input_write_is_lost_on_replay(tmp_path, opsdk_cli):
     # The schema does not mark x as written: eager and aot_eager look right, but the
     # write lands in npugraph_ex's copy of the input and never reaches the caller.
-    pkg = _implemented(
+    pkg = implemented(
         tmp_path,
         "my_acc",
         "my_acc(Tensor x, Tensor s) -> Tensor",

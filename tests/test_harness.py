@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from scaffolded import edit
 
 from opsdk.scaffold import NewRequest, new
 
@@ -14,12 +15,6 @@ def _package(tmp_path, name="my_add", namespace=None, **kwargs):
     return new(
         NewRequest(name, namespace=namespace or f"t_{tmp_path.name[-12:]}", out=tmp_path, **kwargs)
     ).path
-
-
-def _edit(path, old, new_text):
-    text = path.read_text()
-    assert old in text, f"{old!r} not in {path}"
-    path.write_text(text.replace(old, new_text))
 
 
 @pytest.mark.parametrize(("inplace", "style"), [(True, "custom_op"), (False, "library")])
@@ -39,7 +34,7 @@ def test_scaffolded_op_passes_every_cell(tmp_path, opsdk_cli, inplace, style):
 
 def test_fake_returning_the_wrong_shape_fails_in_layer_fake(tmp_path, opsdk_cli):
     pkg = _package(tmp_path)
-    _edit(
+    edit(
         pkg / "my_add" / "fake.py",
         "return meta.elementwise(x, y)",
         "return meta.elementwise(x, y)[:1]",
@@ -53,7 +48,7 @@ def test_fake_returning_the_wrong_shape_fails_in_layer_fake(tmp_path, opsdk_cli)
 
 def test_fake_returning_the_wrong_dtype_fails_in_layer_fake(tmp_path, opsdk_cli):
     pkg = _package(tmp_path, style="library")
-    _edit(
+    edit(
         pkg / "my_add" / "fake.py",
         "meta.elementwise(x, y)",
         "meta.elementwise(x, y, dtype=torch.float16)",
@@ -67,7 +62,7 @@ def test_fake_returning_the_wrong_dtype_fails_in_layer_fake(tmp_path, opsdk_cli)
 
 def test_kernel_computing_wrong_values_fails_in_layer_eager(tmp_path, opsdk_cli):
     pkg = _package(tmp_path, inplace=True)
-    _edit(pkg / "my_add" / "kernels.py", "    x.add_(y)\n\n\ndef", "    x.sub_(y)\n\n\ndef")
+    edit(pkg / "my_add" / "kernels.py", "    x.add_(y)\n\n\ndef", "    x.sub_(y)\n\n\ndef")
     run = opsdk_cli("check", pkg, "--backend", "eager", "--shapes", "static", json_report=True)
     assert run.code == 1
     [cell] = run.report["results"]
@@ -77,7 +72,7 @@ def test_kernel_computing_wrong_values_fails_in_layer_eager(tmp_path, opsdk_cli)
 
 def test_inplace_schema_without_mutation_mark_fails_in_layer_schema(tmp_path, opsdk_cli):
     pkg = _package(tmp_path, inplace=True, style="library")
-    _edit(pkg / "my_add" / "schema.py", "Tensor(a!) x", "Tensor x")
+    edit(pkg / "my_add" / "schema.py", "Tensor(a!) x", "Tensor x")
     run = opsdk_cli("check", pkg, "--backend", "opcheck", "--shapes", "static", json_report=True)
     assert run.code == 1
     [cell] = run.report["results"]
@@ -87,7 +82,7 @@ def test_inplace_schema_without_mutation_mark_fails_in_layer_schema(tmp_path, op
 
 def test_undeclared_mutation_fails_in_layer_schema(tmp_path, opsdk_cli):
     pkg = _package(tmp_path)
-    _edit(
+    edit(
         pkg / "my_add" / "kernels.py",
         "    return torch.add(x, y)",
         "    x.add_(y)\n    return x.clone()",
@@ -112,7 +107,7 @@ def test_skeleton_fails_with_implement_me_pointing_at_the_file(tmp_path, opsdk_c
 def test_recompiling_on_a_size_change_fails_in_layer_recompile(tmp_path, opsdk_cli):
     pkg = _package(tmp_path)
     # A fake function that burns the concrete size into the graph forces a recompile per size.
-    _edit(
+    edit(
         pkg / "my_add" / "fake.py",
         "return meta.elementwise(x, y)",
         "torch._check(x.shape[0] == int(x.shape[0]))\n    return meta.elementwise(x, y)",

@@ -72,3 +72,29 @@ def test_mark_static_opcheck_reuses_the_static_outcomes(tmp_path, monkeypatch):
     monkeypatch.setattr(opcheck, "cases", other_inputs)
     harness.run_cell(mark_static)
     assert len(calls) > count
+
+
+def test_opcheck_leaves_aot_dispatch_to_aot_eager_in_the_same_run(tmp_path, monkeypatch):
+    """opcheck's AOT dispatch tests trace what the aot_eager column traces: in a run with
+    that column they are its job; opcheck run without it still runs them."""
+    project = new(NewRequest("lean_aot", namespace="lean_aot", out=tmp_path)).path
+    package = target.load(str(project))
+    seen = []
+    real = torch.library.opcheck
+
+    def recorded(*args, test_utils, **kwargs):
+        seen.extend(test_utils)
+        return real(*args, test_utils=test_utils, **kwargs)
+
+    monkeypatch.setattr(torch.library, "opcheck", recorded)
+    monkeypatch.setattr(opcheck, "_outcomes", {})
+    results = harness.run_matrix(harness.cells(package, ["opcheck"], ["static", "dynamic"]))
+    alone = set(seen)
+    seen.clear()
+    monkeypatch.setattr(opcheck, "_outcomes", {})
+    pair = ["opcheck", "aot_eager"]
+    results += harness.run_matrix(harness.cells(package, pair, ["static", "dynamic"]))
+    assert all(r.status == "pass" for r in results), [r.describe() for r in results]
+    assert {"test_aot_dispatch_static", "test_aot_dispatch_dynamic"} <= alone
+    assert "test_faketensor" in seen
+    assert not {u for u in seen if u.startswith("test_aot_dispatch")}, seen

@@ -12,6 +12,7 @@ import sys
 import textwrap
 
 import pytest
+from scaffolded import edit
 
 from opsdk.axes import BACKENDS, SHAPE_MODES
 from opsdk.scaffold import NewRequest, new
@@ -29,12 +30,6 @@ def _pytest(cwd, *args, timeout=600) -> subprocess.CompletedProcess:
         text=True,
         timeout=timeout,
     )
-
-
-def _edit(path, old, new_text):
-    text = path.read_text()
-    assert old in text, f"{old!r} not in {path}"
-    path.write_text(text.replace(old, new_text))
 
 
 def _collected(done) -> list[str]:
@@ -65,7 +60,7 @@ def test_markers_and_keywords_select_backends_and_shape_modes(tmp_path):
 
 def test_a_failing_cell_fails_with_its_layer_and_message_not_a_traceback(tmp_path):
     pkg = _package(tmp_path)
-    _edit(pkg / "my_add" / "kernels.py", "torch.add(x, y).contiguous()", "(x - y).contiguous()")
+    edit(pkg / "my_add" / "kernels.py", "torch.add(x, y).contiguous()", "(x - y).contiguous()")
     done = _pytest(pkg, "-o", "opsdk_backends=eager", "-o", "opsdk_shapes=static")
     assert done.returncode == 1, done.stdout + done.stderr
     failure = done.stdout.split("= FAILURES =")[1].split("short test summary")[0]
@@ -95,7 +90,7 @@ def waived_package(tmp_path):
     """A fake function with the wrong shape (opcheck fails, eager passes), one opcheck
     failure waived and a stale waiver on the passing eager cells."""
     pkg = _package(tmp_path)
-    _edit(pkg / "my_add" / "fake.py", "meta.elementwise(x, y)", "meta.elementwise(x, y)[:1]")
+    edit(pkg / "my_add" / "fake.py", "meta.elementwise(x, y)", "meta.elementwise(x, y)[:1]")
     (pkg / "opsdk-waivers.toml").write_text(WAIVERS)
     return pkg
 

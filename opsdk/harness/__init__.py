@@ -8,6 +8,7 @@ the layer. A cell first checks the registries for what its backend needs
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 from opsdk import coverage
 from opsdk.device import ensure_npu
 from opsdk.errors import OpsdkError, TargetError
-from opsdk.harness import waivers
+from opsdk.harness import run_scope, waivers
 from opsdk.harness.failures import as_failure
 from opsdk.harness.lean import no_guard_profiling
 from opsdk.harness.model import (
@@ -38,6 +39,7 @@ __all__ = [
     "cells",
     "discover",
     "run_cell",
+    "one_run",
     "run_matrix",
 ]
 
@@ -160,6 +162,12 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
     return waivers.apply(result, cell.waiver)
 
 
+def one_run(cell_list: Iterable[Cell]) -> contextlib.AbstractContextManager:
+    """While active, the cells' columns run as one run: they leave to each other what
+    both would do (:mod:`opsdk.harness.run_scope`)."""
+    return run_scope.one_run({cell.backend for cell in cell_list})
+
+
 def run_matrix(
     cell_list: list[Cell],
     on_result: Callable[[Result], None] | None = None,
@@ -167,11 +175,12 @@ def run_matrix(
     on_start: Callable[[Cell], None] | None = None,
 ):
     results = []
-    for cell in cell_list:
-        if on_start:
-            on_start(cell)
-        result = run_cell(cell, dump_dir)
-        results.append(result)
-        if on_result:
-            on_result(result)
+    with one_run(cell_list):
+        for cell in cell_list:
+            if on_start:
+                on_start(cell)
+            result = run_cell(cell, dump_dir)
+            results.append(result)
+            if on_result:
+                on_result(result)
     return results

@@ -11,12 +11,14 @@ restarting its analysis (e.g. to specialize a float), not a recompile.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import torch
 import torch._dynamo
 from torch._dynamo.testing import CompileCounterWithBackend
 
+from opsdk.harness import shared_trace
 from opsdk.harness.compare import assert_same
 from opsdk.harness.eager import backward, run_op
 from opsdk.harness.failures import as_failure
@@ -36,27 +38,52 @@ def run(
 ) -> None:
     """Run ``cell`` through ``backend``: a failure of the backend's compiler belongs to
     ``compile_layer`` (default ``layer``), a failure or mismatch at run time to ``layer``.
-    ``after_case`` runs after each case's calls; its failures name the case too."""
+    ``after_case`` runs after each case's calls; its failures name the case too.
+
+    A case the run's compiled columns share (:mod:`opsdk.harness.shared_trace`) runs
+    on the shared compile first; if anything fails there, it runs alone and that
+    result stands."""
     op = cell.op.overload()
+    check = functools.partial(
+        _run_calls, cell, op, layer=layer, compile_layer=compile_layer, hint=hint
+    )
     for case in cases(cell.op.spec, cell.shapes, cell.backend):
         with case.named():
-            _run_case(cell, op, case, backend, layer, compile_layer, hint)
+            shared = shared_trace.frame(cell, case)
+            if shared is not None:
+                try:
+                    with shared_trace.running(cell.backend):
+                        check(case, shared.compiled, shared.counter)
+                        if after_case is not None:
+                            after_case()
+                    continue
+                except Exception:  # noqa: BLE001, S112 - sharing never decides a result
+                    pass
+            torch._dynamo.reset()
+            counter = CompileCounterWithBackend(backend)
+            check(case, compile_call(op, counter, cell.shapes), counter)
             if after_case is not None:
                 after_case()
 
 
-def _run_case(cell: Cell, op, case: Case, backend, layer, compile_layer, hint) -> None:
-    """One compiled function through the case's calls; a compile after the first call
-    is a recompile."""
-    torch._dynamo.reset()
-    counter = CompileCounterWithBackend(backend)
+def compile_call(op, backend, shapes: str, *, name: str | None = None):
+    """A function calling ``op`` under torch.compile, as a user compiles one. Dynamo
+    keeps its cache and per-code state on the code object and its name: a ``name``
+    gives the function a code object of its own, so its compiles are its own."""
 
     def call_op(*args, **kwargs):
         return op(*args, **kwargs)
 
-    compiled = torch.compile(
-        call_op, backend=counter, fullgraph=True, dynamic=cell.shapes != "static"
-    )
+    if name is not None:
+        call_op.__code__ = call_op.__code__.replace(co_name=name)
+    return torch.compile(call_op, backend=backend, fullgraph=True, dynamic=shapes != "static")
+
+
+def _run_calls(
+    cell: Cell, op, case: Case, compiled, counter, *, layer, compile_layer, hint
+) -> None:
+    """The case's calls through ``compiled``, each against eager; a compile after the
+    first call is a recompile."""
     compiles_after_first_call = None
     train = trainable(cell.op.spec)
     for i, call in enumerate(case.calls):

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from opsdk.axes import COMPILED_BACKENDS
 from opsdk.harness.model import CellFailure
 from opsdk.inputs import F32, Support, TensorSpec, declared
 from opsdk.spec import Arg, OpSpec
@@ -49,7 +50,6 @@ STEPS = {
     "dynamic": (0, 1, 2),
 }
 DEFAULT_DIMS = (2, 3)
-_COMPILED = ("aot_eager", "ge", "npugraph_ex")
 
 _SCALAR_SAMPLES = {
     "int": 2,
@@ -133,7 +133,7 @@ def cases(
 
 def _runs_in(support: Support, shapes: str, backend: str) -> bool:
     """Which edge cases a column leaves out, and why: see the module docstring."""
-    if backend in _COMPILED and shapes == "dynamic" and not support.varies:
+    if backend in COMPILED_BACKENDS and shapes == "dynamic" and not support.varies:
         return False
     return not (backend == "ge" and support.has_empty)
 

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 import torch
 import torch._dynamo
 
+from opsdk.harness import shared_trace
 from opsdk.harness.compare import assert_same
+from opsdk.harness.compiled import compile_call
 from opsdk.harness.eager import run_op
 from opsdk.harness.failures import as_failure
 from opsdk.harness.inputs import Call, Case, cases, on_device, tensors_of
@@ -89,15 +91,15 @@ def _shapes(call: Call) -> tuple:
     return tuple(tuple(t.shape) for t in tensors_of([call.args, call.kwargs]))
 
 
-def replay_loop(cell: Cell, case: Case, backend) -> _Counts:
-    """Run the case through ``backend``; raise CellFailure on the first wrong call."""
-    op = cell.op.overload()
+def _compiled(cell: Cell, backend):
+    """A fresh torch.compile of the op through ``backend``."""
     torch._dynamo.reset()
+    return compile_call(cell.op.overload(), backend, cell.shapes)
 
-    def call_op(*args, **kwargs):
-        return op(*args, **kwargs)
 
-    fn = torch.compile(call_op, backend=backend, fullgraph=True, dynamic=cell.shapes != "static")
+def replay_loop(cell: Cell, case: Case, fn) -> _Counts:
+    """Run the case through the compiled ``fn``; raise CellFailure on the first wrong call."""
+    op = cell.op.overload()
     buffers, shape, previous = None, None, None
     with counting_graphs() as counts, warnings.catch_warnings():
         # The loop keeps the previous outputs on purpose, to check the documented overwrite.
@@ -161,10 +163,26 @@ def run(cell: Cell, dump_dir=None) -> None:
 
 
 def _run_case(cell: Cell, case: Case) -> None:
+    """On the run's shared compile of the case first (see
+    :mod:`opsdk.harness.shared_trace`); if anything fails there, alone, with the
+    diagnosis ladder, and that result stands."""
+    shared = shared_trace.frame(cell, case)
+    if shared is not None:
+        try:
+            with shared_trace.running(cell.backend):
+                _check_counts(case, replay_loop(cell, case, shared.compiled))
+            return
+        except Exception:  # noqa: BLE001, S110 - sharing never decides a result
+            pass
     try:
-        counts = replay_loop(cell, case, _backend())
+        counts = replay_loop(cell, case, _compiled(cell, _backend()))
     except CellFailure as failure:
         raise _diagnose(cell, case, failure) from None
+    _check_counts(case, counts)
+
+
+def _check_counts(case: Case, counts: _Counts) -> None:
+    """Each shape captured once, and replayed."""
     shapes = len({_shapes(call) for call in case.calls})
     if counts.captures < shapes or counts.replays < REPLAYS:
         raise CellFailure(
@@ -187,7 +205,7 @@ def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:
     """The seed guide's ladder: which rerun fixes the case says where the bug is."""
     if failure.layer in ("eager", "fake"):
         return failure
-    if not _passes(lambda: replay_loop(cell, case, "aot_eager")):
+    if not _passes(lambda: replay_loop(cell, case, _compiled(cell, "aot_eager"))):
         return CellFailure("aot", f"{failure}; aot_eager fails too: fix that column first")
     if failure.layer == "capture" or "stream is capturing" in str(failure):
         return CellFailure(
@@ -195,13 +213,13 @@ def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:
             f"{failure}; the kernel synchronizes with the host or has a data-dependent "
             "output shape, which a captured graph cannot do: keep the kernel on the device",
         )
-    if not _passes(lambda: replay_loop(cell, case, _backend(force_eager=True))):
+    if not _passes(lambda: replay_loop(cell, case, _compiled(cell, _backend(force_eager=True)))):
         return CellFailure(
             "aot",
             f"{failure}; npugraph_ex with force_eager fails too: the graph npugraph_ex "
             "builds is wrong before any capture",
         )
-    if _passes(lambda: replay_loop(cell, case, _backend(force_recapture=True))):
+    if _passes(lambda: replay_loop(cell, case, _compiled(cell, _backend(force_recapture=True)))):
         return CellFailure(
             "stale-input",
             f"{failure}; force_recapture fixes it: a replay reused a value captured earlier "

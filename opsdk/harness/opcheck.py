@@ -1,5 +1,12 @@
 """Column ``opcheck``: ``torch.library.opcheck`` on npu inputs, each test in its layer.
 
+opcheck's AOT dispatch tests (``test_aot_dispatch_static``/``_dynamic``) trace the
+op with AOT Autograd, nop compilers, the min-cut partitioner and input mutations
+kept, and compare with eager: what the ``aot_eager`` column does on the same
+cases, behind Dynamo as users compile. When ``aot_eager`` is in the same run
+(:mod:`opsdk.harness.run_scope`) those two tests are left to it, and an AOT
+failure shows in that column (layer ``aot``); run alone, opcheck runs them too.
+
 ``test_autograd_registration`` refuses devices other than CPU/CUDA, so it runs
 on CPU copies of the inputs (the op's CPU kernel is its reference). An op with
 a backward also gets ``torch.autograd.gradcheck`` there, in float64: the other
@@ -12,6 +19,7 @@ from __future__ import annotations
 import torch
 
 from opsdk.errors import SpecError
+from opsdk.harness import run_scope
 from opsdk.harness.failures import first_line, implement_me
 from opsdk.harness.inputs import Call, cases, map_tensors, on_device
 from opsdk.harness.model import Cell, CellFailure
@@ -40,6 +48,7 @@ _UTILS = {
         "register autograd with torch.library.register_autograd, or make the op non-differentiable",
     ),
 }
+_AOT_DISPATCH = ("test_aot_dispatch_static", "test_aot_dispatch_dynamic")
 _DEVICE_UTILS = {
     "static": ("test_schema", "test_faketensor", "test_aot_dispatch_static"),
     "mark_static": ("test_schema", "test_faketensor", "test_aot_dispatch_static"),
@@ -53,10 +62,13 @@ def run(cell: Cell) -> None:
     except SpecError as err:
         raise CellFailure("schema", f"the registered schema breaks a rule: {err}") from None
     op = cell.op.overload()
+    utils = _DEVICE_UTILS[cell.shapes]
+    if run_scope.includes("aot_eager"):
+        utils = tuple(u for u in utils if u not in _AOT_DISPATCH)
     for n, case in enumerate(cases(cell.op.spec, cell.shapes, cell.backend)):
         with case.named():
             for i, call in enumerate(_signature_calls(case.calls, cell.shapes)):
-                _check(op, on_device(call, "npu"), _DEVICE_UTILS[cell.shapes], i)
+                _check(op, on_device(call, "npu"), utils, i)
                 if cell.shapes == "static" and n == i == 0:
                     _check(op, on_device(call, "cpu"), ("test_autograd_registration",), i)
                     if trainable(cell.op.spec):

@@ -1,0 +1,328 @@
+"""One trace per case for the compiled columns of a run: trace once, lower to each.
+
+``aot_eager``, ``ge`` and ``npugraph_ex`` each compile every case of an op:
+Dynamo traces the call, AOT Autograd traces Dynamo's graph again over fake
+tensors, and only then does each backend lower the post-AOT graph its own way.
+The two traces are most of a compiled cell's time. When a run has more than one
+of these columns, each case is compiled once for all of them: a fan-out Dynamo
+backend hands Dynamo's graph to every column's real backend (each runs its own
+pre-AOT steps and builds its own compilers), records the AOT Autograd request
+each backend makes, traces AOT once for the requests that would trace the same
+graph, and lowers a copy of the post-AOT graph with each backend's own
+compiler. Each column then runs its case's calls through the one compiled
+function, routed to its own lowering, with its own inputs and checks.
+
+Requests trace the same graph when they agree on the AOT settings that shape it
+and no decomposition of any of their tables applies to the graph (recorded
+while tracing; if one applies, each backend traces on its own). Only inference
+graphs are shared: ops with a backward compile per column.
+
+Sharing only saves work, it never decides a result: whatever goes wrong in a
+column on a shared compile (an error, a wrong value, a recompile), the column
+runs the case again on its own, as without sharing, and that run's result
+stands. The compile of a shared case is paid by the column that runs it first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import copy
+import itertools
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch._dynamo
+from torch._dynamo.exc import RestartAnalysis
+from torch._dynamo.testing import CompileCounterWithBackend
+from torch._functorch import aot_autograd
+from torch._functorch._aot_autograd.utils import make_boxed_func
+from torch.utils._mode_utils import no_dispatch
+
+from opsdk.axes import COMPILED_BACKENDS
+from opsdk.harness.inputs import Case
+from opsdk.harness.model import Cell, OpUnderTest
+from opsdk.harness.training import trainable
+
+# Modules whose backends call AOT Autograd through their own global name for it.
+_AOT_CALLERS = (
+    "torch._dynamo.backends.common",
+    "torchair.npu_fx_compiler",
+    "npugraph_ex.npu_fx_compiler",
+)
+# The AOT settings besides decompositions that shape the traced graph.
+_TRACE_SETTINGS = (
+    "keep_inference_input_mutations",
+    "disable_functionalization",
+    "ignore_shape_env",
+)
+
+_numbers = itertools.count()
+_column: contextvars.ContextVar[str] = contextvars.ContextVar("opsdk_shared_column")
+
+
+class NotShared(Exception):
+    """This column has no lowering on the shared compile: it runs the case alone."""
+
+
+@contextlib.contextmanager
+def running(column: str) -> Iterator[None]:
+    """Calls of shared compiles within run ``column``'s lowering."""
+    token = _column.set(column)
+    try:
+        yield
+    finally:
+        _column.reset(token)
+
+
+Checks = Callable[[], contextlib.AbstractContextManager]
+
+
+def _lowering(column: str, spec) -> tuple[Callable, Checks]:
+    """The column's Dynamo backend, and the checks it keeps active while compiling."""
+    if column == "ge":
+        from opsdk.harness import ge
+
+        return ge.backend(), lambda: ge.checked_converter(spec)
+    if column == "npugraph_ex":
+        from opsdk.runtime import npugraph_ex_backend
+
+        return npugraph_ex_backend.get_backend(), contextlib.nullcontext
+    return torch._dynamo.lookup_backend(column), contextlib.nullcontext
+
+
+@dataclass
+class _Unavailable:
+    """A lowering that failed on the shared compile; calling it sends the column alone."""
+
+    error: BaseException
+
+    def __call__(self, *args):
+        raise NotShared(f"{type(self.error).__name__}: {self.error}") from self.error
+
+
+def _routed(table: dict[str, Callable], *, boxed: bool) -> Callable:
+    """A callable that runs the current column's entry of ``table``."""
+
+    def route(*args):
+        entry = table.get(_column.get(None))
+        if entry is None:
+            raise NotShared(f"no lowering for column {_column.get(None)!r}")
+        return entry(*args)
+
+    if boxed:
+        route._boxed_call = True  # AOT Autograd's calling convention: one list of inputs
+    return route
+
+
+@dataclass
+class _Request:
+    """One backend's call of AOT Autograd, held until all backends have made theirs."""
+
+    column: str
+    checks: Checks
+    mod: Any
+    args: list
+    kwargs: dict
+    target: Callable | None = None
+
+    def __call__(self, *args):
+        return self.target(*args)
+
+    def trace_key(self) -> tuple | None:
+        """Requests with equal keys trace the same graph; None: this one traces alone
+        (a training graph, or a pass that rewrites the graph before tracing)."""
+        grads = any(isinstance(a, torch.Tensor) and a.requires_grad for a in self.args)
+        if grads or self.kwargs.get("pre_grad_passes") is not None:
+            return None
+        return (id(self.mod), *(self.kwargs.get(name, False) for name in _TRACE_SETTINGS))
+
+    def compile_alone(self) -> None:
+        with self.checks():
+            self.target = aot_autograd.aot_module_simplified(self.mod, self.args, **self.kwargs)
+
+
+@contextlib.contextmanager
+def _held_aot_requests(requests: list[_Request], column: str, checks) -> Iterator[None]:
+    """While a backend compiles, its AOT Autograd call is recorded, not run."""
+
+    def hold(mod, args, **kwargs):
+        request = _Request(column, checks, mod, list(args), kwargs)
+        requests.append(request)
+        return request
+
+    with contextlib.ExitStack() as stack:
+        for name in _AOT_CALLERS:
+            module = sys.modules.get(name)
+            if module is not None and hasattr(module, "aot_module_simplified"):
+                stack.enter_context(_patched(module, "aot_module_simplified", hold))
+        yield
+
+
+@contextlib.contextmanager
+def _patched(module, name: str, value) -> Iterator[None]:
+    original = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, original)
+
+
+def _recording(table: dict, applied: set) -> dict:
+    """``table`` with each decomposition noting in ``applied`` that it ran."""
+
+    def recorded(op, fn):
+        def decompose(*args, **kwargs):
+            applied.add(op)
+            return fn(*args, **kwargs)
+
+        return decompose
+
+    return {op: recorded(op, fn) for op, fn in table.items()}
+
+
+def _trace_once(group: list[_Request]) -> None:
+    """One AOT trace for requests with the same trace key; each request's own
+    inference compiler lowers a copy of the post-AOT graph."""
+    applied: set = set()
+    decompositions: dict = {}
+    for request in group:
+        decompositions.update(request.kwargs.get("decompositions") or {})
+    lowered: dict[str, Callable] = {}
+
+    def lower_each(graph, example_inputs):
+        with no_dispatch():
+            copies = [graph] + [copy.deepcopy(graph) for _ in group[1:]]
+        for request, own in zip(group, copies, strict=True):
+            kwargs = request.kwargs
+            compiler = kwargs.get("inference_compiler") or kwargs["fw_compiler"]
+            try:
+                with request.checks():
+                    compiled = compiler(own, example_inputs)
+            except RestartAnalysis:
+                raise
+            except Exception as err:  # noqa: BLE001 - that column runs alone
+                compiled = _Unavailable(err)
+            boxed = getattr(compiled, "_boxed_call", False) or isinstance(compiled, _Unavailable)
+            lowered[request.column] = compiled if boxed else make_boxed_func(compiled)
+        return _routed(lowered, boxed=True)
+
+    first = group[0]
+    forward = aot_autograd.aot_module_simplified(
+        first.mod,
+        first.args,
+        fw_compiler=lower_each,
+        inference_compiler=lower_each,
+        decompositions=_recording(decompositions, applied),
+        **{name: first.kwargs[name] for name in _TRACE_SETTINGS if name in first.kwargs},
+    )
+    for request in group:
+        if applied:  # a decomposition shaped the graph: not every backend would trace it
+            request.compile_alone()
+        else:
+            request.target = forward
+
+
+class _FanOut:
+    """The Dynamo backend of a shared case: every column's backend, one AOT trace."""
+
+    def __init__(self, op: OpUnderTest, columns: tuple[str, ...]):
+        self.op, self.columns = op, columns
+
+    def __call__(self, gm, example_inputs):
+        requests: list[_Request] = []
+        entries: dict[str, Callable] = {}
+        code = gm.code
+        for column in self.columns:
+            try:
+                backend, checks = _lowering(column, self.op.spec)
+                with checks(), _held_aot_requests(requests, column, checks):
+                    entries[column] = backend(gm, example_inputs)
+            except RestartAnalysis:
+                raise
+            except Exception as err:  # noqa: BLE001 - that column runs alone
+                entries[column] = _Unavailable(err)
+            if gm.code != code:  # a backend rewrote Dynamo's graph: nothing is shared
+                return _Unavailable(RuntimeError(f"the {column} backend rewrote the graph"))
+        groups: dict[tuple, list[_Request]] = {}
+        for request in requests:
+            key = request.trace_key()
+            groups.setdefault(key if key is not None else (id(request),), []).append(request)
+        for group in groups.values():
+            try:
+                if len(group) == 1:
+                    group[0].compile_alone()
+                else:
+                    _trace_once(group)
+            except RestartAnalysis:
+                raise
+            except Exception as err:  # noqa: BLE001 - those columns run alone
+                for request in group:
+                    entries[request.column] = _Unavailable(err)
+        return _routed(entries, boxed=False)
+
+
+@dataclass
+class Frame:
+    """A case's one compiled function, shared by the columns of the run."""
+
+    op: OpUnderTest
+    shapes: str
+    columns: tuple[str, ...]
+    counter: CompileCounterWithBackend = field(init=False)
+    compiled: Callable = field(init=False)
+
+    def __post_init__(self):
+        from opsdk.harness.compiled import compile_call
+
+        self.counter = CompileCounterWithBackend(_FanOut(self.op, self.columns))
+        name = f"call_op_shared_{next(_numbers)}"
+        self.compiled = compile_call(self.op.overload(), self.counter, self.shapes, name=name)
+
+
+@dataclass
+class _Sharing:
+    columns: tuple[str, ...] = ()
+    op: str | None = None
+    frames: dict[tuple, Frame] = field(default_factory=dict)
+
+
+_sharing = _Sharing()
+
+
+@contextlib.contextmanager
+def sharing(backends: Iterable[str]) -> Iterator[None]:
+    """Share each case's compile among the run's compiled columns."""
+    columns = tuple(c for c in COMPILED_BACKENDS if c in set(backends))
+    previous = _sharing.columns
+    _sharing.columns = columns
+    try:
+        yield
+    finally:
+        _sharing.columns = previous
+        _forget()
+
+
+def _forget() -> None:
+    if _sharing.frames:
+        _sharing.frames.clear()
+        torch._dynamo.reset()
+    _sharing.op = None
+
+
+def frame(cell: Cell, case: Case) -> Frame | None:
+    """The shared compile of ``case`` for ``cell``'s column, or None: the column then
+    compiles the case on its own."""
+    if cell.backend not in _sharing.columns or trainable(cell.op.spec):
+        return None
+    if _sharing.op != cell.op.name:  # one op's frames at a time
+        _forget()
+        _sharing.op = cell.op.name
+    key = (cell.shapes, case.label)
+    if key not in _sharing.frames:
+        _sharing.frames[key] = Frame(cell.op, cell.shapes, _sharing.columns)
+    return _sharing.frames[key]
