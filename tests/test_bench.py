@@ -13,12 +13,12 @@ import host_overhead  # noqa: E402
 from _ops import generate_library  # noqa: E402
 
 
-def test_host_overhead_measures_every_style_on_cpu_and_npu():
+def test_host_overhead_measures_every_style_and_the_cpp_entry_on_cpu_and_npu():
     row = host_overhead.main(["--number", "20"])
-    for style in ("custom_op", "library", "cpp"):
+    for name in ("custom_op", "library", "cpp", "cpp entry"):
         for device in ("cpu", "npu"):
-            assert row[f"{style} {device} us"] > 0
-            assert row[f"{style}/torch.add {device}"] > 0
+            assert row[f"{name} {device} us"] > 0
+            assert row[f"{name}/torch.add {device}"] > 0
 
 
 def test_device_cost_covers_the_harness_aten_ops():
