@@ -142,11 +142,11 @@ def _cpp_context(op: spec.OpSpec, module: str) -> dict:
 
 
 def _entry_context(op: spec.OpSpec) -> dict:
-    """The fast Python entry point: the op's name and overload as the dispatcher knows
-    them, and its docstring, whose first line is the signature ``inspect`` reads."""
+    """The fast Python entry point: the op's overload name as the dispatcher knows it
+    (``""`` for the default), and its docstring, whose first line is the signature
+    ``inspect`` reads."""
     params = ", ".join(["$module", *pysig.parameters(op, annotate=False)])
     return {
-        "op": f"{op.namespace}::{op.name}",
         "overload": op.overload,
         "signature": f"{op.name}({params})",
         "summary": f"The fastest way to call {op.qualname} from Python; same semantics as "

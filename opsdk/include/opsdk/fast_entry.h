@@ -120,11 +120,11 @@ class Entry;
 template <class Ret, class... Args>
 class Entry<Ret(Args...)> {
  public:
-  // The op by name ("ns::op") and overload name ("" for the default), as the schema declares
-  // them, and the OpOverload's attribute name ("default" for "").
-  Entry(const char* name, const char* overload, const char* overload_attr)
-      : op_(c10::Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Ret(Args...)>()),
-        overload_attr_(overload_attr) {}
+  // The op as its schema declares it: namespace, name and overload name ("" for the default);
+  // overload_attr is its OpOverload's attribute ("default" for ""). Nothing is looked up here:
+  // a function-local static's constructor must not throw.
+  Entry(const char* ns, const char* name, const char* overload, const char* overload_attr)
+      : ns_(ns), name_(name), overload_(overload), overload_attr_(overload_attr) {}
 
   // A METH_FASTCALL | METH_KEYWORDS call.
   PyObject* operator()(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) const {
@@ -141,7 +141,7 @@ class Entry<Ret(Args...)> {
     std::tuple<Arg<Args>...> held;
     if (kwnames != nullptr || nargs != sizeof...(Args) || at::impl::torch_function_mode_enabled() ||
         !(std::get<I>(held).from(args[I]) && ...)) {
-      return PyObject_Vectorcall(overload(), args, nargs, kwnames);
+      return PyObject_Vectorcall(op_overload(), args, nargs, kwnames);
     }
     // Autograd has nothing to do when no tensor carries autograd state (requires_grad, a
     // forward grad, a view's history) and no mode or transform has touched the dispatch
@@ -152,42 +152,52 @@ class Entry<Ret(Args...)> {
         !(std::get<I>(held).autograd_state() || ...)) {
       below_autograd.emplace(c10::autograd_dispatch_keyset);
     }
+    const auto& op = handle();
     if constexpr (std::is_void_v<Ret>) {
       {
         py::gil_scoped_release no_gil;
-        op_.call(std::get<I>(held).get()...);
+        op.call(std::get<I>(held).get()...);
       }
       Py_RETURN_NONE;
     } else {
       Ret out = [&] {
         py::gil_scoped_release no_gil;
-        return op_.call(std::get<I>(held).get()...);
+        return op.call(std::get<I>(held).get()...);
       }();
       return to_python(std::move(out));
     }
     END_HANDLE_TH_ERRORS
   }
 
-  // torch.ops.<ns>.<op>.<overload>, looked up by the first call that needs it and kept for
-  // the life of the process (never released: the interpreter is gone when statics die).
-  PyObject* overload() const {
-    if (overload_ == nullptr) {
-      const std::string& name = op_.schema().name();
-      const std::size_t sep = name.find("::");
-      overload_ = py::object(py::module_::import("torch")
-                                 .attr("ops")
-                                 .attr(py::str(name.substr(0, sep)))
-                                 .attr(py::str(name.substr(sep + 2)))
-                                 .attr(overload_attr_))
-                      .release()
-                      .ptr();
+  // The dispatcher's typed handle of the op, found by the first call that needs it.
+  const c10::TypedOperatorHandle<Ret(Args...)>& handle() const {
+    if (!handle_) {
+      const std::string qualified = std::string(ns_) + "::" + name_;
+      handle_.emplace(c10::Dispatcher::singleton()
+                          .findSchemaOrThrow(qualified.c_str(), overload_)
+                          .template typed<Ret(Args...)>());
     }
-    return overload_;
+    return *handle_;
   }
 
-  c10::TypedOperatorHandle<Ret(Args...)> op_;
+  // torch.ops.<ns>.<name>.<overload_attr>, looked up by the first call that needs it and kept
+  // for the life of the process (never released: the interpreter is gone when statics die).
+  PyObject* op_overload() const {
+    if (op_overload_ == nullptr) {
+      py::object found =
+          py::module_::import("torch").attr("ops").attr(ns_).attr(name_).attr(overload_attr_);
+      op_overload_ = found.release().ptr();
+    }
+    return op_overload_;
+  }
+
+  const char* ns_;
+  const char* name_;
+  const char* overload_;
   const char* overload_attr_;
-  mutable PyObject* overload_ = nullptr;
+  // Both found with the GIL held, which serializes the first calls.
+  mutable std::optional<c10::TypedOperatorHandle<Ret(Args...)>> handle_;
+  mutable PyObject* op_overload_ = nullptr;
 };
 
 }  // namespace opsdk

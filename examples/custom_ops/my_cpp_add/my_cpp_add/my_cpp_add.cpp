@@ -72,7 +72,7 @@ namespace {
 // argument matching; whatever the fast path does not take goes to the OpOverload.
 PyObject* my_cpp_add_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   static const opsdk::Entry<decltype(my_cpp_add_reference)> entry(
-      "opsdk_examples::my_cpp_add", "", "default");
+      "opsdk_examples", "my_cpp_add", "", "default");
   return entry(args, nargs, kwnames);
 }
 

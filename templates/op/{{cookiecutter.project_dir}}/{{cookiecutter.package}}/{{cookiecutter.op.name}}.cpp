@@ -105,7 +105,7 @@ namespace {
 // argument matching; whatever the fast path does not take goes to the OpOverload.
 PyObject* {{ op.name }}_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   static const opsdk::Entry<decltype({{ op.name }}_reference)> entry(
-      {{ cpp.entry.op | cppstr }}, {{ cpp.entry.overload | cppstr }}, {{ op.overload_attr | cppstr }});
+      {{ op.namespace | cppstr }}, {{ op.name | cppstr }}, {{ cpp.entry.overload | cppstr }}, {{ op.overload_attr | cppstr }});
   return entry(args, nargs, kwnames);
 }
 
