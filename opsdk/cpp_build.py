@@ -115,8 +115,7 @@ def load_module(source: str | Path) -> ModuleType:
     defines, ``_<stem>`` (``PyInit__<stem>``): the op's fast entry point.
 
     The module is not put in ``sys.modules``: its package holds it. Loading it again
-    gives the same functions (CPython keeps a single-phase extension module's), which
-    :func:`opsdk.fast_entry.traceable` counts on."""
+    gives the same module (CPython keeps single-phase extension modules by file)."""
     library = load_library(source)
     name = f"_{Path(source).stem}"
     loader = ExtensionFileLoader(name, str(library))

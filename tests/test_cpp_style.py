@@ -261,7 +261,11 @@ def test_unsupported_return_is_refused():
         cppsig.return_type(spec.parse("f(Tensor x) -> complex"))
 
 
-def test_cache_key_follows_the_source_its_headers_and_the_recipe(tmp_path):
+def test_cache_key_follows_the_source_its_headers_and_the_recipe(tmp_path, monkeypatch):
+    opsdk_include = tmp_path / "include"
+    (opsdk_include / "opsdk").mkdir(parents=True)
+    (opsdk_include / "opsdk" / "fast_entry.h").write_text("// v1\n")
+    monkeypatch.setattr(cpp_build, "INCLUDE", opsdk_include)
     source = tmp_path / "op.cpp"
     source.write_text("// v1\n")
     key = cpp_build.cache_key(source, cpp_build.Recipe())
@@ -272,7 +276,10 @@ def test_cache_key_follows_the_source_its_headers_and_the_recipe(tmp_path):
     with_header = cpp_build.cache_key(source, cpp_build.Recipe())
     assert with_header != key
     source.write_text("// v2\n")
-    assert cpp_build.cache_key(source, cpp_build.Recipe()) not in (key, with_header)
+    edited = cpp_build.cache_key(source, cpp_build.Recipe())
+    assert edited not in (key, with_header)
+    (opsdk_include / "opsdk" / "fast_entry.h").write_text("// v2\n")  # opsdk's header
+    assert cpp_build.cache_key(source, cpp_build.Recipe()) not in (key, with_header, edited)
 
 
 def test_npu_host_recipe_builds_against_torch_npu(monkeypatch, tmp_path):

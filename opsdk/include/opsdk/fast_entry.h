@@ -35,9 +35,9 @@ namespace py = pybind11;
 template <class T>
 struct Arg;
 
-// A torch.Tensor or nn.Parameter, by reference: copying an at::Tensor that has a Python object
-// costs more than the rest of the call. torch's own argument parser exempts the same two
-// types from __torch_function__.
+// A torch.Tensor or nn.Parameter (torch's own argument parser exempts the same two types from
+// __torch_function__), by reference: copying an at::Tensor that has a Python object costs
+// about 0.3 us, a third of a small torch.add.
 template <>
 struct Arg<const at::Tensor&> {
   const at::Tensor* value = nullptr;
@@ -62,6 +62,7 @@ struct Arg<at::Tensor&> : Arg<const at::Tensor&> {
   }
 };
 
+// int, float, bool: by value, only from exactly those Python types (no int as float).
 template <class T>
 struct Value {
   T value{};
