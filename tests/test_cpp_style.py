@@ -58,8 +58,8 @@ def _import(path):
 
 @pytest.fixture(scope="module")
 def add(inplace_package):
-    """The out-of-place example op (tests/test_examples.py builds the same library) and the
-    in-place one, imported here: (package, its fast entry point, its OpOverload) each."""
+    """The fast entry points and OpOverloads of the out-of-place example op
+    (tests/test_examples.py builds the same library) and of the in-place one, imported here."""
     out_of_place = _import(EXAMPLE)
     inplace = _import(inplace_package)
     return types.SimpleNamespace(
