@@ -1,11 +1,13 @@
 """Host overhead per call of generated ops, against ``torch.add`` on the same tensors.
 
 Each registration style (custom_op, library, cpp) is scaffolded as an out-of-place
-add and called on small tensors, on CPU (its CPU reference kernel: pure dispatch
-cost) and on the emulated npu device (its npu kernel). ``torch.add`` is measured
+add and called through its ``OpOverload`` on small tensors, on CPU (its CPU
+reference kernel: pure dispatch cost) and on the emulated npu device (its npu
+kernel); so is the cpp style's fast entry point (``cpp entry``: the package's
+``bench_add_cpp()``, what a user calls for speed). ``torch.add`` is measured
 in the same run, interleaved, so the ratios compare like with like; so is
 ``torch.ops.aten.add.Tensor``, the same add called the way every registered op
-is called (through an ``OpOverload``): the floor no generated op can go under.
+is called (through an ``OpOverload``): the floor no op called that way goes under.
 
     python bench/host_overhead.py [--number 20000]
 """
@@ -34,12 +36,16 @@ def per_call_us(fn, number: int, repeat: int = 5) -> float:
 
 
 def load_ops(root: Path) -> dict[str, object]:
-    """Each style's generated add op (its ``OPS[0]``, the overload a model calls)."""
+    """Each style's generated add op (its ``OPS[0]``, the overload a model calls), and
+    the cpp package's fast entry point, the function named after the op."""
     ops = {}
     for style in STYLES:
         project = generate_style(root, style)
         sys.path.insert(0, str(project))
-        ops[style] = importlib.import_module(project.name).OPS[0]
+        package = importlib.import_module(project.name)
+        ops[style] = package.OPS[0]
+        if style == "cpp":
+            ops["cpp entry"] = getattr(package, project.name)
     return ops
 
 
@@ -54,12 +60,12 @@ def measure(number: int) -> dict[str, float]:
             row[f"torch.add {device} us"] = base
             floor = per_call_us(lambda x=x, y=y: torch.ops.aten.add.Tensor(x, y), number)
             row[f"aten.add.Tensor/torch.add {device}"] = floor / base
-            for style, op in ops.items():
+            for name, op in ops.items():
                 us = per_call_us(lambda op=op, x=x, y=y: op(x, y), number)
-                row[f"{style} {device} us"] = us
-                row[f"{style}/torch.add {device}"] = us / base
-        for style in STYLES:
-            row[f"{style} npu/cpu"] = row[f"{style} npu us"] / row[f"{style} cpu us"]
+                row[f"{name} {device} us"] = us
+                row[f"{name}/torch.add {device}"] = us / base
+        for name in ops:
+            row[f"{name} npu/cpu"] = row[f"{name} npu us"] / row[f"{name} cpu us"]
     return row
 
 

@@ -9,6 +9,10 @@ extension directory (``$TORCH_EXTENSIONS_DIR``, default
 the binary: the source and the headers beside it, torch and Python versions,
 and the flags. An import that finds its key only ``dlopen``s the library: no
 compiler, no ninja. Editing the source gives a new key, hence a rebuild.
+
+A library whose op has a fast Python entry point is also a Python extension
+module (:func:`load_module`); its source includes opsdk's own header
+``opsdk/fast_entry.h`` from :data:`INCLUDE`, which is part of the key too.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from importlib.machinery import ExtensionFileLoader, ModuleSpec
 from pathlib import Path
+from types import ModuleType
 
 import torch
 from torch.utils import cpp_extension
@@ -31,8 +37,10 @@ from opsdk.device import ensure_npu
 from opsdk.errors import BuildError
 
 # Part of every cache key: bump it when the way libraries are built changes.
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2
 STAMP = "opsdk-build.json"
+# opsdk's C++ headers, on every build's include path.
+INCLUDE = Path(__file__).resolve().parent / "include"
 
 
 @dataclass(frozen=True)
@@ -70,13 +78,13 @@ def build_root() -> Path:
 
 def cache_key(source: Path, how: Recipe) -> str:
     """A digest of all that goes into the binary; headers next to the source count
-    (e.g. the ``pytorch_npu_helper.hpp`` an NPU host build includes)."""
+    (e.g. the ``pytorch_npu_helper.hpp`` an NPU host build includes), and opsdk's own."""
     digest = hashlib.sha256()
     digest.update(
         repr((RECIPE_VERSION, torch.__version__, sys.implementation.cache_tag, how)).encode()
     )
     headers = sorted(source.parent.glob("*.h")) + sorted(source.parent.glob("*.hpp"))
-    for path in (source, *headers):
+    for path in (source, *headers, *sorted(INCLUDE.rglob("*.h"))):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
@@ -100,6 +108,20 @@ def load_library(source: str | Path) -> Path:
                 _build(source, name, directory, how)
     torch.ops.load_library(str(library))
     return library
+
+
+def load_module(source: str | Path) -> ModuleType:
+    """:func:`load_library`, then the library as the Python extension module its source
+    defines, ``_<stem>`` (``PyInit__<stem>``): the op's fast entry point.
+
+    The module is not put in ``sys.modules``: its package holds it. Loading it again
+    gives the same module (CPython keeps single-phase extension modules by file)."""
+    library = load_library(source)
+    name = f"_{Path(source).stem}"
+    loader = ExtensionFileLoader(name, str(library))
+    module = loader.create_module(ModuleSpec(name, loader, origin=str(library)))
+    loader.exec_module(module)
+    return module
 
 
 def _built(directory: Path, library: Path) -> bool:
@@ -129,7 +151,7 @@ def _build(source: Path, name: str, directory: Path, how: Recipe) -> None:
             name=name,
             sources=[str(source)],
             extra_cflags=list(how.cflags),
-            extra_include_paths=list(how.include_paths),
+            extra_include_paths=[str(INCLUDE), *how.include_paths],
             extra_ldflags=list(how.ldflags),
             build_directory=str(directory),
             is_python_module=False,

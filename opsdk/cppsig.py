@@ -122,3 +122,17 @@ def signature(name: str, spec: OpSpec) -> str:
     """``ret name(params)``: one kernel of the op; clang-format lays it out afterwards."""
     params = ", ".join(f"{arg_type(a)} {param_name(a.name)}" for a in spec.args)
     return f"{return_type(spec)} {name}({params})"
+
+
+# Argument types the fast Python entry point takes from Python as they are
+# (opsdk/include/opsdk/fast_entry.h); a schema with any other gets none.
+_ENTRY_ARGS = frozenset({"Tensor", "int", "float", "bool"})
+
+
+def has_fast_entry(spec: OpSpec) -> bool:
+    """Whether the op gets a fast Python entry point: every argument of a type it takes, and
+    positional (it passes a keyword call to the OpOverload, so a keyword-only argument would
+    never be fast), every return a Tensor."""
+    return all(a.type in _ENTRY_ARGS and not a.kwarg_only for a in spec.args) and all(
+        r.type == "Tensor" for r in spec.returns
+    )

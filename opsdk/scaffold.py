@@ -137,6 +137,20 @@ def _cpp_context(op: spec.OpSpec, module: str) -> dict:
         "aclnn_args": ", ".join([cppsig.param_name(a.name) for a in op.args] + outputs),
         "npu_todo": f"implement me: {op.name}_npu() in {file}: compute the op on npu tensors",
         "ref_todo": f"implement me: {op.name}_reference() in {file}: compute the op on CPU tensors",
+        "entry": _entry_context(op) if cppsig.has_fast_entry(op) else {},
+    }
+
+
+def _entry_context(op: spec.OpSpec) -> dict:
+    """The fast Python entry point: the op's overload name as the dispatcher knows it
+    (``""`` for the default), and its docstring, whose first line is the signature
+    ``inspect`` reads."""
+    params = ", ".join(["$module", *pysig.parameters(op, annotate=False)])
+    return {
+        "overload": op.overload,
+        "signature": f"{op.name}({params})",
+        "summary": f"The fastest way to call {op.qualname} from Python; same semantics as "
+        f"torch.ops.{op.namespace}.{op.name}.{op.overload_attr}.",
     }
 
 

@@ -1,13 +1,19 @@
 """`opsdk new --style cpp`: a C++ op library that builds once, serves the npu device
 with its own kernel, passes the matrix, and whose skeleton says what to implement."""
 
+import importlib
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import types
+from pathlib import Path
 
 import pytest
+import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils import cpp_extension
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from opsdk import cpp_build, cppsig, spec
 from opsdk.errors import BuildError, SpecError
@@ -18,6 +24,7 @@ from opsdk.templating import cppcomment
 # Fixed namespaces keep the generated sources, hence their cache keys, the same from run
 # to run: a second run loads the libraries the first one built.
 NAMESPACE = "opsdk_cpp_tests"
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "custom_ops" / "my_cpp_add"
 
 SKELETON_SCHEMA = (
     "my_op(Tensor(a!) x, Tensor? w, Tensor[] xs, Tensor?[] ow, SymInt n, SymInt[] size, "
@@ -33,6 +40,34 @@ def _cpp_package(tmp_path, name="my_add", **kwargs):
 
 def _files(root):
     return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def inplace_package(tmp_path_factory):
+    """An in-place cpp add; its library is built once for all the tests that use it."""
+    return _cpp_package(tmp_path_factory.mktemp("inplace"), name="my_inplace_add", inplace=True)
+
+
+def _import(path):
+    sys.path.insert(0, str(path))
+    try:
+        return importlib.import_module(path.name)
+    finally:
+        sys.path.remove(str(path))
+
+
+@pytest.fixture(scope="module")
+def add(inplace_package):
+    """The fast entry points and OpOverloads of the out-of-place example op
+    (tests/test_examples.py builds the same library) and of the in-place one, imported here."""
+    out_of_place = _import(EXAMPLE)
+    inplace = _import(inplace_package)
+    return types.SimpleNamespace(
+        entry=out_of_place.my_cpp_add,
+        op=out_of_place.OPS[0],
+        inplace_entry=inplace.my_inplace_add,
+        inplace_op=inplace.OPS[0],
+    )
 
 
 @pytest.mark.parametrize("inplace", [False, True])
@@ -54,8 +89,10 @@ def test_cpp_package_holds_schema_and_kernels_in_one_cpp_file(tmp_path, inplace)
     ):
         assert needle in source, needle
     assert "x.add_(y);" in source if inplace else "return at::add(x, y);" in source
+    assert "PyMODINIT_FUNC PyInit__my_add() {" in source  # the fast entry point's module
     init = (path / "my_add" / "__init__.py").read_text()
-    assert 'load_library(Path(__file__).with_name("my_add.cpp"))' in init
+    assert '_library = load_module(Path(__file__).with_name("my_add.cpp"))' in init
+    assert f"my_add = traceable(_library.my_add, torch.ops.{NAMESPACE}.my_add.default)" in init
     fake = (path / "my_add" / "fake.py").read_text()
     assert f'@torch.library.register_fake("{NAMESPACE}::my_add")' in fake
     assert '"*" = ["*.cpp"]' in (path / "pyproject.toml").read_text()  # added ops' too
@@ -78,7 +115,8 @@ def test_the_npu_host_branch_compiles(tmp_path, inplace):
             """
         )
     )
-    includes = [f"-isystem{p}" for p in cpp_extension.include_paths()]
+    system = [*cpp_extension.include_paths(), sysconfig.get_paths()["include"]]  # Python.h too
+    includes = [f"-I{cpp_build.INCLUDE}", *(f"-isystem{p}" for p in system)]
     done = subprocess.run(
         ["c++", "-std=c++20", "-fsyntax-only", "-Wall", "-Werror", "-DOPSDK_WITH_CANN"]
         + [f"-I{stub}", *includes, str(path / "my_add" / "my_add.cpp")],
@@ -89,10 +127,9 @@ def test_the_npu_host_branch_compiles(tmp_path, inplace):
 
 
 @pytest.mark.slow
-def test_inplace_cpp_package_passes_its_matrix(tmp_path, opsdk_cli):
+def test_inplace_cpp_package_passes_its_matrix(inplace_package, opsdk_cli):
     # The out-of-place one is examples/custom_ops/my_cpp_add (tests/test_examples.py).
-    path = _cpp_package(tmp_path, name="my_inplace_add", inplace=True)
-    run = opsdk_cli("check", path, json_report=True)
+    run = opsdk_cli("check", inplace_package, json_report=True)
     assert run.code == 0, run.stdout + run.stderr
     assert len(run.report["results"]) == 15
     assert all(r["status"] == "pass" for r in run.report["results"])
@@ -224,7 +261,11 @@ def test_unsupported_return_is_refused():
         cppsig.return_type(spec.parse("f(Tensor x) -> complex"))
 
 
-def test_cache_key_follows_the_source_its_headers_and_the_recipe(tmp_path):
+def test_cache_key_follows_the_source_its_headers_and_the_recipe(tmp_path, monkeypatch):
+    opsdk_include = tmp_path / "include"
+    (opsdk_include / "opsdk").mkdir(parents=True)
+    (opsdk_include / "opsdk" / "fast_entry.h").write_text("// v1\n")
+    monkeypatch.setattr(cpp_build, "INCLUDE", opsdk_include)
     source = tmp_path / "op.cpp"
     source.write_text("// v1\n")
     key = cpp_build.cache_key(source, cpp_build.Recipe())
@@ -235,7 +276,10 @@ def test_cache_key_follows_the_source_its_headers_and_the_recipe(tmp_path):
     with_header = cpp_build.cache_key(source, cpp_build.Recipe())
     assert with_header != key
     source.write_text("// v2\n")
-    assert cpp_build.cache_key(source, cpp_build.Recipe()) not in (key, with_header)
+    edited = cpp_build.cache_key(source, cpp_build.Recipe())
+    assert edited not in (key, with_header)
+    (opsdk_include / "opsdk" / "fast_entry.h").write_text("// v2\n")  # opsdk's header
+    assert cpp_build.cache_key(source, cpp_build.Recipe()) not in (key, with_header, edited)
 
 
 def test_npu_host_recipe_builds_against_torch_npu(monkeypatch, tmp_path):
@@ -269,3 +313,155 @@ def test_a_schema_comment_line_never_ends_with_a_backslash():
     assert textwrap.wrap(schema, width=90)[0].endswith("\\")  # where plain wrapping breaks
     comment = cppcomment(schema)
     assert not [line for line in comment.splitlines() if line.endswith("\\")], comment
+
+
+# The fast entry point: the op with the OpOverload's semantics, for less host time.
+
+
+@pytest.mark.parametrize(
+    ("schema", "fast"),
+    [
+        ("f(Tensor x, Tensor y) -> Tensor", True),
+        ("f(Tensor(a!) x, int n, float s, bool b=False) -> (Tensor, Tensor)", True),
+        ("f(Tensor(a!) x, Tensor y) -> ()", True),
+        ("f(Tensor x, SymInt n) -> Tensor", False),
+        ("f(Tensor? x) -> Tensor", False),
+        ("f(Tensor x, *, float s) -> Tensor", False),  # keyword-only: never positional
+        ("f(Tensor x) -> Tensor[]", False),
+    ],
+)
+def test_fast_entry_only_for_arguments_it_takes(schema, fast):
+    assert cppsig.has_fast_entry(spec.parse(schema)) is fast
+
+
+@pytest.mark.parametrize("device", ["cpu", "npu"])
+def test_entry_equals_the_op_overload(add, device):
+    x, y = torch.randn(4, 3, device=device), torch.randn(3, device=device)
+    out = add.entry(x, y)
+    assert out.device.type == device
+    torch.testing.assert_close(out, add.op(x, y), rtol=0, atol=0)
+    by_entry, by_op = x.clone(), x.clone()
+    assert add.inplace_entry(by_entry, y) is None
+    add.inplace_op(by_op, y)
+    torch.testing.assert_close(by_entry, by_op, rtol=0, atol=0)
+    assert by_entry._version == by_op._version
+
+
+def test_entry_hands_what_it_does_not_take_to_the_op_overload(add):
+    x, y = torch.randn(3), torch.randn(3)
+    torch.testing.assert_close(add.entry(x, y=y), x + y)  # a keyword call
+    for call in (add.entry, add.op):  # the same errors, from the OpOverload
+        with pytest.raises(RuntimeError, match="missing value for argument 'y'"):
+            call(x)
+        with pytest.raises(RuntimeError, match="type 'Tensor' for argument 'y' but .* 'list'"):
+            call(x, [1.0, 2.0, 3.0])
+
+
+class _Logged(torch.Tensor):
+    calls: list = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.calls.append(func)
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def test_a_tensor_subclass_gets_its_torch_function(add):
+    _Logged.calls.clear()
+    out = add.entry(torch.ones(2).as_subclass(_Logged), torch.ones(2))
+    assert add.op in _Logged.calls and type(out) is _Logged
+
+
+class _Recording(TorchFunctionMode):
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.calls.append(func)
+        return func(*args, **(kwargs or {}))
+
+
+class _RecordingDispatch(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.calls.append(func)
+        return func(*args, **(kwargs or {}))
+
+
+def test_modes_see_the_op(add):
+    """A TorchFunctionMode makes the entry call the OpOverload; a TorchDispatchMode sees the
+    op in the dispatcher, where the fast path calls it."""
+    x, y = torch.randn(2), torch.randn(2)
+    with _Recording() as mode:
+        add.entry(x, y)
+    assert mode.calls == [add.op]
+    with _RecordingDispatch() as mode:
+        add.entry(x, y)
+        add.inplace_entry(x, y)
+    assert mode.calls == [add.op, add.inplace_op]
+
+
+def test_autograd_still_sees_tensors_that_require_grad(add):
+    x = torch.randn(2, requires_grad=True)
+    by_entry, by_op = add.entry(x, x), add.op(x, x)
+    assert by_entry.requires_grad == by_op.requires_grad
+    assert type(by_entry.grad_fn) is type(by_op.grad_fn)
+
+
+def test_entry_under_fake_tensor_mode(add):
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+    with FakeTensorMode() as mode:
+        x, y = mode.from_tensor(torch.randn(4, 3)), mode.from_tensor(torch.randn(3))
+        out = add.entry(x, y)
+        assert add.inplace_entry(x, y) is None
+    assert isinstance(out, FakeTensor) and out.shape == (4, 3)
+    torch.library.opcheck(add.op, (torch.randn(4, 3), torch.randn(3)))
+
+
+def test_torch_compile_traces_the_entry_as_the_op(add):
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    backend = CompileCounterWithBackend("aot_eager")
+
+    @torch.compile(backend=backend, fullgraph=True)
+    def f(x, y):
+        out = add.entry(x, y)
+        add.inplace_entry(x, out)
+        return out * 2
+
+    x, y = torch.randn(3), torch.randn(3)
+    expected_x, expected = x + (x + y), (x + y) * 2
+    torch.testing.assert_close(f(x, y), expected)
+    torch.testing.assert_close(x, expected_x)
+    targets = {node.target for node in backend.graphs[0].graph.nodes}
+    assert {add.op, add.inplace_op} <= targets, targets
+
+
+_IMPORT_THEN_COMPILE = """
+import sys
+
+import torch
+
+sys.path.insert(0, sys.argv[1])
+import my_cpp_add  # noqa: E402
+
+assert "torch._dynamo" not in sys.modules, "importing the op package imported Dynamo"
+f = torch.compile(lambda x: my_cpp_add.my_cpp_add(x, x), backend="aot_eager", fullgraph=True)
+torch.testing.assert_close(f(torch.ones(2)), torch.full((2,), 2.0))
+print("ok")
+"""
+
+
+@pytest.mark.slow
+def test_registering_the_entry_for_compile_waits_for_dynamo(add, tmp_path):
+    script = tmp_path / "import_then_compile.py"
+    script.write_text(_IMPORT_THEN_COMPILE)
+    done = subprocess.run(
+        [sys.executable, str(script), str(EXAMPLE)], capture_output=True, text=True, timeout=600
+    )
+    assert done.stdout.strip() == "ok", done.stdout + done.stderr

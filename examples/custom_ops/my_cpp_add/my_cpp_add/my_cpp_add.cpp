@@ -11,9 +11,13 @@
 // calls run on CPU memory. The CPU reference is the oracle every backend is compared with:
 // keep it simple and obviously right. The fake function (fake.py), the GE IR definition
 // (ir.py) and the GE converter (converter.py) are Python.
+//
+// The library is also the Python module _my_cpp_add: the op's fast entry point, which the
+// package exports as my_cpp_add().
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/add.h>
+#include <opsdk/fast_entry.h>  // in opsdk's include directory, which opsdk.cpp_build adds
 #include <torch/library.h>
 
 #ifdef OPSDK_WITH_CANN
@@ -60,4 +64,33 @@ TORCH_LIBRARY_IMPL(opsdk_examples, PrivateUse1, m) {
 
 TORCH_LIBRARY_IMPL(opsdk_examples, CPU, m) {
   m.impl("my_cpp_add", &my_cpp_add_reference);
+}
+
+namespace {
+
+// my_cpp_add(...) from Python: the op through the dispatcher, without torch.ops' generic
+// argument matching; whatever the fast path does not take goes to the OpOverload.
+PyObject* my_cpp_add_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  static const opsdk::Entry<decltype(my_cpp_add_reference)> entry(
+      "opsdk_examples", "my_cpp_add", "", "default");
+  return entry(args, nargs, kwnames);
+}
+
+PyMethodDef methods[] = {
+    {"my_cpp_add",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&my_cpp_add_entry)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "my_cpp_add($module, x, y)"
+     "\n--\n\n"
+     "The fastest way to call opsdk_examples::my_cpp_add from Python; same semantics as "
+     "torch.ops.opsdk_examples.my_cpp_add.default."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_my_cpp_add", nullptr, -1, methods, nullptr, nullptr, nullptr, nullptr};
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit__my_cpp_add() {
+  return PyModule_Create(&module);
 }

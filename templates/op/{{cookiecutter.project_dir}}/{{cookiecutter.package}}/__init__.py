@@ -1,4 +1,5 @@
 {%- set op = cookiecutter.op -%}
+{%- set entry = cookiecutter.style == "cpp" and cookiecutter.cpp.entry -%}
 """An Ascend NPU custom op, scaffolded by opsdk.
 
 Schema:
@@ -10,6 +11,9 @@ host, opsdk's emulated device elsewhere), then registers the op from its modules
 {% if cookiecutter.style == "cpp" -%}
 - {{ op.name }}.cpp: schema and kernels in C++ (compiled on the first import,
   then cached by opsdk.cpp_build)
+{%- if entry %}, and the op's fast entry point,
+  exported here as {{ op.name }}()
+{%- endif %}
 {%- else -%}
 - schema.py, kernels.py: the schema and the kernels
 {%- endif %}
@@ -33,15 +37,20 @@ from pathlib import Path
 
 import torch
 from opsdk.converters import load_converters
-{%- if cookiecutter.style == "cpp" %}
+{%- if entry %}
+from opsdk.cpp_build import load_module
+{%- elif cookiecutter.style == "cpp" %}
 from opsdk.cpp_build import load_library
 {%- endif %}
 from opsdk.device import ensure_npu
+{%- if entry %}
+from opsdk.fast_entry import traceable
+{%- endif %}
 from opsdk.oplib import import_added_ops
 
 ensure_npu()
 {%- if cookiecutter.style == "cpp" %}
-load_library(Path(__file__).with_name("{{ op.name }}.cpp"))
+{% if entry %}_library = load_module{% else %}load_library{% endif %}(Path(__file__).with_name("{{ op.name }}.cpp"))
 
 from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir{% if op.working %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
 {%- else %}
@@ -51,5 +60,11 @@ from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir, schem
 
 # This op, then those `opsdk new --into` added as subpackages.
 OPS = (torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }}, *import_added_ops(__name__, __path__))
+{%- if entry %}
+
+# The fastest way to call the op from Python; same semantics as
+# torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }} (which torch.compile traces in its place).
+{{ op.name }} = traceable(_library.{{ op.name }}, torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }})
+{%- endif %}
 
 load_converters(f"{__name__}.converter")

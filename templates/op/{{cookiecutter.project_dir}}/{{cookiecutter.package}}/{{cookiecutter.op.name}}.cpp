@@ -14,12 +14,21 @@
 // calls run on CPU memory. The CPU reference is the oracle every backend is compared with:
 // keep it simple and obviously right. The fake function (fake.py), the GE IR definition
 // (ir.py) and the GE converter (converter.py) are Python.
+{%- if cpp.entry %}
+//
+// The library is also the Python module _{{ op.name }}: the op's fast entry point, which the
+// package exports as {{ op.name }}().
+{%- endif %}
 
 #include <ATen/core/Tensor.h>
 {%- if op.working and not op.inplace %}
 #include <ATen/ops/add.h>
 {%- endif %}
 #include <torch/library.h>
+{%- if cpp.entry %}
+
+#include <opsdk/fast_entry.h>  // in opsdk's include directory, which opsdk.cpp_build adds
+{%- endif %}
 
 #ifdef OPSDK_WITH_CANN
 {%- if op.working and not op.inplace %}
@@ -88,4 +97,27 @@ TORCH_LIBRARY_IMPL({{ op.namespace }}, PrivateUse1, m) {
 TORCH_LIBRARY_IMPL({{ op.namespace }}, CPU, m) {
   m.impl({{ op.impl_name | cppstr }}, &{{ op.name }}_reference);
 }
+{%- if cpp.entry %}
+
+namespace {
+
+// {{ op.name }}(...) from Python: the op through the dispatcher, without torch.ops' generic
+// argument matching; whatever the fast path does not take goes to the OpOverload.
+PyObject* {{ op.name }}_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  static const opsdk::Entry<decltype({{ op.name }}_reference)> entry(
+      {{ op.namespace | cppstr }}, {{ op.name | cppstr }}, {{ cpp.entry.overload | cppstr }}, {{ op.overload_attr | cppstr }});
+  return entry(args, nargs, kwnames);
+}
+
+PyMethodDef methods[] = {
+    {{ "{" }}{{ op.name | cppstr }}, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&{{ op.name }}_entry)),
+     METH_FASTCALL | METH_KEYWORDS, {{ cpp.entry.signature | cppstr }} "\n--\n\n" {{ cpp.entry.summary | cppstr }}},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef module = {PyModuleDef_HEAD_INIT, {{ ("_" ~ op.name) | cppstr }}, nullptr, -1, methods, nullptr, nullptr, nullptr, nullptr};
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit__{{ op.name }}() { return PyModule_Create(&module); }
+{%- endif %}
 {% endif -%}
