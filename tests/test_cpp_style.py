@@ -288,7 +288,7 @@ def test_npu_host_recipe_builds_against_torch_npu(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "torch_npu", fake)
     how = cpp_build.recipe(real_npu=True)
     root = (tmp_path / "torch_npu").resolve()
-    assert how.cflags == ("-DOPSDK_WITH_CANN",)
+    assert how.cflags == ("-O2", "-DOPSDK_WITH_CANN")
     assert str(root / "include") in how.include_paths
     assert how.ldflags == (f"-L{root / 'lib'}", "-ltorch_npu")
     assert cpp_build.recipe(real_npu=False) == cpp_build.Recipe()
