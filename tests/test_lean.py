@@ -2,6 +2,9 @@
 skip Dynamo's guard-latency profiling (and still guard every call), and the
 mark_static opcheck cell reuses the static cell's outcomes."""
 
+import ast
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
@@ -98,3 +101,24 @@ def test_opcheck_leaves_aot_dispatch_to_aot_eager_in_the_same_run(tmp_path, monk
     assert {"test_aot_dispatch_static", "test_aot_dispatch_dynamic"} <= alone
     assert "test_faketensor" in seen
     assert not {u for u in seen if u.startswith("test_aot_dispatch")}, seen
+
+
+def test_a_full_run_starts_its_eager_cells_without_dynamo(tmp_path):
+    """Cold start: entering a run imports nothing; Dynamo (about 1 s) loads with the
+    first cell that needs it, not before the first result."""
+    project = new(NewRequest("lean_cold", namespace="lean_cold", out=tmp_path)).path
+    script = f"""
+import sys
+from opsdk import harness, target
+cells = harness.cells(target.load({str(project)!r}), harness.BACKENDS, ["static"])
+loaded = []
+def note(cell):
+    loaded.append((cell.backend, "torch._dynamo" in sys.modules))
+harness.run_matrix(cells, on_start=note)
+print(loaded)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = ast.literal_eval(done.stdout.strip().splitlines()[-1])
+    assert loaded[0] == ("eager", False), loaded
+    assert ("aot_eager", True) in loaded, "the compiled cells ran without Dynamo?"

@@ -4,36 +4,54 @@ Within one run (``opsdk check``, a pytest session): the compiled columns share
 each case's trace (:mod:`opsdk.harness.shared_trace`), and ``opcheck`` leaves
 AOT dispatch to ``aot_eager`` when that column runs too (:mod:`opsdk.harness.opcheck`).
 Outside a run (one :func:`opsdk.harness.run_cell` on its own) every column does
-all of its own work.
+all of its own work. Entering a run imports nothing: eager cells of a run start
+without Dynamo.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 
 from opsdk.axes import COMPILED_BACKENDS
 
-_backends: frozenset[str] = frozenset()
+
+@dataclass
+class _Run:
+    backends: frozenset[str]
+    on_end: list[Callable[[], None]] = field(default_factory=list)
+
+
+_run: _Run | None = None
 
 
 @contextlib.contextmanager
 def one_run(backends: Iterable[str]) -> Iterator[None]:
     """Cells of ``backends`` run together until the context ends."""
-    global _backends
-    previous, _backends = _backends, frozenset(backends)
+    global _run
+    previous, _run = _run, _Run(frozenset(backends))
     try:
-        if len(_backends.intersection(COMPILED_BACKENDS)) > 1:
-            from opsdk.harness import shared_trace
-
-            with shared_trace.sharing(_backends):
-                yield
-        else:
-            yield
+        yield
     finally:
-        _backends = previous
+        ended, _run = _run, previous
+        for callback in ended.on_end:
+            callback()
 
 
 def includes(backend: str) -> bool:
     """Whether the current run has cells of ``backend``."""
-    return backend in _backends
+    return _run is not None and backend in _run.backends
+
+
+def compiled_columns() -> tuple[str, ...]:
+    """The run's compiled columns, in matrix order (none outside a run)."""
+    return tuple(c for c in COMPILED_BACKENDS if includes(c))
+
+
+def at_end(callback: Callable[[], None]) -> None:
+    """Call ``callback`` when the current run ends (at once outside a run)."""
+    if _run is None:
+        callback()
+    elif callback not in _run.on_end:
+        _run.on_end.append(callback)

@@ -30,7 +30,7 @@ import contextvars
 import copy
 import itertools
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +42,7 @@ from torch._functorch import aot_autograd
 from torch._functorch._aot_autograd.utils import make_boxed_func
 from torch.utils._mode_utils import no_dispatch
 
-from opsdk.axes import COMPILED_BACKENDS
+from opsdk.harness import run_scope
 from opsdk.harness.inputs import Case
 from opsdk.harness.model import Cell, OpUnderTest
 from opsdk.harness.training import trainable
@@ -285,44 +285,34 @@ class Frame:
 
 
 @dataclass
-class _Sharing:
-    columns: tuple[str, ...] = ()
+class _Frames:
+    """The shared compiles of the op being checked (one op's at a time)."""
+
     op: str | None = None
-    frames: dict[tuple, Frame] = field(default_factory=dict)
+    by_case: dict[tuple, Frame] = field(default_factory=dict)
 
 
-_sharing = _Sharing()
-
-
-@contextlib.contextmanager
-def sharing(backends: Iterable[str]) -> Iterator[None]:
-    """Share each case's compile among the run's compiled columns."""
-    columns = tuple(c for c in COMPILED_BACKENDS if c in set(backends))
-    previous = _sharing.columns
-    _sharing.columns = columns
-    try:
-        yield
-    finally:
-        _sharing.columns = previous
-        _forget()
+_frames = _Frames()
 
 
 def _forget() -> None:
-    if _sharing.frames:
-        _sharing.frames.clear()
+    if _frames.by_case:
+        _frames.by_case.clear()
         torch._dynamo.reset()
-    _sharing.op = None
+    _frames.op = None
 
 
 def frame(cell: Cell, case: Case) -> Frame | None:
     """The shared compile of ``case`` for ``cell``'s column, or None: the column then
-    compiles the case on its own."""
-    if cell.backend not in _sharing.columns or trainable(cell.op.spec):
+    compiles the case on its own (outside a run, alone in it, or for an op that trains)."""
+    columns = run_scope.compiled_columns()
+    if len(columns) < 2 or cell.backend not in columns or trainable(cell.op.spec):
         return None
-    if _sharing.op != cell.op.name:  # one op's frames at a time
+    if _frames.op != cell.op.name:
         _forget()
-        _sharing.op = cell.op.name
+        _frames.op = cell.op.name
+        run_scope.at_end(_forget)
     key = (cell.shapes, case.label)
-    if key not in _sharing.frames:
-        _sharing.frames[key] = Frame(cell.op, cell.shapes, _sharing.columns)
-    return _sharing.frames[key]
+    if key not in _frames.by_case:
+        _frames.by_case[key] = Frame(cell.op, cell.shapes, columns)
+    return _frames.by_case[key]
