@@ -33,6 +33,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from unittest import mock
 
 import torch
 import torch._dynamo
@@ -47,7 +48,8 @@ from opsdk.harness.inputs import Case
 from opsdk.harness.model import Cell, OpUnderTest
 from opsdk.harness.training import trainable
 
-# Modules whose backends call AOT Autograd through their own global name for it.
+# Modules whose backends call AOT Autograd through their own global name for it, by
+# the end of their names (an NPU host may import TorchAir's under torch_npu.dynamo).
 _AOT_CALLERS = (
     "torch._dynamo.backends.common",
     "torchair.npu_fx_compiler",
@@ -154,22 +156,15 @@ def _held_aot_requests(requests: list[_Request], column: str, checks) -> Iterato
         requests.append(request)
         return request
 
+    callers = [
+        module
+        for name, module in list(sys.modules.items())
+        if name.endswith(_AOT_CALLERS) and hasattr(module, "aot_module_simplified")
+    ]
     with contextlib.ExitStack() as stack:
-        for name in _AOT_CALLERS:
-            module = sys.modules.get(name)
-            if module is not None and hasattr(module, "aot_module_simplified"):
-                stack.enter_context(_patched(module, "aot_module_simplified", hold))
+        for module in callers:
+            stack.enter_context(mock.patch.object(module, "aot_module_simplified", hold))
         yield
-
-
-@contextlib.contextmanager
-def _patched(module, name: str, value) -> Iterator[None]:
-    original = getattr(module, name)
-    setattr(module, name, value)
-    try:
-        yield
-    finally:
-        setattr(module, name, original)
 
 
 def _recording(table: dict, applied: set) -> dict:
