@@ -45,25 +45,20 @@ def run(
     result stands."""
     op = cell.op.overload()
     check = functools.partial(
-        _run_calls, cell, op, layer=layer, compile_layer=compile_layer, hint=hint
+        _run_calls,
+        cell,
+        op,
+        layer=layer,
+        compile_layer=compile_layer,
+        hint=hint,
+        after_case=after_case,
     )
     for case in cases(cell.op.spec, cell.shapes, cell.backend):
         with case.named():
-            shared = shared_trace.frame(cell, case)
-            if shared is not None:
-                try:
-                    with shared_trace.running(cell.backend):
-                        check(case, shared.compiled, shared.counter)
-                        if after_case is not None:
-                            after_case()
-                    continue
-                except Exception:  # noqa: BLE001, S112 - sharing never decides a result
-                    pass
-            torch._dynamo.reset()
-            counter = CompileCounterWithBackend(backend)
-            check(case, compile_call(op, counter, cell.shapes), counter)
-            if after_case is not None:
-                after_case()
+            if not shared_trace.passes_shared(cell, case, functools.partial(check, case)):
+                torch._dynamo.reset()
+                counter = CompileCounterWithBackend(backend)
+                check(case, compile_call(op, counter, cell.shapes), counter)
 
 
 def compile_call(op, backend, shapes: str, *, name: str | None = None):
@@ -80,10 +75,10 @@ def compile_call(op, backend, shapes: str, *, name: str | None = None):
 
 
 def _run_calls(
-    cell: Cell, op, case: Case, compiled, counter, *, layer, compile_layer, hint
+    cell: Cell, op, case: Case, compiled, counter, *, layer, compile_layer, hint, after_case
 ) -> None:
-    """The case's calls through ``compiled``, each against eager; a compile after the
-    first call is a recompile."""
+    """The case's calls through ``compiled``, each against eager, then ``after_case``;
+    a compile after the first call is a recompile."""
     compiles_after_first_call = None
     train = trainable(cell.op.spec)
     for i, call in enumerate(case.calls):
@@ -132,3 +127,5 @@ def _run_calls(
             f"recompiled {recompiles} time(s) after the first call although {changed}; "
             "rerun with TORCH_LOGS=recompiles to see which guard failed",
         )
+    if after_case is not None:
+        after_case()

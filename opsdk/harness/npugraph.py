@@ -166,14 +166,10 @@ def _run_case(cell: Cell, case: Case) -> None:
     """On the run's shared compile of the case first (see
     :mod:`opsdk.harness.shared_trace`); if anything fails there, alone, with the
     diagnosis ladder, and that result stands."""
-    shared = shared_trace.frame(cell, case)
-    if shared is not None:
-        try:
-            with shared_trace.running(cell.backend):
-                _check_counts(case, replay_loop(cell, case, shared.compiled))
-            return
-        except Exception:  # noqa: BLE001, S110 - sharing never decides a result
-            pass
+    if shared_trace.passes_shared(
+        cell, case, lambda compiled, counter: _check_counts(case, replay_loop(cell, case, compiled))
+    ):
+        return
     try:
         counts = replay_loop(cell, case, _compiled(cell, _backend()))
     except CellFailure as failure:

@@ -50,8 +50,6 @@ def compiled_columns() -> tuple[str, ...]:
 
 
 def at_end(callback: Callable[[], None]) -> None:
-    """Call ``callback`` when the current run ends (at once outside a run)."""
-    if _run is None:
-        callback()
-    elif callback not in _run.on_end:
+    """Call ``callback`` once when the current run ends, however often it is asked."""
+    if callback not in _run.on_end:
         _run.on_end.append(callback)

@@ -297,7 +297,23 @@ def _forget() -> None:
     _frames.op = None
 
 
-def frame(cell: Cell, case: Case) -> Frame | None:
+def passes_shared(cell: Cell, case: Case, check: Callable[[Callable, Any], None]) -> bool:
+    """Whether ``check(compiled, counter)`` passed on the run's shared compile of ``case``
+    (its compiled function and compile counter), in ``cell``'s column. False when the
+    case is not shared or anything went wrong: the column then runs the case alone, and
+    that result stands (sharing never decides a result)."""
+    shared = _frame(cell, case)
+    if shared is None:
+        return False
+    try:
+        with running(cell.backend):
+            check(shared.compiled, shared.counter)
+    except Exception:  # noqa: BLE001 - whatever it was, the run alone will say
+        return False
+    return True
+
+
+def _frame(cell: Cell, case: Case) -> Frame | None:
     """The shared compile of ``case`` for ``cell``'s column, or None: the column then
     compiles the case on its own (outside a run, alone in it, or for an op that trains)."""
     columns = run_scope.compiled_columns()
