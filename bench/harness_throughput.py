@@ -107,7 +107,8 @@ def profile(count: int, root: Path) -> tuple[list[tuple[str, float]], dict[str, 
     seconds per op by column (the cells' own timings, profiler overhead included)."""
     module = generate_library(root, count)
     sys.path.insert(0, str(root))
-    from opsdk import harness, target
+    from opsdk import harness
+    from opsdk.harness import target
 
     profiler = cProfile.Profile()
     profiler.enable()

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _ops import generate_style  # noqa: E402
 
 from opsdk.axes import STYLES  # noqa: E402
-from opsdk.device import ensure_npu  # noqa: E402
+from opsdk.runtime.device import ensure_npu  # noqa: E402
 
 
 def per_call_us(fn, number: int, repeat: int = 5) -> float:

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from opsdk.into import regenerate
+from opsdk.scaffold.into import regenerate
 
 for project in sorted(Path(__file__).parent.glob("custom_ops/*/pyproject.toml")):
     example = project.parent

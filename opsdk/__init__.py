@@ -8,7 +8,7 @@ importable from here, loaded on first use so that ``import opsdk`` (and the CLI)
 does not import torch.
 """
 
-from opsdk.implement_me import ImplementMe
+from opsdk.runtime.implement_me import ImplementMe
 
 __version__ = "0.1.0"
 _INPUTS = ("BF16", "BOOL", "F16", "F32", "I8", "I32", "I64", "Support", "declare_supported")
@@ -17,7 +17,7 @@ __all__ = ["ImplementMe", "__version__", *_INPUTS]
 
 def __getattr__(name: str):
     if name in _INPUTS:
-        from opsdk import inputs
+        from opsdk.runtime import inputs
 
         return getattr(inputs, name)
     raise AttributeError(f"module 'opsdk' has no attribute {name!r}")

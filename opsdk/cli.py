@@ -104,8 +104,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _new(args) -> int:
-    from opsdk import into
-    from opsdk.scaffold import NewRequest, new
+    from opsdk.scaffold import NewRequest, into, new
 
     request = NewRequest(
         args.name,
@@ -137,8 +136,9 @@ def _new(args) -> int:
 def _check(args) -> int:
     if args.timeout is not None and not args.isolate:
         raise OpsdkError("--timeout applies to --isolate: add --isolate")
-    from opsdk import harness, report, target
-    from opsdk.progress import Progress
+    from opsdk import harness, report
+    from opsdk.harness import target
+    from opsdk.report.progress import Progress
 
     package = target.load(args.target)
     cells = harness.cells(package, args.backend, args.shapes, args.pattern)
@@ -167,7 +167,7 @@ def _check(args) -> int:
 
 def _run_isolated(args, cells, progress):
     """Each op's cells in a child `opsdk check --only-op`, one op after the other."""
-    from opsdk import isolate
+    from opsdk.harness import isolate
 
     timeout = args.timeout or DEFAULT_TIMEOUT
     results = []
@@ -180,7 +180,9 @@ def _run_isolated(args, cells, progress):
 
 
 def _write_reports(args, results) -> None:
-    from opsdk import html_report, markdown_report, report
+    from opsdk import report
+    from opsdk.report import html as html_report
+    from opsdk.report import markdown as markdown_report
 
     if args.json:
         report.write_json(args.json, results)
@@ -197,7 +199,8 @@ def _write_reports(args, results) -> None:
 def _coverage(args) -> int:
     import json
 
-    from opsdk import coverage, harness, target
+    from opsdk import harness
+    from opsdk.harness import coverage, target
 
     package = target.load(args.target)
     specs = {op.spec.qualname: op.spec for op in harness.discover(package)}
@@ -218,7 +221,10 @@ def _coverage(args) -> int:
 
 
 def _ir(args) -> int:
-    from opsdk import harness, ir_export, irdef, target
+    from opsdk import harness
+    from opsdk.harness import target
+    from opsdk.runtime import irdef
+    from opsdk.scaffold import ir_export
 
     package = target.load(args.target)
     render, suffix = {
@@ -243,7 +249,7 @@ def _ir(args) -> int:
 
 
 def _fetch_torchair(args) -> int:
-    from opsdk.runtime.torchair_locator import fetch
+    from opsdk.offline.locator import fetch
 
     print(f"TorchAir is ready at {fetch(force=args.force)}")
     return 0

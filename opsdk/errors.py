@@ -1,12 +1,19 @@
-"""Errors that reach the user as one line and a non-zero exit.
+"""The three kinds of error opsdk raises, each reaching the user differently.
 
-Every error opsdk raises for bad input says what is wrong and how to fix it;
-the CLI prints ``str(err)`` and exits with ``err.exit_code``.
+- :class:`OpsdkError`: the user's input is wrong (a name, a schema, a path, a
+  waiver). The CLI prints ``str(err)``, one line saying how to fix it, and exits
+  with ``err.exit_code`` (2).
+- :class:`SetupError`: a column cannot run on this machine (TorchAir cannot be
+  fetched, a native layer is missing). A cell reports it as ``error`` in layer
+  ``setup``: it describes the machine, never the op, and is never a pass.
+- :class:`OpFault`: opsdk's offline stand-ins (the emulated npu device, the GE
+  reference executor, the capture stand-in) found a fault in the op under test,
+  as the real layer would. Cells map it to the layer it names.
 """
 
 
 class OpsdkError(Exception):
-    """A user-facing failure: the message is the whole story, no traceback."""
+    """A user-facing failure of input: the message is the whole story, no traceback."""
 
     exit_code = 2
 
@@ -25,3 +32,13 @@ class TargetError(OpsdkError):
 
 class BuildError(OpsdkError):
     """A `--style cpp` op library does not compile, or cannot be compiled here."""
+
+
+class SetupError(OpsdkError):
+    """This column cannot run here; one line saying what the machine lacks and how to get it."""
+
+    exit_code = 3
+
+
+class OpFault(Exception):
+    """What an offline stand-in found wrong in the op under test (not in opsdk's input)."""

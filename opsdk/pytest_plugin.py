@@ -125,7 +125,8 @@ class OpPackage(pytest.Collector):
     """The op package: importing it registers its ops; its cells are the items."""
 
     def collect(self):
-        from opsdk import harness, target
+        from opsdk import harness
+        from opsdk.harness import target
 
         settings = self.config.stash[_SETTINGS]
         package = target.load(settings.package)

@@ -3,7 +3,7 @@
 ``cells`` lays out the matrix (with the package's waivers), ``run_cell`` runs
 one cell and never raises: whatever goes wrong becomes a :class:`Result` naming
 the layer. A cell first checks the registries for what its backend needs
-(:func:`opsdk.coverage.require`), so a missing piece is named, not stumbled on.
+(:func:`opsdk.harness.coverage.require`), so a missing piece is named, not stumbled on.
 """
 
 from __future__ import annotations
@@ -13,10 +13,8 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from opsdk import coverage
-from opsdk.device import ensure_npu
-from opsdk.errors import OpsdkError, TargetError
-from opsdk.harness import run_scope, waivers
+from opsdk.errors import SetupError, TargetError
+from opsdk.harness import coverage, run_scope, waivers
 from opsdk.harness.failures import as_failure
 from opsdk.harness.lean import no_guard_profiling
 from opsdk.harness.model import (
@@ -28,7 +26,8 @@ from opsdk.harness.model import (
     OpUnderTest,
     Result,
 )
-from opsdk.spec import parse
+from opsdk.runtime.device import ensure_npu
+from opsdk.runtime.spec import parse
 
 __all__ = [
     "BACKENDS",
@@ -145,7 +144,7 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
             column(cell, dump_dir)
         except CellFailure as failure:
             status, layer, message = "fail", failure.layer, str(failure)
-        except OpsdkError as err:  # the column could not run here (e.g. no TorchAir)
+        except SetupError as err:  # the column cannot run here (e.g. no TorchAir)
             status, layer, message = "error", "setup", str(err)
         except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
             failure = as_failure(err, default_layer=_UNEXPECTED_ERROR_LAYER[cell.backend])

@@ -17,10 +17,10 @@ import functools
 import warnings
 from pathlib import Path
 
-from opsdk.converters import ir_def_for, load_pending
 from opsdk.harness import compiled, ge_dump
 from opsdk.harness.model import Cell, CellFailure
 from opsdk.harness.training import trainable
+from opsdk.runtime.converters import ir_def_for, load_pending
 
 NEXT_STEP_GRAPH = "rerun with --dump DIR and compare the GE graph with the FX graph"
 
@@ -29,7 +29,7 @@ NEXT_STEP_GRAPH = "rerun with --dump DIR and compare the GE graph with the FX gr
 def torchair():
     """TorchAir, imported once per process as on an NPU host (torch_npu, or offline
     its stand-in, present first), with every waiting converter loaded."""
-    from opsdk.runtime.npugraph_ex_backend import import_torchair_stack
+    from opsdk.offline.torchair import import_torchair_stack
 
     module = import_torchair_stack()
     load_pending()
@@ -37,7 +37,7 @@ def torchair():
 
 
 def backend():
-    from opsdk.runtime.npugraph_ex_backend import torchair_config
+    from opsdk.offline.torchair import torchair_config
 
     return torchair().get_npu_backend(compiler_config=torchair_config("max-autotune"))
 

@@ -1,4 +1,4 @@
-"""The cases each column runs, derived from an op's input specs (:mod:`opsdk.inputs`).
+"""The cases each column runs, derived from an op's input specs (:mod:`opsdk.runtime.inputs`).
 
 A :class:`Case` is a group of calls that share dtypes, ranks and memory layout,
 so one compiled function serves all of them: a compiled column compiles once per
@@ -40,8 +40,8 @@ import torch
 
 from opsdk.axes import COMPILED_BACKENDS
 from opsdk.harness.model import CellFailure
-from opsdk.inputs import F32, Support, TensorSpec, declared
-from opsdk.spec import Arg, OpSpec
+from opsdk.runtime.inputs import F32, Support, TensorSpec, declared
+from opsdk.runtime.spec import Arg, OpSpec
 
 # Size step of each call of a case, per shape mode (see TensorSpec.sizes).
 STEPS = {

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from opsdk.axes import BACKENDS, DEFAULT_BACKENDS, SHAPE_MODES
-from opsdk.spec import OpSpec
+from opsdk.runtime.spec import OpSpec
 
 __all__ = [
     "BACKENDS",

@@ -66,7 +66,7 @@ def counting_graphs():
 
 
 def _backend(**options):
-    from opsdk.runtime import npugraph_ex_backend
+    from opsdk.offline import torchair as npugraph_ex_backend
 
     return npugraph_ex_backend.get_backend(**options)
 
@@ -230,7 +230,7 @@ def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:
 
 
 def environment() -> dict:
-    from opsdk.runtime import npugraph_ex_backend
+    from opsdk.offline import torchair as npugraph_ex_backend
 
     info = npugraph_ex_backend.describe()
     return {

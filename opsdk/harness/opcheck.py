@@ -24,7 +24,7 @@ from opsdk.harness.failures import first_line, implement_me
 from opsdk.harness.inputs import Call, cases, map_tensors, on_device
 from opsdk.harness.model import Cell, CellFailure
 from opsdk.harness.training import requires_grad, trainable
-from opsdk.spec import validate_rules
+from opsdk.runtime.spec import validate_rules
 
 # test util -> (layer, what to do when it fails)
 _UTILS = {

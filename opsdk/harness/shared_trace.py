@@ -90,7 +90,7 @@ def _lowering(column: str, spec) -> tuple[Callable, Checks]:
 
         return ge.backend(), lambda: ge.checked_converter(spec)
     if column == "npugraph_ex":
-        from opsdk.runtime import npugraph_ex_backend
+        from opsdk.offline import torchair as npugraph_ex_backend
 
         return npugraph_ex_backend.get_backend(), contextlib.nullcontext
     return torch._dynamo.lookup_backend(column), contextlib.nullcontext

@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 
 from opsdk.harness.inputs import Call, tensors_of
-from opsdk.spec import OpSpec
+from opsdk.runtime.spec import OpSpec
 
 
 def trainable(spec: OpSpec) -> bool:

@@ -1,0 +1,198 @@
+"""What each op has registered, read from the registries themselves.
+
+The torch dispatcher (PrivateUse1 kernel), the fake-function registry,
+TorchAir's converter registry and IR query (``_torchair.get_registered_ir_def``:
+CANN on an NPU host, opsdk's ``ir.py`` registry offline) and opsdk's input-spec
+registry are the source of truth, not the package's source text: an op counts
+as covered when the running process can actually find each piece.
+
+``opsdk coverage`` prints the table; the harness calls :func:`require` before
+each cell, so a column fails up front, in the right layer, naming what is
+missing and where to add it, instead of somewhere deep in TorchAir.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch._library import custom_ops, simple_registry
+
+from opsdk.harness.model import CellFailure
+from opsdk.runtime import inputs
+from opsdk.runtime.spec import OpSpec, parse
+
+# What each backend column needs, in the order a user adds them.
+NEEDS = {
+    "eager": ("kernel",),
+    "opcheck": ("kernel", "fake"),
+    "aot_eager": ("kernel", "fake"),
+    "ge": ("kernel", "fake", "ir", "converter"),
+    "npugraph_ex": ("kernel", "fake"),
+}
+# piece -> (layer a missing piece fails in, what is missing, where to add it)
+_MISSING = {
+    "kernel": (
+        "eager",
+        "no PrivateUse1 (npu) kernel",
+        "register one in schema.py (register_kernel / Library.impl(..., 'PrivateUse1')) "
+        "or with TORCH_LIBRARY_IMPL(ns, PrivateUse1, m) in C++",
+    ),
+    "fake": (
+        "fake",
+        "no fake function",
+        "add one in fake.py (torch.library.register_fake, or a Meta kernel)",
+    ),
+    "ir": (
+        "converter",
+        "no GE IR definition registered for op type {ir_name}",
+        "register an IrDef in ir.py (on an NPU host: the op's REG_OP in CANN)",
+    ),
+    "converter": (
+        "converter",
+        "no TorchAir converter",
+        "add converter.py (@torchair.register_fx_node_ge_converter) loaded by "
+        "load_converters() in __init__.py",
+    ),
+}
+# Dispatch keys whose kernel also serves the npu device (decompositions).
+_COMPOSITE = ("CompositeExplicitAutograd", "CompositeImplicitAutograd")
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """One op's row. ``converter`` is ``registered``, ``automatic`` (TorchAir
+    generates one: IR registered, counts match) or ``""`` with ``why_not`` saying why."""
+
+    op: str
+    kernel: bool
+    fake: bool
+    converter: str
+    ir: bool
+    specs: bool
+    why_not: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _has_key(qualname: str, key: str) -> bool:
+    return torch._C._dispatch_has_kernel_for_dispatch_key(qualname, key)
+
+
+def has_kernel(spec: OpSpec) -> bool:
+    return any(_has_key(spec.qualname, k) for k in ("PrivateUse1", *_COMPOSITE))
+
+
+def has_fake(spec: OpSpec) -> bool:
+    # custom_op registers a Meta kernel of its own that raises until a fake is given.
+    opdef = custom_ops.OPDEFS.get(spec.qualname)
+    if opdef is not None:
+        return opdef._abstract_fn is not None
+    if simple_registry.singleton.find(spec.qualname).fake_impl.kernel is not None:
+        return True
+    return _has_key(spec.qualname, "Meta") or _has_key(spec.qualname, "CompositeImplicitAutograd")
+
+
+def has_ir(spec: OpSpec) -> bool:
+    """TorchAir's own question: does GE know the op type?"""
+    _torchair_loaded()
+    from torchair.core import _torchair
+
+    return _torchair.get_registered_ir_def(spec.ir_name)[0] == "SUCCESS"
+
+
+def converter(spec: OpSpec) -> tuple[str, str]:
+    """(``registered`` | ``automatic`` | ``""``, why TorchAir would not generate one).
+
+    Asks TorchAir's own registry and automatic-converter rules (private API of the
+    pinned torch-npu), so the answer cannot drift from what TorchAir does."""
+    _torchair_loaded()
+    from torchair._ge_concrete_graph import fx2ge_converter
+
+    op = spec.op()
+    if getattr(op, "_ge_converter", None) is not None or op in fx2ge_converter._CONVERTERS:
+        return "registered", ""
+    try:  # TorchAir's automatic-converter rules, dry run: it only writes the code
+        fx2ge_converter._generate_converter_code(op)
+    except RuntimeError as err:
+        return "", str(err).strip().splitlines()[0]
+    return "automatic", ""
+
+
+def _torchair_loaded() -> None:
+    from opsdk.harness.ge import torchair
+
+    torchair()
+
+
+_CHECKS = {
+    "kernel": has_kernel,
+    "fake": has_fake,
+    "ir": has_ir,
+    "converter": lambda spec: bool(converter(spec)[0]),
+}
+
+
+def of(spec: OpSpec) -> Coverage:
+    kind, why_not = converter(spec)
+    return Coverage(
+        spec.qualname,
+        has_kernel(spec),
+        has_fake(spec),
+        kind,
+        has_ir(spec),
+        inputs.declared(spec.qualname) is not None,
+        why_not,
+    )
+
+
+def require(spec: OpSpec, backend: str) -> None:
+    """Raise :class:`CellFailure` for the first piece ``backend`` needs that ``spec``
+    lacks, in the layer that piece belongs to."""
+    for piece in NEEDS.get(backend, ()):
+        if not _CHECKS[piece](spec):
+            layer, what, where = _MISSING[piece]
+            what = what.format(ir_name=spec.ir_name)
+            raise CellFailure(layer, f"{spec.qualname}: {what}, which {backend} needs: {where}")
+
+
+def namespace_ops(namespace: str) -> list[OpSpec]:
+    """Every op registered in the torch.library ``namespace``, as the dispatcher knows it."""
+    specs = []
+    for qualname in sorted(torch._C._dispatch_get_all_op_names()):
+        ns, _, rest = qualname.partition("::")
+        if ns == namespace:
+            name, _, overload = rest.partition(".")
+            op = getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
+            specs.append(parse(str(op._schema), validate=False))
+    return specs
+
+
+def table(rows: list[Coverage]) -> str:
+    """The coverage table for a terminal: one row per op, a mark per piece."""
+    heads = ("op", "npu kernel", "fake", "converter", "IR", "input specs")
+    cells = [
+        (
+            r.op,
+            _mark(r.kernel),
+            _mark(r.fake),
+            r.converter or "-",
+            _mark(r.ir),
+            _mark(r.specs),
+        )
+        for r in rows
+    ]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(heads)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True)).rstrip()]
+    lines += [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    ]
+    lines += [
+        f"{r.op}: TorchAir cannot generate a converter: {r.why_not}" for r in rows if r.why_not
+    ]
+    return "\n".join(lines)
+
+
+def _mark(present: bool) -> str:
+    return "yes" if present else "-"

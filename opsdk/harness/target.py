@@ -1,0 +1,53 @@
+"""Load what `opsdk check` is pointed at: an op package directory or a module name."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+from opsdk.errors import TargetError
+from opsdk.runtime.device import ensure_npu
+
+
+def package_dir(path: Path) -> Path:
+    """The importable package inside an op project (or the package itself)."""
+    if (path / "__init__.py").is_file():
+        return path
+    candidates = [p.parent for p in sorted(path.glob("*/__init__.py")) if p.parent.name != "tests"]
+    named = [p for p in candidates if p.name == path.name]
+    if named or len(candidates) == 1:
+        return (named or candidates)[0]
+    raise TargetError(
+        f"{path} holds no single op package (found {[p.name for p in candidates] or 'none'}): "
+        "point opsdk check at the package directory"
+    )
+
+
+def load(target: str):
+    """Import the target (after the npu device exists) and return the module."""
+    ensure_npu()
+    path = Path(target)
+    if path.exists():
+        if not path.is_dir():
+            raise TargetError(f"{target} is a file: point opsdk check at an op package directory")
+        pkg = package_dir(path.resolve())
+        sys.path.insert(0, str(pkg.parent))
+        name = pkg.name
+    else:
+        name = target
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as err:
+        if err.name == name or name.startswith(f"{err.name}."):
+            raise TargetError(
+                f"{target!r} is neither a directory nor an importable module: "
+                "give an op package directory (e.g. examples/custom_ops/my_add)"
+            ) from None
+        raise TargetError(f"importing {name} failed: {err}; install what it needs") from None
+    except Exception as err:  # noqa: BLE001 - any import error of user code is reported, not raised
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise TargetError(
+            f"importing {name} failed: {type(err).__name__}: {first}; fix the package so "
+            "`python -c 'import " + name + "'` works"
+        ) from None

@@ -1,0 +1,361 @@
+"""Find TorchAir: the one inside an installed torch_npu, or an offline copy.
+
+On an NPU host ``import torch_npu`` works and its TorchAir is the real thing.
+Everywhere else opsdk still runs TorchAir's *Python* code, taken from the
+torch-npu wheel that matches the installed torch: the wheel is downloaded (never
+installed: installing it without CANN breaks ``import torch``), only
+``torch_npu/dynamo/**`` is extracted into a per-user cache, and that directory
+goes on ``sys.path`` so ``import torchair`` and ``import npugraph_ex`` work while
+``torch_npu`` itself stays unimportable. The one native module TorchAir needs,
+``torchair.core._torchair``, is replaced by :mod:`opsdk.offline.ge.standin`
+before TorchAir is imported.
+"""
+
+from __future__ import annotations
+
+import compileall
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.version import Version
+
+from opsdk.errors import SetupError
+
+ENV_CACHE_DIR = "OPSDK_CACHE_DIR"
+ENV_WHEEL = "OPSDK_TORCH_NPU_WHEEL"
+# A module registered as ``torch_npu`` that carries this attribute is an opsdk
+# stand-in, not an installed torch_npu: its presence must not select "real" mode.
+STANDIN_MARKER = "__opsdk_standin__"
+
+_MARKER_FILE = "opsdk-torchair.json"
+_DYNAMO = ("torch_npu", "dynamo")
+# pip's own platform tags find no wheel on e.g. macOS; the part opsdk uses is pure
+# Python, so any platform's wheel of the right version carries it.
+_FALLBACK_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_28_aarch64")
+_PIP_TIMEOUT_S = 900
+
+
+class TorchairUnavailable(SetupError):
+    """TorchAir can be neither imported from torch_npu nor fetched offline."""
+
+
+@dataclass(frozen=True)
+class TorchairInfo:
+    """Where TorchAir comes from in this process.
+
+    ``path`` is the directory that holds the ``torchair`` package (the cache
+    directory offline, whether or not it is filled yet); ``source`` names the
+    wheel it was extracted from (offline) or the installed torch_npu (real);
+    ``fetched`` says whether that directory is ready to import from.
+    """
+
+    mode: str
+    path: Path
+    torch_npu_version: str
+    source: str | None
+    fetched: bool
+
+
+def expected_torch_npu_version() -> str:
+    """torch-npu releases track torch versions: torch 2.13.0+cpu -> torch-npu 2.13.0."""
+    import torch
+
+    return Version(torch.__version__).base_version
+
+
+def cache_root() -> Path:
+    configured = os.environ.get(ENV_CACHE_DIR)
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "opsdk"
+
+
+def _cache_entry(version: str) -> Path:
+    return cache_root() / f"torch_npu-{version}"
+
+
+def _dynamo_dir(entry: Path) -> Path:
+    return entry.joinpath(*_DYNAMO)
+
+
+def _read_marker(entry: Path) -> dict | None:
+    """The metadata of a complete cache entry, or None when it is absent or unfinished."""
+    try:
+        meta = json.loads((entry / _MARKER_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    if not (_dynamo_dir(entry) / "torchair" / "__init__.py").is_file():
+        return None
+    return meta
+
+
+def _installed_torch_npu():
+    """The imported torch_npu module when a working one is installed, else None.
+
+    ``import torch_npu`` is attempted only when the package is found: importing it
+    without CANN fails, and a stand-in registered under that
+    name is recognised by :data:`STANDIN_MARKER`.
+    """
+    module = sys.modules.get("torch_npu")
+    if module is not None:
+        return None if getattr(module, STANDIN_MARKER, False) else module
+    if importlib.util.find_spec("torch_npu") is None:
+        return None
+    try:
+        return importlib.import_module("torch_npu")
+    except Exception:  # any failure means "no usable torch_npu here"
+        return None
+
+
+def locate() -> TorchairInfo:
+    """Describe where TorchAir would come from, without downloading anything."""
+    torch_npu = _installed_torch_npu()
+    if torch_npu is not None:
+        version = str(getattr(torch_npu, "__version__", "unknown"))
+        return TorchairInfo(
+            mode="real",
+            path=Path(torch_npu.__file__).parent.joinpath("dynamo"),
+            torch_npu_version=version,
+            source=f"torch_npu {version} (installed)",
+            fetched=True,
+        )
+    version = expected_torch_npu_version()
+    entry = _cache_entry(version)
+    meta = _read_marker(entry)
+    return TorchairInfo(
+        mode="offline",
+        path=_dynamo_dir(entry),
+        torch_npu_version=version,
+        source=meta.get("wheel") if meta else None,
+        fetched=meta is not None,
+    )
+
+
+def _unavailable(version: str, why: str) -> TorchairUnavailable:
+    return TorchairUnavailable(
+        f"cannot get TorchAir from torch-npu {version}: {why}; set {ENV_WHEEL}="
+        f"/path/to/torch_npu-{version}-*.whl, or run `opsdk fetch-torchair` where PyPI is reachable"
+    )
+
+
+def _pip_download(version: str, dest: Path) -> Path:
+    """Download (not install) the torch-npu wheel with the user's own pip setup
+    (index mirrors in pip.conf apply)."""
+    base = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--disable-pip-version-check",
+        f"torch-npu=={version}",
+        "-d",
+        str(dest),
+    ]
+    pyver = f"{sys.version_info.major}.{sys.version_info.minor}"
+    attempts = [base] + [
+        base + ["--platform", platform, "--python-version", pyver, "--only-binary=:all:"]
+        for platform in _FALLBACK_PLATFORMS
+    ]
+    for cmd in attempts:
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=_PIP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise _unavailable(version, f"pip download timed out after {_PIP_TIMEOUT_S}s") from None
+        wheels = sorted(dest.glob("torch_npu-*.whl"))
+        if proc.returncode == 0 and wheels:
+            return wheels[0]
+        error = _pip_error(proc)
+    raise _unavailable(version, f"pip: {error}")
+
+
+def _pip_error(proc: subprocess.CompletedProcess) -> str:
+    """The line of pip's output that says why it failed."""
+    lines = [line.strip() for line in (proc.stderr or proc.stdout).splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("ERROR:")]
+    return (errors or lines or [f"exit status {proc.returncode}"])[-1]
+
+
+def _check_wheel(wheel: Path, version: str) -> None:
+    if not wheel.is_file():
+        raise _unavailable(version, f"{wheel} does not exist")
+    try:
+        name, wheel_version, _, _ = parse_wheel_filename(wheel.name)
+    except InvalidWheelFilename:
+        raise _unavailable(version, f"{wheel.name} is not a wheel file name") from None
+    if name != "torch-npu":
+        raise _unavailable(version, f"{wheel.name} is not a torch-npu wheel")
+    if wheel_version.base_version != version:
+        raise _unavailable(
+            version,
+            f"{wheel.name} is torch-npu {wheel_version} but the installed torch needs {version}",
+        )
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _extract_dynamo(wheel: Path, staging: Path, version: str) -> None:
+    """Extract ``torch_npu/dynamo/**`` minus native libraries: every ``.so`` there
+    needs CANN, and leaving them out keeps an accidental import from loading one."""
+    prefix = "/".join(_DYNAMO) + "/"
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            members = [
+                m
+                for m in zf.infolist()
+                if m.filename.startswith(prefix)
+                and not m.is_dir()
+                and not m.filename.endswith(".so")
+            ]
+            if prefix + "torchair/__init__.py" not in {m.filename for m in members}:
+                raise _unavailable(version, f"{wheel.name} has no {prefix}torchair")
+            for member in members:
+                if ".." in Path(member.filename).parts:
+                    raise _unavailable(
+                        version, f"{wheel.name} has an unsafe path {member.filename}"
+                    )
+                zf.extract(member, staging)
+    except zipfile.BadZipFile:
+        raise _unavailable(version, f"{wheel.name} is not a valid zip archive") from None
+
+
+def _publish(staging: Path, entry: Path, scratch: Path, replace: bool) -> None:
+    """Move a finished staging directory to ``entry`` with renames only, so a
+    reader never sees a half-extracted cache. Unless ``replace``, a complete entry
+    published meanwhile by a concurrent fetch (parallel test workers) is kept."""
+    if entry.exists():
+        if not replace and _read_marker(entry) is not None:
+            return
+        entry.rename(scratch / "previous")
+    try:
+        staging.rename(entry)
+    except OSError:
+        if _read_marker(entry) is None:
+            raise
+
+
+def fetch(force: bool = False) -> Path:
+    """Make the offline TorchAir available and return the directory to put on
+    ``sys.path`` (``.../torch_npu-<version>/torch_npu/dynamo``).
+
+    Uses ``$OPSDK_TORCH_NPU_WHEEL`` when set, else ``pip download``s the wheel.
+    An existing complete cache entry is reused unless ``force``.
+    """
+    version = expected_torch_npu_version()
+    entry = _cache_entry(version)
+    if not force and _read_marker(entry) is not None:
+        _ensure_bytecode(entry)
+        return _dynamo_dir(entry)
+    local = os.environ.get(ENV_WHEEL)
+    root = cache_root()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".fetch-", dir=root))
+    except OSError as err:
+        raise _unavailable(version, f"cache directory {root} is not writable ({err})") from None
+    try:
+        wheel = Path(local).expanduser() if local else _pip_download(version, scratch / "download")
+        _check_wheel(wheel, version)
+        staging = scratch / "staging"
+        _extract_dynamo(wheel, staging, version)
+        meta = {
+            "wheel": wheel.name,
+            "version": str(parse_wheel_filename(wheel.name)[1]),
+            "sha256": _sha256(wheel),
+            "origin": str(wheel.resolve()) if local else "pypi",
+        }
+        (staging / _MARKER_FILE).write_text(json.dumps(meta, indent=2) + "\n")
+        _publish(staging, entry, scratch, replace=force)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    _ensure_bytecode(entry)
+    return _dynamo_dir(entry)
+
+
+def _ensure_bytecode(entry: Path) -> None:
+    """Byte-compile the cached TorchAir once per interpreter, as pip does on install.
+
+    Otherwise every process that cannot write ``__pycache__`` (PYTHONDONTWRITEBYTECODE,
+    a read-only CI cache) compiles TorchAir's sources again: 0.8 s of its 2.6 s import
+    on 2 cores. Best effort: a cache that cannot be written still imports, only slower.
+    The marker lists the interpreters (``cache_tag``) the entry is compiled for.
+    """
+    meta = _read_marker(entry)
+    tag = sys.implementation.cache_tag
+    if meta is None or tag is None or tag in meta.get("bytecode", []):
+        return
+    if not compileall.compile_dir(_dynamo_dir(entry), quiet=2):
+        return
+    meta["bytecode"] = sorted({*meta.get("bytecode", []), tag})
+    scratch = entry / f".{_MARKER_FILE}.{os.getpid()}"
+    try:
+        scratch.write_text(json.dumps(meta, indent=2) + "\n")
+        scratch.replace(entry / _MARKER_FILE)
+    except OSError:
+        scratch.unlink(missing_ok=True)
+
+
+_TORCHAIR = None
+
+
+def import_torchair():
+    """Import TorchAir once per process and return the module.
+
+    Offline this fetches the wheel on first need, installs the ``_torchair``
+    stand-in (TorchAir's ``TorchNpuGraph`` takes its base class from it at import
+    time, so it must come first) and imports TorchAir from the cache.
+    """
+    global _TORCHAIR
+    if _TORCHAIR is not None:
+        return _TORCHAIR
+    info = locate()
+    if info.mode == "real":
+        _TORCHAIR = importlib.import_module("torchair")
+        return _TORCHAIR
+    path = fetch()  # also byte-compiles an entry fetched before opsdk did that
+    loaded = sys.modules.get("torchair")
+    if loaded is not None and not Path(loaded.__file__).is_relative_to(path):
+        raise TorchairUnavailable(
+            f"another torchair ({loaded.__file__}) is already imported; "
+            "let opsdk import TorchAir first (opsdk.offline.locator.import_torchair())"
+        )
+    from opsdk.offline.ge import standin as torchair_standin
+
+    torchair_standin.install()
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+    handlers = {sig: signal.getsignal(sig) for sig in _GE_FINALIZE_SIGNALS}
+    _TORCHAIR = importlib.import_module("torchair")
+    _restore_signal_handlers(handlers)
+    return _TORCHAIR
+
+
+# TorchAir installs handlers for these that finalize GE and then ignore the signal,
+# so Ctrl-C and SIGTERM no longer stop the process. Offline there is no GE session to
+# finalize (its atexit hook still runs), so the handlers from before the import return.
+_GE_FINALIZE_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _restore_signal_handlers(handlers) -> None:
+    if threading.current_thread() is not threading.main_thread():
+        return  # TorchAir installs its handlers from the main thread only
+    for sig, handler in handlers.items():
+        if handler is not None and signal.getsignal(sig) is not handler:
+            signal.signal(sig, handler)

@@ -1,0 +1,147 @@
+"""npugraph_ex (aclgraph capture-and-replay) as a Dynamo backend, offline or on an NPU.
+
+On an NPU host torch_npu registers ``backend="npugraph_ex"`` through an entry
+point. That entry point imports torch_npu, which fails offline, so offline
+:func:`install` registers the name itself, calling npugraph_ex the way torch_npu's
+entry point does (a fresh ``CompilerConfig`` with ``mode="npugraph_ex"`` per
+graph, then ``get_npu_backend``) over :mod:`opsdk.offline.npu.torch_npu`.
+One option differs offline, :data:`OFFLINE_OPTIONS`: ``pattern_fusion_pass`` is
+off, because its fusions rewrite graphs to ``torch.ops.npu.*`` kernels that
+only a real torch_npu has.
+
+The older TorchAir spelling, ``CompilerConfig.mode = "reduce-overhead"`` with
+``torchair.get_npu_backend``, runs TorchAir's own copy of the acl-graph code and
+is available as :func:`reduce_overhead_backend`.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import torch._dynamo
+from torch._dynamo.backends.registry import _COMPILER_FNS
+
+from opsdk.offline import locator as torchair_locator
+from opsdk.runtime.device import ensure_npu
+
+BACKEND_NAME = "npugraph_ex"
+OFFLINE_OPTIONS: dict[str, Any] = {"pattern_fusion_pass": False}
+"""npugraph_ex ``CompilerConfig`` options opsdk sets offline (the user's options win)."""
+
+_FINALIZE_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_lock = threading.Lock()
+
+
+def is_offline() -> bool:
+    """True when npugraph_ex runs over the stand-in, False on an NPU host with torch_npu."""
+    return not ensure_npu().real
+
+
+def import_torchair_stack() -> ModuleType:
+    """TorchAir, with the torch_npu stand-in installed first when offline (TorchAir and
+    npugraph_ex decide at import time whether torch_npu is there)."""
+    if is_offline():
+        from opsdk.offline.npu import torch_npu as torch_npu_standin
+
+        torch_npu_standin.install()
+    else:
+        importlib.import_module("torch_npu")
+    return torchair_locator.import_torchair()
+
+
+def import_npugraph_ex() -> ModuleType:
+    """The npugraph_ex package: torch_npu's on an NPU host, the wheel's offline.
+
+    Importing it installs SIGINT/SIGTERM handlers that run its finalizer and then
+    ignore the signal, so Ctrl-C would no longer stop the process. Offline there is
+    nothing on a device to finalize (its atexit hook still runs), so the previous
+    handlers are put back, as the locator does for TorchAir's.
+    """
+    import_torchair_stack()
+    _apply_torchair_patches_first()
+    if "npugraph_ex" in sys.modules or not is_offline():
+        return importlib.import_module("npugraph_ex")
+    handlers = {sig: signal.getsignal(sig) for sig in _FINALIZE_SIGNALS}
+    module = importlib.import_module("npugraph_ex")
+    if threading.current_thread() is threading.main_thread():
+        for sig, handler in handlers.items():
+            if handler is not None:
+                signal.signal(sig, handler)
+    return module
+
+
+def torchair_config(mode: str):
+    """A TorchAir ``CompilerConfig`` in ``mode``, with :data:`OFFLINE_OPTIONS` offline."""
+    config = import_torchair_stack().CompilerConfig()
+    config.mode = mode
+    if is_offline():  # TorchAir's spelling of OFFLINE_OPTIONS
+        config.experimental_config.pattern_fusion_pass = OFFLINE_OPTIONS["pattern_fusion_pass"]
+    return config
+
+
+@functools.cache
+def _apply_torchair_patches_first() -> None:
+    """Run TorchAir's one-time patches of torch before npugraph_ex's copy of them.
+
+    Both register a Python kernel for ``aten.to.other`` under AutogradPrivateUse1.
+    npugraph_ex skips the registration when it finds one; TorchAir does not, so a
+    process that compiled with npugraph_ex first failed its first GE compile
+    ("Trying to override a python impl"). Creating a GE backend applies TorchAir's
+    patches; the GE column would create one with the same config anyway.
+    """
+    torchair = import_torchair_stack()
+    torchair.get_npu_backend(compiler_config=torchair_config("max-autotune"))
+
+
+def describe() -> dict[str, Any]:
+    """Which npugraph_ex runs against which torch_npu, for reports."""
+    npugraph_ex = import_npugraph_ex()
+    offline = is_offline()
+    return {
+        "npugraph_ex": npugraph_ex.__file__,
+        "torch_npu": "opsdk capture stand-in" if offline else "installed torch_npu",
+        "options": dict(OFFLINE_OPTIONS) if offline else {},
+    }
+
+
+def get_backend(**options: Any) -> Callable:
+    """A Dynamo backend running npugraph_ex with these ``CompilerConfig`` options
+    on top of the offline defaults, e.g. ``get_backend(force_eager=True)``;
+    ``torch.compile(..., options=...)`` still applies per call."""
+    npugraph_ex = import_npugraph_ex()
+    merged = {**(OFFLINE_OPTIONS if is_offline() else {}), **options}
+
+    def npugraph_ex_backend(gm, example_inputs, **kwargs):
+        config = npugraph_ex.CompilerConfig()
+        for name, value in {"mode": BACKEND_NAME, **merged}.items():
+            setattr(config, name, value)
+        return npugraph_ex.get_npu_backend(compiler_config=config)(gm, example_inputs, **kwargs)
+
+    return npugraph_ex_backend
+
+
+def install() -> None:
+    """Make ``torch.compile(backend="npugraph_ex")`` work; idempotent.
+
+    On an NPU host torch_npu's entry point provides the name and nothing is done.
+    """
+    if not is_offline():
+        return
+    with _lock:
+        if BACKEND_NAME not in _COMPILER_FNS:
+            torch._dynamo.register_backend(get_backend(), name=BACKEND_NAME)
+
+
+def reduce_overhead_backend(**options: Any) -> Callable:
+    """TorchAir's ``mode = "reduce-overhead"`` backend, with npugraph_ex-named options
+    (``force_eager``, ``capture_limit``, ...) that TorchAir maps onto its config."""
+    torchair = import_torchair_stack()
+    backend = torchair.get_npu_backend(compiler_config=torchair_config("reduce-overhead"))
+    return functools.partial(backend, options=options) if options else backend

@@ -1,0 +1,101 @@
+"""Reports of a conformance run: the JSON file and the terminal matrix."""
+
+from __future__ import annotations
+
+import json
+import platform
+from collections import Counter
+from pathlib import Path
+from typing import NamedTuple
+
+import torch
+
+import opsdk
+from opsdk.harness.model import SHAPE_MODES, Result
+from opsdk.runtime.device import ensure_npu
+
+_MARKS = {"pass": "✓", "fail": "F", "error": "E", "skip": "s", "xfail": "x"}
+_LEGEND = "✓ pass, F fail, E error, s skip, x xfail"
+
+
+def environment(backends=()) -> dict:
+    """What the results were produced on: enough to reproduce or compare runs."""
+    npu = ensure_npu()
+    from opsdk.harness import npugraph  # loads Dynamo: only when a report is written
+    from opsdk.offline.locator import locate
+
+    torchair = locate()
+    return {
+        "opsdk": opsdk.__version__,
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "npu": npu.kind,
+        "npu_reason": npu.reason,
+        "torch_npu": npu.torch_npu_version,
+        "torchair": f"{torchair.mode} ({torchair.source or 'not fetched'}) at {torchair.path}",
+        "ge_execution": "CANN" if npu.real else "opsdk GE reference executor (offline)",
+        **(npugraph.environment() if "npugraph_ex" in backends else {}),
+    }
+
+
+def write_json(path: Path, results: list[Result]) -> None:
+    payload = {
+        "environment": environment({r.backend for r in results}),
+        "summary": dict(Counter(r.status for r in results)),
+        "results": [r.to_json() for r in results],
+    }
+    Path(path).write_text(json.dumps(payload, indent=2) + "\n")
+
+
+class Grid(NamedTuple):
+    """The matrix's axes as the results fill them, in run order; every renderer uses it."""
+
+    ops: list[str]
+    backends: list[str]
+    shapes: list[str]
+    cell: dict[tuple[str, str, str], Result]  # (op, backend, shapes) -> result
+
+
+def grid(results: list[Result]) -> Grid:
+    return Grid(
+        list(dict.fromkeys(r.op for r in results)),
+        list(dict.fromkeys(r.backend for r in results)),
+        [m for m in SHAPE_MODES if any(r.shapes == m for r in results)],
+        {(r.op, r.backend, r.shapes): r for r in results},
+    )
+
+
+def problems(results: list[Result]) -> list[Result]:
+    """What a reader must act on: failures, errors and stale waivers."""
+    return [r for r in results if r.status in ("fail", "error") or r.stale_waiver]
+
+
+def summary(results: list[Result]) -> str:
+    """``40 pass, 2 fail``: the counts, in a fixed order."""
+    counts = Counter(r.status for r in results)
+    return ", ".join(f"{counts[k]} {k}" for k in _MARKS if counts[k]) or "no cells ran"
+
+
+def matrix(results: list[Result]) -> str:
+    """Ops as rows; per backend one column per shape mode (s/d/m); failures below."""
+    ops, backends, shapes, cell = grid(results)
+    status = {key: r.status for key, r in cell.items()}
+    width = max(len(o) for o in ops)
+    group = max(len(" ".join(m[0] for m in shapes)), *(len(b) for b in backends))
+    head = [" " * width] + [b.ljust(group) for b in backends]
+    sub = [" " * width] + [" ".join(m[0] for m in shapes).ljust(group) for _ in backends]
+    lines = [" ".join(head).rstrip(), " ".join(sub).rstrip()]
+    for op in ops:
+        row = [op.ljust(width)]
+        for b in backends:
+            marks = [_MARKS.get(status.get((op, b, m)), "-") for m in shapes]
+            row.append(" ".join(marks).ljust(group))
+        lines.append(" ".join(row).rstrip())
+    lines.append("(" + ", ".join(f"{m[0]} = {m}" for m in shapes) + "; " + _LEGEND + ")")
+    if problems(results):
+        lines.append("")
+        lines += [r.describe() for r in problems(results)]
+    lines.append("")
+    lines.append(summary(results))
+    return "\n".join(lines)

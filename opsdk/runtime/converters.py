@@ -1,0 +1,164 @@
+"""Helpers for TorchAir GE converters of custom ops.
+
+Two jobs: map an op's schema onto its GE IR definition (which tensor argument
+is which kind of IR input, which argument becomes which typed attr), and load
+an op package's converter module once TorchAir is importable: offline that is
+only after opsdk has located TorchAir and installed its native stand-in, so a
+package cannot import ``torchair`` at its own import time.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from opsdk.runtime.irdef import Attr, Input, IrDef, Output
+from opsdk.runtime.spec import Arg, OpSpec
+
+__all__ = [
+    "attr_builder",
+    "ge_attr_args",
+    "ge_input_args",
+    "int64_input",
+    "is_symint",
+    "scalar_input",
+    "ir_def_for",
+    "ir_output_names",
+    "load_converters",
+    "load_pending",
+]
+
+# schema type -> (torchair.ge.attr builder, IR attr value type)
+_ATTR_TYPES = {
+    "int": ("Int", "VT_INT"),
+    "float": ("Float", "VT_FLOAT"),
+    "bool": ("Bool", "VT_BOOL"),
+    "str": ("Str", "VT_STRING"),
+    "ScalarType": ("DataType", "VT_DATA_TYPE"),
+    "int[]": ("ListInt", "VT_LIST_INT"),
+    "float[]": ("ListFloat", "VT_LIST_FLOAT"),
+    "bool[]": ("ListBool", "VT_LIST_BOOL"),
+    "str[]": ("ListStr", "VT_LIST_STRING"),
+}
+
+_pending: list[str] = []
+
+
+def _base_type(arg: Arg) -> str:
+    """``int[2]?`` -> ``int[]``: the type that decides the attr kind."""
+    base = arg.type.rstrip("?")
+    if base.endswith("]"):
+        base = base[: base.index("[")] + "[]"
+    return base
+
+
+def attr_builder(arg: Arg) -> str:
+    """Name of the ``torchair.ge.attr`` builder for a non-tensor argument."""
+    try:
+        return _ATTR_TYPES[_base_type(arg)][0]
+    except KeyError:
+        raise ValueError(
+            f"argument {arg.name!r} of type {arg.type} has no GE attr type; "
+            "pass it as a Tensor or drop it from the converter"
+        ) from None
+
+
+def is_symint(arg: Arg) -> bool:
+    """``SymInt``, ``SymInt[]``, ``Scalar`` (and optional ones): symbolic under dynamic
+    shapes, so by TorchAir's rules never an attr (attrs are compile-time constants) but
+    a host input: see :func:`int64_input` and :func:`scalar_input`."""
+    return arg.type.rstrip("?").split("[")[0] in ("SymInt", "Scalar")
+
+
+def ge_input_args(spec: OpSpec) -> tuple[Arg, ...]:
+    """The arguments that are GE inputs: tensors, and SymInts as host int64 tensors."""
+    return tuple(a for a in spec.args if a.is_tensor or is_symint(a))
+
+
+def ge_attr_args(spec: OpSpec) -> tuple[Arg, ...]:
+    """The arguments that are GE attrs: every other non-tensor argument."""
+    return tuple(a for a in spec.args if not (a.is_tensor or is_symint(a)))
+
+
+def int64_input(value):
+    """A SymInt or SymInt[] argument as the int64 GE input it is: a Const when the
+    value is concrete, the (cast) host tensor TorchAir made of it when symbolic."""
+    from torchair import ge
+
+    if value is None or (isinstance(value, ge.Tensor) and value.dtype == ge.DataType.DT_INT64):
+        return value
+    if isinstance(value, ge.Tensor):
+        return ge.Cast(value, dst_type=ge.DataType.DT_INT64)
+    return ge.Const(value, dtype=ge.DataType.DT_INT64)
+
+
+def scalar_input(value):
+    """A Scalar argument as the GE input it is: a Const of its own type (int64 or
+    float) when concrete, the host tensor TorchAir made of it when symbolic."""
+    from torchair import ge
+
+    if value is None or isinstance(value, ge.Tensor):
+        return value
+    dtype = ge.DataType.DT_INT64 if isinstance(value, int) else ge.DataType.DT_FLOAT
+    return ge.Const(value, dtype=dtype)
+
+
+def _input_kind(arg: Arg) -> str:
+    if arg.is_tensor and arg.is_list:
+        return "dynamic"
+    return "optional" if arg.is_optional else "required"
+
+
+def ir_output_names(spec: OpSpec) -> list[str]:
+    """IR outputs in order: one per mutated input (same name), then one per return."""
+    names = [a.name for a in spec.mutated_args]
+    taken = {a.name for a in spec.args}
+    for i, ret in enumerate(spec.returns):
+        name = ret.name or ("out" if len(spec.returns) == 1 else f"out{i}")
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        names.append(name)
+    return names
+
+
+def ir_def_for(spec: OpSpec) -> IrDef:
+    """The GE IR definition an op's schema implies, by TorchAir's rules."""
+    outputs = [
+        Output(
+            name,
+            "dynamic" if i >= len(spec.mutated_args) and _is_list_return(spec, i) else "required",
+        )
+        for i, name in enumerate(ir_output_names(spec))
+    ]
+    return IrDef(
+        op_type=spec.ir_name,
+        inputs=[Input(a.name, _input_kind(a)) for a in ge_input_args(spec)],
+        outputs=outputs,
+        attrs=[
+            Attr(a.name, _ATTR_TYPES[_base_type(a)][1], a.default if a.has_default else None)
+            for a in ge_attr_args(spec)
+            if _base_type(a) in _ATTR_TYPES
+        ],
+        torch_op=spec.qualname,
+    )
+
+
+def _is_list_return(spec: OpSpec, output_index: int) -> bool:
+    return spec.returns[output_index - len(spec.mutated_args)].type.endswith("[]")
+
+
+def load_converters(module_name: str) -> None:
+    """Import ``module_name`` (an op package's converter) now if TorchAir is
+    already imported (a real NPU host imports it with torch_npu), else when
+    opsdk imports TorchAir (see :func:`load_pending`)."""
+    if "torchair" in sys.modules:
+        importlib.import_module(module_name)
+    elif module_name not in _pending:
+        _pending.append(module_name)
+
+
+def load_pending() -> None:
+    """Import every converter module that waited for TorchAir."""
+    while _pending:
+        importlib.import_module(_pending.pop(0))

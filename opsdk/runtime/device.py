@@ -1,0 +1,59 @@
+"""Which "npu" device this process has: torch_npu's, or opsdk's emulated one.
+
+Op packages call :func:`ensure_npu` before registering kernels for "npu", so
+the same package imports unchanged on an NPU host and on a laptop.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+from dataclasses import dataclass
+
+EMULATE_ENV = "OPSDK_EMULATE_NPU"
+
+
+@dataclass(frozen=True)
+class NpuInfo:
+    kind: str  # "real" or "emulated"
+    torch_npu_version: str | None
+    reason: str  # why this kind was chosen
+
+    @property
+    def real(self) -> bool:
+        return self.kind == "real"
+
+
+_info: NpuInfo | None = None
+
+
+def ensure_npu() -> NpuInfo:
+    """Make ``torch.device("npu")`` usable; idempotent.
+
+    torch_npu is used when it imports; otherwise (or when ``OPSDK_EMULATE_NPU=1``)
+    opsdk's emulated device is installed. torch_npu is only tried when it is
+    installed, because a failed import after torch has loaded its backends is
+    what breaks a CPU-only environment.
+    """
+    global _info
+    if _info is None:
+        _info = _detect()
+    return _info
+
+
+def _detect() -> NpuInfo:
+    from opsdk.offline.npu import device as npu_device
+
+    if os.environ.get(EMULATE_ENV) == "1":
+        npu_device.install()
+        return NpuInfo("emulated", None, f"{EMULATE_ENV}=1")
+    if importlib.util.find_spec("torch_npu") is None:
+        npu_device.install()
+        return NpuInfo("emulated", None, "torch_npu is not installed")
+    try:
+        torch_npu = importlib.import_module("torch_npu")
+    except Exception as err:  # noqa: BLE001 - any import failure means: no usable NPU stack
+        npu_device.install()
+        return NpuInfo("emulated", None, f"import torch_npu failed: {err}".splitlines()[0])
+    return NpuInfo("real", getattr(torch_npu, "__version__", "unknown"), "torch_npu imported")

@@ -1,0 +1,312 @@
+"""The op spec: one torch schema, parsed by torch, and everything derived from it.
+
+Generators, converters and the harness all read an :class:`OpSpec` instead of
+re-parsing schema text, so the rules users trip on (``(a!)`` marking, in-place
+ops returning nothing, reserved namespaces) are checked in exactly one place.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass
+
+import torch
+
+from opsdk.errors import SpecError
+
+RESERVED_NAMESPACES = frozenset({"aten", "prim", "prims", "torch", "_"})
+DEFAULT_NAMESPACE = "custom"
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def default_schema(name: str, inplace: bool) -> str:
+    """The schema `opsdk new` uses when none is given: an add, in place or not."""
+    if inplace:
+        return f"{name}(Tensor(a!) x, Tensor y) -> ()"
+    return f"{name}(Tensor x, Tensor y) -> Tensor"
+
+
+def camel_case(name: str) -> str:
+    """GE IR op type for a torch op name: ``my_add`` -> ``MyAdd``."""
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
+
+
+def check_identifier(what: str, value: str) -> str:
+    """Refuse names that cannot be a Python identifier in generated code."""
+    if not _IDENTIFIER.match(value or ""):
+        raise SpecError(
+            f"{what} {value!r} is not a valid identifier: use letters, digits and '_', "
+            "not starting with a digit (e.g. my_add)"
+        )
+    if keyword.iskeyword(value):
+        raise SpecError(
+            f"{what} {value!r} is a Python keyword: pick another name (e.g. {value}_op)"
+        )
+    if value.startswith("__"):
+        raise SpecError(f"{what} {value!r} starts with '__', which Python reserves: drop it")
+    return value
+
+
+def _type_text(t) -> str:
+    """Schema-language spelling of a parsed type (``SymInt[]``, ``Tensor?``...)."""
+    kind = type(t).__name__
+    if kind == "OptionalType":
+        return _type_text(t.getElementType()) + "?"
+    if kind == "ListType":
+        return _type_text(t.getElementType()) + "[]"
+    return {
+        "TensorType": "Tensor",
+        "IntType": "int",
+        "SymIntType": "SymInt",
+        "FloatType": "float",
+        "BoolType": "bool",
+        "StringType": "str",
+        "NumberType": "Scalar",
+    }.get(kind, str(t))
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One schema argument, with what generators need to know about it."""
+
+    name: str
+    type: str  # schema spelling: "Tensor", "Tensor?", "Tensor[]", "int[]", "SymInt", ...
+    mutated: bool
+    kwarg_only: bool
+    has_default: bool
+    default: object = None
+    size: int | None = None  # the N of ``int[N]``
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.type.startswith("Tensor")
+
+    @property
+    def is_optional(self) -> bool:
+        return self.type.endswith("?")
+
+    @property
+    def is_list(self) -> bool:
+        return self.type.rstrip("?").endswith("[]")
+
+
+@dataclass(frozen=True)
+class Return:
+    name: str | None
+    type: str
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    namespace: str
+    name: str
+    overload: str
+    args: tuple[Arg, ...]
+    returns: tuple[Return, ...]
+    schema: str  # without namespace, as torch.library.define / custom_op take it
+
+    @property
+    def qualname(self) -> str:
+        """``ns::name`` (plus ``.overload`` when there is one)."""
+        base = f"{self.namespace}::{self.name}"
+        return f"{base}.{self.overload}" if self.overload else base
+
+    @property
+    def overload_attr(self) -> str:
+        """Attribute of the ``torch.ops.ns.name`` packet: ``default`` or the overload."""
+        return self.overload or "default"
+
+    @property
+    def schema_args(self) -> str:
+        """The schema without the op name, as ``custom_op(schema=...)`` takes it."""
+        return self.schema[self.schema.index("(") :]
+
+    @property
+    def ir_name(self) -> str:
+        return camel_case(self.name)
+
+    @property
+    def mutated_args(self) -> tuple[Arg, ...]:
+        return tuple(a for a in self.args if a.mutated)
+
+    @property
+    def inplace(self) -> bool:
+        return bool(self.mutated_args)
+
+    @property
+    def tensor_args(self) -> tuple[Arg, ...]:
+        return tuple(a for a in self.args if a.is_tensor)
+
+    @property
+    def is_default_add(self) -> bool:
+        """True for the schemas `opsdk new` writes a working add for."""
+        return self.schema in (
+            default_schema(self.name, inplace=False),
+            default_schema(self.name, inplace=True),
+        )
+
+    def op(self):
+        """The registered ``torch.ops`` overload (the package must be imported)."""
+        packet = getattr(getattr(torch.ops, self.namespace), self.name)
+        return getattr(packet, self.overload_attr)
+
+
+def _split_name(text: str, name: str | None, namespace: str | None) -> tuple[str, str]:
+    """Return (namespace, schema-with-name). Accepts ``ns::op(...)``, ``op(...)`` and ``(...)``."""
+    text = " ".join(text.split())
+    head, paren, _ = text.partition("(")
+    if not paren:
+        raise SpecError(
+            f"schema {text!r} has no argument list: "
+            f"write e.g. '{name or 'my_op'}(Tensor x) -> Tensor'"
+        )
+    head = head.strip()
+    ns_in_schema, sep, op_name = head.rpartition("::")
+    if not sep:
+        op_name = head
+    if not op_name:
+        if name is None:
+            raise SpecError("schema has no op name: write e.g. 'my_op(Tensor x) -> Tensor'")
+        op_name = name
+    base_name = op_name.split(".")[0]
+    if name is not None and base_name != name:
+        raise SpecError(
+            f"schema names the op {base_name!r} but the op is called {name!r}: "
+            f"make them match (e.g. '{name}{text[text.index('(') :]}')"
+        )
+    if ns_in_schema and namespace and ns_in_schema != namespace:
+        raise SpecError(
+            f"schema namespace {ns_in_schema!r} differs from --namespace {namespace!r}: "
+            "give one of them"
+        )
+    ns = ns_in_schema or namespace or DEFAULT_NAMESPACE
+    return ns, op_name + text[text.index("(") :]
+
+
+def parse(
+    text: str, *, name: str | None = None, namespace: str | None = None, validate: bool = True
+) -> OpSpec:
+    """Parse and validate a schema; raise :class:`SpecError` with the fix on bad input.
+
+    ``validate=False`` parses a schema that is already registered, so the harness
+    can report a broken rule as a finding instead of refusing to look at the op.
+    """
+    ns, schema = _split_name(text, name, namespace)
+    check_identifier("namespace", ns)
+    if ns in RESERVED_NAMESPACES:
+        raise SpecError(
+            f"namespace {ns!r} is reserved for PyTorch's own ops: use your library's name "
+            "(e.g. --namespace myops)"
+        )
+    try:
+        parsed = torch._C.parse_schema(f"{ns}::{schema}")
+    except (RuntimeError, UnicodeError) as err:  # torch refuses non-ASCII text undecoded
+        first = str(err).strip().splitlines()[0]
+        raise SpecError(
+            f"schema {schema!r} does not parse ({first}): write e.g. "
+            "'my_op(Tensor x, float alpha=1.0) -> Tensor'"
+        ) from None
+    op_name = parsed.name.split("::")[1]
+    check_identifier("op name", op_name)
+    if parsed.overload_name:
+        check_identifier("overload name", parsed.overload_name)
+    args = tuple(_arg(a) for a in parsed.arguments)
+    returns = tuple(Return(r.name or None, _type_text(r.real_type)) for r in parsed.returns)
+    spec = OpSpec(ns, op_name, parsed.overload_name, args, returns, str(parsed).split("::", 1)[1])
+    if validate:
+        validate_rules(spec)
+    return spec
+
+
+def _arg(a) -> Arg:
+    check_identifier("argument name", a.name)
+    return Arg(
+        name=a.name,
+        type=_type_text(a.real_type).replace("[]", f"[{a.N}]", 1)
+        if a.N
+        else _type_text(a.real_type),
+        mutated=bool(a.alias_info and a.alias_info.is_write),
+        kwarg_only=a.kwarg_only,
+        has_default=a.has_default_value(),
+        default=a.default_value,
+        size=a.N,
+    )
+
+
+def validate_rules(spec: OpSpec) -> None:
+    """The rules an op must follow to be functionalizable (and so to enter a graph)."""
+    parsed = torch._C.parse_schema(f"{spec.namespace}::{spec.schema}")
+    names = [a.name for a in spec.args] + [r.name for r in spec.returns if r.name]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise SpecError(
+            f"{', '.join(map(repr, repeated))} named more than once: give every argument "
+            "and named return its own name"
+        )
+    for a in parsed.arguments:
+        if a.alias_info is not None and not a.alias_info.is_write:
+            raise SpecError(
+                f"argument {a.name!r} is annotated as a view ('(a)') but custom ops may not "
+                f"return views of inputs: drop the annotation, e.g. '{_without_alias(spec)}'"
+            )
+        if a.alias_info is not None and _type_text(a.real_type) != "Tensor":
+            raise SpecError(
+                f"argument {a.name!r} of type {_type_text(a.real_type)} is marked mutable: "
+                "only plain 'Tensor(a!)' arguments can be mutated by an opsdk op"
+            )
+    if any(r.alias_info is not None for r in parsed.returns):
+        fixed = _without_alias(spec, drop_mutated_returns=True)
+        raise SpecError(
+            "an op must not return its mutated input (auto-functionalization cannot handle "
+            f"it): return nothing for it, e.g. '{fixed}'"
+        )
+    if not spec.returns and not spec.inplace:
+        raise SpecError(
+            "the op returns nothing and mutates nothing: mark the tensor it writes "
+            f"'Tensor(a!)' (e.g. '{spec.name}(Tensor(a!) x, ...) -> ()') or return a Tensor"
+        )
+
+
+def _without_alias(spec: OpSpec, drop_mutated_returns: bool = False) -> str:
+    """The schema with view annotations removed (and mutated returns dropped): the fix to show."""
+    schema = re.sub(r"Tensor\((\w)\)", "Tensor", spec.schema)
+    if not drop_mutated_returns:
+        return schema
+    head, _, ret = schema.rpartition(" -> ")
+    kept = [r.strip() for r in ret.strip("()").split(",") if r.strip() and "!" not in r]
+    if not kept:
+        return f"{head} -> ()"
+    return f"{head} -> {kept[0]}" if len(kept) == 1 else f"{head} -> ({', '.join(kept)})"
+
+
+def require_differentiable(spec: OpSpec) -> None:
+    """`--autograd` registers a backward with ``torch.library.register_autograd``, which
+    torch refuses for ops that mutate inputs and for keyword-only tensor arguments."""
+    if spec.inplace:
+        written = ", ".join(a.name for a in spec.mutated_args)
+        raise SpecError(
+            f"--autograd: torch cannot register a backward for an op that writes its inputs "
+            f"({written} marked Tensor(a!)): drop --autograd, or make the op out-of-place "
+            f"(e.g. '{spec.name}(Tensor x, Tensor y) -> Tensor')"
+        )
+    kwarg_tensors = [a.name for a in spec.tensor_args if a.kwarg_only]
+    if kwarg_tensors:
+        raise SpecError(
+            f"--autograd: torch cannot register a backward for keyword-only tensor arguments "
+            f"({', '.join(kwarg_tensors)}): move them before the '*' in the schema"
+        )
+    if not spec.tensor_args or not any(r.type.startswith("Tensor") for r in spec.returns):
+        raise SpecError(
+            "--autograd: a backward needs tensors in and out, and the op "
+            f"{'takes' if not spec.tensor_args else 'returns'} none: drop --autograd"
+        )
+
+
+def require_inplace(spec: OpSpec) -> None:
+    """`--inplace` promises a mutation: the schema must say which input is written."""
+    if not spec.inplace:
+        raise SpecError(
+            "--inplace needs the mutated input marked 'Tensor(a!)' in the schema, e.g. "
+            f"'{spec.name}(Tensor(a!) x, Tensor y) -> ()'"
+        )

@@ -1,1 +1,0 @@
-"""Cookiecutter templates rendered by `opsdk new` (package data, not code)."""

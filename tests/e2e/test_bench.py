@@ -1,0 +1,46 @@
+"""The benchmarks still run (a smoke run: their numbers are not checked here)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH))
+
+import device_cost  # noqa: E402
+import harness_throughput  # noqa: E402
+from _ops import generate_library  # noqa: E402
+
+
+def test_host_overhead_measures_every_style_and_the_cpp_entry_on_cpu_and_npu():
+    """In a process of its own: the op packages it imports from a temporary directory
+    would outlive that directory here, and a later test that imports TorchAir would
+    fail loading their converters."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "host_overhead.py"), "--number", "20"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    row = {k: float(v) for k, v in (line.rsplit(None, 1) for line in done.stdout.splitlines())}
+    for name in ("custom_op", "library", "cpp", "cpp entry"):
+        for device in ("cpu", "npu"):
+            assert row[f"{name} {device} us"] > 0
+            assert row[f"{name}/torch.add {device}"] > 0
+
+
+def test_device_cost_covers_the_harness_aten_ops():
+    rows = device_cost.main(["--number", "20"])
+    assert set(rows) == set(device_cost.OPS)
+    assert all(cpu > 0 and npu > 0 for cpu, npu in rows.values())
+
+
+@pytest.mark.slow
+def test_generated_library_is_one_check_target(tmp_path):
+    module = generate_library(tmp_path, 2)
+    run = harness_throughput.run_check(module, tmp_path, ["eager"])
+    # run_check raises SystemExit when the check exits non-zero.
+    assert 0 < run.first_result <= run.seconds

@@ -1,0 +1,189 @@
+"""`opsdk check`'s reports: progress lines, the HTML page (rendered in headless
+Chromium), the Markdown summary for CI logs."""
+
+import io
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+from opsdk.harness.model import Result
+from opsdk.report import markdown as markdown_report
+from opsdk.report.progress import Progress, unfinished
+from opsdk.scaffold import NewRequest, new
+
+REPO = Path(__file__).resolve().parents[2]
+NAMESPACE = "reports_t"
+BROKEN_CELLS = ("eager-static", "aot_eager-static", "ge-static")
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory):
+    """A run over an add whose npu kernel subtracts: eager and ge fail, aot_eager passes
+    (it compares with eager). Writes every report, and appends to a job summary."""
+    tmp = tmp_path_factory.mktemp("broken")
+    pkg = new(NewRequest("my_add", namespace=NAMESPACE, out=tmp)).path
+    kernels = pkg / "my_add" / "kernels.py"
+    npu_kernel = '"""The op on npu tensors."""\n    return torch.add(x, y)'
+    assert npu_kernel in kernels.read_text()
+    kernels.write_text(kernels.read_text().replace(npu_kernel, npu_kernel.replace("add", "sub")))
+    step_summary = tmp / "step_summary.md"
+    step_summary.write_text("earlier step\n")
+    argv = [sys.executable, "-m", "opsdk", "check", str(pkg), "--shapes", "static"]
+    argv += ["--backend", "eager,aot_eager,ge", "--dump", str(tmp / "dump")]
+    argv += ["--report", str(tmp / "r.html"), "--markdown", str(tmp / "r.md")]
+    env = {"GITHUB_STEP_SUMMARY": str(step_summary)}
+    done = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **env}, cwd=tmp)
+    assert done.returncode == 1, done.stdout + done.stderr
+    return tmp, done
+
+
+def _td_cells(page: str) -> list[tuple[str, str]]:
+    """(class, inner HTML) of each matrix cell, in row order."""
+    return re.findall(r'<td class="?(\w+)"?>(.*?)</td>', page, re.S)
+
+
+def test_progress_names_each_cell_before_it_runs_then_its_outcome(broken):
+    _, done = broken
+    line = re.compile(rf"\[(\d)/3\] {NAMESPACE}::my_add \[(\S+)\] \.\.\. (.+) \(\d+\.\d\d s\)")
+    progress = [line.fullmatch(t) for t in done.stdout.splitlines() if t[:1] == "["]
+    assert [m.groups() if m else None for m in progress] == [
+        ("1", "eager-static", "fail in eager"),
+        ("2", "aot_eager-static", "pass"),
+        ("3", "ge-static", "fail in ge-exec"),
+    ], done.stdout
+
+
+def test_progress_log_cut_mid_cell_names_that_cell():
+    stream = io.StringIO()
+    progress = Progress(12, stream)
+    progress.start("ns::op [eager-static]")
+    progress.finish([Result("ns::op", "eager", "static", "pass", seconds=0.5)])
+    progress.start("ns::op [ge-dynamic]")
+    log = stream.getvalue()
+    assert (
+        log == "[ 1/12] ns::op [eager-static] ... pass (0.50 s)\n[ 2/12] ns::op [ge-dynamic] ... "
+    )
+    assert unfinished(log) == "ns::op [ge-dynamic]"
+    assert unfinished(log + "pass (0.10 s)\n") is None
+
+
+def test_html_report_opens_each_failing_cell_to_layer_message_and_dumps(broken):
+    tmp, done = broken
+    page = (tmp / "r.html").read_text()
+    assert not re.search(r"<(script|link|img)|src=|url\(", page), "not self-contained"
+    cells = _td_cells(page)
+    assert [c for c, _ in cells] == ["fail", "pass", "fail"], cells
+    eager, aot, ge = (inner for _, inner in cells)
+    assert aot == "pass"
+    assert eager.startswith("<details><summary>fail in eager</summary>")
+    assert "values differ" in eager and "kernels.py" in eager
+    assert ge.startswith("<details><summary>fail in ge-exec</summary>")
+    assert "<summary>graph0_ge.pbtxt</summary>" in ge and "<summary>graph0_fx.py</summary>" in ge
+    assert f"torch.ops.{NAMESPACE}.my_add.default" in ge  # the FX dump, escaped into the page
+    assert "<h1>opsdk conformance: 1 pass, 2 fail</h1>" in page
+
+
+def test_html_report_of_an_example_is_all_pass(tmp_path, opsdk_cli):
+    report = tmp_path / "r.html"
+    example = REPO / "examples" / "custom_ops" / "my_add"
+    run = opsdk_cli(
+        "check", example, "--backend", "eager,ge", "--shapes", "static", "--report", report
+    )
+    assert run.code == 0, run.stdout + run.stderr
+    cells = _td_cells(report.read_text())
+    assert [c for c, _ in cells] == ["pass"] * 2 and "<details>" not in report.read_text()
+    assert f"wrote {report}" in run.stdout
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        pytest.skip("no chromium binary (apt-get install chromium)")
+    return found
+
+
+def _browser(tmp_path, *args) -> subprocess.CompletedProcess:
+    argv = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"]
+    argv += ["--no-first-run", "--disable-background-networking", "--disable-component-update"]
+    argv += ["--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+
+
+def _colors(png: bytes, rows: int) -> set[tuple[int, int, int]]:
+    """The RGB colours in the top ``rows`` rows of an 8-bit, non-interlaced PNG."""
+    width, height, depth, kind, _, _, interlace = struct.unpack(">IIBBBBB", png[16:29])
+    assert (depth, interlace) == (8, 0) and kind in (2, 6), (depth, kind, interlace)
+    chunks, at = [], 8
+    while at < len(png):
+        size, name = struct.unpack(">I4s", png[at : at + 8])
+        if name == b"IDAT":
+            chunks.append(png[at + 8 : at + 8 + size])
+        at += 12 + size
+    raw, bpp = zlib.decompress(b"".join(chunks)), 3 if kind == 2 else 4
+    stride, prev, colors = width * bpp, bytearray(width * bpp), set()
+    for y in range(min(rows, height)):
+        kind_of_filter = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            p = a + b - c
+            paeth = min((abs(p - a), 0, a), (abs(p - b), 1, b), (abs(p - c), 2, c))[2]
+            line[i] = (line[i] + (0, a, b, (a + b) // 2, paeth)[kind_of_filter]) & 255
+        colors.update(tuple(line[x : x + 3]) for x in range(0, stride, bpp))
+        prev = line
+    return colors
+
+
+def test_html_report_renders_in_headless_chromium(broken, tmp_path):
+    tmp, _ = broken
+    page = (tmp / "r.html").read_text()
+    dom = _browser(tmp_path, "--dump-dom", (tmp / "r.html").as_uri())
+    assert dom.returncode == 0, dom.stderr
+    # The browser's own parse: the table's cells, each failing one a <details> inside its <td>.
+    assert len(re.findall(r'<td class="fail"><details><summary>fail in', dom.stdout)) == 2
+    assert '<td class="pass">pass</td>' in dom.stdout
+    # A screenshot with the failing cells opened, as a reader clicking them sees it.
+    opened = tmp_path / "opened.html"
+    opened.write_text(page.replace("<details>", "<details open>"))
+    shot = tmp_path / "report.png"
+    run = _browser(tmp_path, f"--screenshot={shot}", "--window-size=1200,800", opened.as_uri())
+    assert run.returncode == 0 and shot.exists(), run.stderr
+    png = shot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (1200, 800)
+    assert len(png) > 20_000, "a near-empty screenshot"
+    # The matrix's pass (green) and fail (red) backgrounds are on screen.
+    assert {(0xE6, 0xF6, 0xE6), (0xFD, 0xE8, 0xE8)} <= _colors(png, 300)
+
+
+def test_markdown_summary_holds_the_matrix_and_failing_cells(broken):
+    tmp, done = broken
+    text = (tmp / "r.md").read_text()
+    lines = text.splitlines()
+    assert lines[0] == "## opsdk conformance: 1 pass, 2 fail"
+    assert lines[2] == "| op | " + " | ".join(BROKEN_CELLS) + " |"
+    assert lines[4] == f"| {NAMESPACE}::my_add | ❌ fail `eager` | ✅ pass | ❌ fail `ge-exec` |"
+    assert f"- **{NAMESPACE}::my_add [eager-static]**: fail in layer `eager`" in lines
+    assert f"- **{NAMESPACE}::my_add [ge-static]**: fail in layer `ge-exec`" in lines
+    assert text.count("values differ") == 2
+    summary = (tmp / "step_summary.md").read_text()
+    assert summary == "earlier step\n" + text + "\n"
+    assert f"wrote {tmp / 'step_summary.md'}" in done.stdout
+
+
+def test_markdown_keeps_table_cells_on_one_line_and_lists_stale_waivers():
+    results = [
+        Result("ns::a|b", "eager", "static", "fail", "eager", "line one\nline two | pipe"),
+        Result("ns::a|b", "eager", "dynamic", "pass", message="remove the waiver", waiver="x"),
+    ]
+    text = markdown_report.render(results)
+    assert "| ns::a\\|b | ❌ fail `eager` | ✅ pass (stale waiver) |" in text
+    assert "  line one\n  line two | pipe\n" in text
+    assert "- **ns::a\\|b [eager-dynamic]**: pass" in text

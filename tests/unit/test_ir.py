@@ -1,0 +1,105 @@
+"""The IR a schema implies, and its CANN exports (msopgen JSON, REG_OP), from one source."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from opsdk.runtime import converters, irdef, spec
+from opsdk.scaffold import ir_export
+
+RICH = (
+    "my_op(Tensor x, Tensor? w, Tensor[] xs, Tensor(a!) acc, *, float alpha=1.0, "
+    "int[2] k=[1,1], ScalarType? dtype=None, bool flag=False) -> (Tensor a, Tensor[] parts)"
+)
+
+
+def test_ir_follows_torchair_rules_for_inputs_outputs_and_attrs():
+    ir = converters.ir_def_for(spec.parse(RICH, namespace="irt"))
+    assert ir.op_type == "MyOp" and ir.torch_op == "irt::my_op"
+    assert [(i.name, i.kind) for i in ir.inputs] == [
+        ("x", "required"),
+        ("w", "optional"),
+        ("xs", "dynamic"),
+        ("acc", "required"),
+    ]
+    # The written input comes back as a same-named output, before the op's own outputs.
+    assert [(o.name, o.kind) for o in ir.outputs] == [
+        ("acc", "required"),
+        ("a", "required"),
+        ("parts", "dynamic"),
+    ]
+    assert [(a.name, a.type, a.default) for a in ir.attrs] == [
+        ("alpha", "VT_FLOAT", 1.0),
+        ("k", "VT_LIST_INT", (1, 1)),
+        ("dtype", "VT_DATA_TYPE", None),
+        ("flag", "VT_BOOL", False),
+    ]
+
+
+def test_unnamed_returns_do_not_collide_with_argument_names():
+    op = spec.parse("f(Tensor out, Tensor x) -> (Tensor, Tensor)", namespace="irt")
+    assert converters.ir_output_names(op) == ["out0", "out1"]
+    op = spec.parse("f(Tensor out) -> Tensor", namespace="irt")
+    assert converters.ir_output_names(op) == ["out_"]
+
+
+def test_msopgen_json_lists_every_input_output_and_attr():
+    ir = converters.ir_def_for(spec.parse(RICH, namespace="irt"))
+    [op] = json.loads(ir_export.msopgen_json(ir))
+    assert op["op"] == "MyOp"
+    assert [(d["name"], d["param_type"]) for d in op["input_desc"]] == [
+        ("x", "required"),
+        ("w", "optional"),
+        ("xs", "dynamic"),
+        ("acc", "required"),
+    ]
+    assert all(len(d["format"]) == len(d["type"]) for d in op["input_desc"] + op["output_desc"])
+    attrs = {a["name"]: a for a in op["attr"]}
+    assert attrs["alpha"] == {
+        "name": "alpha",
+        "param_type": "optional",
+        "type": "float",
+        "default_value": "1.0",
+    }
+    assert attrs["dtype"]["param_type"] == "required" and "default_value" not in attrs["dtype"]
+    assert attrs["k"]["default_value"] == "{1, 1}"
+
+
+def test_reg_op_declares_the_same_prototype():
+    ir = converters.ir_def_for(spec.parse(RICH, namespace="irt"))
+    text = ir_export.reg_op(ir)
+    assert text.splitlines()[0] == "REG_OP(MyOp)"
+    for line in (
+        ".INPUT(x, TensorType::ALL())",
+        ".OPTIONAL_INPUT(w, TensorType::ALL())",
+        ".DYNAMIC_INPUT(xs, TensorType::ALL())",
+        ".OUTPUT(acc, TensorType::ALL())",
+        ".DYNAMIC_OUTPUT(parts, TensorType::ALL())",
+        ".ATTR(alpha, Float, 1.0)",
+        ".ATTR(flag, Bool, false)",
+        ".REQUIRED_ATTR(dtype, Type)",
+        ".OP_END_FACTORY_REG(MyOp)",
+    ):
+        assert line in text
+
+
+def test_registry_keeps_one_definition_per_op_type():
+    ir = irdef.IrDef("IrtUnique", [irdef.Input("x")], [irdef.Output("y")], torch_op="irt::u")
+    assert irdef.register(ir) is ir and irdef.register(ir) is ir
+    other = irdef.IrDef("IrtUnique", [irdef.Input("z")], [irdef.Output("y")])
+    with pytest.raises(ValueError, match="already registered"):
+        irdef.register(other)
+    assert irdef.lookup("IrtUnique") is ir
+    assert ir.as_torchair_answer() == ("SUCCESS", [("x", "required")], [("y", "required")], [])
+
+
+def test_cli_exports_the_package_ir(opsdk_cli, tmp_path):
+    example = Path(__file__).parents[2] / "examples" / "custom_ops" / "my_inplace_add"
+    run = opsdk_cli("ir", example, "--format", "reg_op")
+    assert run.code == 0, run.stderr
+    assert "REG_OP(MyInplaceAdd)" in run.stdout and ".OUTPUT(x, TensorType::ALL())" in run.stdout
+    run = opsdk_cli("ir", example, "--out", tmp_path / "proto")
+    assert run.code == 0, run.stderr
+    [op] = json.loads((tmp_path / "proto" / "my_inplace_add.json").read_text())
+    assert [d["name"] for d in op["output_desc"]] == ["x"]

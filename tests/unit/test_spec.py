@@ -1,0 +1,100 @@
+"""Schema parsing and the rules `opsdk new` enforces before generating anything."""
+
+import pytest
+
+from opsdk.errors import SpecError
+from opsdk.runtime import spec
+
+
+def test_default_out_of_place_schema():
+    op = spec.parse(spec.default_schema("my_add", inplace=False), name="my_add")
+    assert (op.namespace, op.name, op.overload) == ("custom", "my_add", "")
+    assert op.qualname == "custom::my_add"
+    assert [a.name for a in op.tensor_args] == ["x", "y"]
+    assert not op.inplace and op.is_default_add
+    assert op.ir_name == "MyAdd"
+    assert [r.type for r in op.returns] == ["Tensor"]
+
+
+def test_default_inplace_schema():
+    op = spec.parse(spec.default_schema("my_add", inplace=True), name="my_add", namespace="myops")
+    assert op.qualname == "myops::my_add"
+    assert [a.name for a in op.mutated_args] == ["x"]
+    assert op.inplace and op.returns == () and op.is_default_add
+    assert op.schema_args == "(Tensor(a!) x, Tensor y) -> ()"
+
+
+def test_rich_schema_types_overload_and_kwargs():
+    op = spec.parse(
+        "ns::f.out(Tensor x, Tensor? w, Tensor[] xs, SymInt n, int[2] k=[1,1], *, "
+        "float alpha=1.0, ScalarType? dtype=None) -> (Tensor a, Tensor b)",
+        name="f",
+    )
+    assert op.qualname == "ns::f.out" and op.overload_attr == "out"
+    types = {a.name: a.type for a in op.args}
+    assert types == {
+        "x": "Tensor",
+        "w": "Tensor?",
+        "xs": "Tensor[]",
+        "n": "SymInt",
+        "k": "int[2]",
+        "alpha": "float",
+        "dtype": "ScalarType?",
+    }
+    assert [a.name for a in op.args if a.kwarg_only] == ["alpha", "dtype"]
+    assert next(a for a in op.args if a.name == "k").default == [1, 1]
+    assert [r.name for r in op.returns] == ["a", "b"]
+    assert not op.is_default_add
+
+
+def test_schema_without_name_takes_the_op_name():
+    assert spec.parse("(Tensor x) -> Tensor", name="gelu2").qualname == "custom::gelu2"
+
+
+def test_camel_case_ir_names():
+    assert spec.camel_case("my_fused_rms_norm") == "MyFusedRmsNorm"
+    assert spec.camel_case("add") == "Add"
+
+
+@pytest.mark.parametrize(
+    ("schema", "kwargs", "needle"),
+    [
+        ("my_add(Tensor(a!) x, Tensor y) -> Tensor(a!)", {}, "-> ()"),
+        ("my_add(Tensor(a!) x, Tensor y) -> (Tensor(a!), Tensor)", {}, "-> Tensor'"),
+        ("my_add(Tensor x) -> ()", {}, "Tensor(a!)"),
+        ("my_add(Tensor(a) x) -> Tensor(a)", {}, "views"),
+        ("my_add(Tensor x, Tensor y -> Tensor", {}, "does not parse"),
+        ("other(Tensor x) -> Tensor", {}, "make them match"),
+        ("my_add(Tensor lambda) -> Tensor", {}, "keyword"),
+        ("aten::my_add(Tensor x) -> Tensor", {}, "reserved"),
+        ("my_add(Tensor x) -> Tensor", {"namespace": "prim"}, "reserved"),
+        ("my_add(Tensor x) -> Tensor", {"namespace": "my-ops"}, "not a valid identifier"),
+        ("ns::my_add(Tensor x) -> Tensor", {"namespace": "other"}, "differs from --namespace"),
+        ("my_add Tensor x", {}, "no argument list"),
+        ("my_add(Tensor x, Tensor x) -> Tensor", {}, "named more than once"),
+        ("my_add(Tensor x) -> (Tensor x, Tensor y)", {}, "named more than once"),
+    ],
+)
+def test_rule_breaking_schemas_say_how_to_fix(schema, kwargs, needle):
+    with pytest.raises(SpecError) as info:
+        spec.parse(schema, name="my_add", **kwargs)
+    message = str(info.value)
+    assert needle in message
+    assert "\n" not in message
+
+
+def test_returning_the_mutated_input_suggests_the_corrected_schema():
+    with pytest.raises(SpecError, match=r"my_add\(Tensor\(a!\) x, Tensor y\) -> \(\)"):
+        spec.parse("my_add(Tensor(a!) x, Tensor y) -> Tensor(a!)", name="my_add")
+
+
+def test_inplace_requires_a_marked_input():
+    op = spec.parse("my_add(Tensor x, Tensor y) -> Tensor", name="my_add")
+    with pytest.raises(SpecError, match=r"Tensor\(a!\)"):
+        spec.require_inplace(op)
+
+
+@pytest.mark.parametrize("name", ["1abc", "my-add", "class", "__init__", "", "a b"])
+def test_bad_identifiers(name):
+    with pytest.raises(SpecError):
+        spec.check_identifier("op name", name)
