@@ -29,7 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _ops import generate_library  # noqa: E402
 
-from opsdk.axes import BACKENDS, SHAPE_MODES  # noqa: E402
+from opsdk.axes import SHAPE_MODES  # noqa: E402
+from opsdk.harness.columns import names  # noqa: E402
 
 _RESULT_LINE = re.compile(r"\b(pass|fail|error|skip|xfail)\b")
 
@@ -66,11 +67,11 @@ def run_check(module: str, root: Path, backends: list[str]) -> Run:
 def measure(count: int, root: Path) -> dict[str, float]:
     module = generate_library(root, count)
     aot = run_check(module, root, ["aot_eager"])
-    full = run_check(module, root, list(BACKENDS))
-    naive = [run_check(module, root, [backend]) for backend in BACKENDS]
+    full = run_check(module, root, list(names()))
+    naive = [run_check(module, root, [backend]) for backend in names()]
     return {
         "ops": count,
-        "cells": count * len(BACKENDS) * len(SHAPE_MODES),
+        "cells": count * len(names()) * len(SHAPE_MODES),
         "aot_eager_s": aot.seconds,
         "full_s": full.seconds,
         "naive_s": sum(r.seconds for r in naive),
@@ -112,7 +113,7 @@ def profile(count: int, root: Path) -> tuple[list[tuple[str, float]], dict[str, 
 
     profiler = cProfile.Profile()
     profiler.enable()
-    results = harness.run_matrix(harness.cells(target.load(module), BACKENDS, SHAPE_MODES))
+    results = harness.run_matrix(harness.cells(target.load(module), names(), SHAPE_MODES))
     profiler.disable()
     assert all(r.status == "pass" for r in results), [r.describe() for r in results]
     stats = pstats.Stats(profiler).stats
@@ -120,7 +121,7 @@ def profile(count: int, root: Path) -> tuple[list[tuple[str, float]], dict[str, 
     for (filename, _, _), (_, _, self_time, _, _) in stats.items():
         area = next((a for a, marker in _AREAS if marker in filename), "other")
         totals[area] += self_time
-    per_column = {b: sum(r.seconds for r in results if r.backend == b) / count for b in BACKENDS}
+    per_column = {b: sum(r.seconds for r in results if r.backend == b) / count for b in names()}
     return sorted(totals.items(), key=lambda kv: -kv[1]), per_column
 
 

@@ -1,9 +1,6 @@
-"""The axes of the conformance matrix, importable without torch (the CLI parser needs them)."""
+"""Axes of the conformance matrix and the scaffold, importable without torch (the CLI
+parser needs them); the backend columns are :mod:`opsdk.harness.columns`."""
 
-BACKENDS = ("eager", "opcheck", "aot_eager", "ge", "npugraph_ex")
-DEFAULT_BACKENDS = BACKENDS
-# The columns that compile with torch.compile (and can share a case's trace).
-COMPILED_BACKENDS = ("aot_eager", "ge", "npugraph_ex")
 SHAPE_MODES = ("static", "dynamic", "mark_static")
 STYLES = ("library", "custom_op", "cpp")
 # The fastest registration style that passes every column with no build toolchain:

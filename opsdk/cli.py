@@ -36,7 +36,8 @@ def _positive_seconds(text: str) -> float:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from opsdk.axes import BACKENDS, DEFAULT_BACKENDS, DEFAULT_STYLE, SHAPE_MODES, STYLES
+    from opsdk.axes import DEFAULT_STYLE, SHAPE_MODES, STYLES
+    from opsdk.harness import columns
 
     parser = argparse.ArgumentParser(
         prog="opsdk", description="Scaffold Ascend NPU custom ops and prove they enter the graph."
@@ -58,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="run the conformance matrix of an op package")
     check.add_argument("target", help="op package directory or importable module")
-    check.add_argument("--backend", type=_csv(BACKENDS), default=list(DEFAULT_BACKENDS))
+    check.add_argument("--backend", type=_csv(columns.names()), default=list(columns.names()))
     check.add_argument("--shapes", type=_csv(SHAPE_MODES), default=list(SHAPE_MODES))
     check.add_argument("--json", type=Path, help="write the JSON report here")
     check.add_argument("-k", dest="pattern", help="only ops whose name contains PATTERN")

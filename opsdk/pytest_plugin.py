@@ -31,8 +31,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from opsdk.axes import BACKENDS, DEFAULT_BACKENDS, SHAPE_MODES
+from opsdk.axes import SHAPE_MODES
 from opsdk.errors import OpsdkError
+from opsdk.harness import columns
 
 INI_PACKAGE = "opsdk_package"
 INI_BACKENDS = "opsdk_backends"
@@ -57,7 +58,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="",
     )
     parser.addini(
-        INI_BACKENDS, "opsdk backend columns to run", type="args", default=list(DEFAULT_BACKENDS)
+        INI_BACKENDS, "opsdk backend columns to run", type="args", default=list(columns.names())
     )
     parser.addini(INI_SHAPES, "opsdk shape modes to run", type="args", default=list(SHAPE_MODES))
 
@@ -67,9 +68,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if not package:
         return
     config.stash[_SETTINGS] = _Settings(
-        package, _axis(config, INI_BACKENDS, BACKENDS), _axis(config, INI_SHAPES, SHAPE_MODES)
+        package,
+        _axis(config, INI_BACKENDS, columns.names()),
+        _axis(config, INI_SHAPES, SHAPE_MODES),
     )
-    for backend in BACKENDS:
+    for backend in columns.names():
         config.addinivalue_line("markers", f"{backend}: opsdk cells of the {backend} column")
     for mode in SHAPE_MODES:
         config.addinivalue_line("markers", f"{mode}: opsdk cells in the {mode} shape mode")

@@ -1,185 +1,27 @@
 """The conformance harness: every op of a package through every backend column.
 
-``cells`` lays out the matrix (with the package's waivers), ``run_cell`` runs
-one cell and never raises: whatever goes wrong becomes a :class:`Result` naming
-the layer. A cell first checks the registries for what its backend needs
-(:func:`opsdk.harness.coverage.require`), so a missing piece is named, not stumbled on.
+The public front: :mod:`opsdk.harness.columns` (the registry of columns) loads
+without torch, for the CLI parser and the pytest plugin; the matrix functions
+load torch with their first use.
 """
 
 from __future__ import annotations
 
-import contextlib
-import time
-from collections.abc import Callable, Iterable
-from pathlib import Path
+from opsdk.harness import columns
 
-from opsdk.errors import SetupError, TargetError
-from opsdk.harness import coverage, run_scope, waivers
-from opsdk.harness.failures import as_failure
-from opsdk.harness.lean import no_guard_profiling
-from opsdk.harness.model import (
-    BACKENDS,
-    DEFAULT_BACKENDS,
-    SHAPE_MODES,
-    Cell,
-    CellFailure,
-    OpUnderTest,
-    Result,
-)
-from opsdk.runtime.device import ensure_npu
-from opsdk.runtime.spec import parse
+__all__ = ["Cell", "Result", "cells", "columns", "discover", "one_run", "run_cell", "run_matrix"]
 
-__all__ = [
-    "BACKENDS",
-    "DEFAULT_BACKENDS",
-    "SHAPE_MODES",
-    "Cell",
-    "Result",
-    "cells",
-    "discover",
-    "run_cell",
-    "one_run",
-    "run_matrix",
-]
+_MATRIX = ("cells", "discover", "one_run", "run_cell", "run_matrix")
+_MODEL = ("Cell", "Result")
 
 
-def discover(package) -> list[OpUnderTest]:
-    """The ops an op package declares in its ``OPS`` tuple, with parsed specs."""
-    ops = getattr(package, "OPS", None)
-    if not ops:
-        raise TargetError(
-            f"{package.__name__} declares no OPS: add OPS = (torch.ops.ns.op.default,) "
-            "to its __init__.py"
-        )
-    return [OpUnderTest(parse(str(op._schema), validate=False), package.__name__) for op in ops]
+def __getattr__(name: str):
+    if name in _MATRIX:
+        from opsdk.harness import _matrix
 
+        return getattr(_matrix, name)
+    if name in _MODEL:
+        from opsdk.harness import model
 
-def cells(
-    package,
-    backends: Iterable[str] = DEFAULT_BACKENDS,
-    shapes: Iterable[str] = SHAPE_MODES,
-    pattern: str | None = None,
-) -> list[Cell]:
-    """The matrix of the package's ops whose name contains ``pattern``; each cell carries
-    the waiver the package's opsdk-waivers.toml declares for it (checked against all ops)."""
-    ensure_npu()
-    ops = discover(package)
-    waived = waivers.load(package, ops)
-    return [
-        Cell(op, b, s, waivers.reason_for(waived, op, b, s))
-        for op in ops
-        if not pattern or pattern in op.name
-        for b in backends
-        for s in shapes
-    ]
-
-
-# Each column imports its module on first use: the compiled ones pull in Dynamo
-# (about 1 s), which eager cells of library- and cpp-style ops never need (a
-# torch.library.custom_op kernel loads Dynamo on its first call anyway).
-def _eager(cell: Cell, dump_dir: Path | None) -> None:
-    from opsdk.harness import eager
-
-    eager.run(cell)
-
-
-def _opcheck(cell: Cell, dump_dir: Path | None) -> None:
-    from opsdk.harness import opcheck
-
-    opcheck.run(cell)
-
-
-def _aot_eager(cell: Cell, dump_dir: Path | None) -> None:
-    from opsdk.harness import compiled
-
-    with no_guard_profiling():
-        compiled.run(cell, "aot_eager", layer="aot")
-
-
-def _ge(cell: Cell, dump_dir: Path | None) -> None:
-    from opsdk.harness import ge
-
-    with no_guard_profiling():
-        ge.run(cell, dump_dir)
-
-
-def _npugraph_ex(cell: Cell, dump_dir: Path | None) -> None:
-    from opsdk.harness import npugraph
-
-    with no_guard_profiling():
-        npugraph.run(cell, dump_dir)
-
-
-_COLUMNS: dict[str, Callable[[Cell, Path | None], None]] = {
-    "eager": _eager,
-    "opcheck": _opcheck,
-    "aot_eager": _aot_eager,
-    "ge": _ge,
-    "npugraph_ex": _npugraph_ex,
-}
-
-
-# Where an exception no column anticipated is reported.
-_UNEXPECTED_ERROR_LAYER = {
-    "eager": "eager",
-    "opcheck": "schema",
-    "aot_eager": "aot",
-    "ge": "ge-exec",
-    "npugraph_ex": "replay",
-}
-
-
-def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
-    """Run one cell; the result carries pass, or the failing layer and message, with the
-    cell's waiver applied (see :mod:`opsdk.harness.waivers`). ``dump_dir`` receives the
-    graphs of compiled columns that can dump them."""
-    start = time.perf_counter()
-    column = _COLUMNS.get(cell.backend)
-    status, layer, message = "pass", None, ""
-    if column is None:
-        status, message = "skip", f"backend {cell.backend!r} is not available in this opsdk yet"
-    else:
-        try:
-            coverage.require(cell.op.spec, cell.backend)
-            column(cell, dump_dir)
-        except CellFailure as failure:
-            status, layer, message = "fail", failure.layer, str(failure)
-        except SetupError as err:  # the column cannot run here (e.g. no TorchAir)
-            status, layer, message = "error", "setup", str(err)
-        except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
-            failure = as_failure(err, default_layer=_UNEXPECTED_ERROR_LAYER[cell.backend])
-            status, layer, message = "error", failure.layer, str(failure)
-    result = Result(
-        cell.op.name,
-        cell.backend,
-        cell.shapes,
-        status,
-        layer,
-        message,
-        round(time.perf_counter() - start, 4),
-    )
-    return waivers.apply(result, cell.waiver)
-
-
-def one_run(cell_list: Iterable[Cell]) -> contextlib.AbstractContextManager:
-    """While active, the cells' columns run as one run: they leave to each other what
-    both would do (:mod:`opsdk.harness.run_scope`)."""
-    return run_scope.one_run({cell.backend for cell in cell_list})
-
-
-def run_matrix(
-    cell_list: list[Cell],
-    on_result: Callable[[Result], None] | None = None,
-    dump_dir: Path | None = None,
-    on_start: Callable[[Cell], None] | None = None,
-):
-    results = []
-    with one_run(cell_list):
-        for cell in cell_list:
-            if on_start:
-                on_start(cell)
-            result = run_cell(cell, dump_dir)
-            results.append(result)
-            if on_result:
-                on_result(result)
-    return results
+        return getattr(model, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 import torch
 
+from opsdk.harness.inputs import Call, tensors_of
 from opsdk.harness.model import CellFailure
 
 TOLERANCES = {  # dtype: (rtol, atol)
@@ -64,4 +65,37 @@ def assert_same(
         f"{what}: values differ at {int((~close).sum())}/{e.numel()} elements "
         f"(max abs err {float(diff.max()):.3g}, max rel err {float(rel.max()):.3g}, "
         f"first at index {first}: got {a[first].item()!r}, expected {e[first].item()!r}); {hint}",
+    )
+
+
+def assert_same_call(
+    index: int,
+    actual,
+    expected,
+    called: Call,
+    reference: Call,
+    *,
+    layer: str,
+    hint: str,
+    writes_hint: str,
+    tolerances: Mapping[torch.dtype, tuple[float, float]] | None,
+    after: str = "the call",
+) -> None:
+    """Call ``index``'s output equals the reference's, then every input of ``called``
+    equals the same input of ``reference`` after ``after`` (in-place writes)."""
+    assert_same(
+        actual,
+        expected,
+        what=f"call {index}: output",
+        layer=layer,
+        hint=hint,
+        tolerances=tolerances,
+    )
+    assert_same(
+        tensors_of([called.args, called.kwargs]),
+        tensors_of([reference.args, reference.kwargs]),
+        what=f"call {index}: inputs after {after} (in-place writes)",
+        layer=layer,
+        hint=writes_hint,
+        tolerances=tolerances,
     )

@@ -18,18 +18,12 @@ from dataclasses import asdict, dataclass
 import torch
 from torch._library import custom_ops, simple_registry
 
+from opsdk.harness import columns
 from opsdk.harness.model import CellFailure
 from opsdk.runtime import inputs
 from opsdk.runtime.spec import OpSpec, parse
 
-# What each backend column needs, in the order a user adds them.
-NEEDS = {
-    "eager": ("kernel",),
-    "opcheck": ("kernel", "fake"),
-    "aot_eager": ("kernel", "fake"),
-    "ge": ("kernel", "fake", "ir", "converter"),
-    "npugraph_ex": ("kernel", "fake"),
-}
+# What each column needs is its Column.needs (opsdk.harness.columns).
 # piece -> (layer a missing piece fails in, what is missing, where to add it)
 _MISSING = {
     "kernel": (
@@ -121,9 +115,9 @@ def converter(spec: OpSpec) -> tuple[str, str]:
 
 
 def _torchair_loaded() -> None:
-    from opsdk.harness.ge import torchair
+    from opsdk.offline.torchair import torchair_with_converters  # loads Dynamo: only when asked
 
-    torchair()
+    torchair_with_converters()
 
 
 _CHECKS = {
@@ -150,7 +144,7 @@ def of(spec: OpSpec) -> Coverage:
 def require(spec: OpSpec, backend: str) -> None:
     """Raise :class:`CellFailure` for the first piece ``backend`` needs that ``spec``
     lacks, in the layer that piece belongs to."""
-    for piece in NEEDS.get(backend, ()):
+    for piece in columns.get(backend).needs:
         if not _CHECKS[piece](spec):
             layer, what, where = _MISSING[piece]
             what = what.format(ir_name=spec.ir_name)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from opsdk.harness.compare import assert_same
+from opsdk.harness._training import gradients, requires_grad, trainable
+from opsdk.harness.compare import assert_same, assert_same_call
 from opsdk.harness.failures import as_failure
 from opsdk.harness.inputs import Call, Case, cases, on_device, tensors_of
 from opsdk.harness.model import Cell, CellFailure
-from opsdk.harness.training import gradients, requires_grad, trainable
 
 HINT = "fix the npu kernel in kernels.py (the CPU reference is the oracle)"
 
@@ -21,7 +21,7 @@ def run_op(op, call: Call, *, layer: str):
 
 
 def backward(outputs, leaves, index: int, *, layer: str, compile_layer: str | None = None):
-    """The training step's gradients (see :mod:`opsdk.harness.training`); an error in
+    """The training step's gradients (see :mod:`opsdk.harness._training`); an error in
     the backward becomes a CellFailure in ``layer``."""
     try:
         return gradients(outputs, leaves, index)
@@ -29,7 +29,7 @@ def backward(outputs, leaves, index: int, *, layer: str, compile_layer: str | No
         raise as_failure(err, default_layer=layer, compile_layer=compile_layer) from err
 
 
-def run(cell: Cell) -> None:
+def run(cell: Cell, dump_dir=None) -> None:
     op, spec = cell.op.overload(), cell.op.spec
     train = trainable(spec)
     for case in cases(spec, cell.shapes, cell.backend):
@@ -46,20 +46,15 @@ def _run_case(op, case: Case, train: bool) -> None:
         for t in tensors_of(actual):
             if t.device.type != "npu":
                 raise CellFailure("eager", f"call {i}: output on {t.device}, not npu; {HINT}")
-        assert_same(
+        assert_same_call(
+            i,
             actual,
             expected,
-            what=f"call {i}: output",
+            on_npu,
+            on_cpu,
             layer="eager",
             hint=HINT,
-            tolerances=case.tolerances,
-        )
-        assert_same(
-            tensors_of([on_npu.args, on_npu.kwargs]),
-            tensors_of([on_cpu.args, on_cpu.kwargs]),
-            what=f"call {i}: inputs after the call (in-place writes)",
-            layer="eager",
-            hint=HINT,
+            writes_hint=HINT,
             tolerances=case.tolerances,
         )
         if train:

@@ -6,7 +6,7 @@ on opsdk's GE reference executor offline. The cell checks the numbers against
 eager, and the GE graph itself against what TorchAir must produce for the
 shape mode (see the seed ``dynamo_dynamic_static_graphs.txt``). An op with a
 backward also trains: its backward graph goes through TorchAir GE too, and the
-gradients must equal eager's (:mod:`opsdk.harness.training`).
+gradients must equal eager's (:mod:`opsdk.harness._training`).
 """
 
 from __future__ import annotations
@@ -17,29 +17,23 @@ import functools
 import warnings
 from pathlib import Path
 
-from opsdk.harness import compiled, ge_dump
+from opsdk.harness import _compiled, _ge_dump
+from opsdk.harness._training import trainable
 from opsdk.harness.model import Cell, CellFailure
-from opsdk.harness.training import trainable
-from opsdk.runtime.converters import ir_def_for, load_pending
+from opsdk.offline.torchair import torchair_config, torchair_with_converters
+from opsdk.runtime.converters import ir_def_for
 
 NEXT_STEP_GRAPH = "rerun with --dump DIR and compare the GE graph with the FX graph"
 
 
-@functools.cache
-def torchair():
-    """TorchAir, imported once per process as on an NPU host (torch_npu, or offline
-    its stand-in, present first), with every waiting converter loaded."""
-    from opsdk.offline.torchair import import_torchair_stack
-
-    module = import_torchair_stack()
-    load_pending()
-    return module
-
-
 def backend():
-    from opsdk.offline.torchair import torchair_config
+    return torchair_with_converters().get_npu_backend(
+        compiler_config=torchair_config("max-autotune")
+    )
 
-    return torchair().get_npu_backend(compiler_config=torchair_config("max-autotune"))
+
+def lowering(spec):
+    return backend(), lambda: checked_converter(spec)
 
 
 @dataclasses.dataclass
@@ -132,7 +126,7 @@ def checked_converter(spec):
 
 
 def run(cell: Cell, dump_dir: Path | None = None) -> None:
-    torchair()
+    torchair_with_converters()
     checked = 0
 
     def check_new_graphs():
@@ -148,7 +142,7 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
         # TorchAir's backward compiler is not boxed; AOT autograd copes, but warns per graph.
         warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning")
         try:
-            compiled.run(
+            _compiled.run(
                 cell,
                 backend(),
                 layer="ge-exec",
@@ -180,7 +174,7 @@ def dump(graphs, directory: Path) -> None:
     for i, graph in enumerate(graphs):
         if graph.fx_graph is not None:
             (directory / f"graph{i}_fx.py").write_text(graph.fx_graph.print_readable(False))
-        (directory / f"graph{i}_ge.py").write_text(ge_dump.readable(graph.graph))
+        (directory / f"graph{i}_ge.py").write_text(_ge_dump.readable(graph.graph))
         (directory / f"graph{i}_ge.pbtxt").write_text(str(graph.graph))
 
 

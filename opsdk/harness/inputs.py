@@ -22,7 +22,8 @@ The declared cases, in order, then derived ones:
   alone there). The compiled columns skip, in dynamic mode, a case where no
   size grows (all 0-dim, empty, size-1 or static_dims): Dynamo specializes
   sizes 0 and 1, so its graph would be static, labelled dynamic (and the GE
-  column rightly fails a dynamic graph without a symbolic dim). ``ge`` also
+  column rightly fails a dynamic graph without a symbolic dim). ``ge`` (a
+  column registered with ``empty_cases=False``) also
   skips cases with an empty tensor: TorchAir folds an op with an empty output
   into a Const, so the GE graph has no op node to check.
 
@@ -38,7 +39,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from opsdk.axes import COMPILED_BACKENDS
+from opsdk.harness import columns
 from opsdk.harness.model import CellFailure
 from opsdk.runtime.inputs import F32, Support, TensorSpec, declared
 from opsdk.runtime.spec import Arg, OpSpec
@@ -133,9 +134,10 @@ def cases(
 
 def _runs_in(support: Support, shapes: str, backend: str) -> bool:
     """Which edge cases a column leaves out, and why: see the module docstring."""
-    if backend in COMPILED_BACKENDS and shapes == "dynamic" and not support.varies:
+    column = columns.get(backend)
+    if column.compiles and shapes == "dynamic" and not support.varies:
         return False
-    return not (backend == "ge" and support.has_empty)
+    return column.empty_cases or not support.has_empty
 
 
 def _label(support: Support) -> str:

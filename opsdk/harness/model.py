@@ -8,13 +8,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from opsdk.axes import BACKENDS, DEFAULT_BACKENDS, SHAPE_MODES
 from opsdk.runtime.spec import OpSpec
 
 __all__ = [
-    "BACKENDS",
-    "DEFAULT_BACKENDS",
-    "SHAPE_MODES",
     "Cell",
     "CellFailure",
     "OpUnderTest",

@@ -19,12 +19,13 @@ import torch
 import torch._dynamo
 
 from opsdk.harness import shared_trace
-from opsdk.harness.compare import assert_same
-from opsdk.harness.compiled import compile_call
+from opsdk.harness._compile_call import compile_call
+from opsdk.harness.compare import assert_same_call
 from opsdk.harness.eager import run_op
 from opsdk.harness.failures import as_failure
 from opsdk.harness.inputs import Call, Case, cases, on_device, tensors_of
 from opsdk.harness.model import Cell, CellFailure
+from opsdk.offline import torchair as npugraph_ex_backend
 
 REPLAYS = 3
 # Per shape mode: the size step of each call of a case (see opsdk.harness.inputs).
@@ -66,9 +67,11 @@ def counting_graphs():
 
 
 def _backend(**options):
-    from opsdk.offline import torchair as npugraph_ex_backend
-
     return npugraph_ex_backend.get_backend(**options)
+
+
+def lowering(spec):
+    return _backend(), contextlib.nullcontext
 
 
 def _refill(buffers, values):
@@ -122,20 +125,15 @@ def replay_loop(cell: Cell, case: Case, fn) -> _Counts:
                 actual = fn(*buffers.args, **buffers.kwargs)
             except Exception as err:  # noqa: BLE001 - classified by the ladder
                 raise as_failure(err, default_layer="replay", compile_layer="capture") from err
-            assert_same(
+            assert_same_call(
+                i,
                 actual,
                 expected,
-                what=f"call {i}: output",
+                buffers,
+                eager_call,
                 layer="replay",
                 hint="",
-                tolerances=case.tolerances,
-            )
-            assert_same(
-                tensors_of([buffers.args, buffers.kwargs]),
-                tensors_of([eager_call.args, eager_call.kwargs]),
-                what=f"call {i}: inputs after the call (in-place writes)",
-                layer="replay",
-                hint="the schema must mark every written input Tensor(a!)",
+                writes_hint="the schema must mark every written input Tensor(a!)",
                 tolerances=case.tolerances,
             )
             _check_overwrite(previous, actual, i)
@@ -230,8 +228,6 @@ def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:
 
 
 def environment() -> dict:
-    from opsdk.offline import torchair as npugraph_ex_backend
-
     info = npugraph_ex_backend.describe()
     return {
         "npugraph_ex": info["npugraph_ex"],

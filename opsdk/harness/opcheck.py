@@ -20,10 +20,10 @@ import torch
 
 from opsdk.errors import SpecError
 from opsdk.harness import run_scope
+from opsdk.harness._training import requires_grad, trainable
 from opsdk.harness.failures import first_line, implement_me
 from opsdk.harness.inputs import Call, cases, map_tensors, on_device
 from opsdk.harness.model import Cell, CellFailure
-from opsdk.harness.training import requires_grad, trainable
 from opsdk.runtime.spec import validate_rules
 
 # test util -> (layer, what to do when it fails)
@@ -56,7 +56,7 @@ _DEVICE_UTILS = {
 }
 
 
-def run(cell: Cell) -> None:
+def run(cell: Cell, dump_dir=None) -> None:
     try:
         validate_rules(cell.op.spec)
     except SpecError as err:

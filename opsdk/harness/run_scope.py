@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from opsdk.axes import COMPILED_BACKENDS
+from opsdk.harness import columns
 
 
 @dataclass
@@ -46,7 +46,7 @@ def includes(backend: str) -> bool:
 
 def compiled_columns() -> tuple[str, ...]:
     """The run's compiled columns, in matrix order (none outside a run)."""
-    return tuple(c for c in COMPILED_BACKENDS if includes(c))
+    return tuple(c for c in columns.compiling() if includes(c))
 
 
 def at_end(callback: Callable[[], None]) -> None:

@@ -43,10 +43,11 @@ from torch._functorch import aot_autograd
 from torch._functorch._aot_autograd.utils import make_boxed_func
 from torch.utils._mode_utils import no_dispatch
 
-from opsdk.harness import run_scope
+from opsdk.harness import columns, run_scope
+from opsdk.harness._compile_call import compile_call
+from opsdk.harness._training import trainable
 from opsdk.harness.inputs import Case
 from opsdk.harness.model import Cell, OpUnderTest
-from opsdk.harness.training import trainable
 
 # Modules whose backends call AOT Autograd through their own global name for it, by
 # the end of their names (an NPU host may import TorchAir's under torch_npu.dynamo).
@@ -85,15 +86,7 @@ Checks = Callable[[], contextlib.AbstractContextManager]
 
 def _lowering(column: str, spec) -> tuple[Callable, Checks]:
     """The column's Dynamo backend, and the checks it keeps active while compiling."""
-    if column == "ge":
-        from opsdk.harness import ge
-
-        return ge.backend(), lambda: ge.checked_converter(spec)
-    if column == "npugraph_ex":
-        from opsdk.offline import torchair as npugraph_ex_backend
-
-        return npugraph_ex_backend.get_backend(), contextlib.nullcontext
-    return torch._dynamo.lookup_backend(column), contextlib.nullcontext
+    return columns.get(column).lowering(spec)
 
 
 @dataclass
@@ -272,8 +265,6 @@ class Frame:
     compiled: Callable = field(init=False)
 
     def __post_init__(self):
-        from opsdk.harness.compiled import compile_call
-
         self.counter = CompileCounterWithBackend(_FanOut(self.op, self.columns))
         name = f"call_op_shared_{next(_numbers)}"
         self.compiled = compile_call(self.op.overload(), self.counter, self.shapes, name=name)

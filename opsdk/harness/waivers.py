@@ -22,8 +22,9 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from opsdk.axes import BACKENDS, SHAPE_MODES
+from opsdk.axes import SHAPE_MODES
 from opsdk.errors import OpsdkError
+from opsdk.harness import columns
 from opsdk.harness.model import OpUnderTest, Result
 
 if sys.version_info >= (3, 11):
@@ -87,7 +88,7 @@ def _parse(entry, where: str, ops: list[OpUnderTest]) -> Waiver:
             + (f"; unknown {', '.join(extra)}" if extra else "")
         )
     waiver = Waiver(**{k: entry[k].strip() for k in _KEYS})
-    for key, choices in (("backend", BACKENDS), ("shapes", SHAPE_MODES)):
+    for key, choices in (("backend", columns.names()), ("shapes", SHAPE_MODES)):
         value = getattr(waiver, key)
         if value != ANY and value not in choices:
             raise WaiverError(

@@ -29,6 +29,7 @@ import torch._dynamo
 from torch._dynamo.backends.registry import _COMPILER_FNS
 
 from opsdk.offline import locator as torchair_locator
+from opsdk.runtime.converters import load_pending
 from opsdk.runtime.device import ensure_npu
 
 BACKEND_NAME = "npugraph_ex"
@@ -54,6 +55,15 @@ def import_torchair_stack() -> ModuleType:
     else:
         importlib.import_module("torch_npu")
     return torchair_locator.import_torchair()
+
+
+@functools.cache
+def torchair_with_converters() -> ModuleType:
+    """TorchAir, imported once per process as on an NPU host, with every op package's
+    waiting converter loaded (:func:`opsdk.runtime.converters.load_pending`)."""
+    module = import_torchair_stack()
+    load_pending()
+    return module
 
 
 def import_npugraph_ex() -> ModuleType:

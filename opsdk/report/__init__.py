@@ -11,17 +11,21 @@ from typing import NamedTuple
 import torch
 
 import opsdk
-from opsdk.harness.model import SHAPE_MODES, Result
+from opsdk.axes import SHAPE_MODES
+from opsdk.harness import columns
+from opsdk.harness.model import Result
 from opsdk.runtime.device import ensure_npu
+
+__all__ = ["Grid", "environment", "grid", "matrix", "problems", "summary", "write_json"]
 
 _MARKS = {"pass": "✓", "fail": "F", "error": "E", "skip": "s", "xfail": "x"}
 _LEGEND = "✓ pass, F fail, E error, s skip, x xfail"
 
 
 def environment(backends=()) -> dict:
-    """What the results were produced on: enough to reproduce or compare runs."""
+    """What the results were produced on: enough to reproduce or compare runs, with
+    what each column of ``backends`` says of itself."""
     npu = ensure_npu()
-    from opsdk.harness import npugraph  # loads Dynamo: only when a report is written
     from opsdk.offline.locator import locate
 
     torchair = locate()
@@ -35,7 +39,11 @@ def environment(backends=()) -> dict:
         "torch_npu": npu.torch_npu_version,
         "torchair": f"{torchair.mode} ({torchair.source or 'not fetched'}) at {torchair.path}",
         "ge_execution": "CANN" if npu.real else "opsdk GE reference executor (offline)",
-        **(npugraph.environment() if "npugraph_ex" in backends else {}),
+    } | {
+        key: value
+        for name in columns.names()
+        if name in backends
+        for key, value in columns.get(name).environment().items()
     }
 
 

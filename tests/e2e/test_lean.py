@@ -111,7 +111,7 @@ def test_a_full_run_starts_its_eager_cells_without_dynamo(tmp_path):
 import sys
 from opsdk import harness
 from opsdk.harness import target
-cells = harness.cells(target.load({str(project)!r}), harness.BACKENDS, ["static"])
+cells = harness.cells(target.load({str(project)!r}), harness.columns.names(), ["static"])
 loaded = []
 def note(cell):
     loaded.append((cell.backend, "torch._dynamo" in sys.modules))
@@ -123,3 +123,13 @@ print(loaded)
     loaded = ast.literal_eval(done.stdout.strip().splitlines()[-1])
     assert loaded[0] == ("eager", False), loaded
     assert ("aot_eager", True) in loaded, "the compiled cells ran without Dynamo?"
+
+
+def test_the_column_registry_and_the_cli_parser_load_without_torch():
+    """`opsdk --help` and the pytest plugin read the column names: no torch for that."""
+    script = (
+        "import sys; from opsdk.cli import _parser; from opsdk.harness import columns; "
+        "_parser(); columns.names(); assert 'torch' not in sys.modules, 'torch was imported'"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -14,7 +14,8 @@ import textwrap
 import pytest
 from scaffolded import edit
 
-from opsdk.axes import BACKENDS, SHAPE_MODES
+from opsdk.axes import SHAPE_MODES
+from opsdk.harness.columns import names
 from opsdk.scaffold import NewRequest, new
 
 
@@ -42,7 +43,7 @@ def test_generated_package_runs_every_cell_as_an_item_on_two_workers(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     passed = set(re.findall(r"\[(gw\d)\] \[ *\d+%\] PASSED (\S+)", done.stdout))
     assert {cell for _, cell in passed} == {
-        f"plug::my_add[{b}-{s}]" for b in BACKENDS for s in SHAPE_MODES
+        f"plug::my_add[{b}-{s}]" for b in names() for s in SHAPE_MODES
     }
     assert {worker for worker, _ in passed} == {"gw0", "gw1"}
     assert "15 passed" in done.stdout
@@ -55,7 +56,7 @@ def test_markers_and_keywords_select_backends_and_shape_modes(tmp_path):
     assert _collected(ge) == [f"plug::my_add[ge-{s}]" for s in SHAPE_MODES]
     dynamic = _pytest(pkg, "--collect-only", "-q", "-k", "dynamic")
     assert dynamic.returncode == 0, dynamic.stdout + dynamic.stderr
-    assert _collected(dynamic) == [f"plug::my_add[{b}-dynamic]" for b in BACKENDS]
+    assert _collected(dynamic) == [f"plug::my_add[{b}-dynamic]" for b in names()]
 
 
 def test_a_failing_cell_fails_with_its_layer_and_message_not_a_traceback(tmp_path):

@@ -17,8 +17,7 @@ from torch._functorch import aot_autograd as aot
 from torch._functorch._aot_autograd.utils import make_boxed_func
 
 from opsdk import harness
-from opsdk.axes import COMPILED_BACKENDS
-from opsdk.harness import shared_trace, target
+from opsdk.harness import columns, shared_trace, target
 from opsdk.scaffold import NewRequest, new
 
 SHAPES = ["static", "dynamic"]
@@ -44,7 +43,7 @@ def test_a_run_traces_each_case_once_for_all_compiled_columns(tmp_path, traces):
     package = target.load(str(project))
     alone = harness.run_matrix(harness.cells(package, ["aot_eager"], SHAPES))
     one_column = traces()
-    shared = harness.run_matrix(harness.cells(package, COMPILED_BACKENDS, SHAPES))
+    shared = harness.run_matrix(harness.cells(package, columns.compiling(), SHAPES))
     three_columns = {k: v - one_column[k] for k, v in traces().items()}
     assert all(r.status == "pass" for r in alone + shared), [r.describe() for r in shared]
     assert one_column["aot"] > 0 and one_column["dynamo"] > 0
@@ -78,7 +77,7 @@ def test_sharing_gives_each_cell_the_result_of_its_column_alone(tmp_path, breaka
         file, old, new_text = BREAKAGES[breakage]
         edit(axpy / name / file, old, new_text)
     package = target.load(str(axpy))
-    cells = harness.cells(package, COMPILED_BACKENDS, SHAPES)
+    cells = harness.cells(package, columns.compiling(), SHAPES)
     alone = [harness.run_cell(cell) for cell in cells]
     shared = harness.run_matrix(cells)
     outcome = lambda r: (r.backend, r.shapes, r.status, r.layer, r.message)  # noqa: E731

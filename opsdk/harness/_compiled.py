@@ -2,7 +2,7 @@
 
 Every case of the op (see :mod:`opsdk.harness.inputs`) runs its calls through
 one compiled function: results, in-place mutations and, for an op with a
-backward, the inputs' gradients (see :mod:`opsdk.harness.training`) must equal
+backward, the inputs' gradients (see :mod:`opsdk.harness._training`) must equal
 eager on every call, and no call after the first may compile again (static
 shapes repeat; dynamic sizes change without recompiling). Compiling more than
 once within the first call is Dynamo
@@ -19,12 +19,13 @@ import torch._dynamo
 from torch._dynamo.testing import CompileCounterWithBackend
 
 from opsdk.harness import shared_trace
-from opsdk.harness.compare import assert_same
+from opsdk.harness._compile_call import compile_call
+from opsdk.harness._training import requires_grad, trainable
+from opsdk.harness.compare import assert_same, assert_same_call
 from opsdk.harness.eager import backward, run_op
 from opsdk.harness.failures import as_failure
 from opsdk.harness.inputs import Case, cases, on_device, tensors_of
 from opsdk.harness.model import Cell, CellFailure
-from opsdk.harness.training import requires_grad, trainable
 
 
 def run(
@@ -61,19 +62,6 @@ def run(
                 check(case, compile_call(op, counter, cell.shapes), counter)
 
 
-def compile_call(op, backend, shapes: str, *, name: str | None = None):
-    """A function calling ``op`` under torch.compile, as a user compiles one. Dynamo
-    keeps its cache and per-code state on the code object and its name: a ``name``
-    gives the function a code object of its own, so its compiles are its own."""
-
-    def call_op(*args, **kwargs):
-        return op(*args, **kwargs)
-
-    if name is not None:
-        call_op.__code__ = call_op.__code__.replace(co_name=name)
-    return torch.compile(call_op, backend=backend, fullgraph=True, dynamic=shapes != "static")
-
-
 def _run_calls(
     cell: Cell, op, case: Case, compiled, counter, *, layer, compile_layer, hint, after_case
 ) -> None:
@@ -92,21 +80,18 @@ def _run_calls(
             actual = compiled(*compiled_call.args, **compiled_call.kwargs)
         except Exception as err:  # noqa: BLE001 - classified into a layer below
             raise as_failure(err, default_layer=layer, compile_layer=compile_layer) from err
-        assert_same(
+        assert_same_call(
+            i,
             actual,
             expected,
-            what=f"call {i}: output",
+            compiled_call,
+            eager_call,
             layer=layer,
             hint=hint,
+            writes_hint="an in-place write was lost: the schema must mark every written input "
+            "Tensor(a!)",
             tolerances=case.tolerances,
-        )
-        assert_same(
-            tensors_of([compiled_call.args, compiled_call.kwargs]),
-            tensors_of([eager_call.args, eager_call.kwargs]),
-            what=f"call {i}: inputs after the compiled call (in-place writes)",
-            layer=layer,
-            hint="an in-place write was lost: the schema must mark every written input Tensor(a!)",
-            tolerances=case.tolerances,
+            after="the compiled call",
         )
         if train:  # the backward graph, compiled by the same backend
             assert_same(

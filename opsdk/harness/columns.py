@@ -1,0 +1,92 @@
+"""The backend columns of the matrix: one :class:`Column` each, in one registry.
+
+A column's facts (its name, what it needs from an op, where an unexpected error
+is reported, whether it compiles) are read without importing torch: the CLI
+parser, ``opsdk --help`` and the pytest plugin need them. How it runs lives in
+its module, imported only when one of its cells runs (compiled columns pull in
+Dynamo, which eager cells never need). Adding a column is one module with a
+``run(cell, dump_dir)`` function and one :func:`register` line below.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+__all__ = ["Column", "compiling", "get", "names", "register"]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One backend column.
+
+    ``module`` implements it: ``run(cell, dump_dir)`` checks one cell; a column that
+    ``compiles`` also has ``lowering(spec)`` (its Dynamo backend and the checks it keeps
+    active while compiling) so it can share a case's trace; an optional
+    ``environment()`` says what a report records about it.
+    """
+
+    name: str
+    module: str
+    needs: tuple[str, ...]  # from an op, in the order a user adds them (see harness.coverage)
+    error_layer: str  # where an error no check anticipated is reported
+    compiles: bool = False  # under torch.compile: can share a case's trace
+    empty_cases: bool = True  # runs cases with an empty tensor (see harness.inputs)
+
+    def implementation(self) -> ModuleType:
+        return importlib.import_module(self.module)
+
+    def run(self, cell, dump_dir=None) -> None:
+        self.implementation().run(cell, dump_dir)
+
+    def lowering(self, spec):
+        """The Dynamo backend, and a context factory for the checks kept while compiling."""
+        return self.implementation().lowering(spec)
+
+    def environment(self) -> dict:
+        describe = getattr(self.implementation(), "environment", None)
+        return describe() if describe is not None else {}
+
+
+_registry: dict[str, Column] = {}
+
+
+def register(column: Column) -> Column:
+    """Add ``column`` after those registered before it (the matrix's column order)."""
+    if column.name in _registry:
+        raise ValueError(f"a column named {column.name!r} is registered already")
+    _registry[column.name] = column
+    return column
+
+
+def names() -> tuple[str, ...]:
+    """Every column's name, in matrix order."""
+    return tuple(_registry)
+
+
+def get(name: str) -> Column | None:
+    return _registry.get(name)
+
+
+def compiling() -> tuple[str, ...]:
+    """The columns that compile with torch.compile, in matrix order."""
+    return tuple(c.name for c in _registry.values() if c.compiles)
+
+
+register(Column("eager", "opsdk.harness.eager", ("kernel",), "eager"))
+register(Column("opcheck", "opsdk.harness.opcheck", ("kernel", "fake"), "schema"))
+register(Column("aot_eager", "opsdk.harness.aot_eager", ("kernel", "fake"), "aot", compiles=True))
+register(
+    Column(
+        "ge",
+        "opsdk.harness.ge",
+        ("kernel", "fake", "ir", "converter"),
+        "ge-exec",
+        compiles=True,
+        empty_cases=False,  # TorchAir folds an op with an empty output into a Const
+    )
+)
+register(
+    Column("npugraph_ex", "opsdk.harness.npugraph", ("kernel", "fake"), "replay", compiles=True)
+)

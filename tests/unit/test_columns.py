@@ -1,0 +1,116 @@
+"""A backend column is one object: registered once, every part of opsdk asks the registry.
+
+The throwaway columns here are registered by this test alone (this module is their
+implementation) and must show up in the CLI's choices, the matrix, run_cell,
+coverage and the report's environment with no other edit. run_cell reports
+``setup`` only for a SetupError; anything else unexpected is an error in the
+column's own layer, with its type and message.
+"""
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from opsdk import harness, report
+from opsdk.cli import _parser
+from opsdk.errors import OpsdkError, SetupError
+from opsdk.harness import columns, coverage
+from opsdk.harness.model import CellFailure
+from opsdk.runtime.device import ensure_npu
+
+NS = "opsdk_unit_columns"
+ensure_npu()
+_lib = torch.library.Library(NS, "DEF")
+_lib.define("twice(Tensor x) -> Tensor")
+_lib.impl("twice", lambda x: x * 2, "PrivateUse1")  # a kernel, no fake function
+
+RAN = []  # the cells this module ran as a column
+RAISE: list[BaseException] = []  # what the next run raises
+
+
+def run(cell, dump_dir=None) -> None:
+    """The throwaway columns' implementation."""
+    RAN.append(cell)
+    if RAISE:
+        raise RAISE.pop()
+
+
+def environment() -> dict:
+    return {"throwaway_column": "reported"}
+
+
+THROWAWAY = columns.Column("throwaway", __name__, ("kernel",), "eager")
+NEEDY = columns.Column("needy", __name__, ("kernel", "fake"), "aot")
+
+
+@pytest.fixture
+def registered(monkeypatch):
+    """The built-in columns plus THROWAWAY and NEEDY, for this test only."""
+    monkeypatch.setattr(columns, "_registry", dict(columns._registry))
+    columns.register(THROWAWAY)
+    columns.register(NEEDY)
+    RAN.clear()
+    RAISE.clear()
+
+
+@pytest.fixture
+def package(tmp_path):
+    return SimpleNamespace(
+        __name__="colpkg",
+        __file__=str(tmp_path / "colpkg" / "__init__.py"),
+        OPS=(torch.ops.opsdk_unit_columns.twice.default,),
+    )
+
+
+def _cell(package, backend):
+    [cell] = harness.cells(package, [backend], ["static"])
+    return cell
+
+
+def test_builtin_columns_load_without_torch_in_matrix_order():
+    assert columns.names() == ("eager", "opcheck", "aot_eager", "ge", "npugraph_ex")
+    assert columns.compiling() == ("aot_eager", "ge", "npugraph_ex")
+    with pytest.raises(ValueError, match="registered already"):
+        columns.register(columns.Column("eager", __name__, (), "eager"))
+
+
+def test_a_registered_column_is_in_every_part_of_opsdk(registered, package):
+    assert columns.names()[-2:] == ("throwaway", "needy")
+    args = _parser().parse_args(["check", "pkg"])
+    assert args.backend[-2:] == ["throwaway", "needy"]
+    matrix = harness.cells(package, shapes=["static"])
+    assert [c.backend for c in matrix] == list(columns.names())
+    result = harness.run_cell(_cell(package, "throwaway"))
+    assert (result.status, result.backend) == ("pass", "throwaway"), result.describe()
+    assert [c.backend for c in RAN] == ["throwaway"]
+    spec = matrix[0].op.spec
+    coverage.require(spec, "throwaway")
+    with pytest.raises(CellFailure, match="no fake function, which needy needs") as failed:
+        coverage.require(spec, "needy")
+    assert failed.value.layer == "fake"
+    needy = harness.run_cell(_cell(package, "needy"))
+    assert (needy.status, needy.layer) == ("fail", "fake") and RAN == [matrix[-2]]
+    environment = report.environment({"throwaway"})
+    assert environment["throwaway_column"] == "reported"
+    assert "throwaway_column" not in report.environment({"eager"})
+
+
+class _UsageSlip(OpsdkError):
+    """A usage error raised where no column expects one."""
+
+
+@pytest.mark.parametrize(
+    ("raised", "layer"),
+    [
+        (_UsageSlip("bad name"), "eager"),
+        (RuntimeError("kernel exploded"), "eager"),
+        (SetupError("no TorchAir here"), "setup"),
+    ],
+)
+def test_only_a_setup_error_is_reported_as_setup(registered, package, raised, layer):
+    RAISE.append(raised)
+    result = harness.run_cell(_cell(package, "throwaway"))
+    assert (result.status, result.layer) == ("error", layer), result.describe()
+    if layer != "setup":
+        assert result.message == f"{type(raised).__name__}: {raised}"

@@ -1,0 +1,123 @@
+"""No import cycle among opsdk's modules, counting imports inside functions too.
+
+A function-level import hides a cycle from Python (the import runs late) but not
+from a reader: the modules still depend on each other. So every ``import`` and
+``from ... import`` anywhere in a module counts here. ``from pkg import name``
+depends on the module ``pkg.name`` when there is one, else on ``pkg``.
+"""
+
+import ast
+from pathlib import Path
+
+import opsdk
+
+ROOT = Path(opsdk.__file__).parent
+
+
+def _modules(root: Path) -> dict[str, Path]:
+    """Every module of the package under ``root``: dotted name -> file (templates and
+    other data directories are not packages: no ``__init__.py``)."""
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        if not all((d / "__init__.py").is_file() for d in path.parents if d.is_relative_to(root)):
+            continue
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The package's modules that ``name`` (at ``path``) imports, anywhere in its code."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            targets = [f"{base}.{alias.name}" for alias in node.names]
+            targets = [t if t in modules else base for t in targets]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:  # `import a.b.c` imports a.b.c
+                target = target.rpartition(".")[0]
+            if target:
+                found.add(target)
+    return found
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per strongly connected group of modules (Tarjan), as a path a -> ... -> a."""
+    index, low, stack, on_stack, groups = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for succ in sorted(graph[node]):
+            if succ not in index:
+                visit(succ)
+                low[node] = min(low[node], low[succ])
+            elif succ in on_stack:
+                low[node] = min(low[node], index[succ])
+        if low[node] == index[node]:
+            group = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.add(member)
+                if member == node:
+                    break
+            if len(group) > 1 or node in graph[node]:
+                groups.append(group)
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return [_cycle_in(graph, group) for group in groups]
+
+
+def _cycle_in(graph: dict[str, set[str]], group: set[str]) -> list[str]:
+    """A shortest cycle through the group's first module, staying inside the group."""
+    start = min(group)
+    paths = {start: [start]}
+    frontier = [start]
+    while frontier:
+        nxt = []
+        for node in frontier:
+            for succ in sorted(graph[node] & group):
+                if succ == start:
+                    return paths[node] + [start]
+                if succ not in paths:
+                    paths[succ] = paths[node] + [succ]
+                    nxt.append(succ)
+        frontier = nxt
+    raise AssertionError(f"no cycle through {start}")
+
+
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    modules = _modules(root)
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def test_opsdk_has_no_import_cycle():
+    cycles = find_cycles(import_graph())
+    assert not cycles, "import cycles (function-level imports count):\n" + "\n".join(
+        " -> ".join(cycle) for cycle in cycles
+    )
+
+
+def test_a_cycle_through_a_function_level_import_is_found(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from pkg.sub import b\n")
+    (pkg / "sub" / "b.py").write_text("from . import c\n")
+    (pkg / "sub" / "c.py").write_text("def late():\n    from ..a import late\n")
+    (pkg / "d.py").write_text("import pkg.a\n")
+    assert find_cycles(import_graph(pkg)) == [["pkg.a", "pkg.sub.b", "pkg.sub.c", "pkg.a"]]
