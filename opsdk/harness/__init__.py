@@ -26,8 +26,8 @@ from opsdk.harness.model import (
     OpUnderTest,
     Result,
 )
+from opsdk.runtime import spec
 from opsdk.runtime.device import ensure_npu
-from opsdk.runtime.spec import parse
 
 __all__ = [
     "BACKENDS",
@@ -51,7 +51,7 @@ def discover(package) -> list[OpUnderTest]:
             f"{package.__name__} declares no OPS: add OPS = (torch.ops.ns.op.default,) "
             "to its __init__.py"
         )
-    return [OpUnderTest(parse(str(op._schema), validate=False), package.__name__) for op in ops]
+    return [OpUnderTest(spec.of(op), package.__name__) for op in ops]
 
 
 def cells(

@@ -20,7 +20,8 @@ from torch._library import custom_ops, simple_registry
 
 from opsdk.harness.model import CellFailure
 from opsdk.runtime import inputs
-from opsdk.runtime.spec import OpSpec, parse
+from opsdk.runtime import spec as opspec
+from opsdk.runtime.spec import OpSpec
 
 # What each backend column needs, in the order a user adds them.
 NEEDS = {
@@ -159,14 +160,11 @@ def require(spec: OpSpec, backend: str) -> None:
 
 def namespace_ops(namespace: str) -> list[OpSpec]:
     """Every op registered in the torch.library ``namespace``, as the dispatcher knows it."""
-    specs = []
-    for qualname in sorted(torch._C._dispatch_get_all_op_names()):
-        ns, _, rest = qualname.partition("::")
-        if ns == namespace:
-            name, _, overload = rest.partition(".")
-            op = getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
-            specs.append(parse(str(op._schema), validate=False))
-    return specs
+    return [
+        opspec.of(opspec.resolve(qualname))
+        for qualname in sorted(torch._C._dispatch_get_all_op_names())
+        if qualname.partition("::")[0] == namespace
+    ]
 
 
 def table(rows: list[Coverage]) -> str:
