@@ -19,8 +19,8 @@ from opsdk.harness import columns, coverage, run_scope, waivers
 from opsdk.harness.failures import as_failure
 from opsdk.harness.lean import no_guard_profiling
 from opsdk.harness.model import Cell, CellFailure, OpUnderTest, Result
+from opsdk.runtime import spec
 from opsdk.runtime.device import ensure_npu
-from opsdk.runtime.spec import parse
 
 __all__ = ["cells", "discover", "one_run", "run_cell", "run_matrix"]
 
@@ -33,7 +33,7 @@ def discover(package) -> list[OpUnderTest]:
             f"{package.__name__} declares no OPS: add OPS = (torch.ops.ns.op.default,) "
             "to its __init__.py"
         )
-    return [OpUnderTest(parse(str(op._schema), validate=False), package.__name__) for op in ops]
+    return [OpUnderTest(spec.of(op), package.__name__) for op in ops]
 
 
 def cells(

@@ -21,7 +21,8 @@ from torch._library import custom_ops, simple_registry
 from opsdk.harness import columns
 from opsdk.harness.model import CellFailure
 from opsdk.runtime import inputs
-from opsdk.runtime.spec import OpSpec, parse
+from opsdk.runtime import spec as opspec
+from opsdk.runtime.spec import OpSpec
 
 # What each column needs is its Column.needs (opsdk.harness.columns).
 # piece -> (layer a missing piece fails in, what is missing, where to add it)
@@ -153,14 +154,11 @@ def require(spec: OpSpec, backend: str) -> None:
 
 def namespace_ops(namespace: str) -> list[OpSpec]:
     """Every op registered in the torch.library ``namespace``, as the dispatcher knows it."""
-    specs = []
-    for qualname in sorted(torch._C._dispatch_get_all_op_names()):
-        ns, _, rest = qualname.partition("::")
-        if ns == namespace:
-            name, _, overload = rest.partition(".")
-            op = getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
-            specs.append(parse(str(op._schema), validate=False))
-    return specs
+    return [
+        opspec.of(opspec.resolve(qualname))
+        for qualname in sorted(torch._C._dispatch_get_all_op_names())
+        if qualname.partition("::")[0] == namespace
+    ]
 
 
 def table(rows: list[Coverage]) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+from opsdk.runtime import types
 from opsdk.runtime.irdef import Attr, Input, IrDef, Output
 from opsdk.runtime.spec import Arg, OpSpec
 
@@ -28,46 +29,25 @@ __all__ = [
     "load_pending",
 ]
 
-# schema type -> (torchair.ge.attr builder, IR attr value type)
-_ATTR_TYPES = {
-    "int": ("Int", "VT_INT"),
-    "float": ("Float", "VT_FLOAT"),
-    "bool": ("Bool", "VT_BOOL"),
-    "str": ("Str", "VT_STRING"),
-    "ScalarType": ("DataType", "VT_DATA_TYPE"),
-    "int[]": ("ListInt", "VT_LIST_INT"),
-    "float[]": ("ListFloat", "VT_LIST_FLOAT"),
-    "bool[]": ("ListBool", "VT_LIST_BOOL"),
-    "str[]": ("ListStr", "VT_LIST_STRING"),
-}
-
 _pending: list[str] = []
-
-
-def _base_type(arg: Arg) -> str:
-    """``int[2]?`` -> ``int[]``: the type that decides the attr kind."""
-    base = arg.type.rstrip("?")
-    if base.endswith("]"):
-        base = base[: base.index("[")] + "[]"
-    return base
 
 
 def attr_builder(arg: Arg) -> str:
     """Name of the ``torchair.ge.attr`` builder for a non-tensor argument."""
-    try:
-        return _ATTR_TYPES[_base_type(arg)][0]
-    except KeyError:
+    row = types.row(arg.type)
+    if row is None or row.ge_attr is None:
         raise ValueError(
             f"argument {arg.name!r} of type {arg.type} has no GE attr type; "
             "pass it as a Tensor or drop it from the converter"
-        ) from None
+        )
+    return row.ge_attr
 
 
 def is_symint(arg: Arg) -> bool:
     """``SymInt``, ``SymInt[]``, ``Scalar`` (and optional ones): symbolic under dynamic
     shapes, so by TorchAir's rules never an attr (attrs are compile-time constants) but
     a host input: see :func:`int64_input` and :func:`scalar_input`."""
-    return arg.type.rstrip("?").split("[")[0] in ("SymInt", "Scalar")
+    return arg.is_symbolic
 
 
 def ge_input_args(spec: OpSpec) -> tuple[Arg, ...]:
@@ -136,9 +116,9 @@ def ir_def_for(spec: OpSpec) -> IrDef:
         inputs=[Input(a.name, _input_kind(a)) for a in ge_input_args(spec)],
         outputs=outputs,
         attrs=[
-            Attr(a.name, _ATTR_TYPES[_base_type(a)][1], a.default if a.has_default else None)
+            Attr(a.name, row.value_type, a.default if a.has_default else None)
             for a in ge_attr_args(spec)
-            if _base_type(a) in _ATTR_TYPES
+            if (row := types.row(a.type)) is not None and row.value_type
         ],
         torch_op=spec.qualname,
     )

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import torch
 
 from opsdk.errors import SpecError
+from opsdk.runtime import spec
 
 __all__ = [
     "BF16",
@@ -166,12 +167,6 @@ class Declaration:
 _REGISTRY: dict[str, Declaration] = {}
 
 
-def _qualname(op) -> str:
-    """``ns::name`` or ``ns::name.overload``, as opsdk names ops everywhere."""
-    schema = op._schema
-    return f"{schema.name}.{schema.overload_name}" if schema.overload_name else schema.name
-
-
 def declare_supported(
     op,
     cases: Iterable[Support],
@@ -186,11 +181,12 @@ def declare_supported(
             f"declare_supported takes an op overload (torch.ops.ns.op.default), got {op!r}"
         )
     cases = tuple(cases)
-    name = _qualname(op)
+    op_spec = spec.of(op)
+    name = op_spec.qualname
     if not cases or not all(isinstance(c, Support) for c in cases):
         raise SpecError(f"declare_supported({name}): give a non-empty list of Support(...)")
     for case in cases:
-        _check_against_schema(name, op._schema, case)
+        _check_against_schema(name, op_spec, case)
     for dtype, tol in (tolerances or {}).items():
         if not isinstance(dtype, torch.dtype) or len(tol) != 2:
             raise SpecError(
@@ -202,9 +198,9 @@ def declare_supported(
     return declaration
 
 
-def _check_against_schema(name: str, schema, case: Support) -> None:
-    positional = [a for a in schema.arguments if not a.kwarg_only]
-    by_name = {a.name: a for a in schema.arguments}
+def _check_against_schema(name: str, op: spec.OpSpec, case: Support) -> None:
+    positional = [a for a in op.args if not a.kwarg_only]
+    by_name = {a.name: a for a in op.args}
     if len(case.args) > len(positional):
         raise SpecError(
             f"{case!r} of {name}: {len(case.args)} positional values, the schema has "
@@ -215,24 +211,20 @@ def _check_against_schema(name: str, schema, case: Support) -> None:
         if key not in by_name:
             raise SpecError(f"{case!r} of {name}: the schema has no argument {key!r}")
         given[key] = value
-    for arg in schema.arguments:
+    for arg in op.args:
         if arg.name not in given:
-            if not arg.has_default_value() and not _is_optional(arg):
+            # ``Tensor?[]`` too: a missing list of optional tensors is taken as None.
+            if not arg.has_default and "?" not in arg.type:
                 raise SpecError(f"{case!r} of {name}: give a value for {arg.name!r}")
             continue
         value = given[arg.name]
         values = value if isinstance(value, list) else [value]
-        tensor = "Tensor" in str(arg.type)
-        if tensor and not all(isinstance(v, TensorSpec) or v is None for v in values):
+        if arg.is_tensor and not all(isinstance(v, TensorSpec) or v is None for v in values):
             raise SpecError(
                 f"{case!r} of {name}: {arg.name!r} is a tensor: give F32(...), F16(...), ..."
             )
-        if not tensor and any(isinstance(v, TensorSpec) for v in values):
+        if not arg.is_tensor and any(isinstance(v, TensorSpec) for v in values):
             raise SpecError(f"{case!r} of {name}: {arg.name!r} is not a tensor: give a value")
-
-
-def _is_optional(arg) -> bool:
-    return str(arg.type).endswith("?") or "Optional" in str(arg.type)
 
 
 def declared(qualname: str) -> Declaration | None:

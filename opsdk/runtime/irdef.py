@@ -10,19 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from opsdk.runtime import types
+
 INPUT_KINDS = ("required", "optional", "dynamic")
 OUTPUT_KINDS = ("required", "dynamic")
-ATTR_TYPES = (
-    "VT_INT",
-    "VT_FLOAT",
-    "VT_BOOL",
-    "VT_STRING",
-    "VT_DATA_TYPE",
-    "VT_LIST_INT",
-    "VT_LIST_FLOAT",
-    "VT_LIST_BOOL",
-    "VT_LIST_STRING",
-)
+ATTR_TYPES = tuple(types.BY_VALUE_TYPE)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,10 @@
 """The op spec: one torch schema, parsed by torch, and everything derived from it.
 
-Generators, converters and the harness all read an :class:`OpSpec` instead of
-re-parsing schema text, so the rules users trip on (``(a!)`` marking, in-place
-ops returning nothing, reserved namespaces) are checked in exactly one place.
+Generators, converters, the harness and the GE stand-in all read an :class:`OpSpec`
+instead of the schema (:func:`parse` for text, :func:`of` for a registered op, kept
+once read), and find ops by qualname with :func:`resolve`, so the rules users trip on
+(``(a!)`` marking, in-place ops returning nothing, reserved namespaces) are checked in
+exactly one place.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from opsdk.errors import SpecError
+from opsdk.runtime import types
 
 RESERVED_NAMESPACES = frozenset({"aten", "prim", "prims", "torch", "_"})
 DEFAULT_NAMESPACE = "custom"
@@ -48,6 +51,10 @@ def check_identifier(what: str, value: str) -> str:
     return value
 
 
+# Torch types whose ``str()`` is not their schema spelling (torch prints what they hold).
+_SPELLED_AS = {"SymIntType": "SymInt", "NumberType": "Scalar"}
+
+
 def _type_text(t) -> str:
     """Schema-language spelling of a parsed type (``SymInt[]``, ``Tensor?``...)."""
     kind = type(t).__name__
@@ -55,15 +62,7 @@ def _type_text(t) -> str:
         return _type_text(t.getElementType()) + "?"
     if kind == "ListType":
         return _type_text(t.getElementType()) + "[]"
-    return {
-        "TensorType": "Tensor",
-        "IntType": "int",
-        "SymIntType": "SymInt",
-        "FloatType": "float",
-        "BoolType": "bool",
-        "StringType": "str",
-        "NumberType": "Scalar",
-    }.get(kind, str(t))
+    return _SPELLED_AS.get(kind, str(t))
 
 
 @dataclass(frozen=True)
@@ -77,6 +76,7 @@ class Arg:
     has_default: bool
     default: object = None
     size: int | None = None  # the N of ``int[N]``
+    aliased: bool = False  # annotated ``(a)`` or ``(a!)``
 
     @property
     def is_tensor(self) -> bool:
@@ -90,11 +90,18 @@ class Arg:
     def is_list(self) -> bool:
         return self.type.rstrip("?").endswith("[]")
 
+    @property
+    def is_symbolic(self) -> bool:
+        """``SymInt``, ``Scalar`` and their lists: may be symbolic under dynamic shapes."""
+        row = types.row(self.type)
+        return row is not None and row.symbolic
+
 
 @dataclass(frozen=True)
 class Return:
     name: str | None
     type: str
+    aliased: bool = False  # annotated ``(a)`` or ``(a!)``
 
 
 @dataclass(frozen=True)
@@ -148,8 +155,34 @@ class OpSpec:
 
     def op(self):
         """The registered ``torch.ops`` overload (the package must be imported)."""
-        packet = getattr(getattr(torch.ops, self.namespace), self.name)
-        return getattr(packet, self.overload_attr)
+        return resolve(self.qualname)
+
+
+def resolve(qualname: str):
+    """The registered overload ``ns::name[.overload]`` names: the one lookup opsdk does."""
+    namespace, _, rest = qualname.partition("::")
+    name, _, overload = rest.partition(".")
+    try:
+        return getattr(getattr(getattr(torch.ops, namespace), name), overload or "default")
+    except AttributeError:
+        raise SpecError(
+            f"torch op {qualname} is not registered (import the package that defines it)"
+        ) from None
+
+
+_OF: dict = {}
+
+
+def of(op) -> OpSpec:
+    """The spec of a registered overload, read from its schema once and kept: every
+    reader of a registered op's schema asks here (unvalidated, so the harness can
+    report a broken rule as a finding)."""
+    spec = _OF.get(op)
+    if spec is None:
+        schema = op._schema
+        _check_namespace(schema.name.partition("::")[0])
+        spec = _OF[op] = _from_parsed(schema)
+    return spec
 
 
 def _split_name(text: str, name: str | None, namespace: str | None) -> tuple[str, str]:
@@ -193,12 +226,7 @@ def parse(
     can report a broken rule as a finding instead of refusing to look at the op.
     """
     ns, schema = _split_name(text, name, namespace)
-    check_identifier("namespace", ns)
-    if ns in RESERVED_NAMESPACES:
-        raise SpecError(
-            f"namespace {ns!r} is reserved for PyTorch's own ops: use your library's name "
-            "(e.g. --namespace myops)"
-        )
+    _check_namespace(ns)
     try:
         parsed = torch._C.parse_schema(f"{ns}::{schema}")
     except (RuntimeError, UnicodeError) as err:  # torch refuses non-ASCII text undecoded
@@ -207,16 +235,33 @@ def parse(
             f"schema {schema!r} does not parse ({first}): write e.g. "
             "'my_op(Tensor x, float alpha=1.0) -> Tensor'"
         ) from None
-    op_name = parsed.name.split("::")[1]
+    spec = _from_parsed(parsed)
+    if validate:
+        validate_rules(spec)
+    return spec
+
+
+def _check_namespace(ns: str) -> None:
+    check_identifier("namespace", ns)
+    if ns in RESERVED_NAMESPACES:
+        raise SpecError(
+            f"namespace {ns!r} is reserved for PyTorch's own ops: use your library's name "
+            "(e.g. --namespace myops)"
+        )
+
+
+def _from_parsed(parsed) -> OpSpec:
+    """The spec of a torch ``FunctionSchema`` (names checked, rules not)."""
+    ns, op_name = parsed.name.split("::")
     check_identifier("op name", op_name)
     if parsed.overload_name:
         check_identifier("overload name", parsed.overload_name)
     args = tuple(_arg(a) for a in parsed.arguments)
-    returns = tuple(Return(r.name or None, _type_text(r.real_type)) for r in parsed.returns)
-    spec = OpSpec(ns, op_name, parsed.overload_name, args, returns, str(parsed).split("::", 1)[1])
-    if validate:
-        validate_rules(spec)
-    return spec
+    returns = tuple(
+        Return(r.name or None, _type_text(r.real_type), r.alias_info is not None)
+        for r in parsed.returns
+    )
+    return OpSpec(ns, op_name, parsed.overload_name, args, returns, str(parsed).split("::", 1)[1])
 
 
 def _arg(a) -> Arg:
@@ -231,12 +276,12 @@ def _arg(a) -> Arg:
         has_default=a.has_default_value(),
         default=a.default_value,
         size=a.N,
+        aliased=a.alias_info is not None,
     )
 
 
 def validate_rules(spec: OpSpec) -> None:
     """The rules an op must follow to be functionalizable (and so to enter a graph)."""
-    parsed = torch._C.parse_schema(f"{spec.namespace}::{spec.schema}")
     names = [a.name for a in spec.args] + [r.name for r in spec.returns if r.name]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
@@ -244,18 +289,18 @@ def validate_rules(spec: OpSpec) -> None:
             f"{', '.join(map(repr, repeated))} named more than once: give every argument "
             "and named return its own name"
         )
-    for a in parsed.arguments:
-        if a.alias_info is not None and not a.alias_info.is_write:
+    for a in spec.args:
+        if a.aliased and not a.mutated:
             raise SpecError(
                 f"argument {a.name!r} is annotated as a view ('(a)') but custom ops may not "
                 f"return views of inputs: drop the annotation, e.g. '{_without_alias(spec)}'"
             )
-        if a.alias_info is not None and _type_text(a.real_type) != "Tensor":
+        if a.aliased and a.type != "Tensor":
             raise SpecError(
-                f"argument {a.name!r} of type {_type_text(a.real_type)} is marked mutable: "
+                f"argument {a.name!r} of type {a.type} is marked mutable: "
                 "only plain 'Tensor(a!)' arguments can be mutated by an opsdk op"
             )
-    if any(r.alias_info is not None for r in parsed.returns):
+    if any(r.aliased for r in spec.returns):
         fixed = _without_alias(spec, drop_mutated_returns=True)
         raise SpecError(
             "an op must not return its mutated input (auto-functionalization cannot handle "

@@ -10,44 +10,12 @@ without one is refused before anything is generated.
 from __future__ import annotations
 
 from opsdk.errors import SpecError
+from opsdk.runtime import types
 from opsdk.runtime.spec import Arg, OpSpec, Return
 
-# Schema scalar type -> C++ value type.
-_VALUE = {
-    "Tensor": "at::Tensor",
-    "int": "int64_t",
-    "SymInt": "c10::SymInt",
-    "float": "double",
-    "bool": "bool",
-    "str": "c10::string_view",
-    "Scalar": "at::Scalar",
-    "ScalarType": "at::ScalarType",
-    "Layout": "at::Layout",
-    "Device": "at::Device",
-    "MemoryFormat": "at::MemoryFormat",
-    "Generator": "at::Generator",
-}
-# Schema list element type -> C++ argument type of the list.
-_LIST = {
-    "Tensor": "at::TensorList",
-    "Tensor?": "c10::List<std::optional<at::Tensor>>",
-    "int": "at::IntArrayRef",
-    "SymInt": "c10::SymIntArrayRef",
-    "float": "at::ArrayRef<double>",
-    "Scalar": "at::ArrayRef<at::Scalar>",
-    "bool": "c10::List<bool>",
-    "str": "std::vector<c10::string_view>",
-}
-# Optional list element type -> C++ argument type (what aten uses for ``int[]?``...).
-_OPTIONAL_LIST = {
-    "int": "at::OptionalIntArrayRef",
-    "SymInt": "at::OptionalSymIntArrayRef",
-    "float": "std::optional<at::ArrayRef<double>>",
-}
-# Schema return type -> C++ return type, where it is not the value type.
-_RETURN_LIST = {"Tensor": "std::vector<at::Tensor>", "int": "std::vector<int64_t>"}
 # Passed by const reference, as aten does: copying them costs a refcount bump or more.
-_BY_REF = {"at::Tensor", "at::Scalar", "std::optional<at::Tensor>", "std::optional<at::Scalar>"}
+_BY_REF = {types.TYPES[t].cpp for t in ("Tensor", "Scalar")}
+_BY_REF |= {f"std::optional<{cpp}>" for cpp in _BY_REF}
 _CONTAINERS = ("c10::List<", "std::vector<")
 
 # C++ keywords that a schema may use as an argument name; the kernel parameter gets a '_'.
@@ -74,16 +42,15 @@ def arg_type(arg: Arg) -> str:
     """C++ parameter type of ``arg`` (``Tensor(a!)`` is written through: ``at::Tensor&``)."""
     optional = arg.is_optional
     base = arg.type[:-1] if optional else arg.type
+    row = types.row(base)
     if "[" in base:
         element = base[: base.index("[")]
         if element == "bool" and arg.size and not optional:
             cpp = f"std::array<bool, {arg.size}>"
-        elif optional:
-            cpp = _OPTIONAL_LIST.get(element)
         else:
-            cpp = _LIST.get(element)
+            cpp = row and (row.cpp_optional if optional else row.cpp)
     else:
-        cpp = _VALUE.get(base)
+        cpp = row and row.cpp
         if cpp is not None and optional:
             cpp = f"std::optional<{cpp}>"
     if cpp is None:
@@ -96,10 +63,8 @@ def arg_type(arg: Arg) -> str:
 def _return_type(ret: Return) -> str:
     optional = ret.type.endswith("?")
     base = ret.type[:-1] if optional else ret.type
-    if base.endswith("]"):
-        cpp = _RETURN_LIST.get(base[: base.index("[")])
-    else:
-        cpp = _VALUE.get(base)
+    row = types.row(base)
+    cpp = row and (row.cpp_return if base.endswith("]") else row.cpp)
     if cpp is None:
         raise _unsupported(f"return {ret.name or ''}".rstrip(), ret.type)
     return f"std::optional<{cpp}>" if optional else cpp

@@ -11,19 +11,8 @@ from __future__ import annotations
 import json
 
 from opsdk.runtime.irdef import IrDef
+from opsdk.runtime.types import BY_VALUE_TYPE
 
-# IR attr type -> (msopgen JSON "type", REG_OP attr type)
-_ATTR_NAMES = {
-    "VT_INT": ("int", "Int"),
-    "VT_FLOAT": ("float", "Float"),
-    "VT_BOOL": ("bool", "Bool"),
-    "VT_STRING": ("string", "String"),
-    "VT_DATA_TYPE": ("type", "Type"),
-    "VT_LIST_INT": ("listInt", "ListInt"),
-    "VT_LIST_FLOAT": ("listFloat", "ListFloat"),
-    "VT_LIST_BOOL": ("listBool", "ListBool"),
-    "VT_LIST_STRING": ("listString", "ListString"),
-}
 DEFAULT_DTYPES = ("float16", "float", "bfloat16")
 
 
@@ -53,7 +42,7 @@ def _attr_json(attr) -> dict:
     entry = {
         "name": attr.name,
         "param_type": "required" if attr.default is None else "optional",
-        "type": _ATTR_NAMES[attr.type][0],
+        "type": BY_VALUE_TYPE[attr.type].msopgen,
     }
     if attr.default is not None:
         entry["default_value"] = _cpp_value(attr.default)
@@ -80,7 +69,7 @@ def reg_op(ir: IrDef) -> str:
     lines += [f"    .{_INPUT_MACROS[i.kind]}({i.name}, TensorType::ALL())" for i in ir.inputs]
     lines += [f"    .{_OUTPUT_MACROS[o.kind]}({o.name}, TensorType::ALL())" for o in ir.outputs]
     for attr in ir.attrs:
-        kind = _ATTR_NAMES[attr.type][1]
+        kind = BY_VALUE_TYPE[attr.type].reg_op
         if attr.default is None:
             lines.append(f"    .REQUIRED_ATTR({attr.name}, {kind})")
         else:

@@ -8,23 +8,9 @@ their annotated signatures, laid out the way ``ruff format`` would lay them out.
 from __future__ import annotations
 
 from opsdk.runtime.spec import Arg, OpSpec
+from opsdk.runtime.types import TYPES
 
 LINE_LENGTH = 100
-
-_SCALAR_TYPES = {
-    "Tensor": "torch.Tensor",
-    "int": "int",
-    "SymInt": "int",
-    "float": "float",
-    "bool": "bool",
-    "str": "str",
-    "Scalar": "float",
-    "ScalarType": "torch.dtype",
-    "Layout": "torch.layout",
-    "Device": "torch.device",
-    "MemoryFormat": "torch.memory_format",
-    "Generator": "torch.Generator",
-}
 
 
 def py_type(schema_type: str) -> str:
@@ -33,7 +19,8 @@ def py_type(schema_type: str) -> str:
         return f"{py_type(schema_type[:-1])} | None"
     if schema_type.endswith("]"):
         return f"list[{py_type(schema_type[: schema_type.index('[')])}]"
-    return _SCALAR_TYPES.get(schema_type, "object")
+    row = TYPES.get(schema_type)
+    return row.py if row is not None else "object"
 
 
 def _default(arg: Arg) -> str:

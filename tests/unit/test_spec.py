@@ -1,6 +1,7 @@
 """Schema parsing and the rules `opsdk new` enforces before generating anything."""
 
 import pytest
+import torch
 
 from opsdk.errors import SpecError
 from opsdk.runtime import spec
@@ -98,3 +99,24 @@ def test_inplace_requires_a_marked_input():
 def test_bad_identifiers(name):
     with pytest.raises(SpecError):
         spec.check_identifier("op name", name)
+
+
+def test_of_a_registered_op_is_its_spec_read_once():
+    schema = "f(Tensor(a!) x, int[2] k, *, Scalar? s=None) -> ()"
+    lib = torch.library.Library("opsdk_spec_of", "DEF")
+    lib.define(schema)
+    op = spec.resolve("opsdk_spec_of::f")
+    assert op is torch.ops.opsdk_spec_of.f.default
+    got = spec.of(op)
+    assert got == spec.parse(f"opsdk_spec_of::{schema}")
+    assert spec.of(op) is got  # kept, not parsed again
+    assert [(a.name, a.mutated, a.aliased, a.is_symbolic) for a in got.args] == [
+        ("x", True, True, False),
+        ("k", False, False, False),
+        ("s", False, False, True),
+    ]
+
+
+def test_resolve_names_the_op_it_cannot_find():
+    with pytest.raises(SpecError, match=r"torch op opsdk_nowhere::f.x is not registered \(import"):
+        spec.resolve("opsdk_nowhere::f.x")

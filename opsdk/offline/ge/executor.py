@@ -29,8 +29,9 @@ from dataclasses import dataclass
 
 import torch
 
-from opsdk.errors import OpFault
-from opsdk.runtime import irdef
+from opsdk.errors import OpFault, SpecError
+from opsdk.runtime import irdef, types
+from opsdk.runtime import spec as op_spec
 
 
 class GeGraphError(OpFault):
@@ -655,37 +656,17 @@ def _resolve_torch_op(ir: irdef.IrDef):
         raise GeGraphError(
             f"IrDef {ir.op_type} names no torch_op, so the reference executor cannot run it"
         )
-    qualified, _, overload = ir.torch_op.partition(".")
-    namespace, _, name = qualified.partition("::")
     try:
-        packet = getattr(getattr(torch.ops, namespace), name)
-        return getattr(packet, overload or "default")
-    except AttributeError:
-        raise GeGraphError(
-            f"IrDef {ir.op_type} names torch op {ir.torch_op}, which is not registered "
-            "(import the package that defines it)"
-        ) from None
-
-
-# IR attr value type -> the AttrDef field GE reads it from
-_ATTR_FIELDS = {
-    "VT_INT": "i",
-    "VT_FLOAT": "f",
-    "VT_BOOL": "b",
-    "VT_STRING": "s",
-    "VT_DATA_TYPE": "dt",
-    "VT_LIST_INT": "list",
-    "VT_LIST_FLOAT": "list",
-    "VT_LIST_BOOL": "list",
-    "VT_LIST_STRING": "list",
-}
+        return op_spec.resolve(ir.torch_op)
+    except SpecError as err:
+        raise GeGraphError(f"IrDef {ir.op_type}: {err}") from None
 
 
 def _check_attr_type(ir: irdef.IrDef, name: str, attr) -> None:
     """GE refuses a node whose attr is set with another type than the IR declares."""
     declared = next(a.type for a in ir.attrs if a.name == name)
     got = attr.WhichOneof("value")
-    if got != _ATTR_FIELDS[declared]:
+    if got != types.BY_VALUE_TYPE[declared].attr_field:
         raise GeGraphError(
             f"attr {name!r} of {ir.op_type} is declared {declared} in the IR but set as "
             f"{got!r}; use the matching ge.attr builder in the converter"
@@ -731,41 +712,37 @@ class _CustomOp:
         self._bind_outputs(op)
 
     def _bind_schema(self, op, ir_attrs):
-        schema = self.torch_op._schema
+        self.spec = op_spec.of(self.torch_op)
         self.args = []  # (torch arg name, "input"|"attr")
-        arg_names = {a.name for a in schema.arguments}
+        arg_names = {a.name for a in self.spec.args}
         for name in self.inputs:
             if name not in arg_names:
                 raise GeGraphError(
                     f"IR input {name!r} of {self.ir.op_type} "
                     f"is not an argument of {self.ir.torch_op}"
                 )
-        for arg in schema.arguments:
+        for arg in self.spec.args:
             if arg.name in self.inputs:
                 self.args.append((arg.name, "input"))
             elif arg.name in ir_attrs:
                 if arg.name in op.attr:
                     _check_attr_type(self.ir, arg.name, op.attr[arg.name])
                     self.args.append((arg.name, "attr"))
-                elif isinstance(arg.real_type, torch.OptionalType):
+                elif arg.is_optional:
                     self.args.append((arg.name, "unset"))  # GE has no None: unset means None
-                elif not arg.has_default_value():
+                elif not arg.has_default:
                     raise GeGraphError(
                         f"attr {arg.name!r} (no default in {self.ir.torch_op}) is not set"
                     )
-            elif not arg.has_default_value():
+            elif not arg.has_default:
                 raise GeGraphError(
                     f"argument {arg.name!r} of {self.ir.torch_op} is neither an IR input nor an IR "
                     f"attr of {self.ir.op_type}"
                 )
-        self.mutated = {
-            a.name for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write
-        }
+        self.mutated = {a.name for a in self.spec.mutated_args}
         # SymInt inputs arrive as int64 tensors: name -> whether it is a SymInt[] (else one).
         self.ints = {
-            a.name: "List" in str(a.real_type)
-            for a in schema.arguments
-            if "Tensor" not in str(a.real_type)
+            a.name: types.base(a.type).endswith("[]") for a in self.spec.args if not a.is_tensor
         }
 
     def _bind_outputs(self, op):
@@ -788,7 +765,7 @@ class _CustomOp:
                 expected.append(spec.name)
             self.outputs.append(("return", returns, count))
             returns += 1
-        n_returns = len(self.torch_op._schema.returns)
+        n_returns = len(self.spec.returns)
         if returns != n_returns:
             raise GeGraphError(
                 f"{self.ir.op_type} declares {returns} outputs besides in-place ones, "
@@ -823,7 +800,7 @@ class _CustomOp:
         for name, target in written_back.items():
             target.copy_(kwargs[name])
         # One return comes back bare (a tensor, or a list for Tensor[]); several as a tuple.
-        returns = list(result) if len(self.torch_op._schema.returns) > 1 else [result]
+        returns = list(result) if len(self.spec.returns) > 1 else [result]
         device = next((a.device for a in args if isinstance(a, torch.Tensor)), torch.device("cpu"))
         outputs = []
         for entry in self.outputs:
