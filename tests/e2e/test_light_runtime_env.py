@@ -14,19 +14,21 @@ ROOT = Path(__file__).resolve().parents[2]
 # opsdk's tools (its `tools` extra): none of them may be imported to run an op.
 TOOLS = ("cookiecutter", "ruff", "pytest", "_pytest", "google", "yaml")
 
-# sitecustomize of the fresh venv: the tools' modules cannot be imported there, although
-# the directory that holds torch (and its own dependencies) also holds them here.
-BLOCKER = f"""
+
+def _blocker(tools) -> str:
+    """Python that makes ``tools`` unimportable, as if not installed."""
+    return f"""
 import importlib.abc, sys
 
 class _Blocker(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {TOOLS!r}:
+        if name.split(".")[0] in {tuple(tools)!r}:
             raise ModuleNotFoundError(f"{{name}} is one of opsdk's tools", name=name)
         return None
 
 sys.meta_path.insert(0, _Blocker())
 """
+
 
 SCRIPT = f"""
 import sys
@@ -58,7 +60,9 @@ def test_an_example_runs_in_a_venv_with_torch_and_opsdk_only(tmp_path):
     site = Path(purelib)
     # torch and its dependencies: the directory torch was installed in, behind the blocker.
     (site / "torch.pth").write_text(str(Path(torch.__file__).parents[1]) + "\n")
-    (site / "sitecustomize.py").write_text(textwrap.dedent(BLOCKER))
+    # sitecustomize: the tools cannot be imported there, although the directory that
+    # holds torch (and its own dependencies) also holds them here.
+    (site / "sitecustomize.py").write_text(textwrap.dedent(_blocker(TOOLS)))
     # opsdk (the light runtime) and the example package, from the source tree.
     (site / "opsdk.pth").write_text(f"{ROOT}\n{ROOT / 'examples/custom_ops/my_add'}\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -68,3 +72,13 @@ def test_an_example_runs_in_a_venv_with_torch_and_opsdk_only(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip() == "ok []"
     assert sysconfig.get_paths()["purelib"] != purelib  # really another environment
+
+
+def test_the_pytest_plugin_loads_without_the_other_tools():
+    """pytest loads the plugin in every project once opsdk is installed: it must import
+    with pytest alone, whether or not the project uses it."""
+    others = [t for t in TOOLS if t not in ("pytest", "_pytest")]
+    script = _blocker(others) + "import opsdk.pytest_plugin"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
