@@ -30,6 +30,7 @@ def test_complete_package_is_covered_and_namespace_lists_every_op(tmp_path, opsd
     _cut(
         pkg / "my_add" / "__init__.py",
         "OPS = (",
+        "import torch\n\n"
         f'torch.library.define("{ns}::bare", "(Tensor x, Scalar s) -> Tensor")\n\nOPS = (',
     )
     run, rows = _coverage(opsdk_cli, tmp_path, pkg, "--namespace", ns)
