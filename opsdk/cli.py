@@ -9,6 +9,8 @@ from pathlib import Path
 
 from opsdk.errors import OpsdkError
 
+# What the commands import beyond the op runtime: opsdk's `tools` extra (pyproject.toml).
+TOOLS = ("cookiecutter", "jinja2", "ruff", "google.protobuf", "packaging", "numpy", "yaml")
 DEFAULT_TIMEOUT = 600.0  # seconds per op under --isolate: a whole column set on 2 cores fits
 
 
@@ -267,6 +269,23 @@ def _doctor(args) -> int:
     return 0
 
 
+def _require_tools() -> None:
+    """An install of the light runtime alone gets one line naming the extra, not a traceback."""
+    import importlib.util
+
+    def found(name: str) -> bool:
+        try:
+            return importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:  # its parent package (google) is missing
+            return False
+
+    missing = [name for name in TOOLS if not found(name)]
+    if missing:
+        raise OpsdkError(
+            f"needs opsdk's tools ({', '.join(missing)} missing): pip install 'opsdk[tools]'"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handler = {
@@ -278,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         "ir": _ir,
     }[args.command]
     try:
+        _require_tools()
         return handler(args)
     except OpsdkError as err:
         print(f"opsdk {args.command}: error: {err}", file=sys.stderr)

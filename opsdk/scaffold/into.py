@@ -18,7 +18,7 @@ from pathlib import Path
 
 from opsdk.errors import ScaffoldError
 from opsdk.runtime import spec
-from opsdk.scaffold import NewRequest, NewResult, build_spec, new, render, staging_dir
+from opsdk.scaffold._render import NewRequest, NewResult, build_spec, new, render, staging_dir
 from opsdk.scaffold.templating import tomlstr
 
 if sys.version_info >= (3, 11):

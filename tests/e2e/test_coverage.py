@@ -30,6 +30,7 @@ def test_complete_package_is_covered_and_namespace_lists_every_op(tmp_path, opsd
     _cut(
         pkg / "my_add" / "__init__.py",
         "OPS = (",
+        "import torch\n\n"
         f'torch.library.define("{ns}::bare", "(Tensor x, Scalar s) -> Tensor")\n\nOPS = (',
     )
     run, rows = _coverage(opsdk_cli, tmp_path, pkg, "--namespace", ns)
@@ -59,7 +60,7 @@ def test_complete_package_is_covered_and_namespace_lists_every_op(tmp_path, opsd
 def test_missing_pieces_show_in_the_table(tmp_path, opsdk_cli):
     pkg, ns = _package(tmp_path, style="library")
     _cut(pkg / "my_add" / "schema.py", 'LIB.impl("my_add", my_add_npu, "PrivateUse1")\n')
-    _cut(pkg / "my_add" / "fake.py", f'@torch.library.register_fake("{ns}::my_add", lib=LIB)\n')
+    _cut(pkg / "my_add" / "fake.py", "@torch.library.register_fake(OP, lib=LIB)\n")
     _cut(pkg / "my_add" / "__init__.py", 'load_converters(f"{__name__}.converter")\n')
     _cut(pkg / "my_add" / "__init__.py", ", specs")
     row = _coverage(opsdk_cli, tmp_path, pkg)[1][f"{ns}::my_add"]

@@ -92,9 +92,10 @@ def test_cpp_package_holds_schema_and_kernels_in_one_cpp_file(tmp_path, inplace)
     assert "PyMODINIT_FUNC PyInit__my_add() {" in source  # the fast entry point's module
     init = (path / "my_add" / "__init__.py").read_text()
     assert '_library = load_module(Path(__file__).with_name("my_add.cpp"))' in init
-    assert f"my_add = traceable(_library.my_add, torch.ops.{NAMESPACE}.my_add.default)" in init
+    assert f"OP = torch.ops.{NAMESPACE}.my_add.default" in init
+    assert "my_add = traceable(_library.my_add, OP)" in init
     fake = (path / "my_add" / "fake.py").read_text()
-    assert f'@torch.library.register_fake("{NAMESPACE}::my_add")' in fake
+    assert "from . import OP" in fake and "@torch.library.register_fake(OP)" in fake
     assert '"*" = ["*.cpp"]' in (path / "pyproject.toml").read_text()  # added ops' too
 
 

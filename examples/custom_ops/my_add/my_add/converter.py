@@ -1,21 +1,18 @@
 """TorchAir GE converter of the op.
 
-The FX node becomes the GE op MyAdd. Schema:
-    my_add(Tensor x, Tensor y) -> Tensor
-
-The same code runs offline (opsdk's GE stand-in) and on an NPU host (CANN).
+The FX node of OP becomes the GE op MyAdd. The same code runs offline
+(opsdk's GE stand-in) and on an NPU host (CANN).
 """
 
-import torch
 import torchair
 from torchair import ge
 
+from .schema import OP
 
-@torchair.register_fx_node_ge_converter(torch.ops.opsdk_examples.my_add.default)
+
+@torchair.register_fx_node_ge_converter(OP)
 def convert_my_add(
-    x: ge.Tensor,
-    y: ge.Tensor,
-    meta_outputs: ge.TensorSpec | list[ge.TensorSpec] | None = None,
+    x: ge.Tensor, y: ge.Tensor, meta_outputs: ge.TensorSpec | list[ge.TensorSpec] | None = None
 ) -> ge.Tensor:
     """Lower the FX node to the GE op MyAdd."""
     return ge.custom_op(

@@ -1,8 +1,5 @@
 """Fake function of the op: output shapes and dtypes, no data.
 
-Schema:
-    my_add(Tensor x, Tensor y) -> Tensor
-
 torch.compile traces the op with fake tensors (and symbolic sizes when shapes
 are dynamic); this function tells it what the op returns. opsdk.meta has
 helpers for the common op families that stay correct with symbolic sizes.

@@ -2,6 +2,8 @@
 
 Schema:
     my_add(Tensor x, Tensor y) -> Tensor
+
+The package's other modules refer to the op as ``OP``, defined here.
 """
 
 import torch
@@ -16,3 +18,6 @@ my_add = torch.library.custom_op(
     schema="(Tensor x, Tensor y) -> Tensor",
 )
 my_add.register_kernel("cpu", my_add_reference)
+
+# The op's OpOverload, which the package's other modules import.
+OP = torch.ops.opsdk_examples.my_add.default

@@ -1,7 +1,8 @@
 """Tests of the op.
 
 The conformance matrix needs no test code here: ``opsdk_package`` in
-pyproject.toml turns on opsdk's pytest plugin, which adds one item per op,
+pyproject.toml turns on opsdk's pytest plugin (installed with the package's dev
+extra: ``pip install -e ".[dev]"``), which adds one item per op,
 backend and shape mode, named like
 ``opsdk_examples::my_add[ge-dynamic]`` and marked by both
 (``pytest -m ge``, ``pytest -m "dynamic and not npugraph_ex"``), running the

@@ -1,8 +1,5 @@
 """An Ascend NPU custom op, scaffolded by opsdk.
 
-Schema:
-    my_cpp_add(Tensor x, Tensor y) -> Tensor
-
 Importing this package makes sure an "npu" device exists (torch_npu on an NPU
 host, opsdk's emulated device elsewhere), then registers the op from its modules:
 
@@ -30,13 +27,16 @@ from opsdk.oplib import import_added_ops
 ensure_npu()
 _library = load_module(Path(__file__).with_name("my_cpp_add.cpp"))
 
+# The op's OpOverload, which the package's other modules import.
+OP = torch.ops.opsdk_examples.my_cpp_add.default
+
 from . import fake, ir, specs  # noqa: E402, F401  (imported to register the op)
 
 # This op, then those `opsdk new --into` added as subpackages.
-OPS = (torch.ops.opsdk_examples.my_cpp_add.default, *import_added_ops(__name__, __path__))
+OPS = (OP, *import_added_ops(__name__, __path__))
 
-# The fastest way to call the op from Python; same semantics as
-# torch.ops.opsdk_examples.my_cpp_add.default (which torch.compile traces in its place).
-my_cpp_add = traceable(_library.my_cpp_add, torch.ops.opsdk_examples.my_cpp_add.default)
+# The fastest way to call the op from Python; same semantics as OP (which torch.compile
+# traces in its place).
+my_cpp_add = traceable(_library.my_cpp_add, OP)
 
 load_converters(f"{__name__}.converter")

@@ -1,8 +1,5 @@
 """Fake function of the op: output shapes and dtypes, no data.
 
-Schema:
-    my_cpp_add(Tensor x, Tensor y) -> Tensor
-
 torch.compile traces the op with fake tensors (and symbolic sizes when shapes
 are dynamic); this function tells it what the op returns. opsdk.meta has
 helpers for the common op families that stay correct with symbolic sizes.
@@ -11,8 +8,10 @@ helpers for the common op families that stay correct with symbolic sizes.
 import torch
 from opsdk import meta
 
+from . import OP
 
-@torch.library.register_fake("opsdk_examples::my_cpp_add")
+
+@torch.library.register_fake(OP)
 def my_cpp_add_fake(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """What the op returns, from its inputs' metadata alone."""
     return meta.elementwise(x, y)

@@ -1,14 +1,14 @@
 """GE IR definition of MyCppAdd.
 
-The GE op opsdk_examples::my_cpp_add lowers to. Schema:
-    my_cpp_add(Tensor x, Tensor y) -> Tensor
-
-This is the op prototype CANN registers with ``REG_OP(MyCppAdd)``: its
-inputs, outputs and attrs by name. TorchAir's ``ge.custom_op`` checks the
-converter against it; offline, opsdk's GE stand-in answers from it.
+The GE op that OP lowers to: the op prototype CANN registers with
+``REG_OP(MyCppAdd)``, its inputs, outputs and attrs by name.
+TorchAir's ``ge.custom_op`` checks the converter against it; offline, opsdk's
+GE stand-in answers from it.
 """
 
 from opsdk.irdef import Input, IrDef, Output, register
+
+from . import OP
 
 MY_CPP_ADD_IR = register(
     IrDef(
@@ -16,6 +16,6 @@ MY_CPP_ADD_IR = register(
         inputs=[Input("x"), Input("y")],
         outputs=[Output("out")],
         attrs=[],
-        torch_op="opsdk_examples::my_cpp_add",
+        torch_op=OP.name(),
     )
 )

@@ -1,8 +1,5 @@
 """Fake function of the op: output shapes and dtypes, no data.
 
-Schema:
-    my_inplace_add(Tensor(a!) x, Tensor y) -> ()
-
 torch.compile traces the op with fake tensors (and symbolic sizes when shapes
 are dynamic); this function tells it what the op returns. opsdk.meta has
 helpers for the common op families that stay correct with symbolic sizes.
@@ -11,10 +8,10 @@ helpers for the common op families that stay correct with symbolic sizes.
 import torch
 from opsdk import meta
 
-from .schema import LIB
+from .schema import LIB, OP
 
 
-@torch.library.register_fake("opsdk_examples::my_inplace_add", lib=LIB)
+@torch.library.register_fake(OP, lib=LIB)
 def my_inplace_add_fake(x: torch.Tensor, y: torch.Tensor) -> None:
     """What the op returns, from its inputs' metadata alone."""
     meta.inplace(x, y)

@@ -1,15 +1,15 @@
 """GE IR definition of MyInplaceAdd.
 
-The GE op opsdk_examples::my_inplace_add lowers to. Schema:
-    my_inplace_add(Tensor(a!) x, Tensor y) -> ()
-
-This is the op prototype CANN registers with ``REG_OP(MyInplaceAdd)``: its
-inputs, outputs and attrs by name. TorchAir's ``ge.custom_op`` checks the
-converter against it; offline, opsdk's GE stand-in answers from it.
+The GE op that OP lowers to: the op prototype CANN registers with
+``REG_OP(MyInplaceAdd)``, its inputs, outputs and attrs by name.
+TorchAir's ``ge.custom_op`` checks the converter against it; offline, opsdk's
+GE stand-in answers from it.
 Each input the op writes in place has an output of the same name.
 """
 
 from opsdk.irdef import Input, IrDef, Output, register
+
+from .schema import OP
 
 MY_INPLACE_ADD_IR = register(
     IrDef(
@@ -17,6 +17,6 @@ MY_INPLACE_ADD_IR = register(
         inputs=[Input("x"), Input("y")],
         outputs=[Output("x")],
         attrs=[],
-        torch_op="opsdk_examples::my_inplace_add",
+        torch_op=OP.name(),
     )
 )

@@ -1,8 +1,5 @@
 """Autograd formula of the op: its backward, and what the forward saves for it.
 
-Schema:
-    my_train_add(Tensor x, Tensor y) -> Tensor
-
 ``register_autograd`` attaches both to the op on every device. Eager training
 calls them directly; under torch.compile AOT autograd traces the backward into
 the backward graph, which TorchAir compiles to a GE graph like the forward.

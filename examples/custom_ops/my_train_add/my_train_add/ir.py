@@ -1,14 +1,14 @@
 """GE IR definition of MyTrainAdd.
 
-The GE op custom::my_train_add lowers to. Schema:
-    my_train_add(Tensor x, Tensor y) -> Tensor
-
-This is the op prototype CANN registers with ``REG_OP(MyTrainAdd)``: its
-inputs, outputs and attrs by name. TorchAir's ``ge.custom_op`` checks the
-converter against it; offline, opsdk's GE stand-in answers from it.
+The GE op that OP lowers to: the op prototype CANN registers with
+``REG_OP(MyTrainAdd)``, its inputs, outputs and attrs by name.
+TorchAir's ``ge.custom_op`` checks the converter against it; offline, opsdk's
+GE stand-in answers from it.
 """
 
 from opsdk.irdef import Input, IrDef, Output, register
+
+from .schema import OP
 
 MY_TRAIN_ADD_IR = register(
     IrDef(
@@ -16,6 +16,6 @@ MY_TRAIN_ADD_IR = register(
         inputs=[Input("x"), Input("y")],
         outputs=[Output("out")],
         attrs=[],
-        torch_op="custom::my_train_add",
+        torch_op=OP.name(),
     )
 )

@@ -1,7 +1,4 @@
-"""Kernels of the op: the npu (PrivateUse1) kernel and the CPU reference.
-
-Schema:
-    my_train_add(Tensor x, Tensor y) -> Tensor
+"""Kernels of the op (schema in schema.py): the npu (PrivateUse1) kernel and the CPU reference.
 
 The npu kernel is what runs on the device: on an NPU host, this is where the
 aclnn call goes; offline it runs on opsdk's emulated npu device. The CPU

@@ -1,18 +1,16 @@
 """Input specs of the op: the inputs it supports, from which opsdk check derives its cases.
 
-Schema:
-    my_train_add(Tensor x, Tensor y) -> Tensor
-
 Each Support lists the op's arguments, tensors as dtype and sizes (F32(2, 3) is a
 float32 tensor of 2x3; F32() is 0-dim). The harness adds a non-contiguous copy of
 the first case and, in dynamic mode, grows the sizes between calls.
 """
 
-import torch
 from opsdk.inputs import BF16, F16, F32, I32, Support, declare_supported
 
+from .schema import OP
+
 declare_supported(
-    torch.ops.custom.my_train_add.default,
+    OP,
     [
         Support(F32(2, 3), F32(2, 3)),
         Support(F16(2, 3), F16(2, 3)),

@@ -2,9 +2,6 @@
 {%- set entry = cookiecutter.style == "cpp" and cookiecutter.cpp.entry -%}
 """An Ascend NPU custom op, scaffolded by opsdk.
 
-Schema:
-    {{ op.schema | docwrap(8) }}
-
 Importing this package makes sure an "npu" device exists (torch_npu on an NPU
 host, opsdk's emulated device elsewhere), then registers the op from its modules:
 
@@ -33,9 +30,10 @@ new --into``): it is imported, and its ops listed in ``OPS`` here too.
 {%- if cookiecutter.style == "cpp" %}
 
 from pathlib import Path
-{%- endif %}
 
 import torch
+{%- endif %}
+
 from opsdk.converters import load_converters
 {%- if entry %}
 from opsdk.cpp_build import load_module
@@ -52,19 +50,23 @@ ensure_npu()
 {%- if cookiecutter.style == "cpp" %}
 {% if entry %}_library = load_module{% else %}load_library{% endif %}(Path(__file__).with_name("{{ op.name }}.cpp"))
 
+# The op's OpOverload, which the package's other modules import.
+OP = torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }}
+
 from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir{% if op.working %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
 {%- else %}
 
-from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir, schema{% if op.working %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
+from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir{% if op.working %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
+from .schema import OP  # noqa: E402
 {%- endif %}
 
 # This op, then those `opsdk new --into` added as subpackages.
-OPS = (torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }}, *import_added_ops(__name__, __path__))
+OPS = (OP, *import_added_ops(__name__, __path__))
 {%- if entry %}
 
-# The fastest way to call the op from Python; same semantics as
-# torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }} (which torch.compile traces in its place).
-{{ op.name }} = traceable(_library.{{ op.name }}, torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }})
+# The fastest way to call the op from Python; same semantics as OP (which torch.compile
+# traces in its place).
+{{ op.name }} = traceable(_library.{{ op.name }}, OP)
 {%- endif %}
 
 load_converters(f"{__name__}.converter")

@@ -1,10 +1,9 @@
+{%- import "macros.jinja" as m -%}
 {%- set op = cookiecutter.op -%}
 """TorchAir GE converter of the op.
 
-The FX node becomes the GE op {{ op.ir_name }}. Schema:
-    {{ op.schema | docwrap(8) }}
-
-The same code runs offline (opsdk's GE stand-in) and on an NPU host (CANN).
+The FX node of OP becomes the GE op {{ op.ir_name }}. The same code runs offline
+(opsdk's GE stand-in) and on an NPU host (CANN).
 {%- if op.inplace %}
 In-place: the IR output of the written input shares its name; TorchAir lowers
 ``auto_functionalized_v2`` around this op, so the converter returns only the
@@ -12,7 +11,9 @@ op's own outputs.
 {%- endif %}
 """
 
+{% if "torch." in (op.args | rejectattr("tensor") | map(attribute="py_type") | join(" ")) -%}
 import torch
+{% endif -%}
 import torchair
 from torchair import ge
 {%- if op.ge_attrs %}
@@ -23,8 +24,10 @@ from torchair.ge import attr
 from opsdk.converters import {{ op.host_inputs | join(", ") }}
 {%- endif %}
 
+{{ m.import_op(cookiecutter.style) }}
 
-@torchair.register_fx_node_ge_converter(torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }})
-{{ op.converter_def }}
+
+@torchair.register_fx_node_ge_converter(OP)
+{{ m.converter_def(op) }}
     """Lower the FX node to the GE op {{ op.ir_name }}."""
-{{ op.converter_body }}
+{{- m.converter_body(op) }}

@@ -1,8 +1,6 @@
+{%- import "macros.jinja" as m -%}
 {%- set op = cookiecutter.op -%}
 """Fake function of the op: output shapes and dtypes, no data.
-
-Schema:
-    {{ op.schema | docwrap(8) }}
 
 torch.compile traces the op with fake tensors (and symbolic sizes when shapes
 are dynamic); this function tells it what the op returns. opsdk.meta has
@@ -12,31 +10,29 @@ helpers for the common op families that stay correct with symbolic sizes.
 import torch
 {%- if op.working %}
 from opsdk import meta
-{%- elif not op.returns_nothing %}
+{%- elif op.returns %}
 from opsdk import ImplementMe
 {%- endif %}
 
-{%- if cookiecutter.style != "cpp" %}
-
-from .schema import {% if cookiecutter.style == "custom_op" %}{{ op.name }}{% else %}LIB{% endif %}
-{%- endif %}
+{% if cookiecutter.style == "custom_op" %}from .schema import {{ op.name }}
+{%- elif cookiecutter.style == "library" %}from .schema import LIB, OP
+{%- else %}{{ m.import_op("cpp") }}{% endif %}
 
 {% if cookiecutter.style == "custom_op" %}
 @{{ op.name }}.register_fake
 {%- elif cookiecutter.style == "cpp" %}
-@torch.library.register_fake({{ (op.namespace ~ "::" ~ op.impl_name) | pystr }})
+@torch.library.register_fake(OP)
 {%- else %}
-@torch.library.register_fake({{ (op.namespace ~ "::" ~ op.impl_name) | pystr }}, lib=LIB)
+@torch.library.register_fake(OP, lib=LIB)
 {%- endif %}
-{{ op.fake_def }}
+{{ m.def_(op.name ~ "_fake", op) }}
     """What the op returns, from its inputs' metadata alone."""
-{%- if op.working and op.returns_nothing %}
+{%- if op.working and not op.returns %}
     meta.inplace(x, y)
-{%- elif op.returns_nothing %}
+{%- elif not op.returns %}
     return None  # the op returns nothing; its writes are declared by Tensor(a!)
 {%- elif op.working %}
     return meta.elementwise(x, y)
 {%- else %}
     raise ImplementMe(__file__, "{{ op.name }}_fake", "return empty tensors of the output shapes")
 {%- endif %}
-

@@ -1,18 +1,19 @@
+{%- import "macros.jinja" as m -%}
 {%- set op = cookiecutter.op -%}
 """GE IR definition of {{ op.ir_name }}.
 
-The GE op {{ op.qualname }} lowers to. Schema:
-    {{ op.schema | docwrap(8) }}
-
-This is the op prototype CANN registers with ``REG_OP({{ op.ir_name }})``: its
-inputs, outputs and attrs by name. TorchAir's ``ge.custom_op`` checks the
-converter against it; offline, opsdk's GE stand-in answers from it.
+The GE op that OP lowers to: the op prototype CANN registers with
+``REG_OP({{ op.ir_name }})``, its inputs, outputs and attrs by name.
+TorchAir's ``ge.custom_op`` checks the converter against it; offline, opsdk's
+GE stand-in answers from it.
 {%- if op.inplace %}
 Each input the op writes in place has an output of the same name.
 {%- endif %}
 """
 
-from opsdk.irdef import {{ op.irdef_imports | join(", ") }}
+from opsdk.irdef import {% if op.ir_attrs %}Attr, {% endif %}{% if op.ir_inputs %}Input, {% endif %}IrDef, {% if op.ir_outputs %}Output, {% endif %}register
+
+{{ m.import_op(cookiecutter.style) }}
 
 {{ op.ir_const }} = register(
     IrDef(
@@ -20,6 +21,6 @@ from opsdk.irdef import {{ op.irdef_imports | join(", ") }}
         inputs=[{% for i in op.ir_inputs %}Input({{ i.name | pystr }}{% if i.kind != "required" %}, {{ i.kind | pystr }}{% endif %}){% if not loop.last %}, {% endif %}{% endfor %}],
         outputs=[{% for o in op.ir_outputs %}Output({{ o.name | pystr }}{% if o.kind != "required" %}, {{ o.kind | pystr }}{% endif %}){% if not loop.last %}, {% endif %}{% endfor %}],
         attrs=[{% for a in op.ir_attrs %}Attr({{ a.name | pystr }}, {{ a.type | pystr }}{% if a.default is not none %}, {{ a.default }}{% endif %}){% if not loop.last %}, {% endif %}{% endfor %}],
-        torch_op={{ op.qualname | pystr }},
+        torch_op=OP.name(),
     )
 )

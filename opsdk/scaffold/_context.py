@@ -1,0 +1,113 @@
+"""What the `opsdk new` templates read: data about the op, derived once from its spec.
+
+Only data lives here (names, kinds, type spellings, flags); the code the data
+becomes is in the templates and their macros (``templates/templates/macros.jinja``).
+"""
+
+from __future__ import annotations
+
+import opsdk
+from opsdk.runtime import spec
+from opsdk.runtime.converters import (
+    attr_builder,
+    ge_attr_args,
+    ge_input_args,
+    ir_def_for,
+    is_symint,
+)
+from opsdk.scaffold import cppsig, pysig
+
+
+def context(
+    op: spec.OpSpec, style: str, autograd: bool = False, package: str | None = None
+) -> dict:
+    """Everything the templates read. ``package`` is the op library an added op
+    (``--into``) goes into: the op's modules are then its subpackage."""
+    ir = ir_def_for(op)
+    module = f"{package}.{op.name}" if package else op.name
+    return {
+        "project_dir": op.name,
+        "package": op.name,
+        "module": module,
+        "dist_name": op.name.replace("_", "-"),
+        "style": style,
+        "autograd": autograd,
+        "opsdk_version": opsdk.__version__,
+        "op": {
+            "namespace": op.namespace,
+            "name": op.name,
+            "qualname": op.qualname,
+            "overload": op.overload,
+            "impl_name": f"{op.name}.{op.overload}" if op.overload else op.name,
+            "overload_attr": op.overload_attr,
+            "schema": op.schema,
+            "schema_args": op.schema_args,
+            "ir_name": op.ir_name,
+            "ir_const": op.name.upper() + "_IR",
+            "inplace": op.inplace,
+            "mutates": [a.name for a in op.mutated_args],
+            "working": op.is_default_add,
+            "args": [_arg(a) for a in op.args],
+            "returns": [pysig.py_type(r.type) for r in op.returns],
+            "grads": [f"grad_{name}" for name in _return_names(op)],
+            "ge_inputs": [
+                {"name": a.name, "host": _host_input(a) if is_symint(a) else None}
+                for a in ge_input_args(op)
+            ],
+            "ge_attrs": [
+                {"name": a.name, "builder": attr_builder(a), "optional": a.is_optional}
+                for a in ge_attr_args(op)
+            ],
+            "host_inputs": sorted({_host_input(a) for a in op.args if is_symint(a)}),
+            "ir_inputs": [{"name": i.name, "kind": i.kind} for i in ir.inputs],
+            "ir_outputs": [
+                {"name": o.name, "kind": o.kind, "mutated": i < len(op.mutated_args)}
+                for i, o in enumerate(ir.outputs)
+            ],
+            "ir_attrs": [
+                {"name": a.name, "type": a.type, "default": _default_repr(a.default)}
+                for a in ir.attrs
+            ],
+        },
+        "cpp": _cpp_context(op, module) if style == "cpp" else {},
+    }
+
+
+def _arg(arg: spec.Arg) -> dict:
+    return {
+        "name": arg.name,
+        "py_type": pysig.py_type(arg.type),
+        "default": pysig.default(arg) if arg.has_default else None,
+        "kwarg_only": arg.kwarg_only,
+        "tensor": arg.is_tensor,
+        "list": arg.is_list,
+        "optional": arg.is_optional,
+        "host": is_symint(arg),
+    }
+
+
+def _return_names(op: spec.OpSpec) -> list[str]:
+    several = len(op.returns) > 1
+    return [r.name or (f"out{i}" if several else "out") for i, r in enumerate(op.returns)]
+
+
+def _cpp_context(op: spec.OpSpec, module: str) -> dict:
+    """What the C++ op library template reads: the kernels' parameter types and where the
+    source is (its skeleton messages name it by path: C++ knows no ``__file__``)."""
+    return {
+        "file": f"{module.replace('.', '/')}/{op.name}.cpp",
+        "returns": cppsig.return_type(op),
+        "args": [{"name": cppsig.param_name(a.name), "type": cppsig.arg_type(a)} for a in op.args],
+        "outputs": _return_names(op),
+        "entry": cppsig.has_fast_entry(op),
+    }
+
+
+def _host_input(arg: spec.Arg) -> str:
+    """The opsdk.converters helper that makes a SymInt or Scalar argument a GE input."""
+    return "int64_input" if arg.type.startswith("SymInt") else "scalar_input"
+
+
+def _default_repr(value) -> str | None:
+    """Python source of an IR attr default (None: the attr is required)."""
+    return None if value is None else repr(value)

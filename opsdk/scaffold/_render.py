@@ -1,0 +1,157 @@
+"""How `opsdk new` writes an op package: render the cookiecutter template, atomically.
+
+The template (``templates/``) holds the files and the code; :mod:`._context` derives
+the data they read from the op spec. The result is written so that a failure at any
+point leaves nothing behind, and an existing directory is never deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from cookiecutter.generate import generate_files
+
+from opsdk.axes import DEFAULT_STYLE, STYLES
+from opsdk.errors import ScaffoldError, SpecError
+from opsdk.runtime import spec
+from opsdk.scaffold import cppsig
+from opsdk.scaffold._context import context
+
+# The cookiecutter template: package data beside this module, in a checkout and installed.
+TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
+
+
+@dataclass(frozen=True)
+class NewRequest:
+    name: str
+    inplace: bool = False
+    namespace: str | None = None
+    schema: str | None = None
+    style: str = DEFAULT_STYLE
+    out: Path = Path(".")
+    force: bool = False
+    autograd: bool = False
+
+
+@dataclass(frozen=True)
+class NewResult:
+    path: Path
+    backup: Path | None  # where --force moved an existing directory
+
+
+def build_spec(req: NewRequest) -> spec.OpSpec:
+    """Validate the request and parse its schema (the default add when none is given)."""
+    spec.check_identifier("op name", req.name)
+    if req.style not in STYLES:
+        raise SpecError(f"unknown --style {req.style!r}: choose one of {', '.join(STYLES)}")
+    text = req.schema or spec.default_schema(req.name, req.inplace)
+    op = spec.parse(text, name=req.name, namespace=req.namespace)
+    if req.inplace:
+        spec.require_inplace(op)
+    if req.autograd:
+        spec.require_differentiable(op)
+    if req.style == "cpp":
+        cppsig.signature(op.name, op)  # refuses a type without a C++ kernel type
+    return op
+
+
+def new(req: NewRequest) -> NewResult:
+    """Write the op package to ``req.out/<name>``, moving an existing one aside with --force."""
+    op = build_spec(req)
+    out = Path(req.out).expanduser()
+    target = out / op.name
+    if target.exists() and not req.force:
+        raise ScaffoldError(
+            f"{target} already exists: choose another --out, or pass --force to move it "
+            "aside (nothing is deleted)"
+        )
+    with staging_dir(out, op.name) as staging:
+        project = render(op, req, staging)
+        try:
+            backup = _backup_path(target) if target.exists() else None
+            if backup is not None:
+                target.rename(backup)
+            os.rename(project, target)
+        except OSError as err:
+            raise ScaffoldError(
+                f"cannot write {target} ({err}): check permissions and space"
+            ) from None
+    return NewResult(target, backup)
+
+
+@contextlib.contextmanager
+def staging_dir(out: Path, name: str) -> Iterator[Path]:
+    """A temporary directory inside ``out`` (so the final move is a rename), always removed."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".opsdk-new-{name}-", dir=out))
+    except OSError as err:
+        raise ScaffoldError(
+            f"cannot write to {out} ({err.strerror}): pick a writable --out directory"
+        ) from None
+    try:
+        yield staging
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def render(op: spec.OpSpec, req: NewRequest, staging: Path, package: str | None = None) -> Path:
+    """Render and format the op's project in ``staging``; return its directory.
+    ``package``: the op library the op is added to (see :mod:`opsdk.scaffold.into`)."""
+    try:
+        ctx = json.loads((TEMPLATE_DIR / "cookiecutter.json").read_text())
+        ctx.update(context(op, req.style, req.autograd, package))
+        # Files whose name renders empty (another style's, an option's) are not written.
+        generate_files(str(TEMPLATE_DIR), {"cookiecutter": ctx}, output_dir=str(staging))
+        _format(staging / op.name)
+    except OSError as err:
+        raise ScaffoldError(
+            f"cannot write {staging} ({err}): check permissions and space"
+        ) from None
+    return staging / op.name
+
+
+def _format(package: Path) -> None:
+    """Lay the rendered code out exactly as ``ruff format`` and ruff's isort would,
+    with the package's own ruff settings, so generated code reads as hand-written;
+    C++ likewise with clang-format and the package's ``.clang-format``."""
+    commands = [
+        [sys.executable, "-m", "ruff", *command, "--no-cache", "."]
+        for command in (["check", "--fix-only", "-q"], ["format", "-q"])
+    ]
+    sources = sorted(str(p.relative_to(package)) for p in package.rglob("*.cpp"))
+    if sources:
+        commands.append([_clang_format(), "-i", "--style=file", *sources])
+    for command in commands:
+        done = subprocess.run(command, cwd=package, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise ScaffoldError(f"formatting the generated code failed: {done.stderr.strip()}")
+
+
+def _clang_format() -> str:
+    """The clang-format of opsdk's ``cpp`` extra, held to one major version so that a
+    package regenerated elsewhere formats, and so compares, the same."""
+    try:
+        import clang_format
+    except ImportError:
+        raise ScaffoldError(
+            "--style cpp formats its C++ with clang-format: pip install 'opsdk[cpp]'"
+        ) from None
+    return clang_format.get_executable("clang-format")
+
+
+def _backup_path(target: Path) -> Path:
+    for i in range(1, 1000):
+        candidate = target.with_name(f"{target.name}.bak{i}")
+        if not candidate.exists():
+            return candidate
+    raise ScaffoldError(f"too many backups of {target}: remove old {target.name}.bak* directories")

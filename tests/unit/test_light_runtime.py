@@ -1,0 +1,30 @@
+"""opsdk's base install is the light op runtime; the tools are the `tools` extra."""
+
+import sys
+
+from opsdk import cli
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+from pathlib import Path
+
+PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
+
+
+def test_base_dependencies_are_the_light_runtime():
+    project = tomllib.loads(PYPROJECT.read_text())["project"]
+    assert [d.split(">")[0].split("=")[0] for d in project["dependencies"]] == ["torch"]
+    tools = " ".join(project["optional-dependencies"]["tools"])
+    for dist in ("cookiecutter", "jinja2", "ruff", "pytest", "protobuf", "pyyaml", "numpy"):
+        assert dist in tools, dist
+
+
+def test_without_the_tools_a_command_says_which_extra_to_install(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "cookiecutter", None)  # as if not installed
+    assert cli.main(["new", "my_add", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "opsdk[tools]" in err and "cookiecutter" in err
+    assert list(tmp_path.iterdir()) == []
