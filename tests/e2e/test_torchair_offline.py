@@ -20,7 +20,7 @@ from opsdk.offline import ge as offline_ge
 from opsdk.offline import locator as torchair_locator
 from opsdk.offline.ge import proto as ge_proto
 from opsdk.offline.ge import standin as torchair_standin
-from opsdk.offline.torchair import torchair_config
+from opsdk.offline.torchair import import_torchair, torchair_config
 from opsdk.runtime import irdef
 
 # --- Test ops: out-of-place with an attr, in-place, and one with no GE IR -------------------
@@ -74,7 +74,7 @@ TA_ADD_INPLACE_IR = irdef.IrDef(
 @pytest.fixture(scope="module")
 def torchair():
     try:
-        module = torchair_locator.import_torchair()
+        module = import_torchair()
     except torchair_locator.TorchairUnavailable as err:
         pytest.skip(f"TorchAir could not be fetched: {err}")
     irdef.register(TA_ADD_IR)

@@ -14,7 +14,7 @@ check and dump the GE graph a compiled call produced.
 
 Install with :func:`install` before ``import torchair``: TorchAir's
 ``TorchNpuGraph`` takes its base class from this module at import time
-(:func:`opsdk.offline.locator.import_torchair` does both).
+(:func:`opsdk.offline.torchair.import_torchair` does both).
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from opsdk.offline.npu._memory import (
     CPU_KEY,
     DEVICE,
     SET,
-    NpuDeviceError,
     aliases,
     as_npu,
     bytes_of,
@@ -173,25 +172,6 @@ def _resize_(
             self.stride(),
         )
     return _RESIZE._op_dk(CPU_KEY, self, size, memory_format=memory_format)
-
-
-_native_storage_new = torch.UntypedStorage.__new__
-
-
-def storage_new(cls: type, *args: Any, **kwargs: Any) -> Any:
-    """``UntypedStorage(..., device="npu")``: torch would use a null allocator and crash."""
-    device = kwargs.get("device")
-    if device is None or torch.device(device).type != DEVICE:
-        return _native_storage_new(cls, *args, **kwargs)
-    check_index(torch.device(device))
-    if kwargs.get("allocator") is not None:
-        raise NpuDeviceError(f"{DEVICE} storages cannot take a custom allocator")
-    if not args:
-        return torch.empty((0,), dtype=torch.uint8, device=DEVICE).untyped_storage()
-    if isinstance(args[0], int) and len(args) == 1:
-        return torch.empty((args[0],), dtype=torch.uint8, device=DEVICE).untyped_storage()
-    cpu = _native_storage_new(cls, *args)
-    return torch.empty((0,), dtype=torch.uint8).set_(cpu).to(DEVICE).untyped_storage()
 
 
 def register(library: torch.library.Library) -> None:

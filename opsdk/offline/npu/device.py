@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from opsdk.offline import patches
 from opsdk.offline.npu import _kernels as npu_kernels
 from opsdk.offline.npu._fallback import (
     MissingNpuKernelError,
@@ -29,7 +30,6 @@ from opsdk.offline.npu._fallback import (
     fallback,
     generator,
 )
-from opsdk.offline.npu._kernels import storage_new
 from opsdk.offline.npu._memory import DEVICE, NpuDeviceError, as_cpu, as_npu, check_index
 
 __all__ = [
@@ -163,13 +163,8 @@ def install() -> None:
                 f"or torch.{DEVICE} exists (is the real torch_npu loaded?)"
             )
         module = _build_module()
-        torch.utils.backend_registration._setup_privateuseone_for_python_backend(
-            DEVICE, backend_module=module, hook=_Hooks(), device_guard=_Guard()
-        )
-        torch.utils.generate_methods_for_privateuse1_backend(
-            for_tensor=False, for_module=False, for_packed_sequence=False, for_storage=True
-        )
-        torch.UntypedStorage.__new__ = staticmethod(storage_new)  # type: ignore[method-assign]
+        patches.setup_privateuse1_backend(module, _Hooks(), _Guard())
+        patches.npu_storage_constructor()
         kernels = torch.library.Library("aten", "IMPL")
         for qualname in cpu_preferred():
             kernels.impl(qualname.partition("::")[2], direct_kernel(qualname), "PrivateUse1")
