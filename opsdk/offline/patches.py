@@ -8,18 +8,34 @@ checked here first.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import sys
 import types
+from collections.abc import Callable, Iterator
 from typing import Any
+from unittest import mock
 
 import torch
 
 from opsdk.offline.npu._memory import DEVICE, NpuDeviceError, check_index
 
 __all__ = [
+    "aot_calls_replaced",
+    "ge_compile_hooked",
+    "ge_converter_wrapped",
     "npu_storage_constructor",
     "run_torchair_patches_first",
     "setup_privateuse1_backend",
 ]
+
+# Modules whose backends call AOT Autograd through their own global name for it, by
+# the end of their names (an NPU host may import TorchAir's under torch_npu.dynamo).
+_AOT_CALLERS = (
+    "torch._dynamo.backends.common",
+    "torchair.npu_fx_compiler",
+    "npugraph_ex.npu_fx_compiler",
+)
 
 _native_storage_new = torch.UntypedStorage.__new__
 
@@ -76,3 +92,70 @@ def run_torchair_patches_first(torchair: types.ModuleType, config: Any) -> None:
     column's own) applies TorchAir's patches. Checked against torch-npu 2.13.0.
     """
     torchair.get_npu_backend(compiler_config=config)
+
+
+@contextlib.contextmanager
+def ge_compile_hooked(on_first_compile: Callable[[Any], None]) -> Iterator[None]:
+    """While active, TorchAir's ``GeConcreteGraph.compile`` calls ``on_first_compile(graph)``
+    before it compiles a graph for the first time.
+
+    Why: TorchAir has no hook that hands out the GE graphs it builds; a Python one
+    works the same offline and on an NPU host. Checked against torch-npu 2.13.0.
+    """
+    from torchair._ge_concrete_graph.fx2ge_converter import GeConcreteGraph
+
+    original = GeConcreteGraph.compile
+
+    def compile_hooked(self):
+        if not self._is_compiled:
+            on_first_compile(self)
+        return original(self)
+
+    GeConcreteGraph.compile = compile_hooked
+    try:
+        yield
+    finally:
+        GeConcreteGraph.compile = original
+
+
+@contextlib.contextmanager
+def ge_converter_wrapped(op: Any, wrap: Callable[[Callable], Callable]) -> Iterator[None]:
+    """While active, the converter TorchAir registered for ``op`` (its private
+    ``op._ge_converter``, carrying ``require_meta``) is ``wrap(converter)``; an op
+    without one is left alone.
+
+    Why: checking what a converter returns needs every call of it, and TorchAir looks
+    the converter up on the op at each call. Checked against torch-npu 2.13.0.
+    """
+    original = getattr(op, "_ge_converter", None)
+    if original is None:
+        yield
+        return
+    wrapped = functools.wraps(original)(wrap(original))
+    wrapped.require_meta = original.require_meta
+    op._ge_converter = wrapped
+    try:
+        yield
+    finally:
+        op._ge_converter = original
+
+
+@contextlib.contextmanager
+def aot_calls_replaced(replacement: Callable) -> Iterator[None]:
+    """While active, ``aot_module_simplified`` is ``replacement`` in the modules whose
+    backends call AOT Autograd through their own global for it: Dynamo's common
+    backends, TorchAir's and npugraph_ex's ``npu_fx_compiler``.
+
+    Why: a shared trace records the backends' AOT requests instead of running them,
+    and those modules bind the name at import. Checked against torch 2.13.0 and
+    torch-npu 2.13.0.
+    """
+    callers = [
+        module
+        for name, module in list(sys.modules.items())
+        if name.endswith(_AOT_CALLERS) and hasattr(module, "aot_module_simplified")
+    ]
+    with contextlib.ExitStack() as stack:
+        for module in callers:
+            stack.enter_context(mock.patch.object(module, "aot_module_simplified", replacement))
+        yield

@@ -19,9 +19,9 @@ import torch
 import torch._dynamo.testing
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from opsdk.offline.npu import MissingNpuKernelError, NpuDeviceError, as_cpu, as_npu
 from opsdk.offline.npu import _fallback as npu_fallback
 from opsdk.offline.npu import device as npu_device
-from opsdk.offline.npu.device import MissingNpuKernelError, NpuDeviceError, as_cpu, as_npu
 
 REPO = Path(__file__).resolve().parents[2]
 NPU = "npu"

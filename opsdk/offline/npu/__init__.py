@@ -5,16 +5,9 @@ memory as relabelled CPU memory), ``_fallback`` (aten ops on CPU aliases) and
 ``_kernels`` (explicit kernels); ``streams``, ``graphs`` and ``torch_npu`` build on it.
 """
 
-from opsdk.offline.npu.device import (
-    DEVICE,
-    MissingNpuKernelError,
-    NpuDeviceError,
-    as_cpu,
-    as_npu,
-    install,
-    is_installed,
-    npu_module,
-)
+from opsdk.offline.npu._fallback import MissingNpuKernelError
+from opsdk.offline.npu._memory import DEVICE, NpuDeviceError, as_cpu, as_npu
+from opsdk.offline.npu.device import install, is_installed, npu_module
 
 __all__ = [
     "DEVICE",

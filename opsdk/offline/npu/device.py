@@ -24,24 +24,12 @@ import torch
 from opsdk.offline import patches
 from opsdk.offline.npu import _kernels as npu_kernels
 from opsdk.offline.npu._fallback import (
-    MissingNpuKernelError,
     cpu_preferred,
     direct_kernel,
     fallback,
     generator,
 )
-from opsdk.offline.npu._memory import DEVICE, NpuDeviceError, as_cpu, as_npu, check_index
-
-__all__ = [
-    "DEVICE",
-    "MissingNpuKernelError",
-    "NpuDeviceError",
-    "as_cpu",
-    "as_npu",
-    "install",
-    "is_installed",
-    "npu_module",
-]
+from opsdk.offline.npu._memory import DEVICE, NpuDeviceError, check_index
 
 
 class _DeviceContext:
