@@ -16,7 +16,6 @@ from pathlib import Path
 from opsdk.errors import SetupError, TargetError
 from opsdk.harness import coverage, run_scope, waivers
 from opsdk.harness.failures import as_failure
-from opsdk.harness.lean import no_guard_profiling
 from opsdk.harness.model import (
     BACKENDS,
     DEFAULT_BACKENDS,
@@ -26,6 +25,7 @@ from opsdk.harness.model import (
     OpUnderTest,
     Result,
 )
+from opsdk.offline.patches import guard_profiling_skipped as no_guard_profiling
 from opsdk.runtime.device import ensure_npu
 from opsdk.runtime.spec import parse
 

@@ -151,7 +151,7 @@ def install() -> None:
                 f"or torch.{DEVICE} exists (is the real torch_npu loaded?)"
             )
         module = _build_module()
-        patches.setup_privateuse1_backend(module, _Hooks(), _Guard())
+        patches.setup_privateuse1_backend(DEVICE, module, _Hooks(), _Guard())
         patches.npu_storage_constructor()
         kernels = torch.library.Library("aten", "IMPL")
         for qualname in cpu_preferred():
