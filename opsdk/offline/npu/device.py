@@ -8,9 +8,11 @@ ops that would otherwise take a slower composite path), so writes land in the
 npu tensors and views stay views. A non-aten op reaching the fallback is
 refused: a custom op needs its own npu kernel, exactly as on a real NPU.
 
-Pinned to torch 2.13: it relies on private APIs
-(``_setup_privateuseone_for_python_backend``, ``_construct_storage_from_data_pointer``,
-``torch._C._acc.create_empty_tensor``, ``OpOverload._op_dk``).
+Pinned to torch 2.13: it calls private APIs (``_construct_storage_from_data_pointer``,
+``torch._C._acc.create_empty_tensor``, ``OpOverload._op_dk``) and applies the
+patches of :mod:`opsdk.offline.patches` (backend registration, storage constructor).
+Here: ``torch.npu`` and :func:`install`; the memory, fallback and kernels it installs
+live in ``_memory``, ``_fallback`` and ``_kernels``.
 """
 
 from __future__ import annotations
