@@ -7,7 +7,7 @@ the graph proto, so every node shows up with its inputs, attrs and outputs.
 
 from __future__ import annotations
 
-from opsdk.offline.ge.executor import GeGraphError, decode_attr, torch_dtype_from_proto
+from opsdk.offline.ge import GeGraphError, decode_attr, torch_dtype_from_proto
 
 
 def _value(node_name: str) -> str:

@@ -17,8 +17,8 @@ from opsdk.axes import SHAPE_MODES
 from opsdk.errors import SetupError, TargetError
 from opsdk.harness import columns, coverage, run_scope, waivers
 from opsdk.harness.failures import as_failure
-from opsdk.harness.lean import no_guard_profiling
 from opsdk.harness.model import Cell, CellFailure, OpUnderTest, Result
+from opsdk.offline.patches import guard_profiling_skipped
 from opsdk.runtime import spec
 from opsdk.runtime.device import ensure_npu
 
@@ -70,8 +70,8 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
     else:
         try:
             coverage.require(cell.op.spec, cell.backend)
-            # Dynamo's guard timing proves nothing about an op (see harness.lean).
-            with no_guard_profiling() if column.compiles else contextlib.nullcontext():
+            # Dynamo's guard timing proves nothing about an op (see offline.patches).
+            with guard_profiling_skipped() if column.compiles else contextlib.nullcontext():
                 column.run(cell, dump_dir)
         except CellFailure as failure:
             status, layer, message = "fail", failure.layer, str(failure)

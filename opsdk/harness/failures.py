@@ -45,7 +45,7 @@ def first_line(err: BaseException) -> str:
 def _ge_failure(err: BaseException) -> CellFailure | None:
     """GE stand-in errors: a graph GE refuses at load disagrees with the op's IR
     (the converter or ir.py is wrong); one that fails while running is ``ge-exec``."""
-    from opsdk.offline.ge.executor import GeExecutionError, GeGraphError
+    from opsdk.offline.ge import GeExecutionError, GeGraphError
     from opsdk.offline.ge.standin import GeSessionError, missing_ir_defs
 
     for e in _chain(err):

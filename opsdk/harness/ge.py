@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import warnings
 from pathlib import Path
 
@@ -54,23 +53,18 @@ def recorded_graphs():
     """Collect each ``GeConcreteGraph`` TorchAir compiles (a Python hook, so it
     works the same offline and on an NPU host)."""
     import torch
-    from torchair._ge_concrete_graph.fx2ge_converter import GeConcreteGraph
+
+    from opsdk.offline import patches
 
     recorded = Recorded()
-    original = GeConcreteGraph.compile
 
-    def compile_and_record(self):
-        if not self._is_compiled:
-            recorded.graphs.append(self)
-            if torch._C._current_graph_task_id() != -1:
-                recorded.backward.append(self)
-        return original(self)
+    def record(graph):
+        recorded.graphs.append(graph)
+        if torch._C._current_graph_task_id() != -1:
+            recorded.backward.append(graph)
 
-    GeConcreteGraph.compile = compile_and_record
-    try:
+    with patches.ge_compile_hooked(record):
         yield recorded
-    finally:
-        GeConcreteGraph.compile = original
 
 
 class ConverterContractError(Exception):
@@ -103,26 +97,20 @@ def _returns_problem(spec, result) -> str | None:
 def checked_converter(spec):
     """Check every call of the op's registered converter against TorchAir's rules
     (an op without one may still get TorchAir's automatic converter)."""
-    op = spec.op()
-    original = getattr(op, "_ge_converter", None)
-    if original is None:
-        yield
-        return
+    from opsdk.offline import patches
 
-    @functools.wraps(original)
-    def checked(*args, **kwargs):
-        result = original(*args, **kwargs)
-        problem = _returns_problem(spec, result)
-        if problem:
-            raise ConverterContractError(problem)
-        return result
+    def checking(converter):
+        def checked(*args, **kwargs):
+            result = converter(*args, **kwargs)
+            problem = _returns_problem(spec, result)
+            if problem:
+                raise ConverterContractError(problem)
+            return result
 
-    checked.require_meta = original.require_meta
-    op._ge_converter = checked
-    try:
+        return checked
+
+    with patches.ge_converter_wrapped(spec.op(), checking):
         yield
-    finally:
-        op._ge_converter = original
 
 
 def run(cell: Cell, dump_dir: Path | None = None) -> None:

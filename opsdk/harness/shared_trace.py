@@ -29,11 +29,9 @@ import contextlib
 import contextvars
 import copy
 import itertools
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
-from unittest import mock
 
 import torch
 import torch._dynamo
@@ -49,13 +47,6 @@ from opsdk.harness._training import trainable
 from opsdk.harness.inputs import Case
 from opsdk.harness.model import Cell, OpUnderTest
 
-# Modules whose backends call AOT Autograd through their own global name for it, by
-# the end of their names (an NPU host may import TorchAir's under torch_npu.dynamo).
-_AOT_CALLERS = (
-    "torch._dynamo.backends.common",
-    "torchair.npu_fx_compiler",
-    "npugraph_ex.npu_fx_compiler",
-)
 # The AOT settings besides decompositions that shape the traced graph.
 _TRACE_SETTINGS = (
     "keep_inference_input_mutations",
@@ -143,20 +134,14 @@ class _Request:
 @contextlib.contextmanager
 def _held_aot_requests(requests: list[_Request], column: str, checks) -> Iterator[None]:
     """While a backend compiles, its AOT Autograd call is recorded, not run."""
+    from opsdk.offline import patches
 
     def hold(mod, args, **kwargs):
         request = _Request(column, checks, mod, list(args), kwargs)
         requests.append(request)
         return request
 
-    callers = [
-        module
-        for name, module in list(sys.modules.items())
-        if name.endswith(_AOT_CALLERS) and hasattr(module, "aot_module_simplified")
-    ]
-    with contextlib.ExitStack() as stack:
-        for module in callers:
-            stack.enter_context(mock.patch.object(module, "aot_module_simplified", hold))
+    with patches.aot_calls_replaced(hold):
         yield
 
 

@@ -6,9 +6,7 @@ torch-npu wheel that matches the installed torch: the wheel is downloaded (never
 installed: installing it without CANN breaks ``import torch``), only
 ``torch_npu/dynamo/**`` is extracted into a per-user cache, and that directory
 goes on ``sys.path`` so ``import torchair`` and ``import npugraph_ex`` work while
-``torch_npu`` itself stays unimportable. The one native module TorchAir needs,
-``torchair.core._torchair``, is replaced by :mod:`opsdk.offline.ge.standin`
-before TorchAir is imported.
+``torch_npu`` itself stays unimportable. :mod:`opsdk.offline.torchair` imports it.
 """
 
 from __future__ import annotations
@@ -20,11 +18,9 @@ import importlib.util
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -310,52 +306,3 @@ def _ensure_bytecode(entry: Path) -> None:
         scratch.replace(entry / _MARKER_FILE)
     except OSError:
         scratch.unlink(missing_ok=True)
-
-
-_TORCHAIR = None
-
-
-def import_torchair():
-    """Import TorchAir once per process and return the module.
-
-    Offline this fetches the wheel on first need, installs the ``_torchair``
-    stand-in (TorchAir's ``TorchNpuGraph`` takes its base class from it at import
-    time, so it must come first) and imports TorchAir from the cache.
-    """
-    global _TORCHAIR
-    if _TORCHAIR is not None:
-        return _TORCHAIR
-    info = locate()
-    if info.mode == "real":
-        _TORCHAIR = importlib.import_module("torchair")
-        return _TORCHAIR
-    path = fetch()  # also byte-compiles an entry fetched before opsdk did that
-    loaded = sys.modules.get("torchair")
-    if loaded is not None and not Path(loaded.__file__).is_relative_to(path):
-        raise TorchairUnavailable(
-            f"another torchair ({loaded.__file__}) is already imported; "
-            "let opsdk import TorchAir first (opsdk.offline.locator.import_torchair())"
-        )
-    from opsdk.offline.ge import standin as torchair_standin
-
-    torchair_standin.install()
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
-    handlers = {sig: signal.getsignal(sig) for sig in _GE_FINALIZE_SIGNALS}
-    _TORCHAIR = importlib.import_module("torchair")
-    _restore_signal_handlers(handlers)
-    return _TORCHAIR
-
-
-# TorchAir installs handlers for these that finalize GE and then ignore the signal,
-# so Ctrl-C and SIGTERM no longer stop the process. Offline there is no GE session to
-# finalize (its atexit hook still runs), so the handlers from before the import return.
-_GE_FINALIZE_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-def _restore_signal_handlers(handlers) -> None:
-    if threading.current_thread() is not threading.main_thread():
-        return  # TorchAir installs its handlers from the main thread only
-    for sig, handler in handlers.items():
-        if handler is not None and signal.getsignal(sig) is not handler:
-            signal.signal(sig, handler)

@@ -1,4 +1,9 @@
-"""npugraph_ex (aclgraph capture-and-replay) as a Dynamo backend, offline or on an NPU.
+"""TorchAir bring-up: import TorchAir and npugraph_ex over the stand-ins, the offline
+config, and npugraph_ex (aclgraph capture-and-replay) as a Dynamo backend.
+
+Offline, TorchAir's one native module, ``torchair.core._torchair``, is replaced by
+:mod:`opsdk.offline.ge.standin` and torch_npu by :mod:`opsdk.offline.npu.torch_npu`
+before TorchAir is imported from the cache :mod:`opsdk.offline.locator` fills.
 
 On an NPU host torch_npu registers ``backend="npugraph_ex"`` through an entry
 point. That entry point imports torch_npu, which fails offline, so offline
@@ -16,12 +21,14 @@ is available as :func:`reduce_overhead_backend`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import signal
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -29,6 +36,7 @@ import torch._dynamo
 from torch._dynamo.backends.registry import _COMPILER_FNS
 
 from opsdk.offline import locator as torchair_locator
+from opsdk.offline import patches
 from opsdk.runtime.converters import load_pending
 from opsdk.runtime.device import ensure_npu
 
@@ -36,8 +44,12 @@ BACKEND_NAME = "npugraph_ex"
 OFFLINE_OPTIONS: dict[str, Any] = {"pattern_fusion_pass": False}
 """npugraph_ex ``CompilerConfig`` options opsdk sets offline (the user's options win)."""
 
+# TorchAir and npugraph_ex install handlers for these at import that finalize GE or
+# the device and then ignore the signal, so Ctrl-C and SIGTERM no longer stop the
+# process. Offline there is nothing to finalize (their atexit hooks still run).
 _FINALIZE_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _lock = threading.Lock()
+_torchair: ModuleType | None = None
 
 
 def is_offline() -> bool:
@@ -54,7 +66,49 @@ def import_torchair_stack() -> ModuleType:
         torch_npu_standin.install()
     else:
         importlib.import_module("torch_npu")
-    return torchair_locator.import_torchair()
+    return import_torchair()
+
+
+def import_torchair() -> ModuleType:
+    """Import TorchAir once per process and return the module.
+
+    Offline this fetches the wheel on first need, installs the ``_torchair``
+    stand-in (TorchAir's ``TorchNpuGraph`` takes its base class from it at import
+    time, so it must come first) and imports TorchAir from the cache.
+    """
+    global _torchair
+    if _torchair is not None:
+        return _torchair
+    if torchair_locator.locate().mode == "real":
+        _torchair = importlib.import_module("torchair")
+        return _torchair
+    path = torchair_locator.fetch()  # also byte-compiles an entry fetched before opsdk did
+    loaded = sys.modules.get("torchair")
+    if loaded is not None and not Path(loaded.__file__).is_relative_to(path):
+        raise torchair_locator.TorchairUnavailable(
+            f"another torchair ({loaded.__file__}) is already imported; "
+            "let opsdk import TorchAir first (opsdk.offline.torchair.import_torchair())"
+        )
+    from opsdk.offline.ge import standin as torchair_standin
+
+    torchair_standin.install()
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+    with _keeping_signal_handlers():
+        _torchair = importlib.import_module("torchair")
+    return _torchair
+
+
+@contextlib.contextmanager
+def _keeping_signal_handlers():
+    """Put back the :data:`_FINALIZE_SIGNALS` handlers an import replaces."""
+    handlers = {sig: signal.getsignal(sig) for sig in _FINALIZE_SIGNALS}
+    yield
+    if threading.current_thread() is not threading.main_thread():
+        return  # TorchAir and npugraph_ex install their handlers from the main thread only
+    for sig, handler in handlers.items():
+        if handler is not None and signal.getsignal(sig) is not handler:
+            signal.signal(sig, handler)
 
 
 @functools.cache
@@ -71,20 +125,15 @@ def import_npugraph_ex() -> ModuleType:
 
     Importing it installs SIGINT/SIGTERM handlers that run its finalizer and then
     ignore the signal, so Ctrl-C would no longer stop the process. Offline there is
-    nothing on a device to finalize (its atexit hook still runs), so the previous
-    handlers are put back, as the locator does for TorchAir's.
+    nothing on a device to finalize, so the previous handlers are put back, as for
+    TorchAir's.
     """
     import_torchair_stack()
     _apply_torchair_patches_first()
     if "npugraph_ex" in sys.modules or not is_offline():
         return importlib.import_module("npugraph_ex")
-    handlers = {sig: signal.getsignal(sig) for sig in _FINALIZE_SIGNALS}
-    module = importlib.import_module("npugraph_ex")
-    if threading.current_thread() is threading.main_thread():
-        for sig, handler in handlers.items():
-            if handler is not None:
-                signal.signal(sig, handler)
-    return module
+    with _keeping_signal_handlers():
+        return importlib.import_module("npugraph_ex")
 
 
 def torchair_config(mode: str):
@@ -98,16 +147,8 @@ def torchair_config(mode: str):
 
 @functools.cache
 def _apply_torchair_patches_first() -> None:
-    """Run TorchAir's one-time patches of torch before npugraph_ex's copy of them.
-
-    Both register a Python kernel for ``aten.to.other`` under AutogradPrivateUse1.
-    npugraph_ex skips the registration when it finds one; TorchAir does not, so a
-    process that compiled with npugraph_ex first failed its first GE compile
-    ("Trying to override a python impl"). Creating a GE backend applies TorchAir's
-    patches; the GE column would create one with the same config anyway.
-    """
-    torchair = import_torchair_stack()
-    torchair.get_npu_backend(compiler_config=torchair_config("max-autotune"))
+    """Once per process: :func:`opsdk.offline.patches.run_torchair_patches_first`."""
+    patches.run_torchair_patches_first(import_torchair_stack(), torchair_config("max-autotune"))
 
 
 def describe() -> dict[str, Any]:

@@ -16,7 +16,7 @@ from torch._dynamo.testing import CompileCounter
 from opsdk import harness
 from opsdk.harness import opcheck, target
 from opsdk.harness.inputs import cases
-from opsdk.harness.lean import no_guard_profiling
+from opsdk.offline.patches import guard_profiling_skipped as no_guard_profiling
 from opsdk.scaffold import NewRequest, new
 
 

@@ -35,11 +35,12 @@ SCRIPT = textwrap.dedent(
     from opsdk.runtime import device
     from opsdk.harness import ge
     from opsdk.offline import locator as torchair_locator
+    from opsdk.offline.torchair import import_torchair
 
     device._info = device.NpuInfo("real", "2.13.0", "detection faked by the test")
     info = torchair_locator.locate()
     assert info.mode == "real", info
-    assert torchair_locator.import_torchair() is torchair
+    assert import_torchair() is torchair
     backend = ge.backend()
     config = SEEN["config"]
     assert backend is config and config.mode == "max-autotune"

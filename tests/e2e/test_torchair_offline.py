@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from opsdk.offline import ge as offline_ge
 from opsdk.offline import locator as torchair_locator
-from opsdk.offline.ge import executor as ge_executor
+from opsdk.offline.ge import proto as ge_proto
 from opsdk.offline.ge import standin as torchair_standin
-from opsdk.offline.torchair import torchair_config
+from opsdk.offline.torchair import import_torchair, torchair_config
 from opsdk.runtime import irdef
 
 # --- Test ops: out-of-place with an attr, in-place, and one with no GE IR -------------------
@@ -73,7 +74,7 @@ TA_ADD_INPLACE_IR = irdef.IrDef(
 @pytest.fixture(scope="module")
 def torchair():
     try:
-        module = torchair_locator.import_torchair()
+        module = import_torchair()
     except torchair_locator.TorchairUnavailable as err:
         pytest.skip(f"TorchAir could not be fetched: {err}")
     irdef.register(TA_ADD_IR)
@@ -322,7 +323,7 @@ def test_unknown_ge_op_type_fails_naming_it(torchair):
         op.output_desc.add().name = "y"
         return [x]
 
-    with pytest.raises(ge_executor.GeGraphError, match="fancy_node.*GE op type FancyOp is unknown"):
+    with pytest.raises(offline_ge.GeGraphError, match="fancy_node.*GE op type FancyOp is unknown"):
         _session(torchair, build, [0])
     rejected = torchair_standin.loaded_graphs()[-1]
     assert rejected.error and "FancyOp" in rejected.error
@@ -337,7 +338,7 @@ def test_edge_to_missing_node_is_rejected_at_load(torchair):
         ge_apis.NetOutput([ge_apis.Neg(_data(ge_apis, 0, [2]))])
     next(op for op in graph._proto.op if op.type == "Neg").input[0] = "ghost:0"
     session = torchair_standin.TorchNpuGraphBase("broken")
-    with pytest.raises(ge_executor.GeGraphError, match="Neg.*'ghost:0' refers to no node"):
+    with pytest.raises(offline_ge.GeGraphError, match="Neg.*'ghost:0' refers to no node"):
         session.load(graph.SerializeToString(), {}, [0], [0], 0)
 
 
@@ -422,13 +423,13 @@ def test_runtime_failure_names_the_node(torchair):
     session = _session(
         torchair, lambda ge: [ge.MatMul(_data(ge, 0, [-1, -1]), _data(ge, 1, [-1, -1]), None)], [0]
     )
-    with pytest.raises(ge_executor.GeExecutionError, match=r"node MatMul \(MatMul\) failed"):
+    with pytest.raises(offline_ge.GeExecutionError, match=r"node MatMul \(MatMul\) failed"):
         session.run(([torch.randn(2, 3), torch.randn(2, 3)], [], None))
 
 
 def test_input_that_contradicts_data_desc_is_rejected(torchair):
     session = _session(torchair, lambda ge: [ge.Neg(_data(ge, 0, [2, 3]))], [0])
-    with pytest.raises(ge_executor.GeExecutionError, match=r"input 0 \(in0\).*expects"):
+    with pytest.raises(offline_ge.GeExecutionError, match=r"input 0 \(in0\).*expects"):
         session.run(([torch.randn(3, 2)], [], None))
 
 
@@ -470,7 +471,7 @@ def test_custom_node_that_contradicts_its_ir_is_rejected(torchair):
         x = _data(ge, 0, [2])
         return [torchair.ge.custom_op("TaAdd", inputs={"x": x, "w": x}, outputs=["z"])]
 
-    with pytest.raises(ge_executor.GeGraphError, match="TaAdd.*required input 'y' of TaAdd"):
+    with pytest.raises(offline_ge.GeGraphError, match="TaAdd.*required input 'y' of TaAdd"):
         _session(torchair, build, [0])
 
 
@@ -497,7 +498,7 @@ def test_const_decoding(torchair, value):
     with GeGraph(name="consts") as graph:
         torchair.ge.Const(value)
     (op,) = graph._proto.op
-    decoded = ge_executor.decode_const(op.attr["value"].t)
+    decoded = offline_ge.decode_const(op.attr["value"].t)
     assert decoded.dtype == value.dtype
     torch.testing.assert_close(decoded, value)
 
@@ -510,10 +511,10 @@ def test_both_dtype_numberings_resolve(torchair):
 
     ge_dtype = torchair.ge.DataType
     assert (ge_dtype.DT_FLOAT, ProtoDataType.Value("DT_FLOAT")) == (0, 1)
-    for name, dtype in ge_executor._TORCH_BY_NAME.items():
-        assert ge_executor.torch_dtype_from_ge(getattr(ge_dtype, name)) == dtype
+    for name, dtype in ge_proto._TORCH_BY_NAME.items():
+        assert offline_ge.torch_dtype_from_ge(getattr(ge_dtype, name)) == dtype
         desc = TensorDescriptor(dtype=ProtoDataType.Value(name))
-        assert ge_executor.torch_dtype_from_proto(desc) == dtype
+        assert offline_ge.torch_dtype_from_proto(desc) == dtype
 
 
 # --- Locating and fetching the wheel (no network, no torchair import) ----------------------

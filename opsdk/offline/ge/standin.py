@@ -14,7 +14,7 @@ check and dump the GE graph a compiled call produced.
 
 Install with :func:`install` before ``import torchair``: TorchAir's
 ``TorchNpuGraph`` takes its base class from this module at import time
-(:func:`opsdk.offline.locator.import_torchair` does both).
+(:func:`opsdk.offline.torchair.import_torchair` does both).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import torch
 
 from opsdk.errors import OpFault, SetupError
-from opsdk.offline.ge import executor as ge_executor
+from opsdk.offline import ge
 from opsdk.runtime import irdef
 
 MODULE_NAME = "torchair.core._torchair"
@@ -192,7 +192,7 @@ class TorchNpuGraphBase:
     def __init__(self, name: str = ""):
         self._name = str(name)
         self._loaded: LoadedGraph | None = None
-        self._executor: ge_executor.GeGraphExecutor | None = None
+        self._executor: ge.GeGraphExecutor | None = None
 
     def load(self, serialized_graph, options, input_placements, output_dtypes, executor_type):
         model = _model_def_class()()
@@ -208,11 +208,11 @@ class TorchNpuGraphBase:
         _LOADED.append(loaded)
         try:
             if len(model.graph) != 1:
-                raise ge_executor.GeGraphError(
+                raise ge.GeGraphError(
                     f"graph {self._name}: a ModelDef must hold one graph, not {len(model.graph)}"
                 )
-            self._executor = ge_executor.GeGraphExecutor(model.graph[0])
-        except ge_executor.GeGraphError as err:
+            self._executor = ge.GeGraphExecutor(model.graph[0])
+        except ge.GeGraphError as err:
             loaded.error = str(err)
             raise
         self._loaded = loaded
@@ -269,7 +269,7 @@ def _apply_output_contract(loaded: LoadedGraph, outputs, assigned_outputs) -> li
             f"output_dtypes declares {len(expected)}"
         )
     for i, (out, ge_dtype) in enumerate(zip(outputs, expected, strict=True)):
-        want = ge_executor.torch_dtype_from_ge(ge_dtype)
+        want = ge.torch_dtype_from_ge(ge_dtype)
         if out.dtype != want:
             raise GeSessionError(
                 f"graph {loaded.name}: output {i} is {out.dtype}, TorchAir expects {want}"

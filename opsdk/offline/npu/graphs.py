@@ -33,8 +33,8 @@ from torch._ops import OpOverload
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from opsdk.errors import OpFault
+from opsdk.offline.npu._memory import DEVICE
 
-DEVICE = "npu"
 DEVICE_REFUSAL = "operation not permitted when stream is capturing"
 
 # Ops that allocate without initialising: nothing to redo on replay.

@@ -16,8 +16,8 @@ from typing import Any
 import torch
 
 from opsdk.offline.npu import graphs as npu_graph
+from opsdk.offline.npu._memory import DEVICE
 
-DEVICE = "npu"
 DEVICE_TYPE = int(torch._C._autograd.DeviceType.PrivateUse1)  # what torch_npu reports (20)
 _DEFAULT_STREAM_ID = 0
 

@@ -1,0 +1,180 @@
+"""Every patch opsdk applies to a private torch, TorchAir or torch_npu API, in one place.
+
+Each is a small function saying what it patches, why, and the version it was
+checked against; the callers (the npu device install, the TorchAir bring-up)
+apply them at the moment they need them. A new torch or torch-npu release is
+checked here first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+import types
+from collections.abc import Callable, Iterator
+from typing import Any
+from unittest import mock
+
+import torch
+
+__all__ = [
+    "aot_calls_replaced",
+    "ge_compile_hooked",
+    "ge_converter_wrapped",
+    "guard_profiling_skipped",
+    "npu_storage_constructor",
+    "run_torchair_patches_first",
+    "setup_privateuse1_backend",
+]
+
+# Modules whose backends call AOT Autograd through their own global name for it, by
+# the end of their names (an NPU host may import TorchAir's under torch_npu.dynamo).
+_AOT_CALLERS = (
+    "torch._dynamo.backends.common",
+    "torchair.npu_fx_compiler",
+    "npugraph_ex.npu_fx_compiler",
+)
+
+
+def npu_storage_constructor() -> None:
+    """Replace ``torch.UntypedStorage.__new__`` so ``UntypedStorage(n, device="npu")``
+    allocates through the emulated device (other devices go to torch's own).
+
+    Why: torch builds a storage for a Python PrivateUse1 backend with a null
+    allocator, which crashes. Checked against torch 2.13.0.
+    """
+    from opsdk.offline.npu._memory import DEVICE, NpuDeviceError, check_index
+
+    native = torch.UntypedStorage.__new__
+
+    def storage_new(cls: type, *args: Any, **kwargs: Any) -> Any:
+        device = kwargs.get("device")
+        if device is None or torch.device(device).type != DEVICE:
+            return native(cls, *args, **kwargs)
+        check_index(torch.device(device))
+        if kwargs.get("allocator") is not None:
+            raise NpuDeviceError(f"{DEVICE} storages cannot take a custom allocator")
+        if not args:
+            return torch.empty((0,), dtype=torch.uint8, device=DEVICE).untyped_storage()
+        if isinstance(args[0], int) and len(args) == 1:
+            return torch.empty((args[0],), dtype=torch.uint8, device=DEVICE).untyped_storage()
+        cpu = native(cls, *args)
+        return torch.empty((0,), dtype=torch.uint8).set_(cpu).to(DEVICE).untyped_storage()
+
+    torch.UntypedStorage.__new__ = staticmethod(storage_new)  # type: ignore[method-assign]
+
+
+def setup_privateuse1_backend(name: str, module: types.ModuleType, hooks: Any, guard: Any) -> None:
+    """Name PrivateUse1 ``name`` with ``module`` as ``torch.npu`` through torch's private
+    ``torch.utils.backend_registration._setup_privateuseone_for_python_backend``, and
+    generate the ``UntypedStorage.npu()``-style methods.
+
+    Why: it is the one entry point that registers a Python backend's hooks and device
+    guard together. Checked against torch 2.13.0.
+    """
+    torch.utils.backend_registration._setup_privateuseone_for_python_backend(
+        name, backend_module=module, hook=hooks, device_guard=guard
+    )
+    torch.utils.generate_methods_for_privateuse1_backend(
+        for_tensor=False, for_module=False, for_packed_sequence=False, for_storage=True
+    )
+
+
+def run_torchair_patches_first(torchair: types.ModuleType, config: Any) -> None:
+    """Run TorchAir's one-time patches of torch before npugraph_ex's copy of them.
+
+    Why: both register a Python kernel for ``aten.to.other`` under AutogradPrivateUse1.
+    npugraph_ex skips the registration when it finds one; TorchAir does not, so a
+    process that compiled with npugraph_ex first failed its first GE compile
+    ("Trying to override a python impl"). Creating a GE backend (``config``: the GE
+    column's own) applies TorchAir's patches. Checked against torch-npu 2.13.0.
+    """
+    torchair.get_npu_backend(compiler_config=config)
+
+
+@contextlib.contextmanager
+def ge_compile_hooked(on_first_compile: Callable[[Any], None]) -> Iterator[None]:
+    """While active, TorchAir's ``GeConcreteGraph.compile`` calls ``on_first_compile(graph)``
+    before it compiles a graph for the first time.
+
+    Why: TorchAir has no hook that hands out the GE graphs it builds; a Python one
+    works the same offline and on an NPU host. Checked against torch-npu 2.13.0.
+    """
+    from torchair._ge_concrete_graph.fx2ge_converter import GeConcreteGraph
+
+    original = GeConcreteGraph.compile
+
+    def compile_hooked(self):
+        if not self._is_compiled:
+            on_first_compile(self)
+        return original(self)
+
+    GeConcreteGraph.compile = compile_hooked
+    try:
+        yield
+    finally:
+        GeConcreteGraph.compile = original
+
+
+@contextlib.contextmanager
+def ge_converter_wrapped(op: Any, wrap: Callable[[Callable], Callable]) -> Iterator[None]:
+    """While active, the converter TorchAir registered for ``op`` (its private
+    ``op._ge_converter``, carrying ``require_meta``) is ``wrap(converter)``; an op
+    without one is left alone.
+
+    Why: checking what a converter returns needs every call of it, and TorchAir looks
+    the converter up on the op at each call. Checked against torch-npu 2.13.0.
+    """
+    original = getattr(op, "_ge_converter", None)
+    if original is None:
+        yield
+        return
+    wrapped = functools.wraps(original)(wrap(original))
+    wrapped.require_meta = original.require_meta
+    op._ge_converter = wrapped
+    try:
+        yield
+    finally:
+        op._ge_converter = original
+
+
+@contextlib.contextmanager
+def aot_calls_replaced(replacement: Callable) -> Iterator[None]:
+    """While active, ``aot_module_simplified`` is ``replacement`` in the modules whose
+    backends call AOT Autograd through their own global for it: Dynamo's common
+    backends, TorchAir's and npugraph_ex's ``npu_fx_compiler``.
+
+    Why: a shared trace records the backends' AOT requests instead of running them,
+    and those modules bind the name at import. Checked against torch 2.13.0 and
+    torch-npu 2.13.0.
+    """
+    callers = [
+        module
+        for name, module in list(sys.modules.items())
+        if name.endswith(_AOT_CALLERS) and hasattr(module, "aot_module_simplified")
+    ]
+    with contextlib.ExitStack() as stack:
+        for module in callers:
+            stack.enter_context(mock.patch.object(module, "aot_module_simplified", replacement))
+        yield
+
+
+@contextlib.contextmanager
+def guard_profiling_skipped() -> Iterator[None]:
+    """While active, Dynamo's private ``torch._dynamo.guards.profile_guard_manager``
+    reports 0 us instead of timing each guard set it builds.
+
+    Why: it flushes the CPU cache first, 15-60 ms per compile on a loaded 2-core
+    machine, a third or more of compiling a one-op graph, for one compile metric
+    (``guard_latency_us``) no check reads. Guards are still built, installed and
+    evaluated on every call exactly as before. Checked against torch 2.13.0.
+    """
+    import torch._dynamo.guards as guards
+
+    with mock.patch.object(guards, "profile_guard_manager", _no_latency):
+        yield
+
+
+def _no_latency(*args: object) -> float:
+    return 0.0
