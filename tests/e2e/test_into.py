@@ -5,7 +5,11 @@ import subprocess
 import sys
 
 import pytest
-import tomllib
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
 
 from opsdk.runtime import spec
 from opsdk.scaffold import NewRequest, into, new
