@@ -1,4 +1,4 @@
-"""Shared helpers: run the `opsdk` CLI in a fresh process, as a user would."""
+"""Shared fixtures: scaffolded op packages, and the `opsdk` CLI run in a fresh process."""
 
 import json
 import subprocess
@@ -37,3 +37,11 @@ def opsdk_cli(tmp_path):
         return CliRun(done, report)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def scaffolds(tmp_path_factory):
+    """Op packages built once per (name, options) in this process: see tests/scaffolded.py."""
+    from scaffolded import Scaffolds  # opsdk.scaffold loads only for tests that scaffold
+
+    return Scaffolds(tmp_path_factory.mktemp("scaffolds"))

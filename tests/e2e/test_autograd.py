@@ -3,23 +3,17 @@ eager, aot_eager and ge columns and checked by opcheck (registration and gradche
 
 import pytest
 
-from opsdk.scaffold import NewRequest, new
-
 BACKENDS = "eager,opcheck,aot_eager,ge"
 
 
-def _package(tmp_path, name="my_add", **kwargs):
-    # A namespace per test keeps op registrations of separate runs apart.
-    return new(
-        NewRequest(
-            name, namespace=f"t_{tmp_path.name[-12:]}", out=tmp_path, autograd=True, **kwargs
-        )
-    ).path
+def _package(scaffolds, tmp_path, name="my_add", **kwargs):
+    # Each `opsdk check` runs in its own process: tests can share the namespace.
+    return scaffolds.copy(tmp_path, name, namespace="autograd_t", autograd=True, **kwargs)
 
 
 @pytest.mark.parametrize("style", ["custom_op", "library"])
-def test_autograd_add_trains_in_every_column(tmp_path, opsdk_cli, style):
-    pkg = _package(tmp_path, style=style)
+def test_autograd_add_trains_in_every_column(scaffolds, tmp_path, opsdk_cli, style):
+    pkg = _package(scaffolds, tmp_path, style=style)
     autograd = (pkg / "my_add" / "autograd.py").read_text()
     registration = "my_add.register_autograd(" if style == "custom_op" else "register_autograd("
     assert registration in autograd and "setup_context=my_add_setup_context" in autograd
@@ -45,8 +39,8 @@ def test_autograd_add_trains_in_every_column(tmp_path, opsdk_cli, style):
     assert backward and len(backward) < len(fx_graphs), sorted(p.name for p in static.iterdir())
 
 
-def test_a_wrong_backward_fails_gradcheck_in_layer_autograd(tmp_path, opsdk_cli):
-    pkg = _package(tmp_path)
+def test_a_wrong_backward_fails_gradcheck_in_layer_autograd(scaffolds, tmp_path, opsdk_cli):
+    pkg = _package(scaffolds, tmp_path)
     path = pkg / "my_add" / "autograd.py"
     text = path.read_text()
     path.write_text(text.replace("return grad_out.sum_to_size", "return 2 * grad_out.sum_to_size"))
@@ -56,8 +50,10 @@ def test_a_wrong_backward_fails_gradcheck_in_layer_autograd(tmp_path, opsdk_cli)
     assert "gradcheck" in cell["message"] and "autograd.py" in cell["message"]
 
 
-def test_a_backward_that_fails_on_npu_tensors_fails_eager_in_layer_autograd(tmp_path, opsdk_cli):
-    pkg = _package(tmp_path)
+def test_a_backward_that_fails_on_npu_tensors_fails_eager_in_layer_autograd(
+    scaffolds, tmp_path, opsdk_cli
+):
+    pkg = _package(scaffolds, tmp_path)
     path = pkg / "my_add" / "autograd.py"
     text = path.read_text()
     path.write_text(
@@ -71,9 +67,9 @@ def test_a_backward_that_fails_on_npu_tensors_fails_eager_in_layer_autograd(tmp_
     assert cell["status"] in ("fail", "error") and cell["layer"] == "autograd", cell
 
 
-def test_skeleton_backward_says_implement_me(tmp_path, opsdk_cli):
+def test_skeleton_backward_says_implement_me(scaffolds, tmp_path, opsdk_cli):
     schema = "my_op(Tensor x, Tensor? w, float alpha=1.0) -> (Tensor a, Tensor b)"
-    pkg = _package(tmp_path, name="my_op", schema=schema)
+    pkg = _package(scaffolds, tmp_path, name="my_op", schema=schema)
     autograd = (pkg / "my_op" / "autograd.py").read_text()
     assert "def my_op_backward(ctx, grad_a, grad_b) -> tuple:" in autograd
     assert 'raise ImplementMe(\n        __file__,\n        "my_op_backward"' in autograd

@@ -2,12 +2,11 @@
 
 import json
 
-from opsdk.scaffold import NewRequest, new
+NAMESPACE = "coverage_t"  # each run is its own process: tests can share it
 
 
-def _package(tmp_path, **kwargs):
-    ns = f"t_{tmp_path.name[-12:]}"
-    return new(NewRequest("my_add", namespace=ns, out=tmp_path, **kwargs)).path, ns
+def _package(scaffolds, tmp_path, **kwargs):
+    return scaffolds.copy(tmp_path, "my_add", namespace=NAMESPACE, **kwargs), NAMESPACE
 
 
 def _cut(path, text, replacement=""):
@@ -24,8 +23,8 @@ def _coverage(opsdk_cli, tmp_path, *args):
     return run, {row["op"]: row for row in json.loads(path.read_text())}
 
 
-def test_complete_package_is_covered_and_namespace_lists_every_op(tmp_path, opsdk_cli):
-    pkg, ns = _package(tmp_path)
+def test_complete_package_is_covered_and_namespace_lists_every_op(scaffolds, tmp_path, opsdk_cli):
+    pkg, ns = _package(scaffolds, tmp_path)
     # An op registered in the namespace but not declared in OPS, with nothing but a schema.
     _cut(
         pkg / "my_add" / "__init__.py",
@@ -57,8 +56,8 @@ def test_complete_package_is_covered_and_namespace_lists_every_op(tmp_path, opsd
     assert list(_coverage(opsdk_cli, tmp_path, pkg)[1]) == [f"{ns}::my_add"]
 
 
-def test_missing_pieces_show_in_the_table(tmp_path, opsdk_cli):
-    pkg, ns = _package(tmp_path, style="library")
+def test_missing_pieces_show_in_the_table(scaffolds, tmp_path, opsdk_cli):
+    pkg, ns = _package(scaffolds, tmp_path, style="library")
     _cut(pkg / "my_add" / "schema.py", 'LIB.impl("my_add", my_add_npu, "PrivateUse1")\n')
     _cut(pkg / "my_add" / "fake.py", "@torch.library.register_fake(OP, lib=LIB)\n")
     _cut(pkg / "my_add" / "__init__.py", 'load_converters(f"{__name__}.converter")\n')
@@ -75,8 +74,8 @@ def test_missing_pieces_show_in_the_table(tmp_path, opsdk_cli):
     )
 
 
-def test_missing_ir_blocks_the_automatic_converter(tmp_path, opsdk_cli):
-    pkg, ns = _package(tmp_path)
+def test_missing_ir_blocks_the_automatic_converter(scaffolds, tmp_path, opsdk_cli):
+    pkg, ns = _package(scaffolds, tmp_path)
     _cut(pkg / "my_add" / "ir.py", "MY_ADD_IR = register(", "MY_ADD_IR = (")
     _cut(pkg / "my_add" / "__init__.py", 'load_converters(f"{__name__}.converter")\n')
     row = _coverage(opsdk_cli, tmp_path, pkg)[1][f"{ns}::my_add"]
@@ -84,8 +83,8 @@ def test_missing_ir_blocks_the_automatic_converter(tmp_path, opsdk_cli):
     assert "MyAdd" in row["why_not"], row
 
 
-def test_check_fails_each_cell_naming_the_missing_piece(tmp_path, opsdk_cli):
-    pkg, _ = _package(tmp_path, style="custom_op")
+def test_check_fails_each_cell_naming_the_missing_piece(scaffolds, tmp_path, opsdk_cli):
+    pkg, _ = _package(scaffolds, tmp_path, style="custom_op")
     _cut(pkg / "my_add" / "fake.py", "@my_add.register_fake\n")
     _cut(pkg / "my_add" / "ir.py", "MY_ADD_IR = register(", "MY_ADD_IR = (")
     run = opsdk_cli(
@@ -100,8 +99,8 @@ def test_check_fails_each_cell_naming_the_missing_piece(tmp_path, opsdk_cli):
     assert (cells["ge"]["status"], cells["ge"]["layer"]) == ("fail", "fake")
 
 
-def test_check_names_a_missing_npu_kernel_and_ir(tmp_path, opsdk_cli):
-    pkg, _ = _package(tmp_path, style="library")
+def test_check_names_a_missing_npu_kernel_and_ir(scaffolds, tmp_path, opsdk_cli):
+    pkg, _ = _package(scaffolds, tmp_path, style="library")
     _cut(pkg / "my_add" / "schema.py", 'LIB.impl("my_add", my_add_npu, "PrivateUse1")\n')
     _cut(pkg / "my_add" / "ir.py", "MY_ADD_IR = register(", "MY_ADD_IR = (")
     run = opsdk_cli("check", pkg, "--backend", "eager", "--shapes", "static", json_report=True)
@@ -122,7 +121,7 @@ def test_check_names_a_missing_npu_kernel_and_ir(tmp_path, opsdk_cli):
     assert "no GE IR definition" in cell["message"] and "ir.py" in cell["message"]
 
 
-def test_coverage_of_an_unknown_namespace_is_one_line_exit_2(tmp_path, opsdk_cli):
-    pkg, _ = _package(tmp_path)
+def test_coverage_of_an_unknown_namespace_is_one_line_exit_2(scaffolds, tmp_path, opsdk_cli):
+    pkg, _ = _package(scaffolds, tmp_path)
     run = opsdk_cli("coverage", pkg, "--namespace", "nonesuch")
     assert run.code == 2 and run.stderr.count("\n") == 1 and "nonesuch" in run.stderr

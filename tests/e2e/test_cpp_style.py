@@ -18,7 +18,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from opsdk.errors import BuildError, SpecError
 from opsdk.harness.failures import as_failure
 from opsdk.runtime import cpp_build, spec
-from opsdk.scaffold import NewRequest, cppsig, new
+from opsdk.scaffold import cppsig
 from opsdk.scaffold.templating import cppcomment
 
 # Fixed namespaces keep the generated sources, hence their cache keys, the same from run
@@ -33,9 +33,8 @@ SKELETON_SCHEMA = (
 )
 
 
-def _cpp_package(tmp_path, name="my_add", **kwargs):
-    kwargs.setdefault("namespace", NAMESPACE)
-    return new(NewRequest(name, style="cpp", out=tmp_path, **kwargs)).path
+def _cpp_package(scaffolds, tmp_path, name="my_add", **kwargs):
+    return scaffolds.copy(tmp_path, name, style="cpp", namespace=NAMESPACE, **kwargs)
 
 
 def _files(root):
@@ -43,9 +42,9 @@ def _files(root):
 
 
 @pytest.fixture(scope="module")
-def inplace_package(tmp_path_factory):
+def inplace_package(scaffolds):
     """An in-place cpp add; its library is built once for all the tests that use it."""
-    return _cpp_package(tmp_path_factory.mktemp("inplace"), name="my_inplace_add", inplace=True)
+    return scaffolds.shared("my_inplace_add", style="cpp", namespace=NAMESPACE, inplace=True)
 
 
 def _import(path):
@@ -71,8 +70,8 @@ def add(inplace_package):
 
 
 @pytest.mark.parametrize("inplace", [False, True])
-def test_cpp_package_holds_schema_and_kernels_in_one_cpp_file(tmp_path, inplace):
-    path = _cpp_package(tmp_path, inplace=inplace)
+def test_cpp_package_holds_schema_and_kernels_in_one_cpp_file(scaffolds, tmp_path, inplace):
+    path = _cpp_package(scaffolds, tmp_path, inplace=inplace)
     files = _files(path)
     assert {".clang-format", "my_add/my_add.cpp", "my_add/__init__.py", "my_add/fake.py"} <= files
     assert not {"my_add/schema.py", "my_add/kernels.py"} & files
@@ -101,10 +100,10 @@ def test_cpp_package_holds_schema_and_kernels_in_one_cpp_file(tmp_path, inplace)
 
 @pytest.mark.slow
 @pytest.mark.parametrize("inplace", [False, True])
-def test_the_npu_host_branch_compiles(tmp_path, inplace):
+def test_the_npu_host_branch_compiles(scaffolds, tmp_path, inplace):
     """The EXEC_NPU_CMD branch cannot run here, but it must compile: against a stand-in
     EXEC_NPU_CMD that type-checks its arguments, warnings as errors."""
-    path = _cpp_package(tmp_path, inplace=inplace)
+    path = _cpp_package(scaffolds, tmp_path, inplace=inplace)
     stub = tmp_path / "stub"
     stub.mkdir()
     (stub / "pytorch_npu_helper.hpp").write_text(
@@ -155,9 +154,9 @@ print("ok")
 
 @pytest.mark.slow
 def test_npu_tensors_get_the_npu_kernel_and_a_second_import_does_not_rebuild(
-    tmp_path, monkeypatch, opsdk_cli
+    scaffolds, tmp_path, monkeypatch, opsdk_cli
 ):
-    path = _cpp_package(tmp_path / "pkg")
+    path = _cpp_package(scaffolds, tmp_path / "pkg")
     source = path / "my_add" / "my_add.cpp"
     text = source.read_text()
     npu_kernel = "return at::add(x, y).contiguous();"
@@ -186,10 +185,10 @@ def test_npu_tensors_get_the_npu_kernel_and_a_second_import_does_not_rebuild(
 
 
 @pytest.mark.slow
-def test_skeleton_fails_every_cell_with_implement_me(tmp_path, opsdk_cli):
+def test_skeleton_fails_every_cell_with_implement_me(scaffolds, tmp_path, opsdk_cli):
     """A schema with most argument kinds (a C++ keyword among the names): the kernels
     compile, every argument unboxes, and each cell says what to write where."""
-    path = _cpp_package(tmp_path, name="my_op", schema=SKELETON_SCHEMA)
+    path = _cpp_package(scaffolds, tmp_path, name="my_op", schema=SKELETON_SCHEMA)
     source = (path / "my_op" / "my_op.cpp").read_text()
     assert "int64_t new_," in source
     run = opsdk_cli("check", path, "--backend", "eager,opcheck,aot_eager,ge", json_report=True)

@@ -1,9 +1,14 @@
 """The committed examples are exactly what `opsdk new` generates today, and they pass."""
 
+import sys
 from pathlib import Path
 
 import pytest
-import tomllib
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
 
 from opsdk.axes import STYLES
 from opsdk.scaffold import into

@@ -9,13 +9,12 @@ import re
 import pytest
 from scaffolded import edit, implemented
 
-from opsdk.scaffold import NewRequest, new
-
 
 @pytest.fixture
-def axpy(tmp_path):
+def axpy(scaffolds, tmp_path):
     """``x + alpha * y``: not commutative, and with an attr, so swaps and drops show."""
     return implemented(
+        scaffolds,
         tmp_path,
         "my_axpy",
         "my_axpy(Tensor x, Tensor y, float alpha) -> Tensor",
@@ -112,8 +111,10 @@ def test_converter_that_bypasses_the_custom_op_fails_the_graph_check(axpy, opsdk
     assert "expected a MyAxpy node" in cell["message"]
 
 
-def test_inplace_converter_returning_the_mutated_input_fails_in_converter(tmp_path, opsdk_cli):
-    pkg = new(NewRequest("my_iadd", inplace=True, namespace="g_iadd", out=tmp_path)).path
+def test_inplace_converter_returning_the_mutated_input_fails_in_converter(
+    scaffolds, tmp_path, opsdk_cli
+):
+    pkg = scaffolds.copy(tmp_path, "my_iadd", inplace=True, namespace="g_iadd")
     edit(pkg / "my_iadd" / "converter.py", "    ge.custom_op(", "    return ge.custom_op(")
     cell = _ge_cell(opsdk_cli, pkg)
     assert (cell["status"], cell["layer"]) == ("fail", "converter"), cell
@@ -140,8 +141,9 @@ def _npugraph_cell(opsdk_cli, pkg):
     return run.report["results"][0]
 
 
-def test_kernel_syncing_with_the_host_fails_in_capture(tmp_path, opsdk_cli):
+def test_kernel_syncing_with_the_host_fails_in_capture(scaffolds, tmp_path, opsdk_cli):
     pkg = implemented(
+        scaffolds,
         tmp_path,
         "my_scale",
         "my_scale(Tensor x, Tensor s) -> Tensor",
@@ -152,8 +154,9 @@ def test_kernel_syncing_with_the_host_fails_in_capture(tmp_path, opsdk_cli):
     assert "item" in cell["message"] and "stream is capturing" in cell["message"]
 
 
-def test_kernel_with_a_data_dependent_shape_fails_in_capture(tmp_path, opsdk_cli):
+def test_kernel_with_a_data_dependent_shape_fails_in_capture(scaffolds, tmp_path, opsdk_cli):
     pkg = implemented(
+        scaffolds,
         tmp_path,
         "my_pick",
         "my_pick(Tensor x, Tensor s) -> Tensor",
@@ -164,10 +167,11 @@ def test_kernel_with_a_data_dependent_shape_fails_in_capture(tmp_path, opsdk_cli
     assert (cell["status"], cell["layer"]) == ("fail", "capture"), cell
 
 
-def test_undeclared_input_write_is_lost_on_replay(tmp_path, opsdk_cli):
+def test_undeclared_input_write_is_lost_on_replay(scaffolds, tmp_path, opsdk_cli):
     # The schema does not mark x as written: eager and aot_eager look right, but the
     # write lands in npugraph_ex's copy of the input and never reaches the caller.
     pkg = implemented(
+        scaffolds,
         tmp_path,
         "my_acc",
         "my_acc(Tensor x, Tensor s) -> Tensor",

@@ -5,21 +5,17 @@ import json
 import pytest
 from scaffolded import edit
 
-from opsdk.scaffold import NewRequest, new
-
 BACKENDS = "eager,opcheck,aot_eager"
 
 
-def _package(tmp_path, name="my_add", namespace=None, **kwargs):
-    # A namespace per test keeps op registrations of separate runs apart.
-    return new(
-        NewRequest(name, namespace=namespace or f"t_{tmp_path.name[-12:]}", out=tmp_path, **kwargs)
-    ).path
+def _package(scaffolds, tmp_path, name="my_add", **kwargs):
+    # Each `opsdk check` runs in its own process: tests can share the namespace.
+    return scaffolds.copy(tmp_path, name, namespace="harness_t", **kwargs)
 
 
 @pytest.mark.parametrize(("inplace", "style"), [(True, "custom_op"), (False, "library")])
-def test_scaffolded_op_passes_every_cell(tmp_path, opsdk_cli, inplace, style):
-    pkg = _package(tmp_path, inplace=inplace, style=style)
+def test_scaffolded_op_passes_every_cell(scaffolds, tmp_path, opsdk_cli, inplace, style):
+    pkg = _package(scaffolds, tmp_path, inplace=inplace, style=style)
     run = opsdk_cli("check", pkg, "--backend", BACKENDS, json_report=True)
     assert run.code == 0, run.stdout + run.stderr
     results = run.report["results"]
@@ -32,8 +28,8 @@ def test_scaffolded_op_passes_every_cell(tmp_path, opsdk_cli, inplace, style):
     assert "9 pass" in run.stdout
 
 
-def test_fake_returning_the_wrong_shape_fails_in_layer_fake(tmp_path, opsdk_cli):
-    pkg = _package(tmp_path)
+def test_fake_returning_the_wrong_shape_fails_in_layer_fake(scaffolds, tmp_path, opsdk_cli):
+    pkg = _package(scaffolds, tmp_path)
     edit(
         pkg / "my_add" / "fake.py",
         "return meta.elementwise(x, y)",
@@ -46,8 +42,8 @@ def test_fake_returning_the_wrong_shape_fails_in_layer_fake(tmp_path, opsdk_cli)
     assert "test_faketensor" in cell["message"] and "fake.py" in cell["message"]
 
 
-def test_fake_returning_the_wrong_dtype_fails_in_layer_fake(tmp_path, opsdk_cli):
-    pkg = _package(tmp_path, style="library")
+def test_fake_returning_the_wrong_dtype_fails_in_layer_fake(scaffolds, tmp_path, opsdk_cli):
+    pkg = _package(scaffolds, tmp_path, style="library")
     edit(
         pkg / "my_add" / "fake.py",
         "meta.elementwise(x, y)",
@@ -60,8 +56,8 @@ def test_fake_returning_the_wrong_dtype_fails_in_layer_fake(tmp_path, opsdk_cli)
     assert {(c["status"], c["layer"]) for c in run.report["results"]} == {("fail", "fake")}
 
 
-def test_kernel_computing_wrong_values_fails_in_layer_eager(tmp_path, opsdk_cli):
-    pkg = _package(tmp_path, inplace=True)
+def test_kernel_computing_wrong_values_fails_in_layer_eager(scaffolds, tmp_path, opsdk_cli):
+    pkg = _package(scaffolds, tmp_path, inplace=True)
     edit(pkg / "my_add" / "kernels.py", "    x.add_(y)\n\n\ndef", "    x.sub_(y)\n\n\ndef")
     run = opsdk_cli("check", pkg, "--backend", "eager", "--shapes", "static", json_report=True)
     assert run.code == 1
@@ -70,8 +66,8 @@ def test_kernel_computing_wrong_values_fails_in_layer_eager(tmp_path, opsdk_cli)
     assert "max abs err" in cell["message"] and "first at index" in cell["message"]
 
 
-def test_inplace_schema_without_mutation_mark_fails_in_layer_schema(tmp_path, opsdk_cli):
-    pkg = _package(tmp_path, inplace=True, style="library")
+def test_inplace_schema_without_mutation_mark_fails_in_layer_schema(scaffolds, tmp_path, opsdk_cli):
+    pkg = _package(scaffolds, tmp_path, inplace=True, style="library")
     edit(pkg / "my_add" / "schema.py", "Tensor(a!) x", "Tensor x")
     run = opsdk_cli("check", pkg, "--backend", "opcheck", "--shapes", "static", json_report=True)
     assert run.code == 1
@@ -80,8 +76,8 @@ def test_inplace_schema_without_mutation_mark_fails_in_layer_schema(tmp_path, op
     assert "Tensor(a!)" in cell["message"]
 
 
-def test_undeclared_mutation_fails_in_layer_schema(tmp_path, opsdk_cli):
-    pkg = _package(tmp_path)
+def test_undeclared_mutation_fails_in_layer_schema(scaffolds, tmp_path, opsdk_cli):
+    pkg = _package(scaffolds, tmp_path)
     edit(
         pkg / "my_add" / "kernels.py",
         "    return torch.add(x, y)",
@@ -94,8 +90,10 @@ def test_undeclared_mutation_fails_in_layer_schema(tmp_path, opsdk_cli):
     assert "test_schema" in cell["message"] and "Tensor(a!)" in cell["message"]
 
 
-def test_skeleton_fails_with_implement_me_pointing_at_the_file(tmp_path, opsdk_cli):
-    pkg = _package(tmp_path, name="my_op", schema="my_op(Tensor x, *, float alpha=1.0) -> Tensor")
+def test_skeleton_fails_with_implement_me_pointing_at_the_file(scaffolds, tmp_path, opsdk_cli):
+    pkg = _package(
+        scaffolds, tmp_path, name="my_op", schema="my_op(Tensor x, *, float alpha=1.0) -> Tensor"
+    )
     run = opsdk_cli("check", pkg, "--backend", BACKENDS, "--shapes", "static", json_report=True)
     assert run.code == 1
     for cell in run.report["results"]:
@@ -104,8 +102,8 @@ def test_skeleton_fails_with_implement_me_pointing_at_the_file(tmp_path, opsdk_c
         assert str(pkg / "my_op") in cell["message"]
 
 
-def test_recompiling_on_a_size_change_fails_in_layer_recompile(tmp_path, opsdk_cli):
-    pkg = _package(tmp_path)
+def test_recompiling_on_a_size_change_fails_in_layer_recompile(scaffolds, tmp_path, opsdk_cli):
+    pkg = _package(scaffolds, tmp_path)
     # A fake function that burns the concrete size into the graph forces a recompile per size.
     edit(
         pkg / "my_add" / "fake.py",
@@ -125,20 +123,22 @@ def test_bad_targets_exit_2_with_one_line(tmp_path, opsdk_cli):
     assert run.code == 2 and "choose from" in run.stderr
 
 
-def test_k_selects_ops_and_doctor_reports_the_device(tmp_path, opsdk_cli):
-    pkg = _package(tmp_path)
+def test_k_selects_ops_and_doctor_reports_the_device(scaffolds, tmp_path, opsdk_cli):
+    pkg = _package(scaffolds, tmp_path)
     run = opsdk_cli("check", pkg, "-k", "nothing_matches")
     assert run.code == 2 and "matches -k" in run.stderr
     run = opsdk_cli("doctor")
     assert run.code == 0 and "emulated" in run.stdout and "torch" in run.stdout
 
 
-def test_backend_that_cannot_run_here_is_an_error_not_a_pass(tmp_path, opsdk_cli, monkeypatch):
+def test_backend_that_cannot_run_here_is_an_error_not_a_pass(
+    scaffolds, tmp_path, opsdk_cli, monkeypatch
+):
     # No TorchAir in an empty cache and a wheel that does not exist: the ge cells
     # must say so, and the run must not exit 0.
     monkeypatch.setenv("OPSDK_CACHE_DIR", str(tmp_path / "empty-cache"))
     monkeypatch.setenv("OPSDK_TORCH_NPU_WHEEL", str(tmp_path / "missing.whl"))
-    pkg = _package(tmp_path)
+    pkg = _package(scaffolds, tmp_path)
     run = opsdk_cli("check", pkg, "--backend", "eager,ge", "--shapes", "static", json_report=True)
     assert run.code == 1, run.stdout + run.stderr
     cells = {c["backend"]: c for c in run.report["results"]}

@@ -7,7 +7,6 @@ from opsdk.errors import SpecError
 from opsdk.harness.inputs import cases, tensors_of
 from opsdk.runtime.inputs import BF16, BOOL, F16, F32, I32, Support, declare_supported
 from opsdk.runtime.spec import parse
-from opsdk.scaffold import NewRequest, new
 
 _LIB = torch.library.Library("t_inputs", "FRAGMENT")
 _LIB.define("scaled(Tensor x, Tensor y, *, float alpha=1.0) -> Tensor")
@@ -148,9 +147,9 @@ declare_supported(
 """
 
 
-def _package(tmp_path, kernel: str, extra: str = ""):
-    ns = f"t_{tmp_path.name[-12:]}"
-    pkg = new(NewRequest("my_add", namespace=ns, out=tmp_path)).path
+def _package(scaffolds, tmp_path, kernel: str, extra: str = ""):
+    ns = "specs_t"  # each `opsdk check` runs in its own process: tests can share it
+    pkg = scaffolds.copy(tmp_path, "my_add", namespace=ns)
     (pkg / "my_add" / "specs.py").write_text(SPECS_PY.format(ns=ns, extra=extra))
     kernels = pkg / "my_add" / "kernels.py"
     text = kernels.read_text()
@@ -160,15 +159,16 @@ def _package(tmp_path, kernel: str, extra: str = ""):
     return pkg
 
 
-def test_tolerance_override_is_applied(tmp_path, opsdk_cli):
+def test_tolerance_override_is_applied(scaffolds, tmp_path, opsdk_cli):
     off = "    return torch.add(x, y) + 1e-3"
-    strict = _package(tmp_path / "strict", off)
+    strict = _package(scaffolds, tmp_path / "strict", off)
     run = opsdk_cli("check", strict, "--backend", "eager", "--shapes", "static", json_report=True)
     [cell] = run.report["results"]
     assert (run.code, cell["status"], cell["layer"]) == (1, "fail", "eager"), cell
     assert "case F32(2, 3), F32(2, 3): call 0: output" in cell["message"]
 
     loose = _package(
+        scaffolds,
         tmp_path / "loose",
         off,
         extra="\n    tolerances={torch.float32: (0.0, 2e-3), torch.float16: (0.0, 2e-2)},",
@@ -177,8 +177,11 @@ def test_tolerance_override_is_applied(tmp_path, opsdk_cli):
     assert run.code == 0, run.stdout + run.stderr
 
 
-def test_a_kernel_wrong_for_one_declared_dtype_fails_naming_the_case(tmp_path, opsdk_cli):
+def test_a_kernel_wrong_for_one_declared_dtype_fails_naming_the_case(
+    scaffolds, tmp_path, opsdk_cli
+):
     pkg = _package(
+        scaffolds,
         tmp_path,
         "    return torch.sub(x, y) if x.dtype == torch.float16 else torch.add(x, y)",
     )
@@ -188,8 +191,10 @@ def test_a_kernel_wrong_for_one_declared_dtype_fails_naming_the_case(tmp_path, o
     assert cell["message"].startswith("case F16(2, 3), F16(2, 3): call 0: output")
 
 
-def test_non_contiguous_case_catches_a_kernel_that_assumes_contiguous_memory(tmp_path, opsdk_cli):
-    pkg = _package(tmp_path, "    return (x.view(-1) + y.view(-1)).view(x.shape)")
+def test_non_contiguous_case_catches_a_kernel_that_assumes_contiguous_memory(
+    scaffolds, tmp_path, opsdk_cli
+):
+    pkg = _package(scaffolds, tmp_path, "    return (x.view(-1) + y.view(-1)).view(x.shape)")
     run = opsdk_cli("check", pkg, "--backend", "eager", "--shapes", "static", json_report=True)
     [cell] = run.report["results"]
     assert (run.code, cell["layer"]) == (1, "eager"), cell

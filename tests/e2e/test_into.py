@@ -5,10 +5,17 @@ import subprocess
 import sys
 
 import pytest
-import tomllib
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
 
 from opsdk.runtime import spec
-from opsdk.scaffold import NewRequest, into, new
+from opsdk.scaffold import NewRequest, into
+
+# Each `opsdk check` runs in its own process: tests can share the namespace.
+NAMESPACE = "into_t"
 
 
 def _tree(root):
@@ -20,14 +27,12 @@ def _tree(root):
     }
 
 
-def _package(tmp_path, out=None, **kwargs):
-    # A namespace per test keeps op registrations of separate runs apart.
-    namespace = f"t_{tmp_path.name[-12:]}"
-    return new(NewRequest("my_add", namespace=namespace, out=out or tmp_path, **kwargs))
+def _package(scaffolds, out, **kwargs):
+    return scaffolds.copy(out, "my_add", namespace=NAMESPACE, **kwargs)
 
 
-def test_added_ops_are_new_files_and_one_record(tmp_path, opsdk_cli):
-    pkg = _package(tmp_path).path
+def test_added_ops_are_new_files_and_one_record(scaffolds, tmp_path, opsdk_cli):
+    pkg = _package(scaffolds, tmp_path)
     before, pyproject = _tree(pkg), (pkg / "pyproject.toml").read_text()
     run = opsdk_cli("new", "my_mul", "--style", "custom_op", "--autograd", "--into", pkg)
     assert run.code == 0, run.stderr
@@ -42,14 +47,14 @@ def test_added_ops_are_new_files_and_one_record(tmp_path, opsdk_cli):
     assert {f.split("/")[1] for f in added} == {"my_mul", "my_scale"}
     assert "my_add/my_mul/autograd.py" in added and "my_add/my_scale/schema.py" in added
     ops = tomllib.loads((pkg / "pyproject.toml").read_text())["tool"]["opsdk"]["ops"]
-    namespace = f"t_{tmp_path.name[-12:]}"
+    namespace = NAMESPACE
     assert [o["schema"].split("::")[0] for o in ops] == [namespace, namespace]
     assert [o["style"] for o in ops] == ["custom_op", "library"]
     assert [o.get("autograd", False) for o in ops] == [True, False]
 
 
-def test_check_and_pytest_run_every_op(tmp_path, opsdk_cli):
-    pkg = _package(tmp_path).path
+def test_check_and_pytest_run_every_op(scaffolds, tmp_path, opsdk_cli):
+    pkg = _package(scaffolds, tmp_path)
     assert opsdk_cli("new", "my_mul", "--into", pkg).code == 0
     run = opsdk_cli(
         "check", pkg, "--backend", "eager,opcheck,ge", "--shapes", "static", json_report=True
@@ -68,11 +73,11 @@ def test_check_and_pytest_run_every_op(tmp_path, opsdk_cli):
     assert "my_add[ge-static]" in done.stdout and "my_mul[ge-static]" in done.stdout
 
 
-def test_the_records_regenerate_the_package(tmp_path):
-    pkg = _package(tmp_path, tmp_path / "a").path
+def test_the_records_regenerate_the_package(scaffolds, tmp_path):
+    pkg = _package(scaffolds, tmp_path / "a")
     into.add(NewRequest("my_mul", autograd=True), pkg)
     recorded = tomllib.loads((pkg / "pyproject.toml").read_text())["tool"]["opsdk"]
-    fresh = _package(tmp_path, tmp_path / "b").path
+    fresh = _package(scaffolds, tmp_path / "b")
     for entry in recorded["ops"]:
         namespace, schema = entry["schema"].split("::", 1)
         name = spec.parse(schema, namespace=namespace).name
@@ -92,8 +97,10 @@ def test_the_records_regenerate_the_package(tmp_path):
         (["new", "my_mul", "--out", "elsewhere"], "exclude each other"),
     ],
 )
-def test_bad_additions_exit_2_with_one_line_and_change_nothing(tmp_path, opsdk_cli, argv, needle):
-    pkg = _package(tmp_path).path
+def test_bad_additions_exit_2_with_one_line_and_change_nothing(
+    scaffolds, tmp_path, opsdk_cli, argv, needle
+):
+    pkg = _package(scaffolds, tmp_path)
     (pkg / "my_add" / "tests").mkdir()  # a module of the user's: never overwritten
     before = _tree(pkg)
     run = opsdk_cli(*argv, "--into", pkg)
@@ -118,8 +125,8 @@ def test_into_a_directory_that_is_no_op_package_is_refused(tmp_path, opsdk_cli):
     ]
 
 
-def test_a_cpp_op_joins_a_cpp_package(tmp_path, opsdk_cli):
-    pkg = _package(tmp_path, style="cpp").path
+def test_a_cpp_op_joins_a_cpp_package(scaffolds, tmp_path, opsdk_cli):
+    pkg = _package(scaffolds, tmp_path, style="cpp")
     run = opsdk_cli("new", "my_mul", "--style", "cpp", "--into", pkg)
     assert run.code == 0, run.stderr
     cpp = (pkg / "my_add" / "my_mul" / "my_mul.cpp").read_text()

@@ -9,8 +9,6 @@ import re
 
 import pytest
 
-from opsdk.scaffold import NewRequest, new
-
 NAMESPACE = "isolate_t"
 KERNELS = {
     "my_segv": "import ctypes\n\n    ctypes.string_at(0)",
@@ -21,9 +19,9 @@ KERNELS = {
 SUITE = ("my_segv", "my_abort", "my_ok")
 
 
-def _op(tmp_path, name):
+def _op(scaffolds, tmp_path, name):
     """A scaffolded add whose npu kernel runs ``KERNELS[name]`` instead."""
-    pkg = new(NewRequest(name, namespace=NAMESPACE, out=tmp_path)).path
+    pkg = scaffolds.copy(tmp_path, name, namespace=NAMESPACE)
     kernels = pkg / name / "kernels.py"
     npu_kernel = '"""The op on npu tensors."""\n    return torch.add(x, y)'
     text = kernels.read_text()
@@ -34,10 +32,10 @@ def _op(tmp_path, name):
     return pkg
 
 
-def _suite(tmp_path):
+def _suite(scaffolds, tmp_path):
     """A package whose OPS are those of the SUITE op packages beside it."""
     for name in SUITE:
-        _op(tmp_path, name)
+        _op(scaffolds, tmp_path, name)
     suite = tmp_path / "suite"
     suite.mkdir()
     (suite / "__init__.py").write_text(
@@ -49,10 +47,12 @@ def _suite(tmp_path):
     return suite
 
 
-def test_crashing_kernels_are_their_ops_errors_and_the_other_op_still_runs(tmp_path, opsdk_cli):
+def test_crashing_kernels_are_their_ops_errors_and_the_other_op_still_runs(
+    scaffolds, tmp_path, opsdk_cli
+):
     run = opsdk_cli(
         "check",
-        _suite(tmp_path),
+        _suite(scaffolds, tmp_path),
         "--isolate",
         "--backend",
         "eager",
@@ -77,10 +77,10 @@ def test_crashing_kernels_are_their_ops_errors_and_the_other_op_still_runs(tmp_p
     ], run.stdout
 
 
-def test_a_hanging_kernel_times_out_as_its_ops_error(tmp_path, opsdk_cli):
+def test_a_hanging_kernel_times_out_as_its_ops_error(scaffolds, tmp_path, opsdk_cli):
     run = opsdk_cli(
         "check",
-        _op(tmp_path, "my_hang"),
+        _op(scaffolds, tmp_path, "my_hang"),
         "--isolate",
         "--timeout",
         "3",
@@ -105,7 +105,7 @@ def test_a_hanging_kernel_times_out_as_its_ops_error(tmp_path, opsdk_cli):
         (("--only-op", "my_ok"), "declares no op named 'my_ok'"),
     ],
 )
-def test_bad_isolation_options_are_one_line_errors(tmp_path, opsdk_cli, args, needle):
-    run = opsdk_cli("check", _op(tmp_path, "my_ok"), *args)
+def test_bad_isolation_options_are_one_line_errors(scaffolds, tmp_path, opsdk_cli, args, needle):
+    run = opsdk_cli("check", _op(scaffolds, tmp_path, "my_ok"), *args)
     assert run.code == 2, run.stdout + run.stderr
     assert needle in run.stderr.strip().splitlines()[-1], run.stderr

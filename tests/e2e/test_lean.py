@@ -17,7 +17,6 @@ from opsdk import harness
 from opsdk.harness import opcheck, target
 from opsdk.harness.inputs import cases
 from opsdk.offline.patches import guard_profiling_skipped as no_guard_profiling
-from opsdk.scaffold import NewRequest, new
 
 
 @pytest.fixture
@@ -43,18 +42,18 @@ def test_guards_are_checked_but_not_timed(timed):
 
 
 @pytest.mark.parametrize("backend", ["aot_eager", "ge", "npugraph_ex"])
-def test_compiled_cells_skip_guard_timing(tmp_path, timed, backend):
-    project = new(NewRequest(f"lean_{backend}", namespace=f"lean_{backend}", out=tmp_path)).path
+def test_compiled_cells_skip_guard_timing(scaffolds, timed, backend):
+    project = scaffolds.shared(f"lean_{backend}", namespace=f"lean_{backend}")
     [cell] = harness.cells(target.load(str(project)), [backend], ["static"])
     result = harness.run_cell(cell)
     assert result.status == "pass", result.describe()
     assert not timed
 
 
-def test_mark_static_opcheck_reuses_the_static_outcomes(tmp_path, monkeypatch):
+def test_mark_static_opcheck_reuses_the_static_outcomes(scaffolds, tmp_path, monkeypatch):
     """opcheck has no mark_static: that cell reads the static cell's outcomes for the
     same inputs, failures included, and runs opcheck itself when the inputs differ."""
-    project = new(NewRequest("lean_opcheck", namespace="lean_opcheck", out=tmp_path)).path
+    project = scaffolds.copy(tmp_path, "lean_opcheck", namespace="lean_opcheck")
     fake = project / "lean_opcheck" / "fake.py"
     assert "return meta.elementwise(x, y)" in fake.read_text()
     fake.write_text(fake.read_text().replace("return meta.elementwise(x, y)", "return x[:1]"))
@@ -77,10 +76,10 @@ def test_mark_static_opcheck_reuses_the_static_outcomes(tmp_path, monkeypatch):
     assert len(calls) > count
 
 
-def test_opcheck_leaves_aot_dispatch_to_aot_eager_in_the_same_run(tmp_path, monkeypatch):
+def test_opcheck_leaves_aot_dispatch_to_aot_eager_in_the_same_run(scaffolds, monkeypatch):
     """opcheck's AOT dispatch tests trace what the aot_eager column traces: in a run with
     that column they are its job; opcheck run without it still runs them."""
-    project = new(NewRequest("lean_aot", namespace="lean_aot", out=tmp_path)).path
+    project = scaffolds.shared("lean_aot", namespace="lean_aot")
     package = target.load(str(project))
     seen = []
     real = torch.library.opcheck
@@ -103,10 +102,10 @@ def test_opcheck_leaves_aot_dispatch_to_aot_eager_in_the_same_run(tmp_path, monk
     assert not {u for u in seen if u.startswith("test_aot_dispatch")}, seen
 
 
-def test_a_full_run_starts_its_eager_cells_without_dynamo(tmp_path):
+def test_a_full_run_starts_its_eager_cells_without_dynamo(scaffolds):
     """Cold start: entering a run imports nothing; Dynamo (about 1 s) loads with the
     first cell that needs it, not before the first result."""
-    project = new(NewRequest("lean_cold", namespace="lean_cold", out=tmp_path)).path
+    project = scaffolds.shared("lean_cold", namespace="lean_cold")
     script = f"""
 import sys
 from opsdk import harness

@@ -16,11 +16,10 @@ from scaffolded import edit
 
 from opsdk.axes import SHAPE_MODES
 from opsdk.harness.columns import names
-from opsdk.scaffold import NewRequest, new
 
 
-def _package(tmp_path, **kwargs):
-    return new(NewRequest("my_add", namespace="plug", out=tmp_path, **kwargs)).path
+def _package(scaffolds, tmp_path, **kwargs):
+    return scaffolds.copy(tmp_path, "my_add", namespace="plug", **kwargs)
 
 
 def _pytest(cwd, *args, timeout=600) -> subprocess.CompletedProcess:
@@ -37,8 +36,8 @@ def _collected(done) -> list[str]:
     return [line for line in done.stdout.splitlines() if line.startswith("plug::")]
 
 
-def test_generated_package_runs_every_cell_as_an_item_on_two_workers(tmp_path):
-    pkg = _package(tmp_path)
+def test_generated_package_runs_every_cell_as_an_item_on_two_workers(scaffolds, tmp_path):
+    pkg = _package(scaffolds, tmp_path)
     done = _pytest(pkg, "-n", "2", "-v")
     assert done.returncode == 0, done.stdout + done.stderr
     passed = set(re.findall(r"\[(gw\d)\] \[ *\d+%\] PASSED (\S+)", done.stdout))
@@ -49,8 +48,8 @@ def test_generated_package_runs_every_cell_as_an_item_on_two_workers(tmp_path):
     assert "15 passed" in done.stdout
 
 
-def test_markers_and_keywords_select_backends_and_shape_modes(tmp_path):
-    pkg = _package(tmp_path, inplace=True, style="library")
+def test_markers_and_keywords_select_backends_and_shape_modes(scaffolds, tmp_path):
+    pkg = _package(scaffolds, tmp_path, inplace=True, style="library")
     ge = _pytest(pkg, "--collect-only", "-q", "--strict-markers", "-m", "ge")
     assert ge.returncode == 0, ge.stdout + ge.stderr
     assert _collected(ge) == [f"plug::my_add[ge-{s}]" for s in SHAPE_MODES]
@@ -59,8 +58,8 @@ def test_markers_and_keywords_select_backends_and_shape_modes(tmp_path):
     assert _collected(dynamic) == [f"plug::my_add[{b}-dynamic]" for b in names()]
 
 
-def test_a_failing_cell_fails_with_its_layer_and_message_not_a_traceback(tmp_path):
-    pkg = _package(tmp_path)
+def test_a_failing_cell_fails_with_its_layer_and_message_not_a_traceback(scaffolds, tmp_path):
+    pkg = _package(scaffolds, tmp_path)
     edit(pkg / "my_add" / "kernels.py", "torch.add(x, y).contiguous()", "(x - y).contiguous()")
     done = _pytest(pkg, "-o", "opsdk_backends=eager", "-o", "opsdk_shapes=static")
     assert done.returncode == 1, done.stdout + done.stderr
@@ -87,10 +86,10 @@ reason = "kernel was wrong"
 
 
 @pytest.fixture
-def waived_package(tmp_path):
+def waived_package(scaffolds, tmp_path):
     """A fake function with the wrong shape (opcheck fails, eager passes), one opcheck
     failure waived and a stale waiver on the passing eager cells."""
-    pkg = _package(tmp_path)
+    pkg = _package(scaffolds, tmp_path)
     edit(pkg / "my_add" / "fake.py", "meta.elementwise(x, y)", "meta.elementwise(x, y)[:1]")
     (pkg / "opsdk-waivers.toml").write_text(WAIVERS)
     return pkg
@@ -136,8 +135,8 @@ def test_opsdk_check_reports_waived_cells_xfail_and_exits_1_on_a_stale_waiver(
     assert "plug::my_add [eager-static]: pass: waived in opsdk-waivers.toml" in run.stdout
 
 
-def test_a_waiver_for_an_op_that_does_not_exist_is_an_error(tmp_path, opsdk_cli):
-    pkg = _package(tmp_path)
+def test_a_waiver_for_an_op_that_does_not_exist_is_an_error(scaffolds, tmp_path, opsdk_cli):
+    pkg = _package(scaffolds, tmp_path)
     (pkg / "opsdk-waivers.toml").write_text(WAIVERS.replace('"my_add"', '"my_sub"'))
     expected = "waiver 2 names op 'my_sub', which the package does not declare"
     run = opsdk_cli("check", pkg)
@@ -148,16 +147,16 @@ def test_a_waiver_for_an_op_that_does_not_exist_is_an_error(tmp_path, opsdk_cli)
     assert "Traceback" not in done.stdout
 
 
-def test_naming_a_test_file_runs_that_file_without_the_matrix(tmp_path):
-    pkg = _package(tmp_path)
+def test_naming_a_test_file_runs_that_file_without_the_matrix(scaffolds, tmp_path):
+    pkg = _package(scaffolds, tmp_path)
     (pkg / "tests" / "test_more.py").write_text("def test_more():\n    pass\n")
     done = _pytest(pkg, "-v", "tests/test_more.py")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout and "plug::" not in done.stdout
 
 
-def test_unknown_backend_in_the_ini_is_a_usage_error(tmp_path):
-    done = _pytest(_package(tmp_path), "-o", "opsdk_backends=eager warp")
+def test_unknown_backend_in_the_ini_is_a_usage_error(scaffolds, tmp_path):
+    done = _pytest(_package(scaffolds, tmp_path), "-o", "opsdk_backends=eager warp")
     assert done.returncode == 4
     assert "opsdk_backends: unknown warp: choose from eager" in done.stderr
 

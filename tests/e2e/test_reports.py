@@ -16,7 +16,6 @@ import pytest
 from opsdk.harness.model import Result
 from opsdk.report import markdown as markdown_report
 from opsdk.report.progress import Progress, unfinished
-from opsdk.scaffold import NewRequest, new
 
 REPO = Path(__file__).resolve().parents[2]
 NAMESPACE = "reports_t"
@@ -24,11 +23,11 @@ BROKEN_CELLS = ("eager-static", "aot_eager-static", "ge-static")
 
 
 @pytest.fixture(scope="module")
-def broken(tmp_path_factory):
+def broken(scaffolds, tmp_path_factory):
     """A run over an add whose npu kernel subtracts: eager and ge fail, aot_eager passes
     (it compares with eager). Writes every report, and appends to a job summary."""
     tmp = tmp_path_factory.mktemp("broken")
-    pkg = new(NewRequest("my_add", namespace=NAMESPACE, out=tmp)).path
+    pkg = scaffolds.copy(tmp, "my_add", namespace=NAMESPACE)
     kernels = pkg / "my_add" / "kernels.py"
     npu_kernel = '"""The op on npu tensors."""\n    return torch.add(x, y)'
     assert npu_kernel in kernels.read_text()

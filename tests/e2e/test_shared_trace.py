@@ -18,7 +18,6 @@ from torch._functorch._aot_autograd.utils import make_boxed_func
 
 from opsdk import harness
 from opsdk.harness import columns, shared_trace, target
-from opsdk.scaffold import NewRequest, new
 
 SHAPES = ["static", "dynamic"]
 
@@ -38,8 +37,8 @@ def traces(monkeypatch):
     return lambda: {**counts, "dynamo": counters["stats"]["unique_graphs"]}
 
 
-def test_a_run_traces_each_case_once_for_all_compiled_columns(tmp_path, traces):
-    project = new(NewRequest("shared_add", namespace="shared_add", out=tmp_path)).path
+def test_a_run_traces_each_case_once_for_all_compiled_columns(scaffolds, traces):
+    project = scaffolds.shared("shared_add", namespace="shared_add")
     package = target.load(str(project))
     alone = harness.run_matrix(harness.cells(package, ["aot_eager"], SHAPES))
     one_column = traces()
@@ -68,10 +67,14 @@ BREAKAGES = {
 
 
 @pytest.mark.parametrize("breakage", list(BREAKAGES))
-def test_sharing_gives_each_cell_the_result_of_its_column_alone(tmp_path, breakage):
+def test_sharing_gives_each_cell_the_result_of_its_column_alone(scaffolds, tmp_path, breakage):
     name = f"sh_axpy{list(BREAKAGES).index(breakage)}"  # tests share a process: own modules
     axpy = implemented(
-        tmp_path, name, f"{name}(Tensor x, Tensor y, float alpha) -> Tensor", "return x + alpha * y"
+        scaffolds,
+        tmp_path,
+        name,
+        f"{name}(Tensor x, Tensor y, float alpha) -> Tensor",
+        "return x + alpha * y",
     )
     if BREAKAGES[breakage]:
         file, old, new_text = BREAKAGES[breakage]

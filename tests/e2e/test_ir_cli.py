@@ -1,0 +1,15 @@
+"""`opsdk ir`: the CLI exports an op package's IR, run in a fresh process as users run it."""
+
+import json
+from pathlib import Path
+
+
+def test_cli_exports_the_package_ir(opsdk_cli, tmp_path):
+    example = Path(__file__).parents[2] / "examples" / "custom_ops" / "my_inplace_add"
+    run = opsdk_cli("ir", example, "--format", "reg_op")
+    assert run.code == 0, run.stderr
+    assert "REG_OP(MyInplaceAdd)" in run.stdout and ".OUTPUT(x, TensorType::ALL())" in run.stdout
+    run = opsdk_cli("ir", example, "--out", tmp_path / "proto")
+    assert run.code == 0, run.stderr
+    [op] = json.loads((tmp_path / "proto" / "my_inplace_add.json").read_text())
+    assert [d["name"] for d in op["output_desc"]] == ["x"]

@@ -1,0 +1,58 @@
+"""Scaffolded op packages for tests: each request is built once per session, then copied.
+
+`opsdk new` renders and formats a package (about 0.3 s of CPU); the e2e tests need
+dozens of packages but only a handful of distinct ones, so the `scaffolds` fixture
+(tests/conftest.py) builds each (name, options) once per test process and hands out
+copies for a test to edit, or the built package itself for a test that only reads it.
+"""
+
+import re
+import shutil
+from pathlib import Path
+
+from opsdk.scaffold import NewRequest, new
+
+
+class Scaffolds:
+    """Packages by `opsdk new` request, built under ``root`` on first use."""
+
+    def __init__(self, root: Path):
+        self._root = root
+        self._built: dict[tuple, Path] = {}
+
+    def shared(self, name: str, **options) -> Path:
+        """The package `opsdk new NAME` writes with ``options``, shared: never change it."""
+        key = (name, *sorted(options.items()))
+        if key not in self._built:
+            out = self._root / str(len(self._built))
+            self._built[key] = new(NewRequest(name, out=out, **options)).path
+        return self._built[key]
+
+    def copy(self, out: Path, name: str, **options) -> Path:
+        """A copy of that package at ``out/NAME``, where `opsdk new --out OUT` writes it."""
+        source = self.shared(name, **options)
+        ignore = shutil.ignore_patterns("__pycache__")
+        return Path(shutil.copytree(source, Path(out) / name, ignore=ignore))
+
+
+def edit(path, old, new_text):
+    """Replace ``old`` in the file at ``path``; it must be there."""
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new_text))
+
+
+def implemented(scaffolds, out, name, schema, kernel, fake="meta.same_as(x)"):
+    """A copy of a scaffolded skeleton at ``out/NAME`` with its kernels and fake filled in."""
+    pkg = scaffolds.copy(out, name, namespace=f"g_{name}", schema=schema)
+    kernels = pkg / name / "kernels.py"
+    text, count = re.subn(r"raise ImplementMe\(__file__, .*\)", kernel, kernels.read_text())
+    assert count == 2, "expected a skeleton with an npu and a reference kernel"
+    kernels.write_text(text.replace("from opsdk import ImplementMe\n", ""))
+    fake_py = pkg / name / "fake.py"
+    text, count = re.subn(
+        r"raise ImplementMe\(__file__, .*\)", f"return {fake}", fake_py.read_text()
+    )
+    assert count == 1
+    fake_py.write_text(text.replace("from opsdk import ImplementMe", "from opsdk import meta"))
+    return pkg
