@@ -1,5 +1,6 @@
 """opsdk's base install is the light op runtime; the tools are the `tools` extra."""
 
+import re
 import sys
 
 from opsdk import cli
@@ -17,8 +18,9 @@ PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 def test_base_dependencies_are_the_light_runtime():
     project = tomllib.loads(PYPROJECT.read_text())["project"]
     assert [d.split(">")[0].split("=")[0] for d in project["dependencies"]] == ["torch"]
-    tools = " ".join(project["optional-dependencies"]["tools"])
-    for dist in ("cookiecutter", "jinja2", "ruff", "pytest", "protobuf", "pyyaml", "numpy"):
+    tools = {re.split(r"[<>=;\[ ]", d)[0] for d in project["optional-dependencies"]["tools"]}
+    wanted = ("cookiecutter", "jinja2", "ruff", "pytest", "pytest-xdist", "protobuf", "pyyaml")
+    for dist in (*wanted, "numpy"):
         assert dist in tools, dist
 
 
