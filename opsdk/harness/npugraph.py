@@ -25,7 +25,7 @@ from opsdk.harness.eager import run_op
 from opsdk.harness.failures import as_failure
 from opsdk.harness.inputs import Call, Case, cases, on_device, tensors_of
 from opsdk.harness.model import Cell, CellFailure
-from opsdk.offline import torchair as npugraph_ex_backend
+from opsdk.offline import torchair as bringup
 
 REPLAYS = 3
 # Per shape mode: the size step of each call of a case (see opsdk.harness.inputs).
@@ -67,7 +67,7 @@ def counting_graphs():
 
 
 def _backend(**options):
-    return npugraph_ex_backend.get_backend(**options)
+    return bringup.get_backend(**options)
 
 
 def lowering(spec):
@@ -228,7 +228,7 @@ def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:
 
 
 def environment() -> dict:
-    info = npugraph_ex_backend.describe()
+    info = bringup.describe()
     return {
         "npugraph_ex": info["npugraph_ex"],
         "npugraph_ex_runs_on": info["torch_npu"],
