@@ -21,7 +21,6 @@ __all__ = [
     "ge_attr_args",
     "ge_input_args",
     "int64_input",
-    "is_symint",
     "scalar_input",
     "ir_def_for",
     "ir_output_names",
@@ -43,21 +42,16 @@ def attr_builder(arg: Arg) -> str:
     return row.ge_attr
 
 
-def is_symint(arg: Arg) -> bool:
-    """``SymInt``, ``SymInt[]``, ``Scalar`` (and optional ones): symbolic under dynamic
-    shapes, so by TorchAir's rules never an attr (attrs are compile-time constants) but
-    a host input: see :func:`int64_input` and :func:`scalar_input`."""
-    return arg.is_symbolic
-
-
 def ge_input_args(spec: OpSpec) -> tuple[Arg, ...]:
-    """The arguments that are GE inputs: tensors, and SymInts as host int64 tensors."""
-    return tuple(a for a in spec.args if a.is_tensor or is_symint(a))
+    """The arguments that are GE inputs: tensors, and symbolic scalars (``SymInt``,
+    ``Scalar``, their lists) as host inputs, since a GE attr is a compile-time constant
+    (see :func:`int64_input` and :func:`scalar_input`)."""
+    return tuple(a for a in spec.args if a.is_tensor or a.is_symbolic)
 
 
 def ge_attr_args(spec: OpSpec) -> tuple[Arg, ...]:
     """The arguments that are GE attrs: every other non-tensor argument."""
-    return tuple(a for a in spec.args if not (a.is_tensor or is_symint(a)))
+    return tuple(a for a in spec.args if not (a.is_tensor or a.is_symbolic))
 
 
 def int64_input(value):

@@ -13,7 +13,6 @@ from opsdk.runtime.converters import (
     ge_attr_args,
     ge_input_args,
     ir_def_for,
-    is_symint,
 )
 from opsdk.scaffold import cppsig, pysig
 
@@ -51,14 +50,14 @@ def context(
             "returns": [pysig.py_type(r.type) for r in op.returns],
             "grads": [f"grad_{name}" for name in _return_names(op)],
             "ge_inputs": [
-                {"name": a.name, "host": _host_input(a) if is_symint(a) else None}
+                {"name": a.name, "host": _host_input(a) if a.is_symbolic else None}
                 for a in ge_input_args(op)
             ],
             "ge_attrs": [
                 {"name": a.name, "builder": attr_builder(a), "optional": a.is_optional}
                 for a in ge_attr_args(op)
             ],
-            "host_inputs": sorted({_host_input(a) for a in op.args if is_symint(a)}),
+            "host_inputs": sorted({_host_input(a) for a in op.args if a.is_symbolic}),
             "ir_inputs": [{"name": i.name, "kind": i.kind} for i in ir.inputs],
             "ir_outputs": [
                 {"name": o.name, "kind": o.kind, "mutated": i < len(op.mutated_args)}
@@ -82,7 +81,7 @@ def _arg(arg: spec.Arg) -> dict:
         "tensor": arg.is_tensor,
         "list": arg.is_list,
         "optional": arg.is_optional,
-        "host": is_symint(arg),
+        "host": arg.is_symbolic,
     }
 
 
