@@ -530,6 +530,9 @@ def _fake_wheel(directory, version=VERSION):
         zf.writestr("torch_npu/dynamo/torchair/__init__.py", "MARK = 'fake torchair'\n")
         zf.writestr("torch_npu/dynamo/torchair/core/_torchair.so", b"\x7fELF")
         zf.writestr("torch_npu/dynamo/npugraph_ex/__init__.py", "")
+        zf.writestr("torch_npu/include/acl/acl_base.h", "#pragma once\n")
+        zf.writestr("torch_npu/op_plugin/meta/_meta_registrations.py", "")
+        zf.writestr("torch_npu/op_plugin/ops/other.py", "")
         zf.writestr(f"torch_npu-{version}.dist-info/METADATA", "Name: torch-npu\n")
     return wheel
 
@@ -553,12 +556,28 @@ def test_fetch_extracts_only_the_python_dynamo_tree(cache, tmp_path, monkeypatch
     assert (path / "npugraph_ex" / "__init__.py").is_file()
     assert not (path / "torchair" / "core" / "_torchair.so").exists()
     assert not (entry / "torch_npu" / "__init__.py").exists()
+    assert torchair_locator.torch_npu_file("include/acl/acl_base.h").read_text() == "#pragma once\n"
+    assert torchair_locator.torch_npu_file("op_plugin/meta/_meta_registrations.py").is_file()
+    assert not (entry / "torch_npu" / "op_plugin" / "ops").exists()
+    with pytest.raises(ValueError, match="not among the files opsdk keeps"):
+        torchair_locator.torch_npu_file("op_plugin/ops/other.py")
     meta = json.loads((entry / "opsdk-torchair.json").read_text())
     assert meta["wheel"] == wheel.name and meta["version"] == VERSION
     assert meta["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
     assert [p.name for p in cache.iterdir()] == [entry.name]  # no staging left behind
     info = torchair_locator.locate()
     assert info.fetched and info.source == wheel.name and info.path == path
+
+
+def test_a_cache_entry_of_an_older_layout_is_fetched_again(cache, tmp_path, monkeypatch):
+    monkeypatch.setenv(torchair_locator.ENV_WHEEL, str(_fake_wheel(tmp_path)))
+    entry = torchair_locator.fetch().parent.parent
+    marker = entry / "opsdk-torchair.json"
+    marker.write_text(json.dumps({**json.loads(marker.read_text()), "layout": 1}))
+    (entry / "torch_npu" / "include" / "acl" / "acl_base.h").unlink()
+    assert not torchair_locator.locate().fetched
+    torchair_locator.fetch()
+    assert (entry / "torch_npu" / "include" / "acl" / "acl_base.h").is_file()
 
 
 def test_fetch_reuses_the_cache_unless_forced(cache, tmp_path, monkeypatch):
