@@ -43,12 +43,17 @@ _DYNAMO = ("torch_npu", "dynamo")
 # codegen schemas and the Meta functions of torch_npu's own ops.
 _EXTRACTED = (
     "torch_npu/dynamo/",
+    "torch_npu/npu/",
+    "torch_npu/utils/",
+    "torch_npu/_init/",
+    "torch_npu/_compat/",
+    "torch_npu/_compiler/",
     "torch_npu/include/",
     "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml",
     "torch_npu/op_plugin/meta/_meta_registrations.py",
 )
 # Bumped whenever _EXTRACTED changes, so an older cache entry is fetched again.
-_LAYOUT = 2
+_LAYOUT = 3
 # pip's own platform tags find no wheel on e.g. macOS; the part opsdk uses is pure
 # Python, so any platform's wheel of the right version carries it.
 _FALLBACK_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_28_aarch64")
