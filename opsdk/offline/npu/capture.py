@@ -39,6 +39,7 @@ from torch.utils._pytree import tree_map
 
 from opsdk.errors import OpFault
 from opsdk.offline.npu import streams
+from opsdk.offline.npu._fallback import plan_of
 from opsdk.offline.npu._memory import DEVICE
 
 DEVICE_REFUSAL = "operation not permitted when stream is capturing"
@@ -116,7 +117,7 @@ def storage_from_data_pointer(
     return torch._C._construct_storage_from_data_pointer(data_ptr, device, nbytes)
 
 
-# --------------------------------------------------------------------------- op plans
+# --------------------------------------------------------------------------- recording
 
 
 def _is_npu(value: Any) -> bool:
@@ -133,55 +134,21 @@ def _get(args: tuple, kwargs: dict, slot: int | str) -> Any:
     return args[slot] if slot < len(args) else None
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """How capture treats one op, from its schema.
-
-    ``aliases`` gives, per return, the argument slot (index or keyword name) it
-    aliases (``None``: a new tensor); ``recorded`` is False for work that is
-    host-side on a device (views, storage rebinding, uninitialised allocation),
-    which runs while capturing and is not replayed.
-    """
-
-    aliases: tuple[int | str | None, ...]
-    recorded: bool
-
-    @classmethod
-    def of(cls, op: OpOverload) -> _Plan:
-        schema = op._schema
-        owner: dict[str, int | str] = {}
-        writes = False
-        for index, arg in enumerate(schema.arguments):
-            info = arg.alias_info
-            if info is None:
-                continue
-            for alias_set in info.before_set:
-                owner.setdefault(alias_set, arg.name if arg.kwarg_only else index)
-            writes = writes or info.is_write
-        aliases = tuple(
-            None
-            if ret.alias_info is None
-            else next((owner[s] for s in ret.alias_info.before_set if s in owner), None)
-            for ret in schema.returns
-        )
-        is_view = not writes and aliases and all(a is not None for a in aliases)
-        host_side = (
+def _recorded(op: OpOverload) -> bool:
+    """Whether capture records ``op``; not work that is host-side on a device (views,
+    storage rebinding, uninitialised allocation), which runs while capturing."""
+    recorded = _recorded_ops.get(op)
+    if recorded is None:
+        recorded = _recorded_ops[op] = not (
             op._opname in _UNINITIALISED
             or op._opname in _REBINDING
             or torch.Tag.inplace_view in op.tags
-            or is_view
+            or plan_of(op).is_view
         )
-        return cls(aliases, not host_side)
+    return recorded
 
 
-_plans: dict[OpOverload, _Plan] = {}
-
-
-def _plan(op: OpOverload) -> _Plan:
-    plan = _plans.get(op)
-    if plan is None:
-        plan = _plans[op] = _Plan.of(op)
-    return plan
+_recorded_ops: dict[OpOverload, bool] = {}
 
 
 def _refusal(op: OpOverload, args: tuple, kwargs: dict) -> str | None:
@@ -228,6 +195,13 @@ def _crosses_host(op: OpOverload, args: tuple, kwargs: dict) -> bool:
     src = args[0]
     target = kwargs.get("device")
     return target is not None and torch.device(target).type != src.device.type
+
+
+def _per_return(aliases: tuple, result: Any) -> tuple:
+    """An op's result as one value per schema return."""
+    if not aliases:
+        return ()
+    return (result,) if len(aliases) == 1 else tuple(result)
 
 
 def _as_meta(value: Any) -> Any:
@@ -310,20 +284,19 @@ class _Recorder(TorchDispatchMode):
             # that work is what a device capture records.
             with self:
                 return func._op_dk(DispatchKey.PrivateUse1, *args, **kwargs)
-        plan = _plan(func)
-        if not plan.recorded:
+        aliases = plan_of(func).aliases
+        if not _recorded(func):
             result = func(*args, **kwargs)
-            self._keep(plan, result)
+            self._keep(aliases, result)
             return result
-        return self._record(func, plan, args, kwargs)
+        return self._record(func, aliases, args, kwargs)
 
-    def _record(self, func: OpOverload, plan: _Plan, args: tuple, kwargs: dict) -> Any:
+    def _record(self, func: OpOverload, aliases: tuple, args: tuple, kwargs: dict) -> Any:
         """Record ``func`` and return what it would: its aliased arguments, and new
         outputs shaped by its Meta function, left for the replay to write."""
         meta = func(*tree_map(_as_meta, args), **tree_map(_as_meta, kwargs))
-        per_return = (meta,) if len(plan.aliases) == 1 else tuple(meta) if plan.aliases else ()
         returned, outs = [], []
-        for alias, value in zip(plan.aliases, per_return, strict=True):
+        for alias, value in zip(aliases, _per_return(aliases, meta), strict=True):
             if alias is None:
                 value = tree_map(_placeholder, value)
                 self._own(value)
@@ -335,13 +308,12 @@ class _Recorder(TorchDispatchMode):
         self.steps.append(
             _Step(func, _pin(args), {k: _pin(v) for k, v in kwargs.items()}, tuple(outs))
         )
-        if not plan.aliases:
+        if not aliases:
             return None
         return returned[0] if len(returned) == 1 else type(meta)(returned)
 
-    def _keep(self, plan: _Plan, result: Any) -> None:
-        per_return = (result,) if len(plan.aliases) == 1 else tuple(result)
-        for alias, value in zip(plan.aliases, per_return, strict=True):
+    def _keep(self, aliases: tuple, result: Any) -> None:
+        for alias, value in zip(aliases, _per_return(aliases, result), strict=True):
             if alias is None:
                 self._own(value)
 
