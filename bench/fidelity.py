@@ -27,6 +27,16 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "custom_ops"
 DEFAULT_PACKAGES = (EXAMPLES / "my_add", EXAMPLES / "my_inplace_add")
 STANDINS = REPO / "opsdk" / "offline"
+# What each stand-in file stands in for, by path under opsdk/offline (first match).
+PARTS = {
+    "npu/native.py": "torch_npu._C (native)",
+    "npu/capture.py": "torch_npu._C (native)",
+    "npu/streams.py": "torch_npu._C (native)",
+    "npu/torch_npu.py": "torch_npu install",
+    "npu/": "the npu device (CANN kernels)",
+    "ge/": "TorchAir's _torchair and GE (native)",
+    "": "opsdk bring-up and patches",
+}
 
 
 @functools.cache
@@ -81,6 +91,16 @@ def measure(packages: list[Path]) -> dict[str, dict[str, int]]:
     return counts
 
 
+def by_part(standin: dict[str, int]) -> dict[str, int]:
+    """Stand-in lines summed by :data:`PARTS`."""
+    parts: dict[str, int] = {}
+    for path, lines in standin.items():
+        inside = str(Path(path).relative_to(STANDINS.relative_to(REPO)))
+        part = next(name for prefix, name in PARTS.items() if inside.startswith(prefix))
+        parts[part] = parts.get(part, 0) + lines
+    return parts
+
+
 def main(argv=None) -> float:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("packages", nargs="*", type=Path, default=list(DEFAULT_PACKAGES))
@@ -94,6 +114,9 @@ def main(argv=None) -> float:
         ranked = sorted(counts[side].items(), key=lambda kv: -kv[1])
         for path, lines in ranked[: args.top]:
             print(f"  {lines:6d}  {path}")
+    print("stand-in lines by what they stand in for:")
+    for part, lines in sorted(by_part(counts["standin"]).items(), key=lambda kv: -kv[1]):
+        print(f"  {lines:6d}  {part}")
     print(f"real share of executed non-import lines: {share:.1f}% ({real} / {real + standin})")
     return share
 
