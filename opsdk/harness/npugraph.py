@@ -242,8 +242,9 @@ def _passes(attempt) -> bool:
 
 
 def _then(failure: CellFailure, more: str) -> str:
-    """The failure's message, then what the ladder found."""
-    return f"{str(failure).rstrip('; ')}; {more}"
+    """The failure's message, then what the ladder found (one separator, whatever the
+    message ended with)."""
+    return f"{str(failure).rstrip('; .')}; {more}"
 
 
 def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:

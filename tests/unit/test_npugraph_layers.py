@@ -67,7 +67,8 @@ def test_an_op_fault_is_left_to_the_ladder(case):
     npugraph._raise_if_setup(OP_FAULTS[case])  # does not raise
 
 
-def test_ladder_messages_join_without_empty_hints():
-    failure = CellFailure("replay", "call 1: output: values differ (...); ")
+@pytest.mark.parametrize("ending", ["; ", ".", ""])
+def test_ladder_messages_join_with_one_separator(ending):
+    failure = CellFailure("replay", f"call 1: output: values differ (...){ending}")
     joined = npugraph._then(failure, "force_eager fixes it")
     assert joined == "call 1: output: values differ (...); force_eager fixes it"
