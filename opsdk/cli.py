@@ -234,18 +234,21 @@ def _ir(args) -> int:
         "msopgen": (ir_export.msopgen_json, ".json"),
         "reg_op": (ir_export.reg_op, "_proto.h"),
     }[args.format]
+    irs = {}  # op type -> IR, in discovery order (an in-place/functional pair shares one)
     for op in harness.discover(package):
-        ir = irdef.lookup(op.spec.ir_name)
-        if ir is None:
+        found = irdef.for_op(op.name)
+        if not found:
             raise OpsdkError(
-                f"{op.name} has no GE IR definition {op.spec.ir_name!r} registered: "
-                "add it to the package's ir.py"
+                f"{op.name} has no GE IR definition registered: add an IrDef with "
+                f"torch_op={op.name!r} to the package's ir.py"
             )
+        irs.update((ir.op_type, ir) for ir in found)
+    for ir in irs.values():
         if args.out is None:
             print(render(ir), end="")
             continue
         args.out.mkdir(parents=True, exist_ok=True)
-        path = args.out / f"{op.spec.name}{suffix}"
+        path = args.out / f"{ir_export.file_stem(ir)}{suffix}"
         path.write_text(render(ir))
         print(f"wrote {path}")
     return 0

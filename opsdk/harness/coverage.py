@@ -20,7 +20,7 @@ from torch._library import custom_ops, simple_registry
 
 from opsdk.harness import columns
 from opsdk.harness.model import CellFailure
-from opsdk.runtime import inputs
+from opsdk.runtime import inputs, irdef
 from opsdk.runtime import spec as opspec
 from opsdk.runtime.spec import OpSpec
 
@@ -40,8 +40,9 @@ _MISSING = {
     ),
     "ir": (
         "converter",
-        "no GE IR definition registered for op type {ir_name}",
-        "register an IrDef in ir.py (on an NPU host: the op's REG_OP in CANN)",
+        "no GE IR definition known to GE",
+        "register an IrDef naming the op as torch_op in ir.py (on an NPU host CANN must "
+        "also know its op type: the op's REG_OP)",
     ),
     "converter": (
         "converter",
@@ -90,11 +91,15 @@ def has_fake(spec: OpSpec) -> bool:
 
 
 def has_ir(spec: OpSpec) -> bool:
-    """TorchAir's own question: does GE know the op type?"""
+    """The op lowers to registered IR definitions, and GE knows each op type
+    (TorchAir's own question; offline opsdk's stand-in answers it from the registry)."""
     _torchair_loaded()
     from torchair.core import _torchair
 
-    return _torchair.get_registered_ir_def(spec.ir_name)[0] == "SUCCESS"
+    irs = irdef.for_op(spec.qualname)
+    return bool(irs) and all(
+        _torchair.get_registered_ir_def(ir.op_type)[0] == "SUCCESS" for ir in irs
+    )
 
 
 def converter(spec: OpSpec) -> tuple[str, str]:
@@ -148,7 +153,6 @@ def require(spec: OpSpec, backend: str) -> None:
     for piece in columns.get(backend).needs:
         if not _CHECKS[piece](spec):
             layer, what, where = _MISSING[piece]
-            what = what.format(ir_name=spec.ir_name)
             raise CellFailure(layer, f"{spec.qualname}: {what}, which {backend} needs: {where}")
 
 

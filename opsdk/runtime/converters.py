@@ -14,7 +14,7 @@ import sys
 
 from opsdk.runtime import types
 from opsdk.runtime.irdef import Attr, Input, IrDef, Output
-from opsdk.runtime.spec import Arg, OpSpec
+from opsdk.runtime.spec import Arg, OpSpec, camel_case
 
 __all__ = [
     "attr_builder",
@@ -84,11 +84,13 @@ def _input_kind(arg: Arg) -> str:
 
 
 def ir_output_names(spec: OpSpec) -> list[str]:
-    """IR outputs in order: one per mutated input (same name), then one per return."""
+    """IR outputs in order: one per mutated input (same name), then one per new
+    tensor returned (a returned mutated input is that input's output)."""
     names = [a.name for a in spec.mutated_args]
     taken = {a.name for a in spec.args}
-    for i, ret in enumerate(spec.returns):
-        name = ret.name or ("out" if len(spec.returns) == 1 else f"out{i}")
+    fresh = spec.fresh_returns
+    for i, ret in enumerate(fresh):
+        name = ret.name or ("out" if len(fresh) == 1 else f"out{i}")
         while name in taken:
             name += "_"
         taken.add(name)
@@ -97,7 +99,10 @@ def ir_output_names(spec: OpSpec) -> list[str]:
 
 
 def ir_def_for(spec: OpSpec) -> IrDef:
-    """The GE IR definition an op's schema implies, by TorchAir's rules."""
+    """The GE IR definition an op's schema implies, by TorchAir's rules (what its
+    automatic converter assumes): the op type is the torch name in CamelCase, inputs
+    and attrs keep the torch names. ``opsdk new`` writes it into a new package's ir.py;
+    every other reader asks the registry (:func:`opsdk.runtime.irdef.for_op`)."""
     outputs = [
         Output(
             name,
@@ -106,7 +111,7 @@ def ir_def_for(spec: OpSpec) -> IrDef:
         for i, name in enumerate(ir_output_names(spec))
     ]
     return IrDef(
-        op_type=spec.ir_name,
+        op_type=camel_case(spec.name),
         inputs=[Input(a.name, _input_kind(a)) for a in ge_input_args(spec)],
         outputs=outputs,
         attrs=[
@@ -119,7 +124,7 @@ def ir_def_for(spec: OpSpec) -> IrDef:
 
 
 def _is_list_return(spec: OpSpec, output_index: int) -> bool:
-    return spec.returns[output_index - len(spec.mutated_args)].type.endswith("[]")
+    return spec.fresh_returns[output_index - len(spec.mutated_args)].type.endswith("[]")
 
 
 def load_converters(module_name: str) -> None:

@@ -76,7 +76,11 @@ class Arg:
     has_default: bool
     default: object = None
     size: int | None = None  # the N of ``int[N]``
-    aliased: bool = False  # annotated ``(a)`` or ``(a!)``
+    alias_set: str | None = None  # the ``a`` of ``(a)`` or ``(a!)``
+
+    @property
+    def aliased(self) -> bool:
+        return self.alias_set is not None
 
     @property
     def is_tensor(self) -> bool:
@@ -101,7 +105,11 @@ class Arg:
 class Return:
     name: str | None
     type: str
-    aliased: bool = False  # annotated ``(a)`` or ``(a!)``
+    alias_set: str | None = None  # the ``a`` of ``(a)`` or ``(a!)``
+
+    @property
+    def aliased(self) -> bool:
+        return self.alias_set is not None
 
 
 @dataclass(frozen=True)
@@ -130,12 +138,14 @@ class OpSpec:
         return self.schema[self.schema.index("(") :]
 
     @property
-    def ir_name(self) -> str:
-        return camel_case(self.name)
-
-    @property
     def mutated_args(self) -> tuple[Arg, ...]:
         return tuple(a for a in self.args if a.mutated)
+
+    @property
+    def fresh_returns(self) -> tuple[Return, ...]:
+        """The returns that are new tensors, not a mutated argument handed back
+        (torch_npu's ``Tensor(a!) self -> Tensor(a!)``)."""
+        return tuple(r for r in self.returns if not r.aliased)
 
     @property
     def inplace(self) -> bool:
@@ -258,7 +268,7 @@ def _from_parsed(parsed) -> OpSpec:
         check_identifier("overload name", parsed.overload_name)
     args = tuple(_arg(a) for a in parsed.arguments)
     returns = tuple(
-        Return(r.name or None, _type_text(r.real_type), r.alias_info is not None)
+        Return(r.name or None, _type_text(r.real_type), _alias_set(r.alias_info))
         for r in parsed.returns
     )
     return OpSpec(ns, op_name, parsed.overload_name, args, returns, str(parsed).split("::", 1)[1])
@@ -276,8 +286,12 @@ def _arg(a) -> Arg:
         has_default=a.has_default_value(),
         default=a.default_value,
         size=a.N,
-        aliased=a.alias_info is not None,
+        alias_set=_alias_set(a.alias_info),
     )
+
+
+def _alias_set(info) -> str | None:
+    return next(iter(info.before_set), "").removeprefix("alias::") or None if info else None
 
 
 def validate_rules(spec: OpSpec) -> None:
@@ -300,11 +314,12 @@ def validate_rules(spec: OpSpec) -> None:
                 f"argument {a.name!r} of type {a.type} is marked mutable: "
                 "only plain 'Tensor(a!)' arguments can be mutated by an opsdk op"
             )
-    if any(r.aliased for r in spec.returns):
+    if any(r.aliased for r in spec.returns) and not returns_its_first_argument(spec):
         fixed = _without_alias(spec, drop_mutated_returns=True)
         raise SpecError(
-            "an op must not return its mutated input (auto-functionalization cannot handle "
-            f"it): return nothing for it, e.g. '{fixed}'"
+            "only an in-place op may return a mutated input, and then only its first argument "
+            "as its one return (torch_npu's 'Tensor(a!) self -> Tensor(a!)', defined with "
+            f"tags=torch.Tag.inplace); otherwise return nothing for it, e.g. '{fixed}'"
         )
     if not spec.returns and not spec.inplace:
         raise SpecError(
@@ -323,6 +338,28 @@ def _without_alias(spec: OpSpec, drop_mutated_returns: bool = False) -> str:
     if not kept:
         return f"{head} -> ()"
     return f"{head} -> {kept[0]}" if len(kept) == 1 else f"{head} -> ({', '.join(kept)})"
+
+
+def returns_its_first_argument(spec: OpSpec) -> bool:
+    """torch_npu's in-place convention, ``name_(Tensor(a!) self, ...) -> Tensor(a!)``:
+    what torch's ``Tag.inplace`` means, and what auto-functionalization accepts for an
+    op carrying that tag."""
+    first = spec.args[0] if spec.args else None
+    return (
+        len(spec.returns) == 1
+        and first is not None
+        and first.mutated
+        and spec.returns[0].alias_set == first.alias_set
+    )
+
+
+def partner(qualname: str) -> str:
+    """The in-place partner of a functional op and the other way round, by torch's
+    naming rule (``ns::name_`` writes what ``ns::name`` returns)."""
+    namespace, _, rest = qualname.partition("::")
+    name, dot, overload = rest.partition(".")
+    other = name[:-1] if name.endswith("_") else f"{name}_"
+    return f"{namespace}::{other}{dot}{overload}"
 
 
 def require_differentiable(spec: OpSpec) -> None:

@@ -41,7 +41,7 @@ def context(
             "overload_attr": op.overload_attr,
             "schema": op.schema,
             "schema_args": op.schema_args,
-            "ir_name": op.ir_name,
+            "ir_name": ir.op_type,
             "ir_const": op.name.upper() + "_IR",
             "inplace": op.inplace,
             "mutates": [a.name for a in op.mutated_args],

@@ -100,9 +100,10 @@ def read(project: Path) -> OpPackage:
 
 def _refuse_clash(pkg: OpPackage, op: spec.OpSpec) -> None:
     """An op name (or its GE IR name) already taken, or any file in the way, is refused."""
-    taken = next((n for n in pkg.ops if spec.camel_case(n) == op.ir_name), None)
+    ir_name = spec.camel_case(op.name)
+    taken = next((n for n in pkg.ops if spec.camel_case(n) == ir_name), None)
     if taken is not None or op.name in pkg.ops:
-        clash = "" if taken in (None, op.name) else f" (its GE IR name {op.ir_name} is {taken}'s)"
+        clash = "" if taken in (None, op.name) else f" (its GE IR name {ir_name} is {taken}'s)"
         raise ScaffoldError(
             f"{pkg.project} already has an op named {taken or op.name}{clash}: pick another "
             "name; nothing was written"

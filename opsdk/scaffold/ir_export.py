@@ -9,11 +9,18 @@ offline definition and the kernel project cannot drift apart.
 from __future__ import annotations
 
 import json
+import re
 
 from opsdk.runtime.irdef import IrDef
 from opsdk.runtime.types import BY_VALUE_TYPE
 
 DEFAULT_DTYPES = ("float16", "float", "bfloat16")
+
+
+def file_stem(ir: IrDef) -> str:
+    """CANN's file naming of an op: ``RmsNorm`` -> ``rms_norm`` (``rms_norm.json``,
+    ``rms_norm_proto.h``)."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", ir.op_type).lower()
 
 
 def msopgen_json(ir: IrDef, dtypes=DEFAULT_DTYPES) -> str:
