@@ -58,6 +58,12 @@ def _parser() -> argparse.ArgumentParser:
         "--autograd", action="store_true", help="register a backward (register_autograd)"
     )
     new.add_argument("--into", type=Path, metavar="DIR", help="add the op to the op package in DIR")
+    new.add_argument(
+        "--from-cann",
+        type=Path,
+        metavar="FILE",
+        help="the op's CANN definition (msopgen JSON or REG_OP): schema, IR and specs follow it",
+    )
 
     check = sub.add_parser("check", help="run the conformance matrix of an op package")
     check.add_argument("target", help="op package directory or importable module")
@@ -118,6 +124,7 @@ def _new(args) -> int:
         args.out or Path("."),
         args.force,
         args.autograd,
+        args.from_cann,
     )
     if args.into is not None and args.out is not None:
         raise OpsdkError(

@@ -202,3 +202,35 @@ def test_dtype_table_is_ges_numbering():
 def test_unreadable_file_is_named(tmp_path):
     with pytest.raises(SpecError, match="missing.json: cannot read it"):
         cann.read(str(tmp_path / "missing.json"))
+
+
+def test_torch_side_of_real_ops():
+    """The schema, IR tie and specs --from-cann writes for real ops of different kinds."""
+    from opsdk.scaffold.cann_torch import torch_side
+
+    want = ["ScatterNdUpdate", "MoeGatingTopK", "AscendAntiQuantV2"]
+    ops = {op.ir.op_type: op for op in cann.read(locator.torch_npu_file(RAW_OPS), want)}
+    side = torch_side(ops["ScatterNdUpdate"])  # CANN's ref output var: written in place
+    assert side.schema == (
+        "(Tensor(a!) var, Tensor indices, Tensor updates, *, bool use_locking=False) -> ()"
+    )
+    assert side.specs[0] == "Support(F32(2, 4), I32(2, 4), F32(2, 4))"
+    side = torch_side(ops["MoeGatingTopK"])  # optional inputs, a required attr
+    assert side.schema.startswith("(Tensor x, Tensor? bias, Tensor? input_ids, Tensor? tid2eid")
+    assert ", *, int k, int k_group=1," in side.schema
+    assert side.schema.endswith("-> (Tensor y, Tensor expert_idx, Tensor y2)")
+    assert side.specs[0] == "Support(F32(2, 4), None, None, None, k=1)"
+    # Only dtype combinations torch has: x is int8 (int4, hifloat8... are skipped).
+    assert torch_side(ops["AscendAntiQuantV2"]).specs == ("Support(I8(2, 4), F32(2, 4), None)",)
+
+
+def test_cann_names_python_cannot_take_are_mapped():
+    from opsdk.scaffold.cann_torch import torch_side
+
+    (op,) = cann.read(
+        "REG_OP(Sel).INPUT(in, TensorType({DT_FLOAT})).OUTPUT(y, TensorType({DT_FLOAT}))"
+        ".ATTR(lambda, Type, DT_BF16)"
+    )
+    side = torch_side(op)
+    assert side.schema == "(Tensor in_, *, ScalarType lambda_=bfloat16) -> Tensor"
+    assert dict(side.ir.arg_names) == {"in_": "in", "lambda_": "lambda"}
