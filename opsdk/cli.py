@@ -252,11 +252,11 @@ def _ir(args) -> int:
         irs.update((ir.op_type, ir) for ir in found)
     for ir in irs.values():
         if args.out is None:
-            print(render(ir), end="")
+            print(render(ir_export.model(ir)), end="")
             continue
         args.out.mkdir(parents=True, exist_ok=True)
         path = args.out / f"{ir_export.file_stem(ir)}{suffix}"
-        path.write_text(render(ir))
+        path.write_text(render(ir_export.model(ir)))
         print(f"wrote {path}")
     return 0
 

@@ -5,6 +5,8 @@ import re
 
 from real_ops import prototype
 
+from opsdk.scaffold import cann
+
 
 def test_real_reg_op_needs_only_the_reference(opsdk_cli, tmp_path):
     source = tmp_path / "rms_norm_proto.h"
@@ -27,3 +29,10 @@ def test_real_reg_op_needs_only_the_reference(opsdk_cli, tmp_path):
     assert run.code == 0, run.stdout + run.stderr
     outcomes = {(r["backend"], r["shapes"]): r["status"] for r in run.report["results"]}
     assert set(outcomes.values()) == {"pass"} and len(outcomes) == 15, outcomes
+    # Round trip: the package's exports read back as the CANN definition it came from.
+    (source_op,) = cann.read(source)
+    for fmt, suffix in (("reg_op", "_proto.h"), ("msopgen", ".json")):
+        run = opsdk_cli("ir", tmp_path / "rms_norm", "--format", fmt, "--out", tmp_path / fmt)
+        assert run.code == 0, run.stderr
+        exported = cann.read(tmp_path / fmt / f"rms_norm{suffix}")
+        assert exported == [source_op], fmt
