@@ -227,37 +227,33 @@ def _calls(text: str, pos: int, what: str) -> list[tuple[str, list[str]]]:
             return calls
 
 
-def _closing(text: str, open_at: int, what: str) -> int:
-    """Index of the parenthesis closing the one at ``open_at``."""
+def _unquoted(text: str, start: int = 0):
+    """``(index, char, depth)`` of each character outside string literals; ``depth``
+    counts the brackets open after it."""
     depth, quoted = 0, False
-    for i in range(open_at, len(text)):
+    for i in range(start, len(text)):
         ch = text[i]
         if quoted:
             quoted = ch != '"' or text[i - 1] == "\\"
-        elif ch == '"':
-            quoted = True
-        elif ch in "({":
-            depth += 1
-        elif ch in ")}":
-            depth -= 1
-            if depth == 0:
-                return i
+            continue
+        quoted = ch == '"'
+        depth += (ch in "({") - (ch in ")}")
+        yield i, ch, depth
+
+
+def _closing(text: str, open_at: int, what: str) -> int:
+    """Index of the parenthesis closing the one at ``open_at``."""
+    for i, _, depth in _unquoted(text, open_at):
+        if depth == 0:
+            return i
     raise SpecError(f"{what}: unbalanced parentheses")
 
 
 def _split(args: str) -> list[str]:
     """Top-level comma-separated arguments of a macro call."""
-    parts, depth, quoted, start = [], 0, False, 0
-    for i, ch in enumerate(args):
-        if quoted:
-            quoted = ch != '"' or args[i - 1] == "\\"
-        elif ch == '"':
-            quoted = True
-        elif ch in "({":
-            depth += 1
-        elif ch in ")}":
-            depth -= 1
-        elif ch == "," and depth == 0:
+    parts, start = [], 0
+    for i, ch, depth in _unquoted(args):
+        if ch == "," and depth == 0:
             parts.append(args[start:i])
             start = i + 1
     parts.append(args[start:])
