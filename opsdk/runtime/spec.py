@@ -304,6 +304,12 @@ def validate_rules(spec: OpSpec) -> None:
             "and named return its own name"
         )
     for a in spec.args:
+        if not a.is_tensor and types.row(a.type) is None:
+            known = ", ".join(sorted({types.base(t) for t in types.TYPES} - {"Tensor"}))
+            raise SpecError(
+                f"argument {a.name!r} has type {a.type!r}, which an op schema cannot take: "
+                f"use a Tensor or one of {known}"
+            )
         if a.aliased and not a.mutated:
             raise SpecError(
                 f"argument {a.name!r} is annotated as a view ('(a)') but custom ops may not "

@@ -65,6 +65,7 @@ def test_camel_case_ir_names():
         ("my_add(Tensor(a!) x, Tensor y) -> (Tensor(a!), Tensor)", {}, "Tag.inplace"),
         ("my_add(Tensor y, Tensor(a!) x) -> Tensor(a!)", {}, "first argument"),
         ("my_add(Tensor x) -> ()", {}, "Tensor(a!)"),
+        ("my_add(Tensor x, a? A) -> Tensor", {}, "cannot take"),
         ("my_add(Tensor(a) x) -> Tensor(a)", {}, "views"),
         ("my_add(Tensor x, Tensor y -> Tensor", {}, "does not parse"),
         ("other(Tensor x) -> Tensor", {}, "make them match"),
