@@ -50,12 +50,15 @@ def has_fake(qualname: str) -> bool:
     return any(has_kernel(qualname, k) for k in ("Meta", "CompositeImplicitAutograd"))
 
 
-def define(lib: torch.library.Library, schema: str, tags: Iterable[torch.Tag] = ()) -> bool:
-    """``lib.define(schema)`` unless the op is already defined; True when it defined it."""
+def define(
+    lib: torch.library.Library, schema: str, tags: torch.Tag | Iterable[torch.Tag] = ()
+) -> bool:
+    """``lib.define(schema, tags=tags)`` unless the op is already defined; True when it
+    defined it."""
     name = schema[: schema.index("(")]
     if is_defined(_qualname(lib, name)):
         return False
-    lib.define(schema, tags=tuple(tags))
+    lib.define(schema, tags=tags)
     return True
 
 
