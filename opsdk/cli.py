@@ -47,8 +47,19 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     new = sub.add_parser("new", help="scaffold an op package")
-    new.add_argument("name", help="op name, a Python identifier (e.g. my_add)")
+    new.add_argument("name", nargs="?", help="op name, a Python identifier (e.g. my_add)")
     new.add_argument("--inplace", action="store_true", help="the op writes its first input")
+    new.add_argument(
+        "--pair",
+        action="store_true",
+        help="torch_npu's in-place pair: NAME_ (writes and returns its first input) and NAME",
+    )
+    new.add_argument(
+        "--attach",
+        metavar="NS::OP",
+        help="attach to an op defined elsewhere (torch_npu, op-plugin, C++): register only "
+        "what it lacks",
+    )
     new.add_argument("--namespace", help="torch.library namespace (default: custom)")
     new.add_argument("--schema", help='torch schema, e.g. "my_op(Tensor x, float a=1.0) -> Tensor"')
     new.add_argument("--style", choices=STYLES, default=DEFAULT_STYLE, help="registration style")
@@ -113,18 +124,25 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _new(args) -> int:
-    from opsdk.scaffold import NewRequest, into, new
+    from opsdk.scaffold import NewRequest, attach_target, into, new
 
+    name, namespace = args.name, args.namespace
+    if args.attach is not None:
+        name, namespace = attach_target(args.attach, name, namespace)
+    elif name is None:
+        raise OpsdkError("opsdk new: give the op's NAME (or --attach NS::OP)")
     request = NewRequest(
-        args.name,
+        name,
         args.inplace,
-        args.namespace,
+        namespace,
         args.schema,
         args.style,
         args.out or Path("."),
         args.force,
         args.autograd,
         args.from_cann,
+        pair=args.pair,
+        attach=args.attach is not None,
     )
     if args.into is not None and args.out is not None:
         raise OpsdkError(

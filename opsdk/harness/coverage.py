@@ -16,11 +16,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import torch
-from torch._library import custom_ops, simple_registry
 
 from opsdk.harness import columns
 from opsdk.harness.model import CellFailure
-from opsdk.runtime import inputs, irdef
+from opsdk.runtime import attach, inputs, irdef
 from opsdk.runtime import spec as opspec
 from opsdk.runtime.spec import OpSpec
 
@@ -51,8 +50,6 @@ _MISSING = {
         "load_converters() in __init__.py",
     ),
 }
-# Dispatch keys whose kernel also serves the npu device (decompositions).
-_COMPOSITE = ("CompositeExplicitAutograd", "CompositeImplicitAutograd")
 
 
 @dataclass(frozen=True)
@@ -72,22 +69,12 @@ class Coverage:
         return asdict(self)
 
 
-def _has_key(qualname: str, key: str) -> bool:
-    return torch._C._dispatch_has_kernel_for_dispatch_key(qualname, key)
-
-
 def has_kernel(spec: OpSpec) -> bool:
-    return any(_has_key(spec.qualname, k) for k in ("PrivateUse1", *_COMPOSITE))
+    return any(attach.has_kernel(spec.qualname, k) for k in ("PrivateUse1", *attach.COMPOSITE))
 
 
 def has_fake(spec: OpSpec) -> bool:
-    # custom_op registers a Meta kernel of its own that raises until a fake is given.
-    opdef = custom_ops.OPDEFS.get(spec.qualname)
-    if opdef is not None:
-        return opdef._abstract_fn is not None
-    if simple_registry.singleton.find(spec.qualname).fake_impl.kernel is not None:
-        return True
-    return _has_key(spec.qualname, "Meta") or _has_key(spec.qualname, "CompositeImplicitAutograd")
+    return attach.has_fake(spec.qualname)
 
 
 def has_ir(spec: OpSpec) -> bool:
@@ -111,7 +98,7 @@ def converter(spec: OpSpec) -> tuple[str, str]:
     from torchair._ge_concrete_graph import fx2ge_converter
 
     op = spec.op()
-    if getattr(op, "_ge_converter", None) is not None or op in fx2ge_converter._CONVERTERS:
+    if attach.registered_converter(op) is not None:
         return "registered", ""
     try:  # TorchAir's automatic-converter rules, dry run: it only writes the code
         fx2ge_converter._generate_converter_code(op)

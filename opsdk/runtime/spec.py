@@ -19,12 +19,18 @@ from opsdk.errors import SpecError
 from opsdk.runtime import types
 
 RESERVED_NAMESPACES = frozenset({"aten", "prim", "prims", "torch", "_"})
+# torch_npu's namespace: opsdk attaches graph-mode pieces to its ops, never defines new ones
+# there (on an NPU host torch_npu's own definition would clash).
+ATTACH_ONLY_NAMESPACES = frozenset({"npu"})
 DEFAULT_NAMESPACE = "custom"
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def default_schema(name: str, inplace: bool) -> str:
-    """The schema `opsdk new` uses when none is given: an add, in place or not."""
+def default_schema(name: str, inplace: bool, returns_input: bool = False) -> str:
+    """The schema `opsdk new` uses when none is given: an add, in place or not;
+    ``returns_input``: in place by torch_npu's convention (``name_``, returning ``x``)."""
+    if returns_input:
+        return f"{name}(Tensor(a!) x, Tensor y) -> Tensor(a!)"
     if inplace:
         return f"{name}(Tensor(a!) x, Tensor y) -> ()"
     return f"{name}(Tensor x, Tensor y) -> Tensor"
@@ -161,6 +167,7 @@ class OpSpec:
         return self.schema in (
             default_schema(self.name, inplace=False),
             default_schema(self.name, inplace=True),
+            default_schema(self.name, inplace=True, returns_input=True),
         )
 
     def op(self):
@@ -178,6 +185,12 @@ def resolve(qualname: str):
         raise SpecError(
             f"torch op {qualname} is not registered (import the package that defines it)"
         ) from None
+
+
+def registered_schemas(qualname: str) -> list:
+    """The schemas the dispatcher holds for ``ns::name`` (every overload; none: the op
+    is not defined, though a library may have registered kernels for it)."""
+    return torch._C._jit_get_schemas_for_operator(qualname)
 
 
 _OF: dict = {}
@@ -366,6 +379,37 @@ def partner(qualname: str) -> str:
     name, dot, overload = rest.partition(".")
     other = name[:-1] if name.endswith("_") else f"{name}_"
     return f"{namespace}::{other}{dot}{overload}"
+
+
+def inplace_pair(op: OpSpec) -> tuple[OpSpec, OpSpec]:
+    """The torch_npu in-place/functional pair ``op`` is one side of:
+    ``ns::name_(Tensor(a!) self, ...) -> Tensor(a!)`` and ``ns::name(Tensor self, ...) ->
+    Tensor``, the same arguments otherwise (what TorchAir's and npugraph_ex's reinplace
+    passes match, through torch's ``_maybe_get_inplace_op``)."""
+    inplace = op.name.endswith("_")
+    head, _, ret = op.schema.partition(") -> ")
+    first = op.args[0] if op.args else None
+    rest = [a for a in op.args[1:] if a.aliased]
+    shaped = (
+        returns_its_first_argument(op)
+        if inplace
+        else (first is not None and first.type == "Tensor" and ret == "Tensor")
+    )
+    if not shaped or rest or first.aliased != inplace:
+        raise SpecError(
+            "an in-place pair is torch_npu's 'NAME_(Tensor(a!) self, ...) -> Tensor(a!)' and "
+            "'NAME(Tensor self, ...) -> Tensor' (only the first argument written): give one of "
+            f"them, e.g. '{op.name.rstrip('_')}_(Tensor(a!) self, Tensor index) -> Tensor(a!)'"
+        )
+    stem = op.name.rstrip("_") if inplace else op.name
+    _, _, args = head.partition("(")
+    written = re.sub(r"^Tensor\(\w!\)", "Tensor(a!)", args) if inplace else f"Tensor(a!){args[6:]}"
+    plain = re.sub(r"^Tensor\(\w!\)", "Tensor", args)
+    dot = f".{op.overload}" if op.overload else ""
+    return (
+        parse(f"{op.namespace}::{stem}_{dot}({written}) -> Tensor(a!)"),
+        parse(f"{op.namespace}::{stem}{dot}({plain}) -> Tensor"),
+    )
 
 
 def require_differentiable(spec: OpSpec) -> None:

@@ -9,6 +9,10 @@ GE stand-in answers from it.
 {%- if op.inplace %}
 Each input the op writes in place has an output of the same name.
 {%- endif %}
+{%- if cookiecutter.pair %}
+The functional partner {{ cookiecutter.pair.name }} lowers to the same GE op on a copy of its
+input: opsdk finds this definition through the partner.
+{%- endif %}
 """
 
 from opsdk.irdef import {% if op.ir_attrs %}Attr, {% endif %}{% if op.ir_inputs %}Input, {% endif %}IrDef, {% if op.ir_outputs %}Output, {% endif %}register
