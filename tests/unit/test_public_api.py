@@ -26,7 +26,7 @@ PUBLIC = {
         "declare_supported",
     ],
     "opsdk.device": ["EMULATE_ENV", "NpuInfo", "ensure_npu"],
-    "opsdk.irdef": ["Attr", "Input", "IrDef", "Output", "lookup", "register", "registered"],
+    "opsdk.irdef": ["Attr", "Input", "IrDef", "Output", "bind", "lookup", "register", "registered"],
     "opsdk.inputs": [
         "BF16",
         "BOOL",

@@ -1,0 +1,289 @@
+"""Real torch_npu ops as op packages, read from the torch-npu wheel at test time.
+
+An Ascend developer who brings an existing op has its schema, its Meta function,
+TorchAir's converter and CANN's ``REG_OP``; all four come from the wheel opsdk
+already fetches for TorchAir (:func:`opsdk.offline.locator.torch_npu_file`), never
+from this repository. :func:`write_package` lays them out as the op package such a
+developer would have: only the reference kernel (and, where TorchAir declares none
+that fit, the specs) is written by hand, in :data:`REAL_OPS`.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from opsdk.irdef import Attr, Input, IrDef, Output
+from opsdk.offline import locator
+from opsdk.runtime import types
+
+SCHEMAS = "csrc/aten/npu_native_functions_by_codegen.yaml"
+META = "op_plugin/meta/_meta_registrations.py"
+GE_RAW_OPS = "dynamo/torchair/_ge_concrete_graph/auto_generated_ge_raw_ops.py"
+CONVERTERS = "dynamo/torchair/_ge_concrete_graph/ge_converter/custom"
+CONVERTER_MODULE = "torchair._ge_concrete_graph.ge_converter.custom"
+
+
+@functools.cache
+def wheel_text(relpath: str) -> str:
+    return locator.torch_npu_file(relpath).read_text()
+
+
+def schema(name: str) -> str:
+    """The op's schema: its ``func:`` line in torch_npu's codegen yaml."""
+    found = re.search(rf"^\s*(?:- )?func: ({re.escape(name)}\(.*)$", wheel_text(SCHEMAS), re.M)
+    assert found, f"{name} is not in {SCHEMAS}"
+    return found.group(1).strip()
+
+
+@functools.cache
+def _meta_module() -> ast.Module:
+    return ast.parse(wheel_text(META))
+
+
+def meta_source(names) -> str:
+    """The Meta functions torch_npu registers for the ops ``names`` (``@impl(m, "name")``),
+    after the module-level names they read (``m`` itself, dtype tables), as source."""
+    module = _meta_module()
+    text = wheel_text(META)
+    functions = []
+    for name in names:
+        found = [
+            node
+            for node in module.body
+            if isinstance(node, ast.FunctionDef)
+            and any(
+                isinstance(d, ast.Call) and [ast.literal_eval(a) for a in d.args[1:]] == [name]
+                for d in node.decorator_list
+            )
+        ]
+        assert found, f"no Meta function for {name} in {META}"
+        functions += found
+    used = {n.id for f in functions for n in ast.walk(f) if isinstance(n, ast.Name)}
+    constants = [
+        node
+        for node in module.body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id in used for t in node.targets)
+    ]
+    lines = text.splitlines()
+    return "\n\n\n".join(
+        "\n".join(lines[_first_line(node) - 1 : node.end_lineno]) for node in constants + functions
+    )
+
+
+def _first_line(node) -> int:
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+
+
+def reg_op(op_type: str) -> str:
+    """CANN's ``REG_OP(op_type)`` prototype, from the docstring of TorchAir's generated GE API."""
+    found = re.search(rf'"""(REG_OP\({op_type}\).*?)"""', wheel_text(GE_RAW_OPS), re.S)
+    assert found, f"no REG_OP({op_type}) in {GE_RAW_OPS}"
+    return "\n".join(line.strip().removesuffix("\\n") for line in found.group(1).splitlines())
+
+
+_REG_TYPES = {row.reg_op: row.value_type for row in types.TYPES.values() if row.reg_op}
+_REG_ENTRY = re.compile(r"^\.(\w+)\((\w+)(?:,\s*(\w+))?(?:,\s*(.*))?\)$")
+
+
+def parse_reg_op(text: str) -> IrDef:
+    """A local parse of a ``REG_OP`` prototype, enough for the ops below (the product's
+    parser of CANN definitions is opsdk.scaffold's)."""
+    op_type = re.match(r"REG_OP\((\w+)\)", text).group(1)
+    inputs, outputs, attrs = [], [], []
+    for line in text.splitlines()[1:]:
+        entry = _REG_ENTRY.match(line.strip())
+        if not entry:
+            continue
+        macro, name, kind, default = entry.groups()
+        if macro in ("INPUT", "OPTIONAL_INPUT", "DYNAMIC_INPUT"):
+            inputs.append(
+                Input(name, {"INPUT": "required"}.get(macro, macro.split("_")[0].lower()))
+            )
+        elif macro in ("OUTPUT", "DYNAMIC_OUTPUT"):
+            outputs.append(Output(name, "required" if macro == "OUTPUT" else "dynamic"))
+        elif macro in ("ATTR", "REQUIRED_ATTR"):
+            value_type = _REG_TYPES[kind]
+            attrs.append(Attr(name, value_type, _attr_default(value_type, default)))
+    return IrDef(op_type, inputs, outputs, attrs)
+
+
+def _attr_default(value_type: str, text: str | None):
+    if text is None:
+        return None
+    if value_type == "VT_BOOL":
+        return text == "true"
+    if value_type == "VT_STRING":
+        return text.strip('"')
+    return {"VT_INT": int, "VT_FLOAT": float}[value_type](text)
+
+
+def converter_specs(module: str) -> str | None:
+    """The cases TorchAir's converter file declares (``declare_supported([...])``), as
+    source, or None when it declares none."""
+    text = wheel_text(f"{CONVERTERS}/{module}.py")
+    for node in ast.walk(ast.parse(text)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "declare_supported"
+        ):
+            return ast.get_source_segment(text, node.args[0])
+    return None
+
+
+@dataclass(frozen=True)
+class RealOp:
+    """A real torch_npu op brought into an op package: everything but ``reference``
+    (and ``specs`` where TorchAir's own do not fit) comes from the wheel.
+
+    ``names`` are the torch ops the package holds (an in-place op with its functional
+    partner: the in-place one first, the IR stands for it); ``ge_op`` the GE op type its
+    converter builds; ``reference`` the hand-written kernel, a function per op named
+    like it; ``fixed_args`` the arguments the converter consumes in Python."""
+
+    names: tuple[str, ...]
+    ge_op: str
+    converter: str
+    reference: str
+    specs: str | None = None
+    fixed_args: dict = field(default_factory=dict)
+    tags: dict = field(default_factory=dict)
+
+    @property
+    def package(self) -> str:
+        return self.names[-1]
+
+
+def write_package(op: RealOp, out: Path) -> Path:
+    """The op package at ``out/PACKAGE`` (what ``opsdk check`` takes)."""
+    pkg = Path(out) / op.package / op.package
+    pkg.mkdir(parents=True)
+    files = {
+        "__init__.py": _INIT.format(package=op.package),
+        "schema.py": _schema_py(op),
+        "kernels.py": '"""The reference kernel: hand-written."""\n\nimport torch\n\n\n'
+        + textwrap.dedent(op.reference).strip()
+        + "\n",
+        "fake.py": _fake_py(op),
+        "ir.py": _ir_py(op),
+        "converter.py": _CONVERTER.format(module=f"{CONVERTER_MODULE}.{op.converter}"),
+        "specs.py": _specs_py(op),
+    }
+    for name, text in files.items():
+        (pkg / name).write_text(text)
+    return pkg.parent
+
+
+_INIT = '''"""{package}, a real torch_npu op; offline its reference kernel serves the npu."""
+
+from opsdk.converters import load_converters
+from opsdk.device import ensure_npu
+
+ensure_npu()
+
+from .schema import OPS  # noqa: E402, F401
+from . import fake, ir, specs  # noqa: E402, F401, I001  (after the schemas they attach to)
+
+load_converters(f"{{__name__}}.converter")
+'''
+
+_CONVERTER = '''"""TorchAir's own converter, unchanged. TorchAir imports all its own converters
+at once and skips (with a warning) those whose torch op did not exist yet: import it
+again now that it does."""
+
+import importlib
+
+importlib.import_module("{module}")
+'''
+
+
+def _schema_py(op: RealOp) -> str:
+    lines = [
+        '"""The schemas: torch_npu\'s own, from its codegen yaml."""',
+        "",
+        "import torch",
+        "",
+        "from . import kernels",
+        "",
+        'LIB = torch.library.Library("npu", "FRAGMENT")',
+    ]
+    for name in op.names:
+        tags = ", tags=torch.Tag.inplace" if name.endswith("_") else ""
+        lines += [
+            f"LIB.define({schema(name)!r}{tags})",
+            f'LIB.impl("{name}", kernels.{name}, "PrivateUse1")',
+            f'LIB.impl("{name}", kernels.{name}, "CPU")',
+        ]
+    ops = ", ".join(f"torch.ops.npu.{name}.default" for name in op.names)
+    lines += ["", f"OPS = ({ops},)", ""]
+    return "\n".join(lines)
+
+
+# What the Meta functions import from torch_npu, which cannot be imported offline.
+_META_PRELUDE = '''"""torch_npu's own Meta functions, from op_plugin/meta/_meta_registrations.py."""
+
+import math  # noqa: F401
+
+import torch
+from torch.library import Library, impl
+
+
+class ErrCode:  # torch_npu.utils._error_code's, stood in
+    NOT_SUPPORT = VALUE = PARAM = TYPE = "ERR"
+
+
+def ops_error(code):
+    return f" [{code}]"
+
+'''
+
+
+def _fake_py(op: RealOp) -> str:
+    return f"{_META_PRELUDE}\n\n{meta_source(op.names)}\n"
+
+
+def _ir_py(op: RealOp) -> str:
+    text = reg_op(op.ge_op)
+    return (
+        '"""The GE IR: CANN\'s REG_OP, bound to the torch op (CANN\'s names mapped)."""\n\n'
+        "from opsdk.irdef import Attr, Input, IrDef, Output, bind, register  # noqa: F401\n\n"
+        "from .schema import OPS\n\n"
+        f'REG_OP = """\n{text}\n"""\n'
+        f"PARSED = {parse_reg_op(text)!r}\n"
+        f"IR = register(bind(PARSED, OPS[0], fixed_args={op.fixed_args!r}))\n"
+    )
+
+
+def _specs_py(op: RealOp) -> str:
+    cases = op.specs or converter_specs(op.converter)
+    assert cases, f"TorchAir declares no specs for {op.package}: write them"
+    origin = "hand-written" if op.specs else "TorchAir's own, from its converter file"
+    return (
+        f'"""Input specs: {origin}."""\n\n'
+        "from opsdk.inputs import BF16, BOOL, F16, F32, I8, I32, I64, Support  # noqa: F401\n"
+        "from opsdk.inputs import declare_supported\n\n"
+        "from .schema import OPS\n\n"
+        f"for op in OPS:\n    declare_supported(op, {textwrap.dedent(cases).strip()})\n"
+    )
+
+
+REAL_OPS = {
+    "npu_rms_norm": RealOp(
+        ("npu_rms_norm",),
+        "RmsNorm",
+        "npu_rms_norm",
+        """
+        def npu_rms_norm(self, gamma, epsilon=1e-6):
+            x = self.float()
+            dims = tuple(range(self.dim() - gamma.dim(), self.dim()))
+            rstd = torch.rsqrt(x.pow(2).mean(dims, keepdim=True) + epsilon)
+            return (x * rstd * gamma.float()).to(self.dtype), rstd
+        """,
+    ),
+}
