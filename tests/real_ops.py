@@ -153,7 +153,6 @@ class RealOp:
     reference: str
     specs: str | None = None
     fixed_args: dict = field(default_factory=dict)
-    tags: dict = field(default_factory=dict)
 
     @property
     def package(self) -> str:
@@ -285,5 +284,98 @@ REAL_OPS = {
             rstd = torch.rsqrt(x.pow(2).mean(dims, keepdim=True) + epsilon)
             return (x * rstd * gamma.float()).to(self.dtype), rstd
         """,
+    ),
+    "npu_swiglu": RealOp(
+        ("npu_swiglu",),
+        "SwiGlu",
+        "npu_swiglu",
+        """
+        def npu_swiglu(self, dim=-1):
+            half = self.size(dim) // 2
+            a, b = self.float().narrow(dim, 0, half), self.float().narrow(dim, half, half)
+            return (torch.nn.functional.silu(a) * b).to(self.dtype).contiguous()
+        """,
+        # TorchAir's cases are (2, 2): the halves are of size 1, which torch specializes,
+        # so a dynamic graph recompiles when it grows.
+        """[
+            Support(F32(2, 4)),
+            Support(F16(2, 4)),
+            Support(F32(4, 3), dim=0),
+        ]""",
+    ),
+    "npu_gelu": RealOp(
+        ("npu_gelu",),
+        "GeluV2",
+        "npu_gelu",
+        """
+        def npu_gelu(self, *, approximate="none"):
+            return torch.nn.functional.gelu(self, approximate=approximate)
+        """,
+    ),
+    "npu_group_norm_silu": RealOp(
+        ("npu_group_norm_silu",),
+        "GroupNormSilu",
+        "npu_group_norm_silu",
+        """
+        def npu_group_norm_silu(input, weight, bias, group, eps=1e-5):
+            n, c = input.shape[:2]
+            y, mean, rstd = torch.native_group_norm(
+                input.contiguous(), weight, bias, n, c, input[0, 0].numel(), group, eps
+            )
+            # Laid out like the input, as the Meta function's empty_like says.
+            return torch.empty_like(input).copy_(torch.nn.functional.silu(y)), mean, rstd
+        """,
+        # TorchAir's case (1, 32, 128, 64), smaller, with the channels (a multiple of the
+        # groups) kept in dynamic mode; and one without the optional weight and bias.
+        # Neither uses the schema's eps (1e-5): the FX node then leaves it out and
+        # TorchAir's converter fills in its own default, 1e-4 (a real mismatch, see the
+        # tests).
+        """[
+            Support(
+                F16(1, 32, 16, 8, static_dims=(1,)),
+                F16(32, static_dims=(0,)),
+                F16(32, static_dims=(0,)),
+                group=32,
+                eps=0.0001,
+            ),
+            Support(F32(2, 8, 4, 4, static_dims=(1,)), None, None, group=4, eps=1e-3),
+        ]""",
+    ),
+    "npu_rotary_mul": RealOp(
+        ("npu_rotary_mul",),
+        "RotaryMul",
+        "npu_rotary_mul",
+        """
+        def npu_rotary_mul(self, r1, r2, rotary_mode="half", rotate=None):
+            x1, x2 = self.chunk(2, -1)
+            return (self * r1 + torch.cat((-x2, x1), -1) * r2).contiguous()
+        """,
+        # TorchAir's cases are (2, 8192, 5, 128): smaller here, the head size kept.
+        """[
+            Support(F32(2, 8, 5, 128, static_dims=(3,)), F32(1, 8, 1, 128, static_dims=(3,)),
+                    F32(1, 8, 1, 128, static_dims=(3,))),
+            Support(F16(2, 8, 5, 128, static_dims=(3,)), F16(1, 8, 1, 128, static_dims=(3,)),
+                    F16(1, 8, 1, 128, static_dims=(3,))),
+        ]""",
+        # Its converter picks RotaryMul for the half mode without a rotate matrix.
+        fixed_args={"rotary_mode": "half", "rotate": None},
+    ),
+    "npu_scatter_nd_update": RealOp(
+        ("npu_scatter_nd_update_", "npu_scatter_nd_update"),
+        "ScatterNdUpdate",
+        "npu_scatter_nd_update",
+        """
+        def npu_scatter_nd_update_(self, indices, updates):
+            return self.index_put_(tuple(indices.long().unbind(-1)), updates)
+
+
+        def npu_scatter_nd_update(self, indices, updates):
+            return npu_scatter_nd_update_(self.clone(), indices, updates)
+        """,
+        # TorchAir declares none: rows of a (4, 3) tensor, by (K, 1) indices.
+        """[
+            Support(F32(4, 3), I64(2, 1, value_range=(0, 4), static_dims=(1,)), F32(2, 3)),
+            Support(F16(4, 3), I32(3, 1, value_range=(0, 4), static_dims=(1,)), F16(3, 3)),
+        ]""",
     ),
 }
