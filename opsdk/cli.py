@@ -58,6 +58,12 @@ def _parser() -> argparse.ArgumentParser:
         "--autograd", action="store_true", help="register a backward (register_autograd)"
     )
     new.add_argument("--into", type=Path, metavar="DIR", help="add the op to the op package in DIR")
+    new.add_argument(
+        "--from-cann",
+        type=Path,
+        metavar="FILE",
+        help="the op's CANN definition (msopgen JSON or REG_OP): schema, IR and specs follow it",
+    )
 
     check = sub.add_parser("check", help="run the conformance matrix of an op package")
     check.add_argument("target", help="op package directory or importable module")
@@ -118,6 +124,7 @@ def _new(args) -> int:
         args.out or Path("."),
         args.force,
         args.autograd,
+        args.from_cann,
     )
     if args.into is not None and args.out is not None:
         raise OpsdkError(
@@ -245,11 +252,11 @@ def _ir(args) -> int:
         irs.update((ir.op_type, ir) for ir in found)
     for ir in irs.values():
         if args.out is None:
-            print(render(ir), end="")
+            print(render(ir_export.model(ir)), end="")
             continue
         args.out.mkdir(parents=True, exist_ok=True)
         path = args.out / f"{ir_export.file_stem(ir)}{suffix}"
-        path.write_text(render(ir))
+        path.write_text(render(ir_export.model(ir)))
         print(f"wrote {path}")
     return 0
 

@@ -17,9 +17,8 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from opsdk.irdef import Attr, Input, IrDef, Output
 from opsdk.offline import locator
-from opsdk.runtime import types
+from opsdk.scaffold import cann
 
 SCHEMAS = "csrc/aten/npu_native_functions_by_codegen.yaml"
 META = "op_plugin/meta/_meta_registrations.py"
@@ -80,47 +79,11 @@ def _first_line(node) -> int:
     return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
 
 
-def reg_op(op_type: str) -> str:
-    """CANN's ``REG_OP(op_type)`` prototype, from the docstring of TorchAir's generated GE API."""
+def prototype(op_type: str) -> str:
+    """CANN's ``REG_OP(op_type)`` prototype, as TorchAir's generated GE API documents it."""
     found = re.search(rf'"""(REG_OP\({op_type}\).*?)"""', wheel_text(GE_RAW_OPS), re.S)
     assert found, f"no REG_OP({op_type}) in {GE_RAW_OPS}"
     return "\n".join(line.strip().removesuffix("\\n") for line in found.group(1).splitlines())
-
-
-_REG_TYPES = {row.reg_op: row.value_type for row in types.TYPES.values() if row.reg_op}
-_REG_ENTRY = re.compile(r"^\.(\w+)\((\w+)(?:,\s*(\w+))?(?:,\s*(.*))?\)$")
-
-
-def parse_reg_op(text: str) -> IrDef:
-    """A local parse of a ``REG_OP`` prototype, enough for the ops below (the product's
-    parser of CANN definitions is opsdk.scaffold's)."""
-    op_type = re.match(r"REG_OP\((\w+)\)", text).group(1)
-    inputs, outputs, attrs = [], [], []
-    for line in text.splitlines()[1:]:
-        entry = _REG_ENTRY.match(line.strip())
-        if not entry:
-            continue
-        macro, name, kind, default = entry.groups()
-        if macro in ("INPUT", "OPTIONAL_INPUT", "DYNAMIC_INPUT"):
-            inputs.append(
-                Input(name, {"INPUT": "required"}.get(macro, macro.split("_")[0].lower()))
-            )
-        elif macro in ("OUTPUT", "DYNAMIC_OUTPUT"):
-            outputs.append(Output(name, "required" if macro == "OUTPUT" else "dynamic"))
-        elif macro in ("ATTR", "REQUIRED_ATTR"):
-            value_type = _REG_TYPES[kind]
-            attrs.append(Attr(name, value_type, _attr_default(value_type, default)))
-    return IrDef(op_type, inputs, outputs, attrs)
-
-
-def _attr_default(value_type: str, text: str | None):
-    if text is None:
-        return None
-    if value_type == "VT_BOOL":
-        return text == "true"
-    if value_type == "VT_STRING":
-        return text.strip('"')
-    return {"VT_INT": int, "VT_FLOAT": float}[value_type](text)
 
 
 def converter_specs(module: str) -> str | None:
@@ -248,13 +211,13 @@ def _fake_py(op: RealOp) -> str:
 
 
 def _ir_py(op: RealOp) -> str:
-    text = reg_op(op.ge_op)
+    text = prototype(op.ge_op)
     return (
         '"""The GE IR: CANN\'s REG_OP, bound to the torch op (CANN\'s names mapped)."""\n\n'
         "from opsdk.irdef import Attr, Input, IrDef, Output, bind, register  # noqa: F401\n\n"
         "from .schema import OPS\n\n"
         f'REG_OP = """\n{text}\n"""\n'
-        f"PARSED = {parse_reg_op(text)!r}\n"
+        f"PARSED = {cann.read(text)[0].ir!r}\n"
         f"IR = register(bind(PARSED, OPS[0], fixed_args={op.fixed_args!r}))\n"
     )
 

@@ -9,6 +9,7 @@ package cannot import ``torchair`` at its own import time.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 
@@ -115,12 +116,36 @@ def ir_def_for(spec: OpSpec) -> IrDef:
         inputs=[Input(a.name, _input_kind(a)) for a in ge_input_args(spec)],
         outputs=outputs,
         attrs=[
-            Attr(a.name, row.value_type, a.default if a.has_default else None)
+            Attr(a.name, row.value_type, _ir_default(a) if a.has_default else None)
             for a in ge_attr_args(spec)
             if (row := types.row(a.type)) is not None and row.value_type
         ],
         torch_op=spec.qualname,
     )
+
+
+def _ir_default(arg: Arg):
+    """An argument's default as a GE attr holds it: a ScalarType as GE's data type value
+    (torch numbers float 6, GE 0; GE's 6 is DT_INT16)."""
+    if arg.default is None or types.base(arg.type) != "ScalarType":
+        return arg.default
+    return _ge_dtype_values()[arg.default]
+
+
+@functools.cache
+def _ge_dtype_values() -> dict[int, int]:
+    """torch ScalarType number -> GE DataType value, through the dtype names (torch's
+    schema parser numbers a ScalarType default: the only public way to its numbering)."""
+    import torch
+
+    values = {}
+    for d in (d for d in types.DTYPES.values() if d.torch):
+        try:
+            arg = torch._C.parse_schema(f"f(ScalarType d={d.torch}) -> ()").arguments[0]
+        except RuntimeError:  # no torch dtype, or one the schema language cannot name
+            continue
+        values[arg.default_value] = d.value
+    return values
 
 
 def _is_list_return(spec: OpSpec, output_index: int) -> bool:

@@ -6,6 +6,8 @@ becomes is in the templates and their macros (``templates/templates/macros.jinja
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import opsdk
 from opsdk.runtime import spec
 from opsdk.runtime.converters import (
@@ -15,14 +17,21 @@ from opsdk.runtime.converters import (
     ir_def_for,
 )
 from opsdk.scaffold import cppsig, pysig
+from opsdk.scaffold.cann_torch import TorchSide
 
 
 def context(
-    op: spec.OpSpec, style: str, autograd: bool = False, package: str | None = None
+    op: spec.OpSpec,
+    style: str,
+    autograd: bool = False,
+    package: str | None = None,
+    cann: TorchSide | None = None,
 ) -> dict:
     """Everything the templates read. ``package`` is the op library an added op
-    (``--into``) goes into: the op's modules are then its subpackage."""
-    ir = ir_def_for(op)
+    (``--into``) goes into: the op's modules are then its subpackage. ``cann``: the op
+    comes from a CANN definition (``--from-cann``), whose IR and specs it gives."""
+    ir = ir_def_for(op) if cann is None else replace(cann.ir, torch_op=op.qualname)
+    written = {ir.ir_name(a.name) for a in op.mutated_args}
     module = f"{package}.{op.name}" if package else op.name
     return {
         "project_dir": op.name,
@@ -46,22 +55,34 @@ def context(
             "inplace": op.inplace,
             "mutates": [a.name for a in op.mutated_args],
             "working": op.is_default_add,
+            "from_cann": cann is not None,
+            "specs": list(cann.specs) if cann is not None else None,
+            "has_specs": op.is_default_add or cann is not None,
+            "arg_names": dict(ir.arg_names),
             "args": [_arg(a) for a in op.args],
             "returns": [pysig.py_type(r.type) for r in op.returns],
             "grads": [f"grad_{name}" for name in _return_names(op)],
             "ge_inputs": [
-                {"name": a.name, "host": _host_input(a) if a.is_symbolic else None}
+                {
+                    "name": a.name,
+                    "ir": ir.ir_name(a.name),
+                    "host": _host_input(a) if a.is_symbolic else None,
+                }
                 for a in ge_input_args(op)
             ],
             "ge_attrs": [
-                {"name": a.name, "builder": attr_builder(a), "optional": a.is_optional}
+                {
+                    "name": a.name,
+                    "ir": ir.ir_name(a.name),
+                    "builder": attr_builder(a),
+                    "optional": a.is_optional,
+                }
                 for a in ge_attr_args(op)
             ],
             "host_inputs": sorted({_host_input(a) for a in op.args if a.is_symbolic}),
             "ir_inputs": [{"name": i.name, "kind": i.kind} for i in ir.inputs],
             "ir_outputs": [
-                {"name": o.name, "kind": o.kind, "mutated": i < len(op.mutated_args)}
-                for i, o in enumerate(ir.outputs)
+                {"name": o.name, "kind": o.kind, "mutated": o.name in written} for o in ir.outputs
             ],
             "ir_attrs": [
                 {"name": a.name, "type": a.type, "default": _default_repr(a.default)}

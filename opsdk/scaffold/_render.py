@@ -23,7 +23,7 @@ from cookiecutter.generate import generate_files
 from opsdk.axes import DEFAULT_STYLE, STYLES
 from opsdk.errors import ScaffoldError, SpecError
 from opsdk.runtime import spec
-from opsdk.scaffold import cppsig
+from opsdk.scaffold import cann, cann_torch, cppsig
 from opsdk.scaffold._context import context
 
 # The cookiecutter template: package data beside this module, in a checkout and installed.
@@ -40,6 +40,7 @@ class NewRequest:
     out: Path = Path(".")
     force: bool = False
     autograd: bool = False
+    from_cann: Path | None = None  # an msopgen JSON or REG_OP file defining the op
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,10 @@ def build_spec(req: NewRequest) -> spec.OpSpec:
     if req.style not in STYLES:
         raise SpecError(f"unknown --style {req.style!r}: choose one of {', '.join(STYLES)}")
     text = req.schema or spec.default_schema(req.name, req.inplace)
+    if req.from_cann is not None:
+        if req.schema or req.inplace:
+            raise SpecError("--from-cann gives the schema: drop --schema and --inplace")
+        text = req.name + _from_cann(req).schema
     op = spec.parse(text, name=req.name, namespace=req.namespace)
     if req.inplace:
         spec.require_inplace(op)
@@ -109,7 +114,8 @@ def render(op: spec.OpSpec, req: NewRequest, staging: Path, package: str | None 
     ``package``: the op library the op is added to (see :mod:`opsdk.scaffold.into`)."""
     try:
         ctx = json.loads((TEMPLATE_DIR / "cookiecutter.json").read_text())
-        ctx.update(context(op, req.style, req.autograd, package))
+        cann_side = _from_cann(req) if req.from_cann is not None else None
+        ctx.update(context(op, req.style, req.autograd, package, cann_side))
         # Files whose name renders empty (another style's, an option's) are not written.
         generate_files(str(TEMPLATE_DIR), {"cookiecutter": ctx}, output_dir=str(staging))
         _format(staging / op.name)
@@ -118,6 +124,12 @@ def render(op: spec.OpSpec, req: NewRequest, staging: Path, package: str | None 
             f"cannot write {staging} ({err}): check permissions and space"
         ) from None
     return staging / op.name
+
+
+def _from_cann(req: NewRequest) -> cann_torch.TorchSide:
+    """The torch side of the CANN op ``req.name`` defined in ``req.from_cann``."""
+    path = Path(req.from_cann)
+    return cann_torch.torch_side(cann_torch.pick(cann.read(path), req.name, str(path)))
 
 
 def _format(package: Path) -> None:

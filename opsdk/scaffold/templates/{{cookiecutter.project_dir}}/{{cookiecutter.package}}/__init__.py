@@ -16,7 +16,7 @@ host, opsdk's emulated device elsewhere), then registers the op from its modules
 {%- endif %}
 - fake.py: the fake function
 - ir.py: the GE IR definition
-{%- if op.working %}
+{%- if op.has_specs %}
 - specs.py: the inputs the op supports
 {%- endif %}
 {%- if cookiecutter.autograd %}
@@ -53,10 +53,10 @@ ensure_npu()
 # The op's OpOverload, which the package's other modules import.
 OP = torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }}
 
-from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir{% if op.working %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
+from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir{% if op.has_specs %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
 {%- else %}
 
-from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir{% if op.working %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
+from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir{% if op.has_specs %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
 from .schema import OP  # noqa: E402
 {%- endif %}
 

@@ -10,13 +10,16 @@ helpers for the common op families that stay correct with symbolic sizes.
 import torch
 {%- if op.working %}
 from opsdk import meta
-{%- elif op.returns %}
+{%- elif op.returns and not op.from_cann %}
 from opsdk import ImplementMe
 {%- endif %}
 
 {% if cookiecutter.style == "custom_op" %}from .schema import {{ op.name }}
 {%- elif cookiecutter.style == "library" %}from .schema import LIB, OP
 {%- else %}{{ m.import_op("cpp") }}{% endif %}
+{%- if op.from_cann and cookiecutter.style != "cpp" %}
+from .kernels import {{ op.name }}_reference
+{%- endif %}
 
 {% if cookiecutter.style == "custom_op" %}
 @{{ op.name }}.register_fake
@@ -33,6 +36,10 @@ from opsdk import ImplementMe
     return None  # the op returns nothing; its writes are declared by Tensor(a!)
 {%- elif op.working %}
     return meta.elementwise(x, y)
+{%- elif op.from_cann and cookiecutter.style != "cpp" %}
+    # The reference on fake tensors: right while it uses torch ops only (no .item(), no
+    # data-dependent sizes); opsdk.meta's helpers state the shapes directly.
+    return {{ op.name }}_reference({{ m.call_args(op.args) }})
 {%- else %}
     raise ImplementMe(__file__, "{{ op.name }}_fake", "return empty tensors of the output shapes")
 {%- endif %}
