@@ -8,7 +8,7 @@ run a custom node through the op's CPU reference kernel.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from opsdk.runtime import types
 
@@ -109,70 +109,6 @@ class IrDef:
             [(o.name, o.kind) for o in self.outputs],
             [(a.name, a.type) for a in self.attrs],
         )
-
-
-def bind(ir: IrDef, op, *, arg_names=None, fixed_args=None) -> IrDef:
-    """``ir`` (CANN's names, e.g. from its ``REG_OP``) standing for the torch op ``op``
-    (an ``OpOverload``, its ``ns::name`` or its ``OpSpec``): the same definition naming
-    ``op`` as ``torch_op``, with every argument of ``op`` mapped to an IR input (tensors
-    and symbolic scalars) or attr (the other arguments), except those in ``fixed_args``.
-    Given ``arg_names`` come first, then same names, then what is left on both sides in
-    order, when both sides have as many left (attrs of the same type)."""
-    from opsdk.runtime import converters  # spec and converters import torch: only when asked
-    from opsdk.runtime import spec as op_spec
-
-    spec = (
-        op
-        if isinstance(op, op_spec.OpSpec)
-        else op_spec.of(op_spec.resolve(op) if isinstance(op, str) else op)
-    )
-    fixed = dict(fixed_args or {})
-    names = dict(arg_names or {})
-    for kind, args, ir_side in (
-        ("input", converters.ge_input_args(spec), ir.inputs),
-        ("attr", converters.ge_attr_args(spec), ir.attrs),
-    ):
-        args = [a for a in args if a.name not in fixed and a.name not in names]
-        free = [x for x in ir_side if x.name not in names.values()]
-        names.update({a.name: a.name for a in args if a.name in {x.name for x in free}})
-        args = [a for a in args if a.name not in names]
-        free = [x for x in free if x.name not in names.values()]
-        if args and not _pairable(args, free):
-            raise ValueError(
-                f"{spec.qualname} -> {ir.op_type}: cannot tell which IR {kind} of "
-                f"{[x.name for x in free]} each of {[a.name for a in args]} is; give "
-                "arg_names={torch_arg: ir_name} (or fixed_args for an argument the converter "
-                "consumes)"
-            )
-        if args:
-            names.update({a.name: x.name for a, x in zip(args, free, strict=True)})
-        unfed = [
-            x.name
-            for x in ir_side
-            if getattr(x, "kind", None) == "required" and x.name not in names.values()
-        ]
-        if unfed:
-            raise ValueError(
-                f"{spec.qualname} -> {ir.op_type}: no argument feeds the required IR input(s) "
-                f"{unfed}; map one to it with arg_names"
-            )
-    return replace(
-        ir,
-        torch_op=spec.qualname,
-        arg_names={a: n for a, n in names.items() if a != n},
-        fixed_args=fixed,
-    )
-
-
-def _pairable(args, free) -> bool:
-    """Torch arguments and IR inputs or attrs left over pair in order: as many on both
-    sides, and each attr of the type its argument has."""
-    if len(args) != len(free):
-        return False
-    return all(
-        not isinstance(x, Attr) or getattr(types.row(a.type), "value_type", None) == x.type
-        for a, x in zip(args, free, strict=True)
-    )
 
 
 def _frozen(value):

@@ -146,7 +146,7 @@ def _parse(schema):
 
 def test_bind_maps_torch_arguments_to_cann_names_by_name_then_position():
     op = _parse("n(Tensor self, Tensor gamma, float epsilon=1e-6) -> (Tensor, Tensor)")
-    ir = irdef.bind(_rms_norm_ir(), op)
+    ir = converters.bind(_rms_norm_ir(), op)
     assert ir.torch_op == "irb::n" and ir.op_type == "RmsNorm"
     assert dict(ir.arg_names) == {"self": "x"}  # gamma and epsilon keep their names
     # Different names on both sides pair in order; optional inputs and renamed attrs too.
@@ -161,7 +161,7 @@ def test_bind_maps_torch_arguments_to_cann_names_by_name_then_position():
         attrs=[irdef.Attr("num_groups", "VT_INT"), irdef.Attr("eps", "VT_FLOAT", 1e-4)],
     )
     op = _parse("g(Tensor input, Tensor? weight, Tensor? bias, int group, float eps) -> Tensor")
-    assert dict(irdef.bind(silu, op).arg_names) == {
+    assert dict(converters.bind(silu, op).arg_names) == {
         "input": "x",
         "weight": "gamma",
         "bias": "beta",
@@ -175,11 +175,12 @@ def test_bind_takes_given_names_and_arguments_the_converter_consumes():
     with pytest.raises(
         ValueError, match=r"which IR input of \['x', 'gamma'\] each of \['self', 'g', 'extra'\]"
     ):
-        irdef.bind(ir, op)
-    bound = irdef.bind(ir, op, fixed_args={"extra": None, "mode": "a"})
+        converters.bind(ir, op)
+    bound = converters.bind(ir, op, fixed_args={"extra": None, "mode": "a"})
     assert dict(bound.arg_names) == {"self": "x", "g": "gamma"}
     assert dict(bound.fixed_args) == {"extra": None, "mode": "a"}
-    given = irdef.bind(ir, op, arg_names={"g": "x", "self": "gamma"}, fixed_args=bound.fixed_args)
+    names = {"g": "x", "self": "gamma"}
+    given = converters.bind(ir, op, arg_names=names, fixed_args=bound.fixed_args)
     assert dict(given.arg_names) == {"g": "x", "self": "gamma"}
 
 
@@ -188,4 +189,4 @@ def test_bind_refuses_a_required_ir_input_no_argument_feeds():
     with pytest.raises(
         ValueError, match=r"no argument feeds the required IR input\(s\) \['gamma'\]"
     ):
-        irdef.bind(_rms_norm_ir(), op, arg_names={"self": "x"})
+        converters.bind(_rms_norm_ir(), op, arg_names={"self": "x"})
