@@ -128,8 +128,31 @@ def cases(
             )
             for i, step in enumerate(steps)
         ]
+        if vary_last:
+            as_declared = _call(
+                spec,
+                support,
+                steps[-1],
+                seed=1234 + 100 * index + len(steps) - 1,
+                permuted=permuted,
+                vary=False,
+            )
+            if not _accepts(spec, calls[-1]) and _accepts(spec, as_declared):
+                calls[-1] = as_declared  # the op's domain: e.g. groups must divide channels
         result.append(Case(label, calls, tolerances))
     return result
+
+
+def _accepts(spec: OpSpec, call: Call) -> bool:
+    """Whether the op's CPU kernel takes ``call``: a changed scalar it refuses proves
+    nothing about a graph, so the declared value stays."""
+    cloned = Call(map_tensors(call.args, torch.clone), map_tensors(call.kwargs, torch.clone))
+    try:
+        with torch.no_grad():
+            spec.op()(*cloned.args, **cloned.kwargs)
+    except Exception:  # noqa: BLE001 - any refusal (RuntimeError, ValueError...) counts
+        return False
+    return True
 
 
 def _runs_in(support: Support, shapes: str, backend: str) -> bool:

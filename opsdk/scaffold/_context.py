@@ -6,13 +6,13 @@ becomes is in the templates and their macros (``templates/templates/macros.jinja
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import opsdk
+from opsdk.errors import SpecError
 from opsdk.harness.inputs import default_support
 from opsdk.runtime import spec
 from opsdk.runtime.converters import (
     attr_builder,
+    bind,
     ge_attr_args,
     ge_input_args,
     ir_def_for,
@@ -48,7 +48,7 @@ def context(
 
 
 def _op(op: spec.OpSpec, cann: TorchSide | None = None, attach: bool = False) -> dict:
-    ir = ir_def_for(op) if cann is None else replace(cann.ir, torch_op=op.qualname)
+    ir = ir_def_for(op) if cann is None else _bound(cann.ir, op)
     written = {ir.ir_name(a.name) for a in op.mutated_args}
     returns_input = spec.returns_its_first_argument(op)
     return {
@@ -68,7 +68,8 @@ def _op(op: spec.OpSpec, cann: TorchSide | None = None, attach: bool = False) ->
         "returns_input": op.args[0].name if returns_input else None,
         "working": op.is_default_add,
         "from_cann": cann is not None,
-        "specs": list(cann.specs) if cann is not None else None,
+        # CANN's dtype cases follow its own argument order: an attached op's may differ
+        "specs": list(cann.specs) if cann is not None and not attach else None,
         # opsdk writes specs.py when it knows cases: its own add, CANN's dtypes, or (an
         # attached op, which has no scaffold to start from) the schema's default case
         "has_specs": op.is_default_add or cann is not None or attach,
@@ -103,6 +104,14 @@ def _op(op: spec.OpSpec, cann: TorchSide | None = None, attach: bool = False) ->
         ],
         "support": repr(default_support(op)),
     }
+
+
+def _bound(ir, op: spec.OpSpec):
+    """CANN's IR tied to the torch op (names mapped where the schemas differ)."""
+    try:
+        return bind(ir, op, arg_names=dict(ir.arg_names))
+    except ValueError as err:
+        raise SpecError(f"--from-cann: {err}") from None
 
 
 def _arg(arg: spec.Arg) -> dict:

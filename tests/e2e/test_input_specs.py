@@ -108,6 +108,18 @@ def test_vary_last_changes_scalars_on_the_last_call_only():
     assert [c.args[1] for c in case.calls] == [2, 2, 3]
 
 
+def test_vary_last_keeps_a_scalar_the_op_refuses_changed():
+    lib = torch.library.Library("t_inputs", "FRAGMENT")
+    lib.define("grouped(Tensor x, int groups) -> Tensor")
+    lib.impl("grouped", lambda x, groups: x.reshape(groups, -1).sum(1), "CPU")
+    op = torch.ops.t_inputs.grouped.default
+    declare_supported(op, [Support(F32(4, 4), 4), Support(F32(6, 5), 2)])
+    spec = parse(str(op._schema), validate=False)
+    found = cases(spec, "static", "npugraph_ex", steps=(0, 0), vary_last=True)
+    # 16 elements in 5 groups cannot be; 30 in 3 can.
+    assert [[c.args[1] for c in case.calls] for case in found] == [[4, 4], [2, 3], [4, 4]]
+
+
 @pytest.mark.parametrize(
     ("support", "complaint"),
     [

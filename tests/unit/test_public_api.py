@@ -27,7 +27,7 @@ PUBLIC = {
     ],
     "opsdk.attach": ["define", "impl", "register_converter", "register_fake"],
     "opsdk.device": ["EMULATE_ENV", "NpuInfo", "ensure_npu"],
-    "opsdk.irdef": ["Attr", "Input", "IrDef", "Output", "lookup", "register", "registered"],
+    "opsdk.irdef": ["Attr", "Input", "IrDef", "Output", "bind", "lookup", "register", "registered"],
     "opsdk.inputs": [
         "BF16",
         "BOOL",
