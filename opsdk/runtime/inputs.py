@@ -297,12 +297,6 @@ class OneOf(ScalarSpec):
     def at(self, index: int):
         return self.values[index % len(self.values)]
 
-    def __eq__(self, other) -> bool:
-        return type(other) is type(self) and other.values == self.values
-
-    def __hash__(self) -> int:
-        return hash((type(self), repr(self.values)))
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(map(repr, self.values))})"
 
@@ -383,12 +377,9 @@ class Support:
 
 
 def _tensor_specs(values) -> list[TensorSpec]:
-    found: list[TensorSpec] = []
-    for value in values:
-        found += [
-            v for v in (value if isinstance(value, list) else [value]) if isinstance(v, TensorSpec)
-        ]
-    return found
+    """The TensorSpecs among argument ``values`` (lists of them included), in order."""
+    flat = [x for v in values for x in (v if isinstance(v, list) else [v])]
+    return [v for v in flat if isinstance(v, TensorSpec)]
 
 
 def _mapped(values, fn) -> list:
