@@ -10,7 +10,7 @@ import re
 import shutil
 from pathlib import Path
 
-from opsdk.scaffold import NewRequest, new
+from opsdk.scaffold import NewRequest, into, new
 
 
 class Scaffolds:
@@ -45,14 +45,28 @@ def edit(path, old, new_text):
 def implemented(scaffolds, out, name, schema, kernel, fake="meta.same_as(x)"):
     """A copy of a scaffolded skeleton at ``out/NAME`` with its kernels and fake filled in."""
     pkg = scaffolds.copy(out, name, namespace=f"g_{name}", schema=schema)
-    kernels = pkg / name / "kernels.py"
+    _fill(pkg / name, kernel, fake)
+    return pkg
+
+
+def added(pkg, name, schema, kernel, fake="meta.same_as(x)"):
+    """The op ``name`` added to the op package ``pkg`` (`opsdk new --into`), its kernels
+    and fake filled in; returns the op's directory."""
+    into.add(NewRequest(name, schema=schema), pkg)
+    op_dir = next(pkg.glob(f"*/{name}"))
+    _fill(op_dir, kernel, fake)
+    return op_dir
+
+
+def _fill(op_dir, kernel, fake):
+    """The skeleton in ``op_dir`` with ``kernel`` as both kernels' body and ``fake`` returned."""
+    kernels = op_dir / "kernels.py"
     text, count = re.subn(r"raise ImplementMe\(__file__, .*\)", kernel, kernels.read_text())
     assert count == 2, "expected a skeleton with an npu and a reference kernel"
     kernels.write_text(text.replace("from opsdk import ImplementMe\n", ""))
-    fake_py = pkg / name / "fake.py"
+    fake_py = op_dir / "fake.py"
     text, count = re.subn(
         r"raise ImplementMe\(__file__, .*\)", f"return {fake}", fake_py.read_text()
     )
     assert count == 1
     fake_py.write_text(text.replace("from opsdk import ImplementMe", "from opsdk import meta"))
-    return pkg
