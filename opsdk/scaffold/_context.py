@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import opsdk
-from opsdk.runtime import spec
+from opsdk.runtime import spec, types
 from opsdk.runtime.converters import (
     attr_builder,
     ge_attr_args,
@@ -75,11 +75,13 @@ def context(
                     "name": a.name,
                     "ir": ir.ir_name(a.name),
                     "builder": attr_builder(a),
+                    "convert": types.row(a.type).ge_value,
                     "optional": a.is_optional,
                 }
                 for a in ge_attr_args(op)
             ],
             "host_inputs": sorted({_host_input(a) for a in op.args if a.is_symbolic}),
+            "ge_values": sorted({types.row(a.type).ge_value for a in ge_attr_args(op)} - {None}),
             "ir_inputs": [{"name": i.name, "kind": i.kind} for i in ir.inputs],
             "ir_outputs": [
                 {"name": o.name, "kind": o.kind, "mutated": o.name in written} for o in ir.outputs

@@ -36,3 +36,45 @@ def test_real_reg_op_needs_only_the_reference(opsdk_cli, tmp_path):
         assert run.code == 0, run.stderr
         exported = cann.read(tmp_path / fmt / f"rms_norm{suffix}")
         assert exported == [source_op], fmt
+
+
+def _write_reference(kernels, body: str) -> None:
+    text, count = re.subn(r"raise ImplementMe\(__file__, .*\)", body, kernels.read_text())
+    assert count == 1, "only the reference is left to write"
+    kernels.write_text(text.replace("from opsdk import ImplementMe\n", ""))
+
+
+def test_a_type_attr_crosses_in_ges_numbering(opsdk_cli, tmp_path):
+    """A REG_OP ``Type`` attr (ArgMaxD's ``dtype``, default DT_INT64) is a ``ScalarType``
+    the converter hands to GE in GE's numbering, and the executor reads back as a torch
+    dtype; a converter passing torch's numbering (int64 is 4, GE's DT_UINT8) fails in GE."""
+    source = tmp_path / "arg_max_d_proto.h"
+    source.write_text(prototype("ArgMaxD"))
+    run = opsdk_cli("new", "arg_max_d", "--from-cann", source, "--namespace", "fc_argmax")
+    assert run.code == 0, run.stderr
+    pkg = tmp_path / "arg_max_d" / "arg_max_d"
+    assert "ScalarType dtype=4" in (pkg / "schema.py").read_text()  # torch's int64
+    converter = pkg / "converter.py"
+    assert '"dtype": attr.DataType(torch_type_to_ge_type(dtype))' in converter.read_text()
+    _write_reference(pkg / "kernels.py", "return torch.argmax(x, dimension).to(dtype)")
+    specs = pkg / "specs.py"  # the specs' sizes are a guess: 3-D takes dimension 1 and 2
+    specs.write_text(
+        "import torch\n\n"
+        + specs.read_text()
+        .replace("F32(2, 4)", "F32(2, 4, 3)")
+        .replace("F16(2, 4), dimension=1", "F16(2, 4, 3), dimension=1, dtype=torch.int32")
+    )
+    run = opsdk_cli("check", tmp_path / "arg_max_d", json_report=True)
+    assert run.code == 0, run.stdout + run.stderr
+    assert {r["status"] for r in run.report["results"]} == {"pass"}
+    assert len(run.report["results"]) == 15
+
+    converter.write_text(
+        converter.read_text().replace(
+            "attr.DataType(torch_type_to_ge_type(dtype))", "attr.DataType(4)"
+        )
+    )
+    run = opsdk_cli("check", tmp_path / "arg_max_d", "--backend", "ge", "--shapes", "static")
+    assert run.code == 1, run.stdout + run.stderr
+    assert "fail in layer ge-exec" in run.stdout
+    assert "output 0 is torch.uint8, TorchAir expects torch.int64" in run.stdout

@@ -139,3 +139,10 @@ def test_the_executors_dtypes_are_the_tables():
     assert proto.torch_dtype_from_ge(types.DTYPES["DT_INT16"].value) is torch.int16
     with pytest.raises(GeGraphError, match="no torch equivalent"):
         proto.torch_dtype_from_ge(types.DTYPES["DT_STRING"].value)
+
+
+def test_a_scalartype_default_is_spelled_as_a_torch_dtype():
+    """A parsed schema holds a ScalarType default in torch's numbering (int64 is 4):
+    generated Python spells the dtype, never the number."""
+    (arg,) = spec.parse("ns::g(ScalarType dtype=int64) -> ()", validate=False).args
+    assert arg.default == 4 and pysig.default(arg) == "torch.int64"

@@ -19,6 +19,9 @@ from torchair import ge
 {%- if op.ge_attrs %}
 from torchair.ge import attr
 {%- endif %}
+{%- if op.ge_values %}
+from torchair.ge._ge_graph import {{ op.ge_values | join(", ") }}
+{%- endif %}
 {%- if op.host_inputs %}
 
 from opsdk.converters import {{ op.host_inputs | join(", ") }}
