@@ -4,15 +4,14 @@ with its own kernel, passes the matrix, and whose skeleton says what to implemen
 import importlib
 import subprocess
 import sys
-import sysconfig
 import textwrap
 import types
 from pathlib import Path
 
 import pytest
 import torch
+from scaffolded import compile_cann_branch
 from torch.overrides import TorchFunctionMode
-from torch.utils import cpp_extension
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from opsdk.errors import BuildError, SpecError
@@ -104,19 +103,8 @@ def test_the_npu_host_branch_compiles(scaffolds, tmp_path, inplace):
     """The EXEC_NPU_CMD branch cannot run here, but it must compile: against the headers
     the torch-npu wheel ships (op-plugin's EXEC_NPU_CMD, ACL), with the build's defines and
     include paths (cpp_build's CANN recipe), warnings in the generated code as errors."""
-    from opsdk.offline import locator
-
     path = _cpp_package(scaffolds, tmp_path, inplace=inplace)
-    root = locator.torch_npu_file("include/graph/operator_reg.h").parents[2]
-    system = [*cpp_extension.include_paths(), sysconfig.get_paths()["include"]]  # Python.h too
-    system += cpp_build.cann_include_paths(root)
-    includes = [f"-I{cpp_build.INCLUDE}", *(f"-isystem{p}" for p in system)]
-    done = subprocess.run(
-        ["c++", "-std=c++20", "-fsyntax-only", "-Wall", "-Werror", *cpp_build.cann_defines()]
-        + [*includes, str(path / "my_add" / "my_add.cpp")],
-        capture_output=True,
-        text=True,
-    )
+    done = compile_cann_branch(path / "my_add" / "my_add.cpp")
     assert done.returncode == 0, done.stderr
 
 

@@ -3,9 +3,12 @@ once its reference kernel is written."""
 
 import re
 
+import pytest
 from real_ops import prototype
+from scaffolded import compile_cann_branch
 
-from opsdk.scaffold import cann
+from opsdk.scaffold import NewRequest, cann, new
+from opsdk.scaffold.ir_export import file_stem
 
 
 def test_real_reg_op_needs_only_the_reference(opsdk_cli, tmp_path):
@@ -78,3 +81,28 @@ def test_a_type_attr_crosses_in_ges_numbering(opsdk_cli, tmp_path):
     assert run.code == 1, run.stdout + run.stderr
     assert "fail in layer ge-exec" in run.stdout
     assert "output 0 is torch.uint8, TorchAir expects torch.int64" in run.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op_type", ["RmsNorm", "NLLLoss"])
+def test_the_cpp_style_calls_aclnn_and_its_fake_runs_the_reference(tmp_path, op_type):
+    """--style cpp: the npu kernel allocates the outputs as the fake shapes them and calls
+    aclnn<OpType> (IR inputs, attrs, outputs) in the CANN branch, which compiles against the
+    wheel's headers; NLLLoss has an optional input, an int and a str attr, two outputs."""
+    (op,) = cann.read(prototype(op_type))
+    name = file_stem(op.ir)
+    source = tmp_path / f"{name}_proto.h"
+    source.write_text(prototype(op_type))
+    req = NewRequest(name, style="cpp", namespace="fc_cpp", out=tmp_path, from_cann=source)
+    pkg = new(req).path / name
+    cpp = (pkg / f"{name}.cpp").read_text()
+    ir = op.ir
+    args = ", ".join([*ir.ir_input_names, *ir.ir_attr_names, *(o.name for o in ir.outputs)])
+    if op_type == "NLLLoss":
+        args = args.replace("reduction", "reduction_c")
+    assert f"EXEC_NPU_CMD(aclnn{op_type}, {args});" in cpp
+    assert "opsdk::empty_outputs(" in cpp and "implement me" not in cpp.split("#else")[0]
+    fake = (pkg / "fake.py").read_text()
+    assert "return reference(OP, " in fake and "ImplementMe" not in fake
+    done = compile_cann_branch(pkg / f"{name}.cpp")
+    assert done.returncode == 0, done.stderr
