@@ -66,7 +66,7 @@ PUBLIC = {
     ],
     "opsdk.converters": ["int64_input", "load_converters", "scalar_input"],
     "opsdk.oplib": ["import_added_ops"],
-    "opsdk.cpp_build": ["load_library", "load_module"],
+    "opsdk.cpp_build": ["load_library", "load_module", "reference"],
     "opsdk.fast_entry": ["traceable"],
 }
 

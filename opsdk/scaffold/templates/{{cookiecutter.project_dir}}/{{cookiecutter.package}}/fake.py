@@ -29,6 +29,9 @@ from opsdk import ImplementMe
 {%- else %}{{ m.import_op("cpp") }}{% endif %}
 {%- if op.from_cann and cookiecutter.style != "cpp" %}
 from .kernels import {{ op.name }}_reference
+{%- elif op.from_cann %}
+
+from opsdk.cpp_build import reference
 {%- endif %}
 
 {% if attach %}
@@ -57,6 +60,11 @@ from .kernels import {{ op.name }}_reference
     # The reference on fake tensors: right while it uses torch ops only (no .item(), no
     # data-dependent sizes); opsdk.meta's helpers state the shapes directly.
     return {{ op.name }}_reference({{ m.call_args(op.args) }})
+{%- elif op.from_cann %}
+    # The C++ reference on fake tensors: right while it uses tensor ops only (no data, and
+    # sym_sizes() rather than sizes(), which symbolic shapes refuse); opsdk.meta's helpers
+    # state the shapes directly. The npu kernel allocates its outputs from this function.
+    return reference(OP, {{ m.call_args(op.args) }})
 {%- else %}
     raise ImplementMe(__file__, "{{ op.name }}_fake", "return empty tensors of the output shapes")
 {%- endif %}
