@@ -6,7 +6,9 @@ devices. Getting it wrong is the most common reason a custom op breaks under
 with symbolic (SymInt) shapes, so the same fake works for static and dynamic
 graphs. Each follows the matching torch op (its output has the shape and dtype the
 real op gives) and refuses, with ``torch._check``, the inputs the real kernel
-refuses, so a bad call fails while tracing rather than on the device.
+refuses, so a bad call fails while tracing rather than on the device. Every
+output is contiguous, as an aclnn kernel's is, whatever the inputs' layouts
+(the contract the harness checks: :mod:`opsdk.harness.layout`).
 
 =====================  ===================================================
 family                 helpers
