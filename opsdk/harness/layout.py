@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from opsdk.harness.inputs import Call, map_tensors, tensors_of
+from opsdk.harness.inputs import Call, map_tensors, on_device, tensors_of
 from opsdk.harness.model import CellFailure
 
 RULE = "an op's outputs are contiguous, as an aclnn kernel's are"
@@ -50,6 +50,7 @@ def _same_strides(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def _fake_outputs(op, call: Call):
+    """The fake function's outputs for ``call``, as opcheck's ``test_faketensor`` makes them."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
@@ -58,14 +59,15 @@ def _fake_outputs(op, call: Call):
         return op(*map_tensors(call.args, fake), **map_tensors(call.kwargs, fake))
 
 
-def stride_mismatch(op, kernel_call: Call, fake_call: Call) -> CellFailure | None:
-    """Which output's layout differs between the kernel and the fake function, and
-    which of the two breaks the contract (``eager`` for the kernel, ``fake`` for the
-    fake function); None if they agree or either raises (other checks say why).
-    The two calls are fresh copies of one call's inputs."""
+def stride_mismatch(op, call: Call, device: str) -> CellFailure | None:
+    """Which output's layout differs between the kernel and the fake function on ``call``
+    moved to ``device``, and which of the two breaks the contract (``eager`` for the
+    kernel, ``fake`` for the fake function); None if they agree or either raises (other
+    checks say why)."""
+    kernel_call = on_device(call, device)
     try:
         real = tensors_of(op(*kernel_call.args, **kernel_call.kwargs))
-        fake = tensors_of(_fake_outputs(op, fake_call))
+        fake = tensors_of(_fake_outputs(op, on_device(call, device)))
     except Exception:  # noqa: BLE001 - a raising kernel or fake is reported elsewhere
         return None
     for i, (r, f) in enumerate(zip(real, fake, strict=False)):
