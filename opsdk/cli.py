@@ -47,8 +47,19 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     new = sub.add_parser("new", help="scaffold an op package")
-    new.add_argument("name", help="op name, a Python identifier (e.g. my_add)")
+    new.add_argument("name", nargs="?", help="op name, a Python identifier (e.g. my_add)")
     new.add_argument("--inplace", action="store_true", help="the op writes its first input")
+    new.add_argument(
+        "--pair",
+        action="store_true",
+        help="torch_npu's in-place pair: NAME_ (writes and returns its first input) and NAME",
+    )
+    new.add_argument(
+        "--attach",
+        metavar="NS::OP",
+        help="attach to an op defined elsewhere (torch_npu, op-plugin, C++): register only "
+        "what it lacks",
+    )
     new.add_argument("--namespace", help="torch.library namespace (default: custom)")
     new.add_argument("--schema", help='torch schema, e.g. "my_op(Tensor x, float a=1.0) -> Tensor"')
     new.add_argument("--style", choices=STYLES, default=DEFAULT_STYLE, help="registration style")
@@ -58,6 +69,12 @@ def _parser() -> argparse.ArgumentParser:
         "--autograd", action="store_true", help="register a backward (register_autograd)"
     )
     new.add_argument("--into", type=Path, metavar="DIR", help="add the op to the op package in DIR")
+    new.add_argument(
+        "--from-cann",
+        type=Path,
+        metavar="FILE",
+        help="the op's CANN definition (msopgen JSON or REG_OP): schema, IR and specs follow it",
+    )
 
     check = sub.add_parser("check", help="run the conformance matrix of an op package")
     check.add_argument("target", help="op package directory or importable module")
@@ -107,17 +124,25 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _new(args) -> int:
-    from opsdk.scaffold import NewRequest, into, new
+    from opsdk.scaffold import NewRequest, attach_target, into, new
 
+    name, namespace = args.name, args.namespace
+    if args.attach is not None:
+        name, namespace = attach_target(args.attach, name, namespace)
+    elif name is None:
+        raise OpsdkError("opsdk new: give the op's NAME (or --attach NS::OP)")
     request = NewRequest(
-        args.name,
+        name,
         args.inplace,
-        args.namespace,
+        namespace,
         args.schema,
         args.style,
         args.out or Path("."),
         args.force,
         args.autograd,
+        args.from_cann,
+        pair=args.pair,
+        attach=args.attach is not None,
     )
     if args.into is not None and args.out is not None:
         raise OpsdkError(
@@ -234,19 +259,22 @@ def _ir(args) -> int:
         "msopgen": (ir_export.msopgen_json, ".json"),
         "reg_op": (ir_export.reg_op, "_proto.h"),
     }[args.format]
+    irs = {}  # op type -> IR, in discovery order (an in-place/functional pair shares one)
     for op in harness.discover(package):
-        ir = irdef.lookup(op.spec.ir_name)
-        if ir is None:
+        found = irdef.for_op(op.name)
+        if not found:
             raise OpsdkError(
-                f"{op.name} has no GE IR definition {op.spec.ir_name!r} registered: "
-                "add it to the package's ir.py"
+                f"{op.name} has no GE IR definition registered: add an IrDef with "
+                f"torch_op={op.name!r} to the package's ir.py"
             )
+        irs.update((ir.op_type, ir) for ir in found)
+    for ir in irs.values():
         if args.out is None:
-            print(render(ir), end="")
+            print(render(ir_export.model(ir)), end="")
             continue
         args.out.mkdir(parents=True, exist_ok=True)
-        path = args.out / f"{op.spec.name}{suffix}"
-        path.write_text(render(ir))
+        path = args.out / f"{ir_export.file_stem(ir)}{suffix}"
+        path.write_text(render(ir_export.model(ir)))
         print(f"wrote {path}")
     return 0
 

@@ -16,11 +16,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import torch
-from torch._library import custom_ops, simple_registry
 
 from opsdk.harness import columns
 from opsdk.harness.model import CellFailure
-from opsdk.runtime import inputs
+from opsdk.runtime import attach, inputs, irdef
 from opsdk.runtime import spec as opspec
 from opsdk.runtime.spec import OpSpec
 
@@ -40,8 +39,9 @@ _MISSING = {
     ),
     "ir": (
         "converter",
-        "no GE IR definition registered for op type {ir_name}",
-        "register an IrDef in ir.py (on an NPU host: the op's REG_OP in CANN)",
+        "no GE IR definition known to GE",
+        "register an IrDef naming the op as torch_op in ir.py (on an NPU host CANN must "
+        "also know its op type: the op's REG_OP)",
     ),
     "converter": (
         "converter",
@@ -50,8 +50,6 @@ _MISSING = {
         "load_converters() in __init__.py",
     ),
 }
-# Dispatch keys whose kernel also serves the npu device (decompositions).
-_COMPOSITE = ("CompositeExplicitAutograd", "CompositeImplicitAutograd")
 
 
 @dataclass(frozen=True)
@@ -71,30 +69,24 @@ class Coverage:
         return asdict(self)
 
 
-def _has_key(qualname: str, key: str) -> bool:
-    return torch._C._dispatch_has_kernel_for_dispatch_key(qualname, key)
-
-
 def has_kernel(spec: OpSpec) -> bool:
-    return any(_has_key(spec.qualname, k) for k in ("PrivateUse1", *_COMPOSITE))
+    return any(attach.has_kernel(spec.qualname, k) for k in ("PrivateUse1", *attach.COMPOSITE))
 
 
 def has_fake(spec: OpSpec) -> bool:
-    # custom_op registers a Meta kernel of its own that raises until a fake is given.
-    opdef = custom_ops.OPDEFS.get(spec.qualname)
-    if opdef is not None:
-        return opdef._abstract_fn is not None
-    if simple_registry.singleton.find(spec.qualname).fake_impl.kernel is not None:
-        return True
-    return _has_key(spec.qualname, "Meta") or _has_key(spec.qualname, "CompositeImplicitAutograd")
+    return attach.has_fake(spec.qualname)
 
 
 def has_ir(spec: OpSpec) -> bool:
-    """TorchAir's own question: does GE know the op type?"""
+    """The op lowers to registered IR definitions, and GE knows each op type
+    (TorchAir's own question; offline opsdk's stand-in answers it from the registry)."""
     _torchair_loaded()
     from torchair.core import _torchair
 
-    return _torchair.get_registered_ir_def(spec.ir_name)[0] == "SUCCESS"
+    irs = irdef.for_op(spec.qualname)
+    return bool(irs) and all(
+        _torchair.get_registered_ir_def(ir.op_type)[0] == "SUCCESS" for ir in irs
+    )
 
 
 def converter(spec: OpSpec) -> tuple[str, str]:
@@ -106,7 +98,7 @@ def converter(spec: OpSpec) -> tuple[str, str]:
     from torchair._ge_concrete_graph import fx2ge_converter
 
     op = spec.op()
-    if getattr(op, "_ge_converter", None) is not None or op in fx2ge_converter._CONVERTERS:
+    if attach.registered_converter(op) is not None:
         return "registered", ""
     try:  # TorchAir's automatic-converter rules, dry run: it only writes the code
         fx2ge_converter._generate_converter_code(op)
@@ -148,7 +140,6 @@ def require(spec: OpSpec, backend: str) -> None:
     for piece in columns.get(backend).needs:
         if not _CHECKS[piece](spec):
             layer, what, where = _MISSING[piece]
-            what = what.format(ir_name=spec.ir_name)
             raise CellFailure(layer, f"{spec.qualname}: {what}, which {backend} needs: {where}")
 
 

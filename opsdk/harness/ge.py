@@ -23,7 +23,7 @@ from opsdk.harness._training import trainable
 from opsdk.harness.inputs import Case, tensors_of
 from opsdk.harness.model import Cell, CellFailure
 from opsdk.offline.torchair import torchair_config, torchair_with_converters
-from opsdk.runtime.converters import ir_def_for
+from opsdk.runtime import irdef
 
 NEXT_STEP_GRAPH = "rerun with --dump DIR and compare the GE graph with the FX graph"
 
@@ -171,18 +171,20 @@ def dump(graphs, directory: Path) -> None:
 
 
 def check_graph(cell: Cell, graph) -> None:
-    """The GE graph has the op with its IR inputs/attrs, and inputs shaped per shape mode."""
+    """The GE graph has a node of the op's registered IR, with the IR's inputs and
+    required attrs, and inputs shaped per shape mode."""
     spec = cell.op.spec
-    ir = ir_def_for(spec)
-    nodes = [op for op in graph.op if op.type == ir.op_type]
-    if not nodes:
+    irs = {ir.op_type: ir for ir in irdef.for_op(spec.qualname)}
+    nodes = [op for op in graph.op if op.type in irs]
+    if irs and not nodes:
         types = sorted({op.type for op in graph.op})
         raise CellFailure(
             "ge-graph",
-            f"expected a {ir.op_type} node, the GE graph has {types}; check the converter "
-            f"calls ge.custom_op({ir.op_type!r}, ...)",
+            f"expected a {' or '.join(irs)} node (the op's IR), the GE graph has {types}; "
+            "check the converter builds that GE op",
         )
     for node in nodes:
+        ir = irs[node.type]
         data_inputs = [i for i in node.input if not i.endswith(":-1")]
         required = [i.name for i in ir.inputs if i.kind == "required"]
         if len(data_inputs) < len(required):
@@ -191,13 +193,19 @@ def check_graph(cell: Cell, graph) -> None:
                 f"{node.name} ({ir.op_type}) has {len(data_inputs)} inputs, the IR requires "
                 f"{required}; {NEXT_STEP_GRAPH}",
             )
-        optional = {a.name for a in spec.args if a.is_optional}  # None leaves the attr unset
-        missing = [a.name for a in ir.attrs if a.name not in node.attr and a.name not in optional]
+        # An attr the IR gives no default must be set, unless the torch argument it
+        # stands for is optional (None leaves it unset).
+        optional = {ir.ir_name(a.name) for a in spec.args if a.is_optional}
+        missing = [
+            a.name
+            for a in ir.attrs
+            if a.default is None and a.name not in node.attr and a.name not in optional
+        ]
         if missing:
             raise CellFailure(
                 "ge-graph",
-                f"{node.name} ({ir.op_type}) lacks attrs {missing}; pass them in the "
-                "converter's attrs={...}",
+                f"{node.name} ({ir.op_type}) lacks attrs {missing}, which its IR requires; "
+                "set them in the converter",
             )
 
 

@@ -106,7 +106,7 @@ def cases(
     into a graph)."""
     declaration = declared(spec.qualname)
     if declaration is None:
-        supports, tolerances = [("", _default_support(spec), False)], {}
+        supports, tolerances = [("", default_support(spec), False)], {}
     else:
         supports = [(_label(s), s, False) for s in declaration.cases]
         if declaration.non_contiguous:
@@ -144,7 +144,9 @@ def _label(support: Support) -> str:
     return repr(support)[len("Support(") : -1]
 
 
-def _default_support(spec: OpSpec) -> Support:
+def default_support(spec: OpSpec) -> Support:
+    """The one case an op without a declaration runs (also an attached package's first
+    declared case)."""
     args, kwargs = [], {}
     for arg in spec.args:
         value = _default_value(arg)

@@ -38,6 +38,17 @@ STANDIN_MARKER = "__opsdk_standin__"
 
 _MARKER_FILE = "opsdk-torchair.json"
 _DYNAMO = ("torch_npu", "dynamo")
+# What the cache keeps of the wheel: TorchAir and npugraph_ex (``dynamo/``), and the
+# real-op test bed: C++ headers (op-plugin's EXEC_NPU_CMD, acl, REG_OP macros), the
+# codegen schemas and the Meta functions of torch_npu's own ops.
+_EXTRACTED = (
+    "torch_npu/dynamo/",
+    "torch_npu/include/",
+    "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml",
+    "torch_npu/op_plugin/meta/_meta_registrations.py",
+)
+# Bumped whenever _EXTRACTED changes, so an older cache entry is fetched again.
+_LAYOUT = 2
 # pip's own platform tags find no wheel on e.g. macOS; the part opsdk uses is pure
 # Python, so any platform's wheel of the right version carries it.
 _FALLBACK_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_28_aarch64")
@@ -91,6 +102,8 @@ def _read_marker(entry: Path) -> dict | None:
         meta = json.loads((entry / _MARKER_FILE).read_text())
     except (OSError, ValueError):
         return None
+    if meta.get("layout") != _LAYOUT:
+        return None
     if not (_dynamo_dir(entry) / "torchair" / "__init__.py").is_file():
         return None
     return meta
@@ -136,6 +149,17 @@ def locate() -> TorchairInfo:
         source=meta.get("wheel") if meta else None,
         fetched=meta is not None,
     )
+
+
+def torch_npu_file(relpath: str) -> Path:
+    """A file of torch_npu named by its path inside the package (``include/acl/acl_base.h``):
+    the installed torch_npu's on a host, else the offline cache's, fetched on first use.
+    Only what :data:`_EXTRACTED` keeps is there offline."""
+    if f"torch_npu/{relpath}".startswith(_EXTRACTED):
+        info = locate()
+        root = info.path.parent if info.mode == "real" else fetch().parent
+        return root / relpath
+    raise ValueError(f"torch_npu/{relpath} is not among the files opsdk keeps: {_EXTRACTED}")
 
 
 def _unavailable(version: str, why: str) -> TorchairUnavailable:
@@ -207,16 +231,16 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _extract_dynamo(wheel: Path, staging: Path, version: str) -> None:
-    """Extract ``torch_npu/dynamo/**`` minus native libraries: every ``.so`` there
-    needs CANN, and leaving them out keeps an accidental import from loading one."""
+def _extract(wheel: Path, staging: Path, version: str) -> None:
+    """Extract :data:`_EXTRACTED` minus native libraries: every ``.so`` there needs
+    CANN, and leaving them out keeps an accidental import from loading one."""
     prefix = "/".join(_DYNAMO) + "/"
     try:
         with zipfile.ZipFile(wheel) as zf:
             members = [
                 m
                 for m in zf.infolist()
-                if m.filename.startswith(prefix)
+                if m.filename.startswith(_EXTRACTED)
                 and not m.is_dir()
                 and not m.filename.endswith(".so")
             ]
@@ -270,8 +294,9 @@ def fetch(force: bool = False) -> Path:
         wheel = Path(local).expanduser() if local else _pip_download(version, scratch / "download")
         _check_wheel(wheel, version)
         staging = scratch / "staging"
-        _extract_dynamo(wheel, staging, version)
+        _extract(wheel, staging, version)
         meta = {
+            "layout": _LAYOUT,
             "wheel": wheel.name,
             "version": str(parse_wheel_filename(wheel.name)[1]),
             "sha256": _sha256(wheel),

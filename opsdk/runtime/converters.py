@@ -9,12 +9,13 @@ package cannot import ``torchair`` at its own import time.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 
 from opsdk.runtime import types
 from opsdk.runtime.irdef import Attr, Input, IrDef, Output
-from opsdk.runtime.spec import Arg, OpSpec
+from opsdk.runtime.spec import Arg, OpSpec, camel_case
 
 __all__ = [
     "attr_builder",
@@ -84,11 +85,13 @@ def _input_kind(arg: Arg) -> str:
 
 
 def ir_output_names(spec: OpSpec) -> list[str]:
-    """IR outputs in order: one per mutated input (same name), then one per return."""
+    """IR outputs in order: one per mutated input (same name), then one per new
+    tensor returned (a returned mutated input is that input's output)."""
     names = [a.name for a in spec.mutated_args]
     taken = {a.name for a in spec.args}
-    for i, ret in enumerate(spec.returns):
-        name = ret.name or ("out" if len(spec.returns) == 1 else f"out{i}")
+    fresh = spec.fresh_returns
+    for i, ret in enumerate(fresh):
+        name = ret.name or ("out" if len(fresh) == 1 else f"out{i}")
         while name in taken:
             name += "_"
         taken.add(name)
@@ -97,7 +100,10 @@ def ir_output_names(spec: OpSpec) -> list[str]:
 
 
 def ir_def_for(spec: OpSpec) -> IrDef:
-    """The GE IR definition an op's schema implies, by TorchAir's rules."""
+    """The GE IR definition an op's schema implies, by TorchAir's rules (what its
+    automatic converter assumes): the op type is the torch name in CamelCase, inputs
+    and attrs keep the torch names. ``opsdk new`` writes it into a new package's ir.py;
+    every other reader asks the registry (:func:`opsdk.runtime.irdef.for_op`)."""
     outputs = [
         Output(
             name,
@@ -106,11 +112,11 @@ def ir_def_for(spec: OpSpec) -> IrDef:
         for i, name in enumerate(ir_output_names(spec))
     ]
     return IrDef(
-        op_type=spec.ir_name,
+        op_type=camel_case(spec.name),
         inputs=[Input(a.name, _input_kind(a)) for a in ge_input_args(spec)],
         outputs=outputs,
         attrs=[
-            Attr(a.name, row.value_type, a.default if a.has_default else None)
+            Attr(a.name, row.value_type, _ir_default(a) if a.has_default else None)
             for a in ge_attr_args(spec)
             if (row := types.row(a.type)) is not None and row.value_type
         ],
@@ -118,8 +124,32 @@ def ir_def_for(spec: OpSpec) -> IrDef:
     )
 
 
+def _ir_default(arg: Arg):
+    """An argument's default as a GE attr holds it: a ScalarType as GE's data type value
+    (torch numbers float 6, GE 0; GE's 6 is DT_INT16)."""
+    if arg.default is None or types.base(arg.type) != "ScalarType":
+        return arg.default
+    return _ge_dtype_values()[arg.default]
+
+
+@functools.cache
+def _ge_dtype_values() -> dict[int, int]:
+    """torch ScalarType number -> GE DataType value, through the dtype names (torch's
+    schema parser numbers a ScalarType default: the only public way to its numbering)."""
+    import torch
+
+    values = {}
+    for d in (d for d in types.DTYPES.values() if d.torch):
+        try:
+            arg = torch._C.parse_schema(f"f(ScalarType d={d.torch}) -> ()").arguments[0]
+        except RuntimeError:  # no torch dtype, or one the schema language cannot name
+            continue
+        values[arg.default_value] = d.value
+    return values
+
+
 def _is_list_return(spec: OpSpec, output_index: int) -> bool:
-    return spec.returns[output_index - len(spec.mutated_args)].type.endswith("[]")
+    return spec.fresh_returns[output_index - len(spec.mutated_args)].type.endswith("[]")
 
 
 def load_converters(module_name: str) -> None:

@@ -68,10 +68,25 @@ def recipe(real_npu: bool) -> Recipe:
 
     root = Path(torch_npu.__file__).resolve().parent
     return Recipe(
-        cflags=(*OPTIMIZE, "-DOPSDK_WITH_CANN"),
-        include_paths=(str(root / "include"), str(root / "include/third_party/acl/inc")),
+        cflags=(*OPTIMIZE, *cann_defines()),
+        include_paths=cann_include_paths(root),
         ldflags=(f"-L{root / 'lib'}", "-ltorch_npu"),
     )
+
+
+def cann_defines() -> tuple[str, ...]:
+    """The CANN branch's defines: ``OPSDK_WITH_CANN``, and the torch version op-plugin's
+    headers select code by (``CURRENT_VERSION``, ``V2R13`` for torch 2.13; op-plugin's
+    build defines it, its headers do not)."""
+    major, minor = (int(p) for p in torch.__version__.split(".")[:2])
+    return ("-DOPSDK_WITH_CANN", f"-DCURRENT_VERSION=V{major}R{minor}")
+
+
+def cann_include_paths(torch_npu_root: Path) -> tuple[str, ...]:
+    """torch_npu's headers a kernel's CANN branch compiles against: its own, ACL's, and
+    op-plugin's (``op_plugin/utils/op_api_common.h``: ``EXEC_NPU_CMD``)."""
+    include = torch_npu_root / "include"
+    return tuple(str(include / sub) for sub in ("", "third_party/acl/inc", "third_party/op-plugin"))
 
 
 def build_root() -> Path:
@@ -83,7 +98,7 @@ def build_root() -> Path:
 
 def cache_key(source: Path, how: Recipe) -> str:
     """A digest of all that goes into the binary; headers next to the source count
-    (e.g. the ``pytorch_npu_helper.hpp`` an NPU host build includes), and opsdk's own."""
+    (a helper header a kernel includes), and opsdk's own."""
     digest = hashlib.sha256()
     digest.update(
         repr((RECIPE_VERSION, torch.__version__, sys.implementation.cache_tag, how)).encode()

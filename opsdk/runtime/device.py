@@ -42,10 +42,27 @@ def ensure_npu() -> NpuInfo:
     return _info
 
 
+def _refuse_beside_torch_npu() -> None:
+    """The emulated device cannot share a process with a loaded torch_npu (torch loads it
+    by itself on an NPU host: device-backend autoload), which already owns PrivateUse1."""
+    import sys
+
+    from opsdk.errors import SetupError
+    from opsdk.offline.locator import STANDIN_MARKER
+
+    loaded = sys.modules.get("torch_npu")
+    if loaded is not None and not getattr(loaded, STANDIN_MARKER, False):
+        raise SetupError(
+            f"{EMULATE_ENV}=1, but torch_npu is already loaded (torch autoloads it on an NPU "
+            f"host): set TORCH_DEVICE_BACKEND_AUTOLOAD=0 as well to emulate, or unset {EMULATE_ENV}"
+        )
+
+
 def _detect() -> NpuInfo:
     from opsdk.offline.npu import device as npu_device
 
     if os.environ.get(EMULATE_ENV) == "1":
+        _refuse_beside_torch_npu()
         npu_device.install()
         return NpuInfo("emulated", None, f"{EMULATE_ENV}=1")
     if importlib.util.find_spec("torch_npu") is None:

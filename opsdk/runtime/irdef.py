@@ -55,20 +55,51 @@ class Attr:
 
 @dataclass(frozen=True)
 class IrDef:
-    """One GE op prototype. ``torch_op`` ties it to the torch op it lowers
-    (``"ns::name"`` or ``"ns::name.overload"``), so the reference executor can
-    run the node with that op's CPU kernel."""
+    """One GE op prototype, and how it stands for a torch op.
+
+    ``torch_op`` (``"ns::name"`` or ``"ns::name.overload"``) is the torch op a node
+    of this type computes: the harness finds an op's IR through it, and the offline
+    executor runs the node with that op's CPU kernel. CANN names its inputs and attrs
+    its own way (``x`` where torch_npu says ``self``): ``arg_names`` maps a torch
+    argument to its IR input or attr (unlisted: the same name). ``fixed_args`` gives
+    the torch arguments a converter consumes in Python instead of passing them on
+    (a mode that picks this GE op over another): the values this op type stands for.
+    An output named like the IR name of a mutated argument is that argument, written
+    in place (a GE ref output); the other outputs are the op's returns, in order.
+    """
 
     op_type: str
     inputs: tuple[Input, ...] = ()
     outputs: tuple[Output, ...] = ()
     attrs: tuple[Attr, ...] = ()
     torch_op: str | None = field(default=None, compare=False)
+    arg_names: tuple[tuple[str, str], ...] = ()
+    fixed_args: tuple[tuple[str, object], ...] = ()
 
     def __post_init__(self):
-        # Accept lists from hand-written ir.py files; store tuples (hashable, immutable).
+        # Accept lists and dicts from hand-written ir.py files; store tuples (hashable,
+        # immutable).
         for name in ("inputs", "outputs", "attrs"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
+        for name in ("arg_names", "fixed_args"):
+            value = getattr(self, name)
+            pairs = value.items() if isinstance(value, dict) else value
+            object.__setattr__(self, name, tuple(sorted((k, _frozen(v)) for k, v in pairs)))
+        targets = [ir for _, ir in self.arg_names]
+        if len(set(targets)) != len(targets):
+            raise ValueError(f"IrDef {self.op_type}: arg_names maps two arguments to one name")
+
+    def ir_name(self, torch_arg: str) -> str:
+        """The IR input or attr name of a torch argument."""
+        return dict(self.arg_names).get(torch_arg, torch_arg)
+
+    @property
+    def ir_input_names(self) -> tuple[str, ...]:
+        return tuple(i.name for i in self.inputs)
+
+    @property
+    def ir_attr_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.attrs)
 
     def as_torchair_answer(self):
         """The tuple ``_torchair.get_registered_ir_def`` returns for a known op."""
@@ -78,6 +109,10 @@ class IrDef:
             [(o.name, o.kind) for o in self.outputs],
             [(a.name, a.type) for a in self.attrs],
         )
+
+
+def _frozen(value):
+    return tuple(value) if isinstance(value, list) else value
 
 
 _REGISTRY: dict[str, IrDef] = {}
@@ -99,6 +134,24 @@ def register(ir: IrDef) -> IrDef:
 
 def lookup(op_type: str) -> IrDef | None:
     return _REGISTRY.get(op_type)
+
+
+def for_op(qualname: str) -> list[IrDef]:
+    """The IR definitions a torch op lowers to: those naming it as ``torch_op`` or,
+    failing that, naming its in-place or functional partner (``name_`` and ``name``
+    lower to the same GE op; TorchAir turns one into the other)."""
+    from opsdk.runtime.spec import partner  # spec imports torch: only when asked
+
+    for name in (qualname, partner(qualname)):
+        found = [ir for ir in _REGISTRY.values() if _same_op(ir.torch_op, name)]
+        if found:
+            return found
+    return []
+
+
+def _same_op(a: str | None, b: str) -> bool:
+    """``ns::name`` and ``ns::name.default`` are the same overload."""
+    return a is not None and a.removesuffix(".default") == b.removesuffix(".default")
 
 
 def registered() -> dict[str, IrDef]:

@@ -19,12 +19,18 @@ from opsdk.errors import SpecError
 from opsdk.runtime import types
 
 RESERVED_NAMESPACES = frozenset({"aten", "prim", "prims", "torch", "_"})
+# torch_npu's namespace: opsdk attaches graph-mode pieces to its ops, never defines new ones
+# there (on an NPU host torch_npu's own definition would clash).
+ATTACH_ONLY_NAMESPACES = frozenset({"npu"})
 DEFAULT_NAMESPACE = "custom"
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def default_schema(name: str, inplace: bool) -> str:
-    """The schema `opsdk new` uses when none is given: an add, in place or not."""
+def default_schema(name: str, inplace: bool, returns_input: bool = False) -> str:
+    """The schema `opsdk new` uses when none is given: an add, in place or not;
+    ``returns_input``: in place by torch_npu's convention (``name_``, returning ``x``)."""
+    if returns_input:
+        return f"{name}(Tensor(a!) x, Tensor y) -> Tensor(a!)"
     if inplace:
         return f"{name}(Tensor(a!) x, Tensor y) -> ()"
     return f"{name}(Tensor x, Tensor y) -> Tensor"
@@ -76,7 +82,11 @@ class Arg:
     has_default: bool
     default: object = None
     size: int | None = None  # the N of ``int[N]``
-    aliased: bool = False  # annotated ``(a)`` or ``(a!)``
+    alias_set: str | None = None  # the ``a`` of ``(a)`` or ``(a!)``
+
+    @property
+    def aliased(self) -> bool:
+        return self.alias_set is not None
 
     @property
     def is_tensor(self) -> bool:
@@ -101,7 +111,11 @@ class Arg:
 class Return:
     name: str | None
     type: str
-    aliased: bool = False  # annotated ``(a)`` or ``(a!)``
+    alias_set: str | None = None  # the ``a`` of ``(a)`` or ``(a!)``
+
+    @property
+    def aliased(self) -> bool:
+        return self.alias_set is not None
 
 
 @dataclass(frozen=True)
@@ -130,12 +144,14 @@ class OpSpec:
         return self.schema[self.schema.index("(") :]
 
     @property
-    def ir_name(self) -> str:
-        return camel_case(self.name)
-
-    @property
     def mutated_args(self) -> tuple[Arg, ...]:
         return tuple(a for a in self.args if a.mutated)
+
+    @property
+    def fresh_returns(self) -> tuple[Return, ...]:
+        """The returns that are new tensors, not a mutated argument handed back
+        (torch_npu's ``Tensor(a!) self -> Tensor(a!)``)."""
+        return tuple(r for r in self.returns if not r.aliased)
 
     @property
     def inplace(self) -> bool:
@@ -151,6 +167,7 @@ class OpSpec:
         return self.schema in (
             default_schema(self.name, inplace=False),
             default_schema(self.name, inplace=True),
+            default_schema(self.name, inplace=True, returns_input=True),
         )
 
     def op(self):
@@ -168,6 +185,12 @@ def resolve(qualname: str):
         raise SpecError(
             f"torch op {qualname} is not registered (import the package that defines it)"
         ) from None
+
+
+def registered_schemas(qualname: str) -> list:
+    """The schemas the dispatcher holds for ``ns::name`` (every overload; none: the op
+    is not defined, though a library may have registered kernels for it)."""
+    return torch._C._jit_get_schemas_for_operator(qualname)
 
 
 _OF: dict = {}
@@ -258,7 +281,7 @@ def _from_parsed(parsed) -> OpSpec:
         check_identifier("overload name", parsed.overload_name)
     args = tuple(_arg(a) for a in parsed.arguments)
     returns = tuple(
-        Return(r.name or None, _type_text(r.real_type), r.alias_info is not None)
+        Return(r.name or None, _type_text(r.real_type), _alias_set(r.alias_info))
         for r in parsed.returns
     )
     return OpSpec(ns, op_name, parsed.overload_name, args, returns, str(parsed).split("::", 1)[1])
@@ -276,8 +299,12 @@ def _arg(a) -> Arg:
         has_default=a.has_default_value(),
         default=a.default_value,
         size=a.N,
-        aliased=a.alias_info is not None,
+        alias_set=_alias_set(a.alias_info),
     )
+
+
+def _alias_set(info) -> str | None:
+    return next(iter(info.before_set), "").removeprefix("alias::") or None if info else None
 
 
 def validate_rules(spec: OpSpec) -> None:
@@ -290,6 +317,12 @@ def validate_rules(spec: OpSpec) -> None:
             "and named return its own name"
         )
     for a in spec.args:
+        if not a.is_tensor and types.row(a.type) is None:
+            known = ", ".join(sorted({types.base(t) for t in types.TYPES} - {"Tensor"}))
+            raise SpecError(
+                f"argument {a.name!r} has type {a.type!r}, which an op schema cannot take: "
+                f"use a Tensor or one of {known}"
+            )
         if a.aliased and not a.mutated:
             raise SpecError(
                 f"argument {a.name!r} is annotated as a view ('(a)') but custom ops may not "
@@ -300,11 +333,12 @@ def validate_rules(spec: OpSpec) -> None:
                 f"argument {a.name!r} of type {a.type} is marked mutable: "
                 "only plain 'Tensor(a!)' arguments can be mutated by an opsdk op"
             )
-    if any(r.aliased for r in spec.returns):
+    if any(r.aliased for r in spec.returns) and not returns_its_first_argument(spec):
         fixed = _without_alias(spec, drop_mutated_returns=True)
         raise SpecError(
-            "an op must not return its mutated input (auto-functionalization cannot handle "
-            f"it): return nothing for it, e.g. '{fixed}'"
+            "only an in-place op may return a mutated input, and then only its first argument "
+            "as its one return (torch_npu's 'Tensor(a!) self -> Tensor(a!)', defined with "
+            f"tags=torch.Tag.inplace); otherwise return nothing for it, e.g. '{fixed}'"
         )
     if not spec.returns and not spec.inplace:
         raise SpecError(
@@ -323,6 +357,59 @@ def _without_alias(spec: OpSpec, drop_mutated_returns: bool = False) -> str:
     if not kept:
         return f"{head} -> ()"
     return f"{head} -> {kept[0]}" if len(kept) == 1 else f"{head} -> ({', '.join(kept)})"
+
+
+def returns_its_first_argument(spec: OpSpec) -> bool:
+    """torch_npu's in-place convention, ``name_(Tensor(a!) self, ...) -> Tensor(a!)``:
+    what torch's ``Tag.inplace`` means, and what auto-functionalization accepts for an
+    op carrying that tag."""
+    first = spec.args[0] if spec.args else None
+    return (
+        len(spec.returns) == 1
+        and first is not None
+        and first.mutated
+        and spec.returns[0].alias_set == first.alias_set
+    )
+
+
+def partner(qualname: str) -> str:
+    """The in-place partner of a functional op and the other way round, by torch's
+    naming rule (``ns::name_`` writes what ``ns::name`` returns)."""
+    namespace, _, rest = qualname.partition("::")
+    name, dot, overload = rest.partition(".")
+    other = name[:-1] if name.endswith("_") else f"{name}_"
+    return f"{namespace}::{other}{dot}{overload}"
+
+
+def inplace_pair(op: OpSpec) -> tuple[OpSpec, OpSpec]:
+    """The torch_npu in-place/functional pair ``op`` is one side of:
+    ``ns::name_(Tensor(a!) self, ...) -> Tensor(a!)`` and ``ns::name(Tensor self, ...) ->
+    Tensor``, the same arguments otherwise (what TorchAir's and npugraph_ex's reinplace
+    passes match, through torch's ``_maybe_get_inplace_op``)."""
+    inplace = op.name.endswith("_")
+    head, _, ret = op.schema.partition(") -> ")
+    first = op.args[0] if op.args else None
+    rest = [a for a in op.args[1:] if a.aliased]
+    shaped = (
+        returns_its_first_argument(op)
+        if inplace
+        else (first is not None and first.type == "Tensor" and ret == "Tensor")
+    )
+    if not shaped or rest or first.aliased != inplace:
+        raise SpecError(
+            "an in-place pair is torch_npu's 'NAME_(Tensor(a!) self, ...) -> Tensor(a!)' and "
+            "'NAME(Tensor self, ...) -> Tensor' (only the first argument written): give one of "
+            f"them, e.g. '{op.name.rstrip('_')}_(Tensor(a!) self, Tensor index) -> Tensor(a!)'"
+        )
+    stem = op.name.rstrip("_") if inplace else op.name
+    _, _, args = head.partition("(")
+    written = re.sub(r"^Tensor\(\w!\)", "Tensor(a!)", args) if inplace else f"Tensor(a!){args[6:]}"
+    plain = re.sub(r"^Tensor\(\w!\)", "Tensor", args)
+    dot = f".{op.overload}" if op.overload else ""
+    return (
+        parse(f"{op.namespace}::{stem}_{dot}({written}) -> Tensor(a!)"),
+        parse(f"{op.namespace}::{stem}{dot}({plain}) -> Tensor"),
+    )
 
 
 def require_differentiable(spec: OpSpec) -> None:

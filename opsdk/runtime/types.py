@@ -16,13 +16,29 @@ one, so they cannot disagree. Where each column comes from:
 
 A type without ``value_type`` is never a GE attr; ``symbolic`` types (``SymInt``,
 ``Scalar``) may be symbolic under dynamic shapes, so they are GE host inputs instead.
+
+Tensor element types have their own table, :data:`DTYPES`: GE's ``DataType``
+enumerators (``graph/types.h``; C++ numbering, as ``torchair.ge.DataType``), the torch
+dtype and the spelling in CANN's msopgen JSON. torch's ``ScalarType`` numbering is not
+GE's (torch's float is 6, GE's 6 is ``DT_INT16``): a dtype crosses by name.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["SchemaType", "TYPES", "BY_VALUE_TYPE", "base", "row"]
+__all__ = [
+    "SchemaType",
+    "TYPES",
+    "BY_VALUE_TYPE",
+    "BY_REG_OP",
+    "BY_MSOPGEN",
+    "base",
+    "row",
+    "DType",
+    "DTYPES",
+    "dtype",
+]
 
 
 @dataclass(frozen=True)
@@ -122,6 +138,12 @@ TYPES: dict[str, SchemaType] = {r.schema: r for r in _ROWS}
 BY_VALUE_TYPE: dict[str, SchemaType] = {r.value_type: r for r in _ROWS if r.value_type}
 """GE IR attr value type (``VT_INT``...) -> the row of the schema type it carries."""
 
+BY_REG_OP: dict[str, SchemaType] = {r.reg_op: r for r in _ROWS if r.reg_op}
+"""``REG_OP`` attr type (``Int``, ``ListFloat``, ``Type``...) -> its row."""
+
+BY_MSOPGEN: dict[str, SchemaType] = {r.msopgen: r for r in _ROWS if r.msopgen}
+"""msopgen JSON attr type (``int``, ``listFloat``, ``type``...) -> its row."""
+
 
 def base(type_text: str) -> str:
     """``int[2]?`` -> ``int[]``: the spelling that keys :data:`TYPES`."""
@@ -134,3 +156,81 @@ def base(type_text: str) -> str:
 def row(type_text: str) -> SchemaType | None:
     """The row of a schema type (optional and sized forms included), None if it has none."""
     return TYPES.get(base(type_text))
+
+
+@dataclass(frozen=True)
+class DType:
+    """A tensor element type: GE enumerator and value, torch dtype name (None: torch has
+    none), msopgen spelling, and the other spellings CANN's files use for it."""
+
+    ge: str
+    value: int
+    torch: str | None
+    msopgen: str
+    aliases: tuple[str, ...] = ()
+
+
+def _dt(ge: str, value: int, torch: str | None, msopgen: str | None = None, *aliases) -> DType:
+    return DType(ge, value, torch, msopgen or ge.removeprefix("DT_").lower(), aliases)
+
+
+_DTYPE_ROWS = (
+    _dt("DT_FLOAT", 0, "float32", "float", "float32", "fp32"),
+    _dt("DT_FLOAT16", 1, "float16", "float16", "fp16", "half"),
+    _dt("DT_INT8", 2, "int8"),
+    _dt("DT_INT32", 3, "int32"),
+    _dt("DT_UINT8", 4, "uint8"),
+    _dt("DT_INT16", 6, "int16"),
+    _dt("DT_UINT16", 7, "uint16"),
+    _dt("DT_UINT32", 8, "uint32"),
+    _dt("DT_INT64", 9, "int64"),
+    _dt("DT_UINT64", 10, "uint64"),
+    _dt("DT_DOUBLE", 11, "float64", "double", "float64", "fp64"),
+    _dt("DT_BOOL", 12, "bool"),
+    _dt("DT_STRING", 13, None),
+    _dt("DT_DUAL_SUB_INT8", 14, None),
+    _dt("DT_DUAL_SUB_UINT8", 15, None),
+    _dt("DT_COMPLEX64", 16, "complex64"),
+    _dt("DT_COMPLEX128", 17, "complex128"),
+    _dt("DT_QINT8", 18, "qint8"),
+    _dt("DT_QINT16", 19, None),
+    _dt("DT_QINT32", 20, "qint32"),
+    _dt("DT_QUINT8", 21, "quint8"),
+    _dt("DT_QUINT16", 22, None),
+    _dt("DT_RESOURCE", 23, None),
+    _dt("DT_STRING_REF", 24, None),
+    _dt("DT_DUAL", 25, None),
+    _dt("DT_VARIANT", 26, None),
+    _dt("DT_BF16", 27, "bfloat16", "bfloat16", "bf16"),
+    _dt("DT_UNDEFINED", 28, None),
+    _dt("DT_INT4", 29, None),
+    _dt("DT_UINT1", 30, None),
+    _dt("DT_INT2", 31, None),
+    _dt("DT_UINT2", 32, None),
+    _dt("DT_COMPLEX32", 33, "complex32"),
+    _dt("DT_HIFLOAT8", 34, None),
+    _dt("DT_FLOAT8_E5M2", 35, "float8_e5m2"),
+    _dt("DT_FLOAT8_E4M3FN", 36, "float8_e4m3fn"),
+    _dt("DT_FLOAT8_E8M0", 37, None),
+    _dt("DT_FLOAT6_E3M2", 38, None),
+    _dt("DT_FLOAT6_E2M3", 39, None),
+    _dt("DT_FLOAT4_E2M1", 40, None),
+    _dt("DT_FLOAT4_E1M2", 41, None),
+)
+
+DTYPES: dict[str, DType] = {d.ge: d for d in _DTYPE_ROWS}
+"""GE enumerator (``DT_FLOAT16``) -> its row."""
+
+_DTYPE_SPELLINGS = {
+    spelling.lower(): d
+    for d in _DTYPE_ROWS
+    for spelling in (d.ge, d.msopgen, *(d.aliases), *((d.torch,) if d.torch else ()))
+}
+
+
+def dtype(spelling: str) -> DType | None:
+    """The row of a tensor element type however CANN or torch spells it (``DT_BF16``,
+    ``bf16``, ``bfloat16``, ``torch.bfloat16``; CANN's headers also write ``DT_BFLOAT16``,
+    ``DT_FLOAT32``, ``DT_FP16``), None if unknown."""
+    key = spelling.removeprefix("torch.").lower()
+    return _DTYPE_SPELLINGS.get(key) or _DTYPE_SPELLINGS.get(key.removeprefix("dt_"))

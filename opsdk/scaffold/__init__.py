@@ -5,6 +5,6 @@ cookiecutter template beside them; this is what the CLI, benchmarks and tests us
 """
 
 from opsdk.scaffold import into
-from opsdk.scaffold._render import NewRequest, NewResult, build_spec, new
+from opsdk.scaffold._render import NewRequest, NewResult, attach_target, build_spec, new
 
-__all__ = ["NewRequest", "NewResult", "build_spec", "into", "new"]
+__all__ = ["NewRequest", "NewResult", "attach_target", "build_spec", "into", "new"]

@@ -6,7 +6,10 @@ becomes is in the templates and their macros (``templates/templates/macros.jinja
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import opsdk
+from opsdk.harness.inputs import default_support
 from opsdk.runtime import spec
 from opsdk.runtime.converters import (
     attr_builder,
@@ -15,60 +18,90 @@ from opsdk.runtime.converters import (
     ir_def_for,
 )
 from opsdk.scaffold import cppsig, pysig
+from opsdk.scaffold.cann_torch import TorchSide
 
 
 def context(
-    op: spec.OpSpec, style: str, autograd: bool = False, package: str | None = None
+    op: spec.OpSpec, req, package: str | None = None, cann: TorchSide | None = None
 ) -> dict:
-    """Everything the templates read. ``package`` is the op library an added op
-    (``--into``) goes into: the op's modules are then its subpackage."""
-    ir = ir_def_for(op)
-    module = f"{package}.{op.name}" if package else op.name
+    """Everything the templates read, for the request ``req`` (a ``NewRequest``).
+    ``package`` is the op library an added op (``--into``) goes into: the op's modules
+    are then its subpackage. A pair's ``op`` is its in-place op; ``pair`` describes
+    the functional one. ``cann``: the op comes from a CANN definition
+    (``--from-cann``), whose IR and specs it gives."""
+    partner = spec.inplace_pair(op)[1] if req.pair else None
+    name = partner.name if partner else op.name
+    module = f"{package}.{name}" if package else name
     return {
-        "project_dir": op.name,
-        "package": op.name,
+        "project_dir": name,
+        "package": name,
         "module": module,
-        "dist_name": op.name.replace("_", "-"),
-        "style": style,
-        "autograd": autograd,
+        "dist_name": name.strip("_").replace("_", "-"),
+        "style": req.style,
+        "autograd": req.autograd,
+        "attach": req.attach,
         "opsdk_version": opsdk.__version__,
-        "op": {
-            "namespace": op.namespace,
-            "name": op.name,
-            "qualname": op.qualname,
-            "overload": op.overload,
-            "impl_name": f"{op.name}.{op.overload}" if op.overload else op.name,
-            "overload_attr": op.overload_attr,
-            "schema": op.schema,
-            "schema_args": op.schema_args,
-            "ir_name": op.ir_name,
-            "ir_const": op.name.upper() + "_IR",
-            "inplace": op.inplace,
-            "mutates": [a.name for a in op.mutated_args],
-            "working": op.is_default_add,
-            "args": [_arg(a) for a in op.args],
-            "returns": [pysig.py_type(r.type) for r in op.returns],
-            "grads": [f"grad_{name}" for name in _return_names(op)],
-            "ge_inputs": [
-                {"name": a.name, "host": _host_input(a) if a.is_symbolic else None}
-                for a in ge_input_args(op)
-            ],
-            "ge_attrs": [
-                {"name": a.name, "builder": attr_builder(a), "optional": a.is_optional}
-                for a in ge_attr_args(op)
-            ],
-            "host_inputs": sorted({_host_input(a) for a in op.args if a.is_symbolic}),
-            "ir_inputs": [{"name": i.name, "kind": i.kind} for i in ir.inputs],
-            "ir_outputs": [
-                {"name": o.name, "kind": o.kind, "mutated": i < len(op.mutated_args)}
-                for i, o in enumerate(ir.outputs)
-            ],
-            "ir_attrs": [
-                {"name": a.name, "type": a.type, "default": _default_repr(a.default)}
-                for a in ir.attrs
-            ],
-        },
-        "cpp": _cpp_context(op, module) if style == "cpp" else {},
+        "op": _op(op, cann, req.attach),
+        "pair": _op(partner) if partner else {},
+        "cpp": _cpp_context(op, module) if req.style == "cpp" else {},
+    }
+
+
+def _op(op: spec.OpSpec, cann: TorchSide | None = None, attach: bool = False) -> dict:
+    ir = ir_def_for(op) if cann is None else replace(cann.ir, torch_op=op.qualname)
+    written = {ir.ir_name(a.name) for a in op.mutated_args}
+    returns_input = spec.returns_its_first_argument(op)
+    return {
+        "namespace": op.namespace,
+        "name": op.name,
+        "qualname": op.qualname,
+        "overload": op.overload,
+        "impl_name": f"{op.name}.{op.overload}" if op.overload else op.name,
+        "overload_attr": op.overload_attr,
+        "schema": op.schema,
+        "schema_args": op.schema_args,
+        "ir_name": ir.op_type,
+        "ir_const": op.name.upper() + "_IR",
+        "inplace": op.inplace,
+        "mutates": [a.name for a in op.mutated_args],
+        # torch_npu's in-place convention: the op returns the input it writes
+        "returns_input": op.args[0].name if returns_input else None,
+        "working": op.is_default_add,
+        "from_cann": cann is not None,
+        "specs": list(cann.specs) if cann is not None else None,
+        # opsdk writes specs.py when it knows cases: its own add, CANN's dtypes, or (an
+        # attached op, which has no scaffold to start from) the schema's default case
+        "has_specs": op.is_default_add or cann is not None or attach,
+        "arg_names": dict(ir.arg_names),
+        "args": [_arg(a) for a in op.args],
+        "returns": [pysig.py_type(r.type) for r in op.returns],
+        "grads": [f"grad_{name}" for name in _return_names(op)],
+        "ge_inputs": [
+            {
+                "name": a.name,
+                "ir": ir.ir_name(a.name),
+                "host": _host_input(a) if a.is_symbolic else None,
+            }
+            for a in ge_input_args(op)
+        ],
+        "ge_attrs": [
+            {
+                "name": a.name,
+                "ir": ir.ir_name(a.name),
+                "builder": attr_builder(a),
+                "optional": a.is_optional,
+            }
+            for a in ge_attr_args(op)
+        ],
+        "host_inputs": sorted({_host_input(a) for a in op.args if a.is_symbolic}),
+        "ir_inputs": [{"name": i.name, "kind": i.kind} for i in ir.inputs],
+        "ir_outputs": [
+            {"name": o.name, "kind": o.kind, "mutated": o.name in written} for o in ir.outputs
+        ],
+        "ir_attrs": [
+            {"name": a.name, "type": a.type, "default": _default_repr(a.default)} for a in ir.attrs
+        ],
+        "support": repr(default_support(op)),
     }
 
 

@@ -23,7 +23,7 @@ from cookiecutter.generate import generate_files
 from opsdk.axes import DEFAULT_STYLE, STYLES
 from opsdk.errors import ScaffoldError, SpecError
 from opsdk.runtime import spec
-from opsdk.scaffold import cppsig
+from opsdk.scaffold import cann, cann_torch, cppsig
 from opsdk.scaffold._context import context
 
 # The cookiecutter template: package data beside this module, in a checkout and installed.
@@ -40,6 +40,11 @@ class NewRequest:
     out: Path = Path(".")
     force: bool = False
     autograd: bool = False
+    from_cann: Path | None = None  # an msopgen JSON or REG_OP file defining the op
+    # torch_npu's in-place/functional pair (NAME_ and NAME) in one package
+    pair: bool = False
+    # attach to ``namespace::name``, defined elsewhere (torch_npu, op-plugin, C++)
+    attach: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,12 +54,21 @@ class NewResult:
 
 
 def build_spec(req: NewRequest) -> spec.OpSpec:
-    """Validate the request and parse its schema (the default add when none is given)."""
+    """Validate the request and parse its schema (the default add when none is given).
+    For a pair (``--pair``) this is its in-place op, which the IR binds."""
     spec.check_identifier("op name", req.name)
     if req.style not in STYLES:
         raise SpecError(f"unknown --style {req.style!r}: choose one of {', '.join(STYLES)}")
-    text = req.schema or spec.default_schema(req.name, req.inplace)
-    op = spec.parse(text, name=req.name, namespace=req.namespace)
+    if req.attach and req.style != "library":
+        raise SpecError(
+            f"--attach registers only what is missing, in Python: drop --style {req.style} "
+            "(the op's own schema and kernels stay where they are)"
+        )
+    if req.pair and req.style == "cpp":
+        raise SpecError("--pair: the cpp style defines one op; drop --style cpp")
+    op = _parse(req)
+    if req.pair:
+        op = spec.inplace_pair(op)[0]
     if req.inplace:
         spec.require_inplace(op)
     if req.autograd:
@@ -64,17 +78,69 @@ def build_spec(req: NewRequest) -> spec.OpSpec:
     return op
 
 
+def attach_target(qualname: str, name: str | None, namespace: str | None) -> tuple[str, str]:
+    """(name, namespace) of ``--attach NS::OP``, agreeing with NAME and --namespace if given."""
+    ns, sep, op_name = qualname.partition("::")
+    if not sep or "." in op_name:
+        raise SpecError(f"--attach {qualname!r}: name the op as NS::OP, e.g. npu::npu_rms_norm")
+    for what, given, wanted in (("NAME", name, op_name), ("--namespace", namespace, ns)):
+        if given is not None and given != wanted:
+            raise SpecError(f"{what} {given!r} differs from --attach {qualname}: give one of them")
+    spec.check_identifier("namespace", ns)
+    return spec.check_identifier("op name", op_name), ns
+
+
+def _parse(req: NewRequest) -> spec.OpSpec:
+    """The request's op: its schema, the CANN definition's (``--from-cann``), the default
+    add, or (``--attach``) the live op's."""
+    if req.from_cann is not None and (req.schema or req.inplace):
+        raise SpecError("--from-cann gives the schema: drop --schema and --inplace")
+    if req.attach and not req.schema and req.from_cann is None:
+        return spec.parse(_live_schema(req), validate=False)
+    name, text = req.name, req.schema or spec.default_schema(req.name, req.inplace)
+    if req.from_cann is not None:
+        text = req.name + _from_cann(req).schema
+    elif req.pair:  # NAME or NAME_, with the schema of either op of the pair
+        stem = req.name.removesuffix("_")
+        text = req.schema or spec.default_schema(f"{stem}_", True, returns_input=True)
+        name = stem + "_" if spec.parse(text, namespace=req.namespace).name.endswith("_") else stem
+    op = spec.parse(text, name=name, namespace=req.namespace)
+    if not req.attach and op.namespace in spec.ATTACH_ONLY_NAMESPACES:
+        raise SpecError(
+            f"namespace {op.namespace!r} is torch_npu's: attach to one of its ops with "
+            f"--attach {op.namespace}::OP, or define yours under your library's namespace"
+        )
+    return op
+
+
+def _live_schema(req: NewRequest) -> str:
+    """The schema of ``namespace::name`` as registered in this process (the dispatcher's)."""
+    qualname = f"{req.namespace}::{req.name}"
+    found = [s for s in spec.registered_schemas(qualname) if not s.overload_name]
+    if not found:
+        raise SpecError(
+            f"--attach {qualname}: no such op is registered in this process; give its schema "
+            f"with --schema '{req.name}(...) -> ...'"
+        )
+    return str(found[0])
+
+
+def package_name(op: spec.OpSpec, pair: bool) -> str:
+    """The package an op is written to: its name, or a pair's functional name."""
+    return spec.inplace_pair(op)[1].name if pair else op.name
+
+
 def new(req: NewRequest) -> NewResult:
     """Write the op package to ``req.out/<name>``, moving an existing one aside with --force."""
     op = build_spec(req)
     out = Path(req.out).expanduser()
-    target = out / op.name
+    target = out / package_name(op, req.pair)
     if target.exists() and not req.force:
         raise ScaffoldError(
             f"{target} already exists: choose another --out, or pass --force to move it "
             "aside (nothing is deleted)"
         )
-    with staging_dir(out, op.name) as staging:
+    with staging_dir(out, target.name) as staging:
         project = render(op, req, staging)
         try:
             backup = _backup_path(target) if target.exists() else None
@@ -109,15 +175,22 @@ def render(op: spec.OpSpec, req: NewRequest, staging: Path, package: str | None 
     ``package``: the op library the op is added to (see :mod:`opsdk.scaffold.into`)."""
     try:
         ctx = json.loads((TEMPLATE_DIR / "cookiecutter.json").read_text())
-        ctx.update(context(op, req.style, req.autograd, package))
+        cann_side = _from_cann(req) if req.from_cann is not None else None
+        ctx.update(context(op, req, package, cann_side))
         # Files whose name renders empty (another style's, an option's) are not written.
         generate_files(str(TEMPLATE_DIR), {"cookiecutter": ctx}, output_dir=str(staging))
-        _format(staging / op.name)
+        _format(staging / ctx["project_dir"])
     except OSError as err:
         raise ScaffoldError(
             f"cannot write {staging} ({err}): check permissions and space"
         ) from None
-    return staging / op.name
+    return staging / ctx["project_dir"]
+
+
+def _from_cann(req: NewRequest) -> cann_torch.TorchSide:
+    """The torch side of the CANN op ``req.name`` defined in ``req.from_cann``."""
+    path = Path(req.from_cann)
+    return cann_torch.torch_side(cann_torch.pick(cann.read(path), req.name, str(path)))
 
 
 def _format(package: Path) -> None:

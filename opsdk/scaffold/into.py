@@ -18,7 +18,15 @@ from pathlib import Path
 
 from opsdk.errors import ScaffoldError
 from opsdk.runtime import spec
-from opsdk.scaffold._render import NewRequest, NewResult, build_spec, new, render, staging_dir
+from opsdk.scaffold._render import (
+    NewRequest,
+    NewResult,
+    build_spec,
+    new,
+    package_name,
+    render,
+    staging_dir,
+)
 from opsdk.scaffold.templating import tomlstr
 
 if sys.version_info >= (3, 11):
@@ -52,11 +60,12 @@ def add(req: NewRequest, into: Path) -> NewResult:
             "no C++; add a Python-style op, or start a package with opsdk new --style cpp"
         )
     op = build_spec(dataclasses.replace(req, namespace=req.namespace or pkg.namespace))
-    _refuse_clash(pkg, op)
-    target = pkg.package / op.name
+    name = package_name(op, req.pair)
+    _refuse_clash(pkg, op, name)
+    target = pkg.package / name
     pyproject = pkg.project / "pyproject.toml"
-    with staging_dir(pkg.project, op.name) as staging:
-        modules = render(op, req, staging, package=pkg.package.name) / op.name
+    with staging_dir(pkg.project, name) as staging:
+        modules = render(op, req, staging, package=pkg.package.name) / name
         recorded = staging / "pyproject.toml"
         recorded.write_text(_with_record(pyproject.read_text(), op, req))
         try:
@@ -80,7 +89,7 @@ def read(project: Path) -> OpPackage:
     try:
         settings = tomllib.loads(pyproject.read_text())["tool"]["opsdk"]
         first = spec.parse(settings["schema"], validate=False)
-        added = [spec.parse(o["schema"], validate=False).name for o in settings.get("ops", [])]
+        added = [name for o in settings.get("ops", []) for name in _names(o)]
         style = settings["style"]
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise ScaffoldError(f"--into {project}: cannot read {pyproject} ({err}); {hint}") from None
@@ -95,19 +104,27 @@ def read(project: Path) -> OpPackage:
             f"--into {project}: {init} does not list added ops; regenerate the package with "
             "this opsdk, or end its OPS tuple with *import_added_ops(__name__, __path__)"
         )
-    return OpPackage(project, package, first.namespace, style, (first.name, *added))
+    return OpPackage(project, package, first.namespace, style, (*_names(settings), *added))
 
 
-def _refuse_clash(pkg: OpPackage, op: spec.OpSpec) -> None:
+def _names(recorded: dict) -> tuple[str, ...]:
+    """The op names a ``[tool.opsdk]`` (or ``[[tool.opsdk.ops]]``) table records: a pair's
+    two, else one. The schema recorded is the one the package is named after."""
+    op = spec.parse(recorded["schema"], validate=False)
+    return (op.name, f"{op.name}_") if recorded.get("pair") else (op.name,)
+
+
+def _refuse_clash(pkg: OpPackage, op: spec.OpSpec, name: str) -> None:
     """An op name (or its GE IR name) already taken, or any file in the way, is refused."""
-    taken = next((n for n in pkg.ops if spec.camel_case(n) == op.ir_name), None)
+    ir_name = spec.camel_case(op.name)
+    taken = next((n for n in pkg.ops if spec.camel_case(n) == ir_name), None)
     if taken is not None or op.name in pkg.ops:
-        clash = "" if taken in (None, op.name) else f" (its GE IR name {op.ir_name} is {taken}'s)"
+        clash = "" if taken in (None, op.name) else f" (its GE IR name {ir_name} is {taken}'s)"
         raise ScaffoldError(
             f"{pkg.project} already has an op named {taken or op.name}{clash}: pick another "
             "name; nothing was written"
         )
-    for path in (pkg.package / op.name, pkg.package / f"{op.name}.py"):
+    for path in (pkg.package / name, pkg.package / f"{name}.py"):
         if path.exists():
             raise ScaffoldError(f"{path} already exists: pick another op name; nothing was written")
 
@@ -115,9 +132,11 @@ def _refuse_clash(pkg: OpPackage, op: spec.OpSpec) -> None:
 def _with_record(text: str, op: spec.OpSpec, req: NewRequest) -> str:
     """``text`` (pyproject.toml) with the op's ``[[tool.opsdk.ops]]`` table appended,
     checked by parsing it back."""
-    entry = {"schema": f"{op.namespace}::{op.schema}", "style": req.style}
-    if req.autograd:
-        entry["autograd"] = True
+    recorded = spec.inplace_pair(op)[1] if req.pair else op
+    entry = {"schema": f"{op.namespace}::{recorded.schema}", "style": req.style}
+    for flag in ("autograd", "pair", "attach"):
+        if getattr(req, flag):
+            entry[flag] = True
     lines = [f"{key} = {tomlstr(v) if isinstance(v, str) else 'true'}" for key, v in entry.items()]
     new = text.rstrip("\n") + "\n\n[[tool.opsdk.ops]]\n" + "\n".join(lines) + "\n"
     try:
@@ -142,6 +161,8 @@ def _request_of(recorded: dict, out: Path) -> NewRequest:
         style=recorded["style"],
         out=out,
         autograd=recorded.get("autograd", False),
+        pair=recorded.get("pair", False),
+        attach=recorded.get("attach", False),
     )
 
 

@@ -101,25 +101,19 @@ def test_cpp_package_holds_schema_and_kernels_in_one_cpp_file(scaffolds, tmp_pat
 @pytest.mark.slow
 @pytest.mark.parametrize("inplace", [False, True])
 def test_the_npu_host_branch_compiles(scaffolds, tmp_path, inplace):
-    """The EXEC_NPU_CMD branch cannot run here, but it must compile: against a stand-in
-    EXEC_NPU_CMD that type-checks its arguments, warnings as errors."""
+    """The EXEC_NPU_CMD branch cannot run here, but it must compile: against the headers
+    the torch-npu wheel ships (op-plugin's EXEC_NPU_CMD, ACL), with the build's defines and
+    include paths (cpp_build's CANN recipe), warnings in the generated code as errors."""
+    from opsdk.offline import locator
+
     path = _cpp_package(scaffolds, tmp_path, inplace=inplace)
-    stub = tmp_path / "stub"
-    stub.mkdir()
-    (stub / "pytorch_npu_helper.hpp").write_text(
-        textwrap.dedent(
-            """\
-            template <typename... Args>
-            void exec_npu_cmd(const char*, const Args&...) {}
-            #define EXEC_NPU_CMD(api, ...) exec_npu_cmd(#api, __VA_ARGS__)
-            """
-        )
-    )
+    root = locator.torch_npu_file("include/graph/operator_reg.h").parents[2]
     system = [*cpp_extension.include_paths(), sysconfig.get_paths()["include"]]  # Python.h too
+    system += cpp_build.cann_include_paths(root)
     includes = [f"-I{cpp_build.INCLUDE}", *(f"-isystem{p}" for p in system)]
     done = subprocess.run(
-        ["c++", "-std=c++20", "-fsyntax-only", "-Wall", "-Werror", "-DOPSDK_WITH_CANN"]
-        + [f"-I{stub}", *includes, str(path / "my_add" / "my_add.cpp")],
+        ["c++", "-std=c++20", "-fsyntax-only", "-Wall", "-Werror", *cpp_build.cann_defines()]
+        + [*includes, str(path / "my_add" / "my_add.cpp")],
         capture_output=True,
         text=True,
     )

@@ -77,7 +77,7 @@ def _ge_cell(opsdk_cli, pkg, shapes="static"):
             "MY_AXPY_IR = register(",
             "MY_AXPY_IR = (",
             "converter",
-            "no GE IR definition registered for op type MyAxpy",
+            "no GE IR definition known to GE",
         ),
     ],
     ids=[

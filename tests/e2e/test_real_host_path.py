@@ -5,6 +5,7 @@ module, an imported TorchAir) and checks that opsdk then goes the real way: no
 stand-ins, no offline option changes, TorchAir's own backend.
 """
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -63,3 +64,25 @@ def test_ge_column_takes_torchair_from_torch_npu_on_an_npu_host():
     )
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
     assert "REAL PATH OK" in done.stdout
+
+
+def test_emulation_refuses_beside_an_autoloaded_torch_npu():
+    """OPSDK_EMULATE_NPU=1 where torch has autoloaded torch_npu: one line, not a half-real
+    process (PrivateUse1 already torch_npu's, TorchAir reported real)."""
+    script = textwrap.dedent(
+        """
+        import sys, types
+        import torch
+
+        sys.modules["torch_npu"] = types.ModuleType("torch_npu")  # what autoload leaves
+        torch.utils.rename_privateuse1_backend("npu")
+        from opsdk.device import ensure_npu
+        ensure_npu()
+        """
+    )
+    env = {**os.environ, "OPSDK_EMULATE_NPU": "1"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert "OPSDK_EMULATE_NPU=1, but torch_npu is already loaded" in last
+    assert "TORCH_DEVICE_BACKEND_AUTOLOAD=0" in last

@@ -136,7 +136,7 @@ def test_force_moves_the_old_package_aside(tmp_path, opsdk_cli):
         (["new", "class"], "Python keyword"),
         (["new", "my_add", "--namespace", "aten"], "reserved"),
         (["new", "my_add", "--schema", "my_add(Tensor x"], "does not parse"),
-        (["new", "my_add", "--schema", "my_add(Tensor(a!) x) -> Tensor(a!)"], "-> ()"),
+        (["new", "my_add", "--schema", "my_add(Tensor y, Tensor(a!) x) -> Tensor(a!)"], "-> ()"),
         (["new", "my_add", "--inplace", "--schema", "my_add(Tensor x, Tensor y) -> ()"], "(a!)"),
     ],
 )

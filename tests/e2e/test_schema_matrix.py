@@ -123,7 +123,10 @@ CPP_OPS = [
 ]
 
 REJECTED = [
-    (["--schema", "bad(Tensor(a!) x) -> Tensor(a!)"], "bad(Tensor(a!) x) -> ()"),
+    (
+        ["--schema", "bad(Tensor y, Tensor(a!) x) -> Tensor(a!)"],
+        "bad(Tensor y, Tensor(a!) x) -> ()",
+    ),
     (["--schema", "bad(Tensor(a) x) -> Tensor"], "view"),
     (["--schema", "bad(Tensor x) -> ()"], "mutates nothing"),
     (["--schema", "bad(Tensor x, Tensor x) -> Tensor"], "more than once"),

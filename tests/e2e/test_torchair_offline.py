@@ -4,6 +4,7 @@ backend (``max-autotune``: FX -> GE IR -> our GE session) on CPU tensors."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import json
@@ -56,6 +57,62 @@ def _(x):
     return torch.empty_like(x)
 
 
+# CANN's own names (torch_npu style): `self` is CANN's `x`, `epsilon` its `eps`; `mode` is
+# consumed by the converter, which picks one GE op per mode.
+_LIB = torch.library.Library("opsdk_test", "FRAGMENT")
+_LIB.define(
+    "ta_norm(Tensor self, Tensor gamma, float epsilon=1e-6, str mode='mul') -> (Tensor, Tensor)"
+)
+_LIB.define("ta_update(Tensor self, Tensor index, Tensor src) -> Tensor")
+_LIB.define(
+    "ta_update_(Tensor(a!) self, Tensor index, Tensor src) -> Tensor(a!)", tags=torch.Tag.inplace
+)
+
+
+def _ta_norm(self, gamma, epsilon=1e-6, mode="mul"):
+    rstd = torch.rsqrt(self.pow(2).mean(-1, keepdim=True) + epsilon)
+    return (self * rstd * gamma if mode == "mul" else self * rstd + gamma), rstd
+
+
+def _ta_update_(self, index, src):
+    return self.index_copy_(0, index, src)
+
+
+_LIB.impl("ta_norm", _ta_norm, "CPU")
+_LIB.impl("ta_update_", _ta_update_, "CPU")
+_LIB.impl("ta_update", lambda self, index, src: _ta_update_(self.clone(), index, src), "CPU")
+_LIB._register_fake(
+    "ta_norm",
+    lambda self, gamma, epsilon=1e-6, mode="mul": (
+        torch.empty_like(self),
+        self.new_empty((*self.shape[:-1], 1)),
+    ),
+)
+_LIB._register_fake("ta_update_", lambda self, index, src: self)
+_LIB._register_fake("ta_update", lambda self, index, src: torch.empty_like(self))
+TA_NORM_IRS = [
+    irdef.IrDef(
+        op_type,
+        inputs=[irdef.Input("x"), irdef.Input("gamma")],
+        outputs=[irdef.Output("y"), irdef.Output("rstd")],
+        attrs=[irdef.Attr("eps", "VT_FLOAT", 1e-6)],
+        torch_op="opsdk_test::ta_norm",
+        arg_names={"self": "x", "epsilon": "eps"},
+        fixed_args={"mode": mode},
+    )
+    for op_type, mode in (("TaRmsNorm", "mul"), ("TaRmsNormAdd", "add"))
+]
+# One GE op (a ref output `var`) serves the in-place op and, behind a TensorMove, its
+# functional partner.
+TA_UPDATE_IR = irdef.IrDef(
+    "TaScatterUpdate",
+    inputs=[irdef.Input("var"), irdef.Input("indices"), irdef.Input("updates")],
+    outputs=[irdef.Output("var")],
+    attrs=[irdef.Attr("use_locking", "VT_BOOL", False)],
+    torch_op="opsdk_test::ta_update_",
+    arg_names={"self": "var", "index": "indices", "src": "updates"},
+)
+
 TA_ADD_IR = irdef.IrDef(
     "TaAdd",
     inputs=[irdef.Input("x"), irdef.Input("y")],
@@ -79,7 +136,33 @@ def torchair():
         pytest.skip(f"TorchAir could not be fetched: {err}")
     irdef.register(TA_ADD_IR)
     irdef.register(TA_ADD_INPLACE_IR)
+    for ir in (*TA_NORM_IRS, TA_UPDATE_IR):
+        irdef.register(ir)
     ge = module.ge
+
+    @module.register_fx_node_ge_converter(torch.ops.opsdk_test.ta_norm.default)
+    def _ta_norm(self, gamma, epsilon=1e-6, mode="mul", meta_outputs=None):
+        return ge.custom_op(
+            "TaRmsNorm" if mode == "mul" else "TaRmsNormAdd",
+            inputs={"x": self, "gamma": gamma},
+            outputs=["y", "rstd"],
+            attrs={"eps": ge.attr.Float(epsilon)},
+        )
+
+    def update(var, index, src):
+        return ge.custom_op(
+            "TaScatterUpdate",
+            inputs={"var": var, "indices": index, "updates": src},
+            outputs=["var"],
+        )
+
+    @module.register_fx_node_ge_converter(torch.ops.opsdk_test.ta_update.default)
+    def _ta_update(self, index, src, meta_outputs=None):
+        return update(ge.TensorMove(self), index, src)
+
+    @module.register_fx_node_ge_converter(torch.ops.opsdk_test.ta_update_.default)
+    def _ta_update_(self, index, src, meta_outputs=None):
+        return update(self, index, src)
 
     @module.register_fx_node_ge_converter(torch.ops.opsdk_test.ta_add.default)
     def _ta_add(x, y, alpha=1.0, meta_outputs=None):
@@ -285,6 +368,61 @@ def test_op_without_ir_def_fails_clearly(compile_ge):
         compiled(torch.randn(2))
     assert "TaNoIr" in torchair_standin.missing_ir_defs()
     assert torchair_standin.get_registered_ir_def("TaNoIr") == ("ERROR", [], [], [])
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("mode", ["mul", "add"])
+def test_ir_with_cann_names_binds_through_arg_names_and_fixed_args(compile_ge, dynamic, mode):
+    def fn(x, gamma):
+        return torch.ops.opsdk_test.ta_norm(x, gamma, 0.5, mode)
+
+    compiled = compile_ge(fn, dynamic=dynamic)
+    for n in (2, 3):
+        x, gamma = torch.randn(n, 4), torch.randn(4)
+        for got, want in zip(compiled(x, gamma), _ta_norm(x, gamma, 0.5, mode), strict=True):
+            torch.testing.assert_close(got, want)
+    op_type = {"mul": "TaRmsNorm", "add": "TaRmsNormAdd"}[mode]
+    (node,) = [op for op in torchair_standin.loaded_graphs()[-1].graph.op if op.type == op_type]
+    assert [d.name for d in node.input_desc] == ["x", "gamma"]
+    assert node.attr["eps"].f == 0.5
+
+
+@pytest.mark.parametrize("inplace", [False, True], ids=["functional", "inplace"])
+def test_torch_npu_inplace_pair_runs_through_one_ge_op(compile_ge, inplace):
+    """`ta_update_(Tensor(a!) self, ...) -> Tensor(a!)` and its functional partner both
+    lower to the GE op bound to the in-place op."""
+    op = torch.ops.opsdk_test.ta_update_ if inplace else torch.ops.opsdk_test.ta_update
+    compiled = compile_ge(lambda x, i, u: op(x, i, u) * 2)
+    x, index, src = torch.zeros(4, 2), torch.tensor([3, 1]), torch.randn(2, 2)
+    expected_x = _ta_update_(x.clone(), index, src)
+    before = x.clone()
+    torch.testing.assert_close(compiled(x, index, src), expected_x * 2)
+    torch.testing.assert_close(x, expected_x if inplace else before)
+    assert "TaScatterUpdate" in torchair_standin.loaded_graphs()[-1].op_types()
+    assert irdef.for_op("opsdk_test::ta_update") == [TA_UPDATE_IR]
+
+
+def test_an_ir_input_no_torch_argument_maps_to_says_how_to_map_it(torchair):
+    def build(ge):
+        x = _data(ge, 0, [2, 4])
+        return list(
+            torchair.ge.custom_op("TaRmsNorm", inputs={"x": x, "gamma": x}, outputs=["y", "rstd"])
+        )
+
+    unmapped = dataclasses.replace(TA_NORM_IRS[0], op_type="TaRmsNormUnmapped", arg_names={})
+    irdef.register(unmapped)
+
+    def build_unmapped(ge):
+        x = _data(ge, 0, [2, 4])
+        return list(
+            torchair.ge.custom_op(
+                "TaRmsNormUnmapped", inputs={"x": x, "gamma": x}, outputs=["y", "rstd"]
+            )
+        )
+
+    _session(torchair, build, [0, 0])
+    with pytest.raises(offline_ge.GeGraphError, match=r"IR input 'x' .*arg_names=\{'self': 'x'\}"):
+        _session(torchair, build_unmapped, [0, 0])
 
 
 # --- Hand-built GE graphs, run through the stand-in's GE session ---------------------------
@@ -530,6 +668,9 @@ def _fake_wheel(directory, version=VERSION):
         zf.writestr("torch_npu/dynamo/torchair/__init__.py", "MARK = 'fake torchair'\n")
         zf.writestr("torch_npu/dynamo/torchair/core/_torchair.so", b"\x7fELF")
         zf.writestr("torch_npu/dynamo/npugraph_ex/__init__.py", "")
+        zf.writestr("torch_npu/include/acl/acl_base.h", "#pragma once\n")
+        zf.writestr("torch_npu/op_plugin/meta/_meta_registrations.py", "")
+        zf.writestr("torch_npu/op_plugin/ops/other.py", "")
         zf.writestr(f"torch_npu-{version}.dist-info/METADATA", "Name: torch-npu\n")
     return wheel
 
@@ -553,12 +694,28 @@ def test_fetch_extracts_only_the_python_dynamo_tree(cache, tmp_path, monkeypatch
     assert (path / "npugraph_ex" / "__init__.py").is_file()
     assert not (path / "torchair" / "core" / "_torchair.so").exists()
     assert not (entry / "torch_npu" / "__init__.py").exists()
+    assert torchair_locator.torch_npu_file("include/acl/acl_base.h").read_text() == "#pragma once\n"
+    assert torchair_locator.torch_npu_file("op_plugin/meta/_meta_registrations.py").is_file()
+    assert not (entry / "torch_npu" / "op_plugin" / "ops").exists()
+    with pytest.raises(ValueError, match="not among the files opsdk keeps"):
+        torchair_locator.torch_npu_file("op_plugin/ops/other.py")
     meta = json.loads((entry / "opsdk-torchair.json").read_text())
     assert meta["wheel"] == wheel.name and meta["version"] == VERSION
     assert meta["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
     assert [p.name for p in cache.iterdir()] == [entry.name]  # no staging left behind
     info = torchair_locator.locate()
     assert info.fetched and info.source == wheel.name and info.path == path
+
+
+def test_a_cache_entry_of_an_older_layout_is_fetched_again(cache, tmp_path, monkeypatch):
+    monkeypatch.setenv(torchair_locator.ENV_WHEEL, str(_fake_wheel(tmp_path)))
+    entry = torchair_locator.fetch().parent.parent
+    marker = entry / "opsdk-torchair.json"
+    marker.write_text(json.dumps({**json.loads(marker.read_text()), "layout": 1}))
+    (entry / "torch_npu" / "include" / "acl" / "acl_base.h").unlink()
+    assert not torchair_locator.locate().fetched
+    torchair_locator.fetch()
+    assert (entry / "torch_npu" / "include" / "acl" / "acl_base.h").is_file()
 
 
 def test_fetch_reuses_the_cache_unless_forced(cache, tmp_path, monkeypatch):

@@ -1,6 +1,8 @@
 """The IR a schema implies, and its CANN exports (msopgen JSON, REG_OP), from one source."""
 
 import json
+import shutil
+import subprocess
 
 import pytest
 
@@ -68,7 +70,7 @@ def test_msopgen_json_lists_every_input_output_and_attr():
 def test_reg_op_declares_the_same_prototype():
     ir = converters.ir_def_for(spec.parse(RICH, namespace="irt"))
     text = ir_export.reg_op(ir)
-    assert text.splitlines()[0] == "REG_OP(MyOp)"
+    assert "namespace ge {\nREG_OP(MyOp)\n" in text and '#include "graph/operator_reg.h"' in text
     for line in (
         ".INPUT(x, TensorType::ALL())",
         ".OPTIONAL_INPUT(w, TensorType::ALL())",
@@ -91,3 +93,39 @@ def test_registry_keeps_one_definition_per_op_type():
         irdef.register(other)
     assert irdef.lookup("IrtUnique") is ir
     assert ir.as_torchair_answer() == ("SUCCESS", [("x", "required")], [("y", "required")], [])
+
+
+def test_reg_op_header_compiles_against_the_wheels_operator_reg(tmp_path):
+    """GE's enumerators for data types (torch's ScalarType numbering would not compile:
+    ``ScalarType dt=float`` is torch's 6, an int where GE wants a DataType)."""
+    from opsdk.offline import locator
+
+    compiler = shutil.which("c++")
+    if compiler is None:
+        pytest.skip("no C++ compiler")
+    op = spec.parse("ns::f(Tensor x, *, ScalarType dt=float, int n=2) -> Tensor")
+    ir = converters.ir_def_for(op)
+    assert ir.attrs[0].default == 0  # GE's DT_FLOAT
+    header = tmp_path / "f_proto.h"
+    header.write_text(ir_export.reg_op(ir))
+    assert ".ATTR(dt, Type, DT_FLOAT)" in header.read_text()
+    include = locator.torch_npu_file("include/graph/operator_reg.h").parents[1]
+    argv = [compiler, "-std=c++17", "-fsyntax-only", f"-I{include}", "-x", "c++", str(header)]
+    done = subprocess.run(argv, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    header.write_text(header.read_text().replace("DT_FLOAT)", "6)"))  # torch's numbering
+    assert subprocess.run(argv, capture_output=True).returncode != 0
+
+
+def test_exports_agree_and_read_back_as_the_same_model():
+    from opsdk.scaffold import cann
+
+    text = (
+        "REG_OP(Mix).INPUT(x, TensorType({DT_FLOAT, DT_BF16})).OPTIONAL_INPUT(i, "
+        "TensorType({DT_INT64, DT_INT32})).DYNAMIC_OUTPUT(y, TensorType({DT_FLOAT, DT_FLOAT}))"
+        ".ATTR(dt, Type, DT_INT16).ATTR(ks, ListInt, {1, 2}).REQUIRED_ATTR(s, String)"
+        ".OP_END_FACTORY_REG(Mix)"
+    )
+    (source,) = cann.read(text)
+    assert cann.read(ir_export.reg_op(source)) == [source]
+    assert cann.read(ir_export.msopgen_json(source)) == [source]

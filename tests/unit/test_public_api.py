@@ -25,6 +25,7 @@ PUBLIC = {
         "Support",
         "declare_supported",
     ],
+    "opsdk.attach": ["define", "impl", "register_converter", "register_fake"],
     "opsdk.device": ["EMULATE_ENV", "NpuInfo", "ensure_npu"],
     "opsdk.irdef": ["Attr", "Input", "IrDef", "Output", "lookup", "register", "registered"],
     "opsdk.inputs": [

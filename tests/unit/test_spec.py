@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from opsdk.errors import SpecError
-from opsdk.runtime import spec
+from opsdk.runtime import converters, spec
 
 
 def test_default_out_of_place_schema():
@@ -13,7 +13,7 @@ def test_default_out_of_place_schema():
     assert op.qualname == "custom::my_add"
     assert [a.name for a in op.tensor_args] == ["x", "y"]
     assert not op.inplace and op.is_default_add
-    assert op.ir_name == "MyAdd"
+    assert converters.ir_def_for(op).op_type == "MyAdd"
     assert [r.type for r in op.returns] == ["Tensor"]
 
 
@@ -60,9 +60,12 @@ def test_camel_case_ir_names():
 @pytest.mark.parametrize(
     ("schema", "kwargs", "needle"),
     [
-        ("my_add(Tensor(a!) x, Tensor y) -> Tensor(a!)", {}, "-> ()"),
-        ("my_add(Tensor(a!) x, Tensor y) -> (Tensor(a!), Tensor)", {}, "-> Tensor'"),
+        ("my_add(Tensor(a!) x, Tensor y) -> Tensor(b!)", {}, "-> ()"),
+        ("my_add(Tensor(a!) x, Tensor y) -> (Tensor(b!), Tensor)", {}, "-> Tensor'"),
+        ("my_add(Tensor(a!) x, Tensor y) -> (Tensor(a!), Tensor)", {}, "Tag.inplace"),
+        ("my_add(Tensor y, Tensor(a!) x) -> Tensor(a!)", {}, "first argument"),
         ("my_add(Tensor x) -> ()", {}, "Tensor(a!)"),
+        ("my_add(Tensor x, a? A) -> Tensor", {}, "cannot take"),
         ("my_add(Tensor(a) x) -> Tensor(a)", {}, "views"),
         ("my_add(Tensor x, Tensor y -> Tensor", {}, "does not parse"),
         ("other(Tensor x) -> Tensor", {}, "make them match"),
@@ -84,9 +87,16 @@ def test_rule_breaking_schemas_say_how_to_fix(schema, kwargs, needle):
     assert "\n" not in message
 
 
-def test_returning_the_mutated_input_suggests_the_corrected_schema():
-    with pytest.raises(SpecError, match=r"my_add\(Tensor\(a!\) x, Tensor y\) -> \(\)"):
-        spec.parse("my_add(Tensor(a!) x, Tensor y) -> Tensor(a!)", name="my_add")
+def test_torch_npu_inplace_convention_returns_the_written_input():
+    op = spec.parse("my_add_(Tensor(a!) self, Tensor y) -> Tensor(a!)", name="my_add_")
+    assert [a.name for a in op.mutated_args] == ["self"]
+    assert op.returns[0].alias_set == op.args[0].alias_set == "a"
+    assert op.fresh_returns == () and spec.returns_its_first_argument(op)
+
+
+def test_an_inplace_op_and_its_functional_partner_name_each_other():
+    assert spec.partner("npu::scatter_update_") == "npu::scatter_update"
+    assert spec.partner("npu::scatter_update.out") == "npu::scatter_update_.out"
 
 
 def test_inplace_requires_a_marked_input():

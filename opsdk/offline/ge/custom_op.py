@@ -36,9 +36,10 @@ def _check_attr_type(ir: irdef.IrDef, name: str, attr) -> None:
 class _CustomOp:
     """Runs a custom op node through its torch op's CPU kernel.
 
-    IR inputs and attrs are bound to the torch op's arguments by name; IR outputs
-    are, in IR order, the mutated argument of the same name (a GE ref output,
-    written into the node's input) or else the op's next return value.
+    IR inputs and attrs are bound to the torch op's arguments through the IR's
+    ``arg_names`` (same names unless mapped); IR outputs are, in IR order, the
+    mutated argument of the same IR name (a GE ref output, written into the node's
+    input) or else the op's next new return value.
     """
 
     def __init__(self, op, ir: irdef.IrDef, data_inputs: int):
@@ -68,36 +69,41 @@ class _CustomOp:
             raise GeGraphError(f"inputs {extra} are not in the IR definition of {ir.op_type}")
         # Attrs outside the IR are kept, not refused: GE carries extra node attrs
         # (TorchAir's scope and nn_module_stack attrs) on any op.
-        self._bind_schema(op, {a.name for a in ir.attrs})
+        self._bind_schema(op)
         self._bind_outputs(op)
 
-    def _bind_schema(self, op, ir_attrs):
+    def _bind_schema(self, op):
+        ir = self.ir
         self.spec = op_spec.of(self.torch_op)
-        self.args = []  # (torch arg name, "input"|"attr")
-        arg_names = {a.name for a in self.spec.args}
+        by_ir_name = {ir.ir_name(a.name): a for a in self.spec.args}
         for name in self.inputs:
-            if name not in arg_names:
+            if name not in by_ir_name:
                 raise GeGraphError(
-                    f"IR input {name!r} of {self.ir.op_type} "
-                    f"is not an argument of {self.ir.torch_op}"
+                    f"IR input {name!r} of {ir.op_type} is not an argument of {ir.torch_op}: "
+                    f"map the torch argument to it in the IrDef, arg_names={{'self': {name!r}}}"
                 )
+        attr_defaults = {a.name: a.default for a in ir.attrs}
+        fixed = dict(ir.fixed_args)
+        self.args = []  # (torch arg name, kind, IR name or value)
         for arg in self.spec.args:
-            if arg.name in self.inputs:
-                self.args.append((arg.name, "input"))
-            elif arg.name in ir_attrs:
-                if arg.name in op.attr:
-                    _check_attr_type(self.ir, arg.name, op.attr[arg.name])
-                    self.args.append((arg.name, "attr"))
-                elif arg.is_optional:
-                    self.args.append((arg.name, "unset"))  # GE has no None: unset means None
-                elif not arg.has_default:
-                    raise GeGraphError(
-                        f"attr {arg.name!r} (no default in {self.ir.torch_op}) is not set"
-                    )
+            name = ir.ir_name(arg.name)
+            if name in self.inputs:
+                self.args.append((arg.name, "input", name))
+            elif name in attr_defaults and name in op.attr:
+                _check_attr_type(ir, name, op.attr[name])
+                self.args.append((arg.name, "attr", name))
+            elif name in attr_defaults and arg.is_optional:
+                self.args.append((arg.name, "value", None))  # GE has no None: unset means None
+            elif name in attr_defaults and attr_defaults[name] is not None:
+                self.args.append((arg.name, "value", attr_defaults[name]))  # CANN's default
+            elif arg.name in fixed:
+                self.args.append((arg.name, "value", fixed[arg.name]))
+            elif name in attr_defaults and not arg.has_default:
+                raise GeGraphError(f"attr {name!r} (no default in {ir.torch_op}) is not set")
             elif not arg.has_default:
                 raise GeGraphError(
-                    f"argument {arg.name!r} of {self.ir.torch_op} is neither an IR input nor an IR "
-                    f"attr of {self.ir.op_type}"
+                    f"argument {arg.name!r} of {ir.torch_op} is neither an IR input nor an IR "
+                    f"attr of {ir.op_type}: map it (arg_names) or fix its value (fixed_args)"
                 )
         self.mutated = {a.name for a in self.spec.mutated_args}
         # SymInt inputs arrive as int64 tensors: name -> whether it is a SymInt[] (else one).
@@ -107,12 +113,13 @@ class _CustomOp:
 
     def _bind_outputs(self, op):
         names = [d.name for d in op.output_desc]
+        written = {self.ir.ir_name(m): m for m in self.mutated}
         self.outputs = []  # ("mutated", arg name) | ("return", index, dynamic count or None)
         expected = []
         returns = 0
         for spec in self.ir.outputs:
-            if spec.name in self.mutated:
-                self.outputs.append(("mutated", spec.name))
+            if spec.name in written:
+                self.outputs.append(("mutated", written[spec.name]))
                 expected.append(spec.name)
                 continue
             count = None
@@ -125,11 +132,11 @@ class _CustomOp:
                 expected.append(spec.name)
             self.outputs.append(("return", returns, count))
             returns += 1
-        n_returns = len(self.spec.returns)
+        n_returns = len(self.spec.fresh_returns)
         if returns != n_returns:
             raise GeGraphError(
                 f"{self.ir.op_type} declares {returns} outputs besides in-place ones, "
-                f"{self.ir.torch_op} returns {n_returns}"
+                f"{self.ir.torch_op} returns {n_returns} new tensors"
             )
         if names != expected:
             raise GeGraphError(f"outputs {names} do not match the IR definition's {expected}")
@@ -137,14 +144,14 @@ class _CustomOp:
     def __call__(self, node: Node, args: list) -> list:
         kwargs = {}
         written_back = {}
-        for name, kind in self.args:
+        for name, kind, what in self.args:
             if kind == "attr":
-                kwargs[name] = node.attr(name)
+                kwargs[name] = node.attr(what)
                 continue
-            if kind == "unset":
-                kwargs[name] = None
+            if kind == "value":
+                kwargs[name] = what
                 continue
-            where = self.inputs[name]
+            where = self.inputs[what]
             if where is None:
                 kwargs[name] = None
             elif isinstance(where, list):
@@ -160,7 +167,8 @@ class _CustomOp:
         for name, target in written_back.items():
             target.copy_(kwargs[name])
         # One return comes back bare (a tensor, or a list for Tensor[]); several as a tuple.
-        returns = list(result) if len(self.spec.returns) > 1 else [result]
+        every = list(result) if len(self.spec.returns) > 1 else [result][: len(self.spec.returns)]
+        returns = [v for v, r in zip(every, self.spec.returns, strict=True) if not r.aliased]
         device = next((a.device for a in args if isinstance(a, torch.Tensor)), torch.device("cpu"))
         outputs = []
         for entry in self.outputs:

@@ -26,9 +26,8 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/ops/empty.h>
 
-// EXEC_NPU_CMD: pytorch_npu_helper.hpp from Ascend's CppExtensionInvocation sample, put next
-// to this file.
-#include "pytorch_npu_helper.hpp"
+// EXEC_NPU_CMD, as torch_npu ships it (op-plugin's header, on the build's include path).
+#include "op_plugin/utils/op_api_common.h"
 #endif
 
 namespace {

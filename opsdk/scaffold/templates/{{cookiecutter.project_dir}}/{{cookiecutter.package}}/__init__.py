@@ -1,4 +1,6 @@
 {%- set op = cookiecutter.op -%}
+{%- set pair = cookiecutter.pair -%}
+{%- set specs = op.has_specs -%}
 {%- set entry = cookiecutter.style == "cpp" and cookiecutter.cpp.entry -%}
 """An Ascend NPU custom op, scaffolded by opsdk.
 
@@ -16,7 +18,7 @@ host, opsdk's emulated device elsewhere), then registers the op from its modules
 {%- endif %}
 - fake.py: the fake function
 - ir.py: the GE IR definition
-{%- if op.working %}
+{%- if specs %}
 - specs.py: the inputs the op supports
 {%- endif %}
 {%- if cookiecutter.autograd %}
@@ -53,15 +55,15 @@ ensure_npu()
 # The op's OpOverload, which the package's other modules import.
 OP = torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }}
 
-from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir{% if op.working %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
+from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir{% if specs %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
 {%- else %}
 
-from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir{% if op.working %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
-from .schema import OP  # noqa: E402
+from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir{% if specs %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
+from .schema import {% if pair %}FUNCTIONAL_OP, {% endif %}OP  # noqa: E402
 {%- endif %}
 
-# This op, then those `opsdk new --into` added as subpackages.
-OPS = (OP, *import_added_ops(__name__, __path__))
+# This op{% if pair %} and its functional partner{% endif %}, then those `opsdk new --into` added as subpackages.
+OPS = (OP, {% if pair %}FUNCTIONAL_OP, {% endif %}*import_added_ops(__name__, __path__))
 {%- if entry %}
 
 # The fastest way to call the op from Python; same semantics as OP (which torch.compile

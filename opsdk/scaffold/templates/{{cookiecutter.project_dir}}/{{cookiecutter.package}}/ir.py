@@ -9,6 +9,10 @@ GE stand-in answers from it.
 {%- if op.inplace %}
 Each input the op writes in place has an output of the same name.
 {%- endif %}
+{%- if cookiecutter.pair %}
+The functional partner {{ cookiecutter.pair.name }} lowers to the same GE op on a copy of its
+input: opsdk finds this definition through the partner.
+{%- endif %}
 """
 
 from opsdk.irdef import {% if op.ir_attrs %}Attr, {% endif %}{% if op.ir_inputs %}Input, {% endif %}IrDef, {% if op.ir_outputs %}Output, {% endif %}register
@@ -21,6 +25,9 @@ from opsdk.irdef import {% if op.ir_attrs %}Attr, {% endif %}{% if op.ir_inputs 
         inputs=[{% for i in op.ir_inputs %}Input({{ i.name | pystr }}{% if i.kind != "required" %}, {{ i.kind | pystr }}{% endif %}){% if not loop.last %}, {% endif %}{% endfor %}],
         outputs=[{% for o in op.ir_outputs %}Output({{ o.name | pystr }}{% if o.kind != "required" %}, {{ o.kind | pystr }}{% endif %}){% if not loop.last %}, {% endif %}{% endfor %}],
         attrs=[{% for a in op.ir_attrs %}Attr({{ a.name | pystr }}, {{ a.type | pystr }}{% if a.default is not none %}, {{ a.default }}{% endif %}){% if not loop.last %}, {% endif %}{% endfor %}],
+{%- if op.arg_names %}
+        arg_names={{ "{" }}{% for t, c in op.arg_names.items() %}{{ t | pystr }}: {{ c | pystr }}, {% endfor %}{{ "}" }},
+{%- endif %}
         torch_op=OP.name(),
     )
 )

@@ -1,0 +1,63 @@
+"""The data types an op's tensors take in its declared cases: what its CANN exports declare.
+
+The inputs' come from the cases ``opsdk check`` runs (``specs.py``, else its default
+float32 case); the outputs' from the op's fake function on those inputs, so a float
+op's int index output or int64 host scalar reaches the prototype as what it is.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.utils._pytree import tree_map
+
+from opsdk.harness.inputs import cases
+from opsdk.runtime import spec, types
+from opsdk.runtime.irdef import IrDef
+
+
+def columns(ir: IrDef) -> list[dict[str, str]]:
+    """One ``{tensor name: GE enumerator}`` per distinct case of the op ``ir`` stands for."""
+    op = spec.resolve(ir.torch_op)
+    op_spec = spec.of(op)
+    torch_arg = {ir.ir_name(a.name): a.name for a in op_spec.args}
+    written = {ir.ir_name(a.name) for a in op_spec.mutated_args}
+    found: list[dict] = []
+    for case in cases(op_spec, "static", "eager"):
+        call = case.calls[0]
+        positional = [a.name for a in op_spec.args if not a.kwarg_only]
+        values = dict(zip(positional, call.args, strict=False)) | call.kwargs
+        column = {i.name: _ge(values.get(torch_arg.get(i.name, i.name))) for i in ir.inputs}
+        fresh = iter(_fake_outputs(op, call))
+        for o in ir.outputs:
+            column[o.name] = column[o.name] if o.name in written else _ge(next(fresh, None))
+        if column not in found:
+            found.append(column)
+    for column in found:  # an absent optional input: its type in another case, else float
+        for name, dt in column.items():
+            if dt is None:
+                column[name] = next((c[name] for c in found if c[name]), "DT_FLOAT")
+    return found
+
+
+def _fake_outputs(op, call) -> list:
+    """The op's outputs on fake copies of the call's inputs (its fake function)."""
+    with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+        args, kwargs = tree_map(
+            lambda v: mode.from_tensor(v) if isinstance(v, torch.Tensor) else v,
+            (call.args, call.kwargs),
+        )
+        out = op(*args, **kwargs)
+    if out is None:
+        return []
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+def _ge(value) -> str | None:
+    if isinstance(value, (list, tuple)):
+        return _ge(value[0]) if value else None
+    if isinstance(value, torch.Tensor):
+        return types.dtype(str(value.dtype)).ge
+    if isinstance(value, bool) or value is None:
+        return None
+    return "DT_INT64" if isinstance(value, int) else "DT_FLOAT"  # a host scalar input

@@ -1,0 +1,150 @@
+"""The torch side of a CANN op: what ``opsdk new --from-cann`` derives from a :class:`CannOp`.
+
+CANN's prototype fixes the GE side (op type, input/output/attr names, data types);
+this module writes the matching torch schema (optional inputs ``Tensor?``, dynamic
+inputs ``Tensor[]``, attrs keyword-only with their defaults, an output named like
+an input makes that input ``Tensor(a!)``), the IR tied to it (CANN names, with
+``arg_names`` where a CANN name cannot be a Python argument) and input specs from
+the declared data types.
+"""
+
+from __future__ import annotations
+
+import keyword
+from dataclasses import dataclass, replace
+
+from opsdk.errors import SpecError
+from opsdk.runtime import types
+from opsdk.runtime.irdef import IrDef
+from opsdk.scaffold import cann
+
+__all__ = ["TorchSide", "pick", "torch_side"]
+
+# The spec constructors of opsdk.inputs, by torch dtype name.
+_SPEC_OF = {
+    "float32": "F32",
+    "float16": "F16",
+    "bfloat16": "BF16",
+    "int8": "I8",
+    "int32": "I32",
+    "int64": "I64",
+    "bool": "BOOL",
+}
+# A value a required attr takes in the generated specs, by schema type.
+_SAMPLE = {"int": "1", "float": "1.0", "bool": "False", "str": '""', "ScalarType": "torch.float32"}
+_SHAPE = "2, 4"
+
+
+@dataclass(frozen=True)
+class TorchSide:
+    schema: str  # without the op name: "(Tensor x, ...) -> ..."
+    ir: IrDef  # CANN's IR, tied to the torch op by opsdk new (torch_op, arg_names)
+    specs: tuple[str, ...]  # Python source of each Support(...) of specs.py
+
+
+def pick(ops: list[cann.CannOp], name: str, where: str) -> cann.CannOp:
+    """The op ``name`` (snake_case of its op type, or the op type) among ``ops``; the only
+    one if there is one."""
+    if len(ops) == 1:
+        return ops[0]
+    from opsdk.scaffold.ir_export import file_stem
+
+    found = [op for op in ops if name in (op.ir.op_type, file_stem(op.ir))]
+    if not found:
+        names = ", ".join(file_stem(op.ir) for op in ops)
+        raise SpecError(f"{where} defines several ops; name one of them: {names}")
+    return found[0]
+
+
+def torch_side(op: cann.CannOp) -> TorchSide:
+    ir = op.ir
+    torch_names = {n: _py_name(n) for n in (*ir.ir_input_names, *ir.ir_attr_names)}
+    mutated = {o.name for o in ir.outputs} & set(ir.ir_input_names)
+    args = []
+    for i in ir.inputs:
+        kind = {"required": "Tensor", "optional": "Tensor?", "dynamic": "Tensor[]"}[i.kind]
+        if i.name in mutated:
+            kind = "Tensor(a!)" if i.kind == "required" else _refuse(ir, i.name)
+        args.append(f"{kind} {torch_names[i.name]}")
+    if ir.attrs:
+        args.append("*")
+    for a in ir.attrs:
+        row = types.BY_VALUE_TYPE[a.type]
+        default = "" if a.default is None else f"={_schema_value(a.default, row)}"
+        args.append(f"{row.schema} {torch_names[a.name]}{default}")
+    fresh = [o for o in ir.outputs if o.name not in mutated]
+    rets = [f"{'Tensor[]' if o.kind == 'dynamic' else 'Tensor'} {_py_name(o.name)}" for o in fresh]
+    returns = rets[0].split()[0] if len(rets) == 1 else f"({', '.join(rets)})"
+    arg_names = {t: c for c, t in torch_names.items() if t != c}
+    return TorchSide(
+        f"({', '.join(args)}) -> {returns}",
+        replace(ir, arg_names=arg_names),
+        _specs(op, torch_names),
+    )
+
+
+def _refuse(ir: IrDef, name: str):
+    raise SpecError(f"{ir.op_type}: input {name!r} is written in place but not required")
+
+
+def _py_name(name: str) -> str:
+    """A CANN name as a torch argument: keywords get a trailing underscore."""
+    return f"{name}_" if keyword.iskeyword(name) else name
+
+
+def _schema_value(value, row: types.SchemaType) -> str:
+    """A default in torch's schema language; a Type attr's GE value as a torch dtype name."""
+    if row.schema == "ScalarType":
+        dt = next((d for d in types.DTYPES.values() if d.value == value and d.torch), None)
+        if dt is None:
+            raise SpecError(f"data type {value} (GE) has no torch dtype for a ScalarType default")
+        return dt.torch
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_schema_value(v, row) for v in value) + "]"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str):
+        return repr(value).replace("'", '"') if '"' not in value else repr(value)
+    return repr(value)
+
+
+def _specs(op: cann.CannOp, torch_names: dict[str, str]) -> tuple[str, ...]:
+    """One Support per declared dtype combination torch can make (column i of the
+    dtype lists; a one-entry list serves every column, an undeclared type float32)."""
+    inputs = op.ir.inputs
+    width = max((len(op.dtypes[i.name]) for i in inputs), default=1) or 1
+    cases = []
+    for column in range(width):
+        values = [_spec_value(op, i, column) for i in inputs]
+        if None in values:
+            continue
+        kwargs = [f"{torch_names[a.name]}={_sample(a)}" for a in op.ir.attrs if a.default is None]
+        case = f"Support({', '.join(values + kwargs)})"
+        if case not in cases:
+            cases.append(case)
+    if not cases:
+        raise SpecError(
+            f"{op.ir.op_type}: no declared dtype combination has torch dtypes "
+            f"({', '.join(_SPEC_OF)}); write specs.py by hand"
+        )
+    return tuple(cases)
+
+
+def _sample(attr) -> str:
+    """A value for a required attr: the specs need one, CANN states none."""
+    schema = types.BY_VALUE_TYPE[attr.type].schema
+    one = _SAMPLE[schema.removesuffix("[]")]
+    return f"[{one}]" if schema.endswith("[]") else one
+
+
+def _spec_value(op: cann.CannOp, tensor, column: int) -> str | None:
+    if tensor.kind == "optional":
+        return "None"
+    declared = op.dtypes[tensor.name]
+    ge = declared[column] if column < len(declared) else (declared[0] if declared else "DT_FLOAT")
+    torch_name = types.DTYPES[ge].torch
+    spelled = _SPEC_OF.get(torch_name or "")
+    if spelled is None:
+        return None
+    one = f"{spelled}({_SHAPE})"
+    return f"[{one}, {one}]" if tensor.kind == "dynamic" else one
