@@ -21,7 +21,7 @@ def run_op(op, call: Call, *, layer: str):
     except Exception as err:  # noqa: BLE001 - every kernel error is a finding
         raise kernel_failure(err, device, layer=layer) from err
     if device == "npu":
-        layout.check_kernel_outputs(out)
+        layout.check_kernel_outputs(out, call)
     return out
 
 

@@ -172,7 +172,7 @@ def dump(graphs, directory: Path) -> None:
 
 def check_graph(cell: Cell, graph) -> None:
     """The GE graph has a node of the op's registered IR, with the IR's inputs and
-    required attrs, and inputs shaped per shape mode."""
+    required attrs (the graph's own inputs: :func:`check_inputs`)."""
     spec = cell.op.spec
     irs = {ir.op_type: ir for ir in irdef.for_op(spec.qualname)}
     nodes = [op for op in graph.op if op.type in irs]
@@ -319,9 +319,11 @@ def _check_scalars_reach_the_op(spec, concrete, data_of: dict) -> None:
     """Each symbolic scalar argument of the op comes from the host input TorchAir made
     of it. A converter that bakes the value in leaves that Data unused, TorchAir drops
     it, and the graph would run with the first call's value forever."""
-    graph, ir = concrete.graph, ir_def_for(spec)
+    graph, op_types = concrete.graph, [ir.op_type for ir in irdef.for_op(spec.qualname)]
+    # Without a registered IR the op node is unknown: then the Data must feed any node.
     producers = {op.name: op for op in graph.op}
-    reached, todo = set(), [op for op in graph.op if op.type == ir.op_type]
+    todo = [op for op in graph.op if op.type in op_types or (not op_types and op.type != "Data")]
+    reached = set()
     while todo:
         for edge in todo.pop().input:
             name, _, port = edge.rpartition(":")
@@ -339,11 +341,11 @@ def _check_scalars_reach_the_op(spec, concrete, data_of: dict) -> None:
                 helper = (
                     "int64_input" if types.get(name, "").startswith("SymInt") else "scalar_input"
                 )
+                into = " or ".join(op_types) + " node" if op_types else "graph"
                 raise CellFailure(
                     "ge-graph",
                     f"argument {name} of {spec.qualname} is symbolic "
                     f"({placeholder.meta['val']}), but no host input carries it into the "
-                    f"{ir.op_type} node: the converter baked its value in (TorchAir then "
-                    "drops the unused Data); pass it on as a GE input: "
-                    f"opsdk.converters.{helper}({name})",
+                    f"{into}: the converter baked its value in (TorchAir then drops the "
+                    f"unused Data); pass it on as a GE input: opsdk.converters.{helper}({name})",
                 )

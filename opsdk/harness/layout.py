@@ -30,11 +30,12 @@ def _layout(t: torch.Tensor) -> str:
     return f"strides {t.stride()} ({'' if t.is_contiguous() else 'not '}contiguous)"
 
 
-def check_kernel_outputs(outputs) -> None:
-    """Raise a CellFailure in layer ``eager`` if an output of the npu kernel is not
-    contiguous."""
+def check_kernel_outputs(outputs, call: Call) -> None:
+    """Raise a CellFailure in layer ``eager`` if an output the npu kernel made for
+    ``call`` is not contiguous (an input it returns, written in place, keeps its layout)."""
+    inputs = {t.untyped_storage().data_ptr() for t in tensors_of([call.args, call.kwargs])}
     for i, t in enumerate(tensors_of(outputs)):
-        if not t.is_contiguous():
+        if not t.is_contiguous() and t.untyped_storage().data_ptr() not in inputs:
             raise CellFailure(
                 "eager",
                 f"output {i} of the npu kernel (sizes {list(t.shape)}) has {_layout(t)}: "

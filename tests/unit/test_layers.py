@@ -137,3 +137,34 @@ def test_a_kernel_without_a_python_frame_has_no_place(device):
     failure = kernel_failure(RuntimeError("from C++"), device)
     which = {"npu": "the npu kernel", "cpu": "the CPU reference"}[device]
     assert str(failure).startswith(f"{which} raised: RuntimeError: from C++; ")
+
+
+def test_meta_contiguous_lays_out_every_output_of_a_nest():
+    permuted = torch.randn(3, 2).t()
+    out = meta.contiguous((permuted, [permuted, None], 3))
+    assert [t.is_contiguous() for t in (out[0], *out[1][:1])] == [True, True]
+    assert out[1][1] is None and out[2] == 3
+
+
+def test_a_reference_standing_in_for_an_attached_npu_kernel_returns_contiguous_outputs():
+    from opsdk import attach
+
+    lib = torch.library.Library(NS, "FRAGMENT")
+    attach.define(lib, "scaled(Tensor x) -> Tensor")
+    attach.define(lib, "scaled_(Tensor(a!) x) -> Tensor(a!)", tags=torch.Tag.inplace)
+    assert attach.impl(lib, "scaled", lambda x: x * 2, "PrivateUse1")
+    assert attach.impl(lib, "scaled_", lambda x: x.mul_(2), "PrivateUse1")
+    x = torch.randn(3, 2, device="npu").t()
+    assert torch.ops.opsdk_unit_layers.scaled(x).is_contiguous()
+    assert torch.ops.opsdk_unit_layers.scaled_(x) is x  # written in place, returned as it is
+
+
+def test_an_input_written_in_place_and_returned_keeps_its_layout():
+    _lib.define("doubled_(Tensor(a!) x) -> Tensor(a!)", tags=torch.Tag.inplace)
+    _lib.impl("doubled_", lambda x: x.mul_(2), "PrivateUse1")
+    _lib.impl("doubled_", lambda x: x.mul_(2), "CPU")
+    torch.library.register_fake(f"{NS}::doubled_", lambda x: x, lib=_lib)
+    op = torch.ops.opsdk_unit_layers.doubled_.default
+    declare_supported(op, [Support(F32(2, 3))])
+    result = _results(op, ["eager"])["eager"]
+    assert result.status == "pass", result.describe()

@@ -46,6 +46,7 @@ PUBLIC = {
         "bmm",
         "broadcast_shape",
         "cat",
+        "contiguous",
         "dynamic_size",
         "elementwise",
         "gather",

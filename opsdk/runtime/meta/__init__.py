@@ -21,12 +21,14 @@ joining                :func:`cat`, :func:`stack`
 indexing               :func:`index_select`, :func:`gather`
 data-dependent sizes   :func:`dynamic_size`, :func:`nonzero`, :func:`masked_select`
 in place               :func:`inplace`
+contiguous outputs     :func:`contiguous`
 =====================  ===================================================
 """
 
 from ._dynamic import dynamic_size, masked_select, nonzero
 from ._index import gather, index_select
 from ._join import cat, stack
+from ._layout import contiguous
 from ._matmul import bmm, matmul, mm
 from ._pointwise import broadcast_shape, elementwise, inplace, same_as
 from ._reduce import reduction
@@ -35,6 +37,7 @@ __all__ = [
     "bmm",
     "broadcast_shape",
     "cat",
+    "contiguous",
     "dynamic_size",
     "elementwise",
     "gather",

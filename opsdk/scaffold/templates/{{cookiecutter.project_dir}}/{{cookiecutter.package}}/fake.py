@@ -19,7 +19,7 @@ import torch
 
 from opsdk import attach
 {%- endif %}
-{%- if op.working %}
+{%- if op.working or (op.from_cann and cookiecutter.style != "cpp") %}
 from opsdk import meta
 {%- elif op.returns and not op.returns_input and not op.from_cann %}
 from opsdk import ImplementMe
@@ -55,9 +55,10 @@ from .kernels import {{ op.name }}_reference
 {%- elif op.working %}
     return meta.elementwise(x, y)
 {%- elif op.from_cann and cookiecutter.style != "cpp" %}
-    # The reference on fake tensors: right while it uses torch ops only (no .item(), no
-    # data-dependent sizes); opsdk.meta's helpers state the shapes directly.
-    return {{ op.name }}_reference({{ m.call_args(op.args) }})
+    # The reference on fake tensors, contiguous as the kernel's outputs are: right while it
+    # uses torch ops only (no .item(), no data-dependent sizes); opsdk.meta's helpers state
+    # the shapes directly.
+    return meta.contiguous({{ op.name }}_reference({{ m.call_args(op.args) }}))
 {%- else %}
     raise ImplementMe(__file__, "{{ op.name }}_fake", "return empty tensors of the output shapes")
 {%- endif %}
@@ -68,5 +69,5 @@ from .kernels import {{ op.name }}_reference
 {{ m.def_(pair.name ~ "_fake", pair) }}
     """What the functional op returns: a new tensor like the one {{ op.name }} writes."""
     {{ op.name }}_fake({{ m.params(pair.args, annotate=False) }})
-    return torch.empty_like({{ op.returns_input }})
+    return torch.empty_like({{ op.returns_input }}, memory_format=torch.contiguous_format)
 {%- endif %}
