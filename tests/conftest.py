@@ -21,22 +21,31 @@ class CliRun:
         return [r for r in self.report["results"] if all(r[k] == v for k, v in match.items())]
 
 
-@pytest.fixture
-def opsdk_cli(tmp_path):
-    """Run `python -m opsdk ARGS`; with ``json=True`` also return the parsed report."""
-
+def _cli_in(cwd: Path):
     def run(*args, json_report: bool = False, timeout: float = 600) -> CliRun:
         argv = [sys.executable, "-m", "opsdk", *map(str, args)]
-        report_path = tmp_path / f"report-{len(list(tmp_path.glob('report-*')))}.json"
+        report_path = cwd / f"report-{len(list(cwd.glob('report-*')))}.json"
         if json_report:
             argv += ["--json", str(report_path)]
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=tmp_path)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd)
         report = (
             json.loads(report_path.read_text()) if json_report and report_path.exists() else None
         )
         return CliRun(done, report)
 
     return run
+
+
+@pytest.fixture
+def opsdk_cli(tmp_path):
+    """Run `python -m opsdk ARGS`; with ``json=True`` also return the parsed report."""
+    return _cli_in(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def opsdk_cli_module(tmp_path_factory):
+    """``opsdk_cli`` for a module fixture whose one run several tests share."""
+    return _cli_in(tmp_path_factory.mktemp("cli"))
 
 
 @pytest.fixture(scope="session")

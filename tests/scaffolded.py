@@ -8,9 +8,10 @@ copies for a test to edit, or the built package itself for a test that only read
 
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
-from opsdk.scaffold import NewRequest, new
+from opsdk.scaffold import NewRequest, into, new
 
 
 class Scaffolds:
@@ -45,14 +46,51 @@ def edit(path, old, new_text):
 def implemented(scaffolds, out, name, schema, kernel, fake="meta.same_as(x)"):
     """A copy of a scaffolded skeleton at ``out/NAME`` with its kernels and fake filled in."""
     pkg = scaffolds.copy(out, name, namespace=f"g_{name}", schema=schema)
-    kernels = pkg / name / "kernels.py"
+    _fill(pkg / name, kernel, fake)
+    return pkg
+
+
+def added(pkg, name, schema, kernel, fake="meta.same_as(x)"):
+    """The op ``name`` added to the op package ``pkg`` (`opsdk new --into`), its kernels
+    and fake filled in; returns the op's directory."""
+    into.add(NewRequest(name, schema=schema), pkg)
+    op_dir = next(pkg.glob(f"*/{name}"))
+    _fill(op_dir, kernel, fake)
+    return op_dir
+
+
+def _fill(op_dir, kernel, fake):
+    """The skeleton in ``op_dir`` with ``kernel`` as both kernels' body and ``fake`` returned."""
+    kernels = op_dir / "kernels.py"
     text, count = re.subn(r"raise ImplementMe\(__file__, .*\)", kernel, kernels.read_text())
     assert count == 2, "expected a skeleton with an npu and a reference kernel"
     kernels.write_text(text.replace("from opsdk import ImplementMe\n", ""))
-    fake_py = pkg / name / "fake.py"
+    fake_py = op_dir / "fake.py"
     text, count = re.subn(
         r"raise ImplementMe\(__file__, .*\)", f"return {fake}", fake_py.read_text()
     )
     assert count == 1
     fake_py.write_text(text.replace("from opsdk import ImplementMe", "from opsdk import meta"))
-    return pkg
+
+
+def compile_cann_branch(source: Path) -> subprocess.CompletedProcess:
+    """Compile a generated op library ``-fsyntax-only`` with its NPU-host branch on: against
+    the headers the torch-npu wheel ships (op-plugin's EXEC_NPU_CMD, ACL), with the build's
+    defines and include paths (cpp_build's CANN recipe), warnings as errors."""
+    import sysconfig
+
+    from torch.utils import cpp_extension
+
+    from opsdk.offline import locator
+    from opsdk.runtime import cpp_build
+
+    root = locator.torch_npu_file("include/graph/operator_reg.h").parents[2]
+    system = [*cpp_extension.include_paths(), sysconfig.get_paths()["include"]]  # Python.h too
+    system += cpp_build.cann_include_paths(root)
+    includes = [f"-I{cpp_build.INCLUDE}", *(f"-isystem{p}" for p in system)]
+    return subprocess.run(
+        ["c++", "-std=c++20", "-fsyntax-only", "-Wall", "-Werror", *cpp_build.cann_defines()]
+        + [*includes, str(source)],
+        capture_output=True,
+        text=True,
+    )

@@ -22,9 +22,9 @@ from opsdk.harness import shared_trace
 from opsdk.harness._compile_call import compile_call
 from opsdk.harness._training import requires_grad, trainable
 from opsdk.harness.compare import assert_same, assert_same_call
-from opsdk.harness.eager import backward, run_op
+from opsdk.harness.eager import backward, checked_kernel
 from opsdk.harness.failures import as_failure
-from opsdk.harness.inputs import Case, cases, on_device, tensors_of
+from opsdk.harness.inputs import Case, cases, mark_static, on_device
 from opsdk.harness.model import Cell, CellFailure
 
 
@@ -54,7 +54,7 @@ def run(
         hint=hint,
         after_case=after_case,
     )
-    for case in cases(cell.op.spec, cell.shapes, cell.backend):
+    for case in cases(cell.op.spec, cell.shapes, cell.backend, vary_from=1):
         with case.named():
             if not shared_trace.passes_shared(cell, case, functools.partial(check, case)):
                 torch._dynamo.reset()
@@ -68,45 +68,16 @@ def _run_calls(
     """The case's calls through ``compiled``, each against eager, then ``after_case(case)``;
     a compile after the first call is a recompile."""
     compiles_after_first_call = None
-    train = trainable(cell.op.spec)
     for i, call in enumerate(case.calls):
-        eager_call, compiled_call = on_device(call, "npu"), on_device(call, "npu")
-        leaves = (requires_grad(compiled_call), requires_grad(eager_call)) if train else None
-        if cell.shapes == "mark_static":
-            for t in tensors_of(compiled_call.args) + tensors_of(compiled_call.kwargs):
-                torch._dynamo.mark_static(t)
-        expected = run_op(op, eager_call, layer="eager")
-        try:
-            actual = compiled(*compiled_call.args, **compiled_call.kwargs)
-        except Exception as err:  # noqa: BLE001 - classified into a layer below
-            raise as_failure(err, default_layer=layer, compile_layer=compile_layer) from err
-        assert_same_call(
-            i,
-            actual,
-            expected,
-            compiled_call,
-            eager_call,
-            layer=layer,
-            hint=hint,
-            writes_hint="an in-place write was lost: the schema must mark every written input "
-            "Tensor(a!)",
-            tolerances=case.tolerances,
-            after="the compiled call",
-        )
-        if train:  # the backward graph, compiled by the same backend
-            assert_same(
-                backward(actual, leaves[0], i, layer=layer, compile_layer=compile_layer),
-                backward(expected, leaves[1], i, layer="autograd"),
-                what=f"call {i}: gradients of the inputs",
-                layer=layer,
-                hint=hint,
-                tolerances=case.tolerances,
-            )
+        with call.noted():
+            _run_call(cell, op, compiled, case, i, call, layer, compile_layer, hint)
         if compiles_after_first_call is None:
             compiles_after_first_call = counter.frame_count
     recompiles = counter.frame_count - (compiles_after_first_call or 0)
     if recompiles:
         changed = "sizes changed" if cell.shapes == "dynamic" else "only values changed"
+        scalars = "; ".join(c.changed for c in case.calls if c.changed)
+        changed += f" (and the harness changed {scalars})" if scalars else ""
         raise CellFailure(
             "recompile",
             f"recompiled {recompiles} time(s) after the first call although {changed}; "
@@ -114,3 +85,39 @@ def _run_calls(
         )
     if after_case is not None:
         after_case(case)
+
+
+def _run_call(cell: Cell, op, compiled, case: Case, i: int, call, layer, compile_layer, hint):
+    """Call ``i`` through ``compiled`` against the npu kernel, itself checked against the
+    CPU reference on the same arguments (so a stale kernel cannot vouch for a graph)."""
+    eager_call, compiled_call = on_device(call, "npu"), on_device(call, "npu")
+    train = trainable(cell.op.spec)
+    leaves = (requires_grad(compiled_call), requires_grad(eager_call)) if train else None
+    mark_static(compiled_call, cell.shapes)
+    expected, _ = checked_kernel(op, i, eager_call, on_device(call, "cpu"), case.tolerances)
+    try:
+        actual = compiled(*compiled_call.args, **compiled_call.kwargs)
+    except Exception as err:  # noqa: BLE001 - classified into a layer below
+        raise as_failure(err, default_layer=layer, compile_layer=compile_layer) from err
+    assert_same_call(
+        i,
+        actual,
+        expected,
+        compiled_call,
+        eager_call,
+        layer=layer,
+        hint=hint,
+        writes_hint="an in-place write was lost: the schema must mark every written input "
+        "Tensor(a!)",
+        tolerances=case.tolerances,
+        after="the compiled call",
+    )
+    if train:  # the backward graph, compiled by the same backend
+        assert_same(
+            backward(actual, leaves[0], i, layer=layer, compile_layer=compile_layer),
+            backward(expected, leaves[1], i, layer="autograd"),
+            what=f"call {i}: gradients of the inputs",
+            layer=layer,
+            hint=hint,
+            tolerances=case.tolerances,
+        )

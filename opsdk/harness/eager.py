@@ -37,37 +37,47 @@ def backward(outputs, leaves, index: int, *, layer: str, compile_layer: str | No
 def run(cell: Cell, dump_dir=None) -> None:
     op, spec = cell.op.overload(), cell.op.spec
     train = trainable(spec)
-    for case in cases(spec, cell.shapes, cell.backend):
+    for case in cases(spec, cell.shapes, cell.backend, vary_from=1):
         with case.named():
-            _run_case(op, case, train)
+            for i, call in enumerate(case.calls):
+                with call.noted():
+                    _run_call(op, case, i, call, train)
 
 
-def _run_case(op, case: Case, train: bool) -> None:
-    for i, call in enumerate(case.calls):
-        on_npu, on_cpu = on_device(call, "npu"), on_device(call, "cpu")
-        leaves = (requires_grad(on_npu), requires_grad(on_cpu)) if train else None
-        expected = run_op(op, on_cpu, layer="eager")
-        actual = run_op(op, on_npu, layer="eager")
-        for t in tensors_of(actual):
-            if t.device.type != "npu":
-                raise CellFailure("eager", f"call {i}: output on {t.device}, not npu; {HINT}")
-        assert_same_call(
-            i,
-            actual,
-            expected,
-            on_npu,
-            on_cpu,
-            layer="eager",
-            hint=HINT,
-            writes_hint=HINT,
+def _run_call(op, case: Case, i: int, call: Call, train: bool) -> None:
+    on_npu, on_cpu = on_device(call, "npu"), on_device(call, "cpu")
+    leaves = (requires_grad(on_npu), requires_grad(on_cpu)) if train else None
+    actual, expected = checked_kernel(op, i, on_npu, on_cpu, case.tolerances)
+    if train:
+        assert_same(
+            backward(actual, leaves[0], i, layer="autograd"),
+            backward(expected, leaves[1], i, layer="autograd"),
+            what=f"call {i}: gradients of the inputs",
+            layer="autograd",
+            hint="the backward in autograd.py differs on npu tensors from CPU ones",
             tolerances=case.tolerances,
         )
-        if train:
-            assert_same(
-                backward(actual, leaves[0], i, layer="autograd"),
-                backward(expected, leaves[1], i, layer="autograd"),
-                what=f"call {i}: gradients of the inputs",
-                layer="autograd",
-                hint="the backward in autograd.py differs on npu tensors from CPU ones",
-                tolerances=case.tolerances,
-            )
+
+
+def checked_kernel(op, index: int, on_npu: Call, on_cpu: Call, tolerances):
+    """Call ``index`` of the npu kernel on ``on_npu`` and of the CPU reference on
+    ``on_cpu`` (copies of one call): their outputs, once they agree (outputs and input
+    writes). A column that runs the op compiled checks the kernel this way too, so a
+    kernel gone stale (a cached scalar) fails in ``eager`` wherever it runs."""
+    expected = run_op(op, on_cpu, layer="eager")
+    actual = run_op(op, on_npu, layer="eager")
+    for t in tensors_of(actual):
+        if t.device.type != "npu":
+            raise CellFailure("eager", f"call {index}: output on {t.device}, not npu; {HINT}")
+    assert_same_call(
+        index,
+        actual,
+        expected,
+        on_npu,
+        on_cpu,
+        layer="eager",
+        hint=HINT,
+        writes_hint=HINT,
+        tolerances=tolerances,
+    )
+    return actual, expected

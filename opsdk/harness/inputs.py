@@ -11,7 +11,21 @@ within a case get fresh values; by shape mode:
   (Dynamo's duck sizing), different ones stay different and change by
   different amounts (a fake function that confuses two sizes shows). Sizes 0
   and 1 stay: Dynamo specializes them (1 is also what broadcasting needs); so
-  do the ``static_dims`` a spec declares (sizes the op fixes).
+  do the ``static_dims`` a spec declares (sizes the op fixes). A case that
+  names dims (``Dim``) grows each name that way, sums follow their terms, and
+  its int sizes stay. Sizes that stay are marked static for Dynamo
+  (:func:`mark_static`), so duck sizing never ties one to a growing size.
+
+Scalars. A column that varies them (``vary_from``) keeps the first value on
+the calls before that index and takes the next values after it, within what
+the spec declares (``Fixed``, ``OneOf``, ``Range``). A plain value varies by
+opsdk's default: ints and floats step by 1 (``0.5 -> 1.5 -> 2.5``), except an
+int named like a dimension (``dim``, ``axis``, ``k``, ``*_dim``), which stays
+like a bool, a str, a dtype or a list. Compiled columns vary only what the
+compiled graph takes as an input: a symbolic (``SymInt``, ``Scalar``) int in
+``dynamic`` and ``mark_static`` mode; Dynamo bakes any other scalar in and
+recompiles when it changes, as it should. A failure on a call with changed
+scalars says so (``alpha 0.5 -> 1.5 on call 1``).
 
 The declared cases, in order, then derived ones:
 
@@ -34,6 +48,9 @@ sample scalars derived from the schema.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -41,7 +58,7 @@ import torch
 
 from opsdk.harness import columns
 from opsdk.harness.model import CellFailure
-from opsdk.runtime.inputs import F32, Support, TensorSpec, declared
+from opsdk.runtime.inputs import F32, Fixed, OneOf, ScalarSpec, Support, TensorSpec, declared
 from opsdk.runtime.spec import Arg, OpSpec
 
 # Size step of each call of a case, per shape mode (see TensorSpec.sizes).
@@ -63,12 +80,35 @@ _SCALAR_SAMPLES = {
 }
 
 
+# Ints named like these pick or count dims (sum's dim, topk's k): another value means
+# another op, so they stay unless the spec declares values.
+_DIM_NAME = re.compile(r"dims?|axis|axes|k|dim\d+|\w+_(?:dims?|axis)")
+
+
 @dataclass
 class Call:
-    """One call's arguments (CPU tensors; the runner moves them to the device)."""
+    """One call's arguments (CPU tensors; the runner moves them to the device).
+    ``fixed`` holds, per tensor in :func:`tensors_of` order, the dims whose size
+    stays (see :func:`mark_static`); ``changed`` the scalars this call changed."""
 
     args: list
     kwargs: dict
+    fixed: tuple[tuple[int, ...], ...] = ()
+    changed: str = ""
+
+    @contextlib.contextmanager
+    def noted(self):
+        """Failures within say which scalars the harness changed for this call."""
+        try:
+            yield
+        except CellFailure as failure:
+            if not self.changed:
+                raise
+            raise CellFailure(
+                failure.layer,
+                f"{failure} (the harness changed {self.changed}; specs.py declares the "
+                "values a scalar may take: Fixed(...), OneOf(...), Range(...))",
+            ) from failure
 
 
 @dataclass
@@ -98,38 +138,64 @@ def cases(
     backend: str,
     *,
     steps: Sequence[int] | None = None,
-    vary_last: bool = False,
+    vary_from: int | None = None,
 ) -> list[Case]:
     """The op's cases for the ``backend`` column in ``shapes`` mode (edge cases a
     column cannot test are left out). ``steps`` overrides the per-call size steps;
-    ``vary_last`` changes every Python scalar on the last call (to catch one baked
-    into a graph)."""
+    calls from index ``vary_from`` on take other values of the scalars the column
+    may vary (see the module docstring)."""
     declaration = declared(spec.qualname)
     if declaration is None:
         supports, tolerances = [("", default_support(spec), False)], {}
     else:
-        supports = [(_label(s), s, False) for s in declaration.cases]
+        supports = [(s.label, s, False) for s in declaration.cases]
         if declaration.non_contiguous:
             supports.append((f"non-contiguous {supports[0][0]}", declaration.cases[0], True))
         tolerances = declaration.tolerances
     steps = tuple(STEPS[shapes] if steps is None else steps)
+    column = columns.get(backend)
     result = []
     for index, (label, support, permuted) in enumerate(supports):
         if not _runs_in(support, shapes, backend):
             continue
-        calls = [
-            _call(
-                spec,
-                support,
-                step,
-                seed=1234 + 100 * index + i,
-                permuted=permuted,
-                vary=vary_last and i == len(steps) - 1,
-            )
-            for i, step in enumerate(steps)
-        ]
+        case_call = functools.partial(
+            _call,
+            spec,
+            support,
+            permuted=permuted,
+            may_vary=functools.partial(_may_vary, column, shapes),
+        )
+
+        def call(i, step, variant, case_call=case_call, index=index):
+            return case_call(step, seed=1234 + 100 * index + i, index=i, variant=variant)
+
+        calls = []
+        for i, step in enumerate(steps):
+            made = call(i, step, 0 if vary_from is None or i < vary_from else i - vary_from + 1)
+            if made.changed and not _declares_scalars(support) and not _accepts(spec, made):
+                # A value opsdk picked that the op's own reference refuses (groups must
+                # divide channels) proves nothing about a graph: keep the declared one.
+                first = call(i, step, 0)
+                made = first if _accepts(spec, first) else made
+            calls.append(made)
         result.append(Case(label, calls, tolerances))
     return result
+
+
+def _declares_scalars(support: Support) -> bool:
+    return any(isinstance(v, ScalarSpec) for v in (*support.args, *support.kwargs.values()))
+
+
+def _accepts(spec: OpSpec, call: Call) -> bool:
+    """Whether the op's CPU kernel takes ``call``: a changed scalar it refuses proves
+    nothing about a graph, so the declared value stays."""
+    cloned = Call(map_tensors(call.args, torch.clone), map_tensors(call.kwargs, torch.clone))
+    try:
+        with torch.no_grad():
+            spec.op()(*cloned.args, **cloned.kwargs)
+    except Exception:  # noqa: BLE001 - any refusal (RuntimeError, ValueError...) counts
+        return False
+    return True
 
 
 def _runs_in(support: Support, shapes: str, backend: str) -> bool:
@@ -138,10 +204,6 @@ def _runs_in(support: Support, shapes: str, backend: str) -> bool:
     if column.compiles and shapes == "dynamic" and not support.varies:
         return False
     return column.empty_cases or not support.has_empty
-
-
-def _label(support: Support) -> str:
-    return repr(support)[len("Support(") : -1]
 
 
 def default_support(spec: OpSpec) -> Support:
@@ -168,15 +230,37 @@ def _default_value(arg: Arg):
     return [sample] * (arg.size or 1) if arg.is_list else sample
 
 
-def _call(spec: OpSpec, support: Support, step: int, *, seed: int, permuted: bool, vary: bool):
+def _call(
+    spec: OpSpec,
+    support: Support,
+    step: int,
+    *,
+    seed: int,
+    permuted: bool,
+    index: int,
+    variant: int,
+    may_vary,
+) -> Call:
+    """Call ``index`` of a case: tensors at size ``step``, scalars at ``variant`` (0: the
+    first value) where ``may_vary(arg, first, other)`` allows."""
     gen = torch.Generator().manual_seed(seed)
+    fixed, changed = [], []
 
-    def value(v):
-        if isinstance(v, TensorSpec):
-            return _tensor(v, step, gen, permuted)
-        if isinstance(v, list):
-            return [value(x) for x in v]
-        return _varied(v) if vary else v
+    def tensor(v):
+        if not isinstance(v, TensorSpec):
+            return v  # None in a Tensor?[]
+        fixed.append(v.fixed)
+        return _tensor(v, step, gen, permuted)
+
+    def value(arg: Arg, v):
+        if arg.is_tensor:
+            return [tensor(x) for x in v] if isinstance(v, list) else tensor(v)
+        values = v if isinstance(v, ScalarSpec) else _default_values(arg, v)
+        first, other = values.at(0), values.at(variant)
+        if variant == 0 or other == first or not may_vary(arg, first, other):
+            return first
+        changed.append(f"{arg.name} {first!r} -> {other!r}")
+        return other
 
     positional = [a.name for a in spec.args if not a.kwarg_only]
     named = dict(zip(positional, support.args, strict=False)) | support.kwargs
@@ -185,10 +269,28 @@ def _call(spec: OpSpec, support: Support, step: int, *, seed: int, permuted: boo
         if arg.name not in named:
             continue  # left to its default
         if arg.kwarg_only:
-            kwargs[arg.name] = value(named[arg.name])
+            kwargs[arg.name] = value(arg, named[arg.name])
         else:
-            args.append(value(named[arg.name]))
-    return Call(args, kwargs)
+            args.append(value(arg, named[arg.name]))
+    note = f"{', '.join(changed)} on call {index}" if changed else ""
+    return Call(args, kwargs, tuple(fixed), note)
+
+
+def _default_values(arg: Arg, value) -> ScalarSpec:
+    """How a plain value varies: see the module docstring."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or (isinstance(value, int) and _DIM_NAME.fullmatch(arg.name)):
+        return Fixed(value)
+    return OneOf(value, value + 1, value + 2)
+
+
+def _may_vary(column: columns.Column, shapes: str, arg: Arg, first, other) -> bool:
+    """Whether ``column`` may change ``arg`` from ``first`` to ``other`` in ``shapes``
+    mode: a compiled graph takes only symbolic ints as inputs."""
+    if not column.compiles:
+        return True
+    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in (first, other))
+    return shapes != "static" and arg.is_symbolic and ints
 
 
 def _tensor(spec: TensorSpec, step: int, gen, permuted: bool) -> torch.Tensor:
@@ -209,13 +311,6 @@ def _values(spec: TensorSpec, sizes, gen) -> torch.Tensor:
         return (torch.rand(sizes, generator=gen) * (high - low) + low).to(spec.dtype)
     low, high = spec.value_range or (-10, 10)
     return torch.randint(int(low), int(high), sizes, generator=gen).to(spec.dtype)
-
-
-def _varied(value):
-    """A different Python scalar (bools, strings and others kept)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return value
-    return value + 1 if isinstance(value, int) else value * 1.5 + 0.25
 
 
 def map_tensors(value, fn):
@@ -239,4 +334,22 @@ def on_device(call: Call, device: str) -> Call:
     """A copy of ``call`` with fresh tensors on ``device`` (inputs may be mutated);
     strides are kept, so a non-contiguous input stays non-contiguous."""
     move = lambda t: t.clone().to(device)  # noqa: E731
-    return Call(map_tensors(call.args, move), map_tensors(call.kwargs, move))
+    return dataclasses.replace(
+        call, args=map_tensors(call.args, move), kwargs=map_tensors(call.kwargs, move)
+    )
+
+
+def mark_static(call: Call, shapes: str) -> None:
+    """Tell Dynamo which sizes of ``call``'s tensors stay: all of them in
+    ``mark_static`` mode, the fixed ones (:attr:`Call.fixed`) in ``dynamic`` mode, so
+    duck sizing never takes a fixed size for a growing one of the same value."""
+    import torch._dynamo  # only compiled columns call this: eager cells never load Dynamo
+
+    tensors = tensors_of([call.args, call.kwargs])
+    if shapes == "mark_static":
+        for t in tensors:
+            torch._dynamo.mark_static(t)
+    elif shapes == "dynamic":
+        for t, dims in zip(tensors, call.fixed, strict=True):
+            for d in dims:
+                torch._dynamo.mark_static(t, d)

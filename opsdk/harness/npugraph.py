@@ -21,9 +21,9 @@ import torch._dynamo
 from opsdk.harness import shared_trace
 from opsdk.harness._compile_call import compile_call
 from opsdk.harness.compare import assert_same_call
-from opsdk.harness.eager import run_op
+from opsdk.harness.eager import checked_kernel
 from opsdk.harness.failures import as_failure
-from opsdk.harness.inputs import Call, Case, cases, on_device, tensors_of
+from opsdk.harness.inputs import Call, Case, cases, mark_static, on_device, tensors_of
 from opsdk.harness.model import Cell, CellFailure
 from opsdk.offline import torchair as bringup
 
@@ -85,9 +85,10 @@ def _refill(buffers, values):
 
 
 def _cases(cell: Cell) -> list[Case]:
-    """The op's cases, shaped by STEPS; the last call of each also changes every
-    Python scalar argument."""
-    return cases(cell.op.spec, cell.shapes, cell.backend, steps=STEPS[cell.shapes], vary_last=True)
+    """The op's cases, shaped by STEPS; the last call of each also changes the scalars
+    the graph takes as inputs (a captured graph must not replay a stale one)."""
+    steps = STEPS[cell.shapes]
+    return cases(cell.op.spec, cell.shapes, cell.backend, steps=steps, vary_from=len(steps) - 1)
 
 
 def _shapes(call: Call) -> tuple:
@@ -108,36 +109,36 @@ def replay_loop(cell: Cell, case: Case, fn) -> _Counts:
         # The loop keeps the previous outputs on purpose, to check the documented overwrite.
         warnings.filterwarnings("ignore", message=".*retained memory of acl graph output")
         for i, values in enumerate(case.calls):
-            if buffers is None or _shapes(values) != shape:
-                buffers, shape, previous = on_device(values, "npu"), _shapes(values), None
-                if cell.shapes == "mark_static":
-                    for t in tensors_of([buffers.args, buffers.kwargs]):
-                        torch._dynamo.mark_static(t)
-            else:
-                fresh = on_device(values, "npu")
-                buffers = Call(
-                    _refill(buffers.args, fresh.args),
-                    {k: _refill(buffers.kwargs[k], v) for k, v in fresh.kwargs.items()},
+            with values.noted():
+                if buffers is None or _shapes(values) != shape:
+                    buffers, shape, previous = on_device(values, "npu"), _shapes(values), None
+                    mark_static(buffers, cell.shapes)
+                else:
+                    fresh = on_device(values, "npu")
+                    buffers = Call(
+                        _refill(buffers.args, fresh.args),
+                        {k: _refill(buffers.kwargs[k], v) for k, v in fresh.kwargs.items()},
+                    )
+                eager_call = on_device(values, "npu")
+                reference = on_device(values, "cpu")
+                expected, _ = checked_kernel(op, i, eager_call, reference, case.tolerances)
+                try:
+                    actual = fn(*buffers.args, **buffers.kwargs)
+                except Exception as err:  # noqa: BLE001 - classified by the ladder
+                    raise as_failure(err, default_layer="replay", compile_layer="capture") from err
+                assert_same_call(
+                    i,
+                    actual,
+                    expected,
+                    buffers,
+                    eager_call,
+                    layer="replay",
+                    hint="",
+                    writes_hint="the schema must mark every written input Tensor(a!)",
+                    tolerances=case.tolerances,
                 )
-            eager_call = on_device(values, "npu")
-            expected = run_op(op, eager_call, layer="eager")
-            try:
-                actual = fn(*buffers.args, **buffers.kwargs)
-            except Exception as err:  # noqa: BLE001 - classified by the ladder
-                raise as_failure(err, default_layer="replay", compile_layer="capture") from err
-            assert_same_call(
-                i,
-                actual,
-                expected,
-                buffers,
-                eager_call,
-                layer="replay",
-                hint="",
-                writes_hint="the schema must mark every written input Tensor(a!)",
-                tolerances=case.tolerances,
-            )
-            _check_overwrite(previous, actual, i)
-            previous = actual
+                _check_overwrite(previous, actual, i)
+                previous = actual
     return counts
 
 

@@ -27,6 +27,7 @@ import importlib
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -50,6 +51,11 @@ OFFLINE_OPTIONS: dict[str, Any] = {"pattern_fusion_pass": False}
 _FINALIZE_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _lock = threading.Lock()
 _torchair: ModuleType | None = None
+# TorchAir imports all its converters of torch_npu's own ops at once (the first time a
+# converter is missing, or an op package imports one of them) and warns for each op
+# that does not exist. Offline torch_npu's ops never do: a hundred lines that bury the
+# report. An op package's own import of such a converter still fails loudly.
+_OFFLINE_ONLY_WARNING = r"Failed to import torchair\._ge_concrete_graph\.ge_converter\.custom\."
 
 
 def is_offline() -> bool:
@@ -92,6 +98,7 @@ def import_torchair() -> ModuleType:
     from opsdk.offline.ge import standin as torchair_standin
 
     torchair_standin.install()
+    warnings.filterwarnings("ignore", message=_OFFLINE_ONLY_WARNING, category=UserWarning)
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
     with _keeping_signal_handlers():

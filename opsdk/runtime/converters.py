@@ -12,13 +12,15 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
+from dataclasses import replace
 
 from opsdk.runtime import types
 from opsdk.runtime.irdef import Attr, Input, IrDef, Output
-from opsdk.runtime.spec import Arg, OpSpec, camel_case
+from opsdk.runtime.spec import Arg, OpSpec, camel_case, of, resolve
 
 __all__ = [
     "attr_builder",
+    "bind",
     "ge_attr_args",
     "ge_input_args",
     "int64_input",
@@ -146,6 +148,63 @@ def _ge_dtype_values() -> dict[int, int]:
             continue
         values[arg.default_value] = d.value
     return values
+
+
+def bind(ir: IrDef, op, *, arg_names=None, fixed_args=None) -> IrDef:
+    """``ir`` (CANN's names, e.g. from its ``REG_OP``) standing for the torch op ``op``
+    (an ``OpOverload``, its ``ns::name`` or its ``OpSpec``): the same definition naming
+    ``op`` as ``torch_op``, with every argument of ``op`` mapped to an IR input (tensors
+    and symbolic scalars) or attr (the other arguments), except those in ``fixed_args``.
+    Given ``arg_names`` come first, then same names, then what is left on both sides in
+    order, when both sides have as many left (attrs of the same type)."""
+    spec = op if isinstance(op, OpSpec) else of(resolve(op) if isinstance(op, str) else op)
+    fixed = dict(fixed_args or {})
+    names = dict(arg_names or {})
+    for kind, args, ir_side in (
+        ("input", ge_input_args(spec), ir.inputs),
+        ("attr", ge_attr_args(spec), ir.attrs),
+    ):
+        args = [a for a in args if a.name not in fixed and a.name not in names]
+        free = [x for x in ir_side if x.name not in names.values()]
+        names.update({a.name: a.name for a in args if a.name in {x.name for x in free}})
+        args = [a for a in args if a.name not in names]
+        free = [x for x in free if x.name not in names.values()]
+        if args and not _pairable(args, free):
+            raise ValueError(
+                f"{spec.qualname} -> {ir.op_type}: cannot tell which IR {kind} of "
+                f"{[x.name for x in free]} each of {[a.name for a in args]} is; give "
+                "arg_names={torch_arg: ir_name} (or fixed_args for an argument the converter "
+                "consumes)"
+            )
+        if args:
+            names.update({a.name: x.name for a, x in zip(args, free, strict=True)})
+        unfed = [
+            x.name
+            for x in ir_side
+            if getattr(x, "kind", None) == "required" and x.name not in names.values()
+        ]
+        if unfed:
+            raise ValueError(
+                f"{spec.qualname} -> {ir.op_type}: no argument feeds the required IR input(s) "
+                f"{unfed}; map one to it with arg_names"
+            )
+    return replace(
+        ir,
+        torch_op=spec.qualname,
+        arg_names={a: n for a, n in names.items() if a != n},
+        fixed_args=fixed,
+    )
+
+
+def _pairable(args, free) -> bool:
+    """Torch arguments and IR inputs or attrs left over pair in order: as many on both
+    sides, and each attr of the type its argument has."""
+    if len(args) != len(free):
+        return False
+    return all(
+        not isinstance(x, Attr) or getattr(types.row(a.type), "value_type", None) == x.type
+        for a, x in zip(args, free, strict=True)
+    )
 
 
 def _is_list_return(spec: OpSpec, output_index: int) -> bool:

@@ -89,6 +89,16 @@ def cann_include_paths(torch_npu_root: Path) -> tuple[str, ...]:
     return tuple(str(include / sub) for sub in ("", "third_party/acl/inc", "third_party/op-plugin"))
 
 
+def reference(op, *args, **kwargs):
+    """Run a cpp op's CPU kernel, its reference, on fake or meta tensors, whatever device they
+    stand for: the op's fake function while the reference uses tensor ops only (a C++
+    kernel's ``at::`` calls on fake tensors reach the fake mode like any others)."""
+    return op.redispatch(_CPU, *args, **kwargs)
+
+
+_CPU = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
+
+
 def build_root() -> Path:
     """Where opsdk keeps built op libraries, inside torch's extension directory
     (``$TORCH_EXTENSIONS_DIR`` honoured as torch's own JIT builds honour it)."""

@@ -317,10 +317,12 @@ def validate_rules(spec: OpSpec) -> None:
             "and named return its own name"
         )
     for a in spec.args:
-        if not a.is_tensor and types.row(a.type) is None:
-            known = ", ".join(sorted({types.base(t) for t in types.TYPES} - {"Tensor"}))
+        row = types.row(a.type)
+        if not a.is_tensor and (row is None or not (row.ge_attr or row.symbolic)):
+            # A GE graph takes a non-tensor argument as an attr or, symbolic, a host input.
+            known = ", ".join(t for t, r in types.TYPES.items() if r.ge_attr or r.symbolic)
             raise SpecError(
-                f"argument {a.name!r} has type {a.type!r}, which an op schema cannot take: "
+                f"argument {a.name!r} has type {a.type!r}, which no GE graph can take: "
                 f"use a Tensor or one of {known}"
             )
         if a.aliased and not a.mutated:

@@ -9,7 +9,9 @@ one, so they cannot disagree. Where each column comes from:
 - ``cpp``: the C++ parameter type torch's unboxing expects (what aten's kernels take);
   ``cpp_optional`` for ``T[]?`` where aten uses a dedicated type, ``cpp_return`` for a
   list returned (a value type returns as ``cpp``).
-- ``ge_attr``: the ``torchair.ge.attr`` builder a converter passes it with (TorchAir).
+- ``ge_attr``: the ``torchair.ge.attr`` builder a converter passes it with (TorchAir);
+  ``ge_value``: the function of ``torchair.ge._ge_graph`` that makes the torch value the
+  builder's (a ``torch.dtype`` becomes GE's ``DataType`` number, as TorchAir's converters do).
 - ``value_type``: the IR attr value type ``get_registered_ir_def`` answers (GE ``VT_*``).
 - ``attr_field``: the ``AttrDef`` oneof field GE reads that attr from (GE ``ge_ir.proto``).
 - ``msopgen`` / ``reg_op``: the attr type in CANN's msopgen JSON and ``REG_OP`` macros.
@@ -49,6 +51,7 @@ class SchemaType:
     cpp_optional: str | None = None
     cpp_return: str | None = None
     ge_attr: str | None = None
+    ge_value: str | None = None
     value_type: str | None = None
     attr_field: str | None = None
     msopgen: str | None = None
@@ -97,6 +100,7 @@ _ROWS = (
         "ScalarType",
         "torch.dtype",
         "at::ScalarType",
+        ge_value="torch_type_to_ge_type",
         **_attr("DataType", "VT_DATA_TYPE", "dt", "type", "Type"),
     ),
     SchemaType("Layout", "torch.layout", "at::Layout"),

@@ -6,17 +6,18 @@ becomes is in the templates and their macros (``templates/templates/macros.jinja
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import opsdk
+from opsdk.errors import SpecError
 from opsdk.harness.inputs import default_support
-from opsdk.runtime import spec
+from opsdk.runtime import spec, types
 from opsdk.runtime.converters import (
     attr_builder,
+    bind,
     ge_attr_args,
     ge_input_args,
     ir_def_for,
 )
+from opsdk.runtime.irdef import IrDef
 from opsdk.scaffold import cppsig, pysig
 from opsdk.scaffold.cann_torch import TorchSide
 
@@ -43,12 +44,14 @@ def context(
         "opsdk_version": opsdk.__version__,
         "op": _op(op, cann, req.attach),
         "pair": _op(partner) if partner else {},
-        "cpp": _cpp_context(op, module) if req.style == "cpp" else {},
+        "cpp": _cpp_context(op, module, _bound(cann.ir, op) if cann is not None else None)
+        if req.style == "cpp"
+        else {},
     }
 
 
 def _op(op: spec.OpSpec, cann: TorchSide | None = None, attach: bool = False) -> dict:
-    ir = ir_def_for(op) if cann is None else replace(cann.ir, torch_op=op.qualname)
+    ir = ir_def_for(op) if cann is None else _bound(cann.ir, op)
     written = {ir.ir_name(a.name) for a in op.mutated_args}
     returns_input = spec.returns_its_first_argument(op)
     return {
@@ -68,7 +71,8 @@ def _op(op: spec.OpSpec, cann: TorchSide | None = None, attach: bool = False) ->
         "returns_input": op.args[0].name if returns_input else None,
         "working": op.is_default_add,
         "from_cann": cann is not None,
-        "specs": list(cann.specs) if cann is not None else None,
+        # CANN's dtype cases follow its own argument order: an attached op's may differ
+        "specs": list(cann.specs) if cann is not None and not attach else None,
         # opsdk writes specs.py when it knows cases: its own add, CANN's dtypes, or (an
         # attached op, which has no scaffold to start from) the schema's default case
         "has_specs": op.is_default_add or cann is not None or attach,
@@ -89,11 +93,13 @@ def _op(op: spec.OpSpec, cann: TorchSide | None = None, attach: bool = False) ->
                 "name": a.name,
                 "ir": ir.ir_name(a.name),
                 "builder": attr_builder(a),
+                "convert": types.row(a.type).ge_value,
                 "optional": a.is_optional,
             }
             for a in ge_attr_args(op)
         ],
         "host_inputs": sorted({_host_input(a) for a in op.args if a.is_symbolic}),
+        "ge_values": sorted({types.row(a.type).ge_value for a in ge_attr_args(op)} - {None}),
         "ir_inputs": [{"name": i.name, "kind": i.kind} for i in ir.inputs],
         "ir_outputs": [
             {"name": o.name, "kind": o.kind, "mutated": o.name in written} for o in ir.outputs
@@ -103,6 +109,14 @@ def _op(op: spec.OpSpec, cann: TorchSide | None = None, attach: bool = False) ->
         ],
         "support": repr(default_support(op)),
     }
+
+
+def _bound(ir, op: spec.OpSpec):
+    """CANN's IR tied to the torch op (names mapped where the schemas differ)."""
+    try:
+        return bind(ir, op, arg_names=dict(ir.arg_names))
+    except ValueError as err:
+        raise SpecError(f"--from-cann: {err}") from None
 
 
 def _arg(arg: spec.Arg) -> dict:
@@ -123,15 +137,56 @@ def _return_names(op: spec.OpSpec) -> list[str]:
     return [r.name or (f"out{i}" if several else "out") for i, r in enumerate(op.returns)]
 
 
-def _cpp_context(op: spec.OpSpec, module: str) -> dict:
+def _cpp_context(op: spec.OpSpec, module: str, cann_ir: IrDef | None) -> dict:
     """What the C++ op library template reads: the kernels' parameter types and where the
-    source is (its skeleton messages name it by path: C++ knows no ``__file__``)."""
+    source is (its skeleton messages name it by path: C++ knows no ``__file__``); for a CANN
+    op, its aclnn call."""
     return {
+        "aclnn": _aclnn(op, cann_ir) if cann_ir is not None else None,
         "file": f"{module.replace('.', '/')}/{op.name}.cpp",
         "returns": cppsig.return_type(op),
         "args": [{"name": cppsig.param_name(a.name), "type": cppsig.arg_type(a)} for a in op.args],
         "outputs": _return_names(op),
         "entry": cppsig.has_fast_entry(op),
+    }
+
+
+# Attr types EXEC_NPU_CMD passes as the aclnn API takes them (op-plugin's ConvertType: a
+# ScalarType becomes aclDataType, GE's numbering); a str goes as a C string, an lvalue as
+# EXEC_NPU_CMD's arguments must be.
+_ACLNN_ATTRS = {"int", "float", "bool", "str", "ScalarType", "int[]"}
+
+
+def _aclnn(op: spec.OpSpec, ir: IrDef) -> dict:
+    """``EXEC_NPU_CMD(aclnn<OpType>, ...)`` of a CANN op: the IR's inputs, attrs, then
+    outputs, in IR order (aclnn's own order); a written input is its own output. ``todo``
+    says what the generated call cannot pass."""
+    by_ir = {ir.ir_name(a.name): a for a in op.args}
+    fresh = iter(_return_names(op))
+    strings, args, todo = [], [], []
+    for name in (*ir.ir_input_names, *ir.ir_attr_names):
+        arg = by_ir[name]
+        param = cppsig.param_name(arg.name)
+        kind = types.base(arg.type).removesuffix("?") if not arg.is_tensor else "Tensor"
+        if not arg.is_tensor and kind not in _ACLNN_ATTRS:
+            todo.append(f"attr {name} ({arg.type})")
+        if kind == "str":
+            strings.append(param)
+            param = f"{param}_c"
+        args.append(param)
+    written = {ir.ir_name(a.name): cppsig.param_name(a.name) for a in op.mutated_args}
+    outputs = [written.get(o.name) or next(fresh) for o in ir.outputs]
+    todo += [f"dynamic output {o.name}" for o in ir.outputs if o.kind == "dynamic"]
+    if any(r.aliased for r in op.returns):
+        todo.append("a return aliasing an input")
+    device = next((cppsig.param_name(a.name) for a in op.args if a.type == "Tensor"), None)
+    return {
+        "op_type": ir.op_type,
+        "device": f"{device}.device()" if device else "c10::Device(c10::DeviceType::PrivateUse1)",
+        "strings": strings,
+        "args": args + outputs,
+        "fresh": list(_return_names(op)) if op.fresh_returns else [],
+        "todo": ", ".join(todo),
     }
 
 

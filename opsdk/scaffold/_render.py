@@ -93,12 +93,12 @@ def attach_target(qualname: str, name: str | None, namespace: str | None) -> tup
 def _parse(req: NewRequest) -> spec.OpSpec:
     """The request's op: its schema, the CANN definition's (``--from-cann``), the default
     add, or (``--attach``) the live op's."""
-    if req.from_cann is not None and (req.schema or req.inplace):
+    if req.from_cann is not None and not req.attach and (req.schema or req.inplace):
         raise SpecError("--from-cann gives the schema: drop --schema and --inplace")
-    if req.attach and not req.schema and req.from_cann is None:
+    if req.attach and not req.schema:  # with --from-cann, CANN's file gives only the IR
         return spec.parse(_live_schema(req), validate=False)
     name, text = req.name, req.schema or spec.default_schema(req.name, req.inplace)
-    if req.from_cann is not None:
+    if req.from_cann is not None and not req.attach:
         text = req.name + _from_cann(req).schema
     elif req.pair:  # NAME or NAME_, with the schema of either op of the pair
         stem = req.name.removesuffix("_")

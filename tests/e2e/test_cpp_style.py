@@ -4,15 +4,14 @@ with its own kernel, passes the matrix, and whose skeleton says what to implemen
 import importlib
 import subprocess
 import sys
-import sysconfig
 import textwrap
 import types
 from pathlib import Path
 
 import pytest
 import torch
+from scaffolded import compile_cann_branch
 from torch.overrides import TorchFunctionMode
-from torch.utils import cpp_extension
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from opsdk.errors import BuildError, SpecError
@@ -104,19 +103,8 @@ def test_the_npu_host_branch_compiles(scaffolds, tmp_path, inplace):
     """The EXEC_NPU_CMD branch cannot run here, but it must compile: against the headers
     the torch-npu wheel ships (op-plugin's EXEC_NPU_CMD, ACL), with the build's defines and
     include paths (cpp_build's CANN recipe), warnings in the generated code as errors."""
-    from opsdk.offline import locator
-
     path = _cpp_package(scaffolds, tmp_path, inplace=inplace)
-    root = locator.torch_npu_file("include/graph/operator_reg.h").parents[2]
-    system = [*cpp_extension.include_paths(), sysconfig.get_paths()["include"]]  # Python.h too
-    system += cpp_build.cann_include_paths(root)
-    includes = [f"-I{cpp_build.INCLUDE}", *(f"-isystem{p}" for p in system)]
-    done = subprocess.run(
-        ["c++", "-std=c++20", "-fsyntax-only", "-Wall", "-Werror", *cpp_build.cann_defines()]
-        + [*includes, str(path / "my_add" / "my_add.cpp")],
-        capture_output=True,
-        text=True,
-    )
+    done = compile_cann_branch(path / "my_add" / "my_add.cpp")
     assert done.returncode == 0, done.stderr
 
 
@@ -214,7 +202,7 @@ def test_a_cpp_implement_me_is_an_eager_finding():
     )
 
 
-def test_cpp_style_refuses_a_type_without_a_cpp_kernel_type(tmp_path, opsdk_cli):
+def test_new_refuses_an_argument_type_no_ge_graph_can_take(tmp_path, opsdk_cli):
     run = opsdk_cli(
         "new",
         "my_op",
@@ -226,7 +214,7 @@ def test_cpp_style_refuses_a_type_without_a_cpp_kernel_type(tmp_path, opsdk_cli)
         tmp_path,
     )
     assert run.code == 2 and run.stderr.count("\n") == 1, run.stderr
-    assert "'c' of type complex has no C++ kernel type" in run.stderr
+    assert "'c' has type 'complex', which no GE graph can take" in run.stderr
     assert not any(tmp_path.iterdir())
 
 
@@ -282,7 +270,7 @@ def test_npu_host_recipe_builds_against_torch_npu(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "torch_npu", fake)
     how = cpp_build.recipe(real_npu=True)
     root = (tmp_path / "torch_npu").resolve()
-    assert how.cflags == ("-O2", "-DOPSDK_WITH_CANN")
+    assert how.cflags == ("-O2", "-DOPSDK_WITH_CANN", "-DCURRENT_VERSION=V2R13")
     assert str(root / "include") in how.include_paths
     assert how.ldflags == (f"-L{root / 'lib'}", "-ltorch_npu")
     assert cpp_build.recipe(real_npu=False) == cpp_build.Recipe()

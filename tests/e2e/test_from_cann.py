@@ -3,9 +3,12 @@ once its reference kernel is written."""
 
 import re
 
+import pytest
 from real_ops import prototype
+from scaffolded import compile_cann_branch
 
-from opsdk.scaffold import cann
+from opsdk.scaffold import NewRequest, cann, new
+from opsdk.scaffold.ir_export import file_stem
 
 
 def test_real_reg_op_needs_only_the_reference(opsdk_cli, tmp_path):
@@ -36,3 +39,70 @@ def test_real_reg_op_needs_only_the_reference(opsdk_cli, tmp_path):
         assert run.code == 0, run.stderr
         exported = cann.read(tmp_path / fmt / f"rms_norm{suffix}")
         assert exported == [source_op], fmt
+
+
+def _write_reference(kernels, body: str) -> None:
+    text, count = re.subn(r"raise ImplementMe\(__file__, .*\)", body, kernels.read_text())
+    assert count == 1, "only the reference is left to write"
+    kernels.write_text(text.replace("from opsdk import ImplementMe\n", ""))
+
+
+def test_a_type_attr_crosses_in_ges_numbering(opsdk_cli, tmp_path):
+    """A REG_OP ``Type`` attr (ArgMaxD's ``dtype``, default DT_INT64) is a ``ScalarType``
+    the converter hands to GE in GE's numbering, and the executor reads back as a torch
+    dtype; a converter passing torch's numbering (int64 is 4, GE's DT_UINT8) fails in GE."""
+    source = tmp_path / "arg_max_d_proto.h"
+    source.write_text(prototype("ArgMaxD"))
+    run = opsdk_cli("new", "arg_max_d", "--from-cann", source, "--namespace", "fc_argmax")
+    assert run.code == 0, run.stderr
+    pkg = tmp_path / "arg_max_d" / "arg_max_d"
+    assert "ScalarType dtype=4" in (pkg / "schema.py").read_text()  # torch's int64
+    converter = pkg / "converter.py"
+    assert '"dtype": attr.DataType(torch_type_to_ge_type(dtype))' in converter.read_text()
+    _write_reference(pkg / "kernels.py", "return torch.argmax(x, dimension).to(dtype)")
+    specs = pkg / "specs.py"  # the specs' sizes are a guess: 3-D takes dimension 1 and 2
+    specs.write_text(
+        "import torch\n\n"
+        + specs.read_text()
+        .replace("F32(2, 4)", "F32(2, 4, 3)")
+        .replace("F16(2, 4), dimension=1", "F16(2, 4, 3), dimension=1, dtype=torch.int32")
+    )
+    run = opsdk_cli("check", tmp_path / "arg_max_d", json_report=True)
+    assert run.code == 0, run.stdout + run.stderr
+    assert {r["status"] for r in run.report["results"]} == {"pass"}
+    assert len(run.report["results"]) == 15
+
+    converter.write_text(
+        converter.read_text().replace(
+            "attr.DataType(torch_type_to_ge_type(dtype))", "attr.DataType(4)"
+        )
+    )
+    run = opsdk_cli("check", tmp_path / "arg_max_d", "--backend", "ge", "--shapes", "static")
+    assert run.code == 1, run.stdout + run.stderr
+    assert "fail in layer ge-exec" in run.stdout
+    assert "output 0 is torch.uint8, TorchAir expects torch.int64" in run.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op_type", ["RmsNorm", "NLLLoss"])
+def test_the_cpp_style_calls_aclnn_and_its_fake_runs_the_reference(tmp_path, op_type):
+    """--style cpp: the npu kernel allocates the outputs as the fake shapes them and calls
+    aclnn<OpType> (IR inputs, attrs, outputs) in the CANN branch, which compiles against the
+    wheel's headers; NLLLoss has an optional input, an int and a str attr, two outputs."""
+    (op,) = cann.read(prototype(op_type))
+    name = file_stem(op.ir)
+    source = tmp_path / f"{name}_proto.h"
+    source.write_text(prototype(op_type))
+    req = NewRequest(name, style="cpp", namespace="fc_cpp", out=tmp_path, from_cann=source)
+    pkg = new(req).path / name
+    cpp = (pkg / f"{name}.cpp").read_text()
+    ir = op.ir
+    args = ", ".join([*ir.ir_input_names, *ir.ir_attr_names, *(o.name for o in ir.outputs)])
+    if op_type == "NLLLoss":
+        args = args.replace("reduction", "reduction_c")
+    assert f"EXEC_NPU_CMD(aclnn{op_type}, {args});" in cpp
+    assert "opsdk::empty_outputs(" in cpp and "implement me" not in cpp.split("#else")[0]
+    fake = (pkg / "fake.py").read_text()
+    assert "return meta.contiguous(reference(OP, " in fake and "ImplementMe" not in fake
+    done = compile_cann_branch(pkg / f"{name}.cpp")
+    assert done.returncode == 0, done.stderr

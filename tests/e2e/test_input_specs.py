@@ -1,140 +1,9 @@
-"""Input specs: the cases the harness derives from them, and the checks they enable."""
+"""Input specs end to end: what the cases they derive catch (in-process tests of the
+spec API and the case generation are in tests/unit/test_inputs.py)."""
 
-import pytest
-import torch
+import re
 
-from opsdk.errors import SpecError
-from opsdk.harness.inputs import cases, tensors_of
-from opsdk.runtime.inputs import BF16, BOOL, F16, F32, I32, Support, declare_supported
-from opsdk.runtime.spec import parse
-
-_LIB = torch.library.Library("t_inputs", "FRAGMENT")
-_LIB.define("scaled(Tensor x, Tensor y, *, float alpha=1.0) -> Tensor")
-_LIB.define("plain(Tensor x, int n) -> Tensor")
-SCALED = torch.ops.t_inputs.scaled.default
-SPEC = parse(str(SCALED._schema), validate=False)
-PLAIN = parse(str(torch.ops.t_inputs.plain.default._schema), validate=False)
-
-declare_supported(
-    SCALED,
-    [
-        Support(F32(2, 3), F32(2, 3)),
-        Support(F16(2, 3), F16(2, 3), alpha=0.5),
-        Support(BF16(4, 3), BF16(3)),
-        Support(I32(2, 3, value_range=(5, 7)), I32(2, 3)),
-        Support(BOOL(2, 1), BOOL(2, 1)),
-        Support(F32(), F32()),
-        Support(F32(0, 3), F32(0, 3)),
-        Support(F32(2, 128, static_dims=(1,)), F32(128, static_dims=(0,))),
-    ],
-    tolerances={torch.float16: (0.1, 0.1)},
-)
-
-
-def _shapes(case):
-    return [[tuple(t.shape) for t in tensors_of(call.args)] for call in case.calls]
-
-
-def test_each_declared_case_has_its_dtypes_sizes_values_and_scalars():
-    found = cases(SPEC, "static", "eager")
-    labels = [c.label for c in found]
-    assert labels[0] == "F32(2, 3), F32(2, 3)" and labels[-1].startswith("non-contiguous F32")
-    dtypes = [tuple(t.dtype for t in tensors_of(c.calls[0].args)) for c in found]
-    assert dtypes[:5] == [
-        (torch.float32,) * 2,
-        (torch.float16,) * 2,
-        (torch.bfloat16,) * 2,
-        (torch.int32,) * 2,
-        (torch.bool,) * 2,
-    ]
-    assert _shapes(found[2])[0] == [(4, 3), (3,)]  # broadcasting as declared
-    assert found[1].calls[0].kwargs == {"alpha": 0.5} and found[0].calls[0].kwargs == {}
-    ints = found[3].calls[0].args[0]
-    assert int(ints.min()) >= 5 and int(ints.max()) < 7  # the declared value range
-    assert _shapes(found[5])[0] == [(), ()] and _shapes(found[6])[0] == [(0, 3), (0, 3)]
-    assert all(c.tolerances == {torch.float16: (0.1, 0.1)} for c in found)
-    # static mode: one shape per case, fresh values per call
-    assert all(len(set(map(tuple, _shapes(c)))) == 1 for c in found)
-    first = found[0].calls
-    assert not torch.equal(first[0].args[0], first[1].args[0])
-
-
-def test_non_contiguous_case_keeps_sizes_and_values_in_a_strided_layout():
-    strided = cases(SPEC, "static", "eager")[-1]
-    x = strided.calls[0].args[0]
-    assert x.shape == (2, 3) and not x.is_contiguous()
-    assert not x.clone().is_contiguous(), "a copy must keep the layout to reach the kernel"
-
-
-def test_dynamic_mode_grows_sizes_but_keeps_0_1_and_equal_sizes_equal():
-    by_label = {c.label: c for c in cases(SPEC, "dynamic", "eager")}
-    assert _shapes(by_label["F32(2, 3), F32(2, 3)"]) == [
-        [(2, 3), (2, 3)],
-        [(5, 7), (5, 7)],  # 3 = 2 + 1 no longer holds: each size moves by its own amount
-        [(8, 11), (8, 11)],
-    ]
-    assert _shapes(by_label["BOOL(2, 1), BOOL(2, 1)"])[2] == [(8, 1), (8, 1)]
-    assert _shapes(by_label["F32(0, 3), F32(0, 3)"])[1] == [(0, 7), (0, 7)]
-    assert _shapes(by_label["BF16(4, 3), BF16(3)"])[1] == [(9, 7), (7,)]
-    fixed = by_label["F32(2, 128, static_dims=(1,)), F32(128, static_dims=(0,))"]
-    assert _shapes(fixed) == [[(2, 128), (128,)], [(5, 128), (128,)], [(8, 128), (128,)]]
-    assert not F32(4, static_dims=(0,)).varies and F32(4).varies
-
-
-def test_columns_leave_out_the_edge_cases_they_cannot_test():
-    def labels(shapes, backend):
-        return {c.label for c in cases(SPEC, shapes, backend)}
-
-    every = labels("static", "eager")
-    assert labels("dynamic", "eager") == labels("dynamic", "opcheck") == every
-    assert labels("static", "aot_eager") == every
-    # Dynamo specializes sizes 0 and 1: nothing dynamic left in an all-0-dim case
-    assert labels("dynamic", "aot_eager") == every - {"F32(), F32()"}
-    # TorchAir folds an op with an empty output into a Const: no op node to check
-    assert labels("static", "ge") == every - {"F32(0, 3), F32(0, 3)"}
-    assert labels("dynamic", "npugraph_ex") == every - {"F32(), F32()"}
-
-
-def test_without_a_declaration_one_float32_case_derived_from_the_schema():
-    [case] = cases(PLAIN, "static", "ge")
-    assert case.label == "" and case.tolerances == {}
-    assert [(c.args[0].dtype, tuple(c.args[0].shape), c.args[1]) for c in case.calls] == [
-        (torch.float32, (2, 3), 2)
-    ] * 3
-
-
-def test_vary_last_changes_scalars_on_the_last_call_only():
-    [case] = cases(PLAIN, "static", "npugraph_ex", steps=(0, 0, 0), vary_last=True)
-    assert [c.args[1] for c in case.calls] == [2, 2, 3]
-
-
-@pytest.mark.parametrize(
-    ("support", "complaint"),
-    [
-        (Support(F32(2), 3), "'y' is a tensor"),
-        (Support(F32(2), F32(2), alpha=F32(1)), "'alpha' is not a tensor"),
-        (Support(F32(2), F32(2), beta=1.0), "no argument 'beta'"),
-        (Support(F32(2)), "give a value for 'y'"),
-        (Support(F32(2), F32(2), F32(2), F32(2)), "4 positional values"),
-    ],
-)
-def test_a_declaration_that_contradicts_the_schema_is_refused(support, complaint):
-    with pytest.raises(SpecError, match=complaint):
-        declare_supported(SCALED, [support])
-
-
-def test_declaration_needs_an_overload_and_cases():
-    with pytest.raises(SpecError, match="op overload"):
-        declare_supported(torch.ops.t_inputs.scaled, [Support(F32(2), F32(2))])
-    with pytest.raises(SpecError, match="non-empty list"):
-        declare_supported(SCALED, [])
-    with pytest.raises(SpecError, match="low < high"):
-        F32(2, value_range=(1, 1))
-    with pytest.raises(SpecError, match="static_dims"):
-        F32(2, static_dims=(1,))
-
-
-# ----- end to end: what the cases catch -------------------------------------------------
+from scaffolded import added, edit, implemented
 
 SPECS_PY = """
 import torch
@@ -203,9 +72,107 @@ def test_non_contiguous_case_catches_a_kernel_that_assumes_contiguous_memory(
     assert "view" in cell["message"]
 
 
-def test_the_api_is_importable_from_opsdk():
-    import opsdk
+# ----- scalars and sizes: correct ops pass every cell, broken ones fail where they break --
 
-    assert (opsdk.Support, opsdk.F32, opsdk.declare_supported) == (Support, F32, declare_supported)
-    with pytest.raises(AttributeError):
-        opsdk.F128  # noqa: B018
+SHAPED_SPECS = """
+from opsdk.inputs import F32, Dim, Support, declare_supported
+
+from .schema import OP
+
+{body}
+"""
+CAT_BIAS_SPECS = """a, b = Dim("a", 2), Dim("b", 3)
+declare_supported(OP, [Support([F32(a, 8), F32(b, 8)], F32(a + b))])"""
+MM_SPECS = """m, k, n = Dim("m", 2), Dim("k", 3), Dim("n", 4)
+declare_supported(
+    OP,
+    [
+        Support(F32(m, k), F32(k, n)),  # the inner dim k is one size
+        Support(F32(3, m, k), F32(k, n)),  # broadcast over a fixed batch
+        # positional sizes: 2 and 2 would be one size to Dynamo without static_dims marked
+        Support(F32(2, 2, static_dims=(1,)), F32(2, 3, static_dims=(0,))),
+    ],
+)"""
+
+
+def _with_specs(op_dir, body):
+    (op_dir / "specs.py").write_text(SHAPED_SPECS.format(body=body))
+    init = op_dir / "__init__.py"
+    init.write_text(init.read_text() + "\nfrom . import specs  # noqa: E402, F401\n")
+
+
+def test_ops_with_dims_and_related_sizes_pass_every_cell(scaffolds, tmp_path, opsdk_cli):
+    # No specs: x is F32(2, 3) and dim keeps its 1 (once npugraph_ex made it 2: IndexError).
+    pkg = implemented(
+        scaffolds,
+        tmp_path,
+        "my_sum",
+        "my_sum(Tensor x, int dim=1) -> Tensor",
+        "return x.sum(dim)",
+        fake="meta.reduction(x, dim)",
+    )
+    concat = added(
+        pkg,
+        "my_cat_bias",
+        "my_cat_bias(Tensor[] xs, Tensor bias) -> Tensor",
+        "return torch.cat(xs) + bias[:, None]",
+        fake="meta.cat(xs)",
+    )
+    _with_specs(concat, CAT_BIAS_SPECS)
+    _with_specs(
+        added(
+            pkg, "my_mm", "my_mm(Tensor a, Tensor b) -> Tensor", "return a @ b", "meta.matmul(a, b)"
+        ),
+        MM_SPECS,
+    )
+    run = opsdk_cli("check", pkg, json_report=True)
+    failed = [
+        (r["op"], r["backend"], r["shapes"], r["layer"], r["message"])
+        for r in run.report["results"]
+        if r["status"] != "pass"
+    ]
+    assert run.code == 0 and not failed, failed or run.stdout + run.stderr
+    assert len(run.report["results"]) == 3 * 5 * 3
+
+
+def test_a_cached_scalar_fails_eager_and_a_baked_one_fails_ge(scaffolds, tmp_path, opsdk_cli):
+    pkg = implemented(
+        scaffolds,
+        tmp_path,
+        "my_scale",
+        "my_scale(Tensor x, float alpha, SymInt n) -> Tensor",
+        "return x * alpha + n",
+    )
+    # The npu kernel keeps the first scalars it sees (the reference stays right).
+    kernels = pkg / "my_scale" / "kernels.py"
+    text, count = re.subn(
+        r"(def my_scale_npu\(.*?)return x \* alpha \+ n",
+        r'\1return x * _SEEN.setdefault("alpha", alpha) + _SEEN.setdefault("n", n)',
+        kernels.read_text(),
+        flags=re.S,
+    )
+    assert count == 1
+    kernels.write_text(text + "\n_SEEN = {}\n")
+    # A correct kernel whose converter bakes n in instead of passing the graph's input.
+    added(pkg, "my_mul_n", "my_mul_n(Tensor x, SymInt n) -> Tensor", "return x * n")
+    edit(pkg / "my_scale" / "my_mul_n" / "converter.py", "int64_input(n)", "int64_input(2)")
+    run = opsdk_cli(
+        "check", pkg, "--backend", "eager,ge,npugraph_ex", "--shapes", "dynamic", json_report=True
+    )
+    cells = {(r["op"].split("::")[1], r["backend"]): r for r in run.report["results"]}
+    verdicts = {key: (r["status"], r["layer"]) for key, r in cells.items()}
+    assert verdicts == {
+        ("my_scale", "eager"): ("fail", "eager"),
+        # the graph takes n as an input: the kernel's stale n shows on the call that changes it
+        ("my_scale", "ge"): ("fail", "eager"),
+        ("my_scale", "npugraph_ex"): ("fail", "eager"),
+        ("my_mul_n", "eager"): ("pass", None),
+        ("my_mul_n", "ge"): ("fail", "ge-exec"),
+        ("my_mul_n", "npugraph_ex"): ("pass", None),  # a new n recaptures
+    }, verdicts
+    eager = cells["my_scale", "eager"]["message"]
+    assert eager.startswith("call 1: output: values differ"), eager
+    assert "(the harness changed alpha 0.5 -> 1.5, n 2 -> 3 on call 1;" in eager
+    assert "n 2 -> 3 on call 5" in cells["my_scale", "npugraph_ex"]["message"]
+    baked = cells["my_mul_n", "ge"]["message"]
+    assert baked.startswith("call 1: output: values differ") and "n 2 -> 3 on call 1" in baked

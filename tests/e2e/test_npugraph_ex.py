@@ -125,6 +125,26 @@ def test_integer_indexing_has_a_static_shape_and_is_captured():
     assert torch.equal(out.cpu(), torch.tensor([30.0, 10.0]))
 
 
+def test_indices_in_a_buffer_allocated_by_the_capture_do_not_fail_it():
+    """npugraph_ex captures over fresh input buffers (``empty_like``) and fills them only
+    for replays: a device runs nothing while capturing, so garbage indices there are
+    harmless; the emulated run must not trip on them either."""
+    x = torch.tensor([1.0, 2.0, 3.0], device=NPU)
+    for _ in range(20):  # leave garbage where the allocator hands out memory next
+        torch.full((64,), 2**40, dtype=torch.int64)
+
+    def fn():
+        index = torch.empty(64, dtype=torch.int64, device=NPU)
+        return index, x.index_select(0, index), x.clone().index_put_((index,), x[:1])
+
+    graph, (index, out, written) = captured(fn)
+    assert graph.recorded_ops[-1] == "aten.index_put_.default"
+    index.copy_(torch.arange(64) % 3)
+    graph.replay()
+    assert torch.equal(out.cpu(), torch.tensor([1.0, 2.0, 3.0]).repeat(22)[:64])
+    assert torch.equal(written.cpu(), torch.tensor([1.0, 1.0, 1.0]))
+
+
 def test_a_swallowed_refusal_still_invalidates_the_capture():
     x = torch.ones(2, device=NPU)
     graph = npu_graph.NPUGraph()

@@ -129,3 +129,64 @@ def test_exports_agree_and_read_back_as_the_same_model():
     (source,) = cann.read(text)
     assert cann.read(ir_export.reg_op(source)) == [source]
     assert cann.read(ir_export.msopgen_json(source)) == [source]
+
+
+def _rms_norm_ir():
+    return irdef.IrDef(
+        "RmsNorm",
+        inputs=[irdef.Input("x"), irdef.Input("gamma")],
+        outputs=[irdef.Output("y"), irdef.Output("rstd")],
+        attrs=[irdef.Attr("epsilon", "VT_FLOAT", 1e-6)],
+    )
+
+
+def _parse(schema):
+    return spec.parse(schema, namespace="irb")
+
+
+def test_bind_maps_torch_arguments_to_cann_names_by_name_then_position():
+    op = _parse("n(Tensor self, Tensor gamma, float epsilon=1e-6) -> (Tensor, Tensor)")
+    ir = converters.bind(_rms_norm_ir(), op)
+    assert ir.torch_op == "irb::n" and ir.op_type == "RmsNorm"
+    assert dict(ir.arg_names) == {"self": "x"}  # gamma and epsilon keep their names
+    # Different names on both sides pair in order; optional inputs and renamed attrs too.
+    silu = irdef.IrDef(
+        "GroupNormSilu",
+        inputs=[
+            irdef.Input("x"),
+            irdef.Input("gamma", "optional"),
+            irdef.Input("beta", "optional"),
+        ],
+        outputs=[irdef.Output("y")],
+        attrs=[irdef.Attr("num_groups", "VT_INT"), irdef.Attr("eps", "VT_FLOAT", 1e-4)],
+    )
+    op = _parse("g(Tensor input, Tensor? weight, Tensor? bias, int group, float eps) -> Tensor")
+    assert dict(converters.bind(silu, op).arg_names) == {
+        "input": "x",
+        "weight": "gamma",
+        "bias": "beta",
+        "group": "num_groups",
+    }
+
+
+def test_bind_takes_given_names_and_arguments_the_converter_consumes():
+    op = _parse("r(Tensor self, Tensor g, str mode='a', Tensor? extra=None) -> Tensor")
+    ir = _rms_norm_ir()
+    with pytest.raises(
+        ValueError, match=r"which IR input of \['x', 'gamma'\] each of \['self', 'g', 'extra'\]"
+    ):
+        converters.bind(ir, op)
+    bound = converters.bind(ir, op, fixed_args={"extra": None, "mode": "a"})
+    assert dict(bound.arg_names) == {"self": "x", "g": "gamma"}
+    assert dict(bound.fixed_args) == {"extra": None, "mode": "a"}
+    names = {"g": "x", "self": "gamma"}
+    given = converters.bind(ir, op, arg_names=names, fixed_args=bound.fixed_args)
+    assert dict(given.arg_names) == {"g": "x", "self": "gamma"}
+
+
+def test_bind_refuses_a_required_ir_input_no_argument_feeds():
+    op = _parse("s(Tensor self) -> Tensor")
+    with pytest.raises(
+        ValueError, match=r"no argument feeds the required IR input\(s\) \['gamma'\]"
+    ):
+        converters.bind(_rms_norm_ir(), op, arg_names={"self": "x"})

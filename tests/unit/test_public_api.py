@@ -27,7 +27,7 @@ PUBLIC = {
     ],
     "opsdk.attach": ["define", "impl", "register_converter", "register_fake"],
     "opsdk.device": ["EMULATE_ENV", "NpuInfo", "ensure_npu"],
-    "opsdk.irdef": ["Attr", "Input", "IrDef", "Output", "lookup", "register", "registered"],
+    "opsdk.irdef": ["Attr", "Input", "IrDef", "Output", "bind", "lookup", "register", "registered"],
     "opsdk.inputs": [
         "BF16",
         "BOOL",
@@ -37,6 +37,11 @@ PUBLIC = {
         "I32",
         "I64",
         "Declaration",
+        "Dim",
+        "Fixed",
+        "OneOf",
+        "Range",
+        "ScalarSpec",
         "Support",
         "TensorSpec",
         "declare_supported",
@@ -62,7 +67,7 @@ PUBLIC = {
     ],
     "opsdk.converters": ["int64_input", "load_converters", "scalar_input"],
     "opsdk.oplib": ["import_added_ops"],
-    "opsdk.cpp_build": ["load_library", "load_module"],
+    "opsdk.cpp_build": ["load_library", "load_module", "reference"],
     "opsdk.fast_entry": ["traceable"],
 }
 

@@ -122,3 +122,27 @@ def test_every_type_torch_accepts_has_a_row_or_a_clear_refusal():
             with pytest.raises(ValueError, match="has no GE attr type"):
                 converters.attr_builder(arg)
     assert elements_without_row == _NO_ROW
+
+
+def test_the_executors_dtypes_are_the_tables():
+    """The GE executor reads GE data types through types.DTYPES, not a table of its own:
+    every GE value with a plain torch dtype decodes to it (GE's 6 is int16, torch's float)."""
+    from opsdk.offline.ge import GeGraphError, proto
+
+    decodable = {
+        d.value: getattr(torch, d.torch)
+        for d in types.DTYPES.values()
+        if d.torch and not d.torch.startswith("q")
+    }
+    for value, dtype in decodable.items():
+        assert proto.torch_dtype_from_ge(value) is dtype
+    assert proto.torch_dtype_from_ge(types.DTYPES["DT_INT16"].value) is torch.int16
+    with pytest.raises(GeGraphError, match="no torch equivalent"):
+        proto.torch_dtype_from_ge(types.DTYPES["DT_STRING"].value)
+
+
+def test_a_scalartype_default_is_spelled_as_a_torch_dtype():
+    """A parsed schema holds a ScalarType default in torch's numbering (int64 is 4):
+    generated Python spells the dtype, never the number."""
+    (arg,) = spec.parse("ns::g(ScalarType dtype=int64) -> ()", validate=False).args
+    assert arg.default == 4 and pysig.default(arg) == "torch.int64"

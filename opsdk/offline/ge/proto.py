@@ -5,56 +5,21 @@ from __future__ import annotations
 import torch
 
 from opsdk.offline.ge.errors import GeGraphError
+from opsdk.runtime import types
 
 # --- Data types --------------------------------------------------------------------------
 # GE has two numberings for the same data types: ge::DataType (C++, also
 # torchair.ge.DataType), used by int attrs such as Cast.dst_type, Shape.dtype,
 # ``dt`` attrs and TorchAir's output_dtypes; and the protobuf enum
 # ge.proto.DataType used by tensor descriptors (Data descs, Const values).
-# Both are resolved through the type name.
-
+# Both are resolved through the type name, read from opsdk's one dtype table (types.DTYPES);
+# the reference executor runs the types that hold plain values (not quantized qint8...).
 _TORCH_BY_NAME = {
-    "DT_FLOAT": torch.float32,
-    "DT_FLOAT16": torch.float16,
-    "DT_BF16": torch.bfloat16,
-    "DT_DOUBLE": torch.float64,
-    "DT_INT8": torch.int8,
-    "DT_INT16": torch.int16,
-    "DT_INT32": torch.int32,
-    "DT_INT64": torch.int64,
-    "DT_UINT8": torch.uint8,
-    "DT_UINT16": torch.uint16,
-    "DT_UINT32": torch.uint32,
-    "DT_UINT64": torch.uint64,
-    "DT_BOOL": torch.bool,
-    "DT_COMPLEX32": torch.complex32,
-    "DT_COMPLEX64": torch.complex64,
-    "DT_COMPLEX128": torch.complex128,
-    "DT_FLOAT8_E5M2": torch.float8_e5m2,
-    "DT_FLOAT8_E4M3FN": torch.float8_e4m3fn,
+    d.ge: getattr(torch, d.torch)
+    for d in types.DTYPES.values()
+    if d.torch and not d.torch.startswith("q") and hasattr(torch, d.torch)
 }
-
-# ge::DataType values (graph/types.h), the numbering of torchair.ge.DataType.
-_GE_DTYPE_NAMES = {
-    0: "DT_FLOAT",
-    1: "DT_FLOAT16",
-    2: "DT_INT8",
-    3: "DT_INT32",
-    4: "DT_UINT8",
-    6: "DT_INT16",
-    7: "DT_UINT16",
-    8: "DT_UINT32",
-    9: "DT_INT64",
-    10: "DT_UINT64",
-    11: "DT_DOUBLE",
-    12: "DT_BOOL",
-    16: "DT_COMPLEX64",
-    17: "DT_COMPLEX128",
-    27: "DT_BF16",
-    33: "DT_COMPLEX32",
-    35: "DT_FLOAT8_E5M2",
-    36: "DT_FLOAT8_E4M3FN",
-}
+_GE_DTYPE_NAMES = {d.value: d.ge for d in types.DTYPES.values() if d.ge in _TORCH_BY_NAME}
 
 
 def torch_dtype_from_ge(value: int) -> torch.dtype:

@@ -10,9 +10,13 @@ on the device. Replay re-runs that log on the captured buffers.
 Capture runs each op so later ops get real shapes and buffers, but only ever
 writes memory allocated during the capture: a write to memory that existed
 before goes to a scratch buffer instead (the device executes nothing while
-capturing), and replay performs it for real. What a real stream capture refuses
-(a host sync such as ``.item()`` or ``.cpu()``, an output shape that depends on
-data) fails the capture with :class:`NpuGraphCaptureError` naming the op.
+capturing), and replay performs it for real. Memory allocated uninitialised
+during the capture is zeroed: what ops read there while capturing is arbitrary
+on a device, where they do not run, but the emulated run would trip on garbage
+indices (npugraph_ex captures over fresh, unfilled input buffers). What a real
+stream capture refuses (a host sync such as ``.item()`` or ``.cpu()``, an output
+shape that depends on data) fails the capture with :class:`NpuGraphCaptureError`
+naming the op.
 
 Memory a graph captured lives as long as the graph or any tensor over it: the
 emulated pool never recycles a block, so pool checkpoints have nothing to restore.
@@ -319,6 +323,8 @@ class _Recorder(TorchDispatchMode):
         if not plan.replayed:
             result = func(*args, **kwargs)
             self._own_fresh(plan, result)
+            if func._opname in _UNINITIALISED:
+                result.zero_()  # not recorded: this mode is off inside its own dispatch
             return result
         return self._run_and_record(func, plan, list(args), dict(kwargs))
 

@@ -2,7 +2,9 @@
 
 Each Support lists the op's arguments, tensors as dtype and sizes (F32(2, 3) is a
 float32 tensor of 2x3; F32() is 0-dim). The harness adds a non-contiguous copy of
-the first case and, in dynamic mode, grows the sizes between calls.
+the first case and, in dynamic mode, grows the sizes between calls, each its own
+way: name sizes that must stay related (Dim("m", 2); a + b for a concatenation).
+Scalars vary between calls unless declared: Fixed(v), OneOf(v, w), Range(lo, hi).
 """
 
 from opsdk.inputs import BF16, F16, F32, I32, Support, declare_supported

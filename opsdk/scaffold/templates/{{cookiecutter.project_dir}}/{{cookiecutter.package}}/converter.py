@@ -35,6 +35,9 @@ from torchair import ge
 {%- if op.ge_attrs %}
 from torchair.ge import attr
 {%- endif %}
+{%- if op.ge_values %}
+from torchair.ge._ge_graph import {{ op.ge_values | join(", ") }}
+{%- endif %}
 {%- if op.host_inputs or attach %}
 
 {% if attach %}from opsdk import attach

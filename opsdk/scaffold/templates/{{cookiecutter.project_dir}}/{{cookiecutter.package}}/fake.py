@@ -19,7 +19,7 @@ import torch
 
 from opsdk import attach
 {%- endif %}
-{%- if op.working or (op.from_cann and cookiecutter.style != "cpp") %}
+{%- if op.working or op.from_cann %}
 from opsdk import meta
 {%- elif op.returns and not op.returns_input and not op.from_cann %}
 from opsdk import ImplementMe
@@ -30,6 +30,9 @@ from opsdk import ImplementMe
 {%- else %}{{ m.import_op("cpp") }}{% endif %}
 {%- if op.from_cann and cookiecutter.style != "cpp" %}
 from .kernels import {{ op.name }}_reference
+{%- elif op.from_cann %}
+
+from opsdk.cpp_build import reference
 {%- endif %}
 
 {% if attach %}
@@ -59,6 +62,12 @@ from .kernels import {{ op.name }}_reference
     # uses torch ops only (no .item(), no data-dependent sizes); opsdk.meta's helpers state
     # the shapes directly.
     return meta.contiguous({{ op.name }}_reference({{ m.call_args(op.args) }}))
+{%- elif op.from_cann %}
+    # The C++ reference on fake tensors, contiguous as the kernel's outputs are: right while
+    # it uses tensor ops only (no data, and sym_sizes() rather than sizes(), which symbolic
+    # shapes refuse); opsdk.meta's helpers state the shapes directly. The npu kernel
+    # allocates its outputs from this function.
+    return meta.contiguous(reference(OP, {{ m.call_args(op.args) }}))
 {%- else %}
     raise ImplementMe(__file__, "{{ op.name }}_fake", "return empty tensors of the output shapes")
 {%- endif %}
