@@ -21,7 +21,7 @@ from opsdk.converters import int64_input
 from opsdk.harness import ge
 from opsdk.harness.inputs import cases
 from opsdk.harness.model import CellFailure
-from opsdk.inputs import F32, I64, Support, declare_supported
+from opsdk.inputs import F32, I64, Fixed, Support, declare_supported
 from opsdk.irdef import Input, IrDef, Output, register
 from opsdk.runtime.device import ensure_npu
 
@@ -31,7 +31,7 @@ ensure_npu()
 _lib = torch.library.Library(NS, "DEF")
 
 
-def _define(name: str, op_type: str):
+def _define(name: str, op_type: str, n):
     _lib.define(f"{name}(Tensor cache, Tensor index, SymInt n) -> Tensor")
     _lib.impl(name, lambda c, i, n: (c.index_select(0, i) + n).contiguous(), "PrivateUse1")
     _lib.impl(name, lambda c, i, n: c.index_select(0, i) + n, "CPU")
@@ -39,14 +39,15 @@ def _define(name: str, op_type: str):
         f"{NS}::{name}", lambda c, i, n: meta.index_select(c, 0, i), lib=_lib
     )
     op = getattr(torch.ops.opsdk_seed_rules, name).default
-    declare_supported(op, [Support(F32(8, 4), I64(1, value_range=(0, 8)), 3)], non_contiguous=False)
+    declare_supported(op, [Support(F32(8, 4), I64(1, value_range=(0, 8)), n)], non_contiguous=False)
     inputs = [Input("cache"), Input("index"), Input("n")]
     register(IrDef(op_type, inputs=inputs, outputs=[Output("y")], torch_op=op.name()))
     return op
 
 
-PICK = _define("seed_pick", "SeedPick")
-BAKED = _define("seed_baked", "SeedBaked")  # its converter bakes n in
+PICK = _define("seed_pick", "SeedPick", 3)
+# Its converter bakes n in; n never changes, so only the graph can show it.
+BAKED = _define("seed_baked", "SeedBaked", Fixed(3))
 
 
 @pytest.fixture(scope="module")
