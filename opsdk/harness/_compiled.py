@@ -35,11 +35,11 @@ def run(
     layer: str,
     compile_layer: str | None = None,
     hint: str = "compare with the eager column; rerun with TORCH_LOGS=graph_code to see the graph",
-    after_case: Callable[[], None] | None = None,
+    after_case: Callable[[Case], None] | None = None,
 ) -> None:
     """Run ``cell`` through ``backend``: a failure of the backend's compiler belongs to
     ``compile_layer`` (default ``layer``), a failure or mismatch at run time to ``layer``.
-    ``after_case`` runs after each case's calls; its failures name the case too.
+    ``after_case(case)`` runs after each case's calls; its failures name the case too.
 
     A case the run's compiled columns share (:mod:`opsdk.harness.shared_trace`) runs
     on the shared compile first; if anything fails there, it runs alone and that
@@ -65,7 +65,7 @@ def run(
 def _run_calls(
     cell: Cell, op, case: Case, compiled, counter, *, layer, compile_layer, hint, after_case
 ) -> None:
-    """The case's calls through ``compiled``, each against eager, then ``after_case``;
+    """The case's calls through ``compiled``, each against eager, then ``after_case(case)``;
     a compile after the first call is a recompile."""
     compiles_after_first_call = None
     for i, call in enumerate(case.calls):
@@ -84,7 +84,7 @@ def _run_calls(
             "rerun with TORCH_LOGS=recompiles to see which guard failed",
         )
     if after_case is not None:
-        after_case()
+        after_case(case)
 
 
 def _run_call(cell: Cell, op, compiled, case: Case, i: int, call, layer, compile_layer, hint):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from opsdk.harness._training import gradients, requires_grad, trainable
 from opsdk.harness.compare import assert_same, assert_same_call
-from opsdk.harness.failures import as_failure
+from opsdk.harness.failures import as_failure, kernel_failure
 from opsdk.harness.inputs import Call, Case, cases, on_device, tensors_of
 from opsdk.harness.model import Cell, CellFailure
 
@@ -12,11 +12,13 @@ HINT = "fix the npu kernel in kernels.py (the CPU reference is the oracle)"
 
 
 def run_op(op, call: Call, *, layer: str):
-    """Call ``op`` and return its outputs; an error becomes a CellFailure in ``layer``."""
+    """Call ``op`` and return its outputs; an error becomes a CellFailure in ``layer``,
+    naming the kernel (npu or CPU reference, by the call's device) and where it raised."""
+    device = next((t.device.type for t in tensors_of([call.args, call.kwargs])), None)
     try:
         out = op(*call.args, **call.kwargs)
     except Exception as err:  # noqa: BLE001 - every kernel error is a finding
-        raise as_failure(err, default_layer=layer) from err
+        raise kernel_failure(err, device, layer=layer) from err
     return out
 
 

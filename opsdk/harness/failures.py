@@ -1,8 +1,16 @@
-"""Map an exception raised somewhere under torch.compile to the layer it came from."""
+"""Map an exception raised somewhere under torch.compile to the layer it came from.
+
+A message keeps what the user needs from the exception: the cause a wrapper
+(Dynamo, TorchAir) hides, and where in the user's own code it was raised.
+"""
 
 from __future__ import annotations
 
 import re
+import sys
+import sysconfig
+import traceback
+from pathlib import Path
 
 from opsdk.harness.model import CellFailure
 
@@ -41,6 +49,49 @@ def implement_me(err: BaseException) -> CellFailure | None:
 def first_line(err: BaseException) -> str:
     text = str(err).strip() or type(err).__name__
     return f"{type(err).__name__}: {text.splitlines()[0]}"
+
+
+def root_cause(err: BaseException) -> BaseException:
+    """The innermost exception of ``err``'s chain: what a wrapper such as Dynamo's
+    ``TorchRuntimeError`` ("RuntimeError when making fake tensor call") was raised for."""
+    *_, last = _chain(err)
+    return last
+
+
+def _library_roots() -> tuple[str, ...]:
+    """Where code that is not the user's lives: torch, opsdk, TorchAir, the stdlib."""
+    files = (getattr(sys.modules.get(m), "__file__", None) for m in ("torch", "opsdk", "torchair"))
+    return (*(str(Path(f).parent) for f in files if f), sysconfig.get_paths()["stdlib"])
+
+
+def raised_at(err: BaseException) -> str:
+    """`` at FILE:LINE (FUNCTION)``: the innermost frame of ``err``'s chain in the
+    user's code (a kernel, a fake function, a converter), or "" if none is (a C++ kernel)."""
+    roots = _library_roots()
+    for e in reversed(list(_chain(err))):
+        for frame in reversed(traceback.extract_tb(e.__traceback__)):
+            if not frame.filename.startswith(("<", *roots)):
+                return f" at {frame.filename}:{frame.lineno} ({frame.name})"
+    return ""
+
+
+_KERNELS = {"npu": "the npu kernel", "cpu": "the CPU reference"}
+
+
+def kernel_failure(err: BaseException, device: str | None, *, layer: str = "eager") -> CellFailure:
+    """A kernel that raised, in ``layer`` (``eager`` in every column): which kernel (by
+    the ``device`` its inputs were on), what it raised, and where."""
+    todo = implement_me(err)
+    if todo is not None:
+        return todo
+    if isinstance(err, CellFailure):
+        return err
+    which = _KERNELS.get(device, "the kernel")
+    return CellFailure(
+        layer,
+        f"{which} raised{raised_at(err)}: {first_line(err)}; make it accept this case, "
+        "or narrow the op's specs (specs.py)",
+    )
 
 
 def _ge_failure(err: BaseException) -> CellFailure | None:
@@ -89,9 +140,10 @@ def as_failure(
             "rerun with TORCH_LOGS=graph_breaks to see where",
         )
     if isinstance(err, dynamo_exc.TorchRuntimeError):
+        cause = root_cause(err)
         return CellFailure(
             "fake",
-            f"the fake function failed while tracing: {first_line(err)}; "
+            f"the fake function failed while tracing{raised_at(cause)}: {first_line(cause)}; "
             "fix fake.py so it accepts these inputs (symbolic sizes included)",
         )
     if isinstance(err, dynamo_exc.BackendCompilerFailed):
@@ -99,7 +151,8 @@ def as_failure(
         if compile_layer == "converter":
             return CellFailure(
                 "converter",
-                f"TorchAir could not convert the graph: {first_line(inner)}; fix converter.py "
+                f"TorchAir could not convert the graph{raised_at(inner)}: {first_line(inner)}; "
+                "fix converter.py "
                 "(rerun with --dump DIR to see the FX graph it received)",
             )
         return CellFailure(

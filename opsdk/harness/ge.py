@@ -16,8 +16,11 @@ import dataclasses
 import warnings
 from pathlib import Path
 
+import torch
+
 from opsdk.harness import _compiled, _ge_dump
 from opsdk.harness._training import trainable
+from opsdk.harness.inputs import Case, tensors_of
 from opsdk.harness.model import Cell, CellFailure
 from opsdk.offline.torchair import torchair_config, torchair_with_converters
 from opsdk.runtime import irdef
@@ -117,7 +120,7 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
     torchair_with_converters()
     checked = 0
 
-    def check_new_graphs():
+    def check_new_graphs(case: Case):
         """The forward GE graphs the case compiled (each case compiles its own)."""
         nonlocal checked
         forward, checked = recorded.forward(checked), len(recorded.graphs)
@@ -125,6 +128,7 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
             raise CellFailure("ge-graph", f"TorchAir compiled no GE graph; {NEXT_STEP_GRAPH}")
         for graph in forward:
             check_graph(cell, graph.graph)
+            check_inputs(cell, graph, case)
 
     with recorded_graphs() as recorded, checked_converter(cell.op.spec), warnings.catch_warnings():
         # TorchAir's backward compiler is not boxed; AOT autograd copes, but warns per graph.
@@ -168,7 +172,7 @@ def dump(graphs, directory: Path) -> None:
 
 def check_graph(cell: Cell, graph) -> None:
     """The GE graph has a node of the op's registered IR, with the IR's inputs and
-    required attrs, and inputs shaped per shape mode."""
+    required attrs (the graph's own inputs: :func:`check_inputs`)."""
     spec = cell.op.spec
     irs = {ir.op_type: ir for ir in irdef.for_op(spec.qualname)}
     nodes = [op for op in graph.op if op.type in irs]
@@ -203,37 +207,76 @@ def check_graph(cell: Cell, graph) -> None:
                 f"{node.name} ({ir.op_type}) lacks attrs {missing}, which its IR requires; "
                 "set them in the converter",
             )
+
+
+def check_inputs(cell: Cell, concrete, case: Case) -> None:
+    """The GE graph's inputs (``Data``) against TorchAir's rules for the shape mode (the
+    seed ``dynamo_dynamic_static_graphs.txt``): npu tensors placed on NPU, with concrete
+    dims in ``static``/``mark_static`` and ``-1`` dims in ``dynamic``; in ``dynamic`` and
+    ``mark_static`` a symbolic scalar is a host input (int64 of shape ``[]`` on CPU) that
+    reaches the op node; a ``static`` graph has no host inputs. ``concrete`` is the
+    ``GeConcreteGraph`` TorchAir compiled, ``case`` the calls it ran."""
+    graph, fixed = concrete.graph, _fixed_shapes(case)
+    placeholders = [n for n in concrete.fx_graph.graph.nodes if n.op == "placeholder"]
+    data_of = {}  # FX placeholder -> the Data that carries it into the GE graph
     for data in (op for op in graph.op if op.type == "Data"):
-        _check_data(cell.shapes, data)
+        carried = [placeholders[i] for i in _fx_inputs(graph, data)]
+        data_of.update((p, data) for p in carried)
+        _check_data(cell.shapes, data, [p.meta.get("val") for p in carried], fixed)
+    _check_scalars_reach_the_op(cell.op.spec, concrete, data_of)
 
 
-def _check_data(shapes: str, data) -> None:
+def _fx_inputs(graph, data) -> list[int]:
+    """The FX graph inputs (placeholder indexes) a GE ``Data`` carries: one, or several
+    symbols packed into one host list. TorchAir records them per Data in its private
+    ``_GeInputInfo.func``; checked against torch-npu 2.13.0."""
+    func = getattr(graph.named_inputs_info.get(data.name), "func", None)
+    index = getattr(func, "fx_input_idx", None)
+    return [index] if index is not None else list(getattr(func, "fx_input_idx_list", []))
+
+
+def _fixed_shapes(case: Case) -> set[tuple[int, ...]]:
+    """The shapes of the case's tensors that are the same in every call: a dynamic graph
+    has no symbol for them (Dynamo specializes sizes 0 and 1, and static dims)."""
+    per_call = [[tuple(t.shape) for t in tensors_of([c.args, c.kwargs])] for c in case.calls]
+    return {shapes[0] for shapes in zip(*per_call, strict=True) if len(set(shapes)) == 1}
+
+
+# The GE dtype TorchAir gives a symbolic scalar's host input (its sym_to_ge_dtype).
+_SYM_DTYPES = {torch.SymInt: "DT_INT64", torch.SymFloat: "DT_FLOAT", torch.SymBool: "DT_BOOL"}
+
+
+def _check_data(shapes: str, data, values: list, fixed: set) -> None:
+    """One ``Data`` against the rules for ``shapes``; ``values`` are the FX values it
+    carries (empty if TorchAir recorded none), ``fixed`` the shapes no call changes."""
     from torchair._ge_concrete_graph.ge_ir_pb2 import DataType
 
     desc = data.output_desc[0]
     dims = list(desc.shape.dim)
     where = f"Data {data.name} (index {data.attr['index'].i}, shape {dims}, on {desc.device_type})"
-    if desc.device_type == "CPU":
-        # A host input is a symbolic scalar (int64 []) or SymInt list: dynamic=True graphs
-        # only (mark_static keeps scalars symbolic); a static graph bakes Python scalars in
-        # as constants.
+    symbols = [type(v) for v in values if type(v) in _SYM_DTYPES]
+    if symbols or (not values and desc.device_type == "CPU"):
+        # A host input: one symbolic scalar (shape []), or symbols packed into a list ([N]).
         if shapes == "static":
             raise CellFailure(
                 "ge-graph",
                 f"{where}: a dynamic=False graph must bake Python scalars in (Const or "
                 "attr), not take them as host inputs",
             )
-        # A SymInt[] argument with symbols in it comes as one int64 list, of shape [N].
-        if len(dims) > 1 or desc.dtype != DataType.Value("DT_INT64"):
+        dtype = _SYM_DTYPES[symbols[0]] if symbols else "DT_INT64"
+        if desc.device_type != "CPU" or len(dims) > 1 or desc.dtype != DataType.Value(dtype):
             raise CellFailure(
                 "ge-graph",
-                f"{where}: a host input must be a symbolic scalar or SymInt list, int64 of "
-                "shape [] or [N]; tensors of the op must be npu tensors",
+                f"{where}: a symbolic scalar is a host input, {dtype[3:].lower()} of shape [] "
+                "(or [N] for a list) placed on CPU; tensors of the op must be npu tensors",
             )
         return
     if desc.device_type != "NPU":
         raise CellFailure("ge-graph", f"{where}: npu tensors must be placed on NPU")
-    if shapes == "dynamic" and dims and all(d >= 0 for d in dims):
+    # Only an input whose sizes change must keep a -1 dim: Dynamo specializes sizes 0 and
+    # 1 (a one-token index [1] stays [1]), and a size it is told is static.
+    specialized = bool(dims) and all(d >= 0 for d in dims) and tuple(dims) not in fixed
+    if shapes == "dynamic" and specialized:
         raise CellFailure(
             "ge-graph",
             f"{where}: dynamic=True must leave symbolic dims as -1; a size was specialized, "
@@ -244,3 +287,65 @@ def _check_data(shapes: str, data) -> None:
             "ge-graph",
             f"{where}: {shapes} shapes must be concrete in the GE graph; {NEXT_STEP_GRAPH}",
         )
+
+
+def _op_arguments(node, spec) -> dict | None:
+    """The op's arguments by name at an FX node that calls it (directly, or through
+    auto-functionalization for an in-place op); None for any other node."""
+    from torch._higher_order_ops import auto_functionalize
+
+    if node.target == spec.op():
+        positional = [a.name for a in spec.args if not a.kwarg_only]
+        return dict(zip(positional, node.args, strict=False)) | dict(node.kwargs)
+    wrappers = (auto_functionalize.auto_functionalized, auto_functionalize.auto_functionalized_v2)
+    if node.target in wrappers and node.args and node.args[0] == spec.op():
+        return {k: v for k, v in node.kwargs.items() if not k.startswith("_")}
+    return None
+
+
+def _symbolic_placeholders(value) -> list:
+    """The FX placeholders of symbolic scalars in an argument (or its list)."""
+    values = value if isinstance(value, (list, tuple)) else [value]
+    return [
+        v
+        for v in values
+        if isinstance(v, torch.fx.Node)
+        and v.op == "placeholder"
+        and type(v.meta.get("val")) in _SYM_DTYPES
+    ]
+
+
+def _check_scalars_reach_the_op(spec, concrete, data_of: dict) -> None:
+    """Each symbolic scalar argument of the op comes from the host input TorchAir made
+    of it. A converter that bakes the value in leaves that Data unused, TorchAir drops
+    it, and the graph would run with the first call's value forever."""
+    graph, op_types = concrete.graph, [ir.op_type for ir in irdef.for_op(spec.qualname)]
+    # Without a registered IR the op node is unknown: then the Data must feed any node.
+    producers = {op.name: op for op in graph.op}
+    todo = [op for op in graph.op if op.type in op_types or (not op_types and op.type != "Data")]
+    reached = set()
+    while todo:
+        for edge in todo.pop().input:
+            name, _, port = edge.rpartition(":")
+            if port != "-1" and name in producers and name not in reached:
+                reached.add(name)
+                todo.append(producers[name])
+    types = {a.name: a.type for a in spec.args}
+    for node in concrete.fx_graph.graph.nodes:
+        arguments = _op_arguments(node, spec) if node.op == "call_function" else None
+        for name, value in (arguments or {}).items():
+            for placeholder in _symbolic_placeholders(value):
+                data = data_of.get(placeholder)
+                if data is not None and data.name in reached:
+                    continue
+                helper = (
+                    "int64_input" if types.get(name, "").startswith("SymInt") else "scalar_input"
+                )
+                into = " or ".join(op_types) + " node" if op_types else "graph"
+                raise CellFailure(
+                    "ge-graph",
+                    f"argument {name} of {spec.qualname} is symbolic "
+                    f"({placeholder.meta['val']}), but no host input carries it into the "
+                    f"{into}: the converter baked its value in (TorchAir then drops the "
+                    f"unused Data); pass it on as a GE input: opsdk.converters.{helper}({name})",
+                )

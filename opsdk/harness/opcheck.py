@@ -19,9 +19,9 @@ from __future__ import annotations
 import torch
 
 from opsdk.errors import SpecError
-from opsdk.harness import run_scope
+from opsdk.harness import layout, run_scope
 from opsdk.harness._training import requires_grad, trainable
-from opsdk.harness.failures import first_line, implement_me
+from opsdk.harness.failures import first_line, implement_me, kernel_failure, raised_at
 from opsdk.harness.inputs import Call, cases, map_tensors, on_device
 from opsdk.harness.model import Cell, CellFailure
 from opsdk.runtime.spec import validate_rules
@@ -68,9 +68,9 @@ def run(cell: Cell, dump_dir=None) -> None:
     for n, case in enumerate(cases(cell.op.spec, cell.shapes, cell.backend)):
         with case.named():
             for i, call in enumerate(_signature_calls(case.calls, cell.shapes)):
-                _check(op, on_device(call, "npu"), utils, i)
+                _check(op, call, "npu", utils, i)
                 if cell.shapes == "static" and n == i == 0:
-                    _check(op, on_device(call, "cpu"), ("test_autograd_registration",), i)
+                    _check(op, call, "cpu", ("test_autograd_registration",), i)
                     if trainable(cell.op.spec):
                         _gradcheck(op, call)
 
@@ -110,21 +110,43 @@ def _fingerprint(value):
     return (type(value), repr(value))
 
 
-def _check(op, call, utils, index) -> None:
-    key = (op, utils, _fingerprint([call.args, call.kwargs]))
+def _check(op, call: Call, device: str, utils, index) -> None:
+    """opcheck's ``utils`` on ``call`` moved to ``device``; a failing test is reported in
+    its layer, unless the kernel itself raises on these inputs (layer ``eager``: the
+    tests merely ran it first) or an output's layout breaks the contract (:mod:`.layout`)."""
+    on = on_device(call, device)
+    key = (op, utils, _fingerprint([on.args, on.kwargs]))
     results = _outcomes.get(key)
     if results is None:
         results = _outcomes[key] = torch.library.opcheck(
-            op, tuple(call.args), call.kwargs, test_utils=utils, raise_exception=False
+            op, tuple(on.args), on.kwargs, test_utils=utils, raise_exception=False
         )
     for util in utils:
         outcome = results[util]
         if outcome != "SUCCESS":
-            layer, hint = _UTILS[util]
-            todo = implement_me(outcome)
-            if todo is not None:
-                raise todo
-            raise CellFailure(layer, f"call {index}: {util}: {first_line(outcome)}; {hint}")
+            raise _failure(op, call, device, util, outcome, index)
+
+
+def _failure(op, call: Call, device: str, util: str, outcome, index) -> CellFailure:
+    """What a failing test ``util`` found, in the layer of the fault: opcheck's tests run
+    the kernel too, so the kernel runs alone on fresh inputs first."""
+    todo = implement_me(outcome)
+    if todo is not None:
+        return todo
+    fresh = on_device(call, device)
+    try:
+        op(*fresh.args, **fresh.kwargs)
+    except Exception as err:  # noqa: BLE001 - the kernel's own error, whatever it is
+        failure = kernel_failure(err, device)
+        return CellFailure(failure.layer, f"call {index}: {failure}")
+    if "Stride mismatch" in str(outcome):
+        failure = layout.stride_mismatch(op, call, device)
+        if failure is not None:
+            return CellFailure(failure.layer, f"call {index}: {util}: {failure}")
+    layer, hint = _UTILS[util]
+    return CellFailure(
+        layer, f"call {index}: {util}{raised_at(outcome)}: {first_line(outcome)}; {hint}"
+    )
 
 
 def _as_double(t: torch.Tensor) -> torch.Tensor:

@@ -11,10 +11,12 @@ also the questions ``opsdk coverage`` asks.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Iterable
 
 import torch
+import torch.utils._pytree as pytree
 from torch._library import custom_ops, simple_registry
 
 from opsdk.runtime import spec
@@ -64,12 +66,27 @@ def define(
 
 def impl(lib: torch.library.Library, name: str, kernel: Callable, key: str) -> bool:
     """``lib.impl(name, kernel, key)`` unless the op has a kernel for ``key`` (or a
-    composite one); True when it registered ``kernel``."""
+    composite one); True when it registered ``kernel``. For ``PrivateUse1`` the kernel
+    is the reference standing in for the op's own npu kernel (offline): its new outputs
+    are made contiguous, as an aclnn kernel's are."""
     qualname = _qualname(lib, name)
     if any(has_kernel(qualname, k) for k in (key, *COMPOSITE)):
         return False
-    lib.impl(name, kernel, key)
+    lib.impl(name, _as_device_kernel(kernel) if key == "PrivateUse1" else kernel, key)
     return True
+
+
+def _as_device_kernel(kernel: Callable) -> Callable:
+    """``kernel`` with contiguous new outputs; an input it returns (written in place)
+    is returned as it is."""
+
+    @functools.wraps(kernel)
+    def device_kernel(*args, **kwargs):
+        inputs = {id(t) for t in pytree.tree_leaves((args, kwargs))}
+        fresh = lambda t: t if id(t) in inputs else t.contiguous()  # noqa: E731
+        return pytree.tree_map_only(torch.Tensor, fresh, kernel(*args, **kwargs))
+
+    return device_kernel
 
 
 def register_fake(op, *, lib: torch.library.Library) -> Callable[[Callable], Callable]:

@@ -104,7 +104,9 @@ def attached(scaffolds, tmp_path):
     pkg = scaffolds.copy(
         tmp_path, "npu_opsdk_scale", namespace="npu", schema=ATTACH_SCHEMA, attach=True
     )
-    _implement(pkg, "npu_opsdk_scale", "return self * scale", "return torch.empty_like(self)")
+    # Contiguous, as the op's real npu kernel (an aclnn kernel) returns it.
+    fake = "return torch.empty_like(self, memory_format=torch.contiguous_format)"
+    _implement(pkg, "npu_opsdk_scale", "return self * scale", fake)
     return pkg
 
 

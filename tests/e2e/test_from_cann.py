@@ -103,6 +103,6 @@ def test_the_cpp_style_calls_aclnn_and_its_fake_runs_the_reference(tmp_path, op_
     assert f"EXEC_NPU_CMD(aclnn{op_type}, {args});" in cpp
     assert "opsdk::empty_outputs(" in cpp and "implement me" not in cpp.split("#else")[0]
     fake = (pkg / "fake.py").read_text()
-    assert "return reference(OP, " in fake and "ImplementMe" not in fake
+    assert "meta.contiguous(" in fake and "reference(OP, " in fake and "ImplementMe" not in fake
     done = compile_cann_branch(pkg / f"{name}.cpp")
     assert done.returncode == 0, done.stderr

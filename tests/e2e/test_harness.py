@@ -56,6 +56,24 @@ def test_fake_returning_the_wrong_dtype_fails_in_layer_fake(scaffolds, tmp_path,
     assert {(c["status"], c["layer"]) for c in run.report["results"]} == {("fail", "fake")}
 
 
+def test_fake_raising_shows_the_same_cause_and_line_in_opcheck_and_compiled_columns(
+    scaffolds, tmp_path, opsdk_cli
+):
+    pkg = _package(scaffolds, tmp_path)
+    edit(
+        pkg / "my_add" / "fake.py",
+        "    return meta.elementwise(x, y)",
+        '    assert x.dim() == 5, "wants 5 dims"\n    return meta.elementwise(x, y)',
+    )
+    run = opsdk_cli(
+        "check", pkg, "--backend", "opcheck,aot_eager", "--shapes", "static", json_report=True
+    )
+    assert [c["layer"] for c in run.report["results"]] == ["fake", "fake"], run.stdout
+    for cell in run.report["results"]:
+        assert f"{pkg / 'my_add' / 'fake.py'}:" in cell["message"], cell
+        assert "(my_add_fake): AssertionError: wants 5 dims;" in cell["message"], cell
+
+
 def test_kernel_computing_wrong_values_fails_in_layer_eager(scaffolds, tmp_path, opsdk_cli):
     pkg = _package(scaffolds, tmp_path, inplace=True)
     edit(pkg / "my_add" / "kernels.py", "    x.add_(y)\n\n\ndef", "    x.sub_(y)\n\n\ndef")

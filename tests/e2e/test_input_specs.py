@@ -29,7 +29,7 @@ def _package(scaffolds, tmp_path, kernel: str, extra: str = ""):
 
 
 def test_tolerance_override_is_applied(scaffolds, tmp_path, opsdk_cli):
-    off = "    return torch.add(x, y) + 1e-3"
+    off = "    return (torch.add(x, y) + 1e-3).contiguous()"
     strict = _package(scaffolds, tmp_path / "strict", off)
     run = opsdk_cli("check", strict, "--backend", "eager", "--shapes", "static", json_report=True)
     [cell] = run.report["results"]
@@ -52,7 +52,8 @@ def test_a_kernel_wrong_for_one_declared_dtype_fails_naming_the_case(
     pkg = _package(
         scaffolds,
         tmp_path,
-        "    return torch.sub(x, y) if x.dtype == torch.float16 else torch.add(x, y)",
+        "    out = torch.sub(x, y) if x.dtype == torch.float16 else torch.add(x, y)\n"
+        "    return out.contiguous()",
     )
     run = opsdk_cli("check", pkg, "--backend", "eager", "--shapes", "static", json_report=True)
     [cell] = run.report["results"]

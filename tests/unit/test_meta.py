@@ -582,7 +582,7 @@ gather_op.register_fake(meta.gather)
 
 @torch.library.custom_op(f"{NS}::nonzero", mutates_args=())
 def nonzero_op(x: Tensor) -> Tensor:
-    return torch.nonzero(x)
+    return torch.nonzero(x).contiguous()  # torch's is column-major; outputs are contiguous
 
 
 nonzero_op.register_fake(meta.nonzero)

@@ -51,6 +51,7 @@ PUBLIC = {
         "bmm",
         "broadcast_shape",
         "cat",
+        "contiguous",
         "dynamic_size",
         "elementwise",
         "gather",

@@ -40,12 +40,12 @@ def dynamic_size(*, min: int = 0, max: int | torch.SymInt | None = None) -> torc
 def nonzero(x: torch.Tensor) -> torch.Tensor:
     """Output of ``torch.nonzero(x)``: ``(n, x.dim())`` int64 indices, ``n <= x.numel()``.
 
-    Laid out column-major (strides ``(1, n)``) as torch's kernels return it; a kernel
-    that returns a row-major result wants ``.contiguous()`` on this fake's output.
+    Contiguous, as every output is (:mod:`opsdk.harness.layout`): torch's own kernels
+    return it column-major, so an npu kernel calling ``torch.nonzero`` ends with
+    ``.contiguous()``.
     Usage: ``return meta.nonzero(x)``
     """
-    n = dynamic_size(max=x.numel())
-    return x.new_empty_strided((n, x.dim()), (1, n), dtype=torch.int64)
+    return x.new_empty((dynamic_size(max=x.numel()), x.dim()), dtype=torch.int64)
 
 
 def masked_select(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

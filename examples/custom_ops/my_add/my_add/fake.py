@@ -1,8 +1,9 @@
 """Fake function of the op: output shapes and dtypes, no data.
 
 torch.compile traces the op with fake tensors (and symbolic sizes when shapes
-are dynamic); this function tells it what the op returns. opsdk.meta has
-helpers for the common op families that stay correct with symbolic sizes.
+are dynamic); this function tells it what the op returns: contiguous tensors, as
+the kernel's outputs are. opsdk.meta has helpers for the common op families that
+stay correct with symbolic sizes (``torch.empty_like(x)`` would keep ``x``'s layout).
 """
 
 import torch

@@ -8,7 +8,9 @@
 // import, caches the library (opsdk.cpp_build) and loads it. The npu kernel is what runs on
 // the device: on an NPU host, where the build defines OPSDK_WITH_CANN, it runs an aclnn
 // kernel through EXEC_NPU_CMD; offline it runs on opsdk's emulated npu device, where aten
-// calls run on CPU memory. The CPU reference is the oracle every backend is compared with:
+// calls run on CPU memory. Its outputs are contiguous, as an aclnn kernel's are, whatever the
+// inputs' layouts (aten calls keep a permuted input's layout: end them with .contiguous()).
+// The CPU reference is the oracle every backend is compared with:
 // keep it simple and obviously right. The fake function (fake.py), the GE IR definition
 // (ir.py) and the GE converter (converter.py) are Python.
 //

@@ -1,9 +1,11 @@
 """Kernels of the op (schema in schema.py): the npu (PrivateUse1) kernel and the CPU reference.
 
 The npu kernel is what runs on the device: on an NPU host, this is where the
-aclnn call goes; offline it runs on opsdk's emulated npu device. The CPU
-reference is the oracle every backend is compared with: keep it simple and
-obviously right.
+aclnn call goes; offline it runs on opsdk's emulated npu device. Its outputs are
+contiguous, as an aclnn kernel's are, whatever the inputs' layouts (an aten
+expression such as ``x * s`` keeps a permuted input's layout: end it with
+``.contiguous()``). The CPU reference is the oracle every backend is compared
+with: keep it simple and obviously right.
 """
 
 import torch

@@ -57,6 +57,22 @@ std::tuple<T...> on_device(const std::tuple<T...>& metas, c10::Device device) {
 
 }  // namespace detail
 
+// The outputs, each contiguous, as an aclnn kernel returns them (opsdk.meta.contiguous in
+// C++): a reference standing in for the kernel offline keeps an input's layout otherwise.
+inline at::Tensor contiguous(const at::Tensor& t) { return t.contiguous(); }
+
+inline std::vector<at::Tensor> contiguous(const std::vector<at::Tensor>& ts) {
+  std::vector<at::Tensor> out;
+  out.reserve(ts.size());
+  for (const auto& t : ts) out.push_back(t.contiguous());
+  return out;
+}
+
+template <class... T>
+std::tuple<T...> contiguous(const std::tuple<T...>& ts) {
+  return std::apply([](const auto&... t) { return std::tuple<T...>(contiguous(t)...); }, ts);
+}
+
 // The op's returns as its fake function computes them, as empty tensors on `device`.
 // `op`: the op's typed handle, e.g.
 //   c10::Dispatcher::singleton().findSchemaOrThrow("ns::name", "").typed<decltype(kernel)>()

@@ -5,8 +5,9 @@
 """Fake function of the op{{ "s" if pair else "" }}: output shapes and dtypes, no data.
 
 torch.compile traces the op with fake tensors (and symbolic sizes when shapes
-are dynamic); this function tells it what the op returns. opsdk.meta has
-helpers for the common op families that stay correct with symbolic sizes.
+are dynamic); this function tells it what the op returns: contiguous tensors, as
+the kernel's outputs are. opsdk.meta has helpers for the common op families that
+stay correct with symbolic sizes (``torch.empty_like(x)`` would keep ``x``'s layout).
 {%- if attach %}
 Attached: registered only if the op's own library registered none (torch_npu
 registers Meta kernels with ``Library("npu", "IMPL", "Meta")``).
@@ -18,7 +19,7 @@ import torch
 
 from opsdk import attach
 {%- endif %}
-{%- if op.working %}
+{%- if op.working or op.from_cann %}
 from opsdk import meta
 {%- elif op.returns and not op.returns_input and not op.from_cann %}
 from opsdk import ImplementMe
@@ -57,14 +58,16 @@ from opsdk.cpp_build import reference
 {%- elif op.working %}
     return meta.elementwise(x, y)
 {%- elif op.from_cann and cookiecutter.style != "cpp" %}
-    # The reference on fake tensors: right while it uses torch ops only (no .item(), no
-    # data-dependent sizes); opsdk.meta's helpers state the shapes directly.
-    return {{ op.name }}_reference({{ m.call_args(op.args) }})
+    # The reference on fake tensors, contiguous as the kernel's outputs are: right while it
+    # uses torch ops only (no .item(), no data-dependent sizes); opsdk.meta's helpers state
+    # the shapes directly.
+    return meta.contiguous({{ op.name }}_reference({{ m.call_args(op.args) }}))
 {%- elif op.from_cann %}
-    # The C++ reference on fake tensors: right while it uses tensor ops only (no data, and
-    # sym_sizes() rather than sizes(), which symbolic shapes refuse); opsdk.meta's helpers
-    # state the shapes directly. The npu kernel allocates its outputs from this function.
-    return reference(OP, {{ m.call_args(op.args) }})
+    # The C++ reference on fake tensors, contiguous as the kernel's outputs are: right while
+    # it uses tensor ops only (no data, and sym_sizes() rather than sizes(), which symbolic
+    # shapes refuse); opsdk.meta's helpers state the shapes directly. The npu kernel
+    # allocates its outputs from this function.
+    return meta.contiguous(reference(OP, {{ m.call_args(op.args) }}))
 {%- else %}
     raise ImplementMe(__file__, "{{ op.name }}_fake", "return empty tensors of the output shapes")
 {%- endif %}
@@ -75,5 +78,5 @@ from opsdk.cpp_build import reference
 {{ m.def_(pair.name ~ "_fake", pair) }}
     """What the functional op returns: a new tensor like the one {{ op.name }} writes."""
     {{ op.name }}_fake({{ m.params(pair.args, annotate=False) }})
-    return torch.empty_like({{ op.returns_input }})
+    return torch.empty_like({{ op.returns_input }}, memory_format=torch.contiguous_format)
 {%- endif %}
