@@ -238,6 +238,8 @@ def test_on_an_npu_host_torch_npu_and_its_backend_are_left_alone(monkeypatch):
     # An earlier test in this process may have installed the stand-in; a real host has none.
     monkeypatch.delitem(sys.modules, "torch_npu", raising=False)
     registry = torch._dynamo.backends.registry._COMPILER_FNS
+    # ...and may have registered torch_npu's backends through the stand-in's real Python.
+    monkeypatch.delitem(registry, "npugraph_ex", raising=False)
     npugraph_ex_backend.install()
     assert "npugraph_ex" not in registry  # torch_npu's entry point owns the name
     with pytest.raises(torch_npu_standin.TorchNpuStandinError, match="torch_npu's"):

@@ -137,7 +137,7 @@ REJECTED = [
     (["--schema", "bad(Tensor x, Tensor y) -> ()", "--inplace"], "(a!)"),
     (["--inplace", "--autograd"], "writes its inputs"),
     (["--schema", "bad(Tensor x, *, Tensor y) -> Tensor", "--autograd"], "keyword-only tensor"),
-    (["--schema", "bad(Tensor x, complex c) -> Tensor", "--style", "cpp"], "no C++ kernel type"),
+    (["--schema", "bad(Tensor x, complex c) -> Tensor", "--style", "cpp"], "no GE graph can take"),
 ]
 
 
