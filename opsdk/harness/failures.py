@@ -15,7 +15,8 @@ from pathlib import Path
 from opsdk.harness.model import CellFailure
 
 
-def _chain(err: BaseException):
+def chain(err: BaseException):
+    """``err`` and its causes, outermost first."""
     seen = set()
     while err is not None and id(err) not in seen:
         seen.add(id(err))
@@ -37,7 +38,7 @@ def implement_me(err: BaseException) -> CellFailure | None:
     follows the function named in the message: a fake function and a backward are
     Python in every style, everything else is a kernel.
     """
-    for e in _chain(err):
+    for e in chain(err):
         found = _IMPLEMENT_ME.match(str(e)) if isinstance(e, RuntimeError) else None
         if found:
             layer = _SKELETON_LAYERS.get(found.group(1).rpartition("_")[2], "eager")
@@ -99,7 +100,7 @@ def _ge_failure(err: BaseException) -> CellFailure | None:
     from opsdk.offline.ge import GeExecutionError, GeGraphError
     from opsdk.offline.ge.standin import GeSessionError, missing_ir_defs
 
-    for e in _chain(err):
+    for e in chain(err):
         if isinstance(e, GeGraphError):
             return CellFailure(
                 "converter",

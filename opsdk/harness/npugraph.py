@@ -1,7 +1,8 @@
 """Column ``npugraph_ex``: capture once, replay many, and stay equal to eager.
 
-The op runs under the real npugraph_ex backend (torch_npu's on an NPU host;
-the wheel's code over opsdk's capture stand-in offline). Inputs live in the
+The op runs under the real npugraph_ex backend, ``backend="npugraph_ex"`` as
+torch_npu registers it (on an NPU host torch_npu's own; offline the wheel's
+Python over opsdk's native stand-ins). Inputs live in the
 same buffers across calls and are refilled with fresh values, as a serving loop
 does, so the second and later calls of a shape are replays. When a call goes
 wrong, the seed guide's diagnosis ladder runs automatically: ``aot_eager``,
@@ -12,17 +13,19 @@ failure is reported in the layer the ladder points at.
 from __future__ import annotations
 
 import contextlib
+import traceback
 import warnings
 from dataclasses import dataclass
 
 import torch
 import torch._dynamo
 
+from opsdk.errors import SetupError
 from opsdk.harness import shared_trace
 from opsdk.harness._compile_call import compile_call
 from opsdk.harness.compare import assert_same_call
 from opsdk.harness.eager import checked_kernel
-from opsdk.harness.failures import as_failure
+from opsdk.harness.failures import as_failure, chain, first_line
 from opsdk.harness.inputs import Call, Case, cases, mark_static, on_device, tensors_of
 from opsdk.harness.model import Cell, CellFailure
 from opsdk.offline import torchair as bringup
@@ -66,8 +69,50 @@ def counting_graphs():
         cls.capture_begin, cls.replay = capture_begin, replay
 
 
+# What npugraph_ex stands on: an import failure in these is the machine's, not the op's.
+_STACK = ("torch_npu", "torchair", "npugraph_ex")
+# What torch_npu's lazy torchair / npugraph_ex modules add to an import failure.
+_LAZY_IMPORT_FAILED = "An error occurred when import"
+# Where TorchAir's and npugraph_ex's fusion patterns live: they rewrite graphs to
+# torch_npu's own kernels (torch.ops.npu.*), which only an installed torch_npu has.
+_PATTERN_DIRS = ("/npugraph_ex/patterns/", "/torchair/patterns/")
+
+
+def _raised_in(err: BaseException, *dirs: str) -> bool:
+    frames = traceback.extract_tb(err.__traceback__)
+    return any(d in f.filename.replace("\\", "/") for f in frames for d in dirs)
+
+
+def _raise_if_setup(err: BaseException) -> None:
+    """Raise :class:`SetupError` when ``err`` says npugraph_ex could not be set up here
+    (torch_npu, TorchAir or npugraph_ex failed to import, a fusion pattern needs
+    torch_npu's kernels): a fault of the machine, not of the op."""
+    for e in chain(err):
+        if isinstance(e, SetupError):
+            raise e
+        name = getattr(e, "name", None) or ""
+        if _LAZY_IMPORT_FAILED in str(e) or (
+            isinstance(e, ImportError)
+            and (name.partition(".")[0] in _STACK or _raised_in(e, "/torch_npu/"))
+        ):
+            raise SetupError(
+                f"npugraph_ex could not be imported: {first_line(e)}; check the torch_npu "
+                "(or, offline, the TorchAir cache: opsdk fetch-torchair --force) this runs on"
+            ) from err
+        if _raised_in(e, *_PATTERN_DIRS):
+            raise SetupError(
+                f"npugraph_ex's pattern fusion failed: {first_line(e)}; its fusions use "
+                "torch_npu's own kernels (torch.ops.npu.*): keep pattern_fusion_pass off "
+                "where torch_npu is not installed"
+            ) from err
+
+
 def _backend(**options):
-    return bringup.get_backend(**options)
+    try:
+        return bringup.get_backend(**options)
+    except Exception as err:
+        _raise_if_setup(err)
+        raise
 
 
 def lowering(spec):
@@ -125,6 +170,7 @@ def replay_loop(cell: Cell, case: Case, fn) -> _Counts:
                 try:
                     actual = fn(*buffers.args, **buffers.kwargs)
                 except Exception as err:  # noqa: BLE001 - classified by the ladder
+                    _raise_if_setup(err)
                     raise as_failure(err, default_layer="replay", compile_layer="capture") from err
                 assert_same_call(
                     i,
@@ -196,35 +242,52 @@ def _passes(attempt) -> bool:
     return True
 
 
+def _then(failure: CellFailure, more: str) -> str:
+    """The failure's message, then what the ladder found (one separator, whatever the
+    message ended with)."""
+    return f"{str(failure).rstrip('; .')}; {more}"
+
+
 def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:
     """The seed guide's ladder: which rerun fixes the case says where the bug is."""
     if failure.layer in ("eager", "fake"):
         return failure
     if not _passes(lambda: replay_loop(cell, case, _compiled(cell, "aot_eager"))):
-        return CellFailure("aot", f"{failure}; aot_eager fails too: fix that column first")
+        return CellFailure("aot", _then(failure, "aot_eager fails too: fix that column first"))
     if failure.layer == "capture" or "stream is capturing" in str(failure):
         return CellFailure(
             "capture",
-            f"{failure}; the kernel synchronizes with the host or has a data-dependent "
-            "output shape, which a captured graph cannot do: keep the kernel on the device",
+            _then(
+                failure,
+                "the kernel synchronizes with the host or has a data-dependent output "
+                "shape, which a captured graph cannot do: keep the kernel on the device",
+            ),
         )
     if not _passes(lambda: replay_loop(cell, case, _compiled(cell, _backend(force_eager=True)))):
         return CellFailure(
             "aot",
-            f"{failure}; npugraph_ex with force_eager fails too: the graph npugraph_ex "
-            "builds is wrong before any capture",
+            _then(
+                failure,
+                "npugraph_ex with force_eager fails too: the graph npugraph_ex builds is "
+                "wrong before any capture",
+            ),
         )
     if _passes(lambda: replay_loop(cell, case, _compiled(cell, _backend(force_recapture=True)))):
         return CellFailure(
             "stale-input",
-            f"{failure}; force_recapture fixes it: a replay reused a value captured earlier "
-            "(a Python scalar or host state read by the kernel); pass it as a tensor",
+            _then(
+                failure,
+                "force_recapture fixes it: a replay reused a value captured earlier (a "
+                "Python scalar or host state read by the kernel); pass it as a tensor",
+            ),
         )
     return CellFailure(
         "replay",
-        f"{failure}; force_eager fixes it but force_recapture does not: the captured "
-        "graph loses an effect on replay (e.g. an input write the schema does not mark "
-        "Tensor(a!))",
+        _then(
+            failure,
+            "force_eager fixes it but force_recapture does not: the captured graph loses an "
+            "effect on replay (e.g. an input write the schema does not mark Tensor(a!))",
+        ),
     )
 
 

@@ -3,10 +3,11 @@
 On an NPU host ``import torch_npu`` works and its TorchAir is the real thing.
 Everywhere else opsdk still runs TorchAir's *Python* code, taken from the
 torch-npu wheel that matches the installed torch: the wheel is downloaded (never
-installed: installing it without CANN breaks ``import torch``), only
-``torch_npu/dynamo/**`` is extracted into a per-user cache, and that directory
+installed: installing it without CANN breaks ``import torch``), only its Python
+(:data:`_EXTRACTED`) is extracted into a per-user cache, and ``torch_npu/dynamo``
 goes on ``sys.path`` so ``import torchair`` and ``import npugraph_ex`` work while
-``torch_npu`` itself stays unimportable. :mod:`opsdk.offline.torchair` imports it.
+``torch_npu`` itself stays unimportable. :mod:`opsdk.offline.torchair` imports it;
+:mod:`opsdk.offline.npu.torch_npu` runs torch_npu's Python from it.
 """
 
 from __future__ import annotations
@@ -38,17 +39,23 @@ STANDIN_MARKER = "__opsdk_standin__"
 
 _MARKER_FILE = "opsdk-torchair.json"
 _DYNAMO = ("torch_npu", "dynamo")
-# What the cache keeps of the wheel: TorchAir and npugraph_ex (``dynamo/``), and the
+# What the cache keeps of the wheel: TorchAir and npugraph_ex (``dynamo/``), the
+# torch_npu Python they run on offline (``npu/`` and what it imports), and the
 # real-op test bed: C++ headers (op-plugin's EXEC_NPU_CMD, acl, REG_OP macros), the
 # codegen schemas and the Meta functions of torch_npu's own ops.
 _EXTRACTED = (
     "torch_npu/dynamo/",
+    "torch_npu/npu/",
+    "torch_npu/utils/",
+    "torch_npu/_init/",
+    "torch_npu/_compat/",
+    "torch_npu/_compiler/",
     "torch_npu/include/",
     "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml",
     "torch_npu/op_plugin/meta/_meta_registrations.py",
 )
 # Bumped whenever _EXTRACTED changes, so an older cache entry is fetched again.
-_LAYOUT = 2
+_LAYOUT = 3
 # pip's own platform tags find no wheel on e.g. macOS; the part opsdk uses is pure
 # Python, so any platform's wheel of the right version carries it.
 _FALLBACK_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_28_aarch64")

@@ -24,6 +24,7 @@ __all__ = [
     "ge_converter_wrapped",
     "guard_profiling_skipped",
     "npu_storage_constructor",
+    "npugraph_ex_config_defaults",
     "run_torchair_patches_first",
     "setup_privateuse1_backend",
 ]
@@ -91,6 +92,25 @@ def run_torchair_patches_first(torchair: types.ModuleType, config: Any) -> None:
     column's own) applies TorchAir's patches. Checked against torch-npu 2.13.0.
     """
     torchair.get_npu_backend(compiler_config=config)
+
+
+def npugraph_ex_config_defaults(config_class: type, defaults: dict[str, Any]) -> None:
+    """Every npugraph_ex ``CompilerConfig`` made after this starts with ``defaults``;
+    options set later (``torch.compile(options=...)``) still win.
+
+    Why: torch_npu's ``backend="npugraph_ex"`` (``torch_npu.dynamo._exec``) builds a
+    fresh config per graph, with no way to change a default.
+    Checked against torch-npu 2.13.0.
+    """
+    original = config_class.__init__
+
+    @functools.wraps(original)
+    def init(self, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        for name, value in defaults.items():
+            setattr(self, name, value)
+
+    config_class.__init__ = init
 
 
 @contextlib.contextmanager

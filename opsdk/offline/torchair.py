@@ -2,17 +2,17 @@
 config, and npugraph_ex (aclgraph capture-and-replay) as a Dynamo backend.
 
 Offline, TorchAir's one native module, ``torchair.core._torchair``, is replaced by
-:mod:`opsdk.offline.ge.standin` and torch_npu by :mod:`opsdk.offline.npu.torch_npu`
-before TorchAir is imported from the cache :mod:`opsdk.offline.locator` fills.
+:mod:`opsdk.offline.ge.standin`, and torch_npu's native layer by
+:mod:`opsdk.offline.npu.native` under torch_npu's real Python
+(:mod:`opsdk.offline.npu.torch_npu`), before TorchAir is imported from the cache
+:mod:`opsdk.offline.locator` fills.
 
-On an NPU host torch_npu registers ``backend="npugraph_ex"`` through an entry
-point. That entry point imports torch_npu, which fails offline, so offline
-:func:`install` registers the name itself, calling npugraph_ex the way torch_npu's
-entry point does (a fresh ``CompilerConfig`` with ``mode="npugraph_ex"`` per
-graph, then ``get_npu_backend``) over :mod:`opsdk.offline.npu.torch_npu`.
-One option differs offline, :data:`OFFLINE_OPTIONS`: ``pattern_fusion_pass`` is
-off, because its fusions rewrite graphs to ``torch.ops.npu.*`` kernels that
-only a real torch_npu has.
+``backend="npugraph_ex"`` is torch_npu's, registered by its ``torch_npu.dynamo``
+package as on an NPU host: a fresh ``CompilerConfig`` with ``mode="npugraph_ex"``
+per graph, then npugraph_ex's ``get_npu_backend``. One option differs offline,
+:data:`OFFLINE_OPTIONS`: ``pattern_fusion_pass`` is off, because its fusions
+rewrite graphs to ``torch.ops.npu.*`` kernels that only a real torch_npu has
+(:func:`opsdk.offline.patches.npugraph_ex_config_defaults`).
 
 The older TorchAir spelling, ``CompilerConfig.mode = "reduce-overhead"`` with
 ``torchair.get_npu_backend``, runs TorchAir's own copy of the acl-graph code and
@@ -33,15 +33,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import torch._dynamo
-from torch._dynamo.backends.registry import _COMPILER_FNS
-
 from opsdk.offline import locator as torchair_locator
 from opsdk.offline import patches
 from opsdk.runtime.converters import load_pending
 from opsdk.runtime.device import ensure_npu
 
-BACKEND_NAME = "npugraph_ex"
 OFFLINE_OPTIONS: dict[str, Any] = {"pattern_fusion_pass": False}
 """npugraph_ex ``CompilerConfig`` options opsdk sets offline (the user's options win)."""
 
@@ -80,7 +76,9 @@ def import_torchair() -> ModuleType:
 
     Offline this fetches the wheel on first need, installs the ``_torchair``
     stand-in (TorchAir's ``TorchNpuGraph`` takes its base class from it at import
-    time, so it must come first) and imports TorchAir from the cache.
+    time, so it must come first) and imports TorchAir from the cache: through
+    torch_npu's lazy ``torchair`` module once the torch_npu stand-in is installed
+    (:func:`import_torchair_stack`), else as a top-level package.
     """
     global _torchair
     if _torchair is not None:
@@ -89,12 +87,6 @@ def import_torchair() -> ModuleType:
         _torchair = importlib.import_module("torchair")
         return _torchair
     path = torchair_locator.fetch()  # also byte-compiles an entry fetched before opsdk did
-    loaded = sys.modules.get("torchair")
-    if loaded is not None and not Path(loaded.__file__).is_relative_to(path):
-        raise torchair_locator.TorchairUnavailable(
-            f"another torchair ({loaded.__file__}) is already imported; "
-            "let opsdk import TorchAir first (opsdk.offline.torchair.import_torchair())"
-        )
     from opsdk.offline.ge import standin as torchair_standin
 
     torchair_standin.install()
@@ -102,7 +94,13 @@ def import_torchair() -> ModuleType:
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
     with _keeping_signal_handlers():
-        _torchair = importlib.import_module("torchair")
+        module = importlib.import_module("torchair")
+    if not Path(module.__file__).is_relative_to(path):
+        raise torchair_locator.TorchairUnavailable(
+            f"another torchair ({module.__file__}) is already imported; "
+            "let opsdk import TorchAir first (opsdk.offline.torchair.import_torchair())"
+        )
+    _torchair = module
     return _torchair
 
 
@@ -127,8 +125,10 @@ def torchair_with_converters() -> ModuleType:
     return module
 
 
+@functools.cache
 def import_npugraph_ex() -> ModuleType:
-    """The npugraph_ex package: torch_npu's on an NPU host, the wheel's offline.
+    """The npugraph_ex package: torch_npu's on an NPU host, the wheel's offline (through
+    torch_npu's lazy ``npugraph_ex`` module), with :data:`OFFLINE_OPTIONS` offline.
 
     Importing it installs SIGINT/SIGTERM handlers that run its finalizer and then
     ignore the signal, so Ctrl-C would no longer stop the process. Offline there is
@@ -137,10 +137,12 @@ def import_npugraph_ex() -> ModuleType:
     """
     import_torchair_stack()
     _apply_torchair_patches_first()
-    if "npugraph_ex" in sys.modules or not is_offline():
+    if not is_offline():
         return importlib.import_module("npugraph_ex")
     with _keeping_signal_handlers():
-        return importlib.import_module("npugraph_ex")
+        module = importlib.import_module("npugraph_ex")
+    patches.npugraph_ex_config_defaults(module.CompilerConfig, OFFLINE_OPTIONS)
+    return module
 
 
 def torchair_config(mode: str):
@@ -170,17 +172,15 @@ def describe() -> dict[str, Any]:
 
 
 def get_backend(**options: Any) -> Callable:
-    """A Dynamo backend running npugraph_ex with these ``CompilerConfig`` options
-    on top of the offline defaults, e.g. ``get_backend(force_eager=True)``;
-    ``torch.compile(..., options=...)`` still applies per call."""
-    npugraph_ex = import_npugraph_ex()
-    merged = {**(OFFLINE_OPTIONS if is_offline() else {}), **options}
+    """torch_npu's npugraph_ex backend with these ``CompilerConfig`` options, e.g.
+    ``get_backend(force_eager=True)``; ``torch.compile(..., options=...)`` still
+    applies per call and wins."""
+    install()
+    dynamo = importlib.import_module("torch_npu.dynamo")
 
     def npugraph_ex_backend(gm, example_inputs, **kwargs):
-        config = npugraph_ex.CompilerConfig()
-        for name, value in {"mode": BACKEND_NAME, **merged}.items():
-            setattr(config, name, value)
-        return npugraph_ex.get_npu_backend(compiler_config=config)(gm, example_inputs, **kwargs)
+        merged = {**options, **kwargs.pop("options", {})}
+        return dynamo._exec(gm, example_inputs, options=merged, **kwargs)
 
     return npugraph_ex_backend
 
@@ -188,13 +188,12 @@ def get_backend(**options: Any) -> Callable:
 def install() -> None:
     """Make ``torch.compile(backend="npugraph_ex")`` work; idempotent.
 
-    On an NPU host torch_npu's entry point provides the name and nothing is done.
+    On an NPU host torch_npu registers the name itself and nothing is done here.
+    Offline torch_npu's Python registers it (installed with the torch_npu stand-in),
+    and npugraph_ex is imported with :data:`OFFLINE_OPTIONS` as its defaults.
     """
-    if not is_offline():
-        return
-    with _lock:
-        if BACKEND_NAME not in _COMPILER_FNS:
-            torch._dynamo.register_backend(get_backend(), name=BACKEND_NAME)
+    if is_offline():
+        import_npugraph_ex()
 
 
 def reduce_overhead_backend(**options: Any) -> Callable:

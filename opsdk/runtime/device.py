@@ -58,19 +58,24 @@ def _refuse_beside_torch_npu() -> None:
         )
 
 
-def _detect() -> NpuInfo:
+def _emulated(reason: str) -> NpuInfo:
+    """Install opsdk's emulated device, with torch_npu's ``npu`` API there on first use."""
     from opsdk.offline.npu import device as npu_device
+    from opsdk.offline.npu import torch_npu as torch_npu_standin
 
+    npu_device.install()
+    torch_npu_standin.install_on_first_use(npu_device.npu_module())
+    return NpuInfo("emulated", None, reason)
+
+
+def _detect() -> NpuInfo:
     if os.environ.get(EMULATE_ENV) == "1":
         _refuse_beside_torch_npu()
-        npu_device.install()
-        return NpuInfo("emulated", None, f"{EMULATE_ENV}=1")
+        return _emulated(f"{EMULATE_ENV}=1")
     if importlib.util.find_spec("torch_npu") is None:
-        npu_device.install()
-        return NpuInfo("emulated", None, "torch_npu is not installed")
+        return _emulated("torch_npu is not installed")
     try:
         torch_npu = importlib.import_module("torch_npu")
     except Exception as err:  # noqa: BLE001 - any import failure means: no usable NPU stack
-        npu_device.install()
-        return NpuInfo("emulated", None, f"import torch_npu failed: {err}".splitlines()[0])
+        return _emulated(f"import torch_npu failed: {err}".splitlines()[0])
     return NpuInfo("real", getattr(torch_npu, "__version__", "unknown"), "torch_npu imported")

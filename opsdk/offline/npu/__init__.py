@@ -1,8 +1,10 @@
-"""The NPU side offline: the emulated device, streams, graph capture and a torch_npu stand-in.
+"""The NPU side offline: the emulated device, and torch_npu's Python over a native stand-in.
 
 ``device`` installs the emulated ``npu`` device (``torch.npu``) from ``_memory`` (npu
 memory as relabelled CPU memory), ``_fallback`` (aten ops on CPU aliases) and
-``_kernels`` (explicit kernels); ``streams``, ``graphs`` and ``torch_npu`` build on it.
+``_kernels`` (explicit kernels). ``torch_npu`` runs torch_npu's real Python (graphs,
+streams, its Dynamo backends) over ``native``, the stand-in for its native module,
+built from ``streams`` (streams and events) and ``capture`` (graph capture and replay).
 """
 
 from opsdk.offline.npu._fallback import MissingNpuKernelError

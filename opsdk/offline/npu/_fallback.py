@@ -105,6 +105,17 @@ class _Plan:
                 self.returns.append((_WRITE if info.is_write else _VIEW, source))
         self.all_fresh = all(kind == _FRESH for kind, _ in self.returns)
 
+    @property
+    def aliases(self) -> tuple[int | str | None, ...]:
+        """Per return, the argument slot it aliases (index or keyword name; None: new)."""
+        return tuple(None if kind == _FRESH else source for kind, source in self.returns)
+
+    @property
+    def is_view(self) -> bool:
+        """Writes nothing and returns only views of its arguments."""
+        kinds = [kind for kind, _ in self.returns]
+        return not self.writes and bool(kinds) and all(kind == _VIEW for kind in kinds)
+
     def _convert(self, value: Any, kind: int) -> Any:
         """The CPU counterpart of one argument."""
         if kind == _TENSOR:
@@ -235,14 +246,20 @@ _plans: dict[OpOverload, _Plan] = {}
 _plans_lock = threading.Lock()
 
 
-def fallback(op: OpOverload, *args: Any, **kwargs: Any) -> Any:
-    """Run an aten op on CPU aliases of its npu arguments; refuse everything else."""
+def plan_of(op: OpOverload) -> _Plan:
+    """How aten op ``op`` runs on CPU aliases, from its schema; analysed once."""
     plan = _plans.get(op)
     if plan is None:
         if op.namespace != "aten":
             raise _missing_kernel(op)
         with _plans_lock:
             plan = _plans.setdefault(op, _Plan(op))
+    return plan
+
+
+def fallback(op: OpOverload, *args: Any, **kwargs: Any) -> Any:
+    """Run an aten op on CPU aliases of its npu arguments; refuse everything else."""
+    plan = plan_of(op)
     if torch._C._len_torch_dispatch_stack():
         # Active dispatch modes must see the npu op, not its CPU implementation.
         with _disable_current_modes():

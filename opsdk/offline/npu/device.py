@@ -12,7 +12,9 @@ Pinned to torch 2.13: it calls private APIs (``_construct_storage_from_data_poin
 ``torch._C._acc.create_empty_tensor``, ``OpOverload._op_dk``) and applies the
 patches of :mod:`opsdk.offline.patches` (backend registration, storage constructor).
 Here: ``torch.npu`` and :func:`install`; the memory, fallback and kernels it installs
-live in ``_memory``, ``_fallback`` and ``_kernels``.
+live in ``_memory``, ``_fallback`` and ``_kernels``. The rest of torch_npu's ``npu``
+API (streams, graphs, ``is_current_stream_capturing``, ...) is torch_npu's own Python,
+which :mod:`opsdk.offline.npu.torch_npu` adds to ``torch.npu``.
 """
 
 from __future__ import annotations

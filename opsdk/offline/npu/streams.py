@@ -1,10 +1,12 @@
-"""Streams and events of the emulated npu device, with torch_npu's Python API.
+"""The native side of npu streams and events: what ``torch_npu._C`` gives torch_npu's
+``npu/streams.py`` and ``npu/utils.py``, which run unchanged above it.
 
 The emulated device runs every op synchronously on the host, so all work is
-complete and ordered by the time a call returns: a stream is an id that
-torch_npu-shaped code can create, select and compare, and events are markers
-that are always complete. What a real stream refuses while it captures a graph
-(``synchronize`` waits on the host) is refused here too.
+complete and ordered by the time a call returns: a stream is an id that can be
+created, selected and compared, and an event is a marker that is always complete.
+A stream may be capturing a graph (:mod:`opsdk.offline.npu.capture` starts and
+stops it here); what a real capture refuses, a host synchronization, is refused
+then (:func:`check_host_sync`).
 """
 
 from __future__ import annotations
@@ -15,141 +17,151 @@ from typing import Any
 
 import torch
 
-from opsdk.offline.npu import graphs as npu_graph
-from opsdk.offline.npu._memory import DEVICE
+from opsdk.offline.npu._memory import DEVICE, check_index
 
 DEVICE_TYPE = int(torch._C._autograd.DeviceType.PrivateUse1)  # what torch_npu reports (20)
-_DEFAULT_STREAM_ID = 0
+DEFAULT_STREAM_ID = 0
 
-_stream_ids = itertools.count(_DEFAULT_STREAM_ID + 1)
+_stream_ids = itertools.count(DEFAULT_STREAM_ID + 1)
+_event_ids = itertools.count(1)
 _local = threading.local()
 
 
-def _device_index(device: Any) -> int:
-    if device is None or isinstance(device, int):
-        index = device
-    else:
-        index = torch.device(device).index
-    if index not in (None, -1, 0):
-        raise ValueError(f"{DEVICE}:{index} does not exist: the emulated device has one card")
+def _index(device_index: int | None) -> int:
+    if device_index not in (None, -1):
+        check_index(torch.device(DEVICE, device_index))
     return 0
 
 
-class Stream:
-    """``torch.npu.Stream``: a new stream, or an existing one given its ``stream_id``."""
+class _NPUStreamBase:
+    """``torch_npu._C._NPUStreamBase``: a new stream, or the one named by ``stream_id``."""
 
-    def __init__(
-        self,
-        device: Any = None,
+    def __new__(
+        cls,
         priority: int = 0,
-        *,
         stream_id: int | None = None,
         device_index: int | None = None,
         device_type: int | None = None,
+        stream_ptr: int | None = None,
+        is_sync_launch: int = 0,
     ):
-        self.device_index = _device_index(device if device_index is None else device_index)
-        self.device_type = DEVICE_TYPE if device_type is None else device_type
+        self = super().__new__(cls)
         self.stream_id = next(_stream_ids) if stream_id is None else stream_id
+        self.device_index = _index(device_index)
+        self.device_type = DEVICE_TYPE if device_type is None else device_type
         self.priority = priority
+        return self
 
     @property
     def device(self) -> torch.device:
         return torch.device(DEVICE, self.device_index)
 
-    def wait_event(self, event: Event) -> None:
-        event.wait(self)
-
-    def wait_stream(self, stream: Stream) -> None:
-        self.wait_event(stream.record_event())
-
-    def record_event(self, event: Event | None = None) -> Event:
-        event = Event() if event is None else event
-        event.record(self)
-        return event
+    @property
+    def npu_stream(self) -> int:
+        """The ``aclrtStream`` handle: here, an address-like id of the stream."""
+        return 0x1000 + self.stream_id
 
     def query(self) -> bool:
         return True
 
     def synchronize(self) -> None:
-        npu_graph.check_host_sync("torch.npu.Stream.synchronize()")
+        check_host_sync("torch.npu.Stream.synchronize()")
+
+    def set_data_preprocess_stream(self, is_data_preprocess_stream: bool = False) -> None:
+        return None
 
     def __eq__(self, other: object) -> bool:
         return (
-            isinstance(other, Stream)
+            isinstance(other, _NPUStreamBase)
             and other.stream_id == self.stream_id
             and other.device_index == self.device_index
         )
 
-    def __hash__(self) -> int:
-        return hash((self.stream_id, self.device_index))
 
-    def __repr__(self) -> str:
-        return f"<torch.npu.Stream device={self.device} stream_id={self.stream_id}>"
+class _NPUEventBase:
+    """``torch_npu._C._NPUEventBase``: always complete, since work finishes before a call
+    returns, so recording and waiting have nothing to wait for."""
 
-
-class Event:
-    """``torch.npu.Event``: always complete, since work finishes before a call returns,
-    so recording and waiting have nothing to do."""
-
-    def __init__(
-        self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    def __new__(
+        cls,
+        enable_timing: bool = False,
+        blocking: bool = False,
+        interprocess: bool = False,
+        graph_external: bool = False,
     ):
-        self.enable_timing = enable_timing
+        self = super().__new__(cls)
+        self.npu_event = 0  # created lazily, at the first record, as on the device
+        return self
 
-    def record(self, stream: Stream | None = None) -> None:
+    def record(self, stream: _NPUStreamBase) -> None:
+        self.npu_event = self.npu_event or next(_event_ids)
+
+    def wait(self, stream: _NPUStreamBase) -> None:
         return None
 
-    def wait(self, stream: Stream | None = None) -> None:
+    def reset(self, stream: _NPUStreamBase) -> None:
         return None
 
     def query(self) -> bool:
         return True
 
     def synchronize(self) -> None:
-        npu_graph.check_host_sync("torch.npu.Event.synchronize()")
+        check_host_sync("torch.npu.Event.synchronize()")
 
 
-class ExternalEvent(Event):
-    """``torch.npu.ExternalEvent``: an event that may be waited on before it is recorded."""
-
-    def __init__(self) -> None:
-        super().__init__()
-
-    def reset(self, stream: Stream | None = None) -> None:
-        return None
+def _stream_data(stream_id: int) -> tuple[int, int, int]:
+    return (stream_id, 0, DEVICE_TYPE)
 
 
-def default_stream(device: Any = None) -> Stream:
-    return Stream(stream_id=_DEFAULT_STREAM_ID, device_index=_device_index(device))
+def get_current_stream(device_index: int | None = None) -> tuple[int, int, int]:
+    """``_npu_getCurrentStream``: this thread's stream (torch_npu's is per thread)."""
+    _index(device_index)
+    return _stream_data(getattr(_local, "stream_id", DEFAULT_STREAM_ID))
 
 
-def current_stream(device: Any = None) -> Stream:
-    """The stream this thread has selected (torch_npu's current stream is per thread)."""
-    current = getattr(_local, "stream", None)
-    return current if current is not None else default_stream(device)
+def get_default_stream(device_index: int | None = None) -> tuple[int, int, int]:
+    _index(device_index)
+    return _stream_data(DEFAULT_STREAM_ID)
 
 
-def set_stream(stream: Stream | None) -> None:
-    if stream is not None:
-        _local.stream = stream
+def set_stream(stream_id: int, device_index: int, device_type: int) -> None:
+    _index(device_index)
+    _local.stream_id = stream_id
 
 
-class StreamContext:
-    """``torch.npu.stream(s)``: select ``s`` for the block (no-op for ``None``)."""
-
-    def __init__(self, stream: Stream | None):
-        self.stream = stream
-        self.previous: Stream | None = None
-
-    def __enter__(self) -> None:
-        if self.stream is not None:
-            self.previous = current_stream()
-            set_stream(self.stream)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.stream is not None:
-            set_stream(self.previous)
+def synchronize(*args: Any) -> None:
+    """``_npu_synchronize``: wait for the device, which a capture refuses."""
+    check_host_sync("torch.npu.synchronize()")
 
 
-def stream(stream: Stream | None) -> StreamContext:
-    return StreamContext(stream)
+# --------------------------------------------------------------------------- capture status
+
+
+def capture_underway() -> Any:
+    """The graph this thread is capturing into, if any."""
+    underway = getattr(_local, "capture", None)
+    return underway[1] if underway else None
+
+
+def start_capture(graph: Any) -> int:
+    """Capture ``graph`` on this thread's current stream; its id."""
+    stream_id = get_current_stream()[0]
+    _local.capture = (stream_id, graph)
+    return stream_id
+
+
+def stop_capture() -> None:
+    _local.capture = None
+
+
+def is_current_stream_capturing() -> bool:
+    """``_npu_isCurrentStreamCapturing``: a capture is underway on this thread's stream."""
+    underway = getattr(_local, "capture", None)
+    return underway is not None and underway[0] == get_current_stream()[0]
+
+
+def check_host_sync(what: str) -> None:
+    """Refuse a host/device synchronization while this thread is capturing."""
+    graph = capture_underway()
+    if graph is not None:
+        graph._refuse(what, "it waits on the host for device work to finish")

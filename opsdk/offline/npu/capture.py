@@ -1,22 +1,23 @@
-"""Capture and replay of npu work: the offline stand-in for torch_npu's ``NPUGraph``.
+"""The native side of npu graphs: the capture and replay behind torch_npu's ``NPUGraph``.
 
-On an NPU, capturing records the kernels launched on the capturing stream
-without running them, and a replay relaunches them on the same device addresses.
-Here capture is a ``TorchDispatchMode`` that sees every op dispatched on npu
-tensors at kernel level: a custom op's npu kernel runs while capturing, so what
-gets recorded is the aten work it launches, with its Python scalars baked in, as
-on the device. Replay re-runs that log on the captured buffers.
+torch_npu's ``npu/graphs.py`` (``NPUGraph``, ``graph()``, ``graph_pool_handle``,
+``is_current_stream_capturing``) runs unchanged over :class:`NPUGraphBase`, which
+stands in for the aclmdlRI stream capture its native ``_NPUGraph`` drives.
 
-Capture runs each op so later ops get real shapes and buffers, but only ever
-writes memory allocated during the capture: a write to memory that existed
-before goes to a scratch buffer instead (the device executes nothing while
-capturing), and replay performs it for real. Memory allocated uninitialised
-during the capture is zeroed: what ops read there while capturing is arbitrary
-on a device, where they do not run, but the emulated run would trip on garbage
-indices (npugraph_ex captures over fresh, unfilled input buffers). What a real
-stream capture refuses (a host sync such as ``.item()`` or ``.cpu()``, an output
-shape that depends on data) fails the capture with :class:`NpuGraphCaptureError`
-naming the op.
+On a device, capturing records the kernels launched on the capturing stream
+without running them, and a replay runs them on the same addresses, reading
+whatever those buffers hold by then. Here capture is a ``TorchDispatchMode`` that
+sees every op dispatched on npu tensors at kernel level and does the same: a
+custom op's npu kernel (host code) runs, and the aten work it launches is
+recorded, with its Python scalars baked in, not executed. A recorded op's new
+outputs are allocated with the shape its Meta function gives and left unwritten,
+as a capture allocates them from the graph's pool; only host-side work runs while
+capturing (allocation, views, other metadata changes). A replay runs the record
+in order on the captured buffers.
+
+What a real stream capture refuses (a host sync such as ``.item()`` or ``.cpu()``,
+an output shape that depends on data) fails the capture with
+:class:`NpuGraphCaptureError` naming the op.
 
 Memory a graph captured lives as long as the graph or any tensor over it: the
 emulated pool never recycles a block, so pool checkpoints have nothing to restore.
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -35,13 +35,16 @@ import torch
 from torch._C import DispatchKey
 from torch._ops import OpOverload
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_map
 
 from opsdk.errors import OpFault
+from opsdk.offline.npu import streams
+from opsdk.offline.npu._fallback import plan_of
 from opsdk.offline.npu._memory import DEVICE
 
 DEVICE_REFUSAL = "operation not permitted when stream is capturing"
 
-# Ops that allocate without initialising: nothing to redo on replay.
+# Ops that allocate without initialising: host work, nothing to replay.
 _UNINITIALISED = frozenset(
     {"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided"}
 )
@@ -77,25 +80,22 @@ class NpuGraphError(OpFault, RuntimeError):
     """An NPUGraph was used out of order (replay before capture, nested captures, ...)."""
 
 
-_local = threading.local()
+_graph_ids = itertools.count(1)
 _pool_ids = itertools.count(1)
 
 
-def current_capture() -> NPUGraph | None:
-    """The graph this thread is capturing into, if any."""
-    return getattr(_local, "graph", None)
-
-
-def check_host_sync(what: str) -> None:
-    """Refuse a host/device synchronization while this thread is capturing."""
-    graph = current_capture()
-    if graph is not None:
-        graph._refuse(what, "it waits on the host for device work to finish")
-
-
 def graph_pool_handle() -> tuple[int, int]:
-    """An opaque id of a graph memory pool, shaped like torch_npu's ``(0, id)``."""
+    """``_graph_pool_handle``: a pool id made by graph_pool_handle(), ``(0, id)``."""
     return (0, next(_pool_ids))
+
+
+def task_group_unsupported(*args: Any) -> None:
+    """``_graph_task_group_*``: updating captured kernel parameters (npugraph_ex's
+    updated nodes, ``NPUGraph.update``) needs device task groups."""
+    raise NpuGraphError(
+        "graph task groups (captured kernels updated in place: NPUGraph.update, "
+        "npugraph_ex's parameter updates) are not emulated offline"
+    )
 
 
 # --------------------------------------------------------------------------- memory
@@ -117,13 +117,7 @@ def storage_from_data_pointer(
     return torch._C._construct_storage_from_data_pointer(data_ptr, device, nbytes)
 
 
-def _register_owned(t: torch.Tensor) -> None:
-    ptr = t.untyped_storage().data_ptr()
-    if ptr:
-        _owned_storages[ptr] = t
-
-
-# --------------------------------------------------------------------------- op plans
+# --------------------------------------------------------------------------- recording
 
 
 def _is_npu(value: Any) -> bool:
@@ -134,71 +128,27 @@ def _is_npu(value: Any) -> bool:
     return False
 
 
-def _get(args: list, kwargs: dict, slot: int | str) -> Any:
+def _get(args: tuple, kwargs: dict, slot: int | str) -> Any:
     if isinstance(slot, str):
         return kwargs.get(slot)
     return args[slot] if slot < len(args) else None
 
 
-def _put(args: list, kwargs: dict, slot: int | str, value: Any) -> None:
-    if isinstance(slot, str):
-        kwargs[slot] = value
-    else:
-        args[slot] = value
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """How capture treats one op, from its schema.
-
-    ``written`` are the argument slots the op writes (index or keyword name);
-    ``aliases`` gives, per return, the slot it aliases (``None``: a fresh tensor);
-    ``replayed`` is False for work that is host-side on a device (views, storage
-    rebinding, uninitialised allocation).
-    """
-
-    written: tuple[int | str, ...]
-    aliases: tuple[int | str | None, ...]
-    replayed: bool
-
-    @classmethod
-    def of(cls, op: OpOverload) -> _Plan:
-        schema = op._schema
-        owner: dict[str, int | str] = {}
-        written = []
-        for index, arg in enumerate(schema.arguments):
-            slot = arg.name if arg.kwarg_only else index
-            info = arg.alias_info
-            if info is None:
-                continue
-            for alias_set in info.before_set:
-                owner.setdefault(alias_set, slot)
-            if info.is_write:
-                written.append(slot)
-        aliases = tuple(
-            None
-            if ret.alias_info is None
-            else next((owner[s] for s in ret.alias_info.before_set if s in owner), None)
-            for ret in schema.returns
-        )
-        is_view = not written and aliases and all(a is not None for a in aliases)
-        host_side = (
+def _recorded(op: OpOverload) -> bool:
+    """Whether capture records ``op``; not work that is host-side on a device (views,
+    storage rebinding, uninitialised allocation), which runs while capturing."""
+    recorded = _recorded_ops.get(op)
+    if recorded is None:
+        recorded = _recorded_ops[op] = not (
             op._opname in _UNINITIALISED
             or op._opname in _REBINDING
             or torch.Tag.inplace_view in op.tags
-            or is_view
+            or plan_of(op).is_view
         )
-        return cls(tuple(written), aliases, not host_side)
+    return recorded
 
 
-_plans: dict[OpOverload, _Plan] = {}
-
-
-def _plan(op: OpOverload) -> _Plan:
-    plan = _plans.get(op)
-    if plan is None:
-        plan = _plans[op] = _Plan.of(op)
-    return plan
+_recorded_ops: dict[OpOverload, bool] = {}
 
 
 def _refusal(op: OpOverload, args: tuple, kwargs: dict) -> str | None:
@@ -247,18 +197,33 @@ def _crosses_host(op: OpOverload, args: tuple, kwargs: dict) -> bool:
     return target is not None and torch.device(target).type != src.device.type
 
 
-def _per_return(plan: _Plan, result: Any) -> tuple:
+def _per_return(aliases: tuple, result: Any) -> tuple:
     """An op's result as one value per schema return."""
-    if not plan.aliases:
+    if not aliases:
         return ()
-    return (result,) if len(plan.aliases) == 1 else tuple(result)
+    return (result,) if len(aliases) == 1 else tuple(result)
+
+
+def _as_meta(value: Any) -> Any:
+    """An npu tensor's shape, strides and dtype on the meta device: what capture knows."""
+    if isinstance(value, torch.Tensor) and value.device.type == DEVICE:
+        return torch.empty_strided(value.size(), value.stride(), dtype=value.dtype, device="meta")
+    return value
+
+
+def _placeholder(value: Any) -> Any:
+    """Pool memory for a recorded op's output: allocated now, written at replay."""
+    if isinstance(value, torch.Tensor):
+        return torch.empty_strided(value.size(), value.stride(), dtype=value.dtype, device=DEVICE)
+    return value
 
 
 def _pin(value: Any) -> Any:
-    """The same memory under a tensor object of its own: a replay uses the captured
-    addresses, whatever later happens to the caller's tensor objects."""
+    """What a launched kernel holds: the same npu memory under a tensor object of its
+    own (a replay uses the captured addresses, whatever happens to the caller's tensor
+    objects); host tensors and Python scalars as they are now (baked in)."""
     if isinstance(value, torch.Tensor):
-        return value.detach()
+        return value.detach() if value.device.type == DEVICE else value.detach().clone()
     if isinstance(value, (list, tuple)):
         return type(value)(_pin(v) for v in value)
     return value
@@ -274,7 +239,8 @@ def _copy_into(dst: Any, src: Any) -> None:
 
 @dataclass
 class _Step:
-    """One recorded op: what replay calls, and the captured buffers its fresh outputs fill."""
+    """One recorded op: what replay calls, and the captured buffers its new outputs fill
+    (``None`` for a return that is one of its arguments)."""
 
     op: OpOverload
     args: tuple
@@ -297,11 +263,10 @@ class _Step:
 class _Recorder(TorchDispatchMode):
     """Sees every op dispatched while a graph captures; records the npu work."""
 
-    def __init__(self, graph: NPUGraph):
+    def __init__(self, graph: NPUGraphBase):
         super().__init__()
         self.graph = graph
         self.steps: list[_Step] = []
-        self.owned: set[int] = set()
         self.keep: list[torch.Tensor] = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -319,57 +284,36 @@ class _Recorder(TorchDispatchMode):
             # that work is what a device capture records.
             with self:
                 return func._op_dk(DispatchKey.PrivateUse1, *args, **kwargs)
-        plan = _plan(func)
-        if not plan.replayed:
+        aliases = plan_of(func).aliases
+        if not _recorded(func):
             result = func(*args, **kwargs)
-            self._own_fresh(plan, result)
-            if func._opname in _UNINITIALISED:
-                result.zero_()  # not recorded: this mode is off inside its own dispatch
+            self._keep(aliases, result)
             return result
-        return self._run_and_record(func, plan, list(args), dict(kwargs))
+        return self._record(func, aliases, args, kwargs)
 
-    def _run_and_record(self, func: OpOverload, plan: _Plan, args: list, kwargs: dict) -> Any:
-        step = _Step(func, _pin(tuple(args)), {k: _pin(v) for k, v in kwargs.items()}, ())
-        originals: dict[int | str, Any] = {}
-        for slot in plan.written:
-            value = _get(args, kwargs, slot)
-            scratch = self._scratch(value)
-            if scratch is not value:
-                originals[slot] = value
-                _put(args, kwargs, slot, scratch)
-        result = func(*args, **kwargs)
-        if not plan.aliases:
-            self.steps.append(step)
-            return result
-        outs, returned = [], []
-        for alias, value in zip(plan.aliases, _per_return(plan, result), strict=True):
+    def _record(self, func: OpOverload, aliases: tuple, args: tuple, kwargs: dict) -> Any:
+        """Record ``func`` and return what it would: its aliased arguments, and new
+        outputs shaped by its Meta function, left for the replay to write."""
+        meta = func(*tree_map(_as_meta, args), **tree_map(_as_meta, kwargs))
+        returned, outs = [], []
+        for alias, value in zip(aliases, _per_return(aliases, meta), strict=True):
             if alias is None:
+                value = tree_map(_placeholder, value)
                 self._own(value)
                 outs.append(_pin(value))
-                returned.append(value)
             else:
+                value = _get(args, kwargs, alias)
                 outs.append(None)
-                returned.append(originals.get(alias, value))
-        step.outs = tuple(outs)
-        self.steps.append(step)
-        return returned[0] if len(returned) == 1 else type(result)(returned)
+            returned.append(value)
+        self.steps.append(
+            _Step(func, _pin(args), {k: _pin(v) for k, v in kwargs.items()}, tuple(outs))
+        )
+        if not aliases:
+            return None
+        return returned[0] if len(returned) == 1 else type(meta)(returned)
 
-    def _scratch(self, value: Any) -> Any:
-        """A stand-in buffer for memory that existed before the capture."""
-        if isinstance(value, torch.Tensor):
-            if value.device.type != DEVICE or value.untyped_storage()._cdata in self.owned:
-                return value
-            scratch = torch.empty_strided(
-                value.size(), value.stride(), dtype=value.dtype, device=value.device
-            )
-            self.owned.add(scratch.untyped_storage()._cdata)
-            return scratch
-        if isinstance(value, (list, tuple)):
-            return type(value)(self._scratch(v) for v in value)
-        return value
-
-    def _own_fresh(self, plan: _Plan, result: Any) -> None:
-        for alias, value in zip(plan.aliases, _per_return(plan, result), strict=True):
+    def _keep(self, aliases: tuple, result: Any) -> None:
+        for alias, value in zip(aliases, _per_return(aliases, result), strict=True):
             if alias is None:
                 self._own(value)
 
@@ -377,10 +321,11 @@ class _Recorder(TorchDispatchMode):
         """Memory the capture allocated: the graph keeps it for its replays."""
         if isinstance(value, torch.Tensor):
             if value.device.type == DEVICE:
-                self.owned.add(value.untyped_storage()._cdata)
                 pinned = value.detach()
                 self.keep.append(pinned)
-                _register_owned(pinned)
+                ptr = pinned.untyped_storage().data_ptr()
+                if ptr:
+                    _owned_storages[ptr] = pinned
         elif isinstance(value, (list, tuple)):
             for v in value:
                 self._own(v)
@@ -399,49 +344,53 @@ def _targets_npu(kwargs: dict) -> bool:
     return device is not None and torch.device(device).type == DEVICE
 
 
-class NPUGraph:
-    """torch_npu's ``NPUGraph`` API over the capture recorder (see the module docstring)."""
+class NPUGraphBase:
+    """``torch_npu._C._NPUGraph``: one captured graph (see the module docstring)."""
 
     def __init__(self) -> None:
+        self._id = next(_graph_ids)
         self._recorder: _Recorder | None = None
         self._steps: list[_Step] = []
         self._keep: list[torch.Tensor] = []
         self._pool: tuple[int, int] | None = None
         self._captured = False
         self._failure: NpuGraphCaptureError | None = None
-        self.capture_error_mode = "global"
 
-    def capture_begin(self, pool: Any = None, capture_error_mode: str = "global") -> None:
-        """Start recording this thread's npu work. ``capture_error_mode`` is kept for the
-        API: the emulated device refuses the same things in every mode."""
-        if current_capture() is not None:
+    def capture_begin(
+        self, pool: Any = None, capture_error_mode: str = "global", report_shape: bool = True
+    ) -> None:
+        """Start recording this thread's npu work on its current stream, which must not
+        be the default stream. ``capture_error_mode`` is accepted for the API: the
+        emulated device refuses the same things in every mode."""
+        if streams.get_current_stream()[0] == streams.DEFAULT_STREAM_ID:
+            raise NpuGraphError(
+                "NPU graphs must be captured on a non-default stream (torch.npu.graph(...) "
+                "selects one)"
+            )
+        if streams.capture_underway() is not None:
             raise NpuGraphError("a capture is already underway on this thread")
         if self._captured:
             raise NpuGraphError(
                 "this NPUGraph already holds a captured graph; reset() it or use a new one"
             )
-        self._pool = tuple(pool) if pool is not None else graph_pool_handle()
-        self.capture_error_mode = capture_error_mode
+        self._pool = tuple(pool) if pool is not None else (self._id, 0)
         self._failure = None
         self._recorder = _Recorder(self)
-        _local.graph = self
+        streams.start_capture(self)
         self._recorder.__enter__()
 
     def capture_end(self) -> None:
-        self._end_capture(raise_if_invalid=True)
-
-    def _end_capture(self, raise_if_invalid: bool) -> None:
+        """End the capture; a capture that something invalidated raises what did."""
         recorder = self._recorder
-        if recorder is None or current_capture() is not self:
+        if recorder is None or streams.capture_underway() is not self:
             raise NpuGraphError("capture_end() without a matching capture_begin() on this thread")
         recorder.__exit__(None, None, None)
-        _local.graph = None
+        streams.stop_capture()
         self._recorder = None
-        if self._failure is None:
-            self._steps, self._keep = recorder.steps, recorder.keep
-            self._captured = True
-        elif raise_if_invalid:
+        if self._failure is not None:
             raise self._failure
+        self._steps, self._keep = recorder.steps, recorder.keep
+        self._captured = True
 
     def _refuse(self, op: str, cause: str) -> None:
         error = NpuGraphCaptureError.refused(op, cause)
@@ -475,46 +424,3 @@ class NPUGraph:
     def recorded_ops(self) -> list[str]:
         """The ops a replay runs, in order (for reports and tests)."""
         return [str(step.op) for step in self._steps]
-
-
-class graph:
-    """``torch.npu.graph(npu_graph, pool=None, stream=None, ...)``: capture on a side stream.
-
-    An exception raised inside the block (a refused op, say) ends the capture
-    without raising again, so the original error is the one that propagates.
-    """
-
-    default_capture_stream: Any = None
-
-    def __init__(
-        self,
-        npu_graph: NPUGraph,
-        pool: Any = None,
-        stream: Any = None,
-        auto_dispatch_capture: bool = False,
-        capture_error_mode: str = "global",
-    ):
-        if auto_dispatch_capture:
-            raise NpuGraphError(
-                "auto_dispatch_capture (NPUGraph.update) drives device kernels' task "
-                "updates, which the emulated npu device does not have"
-            )
-        if stream is None:
-            if graph.default_capture_stream is None:
-                graph.default_capture_stream = torch.npu.Stream()
-            stream = graph.default_capture_stream
-        self.npu_graph = npu_graph
-        self.pool = pool
-        self.capture_error_mode = capture_error_mode
-        self.stream_ctx = torch.npu.stream(stream)
-
-    def __enter__(self) -> None:
-        torch.npu.synchronize()
-        self.stream_ctx.__enter__()
-        self.npu_graph.capture_begin(self.pool, capture_error_mode=self.capture_error_mode)
-
-    def __exit__(self, exc_type, exc_value, traceback) -> None:
-        try:
-            self.npu_graph._end_capture(raise_if_invalid=exc_type is None)
-        finally:
-            self.stream_ctx.__exit__(exc_type, exc_value, traceback)
