@@ -54,7 +54,7 @@ def first_line(err: BaseException) -> str:
 def root_cause(err: BaseException) -> BaseException:
     """The innermost exception of ``err``'s chain: what a wrapper such as Dynamo's
     ``TorchRuntimeError`` ("RuntimeError when making fake tensor call") was raised for."""
-    *_, last = _chain(err)
+    *_, last = chain(err)
     return last
 
 
@@ -68,7 +68,7 @@ def raised_at(err: BaseException) -> str:
     """`` at FILE:LINE (FUNCTION)``: the innermost frame of ``err``'s chain in the
     user's code (a kernel, a fake function, a converter), or "" if none is (a C++ kernel)."""
     roots = _library_roots()
-    for e in reversed(list(_chain(err))):
+    for e in reversed(list(chain(err))):
         for frame in reversed(traceback.extract_tb(e.__traceback__)):
             if not frame.filename.startswith(("<", *roots)):
                 return f" at {frame.filename}:{frame.lineno} ({frame.name})"
