@@ -5,6 +5,8 @@ there. Each suite is one package and one matrix run, shared by its tests."""
 import pytest
 from scaffolded import added
 
+from opsdk.scaffold import NewRequest, into
+
 SPECS = """
 from opsdk.inputs import F32, I64, Dim, Fixed, OneOf, Range, Support, declare_supported
 
@@ -119,3 +121,135 @@ def test_twelve_correct_ops_pass_every_cell(correct_run):
     assert ops == {"my_add", *CORRECT} and len(ops) == 12
     assert len(results) == 12 * 5 * 3, len(results)  # every column in every shape mode
     assert correct_run.code == 0
+
+
+# ----- broken ops: one bug each, caught in its layer and nowhere else -----
+
+ADD = ("{name}(Tensor x, Tensor b) -> Tensor", "return (x + b).contiguous()")
+SUB = ("{name}(Tensor x, Tensor b) -> Tensor", "return (x - b).contiguous()")
+SCALE = ("{name}(Tensor x, float alpha) -> Tensor", "return (x * alpha).contiguous()")
+
+# name: (schema and correct kernel, fake, the bug: (file, old, new) edits, first match only)
+BROKEN = {
+    "fake_shape": (ADD, "x.new_empty(x.shape[1:])", []),
+    "fake_dtype": (ADD, "meta.same_as(x, dtype=torch.float16)", []),
+    "fake_bcast": (ADD, "meta.same_as(x)", []),  # specs broadcast x over y
+    "wrong_values": (ADD, "meta.same_as(x)", [("kernels", "(x + b)", "(x + b + 1e-3)")]),
+    "non_contiguous": (
+        ADD,
+        "meta.same_as(x)",
+        [("kernels", "(x + b)", "(x.view(-1) + b.view(-1)).view(x.shape)")],
+    ),
+    "unmarked_mutation": (
+        ("{name}(Tensor x, Tensor b) -> Tensor", "x.add_(b)\n    return x * 2"),
+        "meta.same_as(x)",
+        [],
+    ),
+    "alias_return": (("{name}(Tensor x) -> Tensor", "return x"), "meta.same_as(x)", []),
+    "swapped_inputs": (
+        SUB,
+        "meta.same_as(x)",
+        [("converter", 'inputs={"x": x, "b": b}', 'inputs={"x": b, "b": x}')],
+    ),
+    "dropped_attr": (SCALE, "meta.same_as(x)", [("converter", '"alpha": attr.Float(alpha),', "")]),
+    "mistyped_attr": (
+        SCALE,
+        "meta.same_as(x)",
+        [("converter", "attr.Float(alpha)", "attr.Int(alpha)")],
+    ),
+    "host_sync": (
+        SCALE,
+        "meta.same_as(x)",
+        [("kernels", "return (x * alpha)", "return (x * alpha * (x.abs().max().item() >= 0))")],
+    ),
+    "cached_scalar": (
+        SCALE,
+        "meta.same_as(x)",
+        [("kernels", "(x * alpha)", '(x * _SEEN.setdefault("alpha", alpha))')],
+    ),
+    "specialized_sizes": (ADD, "x.new_empty([int(s) for s in x.shape])", []),
+}
+BROKEN_SPECS = {
+    "fake_bcast": "declare_supported(OP, [Support(F32(3), F32(4, 3))], non_contiguous=False)",
+    "non_contiguous": "declare_supported(OP, [Support(F32(2, 3), F32(2, 3))])",
+}
+# bug -> the layer each column fails in ("column" for both shape modes, "column-mode" for
+# one); a column not named passes. The crash and hang bugs are in test_isolate.py (layer
+# `process` in every cell of the op, under --isolate).
+LAYERS = {
+    "fake_shape": {"opcheck": "fake", "ge": "ge-exec"},  # aot_eager runs the real kernel
+    "fake_dtype": {"opcheck": "fake", "ge": "ge-exec"},
+    "fake_bcast": {"opcheck": "fake", "ge": "ge-exec"},
+    "wrong_values": {c: "eager" for c in ("eager", "aot_eager", "ge", "npugraph_ex")},  # values
+    # the npu kernel raises on the non-contiguous case: layer eager in every column
+    "non_contiguous": {c: "eager" for c in ("eager", "opcheck", "aot_eager", "ge", "npugraph_ex")},
+    # opcheck's test_schema runs in the static cell only: a schema has no shapes
+    "unmarked_mutation": {"opcheck-static": "schema", "ge": "ge-exec", "npugraph_ex": "replay"},
+    "alias_return": {"opcheck": "schema"},
+    "swapped_inputs": {"ge": "ge-exec"},
+    "dropped_attr": {"ge": "converter"},
+    "mistyped_attr": {"ge": "converter"},
+    "host_sync": {"npugraph_ex": "capture"},
+    # a float is baked into compiled graphs (a new value recompiles): only eager varies it
+    "cached_scalar": {"eager": "eager"},
+    "specialized_sizes": {"aot_eager-dynamic": "recompile", "ge-dynamic": "recompile"},
+    "wrong_backward": {"opcheck-static": "autograd"},
+}
+
+
+@pytest.fixture(scope="module")
+def broken_run(scaffolds, tmp_path_factory, opsdk_cli_module):
+    pkg = scaffolds.copy(tmp_path_factory.mktemp("broken"), "my_add", namespace="truth_bad")
+    for bug, ((schema, kernel), fake, edits) in BROKEN.items():
+        op_dir = _add(
+            pkg, f"my_{bug}", schema.format(name=f"my_{bug}"), kernel, fake, BROKEN_SPECS.get(bug)
+        )
+        for file, old, new in edits:
+            path = op_dir / f"{file}.py"
+            text = path.read_text()
+            assert old in text, (bug, old)
+            path.write_text(
+                text.replace(old, new, 1) + ("\n_SEEN = {}\n" if "_SEEN" in new else "")
+            )
+    into.add(NewRequest("my_wrong_backward", autograd=True), pkg)  # the add, trainable
+    path = next(pkg.glob("*/my_wrong_backward")) / "autograd.py"
+    path.write_text(path.read_text().replace("return grad_out.sum", "return 2 * grad_out.sum", 1))
+    return opsdk_cli_module("check", pkg, "--shapes", "static,dynamic", json_report=True)
+
+
+def _row(bug):
+    expected = LAYERS[bug]
+    return {
+        f"{column}-{mode}": expected.get(f"{column}-{mode}", expected.get(column))
+        for column in ("eager", "opcheck", "aot_eager", "ge", "npugraph_ex")
+        for mode in ("static", "dynamic")
+    }
+
+
+def test_each_bug_fails_in_its_layer_and_nowhere_else(broken_run):
+    rows: dict[str, dict] = {}
+    for r in broken_run.report["results"]:
+        op = r["op"].split("::")[1].removeprefix("my_")
+        assert (r["status"] == "pass") == (r["layer"] is None), r
+        rows.setdefault(op, {})[f"{r['backend']}-{r['shapes']}"] = r["layer"]
+    assert set(rows) == {"add", *LAYERS}
+    wrong = {  # bug -> {cell: (expected layer, measured layer)}
+        bug: {c: (want, rows[bug][c]) for c, want in _row(bug).items() if rows[bug][c] != want}
+        for bug in LAYERS
+    }
+    assert not any(wrong.values()), {bug: diff for bug, diff in wrong.items() if diff}
+    assert set(rows["add"].values()) == {None}  # the package's correct op: no collateral
+
+
+def test_messages_name_the_cause(broken_run):
+    def message(bug, cell):
+        [r] = broken_run.cells(op=f"truth_bad::my_{bug}", backend=cell, shapes="static")
+        return r["message"]
+
+    assert "Argument x is not defined to alias output" in message("alias_return", "opcheck")
+    assert "attr 'alpha'" in message("dropped_attr", "ge")
+    assert "converter.py:" in message("mistyped_attr", "ge")
+    assert "aten.item.default" in message("host_sync", "npugraph_ex")
+    assert "alpha 0.5 -> 1.5 on call 1" in message("cached_scalar", "eager")
+    assert message("non_contiguous", "eager").startswith("case non-contiguous F32(2, 3)")
+    assert "gradcheck" in message("wrong_backward", "opcheck")
