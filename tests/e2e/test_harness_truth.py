@@ -192,7 +192,11 @@ LAYERS = {
     "host_sync": {"npugraph_ex": "capture"},
     # a float is baked into compiled graphs (a new value recompiles): only eager varies it
     "cached_scalar": {"eager": "eager"},
-    "specialized_sizes": {"aot_eager-dynamic": "recompile", "ge-dynamic": "recompile"},
+    "specialized_sizes": {
+        "aot_eager-dynamic": "recompile",
+        "ge-dynamic": "recompile",
+        "npugraph_ex-dynamic": "recompile",
+    },
     "wrong_backward": {"opcheck-static": "autograd"},
 }
 
