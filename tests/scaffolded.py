@@ -60,14 +60,17 @@ def added(pkg, name, schema, kernel, fake="meta.same_as(x)"):
 
 
 def _fill(op_dir, kernel, fake):
-    """The skeleton in ``op_dir`` with ``kernel`` as both kernels' body and ``fake`` returned."""
+    """The skeleton in ``op_dir`` with ``kernel`` as both kernels' body and ``fake`` returned
+    (``fake=None`` keeps the scaffold's own, as for an op that returns nothing)."""
     kernels = op_dir / "kernels.py"
-    text, count = re.subn(r"raise ImplementMe\(__file__, .*\)", kernel, kernels.read_text())
+    text, count = re.subn(r"raise ImplementMe\(\s*__file__,[^)]*\)", kernel, kernels.read_text())
     assert count == 2, "expected a skeleton with an npu and a reference kernel"
     kernels.write_text(text.replace("from opsdk import ImplementMe\n", ""))
+    if fake is None:
+        return
     fake_py = op_dir / "fake.py"
     text, count = re.subn(
-        r"raise ImplementMe\(__file__, .*\)", f"return {fake}", fake_py.read_text()
+        r"raise ImplementMe\(\s*__file__,[^)]*\)", f"return {fake}", fake_py.read_text()
     )
     assert count == 1
     fake_py.write_text(text.replace("from opsdk import ImplementMe", "from opsdk import meta"))

@@ -75,16 +75,21 @@ def _run_calls(
             compiles_after_first_call = counter.frame_count
     recompiles = counter.frame_count - (compiles_after_first_call or 0)
     if recompiles:
-        changed = "sizes changed" if cell.shapes == "dynamic" else "only values changed"
-        scalars = "; ".join(c.changed for c in case.calls if c.changed)
-        changed += f" (and the harness changed {scalars})" if scalars else ""
-        raise CellFailure(
-            "recompile",
-            f"recompiled {recompiles} time(s) after the first call although {changed}; "
-            "rerun with TORCH_LOGS=recompiles to see which guard failed",
-        )
+        raise recompiled(recompiles, cell.shapes, case)
     if after_case is not None:
         after_case(case)
+
+
+def recompiled(recompiles: int, shapes: str, case: Case) -> CellFailure:
+    """The failure of a case whose calls after the first compiled ``recompiles`` times."""
+    changed = "sizes changed" if shapes == "dynamic" else "only values changed"
+    scalars = "; ".join(c.changed for c in case.calls if c.changed)
+    changed += f" (and the harness changed {scalars})" if scalars else ""
+    return CellFailure(
+        "recompile",
+        f"recompiled {recompiles} time(s) after the first call although {changed}; "
+        "rerun with TORCH_LOGS=recompiles to see which guard failed",
+    )
 
 
 def _run_call(cell: Cell, op, compiled, case: Case, i: int, call, layer, compile_layer, hint):

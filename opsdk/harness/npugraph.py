@@ -23,6 +23,7 @@ import torch._dynamo
 from opsdk.errors import SetupError
 from opsdk.harness import shared_trace
 from opsdk.harness._compile_call import compile_call
+from opsdk.harness._compiled import recompiled
 from opsdk.harness.compare import assert_same_call
 from opsdk.harness.eager import checked_kernel
 from opsdk.harness.failures import as_failure, chain, first_line
@@ -150,6 +151,7 @@ def replay_loop(cell: Cell, case: Case, fn) -> _Counts:
     """Run the case through the compiled ``fn``; raise CellFailure on the first wrong call."""
     op = cell.op.overload()
     buffers, shape, previous = None, None, None
+    after_first = None
     with counting_graphs() as counts, warnings.catch_warnings():
         # The loop keeps the previous outputs on purpose, to check the documented overwrite.
         warnings.filterwarnings("ignore", message=".*retained memory of acl graph output")
@@ -185,7 +187,15 @@ def replay_loop(cell: Cell, case: Case, fn) -> _Counts:
                 )
                 _check_overwrite(previous, actual, i)
                 previous = actual
+            after_first = _frames() if after_first is None else after_first
+    if _frames() > after_first:  # a size specialized (dynamic) or a value guarded
+        raise recompiled(_frames() - after_first, cell.shapes, case)
     return counts
+
+
+def _frames() -> int:
+    """Graphs Dynamo compiled so far (read anew: clearing Dynamo's counters replaces them)."""
+    return torch._dynamo.utils.counters["stats"]["unique_graphs"]
 
 
 def _check_overwrite(previous, actual, index: int) -> None:
@@ -250,7 +260,7 @@ def _then(failure: CellFailure, more: str) -> str:
 
 def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:
     """The seed guide's ladder: which rerun fixes the case says where the bug is."""
-    if failure.layer in ("eager", "fake"):
+    if failure.layer in ("eager", "fake", "recompile"):
         return failure
     if not _passes(lambda: replay_loop(cell, case, _compiled(cell, "aot_eager"))):
         return CellFailure("aot", _then(failure, "aot_eager fails too: fix that column first"))

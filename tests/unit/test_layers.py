@@ -167,3 +167,15 @@ def test_an_input_written_in_place_and_returned_keeps_its_layout_and_passes():
     declare_supported(op, [Support(F32(2, 3))])
     for result in _results(op).values():
         assert result.status == "pass", result.describe()
+
+
+def test_a_kernel_returning_its_input_is_schema_in_every_opcheck_cell():
+    # In dynamic mode test_schema does not run; test_faketensor's alias check finds it.
+    op = _define("returns_input", lambda x: x, lambda x: x, meta.same_as)
+    for shapes in ("static", "dynamic"):
+        package = SimpleNamespace(__name__="layerpkg", __file__=__file__, OPS=(op,))
+        [cell] = harness.cells(package, ["opcheck"], [shapes])
+        with run_scope.one_run({"opcheck"}):
+            result = harness.run_cell(cell)
+        assert (result.status, result.layer) == ("fail", "schema"), result.describe()
+        assert "alias" in result.message, result.message
