@@ -236,7 +236,8 @@ def test_on_an_npu_host_torch_npu_and_its_backend_are_left_alone(monkeypatch):
     monkeypatch.setattr(npugraph_ex_backend, "ensure_npu", lambda: real)
     monkeypatch.setattr(npu_device, "is_installed", lambda: False)  # the device is torch_npu's
     # An earlier test in this process may have installed the stand-in; a real host has none.
-    monkeypatch.delitem(sys.modules, "torch_npu", raising=False)
+    for name in [m for m in sys.modules if m == "torch_npu" or m.startswith("torch_npu.")]:
+        monkeypatch.delitem(sys.modules, name)
     registry = torch._dynamo.backends.registry._COMPILER_FNS
     # ...and may have registered torch_npu's backends through the stand-in's real Python.
     monkeypatch.delitem(registry, "npugraph_ex", raising=False)
