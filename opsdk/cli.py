@@ -182,7 +182,7 @@ def _check(args) -> int:
     else:
         results = harness.run_matrix(
             cells,
-            on_start=lambda c: progress.start(f"{c.op.name} [{c.backend}-{c.shapes}]"),
+            on_start=lambda c: progress.start(f"{c.op.name} [{c.label}]"),
             on_result=lambda r: progress.finish([r]),
             dump_dir=args.dump,
         )

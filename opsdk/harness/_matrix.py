@@ -88,6 +88,8 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
         layer,
         message,
         round(time.perf_counter() - start, 4),
+        context=cell.context,
+        profile=cell.profile,
     )
     return waivers.apply(result, cell.waiver)
 

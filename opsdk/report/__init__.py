@@ -60,17 +60,17 @@ class Grid(NamedTuple):
     """The matrix's axes as the results fill them, in run order; every renderer uses it."""
 
     ops: list[str]
-    backends: list[str]
+    columns: list[str]  # backends, and their profile/context variants (Result.column)
     shapes: list[str]
-    cell: dict[tuple[str, str, str], Result]  # (op, backend, shapes) -> result
+    cell: dict[tuple[str, str, str], Result]  # (op, column, shapes) -> result
 
 
 def grid(results: list[Result]) -> Grid:
     return Grid(
         list(dict.fromkeys(r.op for r in results)),
-        list(dict.fromkeys(r.backend for r in results)),
+        list(dict.fromkeys(r.column for r in results)),
         [m for m in SHAPE_MODES if any(r.shapes == m for r in results)],
-        {(r.op, r.backend, r.shapes): r for r in results},
+        {(r.op, r.column, r.shapes): r for r in results},
     )
 
 

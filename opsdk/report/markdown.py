@@ -42,7 +42,7 @@ def _problem(result: Result) -> str:
     fence = "```"
     message = "\n".join(f"  {line}" for line in result.message.splitlines())
     return (
-        f"- **{_escape(result.op)} [{result.backend}-{result.shapes}]**: "
+        f"- **{_escape(result.op)} [{result.label}]**: "
         f"{result.status}{where}\n\n  {fence}text\n{message}\n  {fence}"
     )
 
