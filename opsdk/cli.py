@@ -1,4 +1,4 @@
-"""The `opsdk` command: new, check, coverage, ir, fetch-torchair, doctor."""
+"""The `opsdk` command: new, check, report merge, coverage, ir, fetch-torchair, doctor."""
 
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ def _positive_seconds(text: str) -> float:
 def _parser() -> argparse.ArgumentParser:
     from opsdk.axes import DEFAULT_STYLE, SHAPE_MODES, STYLES
     from opsdk.harness import columns
+    from opsdk.harness import shard as shard_plan
 
     parser = argparse.ArgumentParser(
         prog="opsdk", description="Scaffold Ascend NPU custom ops and prove they enter the graph."
@@ -99,6 +100,21 @@ def _parser() -> argparse.ArgumentParser:
         type=_positive_seconds,
         help=f"with --isolate, seconds an op may run (default {DEFAULT_TIMEOUT:g})",
     )
+    check.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="run every cell: neither read nor write the cell cache (.opsdk_cache/)",
+    )
+    check.add_argument(
+        "--last-failed", action="store_true", help="run only the cells that failed last time"
+    )
+    check.add_argument(
+        "--shard",
+        type=shard_plan.parse,
+        metavar="I/N",
+        help="run shard I of N (whole ops, balanced by recorded durations); merge the shards' "
+        "--json reports with opsdk report merge",
+    )
     # How --isolate runs one op in a child: the exact name, as reports spell it (ns::name).
     check.add_argument("--only-op", help=argparse.SUPPRESS)
 
@@ -118,6 +134,15 @@ def _parser() -> argparse.ArgumentParser:
     ir.add_argument("target", help="op package directory or importable module")
     ir.add_argument("--format", choices=("msopgen", "reg_op"), default="msopgen")
     ir.add_argument("--out", type=Path, help="write one file per op here (default: print)")
+
+    reports = sub.add_parser("report", help="work with the --json reports of opsdk check")
+    merge = reports.add_subparsers(dest="action", required=True).add_parser(
+        "merge", help="merge shard reports (opsdk check --shard I/N --json) into one matrix"
+    )
+    merge.add_argument("reports", nargs="+", type=Path, help="the --json reports to merge")
+    merge.add_argument("--json", type=Path, help="write the merged JSON report here")
+    merge.add_argument("--report", type=Path, help="write the merged matrix as an HTML page")
+    merge.add_argument("--markdown", type=Path, help="write the merged matrix as Markdown")
 
     sub.add_parser("doctor", help="show the environment opsdk found")
     return parser
@@ -164,8 +189,13 @@ def _new(args) -> int:
 def _check(args) -> int:
     if args.timeout is not None and not args.isolate:
         raise OpsdkError("--timeout applies to --isolate: add --isolate")
+    if args.last_failed and (args.no_cache or args.shard):
+        raise OpsdkError(
+            "--last-failed reads the cell cache of this checkout: drop --no-cache/--shard"
+        )
     from opsdk import harness, report
     from opsdk.harness import target
+    from opsdk.report.merge import provenance
     from opsdk.report.progress import Progress
 
     package = target.load(args.target)
@@ -176,52 +206,92 @@ def _check(args) -> int:
             raise OpsdkError(f"{package.__name__} declares no op named {args.only_op!r}")
     if not cells:
         raise OpsdkError(f"no op of {package.__name__} matches -k {args.pattern!r}")
+    ops = harness.discover(package)
+    cache, shard, cells = _incremental(args, package, ops, cells)
     progress = Progress(len(cells))
     if args.isolate:
-        results = _run_isolated(args, cells, progress)
+        results = _run_isolated(args, cells, progress, cache)
     else:
         results = harness.run_matrix(
             cells,
             on_start=lambda c: progress.start(f"{c.op.name} [{c.label}]"),
             on_result=lambda r: progress.finish([r]),
             dump_dir=args.dump,
+            cache=cache,
         )
     print(report.matrix(results))
-    _write_reports(args, results)
-    # A stale waiver fails the run, or nobody would notice it and remove it.
-    ok = all(r.status in ("pass", "skip", "xfail") and not r.stale_waiver for r in results)
-    return 0 if ok else 1
+    _write_reports(args, results, provenance(package, ops, shard))
+    return 0 if report.succeeded(results) else 1
 
 
-def _run_isolated(args, cells, progress):
+def _incremental(args, package, ops, cells):
+    """The cell cache (None with --no-cache), the shard plan, and the cells this run runs."""
+    from opsdk.harness import cache as cell_cache
+    from opsdk.harness import shard as shard_plan
+
+    cache = None
+    if not args.no_cache and cell_cache.enabled():
+        cache = cell_cache.CellCache(package, ops, reuse=args.dump is None)
+    shard = None
+    if args.shard:
+        shard = shard_plan.plan(cells, *args.shard, cache.durations(cells) if cache else {})
+        cells = shard.select(cells)
+        print(f"shard {shard.index}/{shard.count}: {len(cells)} of {len(shard.cells)} cells")
+    if args.last_failed and cache is not None:
+        failed = cache.last_failed(cells)
+        if failed:
+            print(f"--last-failed: running the {len(failed)} cell(s) that failed last time")
+            cells, cache.reuse = failed, False
+        else:
+            print("--last-failed: no cell failed last time: running every cell")
+    return cache, shard, cells
+
+
+def _run_isolated(args, cells, progress, cache):
     """Each op's cells in a child `opsdk check --only-op`, one op after the other."""
     from opsdk.harness import isolate
 
     timeout = args.timeout or DEFAULT_TIMEOUT
+    flags = ["--no-cache"] * args.no_cache + ["--last-failed"] * args.last_failed
     results = []
     for op in dict.fromkeys(c.op.name for c in cells):
         progress.start(f"{op} [own process]")
-        op_results = isolate.run_op(args.target, op, args.backend, args.shapes, timeout, args.dump)
+        op_results = isolate.run_op(
+            args.target, op, args.backend, args.shapes, timeout, args.dump, flags
+        )
         progress.finish(op_results)
         results += op_results
+    if cache is not None:  # a crash the child could not record: --last-failed reruns it
+        for result in results:
+            cache.remember(result)
     return results
 
 
-def _write_reports(args, results) -> None:
+def _write_reports(args, results, run=None, environment=None) -> None:
     from opsdk import report
     from opsdk.report import html as html_report
     from opsdk.report import markdown as markdown_report
 
     if args.json:
-        report.write_json(args.json, results)
+        report.write_json(args.json, results, run, environment)
         print(f"wrote {args.json}")
     if args.report:
-        environment = report.environment({r.backend for r in results})
-        html_report.write(args.report, results, environment, args.dump)
+        environment = environment or report.environment({r.backend for r in results})
+        html_report.write(args.report, results, environment, getattr(args, "dump", None))
         print(f"wrote {args.report}")
     if args.markdown:
         for path in markdown_report.write(args.markdown, results):
             print(f"wrote {path}")
+
+
+def _report(args) -> int:
+    from opsdk import report
+    from opsdk.report import merge
+
+    merged = merge.merge(args.reports)
+    print(report.matrix(merged.results))
+    _write_reports(args, merged.results, merged.run, merged.environment)
+    return 0 if report.succeeded(merged.results) else 1
 
 
 def _coverage(args) -> int:
@@ -323,6 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         "doctor": _doctor,
         "fetch-torchair": _fetch_torchair,
         "ir": _ir,
+        "report": _report,
     }[args.command]
     try:
         _require_tools()

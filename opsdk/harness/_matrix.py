@@ -16,6 +16,7 @@ from pathlib import Path
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import SetupError, TargetError
 from opsdk.harness import columns, coverage, run_scope, waivers
+from opsdk.harness.cache import CellCache
 from opsdk.harness.failures import as_failure
 from opsdk.harness.model import Cell, CellFailure, OpUnderTest, Result
 from opsdk.offline.patches import guard_profiling_skipped
@@ -58,10 +59,23 @@ def cells(
     ]
 
 
-def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
+def run_cell(cell: Cell, dump_dir: Path | None = None, cache: CellCache | None = None) -> Result:
     """Run one cell; the result carries pass, or the failing layer and message, with the
     cell's waiver applied (see :mod:`opsdk.harness.waivers`). ``dump_dir`` receives the
-    graphs of compiled columns that can dump them."""
+    graphs of compiled columns that can dump them. With a ``cache``, a cell whose key it
+    holds is not run: its cached result is (:mod:`opsdk.harness.cache`)."""
+    result = cache.get(cell) if cache is not None else None
+    if result is None:
+        result = _run(cell, dump_dir)
+        if cache is not None:
+            cache.put(cell, result)
+    result = waivers.apply(result, cell.waiver)
+    if cache is not None:
+        cache.remember(result)
+    return result
+
+
+def _run(cell: Cell, dump_dir: Path | None) -> Result:
     start = time.perf_counter()
     column = columns.get(cell.backend)
     status, layer, message = "pass", None, ""
@@ -80,7 +94,7 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
         except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
             failure = as_failure(err, default_layer=column.error_layer)
             status, layer, message = "error", failure.layer, str(failure)
-    result = Result(
+    return Result(
         cell.op.name,
         cell.backend,
         cell.shapes,
@@ -91,7 +105,6 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
         context=cell.context,
         profile=cell.profile,
     )
-    return waivers.apply(result, cell.waiver)
 
 
 def one_run(cell_list: Iterable[Cell]) -> contextlib.AbstractContextManager:
@@ -105,13 +118,14 @@ def run_matrix(
     on_result: Callable[[Result], None] | None = None,
     dump_dir: Path | None = None,
     on_start: Callable[[Cell], None] | None = None,
+    cache: CellCache | None = None,
 ):
     results = []
     with one_run(cell_list):
         for cell in cell_list:
             if on_start:
                 on_start(cell)
-            result = run_cell(cell, dump_dir)
+            result = run_cell(cell, dump_dir, cache)
             results.append(result)
             if on_result:
                 on_result(result)

@@ -16,7 +16,16 @@ from opsdk.harness import columns
 from opsdk.harness.model import Result
 from opsdk.runtime.device import ensure_npu
 
-__all__ = ["Grid", "environment", "grid", "matrix", "problems", "summary", "write_json"]
+__all__ = [
+    "Grid",
+    "environment",
+    "grid",
+    "matrix",
+    "problems",
+    "succeeded",
+    "summary",
+    "write_json",
+]
 
 _MARKS = {"pass": "✓", "fail": "F", "error": "E", "skip": "s", "xfail": "x"}
 _LEGEND = "✓ pass, F fail, E error, s skip, x xfail"
@@ -47,9 +56,15 @@ def environment(backends=()) -> dict:
     }
 
 
-def write_json(path: Path, results: list[Result]) -> None:
+def write_json(
+    path: Path, results: list[Result], run: dict | None = None, env: dict | None = None
+) -> None:
+    """The report; ``run`` adds what the run was (target, versions, shard: see
+    :func:`opsdk.report.merge.provenance`), ``env`` the environment when it is not this
+    process's (a merge of other machines' reports)."""
     payload = {
-        "environment": environment({r.backend for r in results}),
+        "environment": env or environment({r.backend for r in results}),
+        **(run or {}),
         "summary": dict(Counter(r.status for r in results)),
         "results": [r.to_json() for r in results],
     }
@@ -80,13 +95,24 @@ def problems(results: list[Result]) -> list[Result]:
 
 
 def summary(results: list[Result]) -> str:
-    """``40 pass, 2 fail``: the counts, in a fixed order."""
+    """``40 pass, 2 fail``: the counts, in a fixed order; ``(30 cached)`` when the cell
+    cache served some."""
     counts = Counter(r.status for r in results)
-    return ", ".join(f"{counts[k]} {k}" for k in _MARKS if counts[k]) or "no cells ran"
+    text = ", ".join(f"{counts[k]} {k}" for k in _MARKS if counts[k]) or "no cells ran"
+    cached = sum(r.cached for r in results)
+    return f"{text} ({cached} cached)" if cached else text
+
+
+def succeeded(results: list[Result]) -> bool:
+    """The run's verdict (exit 0): no cell failed, and no waiver is stale, or nobody
+    would notice it and remove it."""
+    return all(r.status in ("pass", "skip", "xfail") and not r.stale_waiver for r in results)
 
 
 def matrix(results: list[Result]) -> str:
     """Ops as rows; per backend one column per shape mode (s/d/m); failures below."""
+    if not results:
+        return summary(results)
     ops, backends, shapes, cell = grid(results)
     status = {key: r.status for key, r in cell.items()}
     width = max(len(o) for o in ops)

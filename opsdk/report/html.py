@@ -33,9 +33,11 @@ def _cell(result: Result | None, dumps: dict[str, str]) -> str:
     if result is None:
         return "<td>-</td>"
     label = html.escape(result.status)
+    cached = " (cached)" if result.cached else ""
     if result.status in ("pass", "skip") and not result.message:
-        return f'<td class="{label}">{label}</td>'
-    parts = [f"<summary>{label}{' in ' + html.escape(result.layer) if result.layer else ''}"]
+        return f'<td class="{label}">{label}{cached}</td>'
+    where = f" in {html.escape(result.layer)}" if result.layer else ""
+    parts = [f"<summary>{label}{where}{cached}"]
     parts.append("</summary>")
     parts.append(f"<pre>{html.escape(result.message)}</pre>")
     for name, text in dumps.items():

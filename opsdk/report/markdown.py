@@ -34,6 +34,8 @@ def _cell(result: Result | None) -> str:
     mark = _MARKS[result.status]
     if result.stale_waiver:
         mark += " (stale waiver)"
+    if result.cached:
+        mark += " (cached)"
     return f"{mark} `{result.layer}`" if result.layer else mark
 
 
@@ -41,8 +43,9 @@ def _problem(result: Result) -> str:
     where = f" in layer `{result.layer}`" if result.layer else ""
     fence = "```"
     message = "\n".join(f"  {line}" for line in result.message.splitlines())
+    cached = " (cached)" if result.cached else ""
     return (
-        f"- **{_escape(result.op)} [{result.label}]**: "
+        f"- **{_escape(result.op)} [{result.label}]**{cached}: "
         f"{result.status}{where}\n\n  {fence}text\n{message}\n  {fence}"
     )
 
