@@ -34,6 +34,7 @@ their traces; ``--opsdk-shard I/N`` runs one shard of the ops, as ``opsdk check 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -57,6 +58,8 @@ class _Settings:
 _SETTINGS = pytest.StashKey[_Settings]()
 _CACHE = pytest.StashKey[object]()  # the package's CellCache, or None
 _CACHED = "opsdk_cached"  # user property of an item whose result came from the cache
+# A cell's node id, ``ns::op[ge-dynamic]`` (``@group`` where xdist appends one).
+_CELL_ID = re.compile(r"^(?P<op>[A-Za-z_]\w*::[A-Za-z_]\w*(?:\.\w+)?)\[[^\]]*\](?:@.*)?$")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -168,6 +171,22 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
     if report.when == "call" and report.passed and (_CACHED, True) in report.user_properties:
         return "passed", ".", "PASSED (cached)"
     return None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadgroup`` groups an op's cells by their id, on any pytest: xdist's own
+    grouping renames node ids, which pytest 9.2 ignores (pytest-xdist issue 1386)."""
+    if config.getvalue("dist") != "loadgroup" or _SETTINGS not in config.stash:
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class ByOp(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            cell = _CELL_ID.match(nodeid)
+            return cell["op"] if cell else super()._split_scope(nodeid)
+
+    return ByOp(config, log)
 
 
 @pytest.hookimpl(wrapper=True)
