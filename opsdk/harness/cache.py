@@ -7,10 +7,11 @@ context, profile) and the columns of the run it leaves work to (``opcheck`` leav
 AOT tests to ``aot_eager``). A cached result is reported as such (``Result.cached``).
 
 The cache lives in the op project, beside the package (``.opsdk_cache/``, which ignores
-itself for git, as ``.pytest_cache/`` does); ``opsdk check`` and the pytest plugin share
-it. One file per entry, written atomically (a temporary file renamed over it), so
-concurrent runs (xdist workers, two shells) never see half an entry; an entry that does
-not read back as the result of its own cell is ignored and written again.
+itself for git, as ``.pytest_cache/`` does; for a package installed in site-packages, in
+the current directory); ``opsdk check`` and the pytest plugin share it. One file per
+entry, written atomically (a temporary file renamed over it), so concurrent runs (xdist
+workers, two shells) never see half an entry; an entry that does not read back as the
+result of its own cell is ignored and written again.
 
 Only results that say something about the op are kept: pass, and failures outside the
 ``setup`` layer (what this machine cannot run) and ``process`` (a crash or a timeout,
@@ -26,6 +27,7 @@ import hashlib
 import json
 import os
 import sys
+import sysconfig
 import tempfile
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -48,9 +50,12 @@ def enabled() -> bool:
 
 def directory(package: ModuleType) -> Path:
     """Beside the op package, in its project (where pyproject.toml is); for a module that is
-    no package, beside the module."""
+    no package, beside the module; for one installed in site-packages, in the current
+    directory."""
     file = Path(package.__file__).resolve()
-    return (file.parent.parent if hasattr(package, "__path__") else file.parent) / DIR_NAME
+    home = file.parent.parent if hasattr(package, "__path__") else file.parent
+    installed = {Path(sysconfig.get_path(name)).resolve() for name in ("purelib", "platlib")}
+    return (Path.cwd() if home in installed else home) / DIR_NAME
 
 
 def cacheable(result: Result) -> bool:

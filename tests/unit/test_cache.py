@@ -267,3 +267,17 @@ def test_the_cache_can_be_turned_off_from_the_environment(monkeypatch):
     assert not cell_cache.enabled()
     monkeypatch.setenv(cell_cache.ENV_OFF, "0")
     assert cell_cache.enabled()
+
+
+def test_the_cache_lives_in_the_project_or_the_current_directory(tmp_path, monkeypatch):
+    import sysconfig
+
+    project = SimpleNamespace(__file__=str(tmp_path / "proj" / "pkg" / "__init__.py"), __path__=[])
+    module = SimpleNamespace(__file__=str(tmp_path / "lib.py"))
+    installed = SimpleNamespace(
+        __file__=str(Path(sysconfig.get_path("purelib")) / "pkg" / "__init__.py"), __path__=[]
+    )
+    monkeypatch.chdir(tmp_path)
+    assert cell_cache.directory(project) == tmp_path / "proj" / cell_cache.DIR_NAME
+    assert cell_cache.directory(module) == tmp_path / cell_cache.DIR_NAME
+    assert cell_cache.directory(installed) == tmp_path / cell_cache.DIR_NAME
