@@ -164,6 +164,13 @@ def _new(args) -> int:
 def _check(args) -> int:
     if args.timeout is not None and not args.isolate:
         raise OpsdkError("--timeout applies to --isolate: add --isolate")
+    from opsdk import _outputs
+
+    reports = {"--json": ".json", "--report": ".html", "--markdown": ".md"}
+    _outputs.check(
+        {flag: (getattr(args, flag[2:]), f"report{suffix}") for flag, suffix in reports.items()},
+        {"--dump": args.dump},
+    )
     from opsdk import harness, report
     from opsdk.harness import target
     from opsdk.report.progress import Progress
@@ -227,6 +234,9 @@ def _write_reports(args, results) -> None:
 def _coverage(args) -> int:
     import json
 
+    from opsdk import _outputs
+
+    _outputs.check({"--json": (args.json, "coverage.json")})
     from opsdk import harness
     from opsdk.harness import coverage, target
 
@@ -249,6 +259,9 @@ def _coverage(args) -> int:
 
 
 def _ir(args) -> int:
+    from opsdk import _outputs
+
+    _outputs.check({}, {"--out": args.out})
     from opsdk import harness
     from opsdk.harness import target
     from opsdk.runtime import irdef
@@ -272,7 +285,6 @@ def _ir(args) -> int:
         if args.out is None:
             print(render(ir_export.model(ir)), end="")
             continue
-        args.out.mkdir(parents=True, exist_ok=True)
         path = args.out / f"{ir_export.file_stem(ir)}{suffix}"
         path.write_text(render(ir_export.model(ir)))
         print(f"wrote {path}")
