@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 from pathlib import Path
@@ -212,13 +213,16 @@ def _run_isolated(args, cells, progress):
 
     timeout = args.timeout or DEFAULT_TIMEOUT
     results = []
-    for op in dict.fromkeys(c.op.name for c in cells):
-        if interrupts.requested():
-            break
-        progress.start(f"{op} [own process]")
-        op_results = isolate.run_op(args.target, op, args.backend, args.shapes, timeout, args.dump)
-        progress.finish(op_results)
-        results += op_results
+    with contextlib.suppress(KeyboardInterrupt):  # a second signal between two ops' processes
+        for op in dict.fromkeys(c.op.name for c in cells):
+            if interrupts.requested():
+                break
+            progress.start(f"{op} [own process]")
+            op_results = isolate.run_op(
+                args.target, op, args.backend, args.shapes, timeout, args.dump
+            )
+            progress.finish(op_results)
+            results += op_results
     done = {r.op for r in results}
     return results + [harness.not_run(c) for c in cells if c.op.name not in done]
 
