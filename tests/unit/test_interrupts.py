@@ -2,7 +2,7 @@
 process), the matrix's ``not run`` cells, and how every report shows them.
 
 Signals are sent to this process for real; the end-to-end runs (a real `opsdk check`
-interrupted, with --isolate too) are in tests/e2e/test_interrupts.py.
+interrupted, with --isolate too) are in tests/e2e/test_interrupted_runs.py.
 """
 
 import os
