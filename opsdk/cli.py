@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 from pathlib import Path
@@ -164,47 +165,66 @@ def _new(args) -> int:
 def _check(args) -> int:
     if args.timeout is not None and not args.isolate:
         raise OpsdkError("--timeout applies to --isolate: add --isolate")
+    from opsdk import _outputs
+
+    reports = {"--json": ".json", "--report": ".html", "--markdown": ".md"}
+    _outputs.check(
+        {flag: (getattr(args, flag[2:]), f"report{suffix}") for flag, suffix in reports.items()},
+        {"--dump": args.dump},
+    )
     from opsdk import harness, report
-    from opsdk.harness import target
+    from opsdk.harness import interrupts, target
     from opsdk.report.progress import Progress
 
-    package = target.load(args.target)
-    cells = harness.cells(package, args.backend, args.shapes, args.pattern)
-    if args.only_op is not None:
-        cells = [c for c in cells if c.op.name == args.only_op]
+    with interrupts.Interrupts() as interrupted:
+        package = target.load(args.target)
+        cells = harness.cells(package, args.backend, args.shapes, args.pattern)
+        if args.only_op is not None:
+            cells = [c for c in cells if c.op.name == args.only_op]
+            if not cells:
+                raise OpsdkError(f"{package.__name__} declares no op named {args.only_op!r}")
         if not cells:
-            raise OpsdkError(f"{package.__name__} declares no op named {args.only_op!r}")
-    if not cells:
-        raise OpsdkError(f"no op of {package.__name__} matches -k {args.pattern!r}")
-    progress = Progress(len(cells))
-    if args.isolate:
-        results = _run_isolated(args, cells, progress)
-    else:
-        results = harness.run_matrix(
-            cells,
-            on_start=lambda c: progress.start(f"{c.op.name} [{c.label}]"),
-            on_result=lambda r: progress.finish([r]),
-            dump_dir=args.dump,
-        )
-    print(report.matrix(results))
-    _write_reports(args, results)
+            raise OpsdkError(f"no op of {package.__name__} matches -k {args.pattern!r}")
+        progress = Progress(len(cells))
+        if args.isolate:
+            results = _run_isolated(args, cells, progress)
+        else:
+            results = harness.run_matrix(
+                cells,
+                on_start=lambda c: progress.start(f"{c.op.name} [{c.label}]"),
+                on_result=lambda r: progress.finish([r]),
+                dump_dir=args.dump,
+                stop=interrupts.requested,
+            )
+        print(report.matrix(results))
+        _write_reports(args, results)
+    if interrupted.requested:
+        return interrupts.EXIT_CODE
     # A stale waiver fails the run, or nobody would notice it and remove it.
     ok = all(r.status in ("pass", "skip", "xfail") and not r.stale_waiver for r in results)
     return 0 if ok else 1
 
 
 def _run_isolated(args, cells, progress):
-    """Each op's cells in a child `opsdk check --only-op`, one op after the other."""
-    from opsdk.harness import isolate
+    """Each op's cells in a child `opsdk check --only-op`, one op after the other, until
+    interrupted: the ops left are ``not run``."""
+    from opsdk import harness
+    from opsdk.harness import interrupts, isolate
 
     timeout = args.timeout or DEFAULT_TIMEOUT
     results = []
-    for op in dict.fromkeys(c.op.name for c in cells):
-        progress.start(f"{op} [own process]")
-        op_results = isolate.run_op(args.target, op, args.backend, args.shapes, timeout, args.dump)
-        progress.finish(op_results)
-        results += op_results
-    return results
+    with contextlib.suppress(KeyboardInterrupt):  # a second signal between two ops' processes
+        for op in dict.fromkeys(c.op.name for c in cells):
+            if interrupts.requested():
+                break
+            progress.start(f"{op} [own process]")
+            op_results = isolate.run_op(
+                args.target, op, args.backend, args.shapes, timeout, args.dump
+            )
+            progress.finish(op_results)
+            results += op_results
+    done = {r.op for r in results}
+    return results + [harness.not_run(c) for c in cells if c.op.name not in done]
 
 
 def _write_reports(args, results) -> None:
@@ -227,6 +247,9 @@ def _write_reports(args, results) -> None:
 def _coverage(args) -> int:
     import json
 
+    from opsdk import _outputs
+
+    _outputs.check({"--json": (args.json, "coverage.json")})
     from opsdk import harness
     from opsdk.harness import coverage, target
 
@@ -249,6 +272,9 @@ def _coverage(args) -> int:
 
 
 def _ir(args) -> int:
+    from opsdk import _outputs
+
+    _outputs.check({}, {"--out": args.out})
     from opsdk import harness
     from opsdk.harness import target
     from opsdk.runtime import irdef
@@ -272,7 +298,6 @@ def _ir(args) -> int:
         if args.out is None:
             print(render(ir_export.model(ir)), end="")
             continue
-        args.out.mkdir(parents=True, exist_ok=True)
         path = args.out / f"{ir_export.file_stem(ir)}{suffix}"
         path.write_text(render(ir_export.model(ir)))
         print(f"wrote {path}")
@@ -330,6 +355,11 @@ def main(argv: list[str] | None = None) -> int:
     except OpsdkError as err:
         print(f"opsdk {args.command}: error: {err}", file=sys.stderr)
         return err.exit_code
+    except KeyboardInterrupt:  # Ctrl-C outside a check's cells: no traceback for that
+        from opsdk.harness.interrupts import EXIT_CODE
+
+        print(f"opsdk {args.command}: interrupted", file=sys.stderr)
+        return EXIT_CODE
 
 
 if __name__ == "__main__":

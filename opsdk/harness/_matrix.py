@@ -22,7 +22,7 @@ from opsdk.offline.patches import guard_profiling_skipped
 from opsdk.runtime import spec
 from opsdk.runtime.device import ensure_npu
 
-__all__ = ["cells", "discover", "one_run", "run_cell", "run_matrix"]
+__all__ = ["cells", "discover", "not_run", "one_run", "run_cell", "run_matrix"]
 
 
 def discover(package) -> list[OpUnderTest]:
@@ -100,19 +100,50 @@ def one_run(cell_list: Iterable[Cell]) -> contextlib.AbstractContextManager:
     return run_scope.one_run({cell.backend for cell in cell_list})
 
 
+def not_run(cell: Cell, message: str = "", seconds: float = 0.0) -> Result:
+    """The result of a cell an interrupted run did not reach, or aborted."""
+    return Result(
+        cell.op.name,
+        cell.backend,
+        cell.shapes,
+        "not run",
+        None,
+        message,
+        seconds,
+        cell.waiver,
+        context=cell.context,
+        profile=cell.profile,
+    )
+
+
 def run_matrix(
     cell_list: list[Cell],
     on_result: Callable[[Result], None] | None = None,
     dump_dir: Path | None = None,
     on_start: Callable[[Cell], None] | None = None,
-):
+    stop: Callable[[], bool] | None = None,
+) -> list[Result]:
+    """Every cell's result, in order. With ``stop`` (see :mod:`opsdk.harness.interrupts`)
+    the run ends early when it says so before a cell, or when a KeyboardInterrupt aborts
+    the cell running: the cells left are ``not run``. Without it an interrupt propagates."""
     results = []
     with one_run(cell_list):
         for cell in cell_list:
+            if stop is not None and stop():
+                break
             if on_start:
                 on_start(cell)
-            result = run_cell(cell, dump_dir)
+            start = time.perf_counter()
+            try:
+                result = run_cell(cell, dump_dir)
+            except KeyboardInterrupt:
+                if stop is None:
+                    raise
+                seconds = round(time.perf_counter() - start, 4)
+                result = not_run(cell, f"aborted after {seconds:.1f} s by an interrupt", seconds)
             results.append(result)
             if on_result:
                 on_result(result)
-    return results
+            if result.status == "not run":
+                break
+    return results + [not_run(cell) for cell in cell_list[len(results) :]]

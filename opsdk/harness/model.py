@@ -19,7 +19,8 @@ __all__ = [
     "Result",
 ]
 
-STATUSES = ("pass", "fail", "skip", "xfail", "error")
+# "not run": an interrupted run did not reach the cell (or aborted it); never a pass.
+STATUSES = ("pass", "fail", "skip", "xfail", "error", "not run")
 # Where a failure happened, from the user's code outwards.
 LAYERS = (
     "eager",

@@ -18,8 +18,9 @@ from opsdk.runtime.device import ensure_npu
 
 __all__ = ["Grid", "environment", "grid", "matrix", "problems", "summary", "write_json"]
 
-_MARKS = {"pass": "✓", "fail": "F", "error": "E", "skip": "s", "xfail": "x"}
+_MARKS = {"pass": "✓", "fail": "F", "error": "E", "skip": "s", "xfail": "x", "not run": "·"}
 _LEGEND = "✓ pass, F fail, E error, s skip, x xfail"
+_INTERRUPTED_LEGEND = ", · not run"
 
 
 def environment(backends=()) -> dict:
@@ -80,9 +81,14 @@ def problems(results: list[Result]) -> list[Result]:
 
 
 def summary(results: list[Result]) -> str:
-    """``40 pass, 2 fail``: the counts, in a fixed order."""
+    """``40 pass, 2 fail``: the counts, in a fixed order; an interrupted run says how far
+    it got (``interrupted after 7/15 cells: 7 pass, 8 not run``)."""
     counts = Counter(r.status for r in results)
-    return ", ".join(f"{counts[k]} {k}" for k in _MARKS if counts[k]) or "no cells ran"
+    text = ", ".join(f"{counts[k]} {k}" for k in _MARKS if counts[k]) or "no cells ran"
+    if counts["not run"]:
+        done = len(results) - counts["not run"]
+        text = f"interrupted after {done}/{len(results)} cells: {text}"
+    return text
 
 
 def matrix(results: list[Result]) -> str:
@@ -100,7 +106,8 @@ def matrix(results: list[Result]) -> str:
             marks = [_MARKS.get(status.get((op, b, m)), "-") for m in shapes]
             row.append(" ".join(marks).ljust(group))
         lines.append(" ".join(row).rstrip())
-    lines.append("(" + ", ".join(f"{m[0]} = {m}" for m in shapes) + "; " + _LEGEND + ")")
+    legend = _LEGEND + (_INTERRUPTED_LEGEND if "not run" in status.values() else "")
+    lines.append("(" + ", ".join(f"{m[0]} = {m}" for m in shapes) + "; " + legend + ")")
     if problems(results):
         lines.append("")
         lines += [r.describe() for r in problems(results)]

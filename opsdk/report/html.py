@@ -23,6 +23,7 @@ th{background:#f4f4f4}
 td.pass{background:#e6f6e6}
 td.fail,td.error{background:#fde8e8}
 td.skip,td.xfail{background:#f6f3e0}
+td.not-run{background:#eee;color:#666}
 details summary{cursor:pointer;font-weight:600}
 pre{white-space:pre-wrap;max-width:60em;font-size:12px;background:#fafafa;padding:.5em}
 dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}
@@ -33,15 +34,16 @@ def _cell(result: Result | None, dumps: dict[str, str]) -> str:
     if result is None:
         return "<td>-</td>"
     label = html.escape(result.status)
-    if result.status in ("pass", "skip") and not result.message:
-        return f'<td class="{label}">{label}</td>'
+    css = result.status.replace(" ", "-")
+    if result.status in ("pass", "skip", "not run") and not result.message:
+        return f'<td class="{css}">{label}</td>'
     parts = [f"<summary>{label}{' in ' + html.escape(result.layer) if result.layer else ''}"]
     parts.append("</summary>")
     parts.append(f"<pre>{html.escape(result.message)}</pre>")
     for name, text in dumps.items():
         parts.append(f"<details><summary>{html.escape(name)}</summary>")
         parts.append(f"<pre>{html.escape(text)}</pre></details>")
-    return f'<td class="{label}"><details>{"".join(parts)}</details></td>'
+    return f'<td class="{css}"><details>{"".join(parts)}</details></td>'
 
 
 def _dumps(dump_dir: Path | None, result: Result) -> dict[str, str]:

@@ -20,6 +20,7 @@ _MARKS = {
     "error": "💥 error",
     "skip": "skip",
     "xfail": "xfail",
+    "not run": "⏹ not run",
 }
 
 
