@@ -21,14 +21,15 @@ import torch
 import torch._dynamo
 
 from opsdk.errors import SetupError
-from opsdk.harness import shared_trace
+from opsdk.harness import profiles, shared_trace
 from opsdk.harness._compile_call import compile_call
 from opsdk.harness._compiled import recompiled
 from opsdk.harness.compare import assert_same_call
 from opsdk.harness.eager import checked_kernel
 from opsdk.harness.failures import as_failure, chain, first_line
 from opsdk.harness.inputs import Call, Case, cases, mark_static, on_device, tensors_of
-from opsdk.harness.model import Cell, CellFailure
+from opsdk.harness.model import Cell, CellFailure, CellSkipped
+from opsdk.offline import patches
 from opsdk.offline import torchair as bringup
 
 REPLAYS = 3
@@ -46,6 +47,7 @@ STEPS = {
 class _Counts:
     captures: int = 0
     replays: int = 0
+    eager: int = 0  # calls of a shape npugraph_ex did not capture: past capture_limit
 
 
 @contextlib.contextmanager
@@ -77,6 +79,10 @@ _LAZY_IMPORT_FAILED = "An error occurred when import"
 # Where TorchAir's and npugraph_ex's fusion patterns live: they rewrite graphs to
 # torch_npu's own kernels (torch.ops.npu.*), which only an installed torch_npu has.
 _PATTERN_DIRS = ("/npugraph_ex/patterns/", "/torchair/patterns/")
+# npugraph_ex pickles each FX graph it compiles; with input_inplace_pass off, the
+# auto_functionalized node of a custom in-place op stays and cannot be pickled
+# (torch-npu 2.13.0): a limit of npugraph_ex, not of the op.
+_SERIALIZER = "/npugraph_ex/_acl_concrete_graph/acl_graph_cache_utils.py"
 
 
 def _raised_in(err: BaseException, *dirs: str) -> bool:
@@ -100,6 +106,12 @@ def _raise_if_setup(err: BaseException) -> None:
                 f"npugraph_ex could not be imported: {first_line(e)}; check the torch_npu "
                 "(or, offline, the TorchAir cache: opsdk fetch-torchair --force) this runs on"
             ) from err
+        if _raised_in(e, _SERIALIZER):
+            raise CellSkipped(
+                f"npugraph_ex cannot compile this graph: {first_line(e)} (raised by its graph "
+                f"serialization, {_SERIALIZER.lstrip('/')}): a limit of this npugraph_ex, "
+                "not of the op, so the cell checks nothing here"
+            ) from err
         if _raised_in(e, *_PATTERN_DIRS):
             raise SetupError(
                 f"npugraph_ex's pattern fusion failed: {first_line(e)}; its fusions use "
@@ -118,6 +130,16 @@ def _backend(**options):
 
 def lowering(spec):
     return _backend(), contextlib.nullcontext
+
+
+def _options(cell: Cell) -> dict:
+    """The npugraph_ex options of the cell's profile (:mod:`.profiles`), if any."""
+    return profiles.get(cell.profile).options("npugraph_ex") if cell.profile else {}
+
+
+class _PastCaptureLimit(CellFailure):
+    """A call npugraph_ex ran eagerly past ``capture_limit`` differs from eager: the
+    ladder's reruns would not reach the limit, so this diagnosis stands."""
 
 
 def _refill(buffers, values):
@@ -152,6 +174,7 @@ def replay_loop(cell: Cell, case: Case, fn) -> _Counts:
     op = cell.op.overload()
     buffers, shape, previous = None, None, None
     after_first = None
+    captured = set()  # the shapes npugraph_ex captured; others ran eagerly past capture_limit
     with counting_graphs() as counts, warnings.catch_warnings():
         # The loop keeps the previous outputs on purpose, to check the documented overwrite.
         warnings.filterwarnings("ignore", message=".*retained memory of acl graph output")
@@ -169,28 +192,48 @@ def replay_loop(cell: Cell, case: Case, fn) -> _Counts:
                 eager_call = on_device(values, "npu")
                 reference = on_device(values, "cpu")
                 expected, _ = checked_kernel(op, i, eager_call, reference, case.tolerances)
+                captures = counts.captures
                 try:
                     actual = fn(*buffers.args, **buffers.kwargs)
                 except Exception as err:  # noqa: BLE001 - classified by the ladder
                     _raise_if_setup(err)
                     raise as_failure(err, default_layer="replay", compile_layer="capture") from err
-                assert_same_call(
-                    i,
-                    actual,
-                    expected,
-                    buffers,
-                    eager_call,
-                    layer="replay",
-                    hint="",
-                    writes_hint="the schema must mark every written input Tensor(a!)",
-                    tolerances=case.tolerances,
-                )
+                if counts.captures > captures:
+                    captured.add(shape)
+                counts.eager += shape not in captured
+                with _past_capture_limit(i) if shape not in captured else contextlib.nullcontext():
+                    assert_same_call(
+                        i,
+                        actual,
+                        expected,
+                        buffers,
+                        eager_call,
+                        layer="replay",
+                        hint="",
+                        writes_hint="the schema must mark every written input Tensor(a!)",
+                        tolerances=case.tolerances,
+                    )
                 _check_overwrite(previous, actual, i)
                 previous = actual
             after_first = _frames() if after_first is None else after_first
     if _frames() > after_first:  # a size specialized (dynamic) or a value guarded
         raise recompiled(_frames() - after_first, cell.shapes, case)
     return counts
+
+
+@contextlib.contextmanager
+def _past_capture_limit(index: int):
+    """A wrong call that npugraph_ex ran eagerly because ``capture_limit`` was reached."""
+    try:
+        yield
+    except CellFailure as failure:
+        raise _PastCaptureLimit(
+            "stale-input",
+            f"{failure}; npugraph_ex ran call {index} eagerly (capture_limit reached) and "
+            "it differs from eager although the plain eager run agrees: the kernel keeps "
+            "host state it set while capturing (tiling, a workspace, a shape); recompute "
+            "it on every call",
+        ) from failure
 
 
 def _frames() -> int:
@@ -212,9 +255,20 @@ def _check_overwrite(previous, actual, index: int) -> None:
 
 
 def run(cell: Cell, dump_dir=None) -> None:
-    for case in _cases(cell):
-        with case.named():
-            _run_case(cell, case)
+    options = _options(cell)
+    _backend()  # npugraph_ex is set up before its graphs can be hooked
+    graphs = []
+    with patches.npugraph_ex_graphs_hooked(graphs.append):
+        for case in _cases(cell):
+            with case.named():
+                _run_case(cell, case)
+    for graph in graphs if options else ():
+        missing = profiles.unreached(graph.config, options)
+        if missing:
+            raise SetupError(
+                f"npugraph_ex built a graph without {', '.join(missing)}: profile "
+                f"{cell.profile} did not take effect; check the npugraph_ex this runs on"
+            )
 
 
 def _run_case(cell: Cell, case: Case) -> None:
@@ -226,16 +280,22 @@ def _run_case(cell: Cell, case: Case) -> None:
     ):
         return
     try:
-        counts = replay_loop(cell, case, _compiled(cell, _backend()))
+        counts = replay_loop(cell, case, _compiled(cell, _backend(**_options(cell))))
     except CellFailure as failure:
         raise _diagnose(cell, case, failure) from None
-    _check_counts(case, counts)
+    _check_counts(case, counts, _options(cell).get("capture_limit"))
 
 
-def _check_counts(case: Case, counts: _Counts) -> None:
-    """Each shape captured once, and replayed."""
+def _check_counts(case: Case, counts: _Counts, capture_limit: int | None = None) -> None:
+    """Each shape captured once, and replayed; with a ``capture_limit`` below the shapes,
+    the limit is reached (the shapes past it run eagerly)."""
     shapes = len({_shapes(call) for call in case.calls})
-    if counts.captures < shapes or counts.replays < REPLAYS:
+    if capture_limit is not None and shapes > capture_limit and not counts.eager:
+        raise SetupError(
+            f"capture_limit={capture_limit} with {shapes} shapes, yet every call was captured "
+            "or replayed: the option did not take effect, so the cell checked nothing"
+        )
+    if counts.captures < min(shapes, capture_limit or shapes) or counts.replays < REPLAYS:
         raise CellFailure(
             "capture",
             f"expected a capture per shape ({shapes}) and at least {REPLAYS} replays, saw "
@@ -262,6 +322,8 @@ def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:
     """The seed guide's ladder: which rerun fixes the case says where the bug is."""
     if failure.layer in ("eager", "fake", "recompile"):
         return failure
+    if any(isinstance(e, _PastCaptureLimit) for e in chain(failure)):
+        return failure
     if not _passes(lambda: replay_loop(cell, case, _compiled(cell, "aot_eager"))):
         return CellFailure("aot", _then(failure, "aot_eager fails too: fix that column first"))
     if failure.layer == "capture" or "stream is capturing" in str(failure):
@@ -273,7 +335,11 @@ def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:
                 "shape, which a captured graph cannot do: keep the kernel on the device",
             ),
         )
-    if not _passes(lambda: replay_loop(cell, case, _compiled(cell, _backend(force_eager=True)))):
+    if not _passes(
+        lambda: replay_loop(
+            cell, case, _compiled(cell, _backend(**_options(cell), force_eager=True))
+        )
+    ):
         return CellFailure(
             "aot",
             _then(
@@ -282,7 +348,11 @@ def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:
                 "wrong before any capture",
             ),
         )
-    if _passes(lambda: replay_loop(cell, case, _compiled(cell, _backend(force_recapture=True)))):
+    if _passes(
+        lambda: replay_loop(
+            cell, case, _compiled(cell, _backend(**_options(cell), force_recapture=True))
+        )
+    ):
         return CellFailure(
             "stale-input",
             _then(
