@@ -137,11 +137,6 @@ def _options(cell: Cell) -> dict:
     return profiles.get(cell.profile).options("npugraph_ex") if cell.profile else {}
 
 
-class _PastCaptureLimit(CellFailure):
-    """A call npugraph_ex ran eagerly past ``capture_limit`` differs from eager: the
-    ladder's reruns would not reach the limit, so this diagnosis stands."""
-
-
 def _refill(buffers, values):
     """``values`` with every tensor copied into the matching npu buffer (same
     address, so npugraph_ex replays) and every other argument taken as given."""
@@ -201,39 +196,23 @@ def replay_loop(cell: Cell, case: Case, fn) -> _Counts:
                 if counts.captures > captures:
                     captured.add(shape)
                 counts.eager += shape not in captured
-                with _past_capture_limit(i) if shape not in captured else contextlib.nullcontext():
-                    assert_same_call(
-                        i,
-                        actual,
-                        expected,
-                        buffers,
-                        eager_call,
-                        layer="replay",
-                        hint="",
-                        writes_hint="the schema must mark every written input Tensor(a!)",
-                        tolerances=case.tolerances,
-                    )
+                assert_same_call(
+                    i,
+                    actual,
+                    expected,
+                    buffers,
+                    eager_call,
+                    layer="replay",
+                    hint="",
+                    writes_hint="the schema must mark every written input Tensor(a!)",
+                    tolerances=case.tolerances,
+                )
                 _check_overwrite(previous, actual, i)
                 previous = actual
             after_first = _frames() if after_first is None else after_first
     if _frames() > after_first:  # a size specialized (dynamic) or a value guarded
         raise recompiled(_frames() - after_first, cell.shapes, case)
     return counts
-
-
-@contextlib.contextmanager
-def _past_capture_limit(index: int):
-    """A wrong call that npugraph_ex ran eagerly because ``capture_limit`` was reached."""
-    try:
-        yield
-    except CellFailure as failure:
-        raise _PastCaptureLimit(
-            "stale-input",
-            f"{failure}; npugraph_ex ran call {index} eagerly (capture_limit reached) and "
-            "it differs from eager although the plain eager run agrees: the kernel keeps "
-            "host state it set while capturing (tiling, a workspace, a shape); recompute "
-            "it on every call",
-        ) from failure
 
 
 def _frames() -> int:
@@ -321,8 +300,6 @@ def _then(failure: CellFailure, more: str) -> str:
 def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:
     """The seed guide's ladder: which rerun fixes the case says where the bug is."""
     if failure.layer in ("eager", "fake", "recompile"):
-        return failure
-    if any(isinstance(e, _PastCaptureLimit) for e in chain(failure)):
         return failure
     if not _passes(lambda: replay_loop(cell, case, _compiled(cell, "aot_eager"))):
         return CellFailure("aot", _then(failure, "aot_eager fails too: fix that column first"))

@@ -235,19 +235,29 @@ def declared(column: str) -> dict[str, Declared]:
     from opsdk.offline import locator
 
     folder = locator.locate().path / _CONFIG_SOURCES[column]
-    classes: dict[str, ast.ClassDef] = {}
-    for source in sorted(folder.glob("*.py")):
-        for node in ast.parse(source.read_text()).body:
-            if isinstance(node, ast.ClassDef):
-                classes[node.name] = node
-    return dict(_options(classes, classes["CompilerConfig"], ""))
+    modules = {f.stem: ast.parse(f.read_text()) for f in sorted(folder.glob("*.py"))}
+    return dict(_options(modules, "compiler_config", "CompilerConfig", ""))
 
 
-def _options(classes: dict[str, ast.ClassDef], cls: ast.ClassDef, prefix: str):
-    """``(path, Declared)`` for each ``self.NAME = Kind(...)`` in ``cls.__init__``,
-    nested config classes followed."""
-    init = next(f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__")
-    for stmt in init.body:
+def _class(modules: dict[str, ast.Module], module: str, name: str):
+    """``(module, ClassDef)`` of the config class ``name`` as ``module`` sees it (defined
+    there, or imported from a sibling: two modules define an ``_ExperimentalConfig``)."""
+    for node in modules[module].body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return module, node
+        if isinstance(node, ast.ImportFrom) and any(a.name == name for a in node.names):
+            source = (node.module or "").rpartition(".")[2]
+            if source in modules and source != module:
+                return _class(modules, source, name)
+    return None
+
+
+def _options(modules: dict[str, ast.Module], module: str, name: str, prefix: str):
+    """``(path, Declared)`` for each ``self.NAME = Kind(...)`` in the ``__init__`` of the
+    config class ``name``, nested config classes followed."""
+    _, cls = _class(modules, module, name)
+    init = [f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"]
+    for stmt in init[0].body if init else ():
         target = stmt.targets[0] if isinstance(stmt, ast.Assign) else None
         value = getattr(stmt, "value", None)
         if not (
@@ -259,8 +269,9 @@ def _options(classes: dict[str, ast.ClassDef], cls: ast.ClassDef, prefix: str):
         ):
             continue
         kind, path = value.func.id, prefix + target.attr
-        if kind in classes:
-            yield from _options(classes, classes[kind], path + ".")
+        nested = _class(modules, module, kind)
+        if nested is not None and not kind.endswith("Value"):  # a config, not an option
+            yield from _options(modules, nested[0], kind, path + ".")
             continue
         literals = [_literal(a) for a in value.args]
         default = literals[0] if literals else None
