@@ -118,8 +118,8 @@ PROFILES: tuple[Profile, ...] = (
     Profile(
         "capture_limit",
         {"npugraph_ex": {"capture_limit": 1}},
-        "a kernel whose results depend on state set while capturing: past the limit "
-        "npugraph_ex runs the graph eagerly",
+        "the op past the limit, where npugraph_ex stops capturing and runs the graph "
+        "eagerly for every later call",
         shapes=("dynamic",),  # the limit is reached by a shape change
     ),
 )
