@@ -18,7 +18,6 @@ from pathlib import Path
 
 import torch
 
-from opsdk.errors import SetupError
 from opsdk.harness import _compiled, _ge_dump, profiles
 from opsdk.harness._training import trainable
 from opsdk.harness.inputs import Case, tensors_of
@@ -32,12 +31,8 @@ NEXT_STEP_GRAPH = "rerun with --dump DIR and compare the GE graph with the FX gr
 def backend(profile: str | None = None):
     """TorchAir's GE backend, with the options of ``profile`` (:mod:`.profiles`) if any."""
     config = torchair_config("max-autotune")
-    profiles.apply(config, _options(profile))
+    profiles.apply(config, profiles.options(profile, "ge"))
     return torchair_with_converters().get_npu_backend(compiler_config=config)
-
-
-def _options(profile: str | None) -> dict:
-    return profiles.get(profile).options("ge") if profile else {}
 
 
 def lowering(spec):
@@ -154,25 +149,12 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
                     recorded.graphs,
                     Path(dump_dir) / case_dir(cell.op.name, cell.shapes, cell.profile),
                 )
-    _check_profile_reached(cell, recorded.graphs)
+    profiles.require_reached(cell.profile, "ge", [g.config for g in recorded.graphs])
     if trainable(cell.op.spec) and not recorded.backward:
         raise CellFailure(
             "ge-graph",
             f"the op has a backward but TorchAir compiled no backward GE graph; {NEXT_STEP_GRAPH}",
         )
-
-
-def _check_profile_reached(cell: Cell, graphs) -> None:
-    """Each GE graph was compiled with the profile's options (``GeConcreteGraph.config``):
-    a profile that did not reach TorchAir checked nothing."""
-    options = _options(cell.profile)
-    for graph in graphs if options else ():
-        missing = profiles.unreached(graph.config, options)
-        if missing:
-            raise SetupError(
-                f"TorchAir compiled a GE graph without {', '.join(missing)}: profile "
-                f"{cell.profile} did not take effect; check the TorchAir this runs on"
-            )
 
 
 def case_dir(qualname: str, shapes: str, profile: str | None = None) -> str:

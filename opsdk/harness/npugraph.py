@@ -132,9 +132,13 @@ def lowering(spec):
     return _backend(), contextlib.nullcontext
 
 
-def _options(cell: Cell) -> dict:
-    """The npugraph_ex options of the cell's profile (:mod:`.profiles`), if any."""
-    return profiles.get(cell.profile).options("npugraph_ex") if cell.profile else {}
+def _cell_backend(cell: Cell, **options):
+    """The backend with the options of the cell's profile (:mod:`.profiles`), and ``options``."""
+    return _backend(**_profile_options(cell), **options)
+
+
+def _profile_options(cell: Cell) -> dict:
+    return profiles.options(cell.profile, "npugraph_ex")
 
 
 def _refill(buffers, values):
@@ -234,20 +238,15 @@ def _check_overwrite(previous, actual, index: int) -> None:
 
 
 def run(cell: Cell, dump_dir=None) -> None:
-    options = _options(cell)
-    _backend()  # npugraph_ex is set up before its graphs can be hooked
     graphs = []
-    with patches.npugraph_ex_graphs_hooked(graphs.append):
+    if cell.profile:  # npugraph_ex is set up before its graphs can be hooked
+        _backend()
+    hooked = patches.npugraph_ex_graphs_hooked if cell.profile else contextlib.nullcontext
+    with hooked(graphs.append):
         for case in _cases(cell):
             with case.named():
                 _run_case(cell, case)
-    for graph in graphs if options else ():
-        missing = profiles.unreached(graph.config, options)
-        if missing:
-            raise SetupError(
-                f"npugraph_ex built a graph without {', '.join(missing)}: profile "
-                f"{cell.profile} did not take effect; check the npugraph_ex this runs on"
-            )
+    profiles.require_reached(cell.profile, "npugraph_ex", [g.config for g in graphs])
 
 
 def _run_case(cell: Cell, case: Case) -> None:
@@ -259,10 +258,10 @@ def _run_case(cell: Cell, case: Case) -> None:
     ):
         return
     try:
-        counts = replay_loop(cell, case, _compiled(cell, _backend(**_options(cell))))
+        counts = replay_loop(cell, case, _compiled(cell, _cell_backend(cell)))
     except CellFailure as failure:
         raise _diagnose(cell, case, failure) from None
-    _check_counts(case, counts, _options(cell).get("capture_limit"))
+    _check_counts(case, counts, _profile_options(cell).get("capture_limit"))
 
 
 def _check_counts(case: Case, counts: _Counts, capture_limit: int | None = None) -> None:
@@ -313,9 +312,7 @@ def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:
             ),
         )
     if not _passes(
-        lambda: replay_loop(
-            cell, case, _compiled(cell, _backend(**_options(cell), force_eager=True))
-        )
+        lambda: replay_loop(cell, case, _compiled(cell, _cell_backend(cell, force_eager=True)))
     ):
         return CellFailure(
             "aot",
@@ -326,9 +323,7 @@ def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:
             ),
         )
     if _passes(
-        lambda: replay_loop(
-            cell, case, _compiled(cell, _backend(**_options(cell), force_recapture=True))
-        )
+        lambda: replay_loop(cell, case, _compiled(cell, _cell_backend(cell, force_recapture=True)))
     ):
         return CellFailure(
             "stale-input",

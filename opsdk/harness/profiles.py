@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from opsdk.axes import SHAPE_MODES
-from opsdk.errors import OpsdkError
+from opsdk.errors import OpsdkError, SetupError
 
 __all__ = [
     "ALL",
@@ -33,7 +33,9 @@ __all__ = [
     "get",
     "idle_reason",
     "names",
+    "options",
     "parse",
+    "require_reached",
     "unreached",
 ]
 
@@ -178,6 +180,24 @@ def idle_reason(profile: Profile, spec, context: str | None = None) -> str | Non
     if profile.needs and profile.needs not in _CONTEXT_HAS.get(context, ()):
         return f"{profile.name} would check nothing here: {_NEEDS[profile.needs]}"
     return None
+
+
+def options(profile: str | None, column: str) -> dict[str, Any]:
+    """The options ``column`` sets for ``profile`` (none for a plain cell)."""
+    return get(profile).options(column) if profile else {}
+
+
+def require_reached(profile: str | None, column: str, configs) -> None:
+    """Raise :class:`SetupError` unless every config a graph of ``column`` was compiled with
+    holds ``profile``'s options: a profile that did not take effect checked nothing."""
+    wanted = options(profile, column)
+    for config in configs if wanted else ():
+        missing = unreached(config, wanted)
+        if missing:
+            raise SetupError(
+                f"{column} compiled a graph without {', '.join(missing)}: profile {profile} "
+                "did not take effect; check the TorchAir this runs on"
+            )
 
 
 def apply(config, options: dict[str, Any]) -> None:
