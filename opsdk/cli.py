@@ -40,7 +40,7 @@ def _positive_seconds(text: str) -> float:
 
 def _parser() -> argparse.ArgumentParser:
     from opsdk.axes import DEFAULT_STYLE, SHAPE_MODES, STYLES
-    from opsdk.harness import columns
+    from opsdk.harness import columns, profiles
 
     parser = argparse.ArgumentParser(
         prog="opsdk", description="Scaffold Ascend NPU custom ops and prove they enter the graph."
@@ -81,6 +81,13 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("target", help="op package directory or importable module")
     check.add_argument("--backend", type=_csv(columns.names()), default=list(columns.names()))
     check.add_argument("--shapes", type=_csv(SHAPE_MODES), default=list(SHAPE_MODES))
+    check.add_argument(
+        "--options",
+        type=_csv((*profiles.names(), profiles.ALL)),
+        default=[],
+        metavar="PROFILE,...|all",
+        help="also run the columns under these TorchAir option profiles (default: none)",
+    )
     check.add_argument("--json", type=Path, help="write the JSON report here")
     check.add_argument("-k", dest="pattern", help="only ops whose name contains PATTERN")
     check.add_argument("--dump", type=Path, help="write each compiled graph (FX and GE) here")
@@ -173,12 +180,13 @@ def _check(args) -> int:
         {"--dump": args.dump},
     )
     from opsdk import harness, report
-    from opsdk.harness import interrupts, target
+    from opsdk.harness import interrupts, profiles, target
     from opsdk.report.progress import Progress
 
     with interrupts.Interrupts() as interrupted:
         package = target.load(args.target)
-        cells = harness.cells(package, args.backend, args.shapes, args.pattern)
+        chosen = profiles.parse(args.options)
+        cells = harness.cells(package, args.backend, args.shapes, args.pattern, chosen)
         if args.only_op is not None:
             cells = [c for c in cells if c.op.name == args.only_op]
             if not cells:
@@ -219,7 +227,7 @@ def _run_isolated(args, cells, progress):
                 break
             progress.start(f"{op} [own process]")
             op_results = isolate.run_op(
-                args.target, op, args.backend, args.shapes, timeout, args.dump
+                args.target, op, args.backend, args.shapes, timeout, args.dump, args.options
             )
             progress.finish(op_results)
             results += op_results

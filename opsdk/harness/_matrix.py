@@ -16,8 +16,9 @@ from pathlib import Path
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import SetupError, TargetError
 from opsdk.harness import columns, coverage, run_scope, waivers
+from opsdk.harness import profiles as _profiles
 from opsdk.harness.failures import as_failure
-from opsdk.harness.model import Cell, CellFailure, OpUnderTest, Result
+from opsdk.harness.model import Cell, CellFailure, CellSkipped, OpUnderTest, Result
 from opsdk.offline.patches import guard_profiling_skipped
 from opsdk.runtime import spec
 from opsdk.runtime.device import ensure_npu
@@ -41,21 +42,31 @@ def cells(
     backends: Iterable[str] | None = None,
     shapes: Iterable[str] = SHAPE_MODES,
     pattern: str | None = None,
+    profiles: Iterable[str] = (),
 ) -> list[Cell]:
     """The matrix of the package's ops whose name contains ``pattern``, in ``backends``
-    (default: every column); each cell carries the waiver the package's
-    opsdk-waivers.toml declares for it (checked against all ops)."""
+    (default: every column); each op's plain cells, then its cells under each option
+    profile (:mod:`opsdk.harness.profiles`) in the columns and shape modes it applies
+    to. Each cell carries the waiver the package's opsdk-waivers.toml declares for it
+    (checked against all ops)."""
     ensure_npu()
     backends = columns.names() if backends is None else tuple(backends)
+    variants = [None, *(_profiles.get(p) for p in profiles)]
     ops = discover(package)
     waived = waivers.load(package, ops)
-    return [
-        Cell(op, b, s, waivers.reason_for(waived, op, b, s))
-        for op in ops
-        if not pattern or pattern in op.name
-        for b in backends
-        for s in shapes
-    ]
+    matrix = []
+    for op in ops:
+        if pattern and pattern not in op.name:
+            continue
+        for profile in variants:
+            name = profile.name if profile else None
+            matrix += [
+                Cell(op, b, s, waivers.reason_for(waived, op, b, s, name), profile=name)
+                for b in backends
+                for s in shapes
+                if profile is None or profile.applies(b, s)
+            ]
+    return matrix
 
 
 def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
@@ -70,11 +81,19 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
     else:
         try:
             coverage.require(cell.op.spec, cell.backend)
+            if cell.profile:
+                idle = _profiles.idle_reason(
+                    _profiles.get(cell.profile), cell.op.spec, cell.context
+                )
+                if idle:
+                    raise CellSkipped(idle)
             # Dynamo's guard timing proves nothing about an op (see offline.patches).
             with guard_profiling_skipped() if column.compiles else contextlib.nullcontext():
                 column.run(cell, dump_dir)
         except CellFailure as failure:
             status, layer, message = "fail", failure.layer, str(failure)
+        except CellSkipped as skipped:
+            status, message = "skip", str(skipped)
         except SetupError as err:  # the column cannot run here (e.g. no TorchAir)
             status, layer, message = "error", "setup", str(err)
         except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run

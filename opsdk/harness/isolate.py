@@ -48,13 +48,18 @@ def _where(stdout: str) -> str:
     return f" in {label}" if label else ""
 
 
-def run_op(target: str, op: str, backends, shapes, timeout: float, dump_dir=None) -> list[Result]:
-    """Check one op in a child `opsdk check`; a crash or timeout becomes its cells' error."""
+def run_op(
+    target: str, op: str, backends, shapes, timeout: float, dump_dir=None, profiles=()
+) -> list[Result]:
+    """Check one op in a child `opsdk check` (its plain cells, and those of ``profiles``);
+    a crash or timeout becomes its plain cells' error."""
     with tempfile.TemporaryDirectory(prefix="opsdk-isolate-") as scratch:
         report = Path(scratch) / "report.json"
         argv = [sys.executable, "-m", "opsdk", "check", target, "--only-op", op]
         argv += ["--backend", ",".join(backends), "--shapes", ",".join(shapes)]
         argv += ["--json", str(report)]
+        if profiles:
+            argv += ["--options", ",".join(profiles)]
         if dump_dir is not None:
             argv += ["--dump", str(dump_dir)]
         start = time.perf_counter()

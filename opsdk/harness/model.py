@@ -15,6 +15,7 @@ from opsdk.runtime.spec import OpSpec
 __all__ = [
     "Cell",
     "CellFailure",
+    "CellSkipped",
     "OpUnderTest",
     "Result",
 ]
@@ -134,3 +135,7 @@ class CellFailure(Exception):
     def __init__(self, layer: str, message: str):
         super().__init__(message)
         self.layer = layer
+
+
+class CellSkipped(Exception):
+    """The cell would check nothing here; the message says why (a skip, never a pass)."""

@@ -155,6 +155,17 @@ def test_naming_a_test_file_runs_that_file_without_the_matrix(scaffolds, tmp_pat
     assert "1 passed" in done.stdout and "plug::" not in done.stdout
 
 
+def test_opsdk_options_adds_profile_cells_marked_with_their_profile(scaffolds, tmp_path):
+    pkg = _package(scaffolds, tmp_path)
+    options = ("-o", "opsdk_options=capture_limit no_clone_input", "-o", "opsdk_shapes=dynamic")
+    done = _pytest(pkg, "--collect-only", "-q", "--strict-markers", "-m", "capture_limit", *options)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _collected(done) == ["plug::my_add[npugraph_ex+capture_limit-dynamic]"]
+    bad = _pytest(pkg, "--collect-only", "-o", "opsdk_options=frozen")
+    assert bad.returncode == 4
+    assert "opsdk_options: unknown frozen: choose from frozen_parameter" in bad.stderr
+
+
 def test_unknown_backend_in_the_ini_is_a_usage_error(scaffolds, tmp_path):
     done = _pytest(_package(scaffolds, tmp_path), "-o", "opsdk_backends=eager warp")
     assert done.returncode == 4
