@@ -313,20 +313,38 @@ def _ir(args) -> int:
 
 
 def _fetch_torchair(args) -> int:
-    from opsdk.offline.locator import fetch
+    from opsdk.offline import locator
 
-    print(f"TorchAir is ready at {fetch(force=args.force)}")
+    corrupt = None
+    if not args.force:
+        try:
+            locator.verify(deep=True)
+        except locator.CorruptCache as err:
+            corrupt = err
+    path = locator.fetch(force=args.force or corrupt is not None)
+    if corrupt is not None:
+        print(f"repaired the TorchAir cache (was corrupt: {corrupt.where})")
+    print(f"TorchAir is ready at {path}")
     return 0
 
 
 def _doctor(args) -> int:
     from opsdk import report
+    from opsdk.offline import locator
 
     env = report.environment()
     for key, value in env.items():
         print(f"{key:12} {value}")
-    if "not fetched" in env["torchair"]:
+    torchair = locator.locate()
+    if not torchair.fetched:
         print("TorchAir is fetched on the first ge/npugraph_ex check, or now: opsdk fetch-torchair")
+    elif torchair.mode == "offline":
+        try:
+            locator.verify(deep=True)
+        except locator.CorruptCache as err:
+            print(f"TorchAir cache: corrupt: {err.where} (fix: {locator.REPAIR})")
+            return 1
+        print("TorchAir cache: verified")
     return 0
 
 
