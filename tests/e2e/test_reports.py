@@ -201,7 +201,7 @@ def _long_results() -> list[Result]:
             message,
             123.456,
             None if shapes == "static" else f"tracked in {LONG}",
-            (f"UserWarning: {LONG}", "torchair ERROR: " + "word " * 500),
+            warnings=(f"UserWarning: {LONG}", "torchair ERROR: " + "word " * 500),
         )
         for backend in names()
         for shapes in SHAPE_MODES

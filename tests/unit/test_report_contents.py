@@ -23,7 +23,9 @@ RESULTS = [
     Result("ns::op", "ge", "static", "pass", seconds=1.5, warnings=(BOXED,)),
     Result("ns::op", "ge", "dynamic", "pass", seconds=1.25, warnings=(BOXED,)),
     Result("ns::op", "opcheck", "static", "xfail", "fake", "fake shape [1] != [2]", 0.5, "bug #7"),
-    Result("ns::other", "ge", "static", "fail", "ge-exec", "values differ", 2.0, None, (LOGGED,)),
+    Result(
+        "ns::other", "ge", "static", "fail", "ge-exec", "values differ", 2.0, warnings=(LOGGED,)
+    ),
 ]
 RUN = {"date": "2030-01-02T03:04:05+00:00", "target": "pkg", "command": "opsdk check pkg --x"}
 ENVIRONMENT = {"opsdk": "9.9", "torch": "2.13.0", "torchair": "offline", "python": "3.11"}
