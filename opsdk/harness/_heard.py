@@ -80,7 +80,7 @@ class Heard:
         recorder = _Recorder(self)
         handlers = [
             handler
-            for name, logger in logging.Logger.manager.loggerDict.items()
+            for name, logger in list(logging.Logger.manager.loggerDict.items())
             if isinstance(logger, logging.Logger) and name.split(".")[0] in _LOGGERS
             for handler in logger.handlers
             if isinstance(handler, logging.StreamHandler)
