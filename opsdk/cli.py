@@ -240,12 +240,13 @@ def _write_reports(args, results) -> None:
     from opsdk.report import html as html_report
     from opsdk.report import markdown as markdown_report
 
+    run = report.run_info(args.target)
     if args.json:
-        report.write_json(args.json, results)
+        report.write_json(args.json, results, run)
         print(f"wrote {args.json}")
     if args.report:
         environment = report.environment({r.backend for r in results})
-        html_report.write(args.report, results, environment, args.dump)
+        html_report.write(args.report, results, environment, args.dump, run)
         print(f"wrote {args.report}")
     if args.markdown:
         for path in markdown_report.write(args.markdown, results):

@@ -16,7 +16,9 @@ Every op x backend x shape mode is then one item with the node id reports use,
 (``ns::my_add[ge+frozen_parameter-static]``, ``-m frozen_parameter``), and running
 exactly what ``opsdk check`` runs (:func:`opsdk.harness.run_cell`). A failing cell
 reports its layer and message, not a traceback; a column that cannot run skips; a cell waived in
-opsdk-waivers.toml xfails, and fails once it passes (the waiver is stale).
+opsdk-waivers.toml xfails, and fails once it passes (the waiver is stale). What
+third-party code warned while a cell ran is its report section ``Captured warnings
+call`` (shown for a failing cell, and with ``-rA`` for every cell).
 
 The matrix belongs to the package's test suite: it is collected unless every
 path pytest was given is a file (``pytest tests/test_x.py`` runs that file
@@ -177,6 +179,8 @@ class ConformanceCell(pytest.Item):
         from opsdk import harness
 
         result = harness.run_cell(self.cell)
+        if result.warnings:  # shown with the cell's report ("Captured warnings call", -rA)
+            self.add_report_section("call", "warnings", "\n".join(result.warnings))
         if result.status == "skip":
             pytest.skip(result.message)
         if result.status == "xfail":

@@ -17,6 +17,7 @@ from opsdk.axes import SHAPE_MODES
 from opsdk.errors import SetupError, TargetError
 from opsdk.harness import columns, coverage, run_scope, waivers
 from opsdk.harness import profiles as _profiles
+from opsdk.harness._heard import Heard
 from opsdk.harness.failures import as_failure
 from opsdk.harness.model import Cell, CellFailure, CellSkipped, OpUnderTest, Result
 from opsdk.offline.patches import guard_profiling_skipped
@@ -76,29 +77,34 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
     start = time.perf_counter()
     column = columns.get(cell.backend)
     status, layer, message = "pass", None, ""
+    heard = Heard()  # third-party warnings and logs go with the cell, not the progress line
     if column is None:
         status, message = "skip", f"backend {cell.backend!r} is not available in this opsdk yet"
     else:
-        try:
-            coverage.require(cell.op.spec, cell.backend)
-            if cell.profile:
-                idle = _profiles.idle_reason(
-                    _profiles.get(cell.profile), cell.op.spec, cell.context
-                )
-                if idle:
-                    raise CellSkipped(idle)
-            # Dynamo's guard timing proves nothing about an op (see offline.patches).
-            with guard_profiling_skipped() if column.compiles else contextlib.nullcontext():
-                column.run(cell, dump_dir)
-        except CellFailure as failure:
-            status, layer, message = "fail", failure.layer, str(failure)
-        except CellSkipped as skipped:
-            status, message = "skip", str(skipped)
-        except SetupError as err:  # the column cannot run here (e.g. no TorchAir)
-            status, layer, message = "error", "setup", str(err)
-        except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
-            failure = as_failure(err, default_layer=column.error_layer)
-            status, layer, message = "error", failure.layer, str(failure)
+        with heard.warnings():
+            try:
+                coverage.require(cell.op.spec, cell.backend)  # imports TorchAir if it needs it
+                if cell.profile:
+                    idle = _profiles.idle_reason(
+                        _profiles.get(cell.profile), cell.op.spec, cell.context
+                    )
+                    if idle:
+                        raise CellSkipped(idle)
+                # Dynamo's guard timing proves nothing about an op (see offline.patches).
+                with (
+                    heard.logs(),
+                    guard_profiling_skipped() if column.compiles else contextlib.nullcontext(),
+                ):
+                    column.run(cell, dump_dir)
+            except CellFailure as failure:
+                status, layer, message = "fail", failure.layer, str(failure)
+            except CellSkipped as skipped:
+                status, message = "skip", str(skipped)
+            except SetupError as err:  # the column cannot run here (e.g. no TorchAir)
+                status, layer, message = "error", "setup", str(err)
+            except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
+                failure = as_failure(err, default_layer=column.error_layer)
+                status, layer, message = "error", failure.layer, str(failure)
     result = Result(
         cell.op.name,
         cell.backend,
@@ -109,6 +115,7 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
         round(time.perf_counter() - start, 4),
         context=cell.context,
         profile=cell.profile,
+        warnings=heard.lines,
     )
     return waivers.apply(result, cell.waiver)
 

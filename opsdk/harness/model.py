@@ -106,8 +106,11 @@ class Result(_Coordinates):
     waiver: str | None = None  # the reason of the waiver that covers the cell
     context: str | None = None
     profile: str | None = None
+    # What third-party code warned or logged while the cell ran, each once (harness._heard).
+    warnings: tuple[str, ...] = ()
 
     def __post_init__(self):
+        object.__setattr__(self, "warnings", tuple(self.warnings))  # a JSON list, read back
         if self.status not in STATUSES or (self.layer is not None and self.layer not in LAYERS):
             raise ValueError(f"unknown status/layer {self.status!r}/{self.layer!r}")
 
