@@ -104,7 +104,7 @@ def _raise_if_setup(err: BaseException) -> None:
         ):
             raise SetupError(
                 f"npugraph_ex could not be imported: {first_line(e)}; check the torch_npu "
-                "(or, offline, the TorchAir cache: opsdk fetch-torchair --force) this runs on"
+                "(or, offline, the TorchAir cache: opsdk fetch-torchair) this runs on"
             ) from err
         if _raised_in(e, _SERIALIZER):
             raise CellSkipped(
