@@ -1,7 +1,7 @@
 """`opsdk report merge A.json B.json ...`: shard reports as one matrix, with one verdict.
 
-Each `opsdk check --json` report records its target (the package's name and the digest
-of its sources), the versions it ran with and, under ``--shard I/N``, the shard plan
+Each `opsdk check --json` report records its package (name and the digest of its
+sources), the versions it ran with and, under ``--shard I/N``, the shard plan
 (:mod:`opsdk.harness.shard`). Reports merge only when they agree on all of them: shards
 of one commit, run with one opsdk, torch and TorchAir, that planned alike; together
 they must hold every cell of the plan exactly once, and the merged results are in the
@@ -30,18 +30,20 @@ def provenance(package: ModuleType, ops: list[OpUnderTest], shard: Shard | None)
     sources = fingerprint.op_sources(package, ops)
     digest = hashlib.sha256(json.dumps(sources, sort_keys=True).encode()).hexdigest()
     return {
-        "target": {"name": package.__name__, "sources": digest},
+        "package": {"name": package.__name__, "sources": digest},
         "versions": fingerprint.versions(),
         "shard": shard.to_json() if shard else None,
     }
 
 
 class Merged(NamedTuple):
-    """The merged results, the environment they ran in, and the run they make up."""
+    """The merged results, the environment they ran in, their provenance (without a shard)
+    and the target the first report names."""
 
     results: list[Result]
     environment: dict
-    run: dict
+    provenance: dict
+    target: str
 
 
 def _load(path: Path) -> dict:
@@ -49,9 +51,9 @@ def _load(path: Path) -> dict:
         report = json.loads(Path(path).read_text())
     except (OSError, ValueError) as err:
         raise OpsdkError(f"cannot read the report {path}: {err}") from None
-    if not isinstance(report, dict) or not {"target", "versions", "results"} <= set(report):
+    if not isinstance(report, dict) or not {"package", "versions", "results"} <= set(report):
         raise OpsdkError(
-            f"{path} is no `opsdk check --json` report with a target and versions: "
+            f"{path} is no `opsdk check --json` report with a package and versions: "
             "write it again with this opsdk"
         )
     shard = report.get("shard")
@@ -119,7 +121,7 @@ def _sharded(reports: list[tuple[Path, dict]]) -> list[Result]:
 def merge(paths: list[Path]) -> Merged:
     """The reports at ``paths`` as one run; refuses reports that are not of one run."""
     reports = [(Path(p), _load(p)) for p in paths]
-    _agree(reports, "target", "different targets")
+    _agree(reports, "package", "different packages")
     _agree(reports, "versions", "different versions")
     shards = [r.get("shard") is not None for _, r in reports]
     if any(shards) and not all(shards):
@@ -135,5 +137,6 @@ def merge(paths: list[Path]) -> Merged:
                 seen[result.id] = path
                 results.append(result)
     first = reports[0][1]
-    run = {"target": first["target"], "versions": first["versions"], "shard": None}
-    return Merged(results, first["environment"], run)
+    provenance = {"package": first["package"], "versions": first["versions"], "shard": None}
+    target = (first.get("run") or {}).get("target") or first["package"]["name"]
+    return Merged(results, first["environment"], provenance, target)

@@ -61,7 +61,8 @@ def test_a_bad_shard_is_refused_with_the_form_it_takes(text):
 
 RUN = {
     "environment": {"torch": "2.13.0"},
-    "target": {"name": "mylib", "sources": "abc"},
+    "run": {"target": "path/to/mylib"},
+    "package": {"name": "mylib", "sources": "abc"},
     "versions": {"opsdk": "0.1.0", "torch": "2.13.0"},
 }
 
@@ -92,7 +93,8 @@ def test_shard_reports_merge_into_the_unsharded_matrix(tmp_path):
     paths = _shard_reports(tmp_path)
     merged = merge.merge(list(reversed(paths)))
     assert merged.results == _results(CELLS)
-    assert merged.run["target"] == RUN["target"] and merged.run["shard"] is None
+    assert merged.provenance["package"] == RUN["package"] and merged.provenance["shard"] is None
+    assert merged.target == "path/to/mylib"
 
 
 def test_merge_gives_one_exit_code_and_writes_the_reports(tmp_path, capsys):
@@ -112,7 +114,8 @@ def test_merge_gives_one_exit_code_and_writes_the_reports(tmp_path, capsys):
     assert code == 1
     merged = json.loads(out.read_text())
     assert [r["status"] for r in merged["results"]].count("fail") == 1
-    assert merged["target"] == RUN["target"] and merged["environment"] == RUN["environment"]
+    assert merged["package"] == RUN["package"] and merged["environment"] == RUN["environment"]
+    assert merged["run"]["target"] == "path/to/mylib"
     assert "1 fail" in capsys.readouterr().out
     (tmp_path / "passing").mkdir()
     assert cli.main(["report", "merge", *map(str, _shard_reports(tmp_path / "passing"))]) == 0
@@ -134,15 +137,15 @@ def test_merge_gives_one_exit_code_and_writes_the_reports(tmp_path, capsys):
         (
             lambda t, p: p.__setitem__(
                 0,
-                _write(t, "x.json", [], _shards(3)[0], target={"name": "other", "sources": "abc"}),
+                _write(t, "x.json", [], _shards(3)[0], package={"name": "other", "sources": "abc"}),
             ),
-            "different targets (name 'other' vs 'mylib')",
+            "different packages (name 'other' vs 'mylib')",
         ),
         (
             lambda t, p: p.__setitem__(
-                0, _write(t, "x.json", [], _shards(3)[0], target={"name": "mylib", "sources": "d"})
+                0, _write(t, "x.json", [], _shards(3)[0], package={"name": "mylib", "sources": "d"})
             ),
-            "different targets (sources 'd' vs 'abc')",
+            "different packages (sources 'd' vs 'abc')",
         ),
         (
             lambda t, p: p.__setitem__(
