@@ -220,15 +220,18 @@ def _run_isolated(args, cells, progress):
     from opsdk.harness import interrupts, isolate
 
     timeout = args.timeout or DEFAULT_TIMEOUT
+    selection = ["--backend", ",".join(args.backend), "--shapes", ",".join(args.shapes)]
+    selection += ["--options", ",".join(args.options)] if args.options else []
+    by_op: dict[str, list] = {}
+    for cell in cells:
+        by_op.setdefault(cell.op.name, []).append(cell)
     results = []
     with contextlib.suppress(KeyboardInterrupt):  # a second signal between two ops' processes
-        for op in dict.fromkeys(c.op.name for c in cells):
+        for op, op_cells in by_op.items():
             if interrupts.requested():
                 break
             progress.start(f"{op} [own process]")
-            op_results = isolate.run_op(
-                args.target, op, args.backend, args.shapes, timeout, args.dump, args.options
-            )
+            op_results = isolate.run_op(args.target, op_cells, selection, timeout, args.dump)
             progress.finish(op_results)
             results += op_results
     done = {r.op for r in results}

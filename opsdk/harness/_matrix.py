@@ -105,18 +105,8 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
             except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
                 failure = as_failure(err, default_layer=column.error_layer)
                 status, layer, message = "error", failure.layer, str(failure)
-    result = Result(
-        cell.op.name,
-        cell.backend,
-        cell.shapes,
-        status,
-        layer,
-        message,
-        round(time.perf_counter() - start, 4),
-        context=cell.context,
-        profile=cell.profile,
-        warnings=heard.lines,
-    )
+    seconds = round(time.perf_counter() - start, 4)
+    result = cell.result(status, layer, message, seconds=seconds, warnings=heard.lines)
     return waivers.apply(result, cell.waiver)
 
 
@@ -128,18 +118,7 @@ def one_run(cell_list: Iterable[Cell]) -> contextlib.AbstractContextManager:
 
 def not_run(cell: Cell, message: str = "", seconds: float = 0.0) -> Result:
     """The result of a cell an interrupted run did not reach, or aborted."""
-    return Result(
-        cell.op.name,
-        cell.backend,
-        cell.shapes,
-        "not run",
-        None,
-        message,
-        seconds,
-        cell.waiver,
-        context=cell.context,
-        profile=cell.profile,
-    )
+    return cell.result("not run", None, message, seconds=seconds, waiver=cell.waiver)
 
 
 def run_matrix(

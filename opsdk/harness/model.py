@@ -93,6 +93,20 @@ class Cell(_Coordinates):
         """``ns::op[backend-shapes]``, the id pytest and reports show."""
         return f"{self.op.name}[{self.label}]"
 
+    def result(self, status: str, layer: str | None = None, message: str = "", **more) -> Result:
+        """This cell's result (waiver not applied: see :mod:`opsdk.harness.waivers`)."""
+        return Result(
+            self.op.name,
+            self.backend,
+            self.shapes,
+            status,
+            layer,
+            message,
+            context=self.context,
+            profile=self.profile,
+            **more,
+        )
+
 
 @dataclass(frozen=True)
 class Result(_Coordinates):
