@@ -6,15 +6,15 @@ import json
 import platform
 from collections import Counter
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import torch
-
-import opsdk
+from opsdk import _versions
 from opsdk.axes import SHAPE_MODES
 from opsdk.harness import columns
-from opsdk.harness.model import Result
-from opsdk.runtime.device import ensure_npu
+from opsdk.runtime.device import choose
+
+if TYPE_CHECKING:  # the results' module imports torch, which `opsdk doctor` does not need
+    from opsdk.harness.model import Result
 
 __all__ = ["Grid", "environment", "grid", "matrix", "problems", "summary", "write_json"]
 
@@ -24,14 +24,16 @@ _LEGEND = "✓ pass, F fail, E error, s skip, x xfail"
 
 def environment(backends=()) -> dict:
     """What the results were produced on: enough to reproduce or compare runs, with
-    what each column of ``backends`` says of itself."""
-    npu = ensure_npu()
+    what each column of ``backends`` says of itself. Versions come from the installed
+    metadata and nothing is set up, so ``opsdk doctor`` imports torch only to try an
+    installed torch_npu."""
+    npu = choose()
     from opsdk.offline.locator import locate
 
     torchair = locate()
     return {
-        "opsdk": opsdk.__version__,
-        "torch": torch.__version__,
+        "opsdk": _versions.opsdk_version(),
+        "torch": _versions.torch_version(),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "npu": npu.kind,

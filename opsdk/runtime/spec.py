@@ -45,8 +45,8 @@ def check_identifier(what: str, value: str) -> str:
     """Refuse names that cannot be a Python identifier in generated code."""
     if not _IDENTIFIER.match(value or ""):
         raise SpecError(
-            f"{what} {value!r} is not a valid identifier: use letters, digits and '_', "
-            "not starting with a digit (e.g. my_add)"
+            f"{what} {value!r} is not a valid identifier: torch's schema parser takes ASCII "
+            "letters, digits and '_' only, not starting with a digit (e.g. my_add)"
         )
     if keyword.iskeyword(value):
         raise SpecError(
