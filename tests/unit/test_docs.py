@@ -174,3 +174,19 @@ def test_readme_links_both_guides():
     readme = _text(ROOT / "README.md")
     for g in GUIDES:
         assert f"(docs/{g.name})" in readme, f"README.md does not link docs/{g.name}"
+
+
+def _code_after_docstring(path: Path) -> str:
+    """A module's text after its docstring: the code a reader copies."""
+    import ast
+
+    lines = path.read_text().splitlines(keepends=True)
+    return "".join(lines[ast.parse("".join(lines)).body[0].end_lineno :]).lstrip("\n")
+
+
+def test_the_specs_shown_for_the_default_add_are_what_opsdk_new_writes(scaffolds):
+    written = _code_after_docstring(scaffolds.shared("my_add") / "my_add" / "specs.py")
+    for doc in (ROOT / "README.md", *GUIDES):
+        shown = [block for block in FENCE.findall(_text(doc)) if "  # empty" in block]
+        assert len(shown) == 1, f"{doc.name}: one specs.py block of the default add"
+        assert shown[0] == written, f"{doc.name}: the specs.py shown is not what opsdk new writes"
