@@ -42,17 +42,30 @@ def _choices_help(what: str, choices) -> str:
     return f"comma-separated {what}, any of {','.join(choices)} (default: all)"
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed distribution's, read only when asked (importing
+    importlib.metadata would cost every command tens of milliseconds)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from opsdk import _versions
+
+        print(f"opsdk {_versions.opsdk_version()}")
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     """The whole command line; it imports neither torch nor the harness (``--help``,
     ``--version`` and ``doctor`` stay fast)."""
-    from opsdk import _versions
     from opsdk.axes import DEFAULT_STYLE, SHAPE_MODES, STYLES
     from opsdk.harness import columns
 
     parser = argparse.ArgumentParser(
         prog="opsdk", description="Scaffold Ascend NPU custom ops and prove they enter the graph."
     )
-    parser.add_argument("--version", action="version", version=f"opsdk {_versions.opsdk_version()}")
+    parser.add_argument("--version", action=_Version, help="print opsdk's version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     new = sub.add_parser("new", help="scaffold an op package")
