@@ -364,11 +364,11 @@ def _require_tools() -> None:
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     """The arguments; an unknown flag is reported with its subcommand's usage (argparse
     would print the top level's) and the nearest flag of that subcommand."""
-    import difflib
-
     parser = _parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:
+        import difflib
+
         [subs] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
         command = subs.choices[args.command]
         message = f"unrecognized arguments: {' '.join(unknown)}"
