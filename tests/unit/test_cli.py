@@ -93,6 +93,9 @@ def test_a_non_ascii_name_is_refused_with_torchs_rule(capsys, tmp_path):
     code, _, err = _run(capsys, "new", "加法", "--out", str(tmp_path / "out"))
     assert code == 2 and err.count("\n") == 1
     assert "torch's schema parser takes ASCII letters, digits and '_' only" in err
+    schema = "my_op(Tensor 输入) -> Tensor"
+    code, _, err = _run(capsys, "new", "my_op", "--schema", schema, "--out", str(tmp_path / "o"))
+    assert code == 2 and "torch's schema parser takes ASCII names only ('输入' is not)" in err
     # The rule the message states is torch's: its schema parser refuses the name.
     with pytest.raises((RuntimeError, UnicodeError)):
         import torch
