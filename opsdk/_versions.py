@@ -5,6 +5,7 @@ must not pay."""
 from __future__ import annotations
 
 from importlib import metadata
+from pathlib import Path
 
 
 def installed(distribution: str) -> str | None:
@@ -16,8 +17,18 @@ def installed(distribution: str) -> str | None:
 
 
 def opsdk_version() -> str:
-    """opsdk's own version; ``0+unknown`` when run from a checkout that was never installed."""
-    return installed("opsdk") or "0+unknown"
+    """opsdk's version: the installed distribution's, else (a checkout on ``sys.path``
+    that was never installed) its ``pyproject.toml``'s, where the version is set."""
+    found = installed("opsdk")
+    if found is None:
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # Python 3.10: opsdk's tools bring tomli
+            import tomli as tomllib
+
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        found = tomllib.loads(pyproject.read_text())["project"]["version"]
+    return found
 
 
 def torch_version() -> str:

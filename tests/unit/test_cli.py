@@ -6,14 +6,20 @@ import os
 import subprocess
 import sys
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 
 import opsdk
-from opsdk import cli
+from opsdk import _versions, cli
 from opsdk.axes import SHAPE_MODES
 from opsdk.harness import columns
 from opsdk.scaffold import _render
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
 
 
 def _run(capsys, *argv) -> tuple[int, str, str]:
@@ -30,6 +36,12 @@ def test_version_is_the_installed_distributions(capsys):
     installed = metadata.version("opsdk")
     assert _run(capsys, "--version") == (0, f"opsdk {installed}\n", "")
     assert opsdk.__version__ == installed
+
+
+def test_a_checkout_never_installed_has_its_pyprojects_version(monkeypatch):
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    monkeypatch.setattr(_versions, "installed", lambda distribution: None)
+    assert _versions.opsdk_version() == tomllib.loads(pyproject.read_text())["project"]["version"]
 
 
 # Each argv is run in one fresh interpreter, in order; after each, whether torch is loaded.
