@@ -16,13 +16,15 @@ from pathlib import Path
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import SetupError, TargetError
 from opsdk.harness import columns, coverage, run_scope, waivers
+from opsdk.harness import profiles as _profiles
+from opsdk.harness._heard import Heard
 from opsdk.harness.failures import as_failure
-from opsdk.harness.model import Cell, CellFailure, OpUnderTest, Result
+from opsdk.harness.model import Cell, CellFailure, CellSkipped, OpUnderTest, Result
 from opsdk.offline.patches import guard_profiling_skipped
 from opsdk.runtime import spec
 from opsdk.runtime.device import ensure_npu
 
-__all__ = ["cells", "discover", "one_run", "run_cell", "run_matrix"]
+__all__ = ["cells", "discover", "not_run", "one_run", "run_cell", "run_matrix"]
 
 
 def discover(package) -> list[OpUnderTest]:
@@ -41,21 +43,31 @@ def cells(
     backends: Iterable[str] | None = None,
     shapes: Iterable[str] = SHAPE_MODES,
     pattern: str | None = None,
+    profiles: Iterable[str] = (),
 ) -> list[Cell]:
     """The matrix of the package's ops whose name contains ``pattern``, in ``backends``
-    (default: every column); each cell carries the waiver the package's
-    opsdk-waivers.toml declares for it (checked against all ops)."""
+    (default: every column); each op's plain cells, then its cells under each option
+    profile (:mod:`opsdk.harness.profiles`) in the columns and shape modes it applies
+    to. Each cell carries the waiver the package's opsdk-waivers.toml declares for it
+    (checked against all ops)."""
     ensure_npu()
     backends = columns.names() if backends is None else tuple(backends)
+    variants = [None, *(_profiles.get(p) for p in profiles)]
     ops = discover(package)
     waived = waivers.load(package, ops)
-    return [
-        Cell(op, b, s, waivers.reason_for(waived, op, b, s))
-        for op in ops
-        if not pattern or pattern in op.name
-        for b in backends
-        for s in shapes
-    ]
+    matrix = []
+    for op in ops:
+        if pattern and pattern not in op.name:
+            continue
+        for profile in variants:
+            name = profile.name if profile else None
+            matrix += [
+                Cell(op, b, s, waivers.reason_for(waived, op, b, s, name), profile=name)
+                for b in backends
+                for s in shapes
+                if profile is None or profile.applies(b, s)
+            ]
+    return matrix
 
 
 def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
@@ -65,21 +77,34 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
     start = time.perf_counter()
     column = columns.get(cell.backend)
     status, layer, message = "pass", None, ""
+    heard = Heard()  # third-party warnings and logs go with the cell, not the progress line
     if column is None:
         status, message = "skip", f"backend {cell.backend!r} is not available in this opsdk yet"
     else:
-        try:
-            coverage.require(cell.op.spec, cell.backend)
-            # Dynamo's guard timing proves nothing about an op (see offline.patches).
-            with guard_profiling_skipped() if column.compiles else contextlib.nullcontext():
-                column.run(cell, dump_dir)
-        except CellFailure as failure:
-            status, layer, message = "fail", failure.layer, str(failure)
-        except SetupError as err:  # the column cannot run here (e.g. no TorchAir)
-            status, layer, message = "error", "setup", str(err)
-        except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
-            failure = as_failure(err, default_layer=column.error_layer)
-            status, layer, message = "error", failure.layer, str(failure)
+        with heard.warnings():
+            try:
+                coverage.require(cell.op.spec, cell.backend)  # imports TorchAir if it needs it
+                if cell.profile:
+                    idle = _profiles.idle_reason(
+                        _profiles.get(cell.profile), cell.op.spec, cell.context
+                    )
+                    if idle:
+                        raise CellSkipped(idle)
+                # Dynamo's guard timing proves nothing about an op (see offline.patches).
+                with (
+                    heard.logs(),
+                    guard_profiling_skipped() if column.compiles else contextlib.nullcontext(),
+                ):
+                    column.run(cell, dump_dir)
+            except CellFailure as failure:
+                status, layer, message = "fail", failure.layer, str(failure)
+            except CellSkipped as skipped:
+                status, message = "skip", str(skipped)
+            except SetupError as err:  # the column cannot run here (e.g. no TorchAir)
+                status, layer, message = "error", "setup", str(err)
+            except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
+                failure = as_failure(err, default_layer=column.error_layer)
+                status, layer, message = "error", failure.layer, str(failure)
     result = Result(
         cell.op.name,
         cell.backend,
@@ -88,6 +113,9 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
         layer,
         message,
         round(time.perf_counter() - start, 4),
+        context=cell.context,
+        profile=cell.profile,
+        warnings=heard.lines,
     )
     return waivers.apply(result, cell.waiver)
 
@@ -98,19 +126,50 @@ def one_run(cell_list: Iterable[Cell]) -> contextlib.AbstractContextManager:
     return run_scope.one_run({cell.backend for cell in cell_list})
 
 
+def not_run(cell: Cell, message: str = "", seconds: float = 0.0) -> Result:
+    """The result of a cell an interrupted run did not reach, or aborted."""
+    return Result(
+        cell.op.name,
+        cell.backend,
+        cell.shapes,
+        "not run",
+        None,
+        message,
+        seconds,
+        cell.waiver,
+        context=cell.context,
+        profile=cell.profile,
+    )
+
+
 def run_matrix(
     cell_list: list[Cell],
     on_result: Callable[[Result], None] | None = None,
     dump_dir: Path | None = None,
     on_start: Callable[[Cell], None] | None = None,
-):
+    stop: Callable[[], bool] | None = None,
+) -> list[Result]:
+    """Every cell's result, in order. With ``stop`` (see :mod:`opsdk.harness.interrupts`)
+    the run ends early when it says so before a cell, or when a KeyboardInterrupt aborts
+    the cell running: the cells left are ``not run``. Without it an interrupt propagates."""
     results = []
     with one_run(cell_list):
         for cell in cell_list:
+            if stop is not None and stop():
+                break
             if on_start:
                 on_start(cell)
-            result = run_cell(cell, dump_dir)
+            start = time.perf_counter()
+            try:
+                result = run_cell(cell, dump_dir)
+            except KeyboardInterrupt:
+                if stop is None:
+                    raise
+                seconds = round(time.perf_counter() - start, 4)
+                result = not_run(cell, f"aborted after {seconds:.1f} s by an interrupt", seconds)
             results.append(result)
             if on_result:
                 on_result(result)
-    return results
+            if result.status == "not run":
+                break
+    return results + [not_run(cell) for cell in cell_list[len(results) :]]

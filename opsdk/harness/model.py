@@ -1,7 +1,9 @@
 """The harness's vocabulary: cells of the matrix and their results.
 
-A cell is one op under one backend with one shape mode; its result says pass,
-or in which layer it failed and what to do next.
+A cell is one op under one backend with one shape mode, optionally in a usage
+context (the op inside a realistic graph: ``view``, ``chain``...) and under an option
+profile (TorchAir settings users turn on); its result says pass, or in which layer it
+failed and what to do next.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from opsdk.runtime.spec import OpSpec
 __all__ = [
     "Cell",
     "CellFailure",
+    "CellSkipped",
     "OpUnderTest",
     "Result",
 ]
 
-STATUSES = ("pass", "fail", "skip", "xfail", "error")
+# "not run": an interrupted run did not reach the cell (or aborted it); never a pass.
+STATUSES = ("pass", "fail", "skip", "xfail", "error", "not run")
 # Where a failure happened, from the user's code outwards.
 LAYERS = (
     "eager",
@@ -53,21 +57,45 @@ class OpUnderTest:
         return self.spec.op()
 
 
+class _Coordinates:
+    """Where a cell sits in the matrix, spelled once for cells and their results."""
+
+    backend: str
+    shapes: str
+    context: str | None
+    profile: str | None
+
+    @property
+    def column(self) -> str:
+        """The report column: ``ge``, ``ge+frozen_parameter``, ``ge/view``."""
+        variant = f"{self.backend}+{self.profile}" if self.profile else self.backend
+        return f"{variant}/{self.context}" if self.context else variant
+
+    @property
+    def label(self) -> str:
+        """``ge-dynamic``, ``ge+frozen_parameter-dynamic/view``: the cell within its op."""
+        variant = f"{self.backend}+{self.profile}" if self.profile else self.backend
+        label = f"{variant}-{self.shapes}"
+        return f"{label}/{self.context}" if self.context else label
+
+
 @dataclass(frozen=True)
-class Cell:
+class Cell(_Coordinates):
     op: OpUnderTest
     backend: str
     shapes: str
     waiver: str | None = None  # why the cell is expected to fail (opsdk-waivers.toml)
+    context: str | None = None  # a usage context; None: the op alone on whole tensors
+    profile: str | None = None  # a TorchAir option profile; None: TorchAir's defaults
 
     @property
     def id(self) -> str:
         """``ns::op[backend-shapes]``, the id pytest and reports show."""
-        return f"{self.op.name}[{self.backend}-{self.shapes}]"
+        return f"{self.op.name}[{self.label}]"
 
 
 @dataclass(frozen=True)
-class Result:
+class Result(_Coordinates):
     op: str
     backend: str
     shapes: str
@@ -76,14 +104,19 @@ class Result:
     message: str = ""
     seconds: float = 0.0
     waiver: str | None = None  # the reason of the waiver that covers the cell
+    context: str | None = None
+    profile: str | None = None
+    # What third-party code warned or logged while the cell ran, each once (harness._heard).
+    warnings: tuple[str, ...] = ()
 
     def __post_init__(self):
+        object.__setattr__(self, "warnings", tuple(self.warnings))  # a JSON list, read back
         if self.status not in STATUSES or (self.layer is not None and self.layer not in LAYERS):
             raise ValueError(f"unknown status/layer {self.status!r}/{self.layer!r}")
 
     def describe(self) -> str:
         """One line: the cell, then its outcome."""
-        return f"{self.op} [{self.backend}-{self.shapes}]: {self.outcome()}"
+        return f"{self.op} [{self.label}]: {self.outcome()}"
 
     def outcome(self) -> str:
         """Status, layer and message, for a report that already names the cell."""
@@ -105,3 +138,7 @@ class CellFailure(Exception):
     def __init__(self, layer: str, message: str):
         super().__init__(message)
         self.layer = layer
+
+
+class CellSkipped(Exception):
+    """The cell would check nothing here; the message says why (a skip, never a pass)."""
