@@ -38,13 +38,35 @@ def _positive_seconds(text: str) -> float:
     return seconds
 
 
+def _choices_help(what: str, choices) -> str:
+    """Help for a comma-separated list flag: its choices, all of them by default."""
+    return f"comma-separated {what}, any of {','.join(choices)} (default: all)"
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed distribution's, read only when asked (importing
+    importlib.metadata would cost every command tens of milliseconds)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from opsdk import _versions
+
+        print(f"opsdk {_versions.opsdk_version()}")
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
+    """The whole command line; it imports neither torch nor the harness (``--help``,
+    ``--version`` and ``doctor`` stay fast)."""
     from opsdk.axes import DEFAULT_STYLE, SHAPE_MODES, STYLES
     from opsdk.harness import columns, profiles
 
     parser = argparse.ArgumentParser(
         prog="opsdk", description="Scaffold Ascend NPU custom ops and prove they enter the graph."
     )
+    parser.add_argument("--version", action=_Version, help="print opsdk's version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     new = sub.add_parser("new", help="scaffold an op package")
@@ -64,7 +86,9 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument("--namespace", help="torch.library namespace (default: custom)")
     new.add_argument("--schema", help='torch schema, e.g. "my_op(Tensor x, float a=1.0) -> Tensor"')
     new.add_argument("--style", choices=STYLES, default=DEFAULT_STYLE, help="registration style")
-    new.add_argument("--out", type=Path, help="directory to create it in (default: .)")
+    new.add_argument(
+        "--out", type=Path, metavar="DIR", help="directory to create it in (default: .)"
+    )
     new.add_argument("--force", action="store_true", help="move an existing package aside")
     new.add_argument(
         "--autograd", action="store_true", help="register a backward (register_autograd)"
@@ -79,8 +103,20 @@ def _parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="run the conformance matrix of an op package")
     check.add_argument("target", help="op package directory or importable module")
-    check.add_argument("--backend", type=_csv(columns.names()), default=list(columns.names()))
-    check.add_argument("--shapes", type=_csv(SHAPE_MODES), default=list(SHAPE_MODES))
+    check.add_argument(
+        "--backend",
+        type=_csv(columns.names()),
+        default=list(columns.names()),
+        metavar="COLUMNS",
+        help=_choices_help("backend columns", columns.names()),
+    )
+    check.add_argument(
+        "--shapes",
+        type=_csv(SHAPE_MODES),
+        default=list(SHAPE_MODES),
+        metavar="MODES",
+        help=_choices_help("shape modes", SHAPE_MODES),
+    )
     check.add_argument(
         "--options",
         type=_csv((*profiles.names(), profiles.ALL)),
@@ -88,13 +124,21 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PROFILE,...|all",
         help="also run the columns under these TorchAir option profiles (default: none)",
     )
-    check.add_argument("--json", type=Path, help="write the JSON report here")
+    check.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report here")
     check.add_argument("-k", dest="pattern", help="only ops whose name contains PATTERN")
-    check.add_argument("--dump", type=Path, help="write each compiled graph (FX and GE) here")
-    check.add_argument("--report", type=Path, help="write the matrix as a self-contained HTML page")
+    check.add_argument(
+        "--dump", type=Path, metavar="DIR", help="write each compiled graph (FX and GE) here"
+    )
+    check.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE.html",
+        help="write the matrix as a self-contained HTML page",
+    )
     check.add_argument(
         "--markdown",
         type=Path,
+        metavar="FILE",
         help="write the matrix as Markdown (also appended to $GITHUB_STEP_SUMMARY when set)",
     )
     check.add_argument(
@@ -105,6 +149,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--timeout",
         type=_positive_seconds,
+        metavar="SECONDS",
         help=f"with --isolate, seconds an op may run (default {DEFAULT_TIMEOUT:g})",
     )
     # How --isolate runs one op in a child: the exact name, as reports spell it (ns::name).
@@ -115,7 +160,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     cov.add_argument("target", help="op package directory or importable module")
     cov.add_argument("--namespace", help="list every op registered in this namespace")
-    cov.add_argument("--json", type=Path, help="write the table as JSON here")
+    cov.add_argument("--json", type=Path, metavar="FILE", help="write the table as JSON here")
 
     fetch = sub.add_parser(
         "fetch-torchair", help="download TorchAir (from the torch-npu wheel) for offline use"
@@ -125,7 +170,9 @@ def _parser() -> argparse.ArgumentParser:
     ir = sub.add_parser("ir", help="export the ops' GE IR for CANN (msopgen JSON or REG_OP)")
     ir.add_argument("target", help="op package directory or importable module")
     ir.add_argument("--format", choices=("msopgen", "reg_op"), default="msopgen")
-    ir.add_argument("--out", type=Path, help="write one file per op here (default: print)")
+    ir.add_argument(
+        "--out", type=Path, metavar="DIR", help="write one file per op here (default: print)"
+    )
 
     sub.add_parser("doctor", help="show the environment opsdk found")
     return parser
@@ -369,8 +416,25 @@ def _require_tools() -> None:
         )
 
 
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """The arguments; an unknown flag is reported with its subcommand's usage (argparse
+    would print the top level's) and the nearest flag of that subcommand."""
+    parser = _parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        import difflib
+
+        [subs] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        command = subs.choices[args.command]
+        message = f"unrecognized arguments: {' '.join(unknown)}"
+        flags = [f for f in command._option_string_actions if f.startswith("--")]
+        near = difflib.get_close_matches(unknown[0].split("=")[0], flags, n=1, cutoff=0.75)
+        command.error(message + (f" (did you mean {near[0]}?)" if near else ""))
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     handler = {
         "new": _new,
         "check": _check,
