@@ -121,8 +121,9 @@ def _parser() -> argparse.ArgumentParser:
         "--options",
         type=_csv((*profiles.names(), profiles.ALL)),
         default=[],
-        metavar="PROFILE,...|all",
-        help="also run the columns under these TorchAir option profiles (default: none)",
+        metavar="PROFILES",
+        help="also run the columns under these TorchAir option profiles, comma-separated, "
+        f"any of {','.join(profiles.names())} or {profiles.ALL} (default: none)",
     )
     check.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report here")
     check.add_argument("-k", dest="pattern", help="only ops whose name contains PATTERN")
