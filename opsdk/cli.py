@@ -40,7 +40,7 @@ def _positive_seconds(text: str) -> float:
 
 def _choices_help(what: str, choices) -> str:
     """Help for a comma-separated list flag: its choices, all of them by default."""
-    return f"comma-separated {what}, any of {','.join(choices)} (default: all)"
+    return f"comma-separated {what}, any of {', '.join(choices)} (default: all)"
 
 
 class _Version(argparse.Action):
@@ -123,7 +123,7 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="PROFILES",
         help="also run the columns under these TorchAir option profiles, comma-separated, "
-        f"any of {','.join(profiles.names())} or {profiles.ALL} (default: none)",
+        f"any of {', '.join(profiles.names())} or {profiles.ALL} (default: none)",
     )
     check.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report here")
     check.add_argument("-k", dest="pattern", help="only ops whose name contains PATTERN")
