@@ -39,7 +39,7 @@ def _positive_seconds(text: str) -> float:
 
 def _parser() -> argparse.ArgumentParser:
     from opsdk.axes import DEFAULT_STYLE, SHAPE_MODES, STYLES
-    from opsdk.harness import columns
+    from opsdk.harness import columns, contexts
 
     parser = argparse.ArgumentParser(
         prog="opsdk", description="Scaffold Ascend NPU custom ops and prove they enter the graph."
@@ -80,6 +80,11 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("target", help="op package directory or importable module")
     check.add_argument("--backend", type=_csv(columns.names()), default=list(columns.names()))
     check.add_argument("--shapes", type=_csv(SHAPE_MODES), default=list(SHAPE_MODES))
+    check.add_argument(
+        "--contexts",
+        type=_csv((*contexts.names(), contexts.ALL, contexts.NONE)),
+        help="usage contexts of the compiled columns (default: view,buffer for in-place ops)",
+    )
     check.add_argument("--json", type=Path, help="write the JSON report here")
     check.add_argument("-k", dest="pattern", help="only ops whose name contains PATTERN")
     check.add_argument("--dump", type=Path, help="write each compiled graph (FX and GE) here")
@@ -169,7 +174,7 @@ def _check(args) -> int:
     from opsdk.report.progress import Progress
 
     package = target.load(args.target)
-    cells = harness.cells(package, args.backend, args.shapes, args.pattern)
+    cells = harness.cells(package, args.backend, args.shapes, args.pattern, args.contexts)
     if args.only_op is not None:
         cells = [c for c in cells if c.op.name == args.only_op]
         if not cells:
@@ -201,7 +206,9 @@ def _run_isolated(args, cells, progress):
     results = []
     for op in dict.fromkeys(c.op.name for c in cells):
         progress.start(f"{op} [own process]")
-        op_results = isolate.run_op(args.target, op, args.backend, args.shapes, timeout, args.dump)
+        op_results = isolate.run_op(
+            args.target, op, args.backend, args.shapes, timeout, args.dump, args.contexts
+        )
         progress.finish(op_results)
         results += op_results
     return results

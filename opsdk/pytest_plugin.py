@@ -8,10 +8,13 @@ configuration, which is what ``opsdk new`` writes::
     opsdk_package = "my_add"               # the importable op package
     opsdk_backends = ["eager", "ge"]       # optional, default: every column
     opsdk_shapes = ["static", "dynamic"]   # optional, default: every shape mode
+    opsdk_contexts = ["view", "chain"]     # optional usage contexts ("all", "none"; default:
+                                           # view and buffer for ops that write an input)
 
 Every op x backend x shape mode is then one item with the node id reports use,
-``ns::my_add[ge-dynamic]``, marked with its backend and shape mode (``-m ge``,
-``-m "dynamic and not npugraph_ex"``), and running exactly what ``opsdk check``
+``ns::my_add[ge-dynamic]`` (``ns::my_add[ge-dynamic/view]`` in a usage context), marked
+with its backend, shape mode and context (``-m ge``, ``-m "dynamic and not npugraph_ex"``,
+``-m view``), and running exactly what ``opsdk check``
 runs (:func:`opsdk.harness.run_cell`). A failing cell reports its layer and
 message, not a traceback; a column that cannot run skips; a cell waived in
 opsdk-waivers.toml xfails, and fails once it passes (the waiver is stale).
@@ -33,11 +36,12 @@ import pytest
 
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import OpsdkError
-from opsdk.harness import columns
+from opsdk.harness import columns, contexts
 
 INI_PACKAGE = "opsdk_package"
 INI_BACKENDS = "opsdk_backends"
 INI_SHAPES = "opsdk_shapes"
+INI_CONTEXTS = "opsdk_contexts"
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,7 @@ class _Settings:
     package: str
     backends: tuple[str, ...]
     shapes: tuple[str, ...]
+    contexts: tuple[str, ...] | None  # None: the defaults of each op
 
 
 _SETTINGS = pytest.StashKey[_Settings]()
@@ -61,6 +66,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         INI_BACKENDS, "opsdk backend columns to run", type="args", default=list(columns.names())
     )
     parser.addini(INI_SHAPES, "opsdk shape modes to run", type="args", default=list(SHAPE_MODES))
+    parser.addini(
+        INI_CONTEXTS,
+        "opsdk usage contexts of the compiled columns (default: view, buffer for in-place ops)",
+        type="args",
+        default=None,
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -71,11 +82,16 @@ def pytest_configure(config: pytest.Config) -> None:
         package,
         _axis(config, INI_BACKENDS, columns.names()),
         _axis(config, INI_SHAPES, SHAPE_MODES),
+        _axis(config, INI_CONTEXTS, (*contexts.names(), contexts.ALL, contexts.NONE))
+        if config.getini(INI_CONTEXTS)
+        else None,
     )
     for backend in columns.names():
         config.addinivalue_line("markers", f"{backend}: opsdk cells of the {backend} column")
     for mode in SHAPE_MODES:
         config.addinivalue_line("markers", f"{mode}: opsdk cells in the {mode} shape mode")
+    for context in contexts.names():
+        config.addinivalue_line("markers", f"{context}: opsdk cells in the {context} context")
 
 
 def _axis(config: pytest.Config, name: str, choices: tuple[str, ...]) -> tuple[str, ...]:
@@ -133,7 +149,8 @@ class OpPackage(pytest.Collector):
 
         settings = self.config.stash[_SETTINGS]
         package = target.load(settings.package)
-        for cell in harness.cells(package, settings.backends, settings.shapes):
+        cells = harness.cells(package, settings.backends, settings.shapes, None, settings.contexts)
+        for cell in cells:
             namespace = cell.op.spec.namespace
             yield ConformanceCell.from_parent(
                 self, name=cell.id.removeprefix(f"{namespace}::"), nodeid=cell.id, cell=cell
@@ -158,6 +175,8 @@ class ConformanceCell(pytest.Item):
         self.cell = cell
         self.add_marker(cell.backend)
         self.add_marker(cell.shapes)
+        if cell.context:
+            self.add_marker(cell.context)
 
     def runtest(self) -> None:
         from opsdk import harness

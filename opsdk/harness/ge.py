@@ -144,7 +144,7 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
             )
         finally:
             if dump_dir is not None:
-                dump(recorded.graphs, Path(dump_dir) / case_dir(cell.op.name, cell.shapes))
+                dump(recorded.graphs, Path(dump_dir) / case_dir(cell.op.name, cell.label))
     if trainable(cell.op.spec) and not recorded.backward:
         raise CellFailure(
             "ge-graph",
@@ -152,11 +152,12 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
         )
 
 
-def case_dir(qualname: str, shapes: str) -> str:
-    """Where ``--dump`` puts an op's GE case: ``ns.name.overload/ge-SHAPES``."""
+def case_dir(qualname: str, label: str) -> str:
+    """Where ``--dump`` puts the GE graphs of an op's cell labelled ``label``
+    (:attr:`Cell.label`): ``ns.name.overload/ge-SHAPES``, ``.../ge-SHAPES-view``."""
     namespace, _, rest = qualname.partition("::")
     name, _, overload = rest.partition(".")
-    return f"{namespace}.{name}.{overload or 'default'}/ge-{shapes}"
+    return f"{namespace}.{name}.{overload or 'default'}/{label.replace('/', '-')}"
 
 
 def dump(graphs, directory: Path) -> None:

@@ -44,13 +44,17 @@ def _where(stdout: str | bytes | None) -> str:
     return f" in {label}" if label else ""
 
 
-def run_op(target: str, op: str, backends, shapes, timeout: float, dump_dir=None) -> list[Result]:
+def run_op(
+    target: str, op: str, backends, shapes, timeout: float, dump_dir=None, contexts=None
+) -> list[Result]:
     """Check one op in a child `opsdk check`; a crash or timeout becomes its cells' error."""
     with tempfile.TemporaryDirectory(prefix="opsdk-isolate-") as scratch:
         report = Path(scratch) / "report.json"
         argv = [sys.executable, "-m", "opsdk", "check", target, "--only-op", op]
         argv += ["--backend", ",".join(backends), "--shapes", ",".join(shapes)]
         argv += ["--json", str(report)]
+        if contexts is not None:
+            argv += ["--contexts", ",".join(contexts)]
         if dump_dir is not None:
             argv += ["--dump", str(dump_dir)]
         start = time.perf_counter()

@@ -13,7 +13,10 @@ or shape mode) is an error, not a silent no-op.
     op = "myops::my_add"       # as reports name it, or just "my_add"
     backend = "ge"             # a backend column, or "*"
     shapes = "dynamic"         # a shape mode, or "*"
+    context = "view"           # optional: a usage context, or "*" (the default)
     reason = "GE dynamic shapes need CANN 8.1 (issue 42)"
+
+A waiver without ``context`` covers the op alone and every usage context of its cells.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pathlib import Path
 
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import OpsdkError
-from opsdk.harness import columns
+from opsdk.harness import columns, contexts
 from opsdk.harness.model import OpUnderTest, Result
 
 if sys.version_info >= (3, 11):
@@ -35,6 +38,7 @@ else:
 FILE_NAME = "opsdk-waivers.toml"
 ANY = "*"
 _KEYS = ("op", "backend", "shapes", "reason")
+_OPTIONAL = ("context",)
 
 
 class WaiverError(OpsdkError):
@@ -47,12 +51,14 @@ class Waiver:
     backend: str
     shapes: str
     reason: str
+    context: str = ANY
 
-    def covers(self, op: OpUnderTest, backend: str, shapes: str) -> bool:
+    def covers(self, op: OpUnderTest, backend: str, shapes: str, context: str | None) -> bool:
         return (
             self.op in (op.name, op.spec.name)
             and self.backend in (ANY, backend)
             and self.shapes in (ANY, shapes)
+            and self.context in (ANY, context)
         )
 
 
@@ -79,16 +85,21 @@ def load(package, ops: list[OpUnderTest]) -> list[Waiver]:
 def _parse(entry, where: str, ops: list[OpUnderTest]) -> Waiver:
     if not isinstance(entry, dict):
         raise WaiverError(f"{where} is not a table: write it as [[waiver]] with {', '.join(_KEYS)}")
-    extra = sorted(set(entry) - set(_KEYS))
-    missing = [k for k in _KEYS if not (isinstance(entry.get(k), str) and entry[k].strip())]
+    extra = sorted(set(entry) - set(_KEYS) - set(_OPTIONAL))
+    keys = (*_KEYS, *(k for k in _OPTIONAL if k in entry))
+    missing = [k for k in keys if not (isinstance(entry.get(k), str) and entry[k].strip())]
     if extra or missing:
         raise WaiverError(
             f"{where} needs {', '.join(_KEYS)} as non-empty strings"
             + (f"; {', '.join(missing)} missing or empty" if missing else "")
             + (f"; unknown {', '.join(extra)}" if extra else "")
         )
-    waiver = Waiver(**{k: entry[k].strip() for k in _KEYS})
-    for key, choices in (("backend", columns.names()), ("shapes", SHAPE_MODES)):
+    waiver = Waiver(**{k: entry[k].strip() for k in keys})
+    for key, choices in (
+        ("backend", columns.names()),
+        ("shapes", SHAPE_MODES),
+        ("context", contexts.names()),
+    ):
         value = getattr(waiver, key)
         if value != ANY and value not in choices:
             raise WaiverError(
@@ -102,9 +113,11 @@ def _parse(entry, where: str, ops: list[OpUnderTest]) -> Waiver:
     return waiver
 
 
-def reason_for(waivers: list[Waiver], op: OpUnderTest, backend: str, shapes: str) -> str | None:
+def reason_for(
+    waivers: list[Waiver], op: OpUnderTest, backend: str, shapes: str, context: str | None = None
+) -> str | None:
     """The reason of the first waiver covering the cell, if any."""
-    return next((w.reason for w in waivers if w.covers(op, backend, shapes)), None)
+    return next((w.reason for w in waivers if w.covers(op, backend, shapes, context)), None)
 
 
 def apply(result: Result, reason: str | None) -> Result:
