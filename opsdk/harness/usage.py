@@ -20,7 +20,8 @@ import torch
 
 from opsdk.harness import contexts
 from opsdk.harness._compile_call import compile_call
-from opsdk.harness.inputs import Call, Case, map_tensors, tensors_of
+from opsdk.harness.eager import run_op
+from opsdk.harness.inputs import Call, Case, map_tensors, on_device, tensors_of
 from opsdk.harness.model import Cell
 
 __all__ = ["NotApplicable", "Usage", "usages"]
@@ -96,11 +97,12 @@ def _with_tensors(call: Call, tensors: list, fixed: list) -> Call:
     return dataclasses.replace(call, args=args, kwargs=kwargs, fixed=tuple(fixed))
 
 
-def _reference(op, call: Call):
-    """The CPU reference on copies of ``call``: its outputs and its arguments after it."""
-    after = Call(map_tensors(call.args, torch.clone), map_tensors(call.kwargs, torch.clone))
+def _called(op, call: Call, device: str):
+    """``op`` on copies of ``call`` on ``device`` (``cpu``: the CPU reference): its outputs
+    and its arguments after it."""
+    after = on_device(call, device)
     with torch.no_grad():
-        return op(*after.args, **after.kwargs), after
+        return run_op(op, after, layer="eager"), after
 
 
 # ----- view: each tensor argument a view of a larger graph input -----
@@ -160,10 +162,11 @@ def _produced(t: torch.Tensor) -> torch.Tensor:
 
 
 def _chain(spec, op, case: Case):
-    """An add makes each tensor input inside the graph; ``view(-1)`` (``reshape`` where
-    the CPU reference's result is not contiguous, as a model would) takes each output
-    and written input, as a model's next op does."""
-    out, after = _reference(op, case.calls[0])
+    """An add makes each tensor input inside the graph; ``view(-1)`` takes each output
+    and written input, as a model's next op does: ``reshape`` where the npu kernel's
+    result is not contiguous, as a model would, and on the CPU reference, whose layout
+    is its own (the fake describes the npu kernel's)."""
+    out, after = _called(op, case.calls[0], "npu")
     written = [a.name for a in spec.mutated_args]
     results = tensors_of(out) + _written(spec, after, written)
     flat = [t.is_contiguous() for t in results]
@@ -173,7 +176,7 @@ def _chain(spec, op, case: Case):
         produced = op(*args, **kwargs)
         results = tensors_of(produced) + _written(spec, Call(args, kwargs), written)
         return [
-            t.view(-1) if contiguous else t.reshape(-1)
+            t.view(-1) if contiguous and t.device.type != "cpu" else t.reshape(-1)
             for t, contiguous in zip(results, flat, strict=True)
         ]
 
@@ -203,7 +206,7 @@ def _twice(spec, op, case: Case):
             return op(*args, **kwargs), op(*args, **kwargs)
 
         return [Usage(case, body)]
-    out, _ = _reference(op, case.calls[0])
+    out, _ = _called(op, case.calls[0], "cpu")
     first = tensors_of(out)[0] if tensors_of(out) else None
     tensors = tensors_of([case.calls[0].args, case.calls[0].kwargs])
     fits = [
