@@ -4,11 +4,14 @@ Side by side, in one run, each as a fresh `opsdk check` process (what users run)
   (a) the aot_eager column alone,
   (b) the full matrix (every backend x static/dynamic/mark_static) in one process,
   (c) the naive way: one process per backend, one after the other.
-Cold start is the time from starting the command to its first cell result. With
-``--profile`` the full matrix also runs once under cProfile, and the time is split
-by where it goes (Dynamo, AOT Autograd, TorchAir, opsdk's runtime, ...).
+Cold start is the time from starting the command to its first cell result. The
+full matrix includes the default usage contexts (``view`` and ``buffer`` for the
+in-place ops). With ``--profile`` the full matrix also runs once under cProfile, and
+the time is split by where it goes (Dynamo, AOT Autograd, TorchAir, opsdk's runtime,
+...). With ``--contexts`` it measures what each usage context adds to the compiled
+columns, in CPU seconds per op of the library (half its ops write an input).
 
-    python bench/harness_throughput.py [--ops 1,20] [--profile]
+    python bench/harness_throughput.py [--ops 1,20] [--profile] [--contexts]
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _ops import generate_library  # noqa: E402
 
 from opsdk.axes import SHAPE_MODES  # noqa: E402
-from opsdk.harness.columns import names  # noqa: E402
+from opsdk.harness import contexts  # noqa: E402
+from opsdk.harness.columns import compiling, names  # noqa: E402
 
 _RESULT_LINE = re.compile(r"\b(pass|fail|error|skip|xfail)\b")
 
@@ -47,10 +51,11 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_check(module: str, root: Path, backends: list[str]) -> Run:
+def run_check(module: str, root: Path, backends: list[str], *options: str) -> Run:
     """One `opsdk check` process: wall time, time until its first cell result, CPU time."""
     env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     argv = [sys.executable, "-m", "opsdk", "check", module, "--backend", ",".join(backends)]
+    argv += options
     cpu = _children_cpu()
     start = time.perf_counter()
     first = None
@@ -82,6 +87,18 @@ def measure(count: int, root: Path) -> dict[str, float]:
         "naive/full": sum(r.seconds for r in naive) / full.seconds,
         "cold_start_s": full.first_result,
     }
+
+
+def context_costs(count: int, root: Path) -> dict[str, float]:
+    """CPU seconds per op: the compiled columns alone, then what each context adds."""
+    module = generate_library(root, count)
+    compiled = list(compiling())
+    alone = run_check(module, root, compiled, "--contexts", contexts.NONE).cpu_seconds
+    costs = {"compiled columns, no context": alone / count}
+    for name in contexts.names():
+        run = run_check(module, root, compiled, "--contexts", name)
+        costs[f"+ {name}"] = (run.cpu_seconds - alone) / count
+    return costs
 
 
 # Where time goes, by the file that spends it (self time; C functions are "~").
@@ -129,12 +146,22 @@ def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", default="1,20", help="op counts, comma-separated")
     parser.add_argument("--profile", action="store_true", help="also profile the full matrix")
+    parser.add_argument(
+        "--contexts", action="store_true", help="also measure each usage context's cost"
+    )
     args = parser.parse_args(argv)
     rows = []
     for count in map(int, args.ops.split(",")):
         with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
             rows.append(measure(count, Path(tmp)))
         print(rows[-1], flush=True)
+    if args.contexts:
+        count = max(map(int, args.ops.split(",")))
+        with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
+            costs = context_costs(count, Path(tmp))
+        print(f"usage contexts, {count} ops (CPU seconds per op):")
+        for what, seconds in costs.items():
+            print(f"  {what:32} {seconds:7.2f} s")
     if args.profile:
         with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
             count = max(map(int, args.ops.split(",")))

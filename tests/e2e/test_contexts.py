@@ -59,7 +59,9 @@ COMPILED = ("aot_eager", "ge", "npugraph_ex")
 @pytest.fixture(scope="module")
 def run(scaffolds, tmp_path_factory, opsdk_cli_module):
     # the scaffold's in-place and out-of-place adds, with their specs (8 cases)
-    pkg = scaffolds.copy(tmp_path_factory.mktemp("contexts"), "my_iadd", inplace=True)
+    pkg = scaffolds.copy(
+        tmp_path_factory.mktemp("contexts"), "my_iadd", inplace=True, namespace="ctx_test"
+    )
     into.add(NewRequest("my_oadd"), pkg)
     for bug, (schema, (file, old, new)) in BUGS.items():
         into.add(NewRequest(f"my_{bug}", schema=schema.format(name=f"my_{bug}")), pkg)
@@ -127,3 +129,20 @@ def test_each_bug_fails_only_in_its_context_and_layer(run):
         for bug in BUGS
     }
     assert not any(wrong.values()), {bug: diff for bug, diff in wrong.items() if diff}
+
+
+def test_a_context_failure_names_its_context_and_that_the_op_alone_passes(run):
+    [offset] = run.cells(op="ctx_test::my_offset", backend="ge", shapes="static", context="view")
+    assert offset["message"].startswith(
+        "in context view (the op alone passes ge-static: a bug only this context shows): "
+        "case F32(2, 3), F32(2, 3): call 0: inputs after the call (in-place writes)"
+    )
+    [chain] = run.cells(
+        op="ctx_test::my_strided_fake", backend="aot_eager", shapes="static", context="chain"
+    )
+    assert "case non-contiguous F32(2, 3), F32(2, 3)" in chain["message"]
+    assert (
+        "Cannot view a tensor with shape torch.Size([2, 3]) and strides (1, 2)" in chain["message"]
+    )
+    [skipped] = run.cells(op="ctx_test::my_oadd", backend="ge", shapes="static", context="buffer")
+    assert skipped["status"] == "skip" and "writes no input" in skipped["message"]
