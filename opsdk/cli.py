@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 from pathlib import Path
@@ -39,7 +40,7 @@ def _positive_seconds(text: str) -> float:
 
 def _parser() -> argparse.ArgumentParser:
     from opsdk.axes import DEFAULT_STYLE, SHAPE_MODES, STYLES
-    from opsdk.harness import columns, contexts
+    from opsdk.harness import columns, contexts, profiles
 
     parser = argparse.ArgumentParser(
         prog="opsdk", description="Scaffold Ascend NPU custom ops and prove they enter the graph."
@@ -81,8 +82,16 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--backend", type=_csv(columns.names()), default=list(columns.names()))
     check.add_argument("--shapes", type=_csv(SHAPE_MODES), default=list(SHAPE_MODES))
     check.add_argument(
+        "--options",
+        type=_csv((*profiles.names(), profiles.ALL)),
+        default=[],
+        metavar="PROFILE,...|all",
+        help="also run the columns under these TorchAir option profiles (default: none)",
+    )
+    check.add_argument(
         "--contexts",
         type=_csv((*contexts.names(), contexts.ALL, contexts.NONE)),
+        metavar="CONTEXT,...|all|none",
         help="usage contexts of the compiled columns (default: view,buffer for in-place ops)",
     )
     check.add_argument("--json", type=Path, help="write the JSON report here")
@@ -169,49 +178,76 @@ def _new(args) -> int:
 def _check(args) -> int:
     if args.timeout is not None and not args.isolate:
         raise OpsdkError("--timeout applies to --isolate: add --isolate")
+    from opsdk import _outputs
+
+    reports = {"--json": ".json", "--report": ".html", "--markdown": ".md"}
+    _outputs.check(
+        {flag: (getattr(args, flag[2:]), f"report{suffix}") for flag, suffix in reports.items()},
+        {"--dump": args.dump},
+    )
     from opsdk import harness, report
-    from opsdk.harness import target
+    from opsdk.harness import interrupts, profiles, target
     from opsdk.report.progress import Progress
 
-    package = target.load(args.target)
-    cells = harness.cells(package, args.backend, args.shapes, args.pattern, args.contexts)
-    if args.only_op is not None:
-        cells = [c for c in cells if c.op.name == args.only_op]
-        if not cells:
-            raise OpsdkError(f"{package.__name__} declares no op named {args.only_op!r}")
-    if not cells:
-        raise OpsdkError(f"no op of {package.__name__} matches -k {args.pattern!r}")
-    progress = Progress(len(cells))
-    if args.isolate:
-        results = _run_isolated(args, cells, progress)
-    else:
-        results = harness.run_matrix(
-            cells,
-            on_start=lambda c: progress.start(f"{c.op.name} [{c.label}]"),
-            on_result=lambda r: progress.finish([r]),
-            dump_dir=args.dump,
+    with interrupts.Interrupts() as interrupted:
+        package = target.load(args.target)
+        chosen = profiles.parse(args.options)
+        cells = harness.cells(
+            package, args.backend, args.shapes, args.pattern, chosen, args.contexts
         )
-    print(report.matrix(results))
-    _write_reports(args, results)
+        if args.only_op is not None:
+            cells = [c for c in cells if c.op.name == args.only_op]
+            if not cells:
+                raise OpsdkError(f"{package.__name__} declares no op named {args.only_op!r}")
+        if not cells:
+            raise OpsdkError(f"no op of {package.__name__} matches -k {args.pattern!r}")
+        progress = Progress(len(cells))
+        if args.isolate:
+            results = _run_isolated(args, cells, progress)
+        else:
+            results = harness.run_matrix(
+                cells,
+                on_start=lambda c: progress.start(f"{c.op.name} [{c.label}]"),
+                on_result=lambda r: progress.finish([r]),
+                dump_dir=args.dump,
+                stop=interrupts.requested,
+            )
+        print(report.matrix(results))
+        _write_reports(args, results)
+    if interrupted.requested:
+        return interrupts.EXIT_CODE
     # A stale waiver fails the run, or nobody would notice it and remove it.
     ok = all(r.status in ("pass", "skip", "xfail") and not r.stale_waiver for r in results)
     return 0 if ok else 1
 
 
 def _run_isolated(args, cells, progress):
-    """Each op's cells in a child `opsdk check --only-op`, one op after the other."""
-    from opsdk.harness import isolate
+    """Each op's cells in a child `opsdk check --only-op`, one op after the other, until
+    interrupted: the ops left are ``not run``."""
+    from opsdk import harness
+    from opsdk.harness import interrupts, isolate
 
     timeout = args.timeout or DEFAULT_TIMEOUT
     results = []
-    for op in dict.fromkeys(c.op.name for c in cells):
-        progress.start(f"{op} [own process]")
-        op_results = isolate.run_op(
-            args.target, op, args.backend, args.shapes, timeout, args.dump, args.contexts
-        )
-        progress.finish(op_results)
-        results += op_results
-    return results
+    with contextlib.suppress(KeyboardInterrupt):  # a second signal between two ops' processes
+        for op in dict.fromkeys(c.op.name for c in cells):
+            if interrupts.requested():
+                break
+            progress.start(f"{op} [own process]")
+            op_results = isolate.run_op(
+                args.target,
+                op,
+                args.backend,
+                args.shapes,
+                timeout,
+                args.dump,
+                args.options,
+                args.contexts,
+            )
+            progress.finish(op_results)
+            results += op_results
+    done = {r.op for r in results}
+    return results + [harness.not_run(c) for c in cells if c.op.name not in done]
 
 
 def _write_reports(args, results) -> None:
@@ -219,12 +255,13 @@ def _write_reports(args, results) -> None:
     from opsdk.report import html as html_report
     from opsdk.report import markdown as markdown_report
 
+    run = report.run_info(args.target)
     if args.json:
-        report.write_json(args.json, results)
+        report.write_json(args.json, results, run)
         print(f"wrote {args.json}")
     if args.report:
         environment = report.environment({r.backend for r in results})
-        html_report.write(args.report, results, environment, args.dump)
+        html_report.write(args.report, results, environment, args.dump, run)
         print(f"wrote {args.report}")
     if args.markdown:
         for path in markdown_report.write(args.markdown, results):
@@ -234,6 +271,9 @@ def _write_reports(args, results) -> None:
 def _coverage(args) -> int:
     import json
 
+    from opsdk import _outputs
+
+    _outputs.check({"--json": (args.json, "coverage.json")})
     from opsdk import harness
     from opsdk.harness import coverage, target
 
@@ -256,6 +296,9 @@ def _coverage(args) -> int:
 
 
 def _ir(args) -> int:
+    from opsdk import _outputs
+
+    _outputs.check({}, {"--out": args.out})
     from opsdk import harness
     from opsdk.harness import target
     from opsdk.runtime import irdef
@@ -279,7 +322,6 @@ def _ir(args) -> int:
         if args.out is None:
             print(render(ir_export.model(ir)), end="")
             continue
-        args.out.mkdir(parents=True, exist_ok=True)
         path = args.out / f"{ir_export.file_stem(ir)}{suffix}"
         path.write_text(render(ir_export.model(ir)))
         print(f"wrote {path}")
@@ -287,20 +329,38 @@ def _ir(args) -> int:
 
 
 def _fetch_torchair(args) -> int:
-    from opsdk.offline.locator import fetch
+    from opsdk.offline import locator
 
-    print(f"TorchAir is ready at {fetch(force=args.force)}")
+    corrupt = None
+    if not args.force:
+        try:
+            locator.verify(deep=True)
+        except locator.CorruptCache as err:
+            corrupt = err
+    path = locator.fetch(force=args.force or corrupt is not None)
+    if corrupt is not None:
+        print(f"repaired the TorchAir cache (was corrupt: {corrupt.where})")
+    print(f"TorchAir is ready at {path}")
     return 0
 
 
 def _doctor(args) -> int:
     from opsdk import report
+    from opsdk.offline import locator
 
     env = report.environment()
     for key, value in env.items():
         print(f"{key:12} {value}")
-    if "not fetched" in env["torchair"]:
+    torchair = locator.locate()
+    if not torchair.fetched:
         print("TorchAir is fetched on the first ge/npugraph_ex check, or now: opsdk fetch-torchair")
+    elif torchair.mode == "offline":
+        try:
+            locator.verify(deep=True)
+        except locator.CorruptCache as err:
+            print(f"TorchAir cache: corrupt: {err.where} (fix: {locator.REPAIR})")
+            return 1
+        print("TorchAir cache: verified")
     return 0
 
 
@@ -337,6 +397,11 @@ def main(argv: list[str] | None = None) -> int:
     except OpsdkError as err:
         print(f"opsdk {args.command}: error: {err}", file=sys.stderr)
         return err.exit_code
+    except KeyboardInterrupt:  # Ctrl-C outside a check's cells: no traceback for that
+        from opsdk.harness.interrupts import EXIT_CODE
+
+        print(f"opsdk {args.command}: interrupted", file=sys.stderr)
+        return EXIT_CODE
 
 
 if __name__ == "__main__":

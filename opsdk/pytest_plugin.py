@@ -8,16 +8,20 @@ configuration, which is what ``opsdk new`` writes::
     opsdk_package = "my_add"               # the importable op package
     opsdk_backends = ["eager", "ge"]       # optional, default: every column
     opsdk_shapes = ["static", "dynamic"]   # optional, default: every shape mode
+    opsdk_options = ["frozen_parameter"]   # optional TorchAir option profiles, or ["all"]
     opsdk_contexts = ["view", "chain"]     # optional usage contexts ("all", "none"; default:
                                            # view and buffer for ops that write an input)
 
 Every op x backend x shape mode is then one item with the node id reports use,
-``ns::my_add[ge-dynamic]`` (``ns::my_add[ge-dynamic/view]`` in a usage context), marked
-with its backend, shape mode and context (``-m ge``, ``-m "dynamic and not npugraph_ex"``,
-``-m view``), and running exactly what ``opsdk check``
-runs (:func:`opsdk.harness.run_cell`). A failing cell reports its layer and
-message, not a traceback; a column that cannot run skips; a cell waived in
-opsdk-waivers.toml xfails, and fails once it passes (the waiver is stale).
+``ns::my_add[ge-dynamic]``, marked with its backend and shape mode (``-m ge``,
+``-m "dynamic and not npugraph_ex"``), its option profile if any
+(``ns::my_add[ge+frozen_parameter-static]``, ``-m frozen_parameter``) and its usage
+context if any (``ns::my_add[ge-dynamic/view]``, ``-m view``), and running
+exactly what ``opsdk check`` runs (:func:`opsdk.harness.run_cell`). A failing cell
+reports its layer and message, not a traceback; a column that cannot run skips; a cell waived in
+opsdk-waivers.toml xfails, and fails once it passes (the waiver is stale). What
+third-party code warned while a cell ran is its report section ``Captured warnings
+call`` (shown for a failing cell, and with ``-rA`` for every cell).
 
 The matrix belongs to the package's test suite: it is collected unless every
 path pytest was given is a file (``pytest tests/test_x.py`` runs that file
@@ -36,11 +40,12 @@ import pytest
 
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import OpsdkError
-from opsdk.harness import columns, contexts
+from opsdk.harness import columns, contexts, profiles
 
 INI_PACKAGE = "opsdk_package"
 INI_BACKENDS = "opsdk_backends"
 INI_SHAPES = "opsdk_shapes"
+INI_OPTIONS = "opsdk_options"
 INI_CONTEXTS = "opsdk_contexts"
 
 
@@ -49,7 +54,8 @@ class _Settings:
     package: str
     backends: tuple[str, ...]
     shapes: tuple[str, ...]
-    contexts: tuple[str, ...] | None  # None: the defaults of each op
+    profiles: tuple[str, ...] = ()
+    contexts: tuple[str, ...] | None = None  # None: the defaults of each op
 
 
 _SETTINGS = pytest.StashKey[_Settings]()
@@ -66,6 +72,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         INI_BACKENDS, "opsdk backend columns to run", type="args", default=list(columns.names())
     )
     parser.addini(INI_SHAPES, "opsdk shape modes to run", type="args", default=list(SHAPE_MODES))
+    parser.addini(INI_OPTIONS, "opsdk option profiles to run too (or all)", type="args", default=[])
     parser.addini(
         INI_CONTEXTS,
         "opsdk usage contexts of the compiled columns (default: view, buffer for in-place ops)",
@@ -82,6 +89,7 @@ def pytest_configure(config: pytest.Config) -> None:
         package,
         _axis(config, INI_BACKENDS, columns.names()),
         _axis(config, INI_SHAPES, SHAPE_MODES),
+        profiles.parse(_axis(config, INI_OPTIONS, (*profiles.names(), profiles.ALL), empty=True)),
         _axis(config, INI_CONTEXTS, (*contexts.names(), contexts.ALL, contexts.NONE))
         if config.getini(INI_CONTEXTS)
         else None,
@@ -90,14 +98,18 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{backend}: opsdk cells of the {backend} column")
     for mode in SHAPE_MODES:
         config.addinivalue_line("markers", f"{mode}: opsdk cells in the {mode} shape mode")
+    for name in profiles.names():
+        config.addinivalue_line("markers", f"{name}: opsdk cells under the {name} option profile")
     for context in contexts.names():
         config.addinivalue_line("markers", f"{context}: opsdk cells in the {context} context")
 
 
-def _axis(config: pytest.Config, name: str, choices: tuple[str, ...]) -> tuple[str, ...]:
+def _axis(
+    config: pytest.Config, name: str, choices: tuple[str, ...], empty: bool = False
+) -> tuple[str, ...]:
     values = tuple(config.getini(name))
     bad = [v for v in values if v not in choices]
-    if bad or not values:
+    if bad or not (values or empty):
         raise pytest.UsageError(
             f"{name}: unknown {', '.join(bad) or 'empty list'}: choose from {', '.join(choices)}"
         )
@@ -149,8 +161,13 @@ class OpPackage(pytest.Collector):
 
         settings = self.config.stash[_SETTINGS]
         package = target.load(settings.package)
-        cells = harness.cells(package, settings.backends, settings.shapes, None, settings.contexts)
-        for cell in cells:
+        for cell in harness.cells(
+            package,
+            settings.backends,
+            settings.shapes,
+            profiles=settings.profiles,
+            contexts=settings.contexts,
+        ):
             namespace = cell.op.spec.namespace
             yield ConformanceCell.from_parent(
                 self, name=cell.id.removeprefix(f"{namespace}::"), nodeid=cell.id, cell=cell
@@ -175,6 +192,8 @@ class ConformanceCell(pytest.Item):
         self.cell = cell
         self.add_marker(cell.backend)
         self.add_marker(cell.shapes)
+        if cell.profile:
+            self.add_marker(cell.profile)
         if cell.context:
             self.add_marker(cell.context)
 
@@ -182,6 +201,8 @@ class ConformanceCell(pytest.Item):
         from opsdk import harness
 
         result = harness.run_cell(self.cell)
+        if result.warnings:  # shown with the cell's report ("Captured warnings call", -rA)
+            self.add_report_section("call", "warnings", "\n".join(result.warnings))
         if result.status == "skip":
             pytest.skip(result.message)
         if result.status == "xfail":

@@ -9,9 +9,19 @@ from __future__ import annotations
 
 from opsdk.harness import columns
 
-__all__ = ["Cell", "Result", "cells", "columns", "discover", "one_run", "run_cell", "run_matrix"]
+__all__ = [
+    "Cell",
+    "Result",
+    "cells",
+    "columns",
+    "discover",
+    "not_run",
+    "one_run",
+    "run_cell",
+    "run_matrix",
+]
 
-_MATRIX = ("cells", "discover", "one_run", "run_cell", "run_matrix")
+_MATRIX = ("cells", "discover", "not_run", "one_run", "run_cell", "run_matrix")
 _MODEL = ("Cell", "Result")
 
 

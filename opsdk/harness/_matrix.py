@@ -17,14 +17,15 @@ from pathlib import Path
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import SetupError, TargetError
 from opsdk.harness import columns, contexts, coverage, run_scope, waivers
+from opsdk.harness import profiles as _profiles
+from opsdk.harness._heard import Heard
 from opsdk.harness.failures import as_failure
-from opsdk.harness.model import Cell, CellFailure, OpUnderTest, Result
-from opsdk.harness.usage import NotApplicable
+from opsdk.harness.model import Cell, CellFailure, CellSkipped, OpUnderTest, Result
 from opsdk.offline.patches import guard_profiling_skipped
 from opsdk.runtime import spec
 from opsdk.runtime.device import ensure_npu
 
-__all__ = ["cells", "discover", "one_run", "run_cell", "run_matrix"]
+__all__ = ["cells", "discover", "not_run", "one_run", "run_cell", "run_matrix"]
 
 
 def discover(package) -> list[OpUnderTest]:
@@ -43,26 +44,42 @@ def cells(
     backends: Iterable[str] | None = None,
     shapes: Iterable[str] = SHAPE_MODES,
     pattern: str | None = None,
+    profiles: Iterable[str] = (),
     contexts: Iterable[str] | None = None,
 ) -> list[Cell]:
     """The matrix of the package's ops whose name contains ``pattern``, in ``backends``
-    (default: every column), each compiled column also in the usage ``contexts``
-    (names, ``all`` or ``none``; default: :func:`opsdk.harness.contexts.select`'s); each
-    cell carries the waiver the package's opsdk-waivers.toml declares for it (checked
-    against all ops)."""
+    (default: every column); each op's plain cells, then its cells under each option
+    profile (:mod:`opsdk.harness.profiles`) in the columns and shape modes it applies
+    to; each compiled column also in the usage ``contexts`` (names, ``all`` or ``none``;
+    default: :func:`opsdk.harness.contexts.select`'s). Each cell carries the waiver the
+    package's opsdk-waivers.toml declares for it (checked against all ops)."""
     ensure_npu()
     backends = columns.names() if backends is None else tuple(backends)
+    variants = [None, *(_profiles.get(p) for p in profiles)]
     chosen = None if contexts is None else tuple(contexts)
     ops = discover(package)
     waived = waivers.load(package, ops)
-    return [
-        Cell(op, b, s, waivers.reason_for(waived, op, b, s, c), context=c)
-        for op in ops
-        if not pattern or pattern in op.name
-        for b in backends
-        for c in (None, *_contexts_of(op, b, chosen))
-        for s in shapes
-    ]
+    matrix = []
+    for op in ops:
+        if pattern and pattern not in op.name:
+            continue
+        for profile in variants:
+            name = profile.name if profile else None
+            matrix += [
+                Cell(
+                    op, b, s, waivers.reason_for(waived, op, b, s, name, c), context=c, profile=name
+                )
+                for b in backends
+                for c in (None, *_contexts_of(op, b, chosen))
+                for s in shapes
+                if profile is None or profile.applies(b, s)
+            ]
+    return matrix
+
+
+def _contexts_of(op: OpUnderTest, backend: str, chosen) -> tuple[str, ...]:
+    column = columns.get(backend)
+    return contexts.select(op.spec, chosen) if column is not None and column.compiles else ()
 
 
 def _contexts_of(op: OpUnderTest, backend: str, chosen) -> tuple[str, ...]:
@@ -77,23 +94,34 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
     start = time.perf_counter()
     column = columns.get(cell.backend)
     status, layer, message = "pass", None, ""
+    heard = Heard()  # third-party warnings and logs go with the cell, not the progress line
     if column is None:
         status, message = "skip", f"backend {cell.backend!r} is not available in this opsdk yet"
     else:
-        try:
-            coverage.require(cell.op.spec, cell.backend)
-            # Dynamo's guard timing proves nothing about an op (see offline.patches).
-            with guard_profiling_skipped() if column.compiles else contextlib.nullcontext():
-                column.run(cell, dump_dir)
-        except CellFailure as failure:
-            status, layer, message = "fail", failure.layer, str(failure)
-        except NotApplicable as reason:  # the context does not fit the op: never a pass
-            status, message = "skip", str(reason)
-        except SetupError as err:  # the column cannot run here (e.g. no TorchAir)
-            status, layer, message = "error", "setup", str(err)
-        except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
-            failure = as_failure(err, default_layer=column.error_layer)
-            status, layer, message = "error", failure.layer, str(failure)
+        with heard.warnings():
+            try:
+                coverage.require(cell.op.spec, cell.backend)  # imports TorchAir if it needs it
+                if cell.profile:
+                    idle = _profiles.idle_reason(
+                        _profiles.get(cell.profile), cell.op.spec, cell.context
+                    )
+                    if idle:
+                        raise CellSkipped(idle)
+                # Dynamo's guard timing proves nothing about an op (see offline.patches).
+                with (
+                    heard.logs(),
+                    guard_profiling_skipped() if column.compiles else contextlib.nullcontext(),
+                ):
+                    column.run(cell, dump_dir)
+            except CellFailure as failure:
+                status, layer, message = "fail", failure.layer, str(failure)
+            except CellSkipped as skipped:  # e.g. a context that does not fit: never a pass
+                status, message = "skip", str(skipped)
+            except SetupError as err:  # the column cannot run here (e.g. no TorchAir)
+                status, layer, message = "error", "setup", str(err)
+            except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
+                failure = as_failure(err, default_layer=column.error_layer)
+                status, layer, message = "error", failure.layer, str(failure)
     if cell.context is not None and status in ("fail", "error") and layer != "setup":
         message = _in_context(cell, message)
     result = Result(
@@ -106,6 +134,7 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
         round(time.perf_counter() - start, 4),
         context=cell.context,
         profile=cell.profile,
+        warnings=heard.lines,
     )
     if cell.context is None:
         run_scope.record(result)
@@ -118,13 +147,12 @@ def _in_context(cell: Cell, message: str) -> str:
     alone = run_scope.recorded(cell.op.name, cell.backend, cell.profile, cell.shapes)
     if alone is None:
         alone = run_cell(dataclasses.replace(cell, context=None, waiver=None))
-    where = alone.label
-    verdict = (
-        f"the op alone passes {where}: a bug only this context shows"
-        if alone.status == "pass"
-        else f"the op alone fails {where} too: fix that first"
-    )
-    return f"in context {cell.context} ({verdict}): {message}"
+    verdict = {
+        "pass": f" (the op alone passes {alone.label}: a bug only this context shows)",
+        "fail": f" (the op alone fails {alone.label} too: fix that first)",
+        "error": f" (the op alone fails {alone.label} too: fix that first)",
+    }.get(alone.status, "")
+    return f"in context {cell.context}{verdict}: {message}"
 
 
 def one_run(cell_list: Iterable[Cell]) -> contextlib.AbstractContextManager:
@@ -133,19 +161,50 @@ def one_run(cell_list: Iterable[Cell]) -> contextlib.AbstractContextManager:
     return run_scope.one_run({cell.backend for cell in cell_list})
 
 
+def not_run(cell: Cell, message: str = "", seconds: float = 0.0) -> Result:
+    """The result of a cell an interrupted run did not reach, or aborted."""
+    return Result(
+        cell.op.name,
+        cell.backend,
+        cell.shapes,
+        "not run",
+        None,
+        message,
+        seconds,
+        cell.waiver,
+        context=cell.context,
+        profile=cell.profile,
+    )
+
+
 def run_matrix(
     cell_list: list[Cell],
     on_result: Callable[[Result], None] | None = None,
     dump_dir: Path | None = None,
     on_start: Callable[[Cell], None] | None = None,
-):
+    stop: Callable[[], bool] | None = None,
+) -> list[Result]:
+    """Every cell's result, in order. With ``stop`` (see :mod:`opsdk.harness.interrupts`)
+    the run ends early when it says so before a cell, or when a KeyboardInterrupt aborts
+    the cell running: the cells left are ``not run``. Without it an interrupt propagates."""
     results = []
     with one_run(cell_list):
         for cell in cell_list:
+            if stop is not None and stop():
+                break
             if on_start:
                 on_start(cell)
-            result = run_cell(cell, dump_dir)
+            start = time.perf_counter()
+            try:
+                result = run_cell(cell, dump_dir)
+            except KeyboardInterrupt:
+                if stop is None:
+                    raise
+                seconds = round(time.perf_counter() - start, 4)
+                result = not_run(cell, f"aborted after {seconds:.1f} s by an interrupt", seconds)
             results.append(result)
             if on_result:
                 on_result(result)
-    return results
+            if result.status == "not run":
+                break
+    return results + [not_run(cell) for cell in cell_list[len(results) :]]

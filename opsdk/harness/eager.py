@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import torch
+
 from opsdk.harness._training import gradients, requires_grad, trainable
 from opsdk.harness.compare import assert_same, assert_same_call
 from opsdk.harness.failures import as_failure, kernel_failure
@@ -36,12 +38,34 @@ def run(cell: Cell, dump_dir=None) -> None:
     train = trainable(spec)
     for case in cases(spec, cell.shapes, cell.backend, vary_from=1):
         with case.named():
+            kept = None  # the previous call's outputs, and their bytes then
             for i, call in enumerate(case.calls):
                 with call.noted():
-                    _run_call(op, case, i, call, train)
+                    actual = _run_call(op, case, i, call, train)
+                    _check_kept(kept, i)
+                    kept = (actual, _snapshot(actual))
 
 
-def _run_call(op, case: Case, i: int, call: Call, train: bool) -> None:
+def _snapshot(outputs) -> list[bytes]:
+    """The outputs' bytes (bitwise: a NaN equals itself)."""
+    return [
+        t.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+        for t in tensors_of(outputs)
+    ]
+
+
+def _check_kept(kept, index: int) -> None:
+    """An output belongs to its caller: the next call must not change it, as it does
+    when the kernel keeps a buffer in a global and returns it again (a stale global)."""
+    if kept is not None and _snapshot(kept[0]) != kept[1]:
+        raise CellFailure(
+            "eager",
+            f"call {index} changed what call {index - 1} returned: the npu kernel reuses "
+            "an output tensor across calls (kept in a global?); return a new tensor each call",
+        )
+
+
+def _run_call(op, case: Case, i: int, call: Call, train: bool):
     on_npu, on_cpu = on_device(call, "npu"), on_device(call, "cpu")
     leaves = (requires_grad(on_npu), requires_grad(on_cpu)) if train else None
     actual, expected = checked_kernel(op, i, on_npu, on_cpu, case.tolerances)
@@ -54,6 +78,7 @@ def _run_call(op, case: Case, i: int, call: Call, train: bool) -> None:
             hint="the backward in autograd.py differs on npu tensors from CPU ones",
             tolerances=case.tolerances,
         )
+    return actual
 
 
 def checked_kernel(op, index: int, on_npu: Call, on_cpu: Call, tolerances):

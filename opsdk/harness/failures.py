@@ -119,12 +119,29 @@ def _ge_failure(err: BaseException) -> CellFailure | None:
     return None
 
 
+def _aliasing_failure(err: BaseException) -> CellFailure | None:
+    """AOT Autograd's check that a functional custom op returns fresh tensors (run on a
+    compiled graph's first call): the kernel breaks its schema's promise."""
+    for e in chain(err):
+        frames = traceback.extract_tb(e.__traceback__)
+        if any(frame.name == "_check_custom_op_aliasing" for frame in frames):
+            return CellFailure(
+                "schema",
+                "AOT Autograd's aliasing check: the kernel returns an input (or a view of one) "
+                "where the schema promises a fresh tensor; return a copy (x.clone())",
+            )
+    return None
+
+
 def as_failure(
     err: BaseException, *, default_layer: str, compile_layer: str | None = None
 ) -> CellFailure:
     """The layer an error belongs to, with a message that ends in what to do."""
     if isinstance(err, CellFailure):
         return err
+    aliasing = _aliasing_failure(err)
+    if aliasing is not None:
+        return aliasing
     ge = _ge_failure(err) if default_layer == "ge-exec" else None
     if ge is not None:
         return ge

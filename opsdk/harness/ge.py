@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from opsdk.harness import _compiled, _ge_dump
+from opsdk.harness import _compiled, _ge_dump, profiles
 from opsdk.harness._training import trainable
 from opsdk.harness.inputs import Case, tensors_of
 from opsdk.harness.model import Cell, CellFailure
@@ -28,10 +28,11 @@ from opsdk.runtime import irdef
 NEXT_STEP_GRAPH = "rerun with --dump DIR and compare the GE graph with the FX graph"
 
 
-def backend():
-    return torchair_with_converters().get_npu_backend(
-        compiler_config=torchair_config("max-autotune")
-    )
+def backend(profile: str | None = None):
+    """TorchAir's GE backend, with the options of ``profile`` (:mod:`.profiles`) if any."""
+    config = torchair_config("max-autotune")
+    profiles.apply(config, profiles.options(profile, "ge"))
+    return torchair_with_converters().get_npu_backend(compiler_config=config)
 
 
 def lowering(spec):
@@ -136,7 +137,7 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
         try:
             _compiled.run(
                 cell,
-                backend(),
+                backend(cell.profile),
                 layer="ge-exec",
                 compile_layer="converter",
                 hint=NEXT_STEP_GRAPH,
@@ -145,6 +146,7 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
         finally:
             if dump_dir is not None:
                 dump(recorded.graphs, Path(dump_dir) / case_dir(cell.op.name, cell.label))
+    profiles.require_reached(cell.profile, "ge", [g.config for g in recorded.graphs])
     if trainable(cell.op.spec) and not recorded.backward:
         raise CellFailure(
             "ge-graph",
@@ -154,7 +156,8 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
 
 def case_dir(qualname: str, label: str) -> str:
     """Where ``--dump`` puts the GE graphs of an op's cell labelled ``label``
-    (:attr:`Cell.label`): ``ns.name.overload/ge-SHAPES``, ``.../ge-SHAPES-view``."""
+    (:attr:`Cell.label`): ``ns.name.overload/ge-SHAPES``, ``ge+PROFILE-SHAPES`` under an
+    option profile, ``ge-SHAPES-CONTEXT`` in a usage context."""
     namespace, _, rest = qualname.partition("::")
     name, _, overload = rest.partition(".")
     return f"{namespace}.{name}.{overload or 'default'}/{label.replace('/', '-')}"

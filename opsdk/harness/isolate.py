@@ -3,6 +3,8 @@
 A kernel that segfaults, aborts or hangs takes its process down; run in a child
 per op, it costs only that op's cells, reported as errors with the signal or
 the time (and the cell the child was running), and the other ops still run.
+The child runs in its own session and gets Ctrl-C and SIGTERM as forwarded by
+:mod:`opsdk.harness.interrupts`, so it stops as the parent does, report written.
 """
 
 from __future__ import annotations
@@ -15,13 +17,17 @@ import tempfile
 import time
 from pathlib import Path
 
+from opsdk.harness import interrupts
 from opsdk.harness.model import Result
 from opsdk.report.progress import unfinished
 
 
-def _cells_of(op: str, backends, shapes, message: str, seconds: float) -> list[Result]:
+def _cells_of(
+    op: str, backends, shapes, message: str, seconds: float, status: str = "error"
+) -> list[Result]:
+    layer = "process" if status == "error" else None
     return [
-        Result(op, b, s, "error", "process", message, round(seconds, 4))
+        Result(op, b, s, status, layer, message, round(seconds, 4))
         for b in backends
         for s in shapes
     ]
@@ -36,43 +42,64 @@ def _death(returncode: int) -> str:
     return f"exited with code {returncode} without a report"
 
 
-def _where(stdout: str | bytes | None) -> str:
+def _where(stdout: str) -> str:
     """`` in ns::op [ge-dynamic]`` when the child's progress log names the cell it died in."""
-    if isinstance(stdout, bytes):
-        stdout = stdout.decode(errors="replace")
-    label = unfinished(stdout or "")
+    label = unfinished(stdout)
     return f" in {label}" if label else ""
 
 
 def run_op(
-    target: str, op: str, backends, shapes, timeout: float, dump_dir=None, contexts=None
+    target: str,
+    op: str,
+    backends,
+    shapes,
+    timeout: float,
+    dump_dir=None,
+    profiles=(),
+    contexts=None,
 ) -> list[Result]:
-    """Check one op in a child `opsdk check`; a crash or timeout becomes its cells' error."""
+    """Check one op in a child `opsdk check` (its plain cells, and those of ``profiles``
+    and usage ``contexts``); a crash or timeout becomes its plain cells' error."""
     with tempfile.TemporaryDirectory(prefix="opsdk-isolate-") as scratch:
         report = Path(scratch) / "report.json"
         argv = [sys.executable, "-m", "opsdk", "check", target, "--only-op", op]
         argv += ["--backend", ",".join(backends), "--shapes", ",".join(shapes)]
         argv += ["--json", str(report)]
+        if profiles:
+            argv += ["--options", ",".join(profiles)]
         if contexts is not None:
             argv += ["--contexts", ",".join(contexts)]
         if dump_dir is not None:
             argv += ["--dump", str(dump_dir)]
         start = time.perf_counter()
-        try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired as expired:
-            message = (
-                f"timed out after {timeout:g} s{_where(expired.stdout)}: the op hangs, "
-                "or needs a larger --timeout"
-            )
-            return _cells_of(op, backends, shapes, message, timeout)
+        pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+        with (
+            subprocess.Popen(argv, start_new_session=True, **pipes) as child,
+            interrupts.forwarded_to(child),
+        ):
+            try:
+                stdout, stderr = child.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                stdout, _ = child.communicate()
+                message = (
+                    f"timed out after {timeout:g} s{_where(stdout)}: the op hangs, "
+                    "or needs a larger --timeout"
+                )
+                return _cells_of(op, backends, shapes, message, timeout)
+            except BaseException:  # interrupted without opsdk.harness.interrupts: no orphan
+                child.kill()
+                raise
         if report.exists():
             return [Result(**r) for r in json.loads(report.read_text())["results"]]
-        last = (done.stderr.strip().splitlines() or [""])[-1]
+        seconds = time.perf_counter() - start
+        if interrupts.requested():  # stopped before it could write a report
+            return _cells_of(op, backends, shapes, "", 0.0, status="not run")
+        last = (stderr.strip().splitlines() or [""])[-1]
         message = (
-            f"the op's process {_death(done.returncode)}{_where(done.stdout)}"
+            f"the op's process {_death(child.returncode)}{_where(stdout)}"
             + (f" ({last})" if last else "")
             + "; run that cell without --isolate under gdb, or with python -X faulthandler,"
             " to see where"
         )
-        return _cells_of(op, backends, shapes, message, time.perf_counter() - start)
+        return _cells_of(op, backends, shapes, message, seconds)

@@ -15,11 +15,13 @@ from opsdk.runtime.spec import OpSpec
 __all__ = [
     "Cell",
     "CellFailure",
+    "CellSkipped",
     "OpUnderTest",
     "Result",
 ]
 
-STATUSES = ("pass", "fail", "skip", "xfail", "error")
+# "not run": an interrupted run did not reach the cell (or aborted it); never a pass.
+STATUSES = ("pass", "fail", "skip", "xfail", "error", "not run")
 # Where a failure happened, from the user's code outwards.
 LAYERS = (
     "eager",
@@ -104,8 +106,11 @@ class Result(_Coordinates):
     waiver: str | None = None  # the reason of the waiver that covers the cell
     context: str | None = None
     profile: str | None = None
+    # What third-party code warned or logged while the cell ran, each once (harness._heard).
+    warnings: tuple[str, ...] = ()
 
     def __post_init__(self):
+        object.__setattr__(self, "warnings", tuple(self.warnings))  # a JSON list, read back
         if self.status not in STATUSES or (self.layer is not None and self.layer not in LAYERS):
             raise ValueError(f"unknown status/layer {self.status!r}/{self.layer!r}")
 
@@ -133,3 +138,7 @@ class CellFailure(Exception):
     def __init__(self, layer: str, message: str):
         super().__init__(message)
         self.layer = layer
+
+
+class CellSkipped(Exception):
+    """The cell would check nothing here; the message says why (a skip, never a pass)."""

@@ -21,14 +21,15 @@ import torch
 import torch._dynamo
 
 from opsdk.errors import SetupError
-from opsdk.harness import shared_trace
+from opsdk.harness import profiles, shared_trace
 from opsdk.harness._compiled import recompiled
 from opsdk.harness.compare import assert_same_call
 from opsdk.harness.eager import checked_kernel
 from opsdk.harness.failures import as_failure, chain, first_line
 from opsdk.harness.inputs import Call, Case, cases, mark_static, on_device, tensors_of
-from opsdk.harness.model import Cell, CellFailure
+from opsdk.harness.model import Cell, CellFailure, CellSkipped
 from opsdk.harness.usage import Usage, usages
+from opsdk.offline import patches
 from opsdk.offline import torchair as bringup
 
 REPLAYS = 3
@@ -46,6 +47,7 @@ STEPS = {
 class _Counts:
     captures: int = 0
     replays: int = 0
+    eager: int = 0  # calls of a shape npugraph_ex did not capture: past capture_limit
 
 
 @contextlib.contextmanager
@@ -77,6 +79,10 @@ _LAZY_IMPORT_FAILED = "An error occurred when import"
 # Where TorchAir's and npugraph_ex's fusion patterns live: they rewrite graphs to
 # torch_npu's own kernels (torch.ops.npu.*), which only an installed torch_npu has.
 _PATTERN_DIRS = ("/npugraph_ex/patterns/", "/torchair/patterns/")
+# npugraph_ex pickles each FX graph it compiles; with input_inplace_pass off, the
+# auto_functionalized node of a custom in-place op stays and cannot be pickled
+# (torch-npu 2.13.0): a limit of npugraph_ex, not of the op.
+_SERIALIZER = "/npugraph_ex/_acl_concrete_graph/acl_graph_cache_utils.py"
 
 
 def _raised_in(err: BaseException, *dirs: str) -> bool:
@@ -98,7 +104,13 @@ def _raise_if_setup(err: BaseException) -> None:
         ):
             raise SetupError(
                 f"npugraph_ex could not be imported: {first_line(e)}; check the torch_npu "
-                "(or, offline, the TorchAir cache: opsdk fetch-torchair --force) this runs on"
+                "(or, offline, the TorchAir cache: opsdk fetch-torchair) this runs on"
+            ) from err
+        if _raised_in(e, _SERIALIZER):
+            raise CellSkipped(
+                f"npugraph_ex cannot compile this graph: {first_line(e)} (raised by its graph "
+                f"serialization, {_SERIALIZER.lstrip('/')}): a limit of this npugraph_ex, "
+                "not of the op, so the cell checks nothing here"
             ) from err
         if _raised_in(e, *_PATTERN_DIRS):
             raise SetupError(
@@ -118,6 +130,15 @@ def _backend(**options):
 
 def lowering(spec):
     return _backend(), contextlib.nullcontext
+
+
+def _cell_backend(cell: Cell, **options):
+    """The backend with the options of the cell's profile (:mod:`.profiles`), and ``options``."""
+    return _backend(**_profile_options(cell), **options)
+
+
+def _profile_options(cell: Cell) -> dict:
+    return profiles.options(cell.profile, "npugraph_ex")
 
 
 def _refill(buffers, values):
@@ -153,6 +174,7 @@ def replay_loop(cell: Cell, use: Usage, fn) -> _Counts:
     op, case = use.eager, use.case
     buffers, shape, previous = None, None, None
     after_first = None
+    captured = set()  # the shapes npugraph_ex captured; others ran eagerly past capture_limit
     with counting_graphs() as counts, warnings.catch_warnings():
         # The loop keeps the previous outputs on purpose, to check the documented overwrite.
         warnings.filterwarnings("ignore", message=".*retained memory of acl graph output")
@@ -170,11 +192,15 @@ def replay_loop(cell: Cell, use: Usage, fn) -> _Counts:
                 eager_call = on_device(values, "npu")
                 reference = on_device(values, "cpu")
                 expected, _ = checked_kernel(op, i, eager_call, reference, case.tolerances)
+                captures = counts.captures
                 try:
                     actual = fn(*buffers.args, **buffers.kwargs)
                 except Exception as err:  # noqa: BLE001 - classified by the ladder
                     _raise_if_setup(err)
                     raise as_failure(err, default_layer="replay", compile_layer="capture") from err
+                if counts.captures > captures:
+                    captured.add(shape)
+                counts.eager += shape not in captured
                 assert_same_call(
                     i,
                     actual,
@@ -213,9 +239,15 @@ def _check_overwrite(previous, actual, index: int) -> None:
 
 
 def run(cell: Cell, dump_dir=None) -> None:
-    for use in usages(cell, _cases(cell)):
-        with use.case.named():
-            _run_case(cell, use)
+    graphs = []
+    if cell.profile:  # npugraph_ex is set up before its graphs can be hooked
+        _backend()
+    hooked = patches.npugraph_ex_graphs_hooked if cell.profile else contextlib.nullcontext
+    with hooked(graphs.append):
+        for use in usages(cell, _cases(cell)):
+            with use.case.named():
+                _run_case(cell, use)
+    profiles.require_reached(cell.profile, "npugraph_ex", [g.config for g in graphs])
 
 
 def _run_case(cell: Cell, use: Usage) -> None:
@@ -228,16 +260,22 @@ def _run_case(cell: Cell, use: Usage) -> None:
     ):
         return
     try:
-        counts = replay_loop(cell, use, _compiled(cell, use, _backend()))
+        counts = replay_loop(cell, use, _compiled(cell, use, _cell_backend(cell)))
     except CellFailure as failure:
         raise _diagnose(cell, use, failure) from None
-    _check_counts(case, counts)
+    _check_counts(case, counts, _profile_options(cell).get("capture_limit"))
 
 
-def _check_counts(case: Case, counts: _Counts) -> None:
-    """Each shape captured once, and replayed."""
+def _check_counts(case: Case, counts: _Counts, capture_limit: int | None = None) -> None:
+    """Each shape captured once, and replayed; with a ``capture_limit`` below the shapes,
+    the limit is reached (the shapes past it run eagerly)."""
     shapes = len({_shapes(call) for call in case.calls})
-    if counts.captures < shapes or counts.replays < REPLAYS:
+    if capture_limit is not None and shapes > capture_limit and not counts.eager:
+        raise SetupError(
+            f"capture_limit={capture_limit} with {shapes} shapes, yet every call was captured "
+            "or replayed: the option did not take effect, so the cell checked nothing"
+        )
+    if counts.captures < min(shapes, capture_limit or shapes) or counts.replays < REPLAYS:
         raise CellFailure(
             "capture",
             f"expected a capture per shape ({shapes}) and at least {REPLAYS} replays, saw "
@@ -279,9 +317,7 @@ def _diagnose(cell: Cell, use: Usage, failure: CellFailure) -> CellFailure:
                 "shape, which a captured graph cannot do: keep the kernel on the device",
             ),
         )
-    if not _passes(
-        lambda: replay_loop(cell, use, _compiled(cell, use, _backend(force_eager=True)))
-    ):
+    if not passes(_cell_backend(cell, force_eager=True)):
         return CellFailure(
             "aot",
             _then(
@@ -290,9 +326,7 @@ def _diagnose(cell: Cell, use: Usage, failure: CellFailure) -> CellFailure:
                 "wrong before any capture",
             ),
         )
-    if _passes(
-        lambda: replay_loop(cell, use, _compiled(cell, use, _backend(force_recapture=True)))
-    ):
+    if passes(_cell_backend(cell, force_recapture=True)):
         return CellFailure(
             "stale-input",
             _then(
@@ -312,7 +346,10 @@ def _diagnose(cell: Cell, use: Usage, failure: CellFailure) -> CellFailure:
 
 
 def environment() -> dict:
-    info = bringup.describe()
+    try:
+        info = bringup.describe()
+    except SetupError as err:  # the cells say so too; the report must still be written
+        return {"npugraph_ex": f"unavailable: {err}"}
     return {
         "npugraph_ex": info["npugraph_ex"],
         "npugraph_ex_runs_on": info["torch_npu"],

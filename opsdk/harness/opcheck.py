@@ -135,7 +135,8 @@ def _failure(op, call: Call, device: str, util: str, outcome, index) -> CellFail
         return todo
     fresh = on_device(call, device)
     try:
-        op(*fresh.args, **fresh.kwargs)
+        with torch.no_grad():
+            out = op(*fresh.args, **fresh.kwargs)
     except Exception as err:  # noqa: BLE001 - the kernel's own error, whatever it is
         failure = kernel_failure(err, device)
         return CellFailure(failure.layer, f"call {index}: {failure}")
@@ -148,7 +149,7 @@ def _failure(op, call: Call, device: str, util: str, outcome, index) -> CellFail
     aliases = (
         util == "test_faketensor"
         and "outputs_alias_inputs" in str(outcome)
-        and _kernel_aliases(op, call, device)
+        and _returns_an_input(out, fresh)
     )
     layer, hint = _UTILS["test_schema" if aliases else util]
     return CellFailure(
@@ -184,14 +185,8 @@ def _gradcheck(op, call: Call) -> None:
         ) from None
 
 
-def _kernel_aliases(op, call: Call, device: str) -> bool:
-    """Whether the kernel itself returns an input (or a view of one): then the schema's
-    promise of a fresh tensor is broken, not only the fake function's output."""
-    moved = on_device(call, device)
-    try:
-        with torch.no_grad():
-            out = op(*moved.args, **moved.kwargs)
-    except Exception:  # noqa: BLE001 - a kernel that raises is the eager layer's finding
-        return False
-    given = {t.untyped_storage().data_ptr() for t in tensors_of([moved.args, moved.kwargs])}
+def _returns_an_input(out, call: Call) -> bool:
+    """Whether the kernel's output ``out`` is an input of ``call`` (or a view of one): then
+    the schema's promise of a fresh tensor is broken, not only the fake function's output."""
+    given = {t.untyped_storage().data_ptr() for t in tensors_of([call.args, call.kwargs])}
     return any(t.untyped_storage().data_ptr() in given for t in tensors_of(out))

@@ -291,9 +291,11 @@ def passes_shared(cell: Cell, usage: Usage, check: Callable[[Callable, Any], Non
 
 def _frame(cell: Cell, usage: Usage) -> Frame | None:
     """The shared compile of ``usage`` for ``cell``'s column, or None: the column then
-    compiles the case on its own (outside a run, alone in it, or for an op that trains)."""
+    compiles the case on its own (outside a run, alone in it, for an op that trains, or
+    under an option profile: the shared compile is the columns' default one)."""
     columns = run_scope.compiled_columns()
-    if len(columns) < 2 or cell.backend not in columns or trainable(cell.op.spec):
+    shareable = cell.backend in columns and not cell.profile and not trainable(cell.op.spec)
+    if len(columns) < 2 or not shareable:
         return None
     if _frames.op != cell.op.name:
         _forget()

@@ -22,15 +22,11 @@ from opsdk.harness import contexts
 from opsdk.harness._compile_call import compile_call
 from opsdk.harness.eager import run_op
 from opsdk.harness.inputs import Call, Case, map_tensors, on_device, tensors_of
-from opsdk.harness.model import Cell
+from opsdk.harness.model import Cell, CellSkipped
 
-__all__ = ["NotApplicable", "Usage", "usages"]
+__all__ = ["Usage", "usages"]
 
 _SIDES = 3  # a view is the middle slice of a base of 3: a neighbour on either side
-
-
-class NotApplicable(Exception):
-    """The cell's context cannot apply to the op (or to any of its cases): a skip."""
 
 
 @dataclasses.dataclass
@@ -65,13 +61,13 @@ class Usage:
 
 def usages(cell: Cell, cases: list[Case]) -> list[Usage]:
     """The cell's usages of the op, one per case (``buffer``: two, one per grad mode);
-    raises :class:`NotApplicable` when the context fits neither the op nor any case."""
+    raises :class:`CellSkipped` when the context fits neither the op nor any case."""
     op = cell.op.overload()
     if cell.context is None:
         return [Usage(case, op) for case in cases]
     refusal = contexts.get(cell.context).refusal(cell.op.spec, cell.shapes)
     if refusal:
-        raise NotApplicable(f"context {cell.context} does not apply: {refusal}")
+        raise CellSkipped(f"context {cell.context} does not apply: {refusal}")
     build = _BUILDERS[cell.context]
     built, reasons = [], []
     for case in cases:
@@ -81,7 +77,7 @@ def usages(cell: Cell, cases: list[Case]) -> list[Usage]:
         else:
             built += made
     if not built:
-        raise NotApplicable(f"context {cell.context} does not apply: {'; '.join(reasons)}")
+        raise CellSkipped(f"context {cell.context} does not apply: {'; '.join(reasons)}")
     return built
 
 

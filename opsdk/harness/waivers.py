@@ -13,10 +13,12 @@ or shape mode) is an error, not a silent no-op.
     op = "myops::my_add"       # as reports name it, or just "my_add"
     backend = "ge"             # a backend column, or "*"
     shapes = "dynamic"         # a shape mode, or "*"
+    profile = "frozen_parameter"  # optional: an option profile, or "*" (the default)
     context = "view"           # optional: a usage context, or "*" (the default)
     reason = "GE dynamic shapes need CANN 8.1 (issue 42)"
 
-A waiver without ``context`` covers the op alone and every usage context of its cells.
+A waiver without ``profile`` or ``context`` covers the plain cells and every option
+profile or usage context of them.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import OpsdkError
-from opsdk.harness import columns, contexts
+from opsdk.harness import columns, contexts, profiles
 from opsdk.harness.model import OpUnderTest, Result
 
 if sys.version_info >= (3, 11):
@@ -38,7 +40,8 @@ else:
 FILE_NAME = "opsdk-waivers.toml"
 ANY = "*"
 _KEYS = ("op", "backend", "shapes", "reason")
-_OPTIONAL = ("context",)
+# a waiver without one of these covers every profile / context, and the plain cells
+_OPTIONAL = {"profile": ANY, "context": ANY}
 
 
 class WaiverError(OpsdkError):
@@ -51,13 +54,22 @@ class Waiver:
     backend: str
     shapes: str
     reason: str
+    profile: str = ANY
     context: str = ANY
 
-    def covers(self, op: OpUnderTest, backend: str, shapes: str, context: str | None) -> bool:
+    def covers(
+        self,
+        op: OpUnderTest,
+        backend: str,
+        shapes: str,
+        profile: str | None,
+        context: str | None = None,
+    ) -> bool:
         return (
             self.op in (op.name, op.spec.name)
             and self.backend in (ANY, backend)
             and self.shapes in (ANY, shapes)
+            and self.profile in (ANY, profile)
             and self.context in (ANY, context)
         )
 
@@ -86,18 +98,21 @@ def _parse(entry, where: str, ops: list[OpUnderTest]) -> Waiver:
     if not isinstance(entry, dict):
         raise WaiverError(f"{where} is not a table: write it as [[waiver]] with {', '.join(_KEYS)}")
     extra = sorted(set(entry) - set(_KEYS) - set(_OPTIONAL))
-    keys = (*_KEYS, *(k for k in _OPTIONAL if k in entry))
-    missing = [k for k in keys if not (isinstance(entry.get(k), str) and entry[k].strip())]
+    given = {**_OPTIONAL, **entry}
+    missing = [
+        k for k in (*_KEYS, *_OPTIONAL) if not (isinstance(given.get(k), str) and given[k].strip())
+    ]
     if extra or missing:
         raise WaiverError(
             f"{where} needs {', '.join(_KEYS)} as non-empty strings"
             + (f"; {', '.join(missing)} missing or empty" if missing else "")
             + (f"; unknown {', '.join(extra)}" if extra else "")
         )
-    waiver = Waiver(**{k: entry[k].strip() for k in keys})
+    waiver = Waiver(**{k: given[k].strip() for k in (*_KEYS, *_OPTIONAL)})
     for key, choices in (
         ("backend", columns.names()),
         ("shapes", SHAPE_MODES),
+        ("profile", profiles.names()),
         ("context", contexts.names()),
     ):
         value = getattr(waiver, key)
@@ -114,10 +129,17 @@ def _parse(entry, where: str, ops: list[OpUnderTest]) -> Waiver:
 
 
 def reason_for(
-    waivers: list[Waiver], op: OpUnderTest, backend: str, shapes: str, context: str | None = None
+    waivers: list[Waiver],
+    op: OpUnderTest,
+    backend: str,
+    shapes: str,
+    profile: str | None = None,
+    context: str | None = None,
 ) -> str | None:
     """The reason of the first waiver covering the cell, if any."""
-    return next((w.reason for w in waivers if w.covers(op, backend, shapes, context)), None)
+    return next(
+        (w.reason for w in waivers if w.covers(op, backend, shapes, profile, context)), None
+    )
 
 
 def apply(result: Result, reason: str | None) -> Result:

@@ -8,6 +8,13 @@ installed: installing it without CANN breaks ``import torch``), only its Python
 goes on ``sys.path`` so ``import torchair`` and ``import npugraph_ex`` work while
 ``torch_npu`` itself stays unimportable. :mod:`opsdk.offline.torchair` imports it;
 :mod:`opsdk.offline.npu.torch_npu` runs torch_npu's Python from it.
+
+The cache entry keeps the wheel too, and a manifest (size, mtime and sha256 of every
+extracted file) in its marker, written before the entry is published. Each process
+checks the entry against it once before use (:func:`fetch`): a file whose size or
+mtime changed is hashed, so a damaged cache is a :class:`CorruptCache` naming the file,
+not a ``SyntaxError`` deep inside TorchAir; ``opsdk fetch-torchair`` repairs it from
+the kept wheel.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import uuid
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,8 +62,10 @@ _EXTRACTED = (
     "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml",
     "torch_npu/op_plugin/meta/_meta_registrations.py",
 )
-# Bumped whenever _EXTRACTED changes, so an older cache entry is fetched again.
-_LAYOUT = 3
+# Bumped whenever the entry's layout changes (what _EXTRACTED keeps, the marker's
+# contents), so an older cache entry is fetched again.
+_LAYOUT = 4
+REPAIR = "opsdk fetch-torchair"
 # pip's own platform tags find no wheel on e.g. macOS; the part opsdk uses is pure
 # Python, so any platform's wheel of the right version carries it.
 _FALLBACK_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_28_aarch64")
@@ -64,6 +74,15 @@ _PIP_TIMEOUT_S = 900
 
 class TorchairUnavailable(SetupError):
     """TorchAir can be neither imported from torch_npu nor fetched offline."""
+
+
+class CorruptCache(TorchairUnavailable):
+    """Files of the offline cache differ from the wheel they were extracted from."""
+
+    def __init__(self, entry: Path, damaged: list[str]):
+        more = f" and {len(damaged) - 1} more file(s)" if len(damaged) > 1 else ""
+        self.where = f"{entry / damaged[0]}{more}"
+        super().__init__(f"the TorchAir cache is corrupt: {self.where} (fix: {REPAIR})")
 
 
 @dataclass(frozen=True)
@@ -104,16 +123,13 @@ def _dynamo_dir(entry: Path) -> Path:
 
 
 def _read_marker(entry: Path) -> dict | None:
-    """The metadata of a complete cache entry, or None when it is absent or unfinished."""
+    """The metadata of the cache entry, or None when there is none of this layout (entries
+    are published whole, so one with a marker is complete)."""
     try:
         meta = json.loads((entry / _MARKER_FILE).read_text())
     except (OSError, ValueError):
         return None
-    if meta.get("layout") != _LAYOUT:
-        return None
-    if not (_dynamo_dir(entry) / "torchair" / "__init__.py").is_file():
-        return None
-    return meta
+    return meta if meta.get("layout") == _LAYOUT else None
 
 
 def _installed_torch_npu():
@@ -238,9 +254,10 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _extract(wheel: Path, staging: Path, version: str) -> None:
-    """Extract :data:`_EXTRACTED` minus native libraries: every ``.so`` there needs
-    CANN, and leaving them out keeps an accidental import from loading one."""
+def _extract(wheel: Path, staging: Path, version: str) -> list[str]:
+    """Extract :data:`_EXTRACTED` minus native libraries (every ``.so`` there needs
+    CANN, and leaving them out keeps an accidental import from loading one); return
+    the names extracted."""
     prefix = "/".join(_DYNAMO) + "/"
     try:
         with zipfile.ZipFile(wheel) as zf:
@@ -261,6 +278,7 @@ def _extract(wheel: Path, staging: Path, version: str) -> None:
                 zf.extract(member, staging)
     except zipfile.BadZipFile:
         raise _unavailable(version, f"{wheel.name} is not a valid zip archive") from None
+    return [m.filename for m in members]
 
 
 def _publish(staging: Path, entry: Path, scratch: Path, replace: bool) -> None:
@@ -282,43 +300,113 @@ def fetch(force: bool = False) -> Path:
     """Make the offline TorchAir available and return the directory to put on
     ``sys.path`` (``.../torch_npu-<version>/torch_npu/dynamo``).
 
-    Uses ``$OPSDK_TORCH_NPU_WHEEL`` when set, else ``pip download``s the wheel.
-    An existing complete cache entry is reused unless ``force``.
+    An existing complete cache entry is reused unless ``force``, once it matches its
+    manifest (:class:`CorruptCache` otherwise). A new entry is extracted from
+    ``$OPSDK_TORCH_NPU_WHEEL`` when set, else from the wheel the entry keeps, else
+    from a wheel ``pip download`` fetches.
     """
     version = expected_torch_npu_version()
     entry = _cache_entry(version)
     if not force and _read_marker(entry) is not None:
+        _verify_once(entry)
         _ensure_bytecode(entry)
         return _dynamo_dir(entry)
-    local = os.environ.get(ENV_WHEEL)
     root = cache_root()
     try:
         root.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=".fetch-", dir=root))
     except OSError as err:
-        raise _unavailable(version, f"cache directory {root} is not writable ({err})") from None
+        raise TorchairUnavailable(
+            f"cannot write the TorchAir cache directory {root} ({err.strerror}): make it "
+            f"writable, or set {ENV_CACHE_DIR} to a writable directory"
+        ) from None
     try:
-        wheel = Path(local).expanduser() if local else _pip_download(version, scratch / "download")
+        wheel, origin = _wheel(version, entry, scratch)
         _check_wheel(wheel, version)
         staging = scratch / "staging"
-        _extract(wheel, staging, version)
+        files = _extract(wheel, staging, version)
+        shutil.copyfile(wheel, staging / wheel.name)
         meta = {
             "layout": _LAYOUT,
             "wheel": wheel.name,
             "version": str(parse_wheel_filename(wheel.name)[1]),
             "sha256": _sha256(wheel),
-            "origin": str(wheel.resolve()) if local else "pypi",
+            "origin": origin,
+            "files": {name: _record(staging / name) for name in files},
         }
-        (staging / _MARKER_FILE).write_text(json.dumps(meta, indent=2) + "\n")
+        (staging / _MARKER_FILE).write_text(json.dumps(meta))
         _publish(staging, entry, scratch, replace=force)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    _verify_once(entry)  # a concurrent fetch may have published its entry instead
     _ensure_bytecode(entry)
     return _dynamo_dir(entry)
 
 
+def _wheel(version: str, entry: Path, scratch: Path) -> tuple[Path, str]:
+    """The wheel to extract and where it came from: ``$OPSDK_TORCH_NPU_WHEEL``, the
+    wheel ``entry`` keeps when it is intact (a repair needs no network), or PyPI."""
+    local = os.environ.get(ENV_WHEEL)
+    if local:
+        return Path(local).expanduser(), str(Path(local).expanduser().resolve())
+    meta = _read_marker(entry)
+    if meta is not None:
+        kept = entry / meta["wheel"]
+        if kept.is_file() and _sha256(kept) == meta["sha256"]:
+            return kept, meta["origin"]
+    return _pip_download(version, scratch / "download"), "pypi"
+
+
+def _record(path: Path) -> list:
+    """What the manifest keeps of a file: ``[size, mtime_ns, sha256]``."""
+    stat = path.stat()
+    return [stat.st_size, stat.st_mtime_ns, _sha256(path)]
+
+
+def verify(deep: bool = False) -> None:
+    """Raise :class:`CorruptCache` when files of this torch's offline cache entry are
+    missing or differ from its manifest; nothing to check when it is not fetched.
+
+    A file whose size and mtime are as recorded counts as intact unless ``deep``
+    (every file hashed: what ``opsdk doctor`` and ``opsdk fetch-torchair`` do); one
+    whose stat changed but whose hash did not gets its stat recorded again.
+    """
+    entry = _cache_entry(expected_torch_npu_version())
+    meta = _read_marker(entry)
+    if meta is None:
+        return
+    bad, restat = [], {}
+    for name, (size, mtime_ns, sha256) in meta["files"].items():
+        path = entry / name
+        try:
+            stat = path.stat()
+            if not deep and (stat.st_size, stat.st_mtime_ns) == (size, mtime_ns):
+                continue
+            if stat.st_size != size or _sha256(path) != sha256:
+                bad.append(name)
+            elif stat.st_mtime_ns != mtime_ns:
+                restat[name] = [size, stat.st_mtime_ns, sha256]
+        except OSError:
+            bad.append(name)
+    if bad:
+        raise CorruptCache(entry, bad)
+    if restat:
+        _write_marker(entry, {**meta, "files": {**meta["files"], **restat}})
+
+
+_verified: set[Path] = set()
+
+
+def _verify_once(entry: Path) -> None:
+    """:func:`verify` ``entry`` once per process (about 0.03 s when nothing changed):
+    what a run then imports is what the wheel holds."""
+    if entry not in _verified:
+        verify()
+        _verified.add(entry)
+
+
 def _ensure_bytecode(entry: Path) -> None:
-    """Byte-compile the cached TorchAir once per interpreter, as pip does on install.
+    """Byte-compile the cached Python once per interpreter, as pip does on install.
 
     Otherwise every process that cannot write ``__pycache__`` (PYTHONDONTWRITEBYTECODE,
     a read-only CI cache) compiles TorchAir's sources again: 0.8 s of its 2.6 s import
@@ -329,12 +417,16 @@ def _ensure_bytecode(entry: Path) -> None:
     tag = sys.implementation.cache_tag
     if meta is None or tag is None or tag in meta.get("bytecode", []):
         return
-    if not compileall.compile_dir(_dynamo_dir(entry), quiet=2):
+    if not compileall.compile_dir(entry / _DYNAMO[0], quiet=2):
         return
-    meta["bytecode"] = sorted({*meta.get("bytecode", []), tag})
-    scratch = entry / f".{_MARKER_FILE}.{os.getpid()}"
+    _write_marker(entry, {**meta, "bytecode": sorted({*meta.get("bytecode", []), tag})})
+
+
+def _write_marker(entry: Path, meta: dict) -> None:
+    """Replace the marker of a published entry atomically; best effort."""
+    scratch = entry / f".{_MARKER_FILE}.{uuid.uuid4().hex}"  # unique per writer
     try:
-        scratch.write_text(json.dumps(meta, indent=2) + "\n")
+        scratch.write_text(json.dumps(meta))
         scratch.replace(entry / _MARKER_FILE)
     except OSError:
         scratch.unlink(missing_ok=True)

@@ -25,6 +25,7 @@ __all__ = [
     "guard_profiling_skipped",
     "npu_storage_constructor",
     "npugraph_ex_config_defaults",
+    "npugraph_ex_graphs_hooked",
     "run_torchair_patches_first",
     "setup_privateuse1_backend",
 ]
@@ -135,6 +136,30 @@ def ge_compile_hooked(on_first_compile: Callable[[Any], None]) -> Iterator[None]
         yield
     finally:
         GeConcreteGraph.compile = original
+
+
+@contextlib.contextmanager
+def npugraph_ex_graphs_hooked(on_graph: Callable[[Any], None]) -> Iterator[None]:
+    """While active, npugraph_ex's ``AclConcreteGraph`` calls ``on_graph(graph)`` once built
+    (its ``config`` is the ``CompilerConfig`` it runs with).
+
+    Why: npugraph_ex hands out no graph it builds, and a profile must prove its options
+    reached the graph. Checked against torch-npu 2.13.0.
+    """
+    from npugraph_ex._acl_concrete_graph.fx2acl_converter import AclConcreteGraph
+
+    original = AclConcreteGraph.__init__
+
+    @functools.wraps(original)
+    def init(self, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        on_graph(self)
+
+    AclConcreteGraph.__init__ = init
+    try:
+        yield
+    finally:
+        AclConcreteGraph.__init__ = original
 
 
 @contextlib.contextmanager

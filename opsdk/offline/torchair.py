@@ -52,6 +52,9 @@ _torchair: ModuleType | None = None
 # that does not exist. Offline torch_npu's ops never do: a hundred lines that bury the
 # report. An op package's own import of such a converter still fails loudly.
 _OFFLINE_ONLY_WARNING = r"Failed to import torchair\._ge_concrete_graph\.ge_converter\.custom\."
+# TorchAir imports torch._inductor, which imports torch.utils.mkldnn, whose ScriptModule
+# classes raise this deprecation 14 times at import: torch's own, about no op.
+_TORCH_IMPORT_DEPRECATION = r"`torch\.jit\.script_method` is deprecated"
 
 
 def is_offline() -> bool:
@@ -83,6 +86,9 @@ def import_torchair() -> ModuleType:
     global _torchair
     if _torchair is not None:
         return _torchair
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", _TORCH_IMPORT_DEPRECATION, DeprecationWarning)
+        importlib.import_module("torch.utils.mkldnn")
     if torchair_locator.locate().mode == "real":
         _torchair = importlib.import_module("torchair")
         return _torchair

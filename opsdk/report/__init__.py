@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import platform
+import shlex
+import sys
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -14,12 +17,33 @@ import opsdk
 from opsdk.axes import SHAPE_MODES
 from opsdk.harness import columns
 from opsdk.harness.model import Result
+from opsdk.harness.waivers import FILE_NAME as WAIVERS_FILE
 from opsdk.runtime.device import ensure_npu
 
-__all__ = ["Grid", "environment", "grid", "matrix", "problems", "summary", "write_json"]
+__all__ = [
+    "Grid",
+    "environment",
+    "grid",
+    "matrix",
+    "problems",
+    "run_info",
+    "summary",
+    "write_json",
+]
 
-_MARKS = {"pass": "✓", "fail": "F", "error": "E", "skip": "s", "xfail": "x"}
-_LEGEND = "✓ pass, F fail, E error, s skip, x xfail"
+# Distinct from the shape modes' s/d/m column heads; "not run" is in the legend only
+# when an interrupted run has such cells.
+_MARKS = {"pass": "✓", "fail": "F", "error": "E", "skip": "-", "xfail": "x", "not run": "·"}
+_WARNING_WIDTH = 100  # the terminal shows a warning's first line, cut to this; reports in full
+
+
+def run_info(target: str) -> dict:
+    """How and when the run was made: what a report's reader needs to rerun it."""
+    return {
+        "date": datetime.now().astimezone().isoformat(timespec="seconds"),
+        "target": target,
+        "command": shlex.join(["opsdk", *sys.argv[1:]]),
+    }
 
 
 def environment(backends=()) -> dict:
@@ -47,8 +71,9 @@ def environment(backends=()) -> dict:
     }
 
 
-def write_json(path: Path, results: list[Result]) -> None:
+def write_json(path: Path, results: list[Result], run: dict | None = None) -> None:
     payload = {
+        "run": run or {},
         "environment": environment({r.backend for r in results}),
         "summary": dict(Counter(r.status for r in results)),
         "results": [r.to_json() for r in results],
@@ -80,13 +105,45 @@ def problems(results: list[Result]) -> list[Result]:
 
 
 def summary(results: list[Result]) -> str:
-    """``40 pass, 2 fail``: the counts, in a fixed order."""
+    """``40 pass, 2 fail``: the counts, in a fixed order; an interrupted run says how far
+    it got (``interrupted after 7/15 cells: 7 pass, 8 not run``); stale waivers, which
+    fail a run whose cells all pass, are named with what to do about them."""
     counts = Counter(r.status for r in results)
-    return ", ".join(f"{counts[k]} {k}" for k in _MARKS if counts[k]) or "no cells ran"
+    text = ", ".join(f"{counts[k]} {k}" for k in _MARKS if counts[k]) or "no cells ran"
+    if counts["not run"]:
+        done = len(results) - counts["not run"]
+        text = f"interrupted after {done}/{len(results)} cells: {text}"
+    stale = sum(r.stale_waiver for r in results)
+    if stale:
+        text += (
+            f"; {stale} stale waiver{'s' if stale > 1 else ''}: "
+            f"remove {'them' if stale > 1 else 'it'} from {WAIVERS_FILE}"
+        )
+    return text
+
+
+def _clip(text: str) -> str:
+    line = text.splitlines()[0] if text else ""
+    return line if len(line) <= _WARNING_WIDTH else line[: _WARNING_WIDTH - 1] + "…"
+
+
+def _warnings(results: list[Result]) -> list[str]:
+    """Each op's cells that warned, those with the same warnings on one line, each
+    warning under them on one line of its own."""
+    groups: dict[tuple[str, tuple[str, ...]], list[Result]] = {}
+    for r in results:
+        if r.warnings:
+            groups.setdefault((r.op, r.warnings), []).append(r)
+    lines = []
+    for (op, warned), cells in groups.items():
+        lines.append(f"{op} " + " ".join(f"[{r.label}]" for r in cells))
+        lines += [f"  {_clip(w)}" for w in warned]
+    return lines
 
 
 def matrix(results: list[Result]) -> str:
-    """Ops as rows; per backend one column per shape mode (s/d/m); failures below."""
+    """Ops as rows; per backend one column per shape mode (s/d/m); failures below, then
+    what third-party code warned, under the cells it warned in."""
     ops, backends, shapes, cell = grid(results)
     status = {key: r.status for key, r in cell.items()}
     width = max(len(o) for o in ops)
@@ -97,13 +154,21 @@ def matrix(results: list[Result]) -> str:
     for op in ops:
         row = [op.ljust(width)]
         for b in backends:
-            marks = [_MARKS.get(status.get((op, b, m)), "-") for m in shapes]
+            marks = [_MARKS.get(status.get((op, b, m)), " ") for m in shapes]
             row.append(" ".join(marks).ljust(group))
         lines.append(" ".join(row).rstrip())
-    lines.append("(" + ", ".join(f"{m[0]} = {m}" for m in shapes) + "; " + _LEGEND + ")")
+    legend = ", ".join(
+        f"{mark} {name}"
+        for name, mark in _MARKS.items()
+        if name != "not run" or "not run" in status.values()
+    )
+    lines.append("(" + ", ".join(f"{m[0]} = {m}" for m in shapes) + "; " + legend + ")")
     if problems(results):
         lines.append("")
         lines += [r.describe() for r in problems(results)]
+    if any(r.warnings for r in results):
+        lines += ["", "Warnings (in full in the --json, --report and --markdown files):"]
+        lines += _warnings(results)
     lines.append("")
     lines.append(summary(results))
     return "\n".join(lines)

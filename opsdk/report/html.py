@@ -1,8 +1,11 @@
 """`opsdk check --report FILE.html`: the matrix as one self-contained page.
 
 No scripts, styles inline, nothing fetched: the page opens from a CI artefact
-store or a mail attachment. Each failing cell is a ``<details>`` element that
-opens to its layer, message and, when the run dumped graphs, the dumps.
+store or a mail attachment. It heads with how, when and with what the run was
+made; each matrix cell shows its outcome and duration, and a cell with more to
+say links to its ``<details>`` below the matrix, at the page's full width: its
+layer, message, waiver, warnings and, when the run dumped graphs, the dumps.
+Text wraps, long tokens included, so no detail makes the page scroll sideways.
 """
 
 from __future__ import annotations
@@ -12,36 +15,67 @@ from pathlib import Path
 
 from opsdk.harness.ge import case_dir
 from opsdk.harness.model import Result
+from opsdk.harness.waivers import FILE_NAME as WAIVERS_FILE
 from opsdk.report import grid, summary
 
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
 h1{font-size:1.4em}
-table{border-collapse:collapse}
+table{border-collapse:collapse;max-width:100%}
 th,td{border:1px solid #ccc;padding:.3em .5em;vertical-align:top;text-align:left}
 th{background:#f4f4f4}
 td.pass{background:#e6f6e6}
 td.fail,td.error{background:#fde8e8}
 td.skip,td.xfail{background:#f6f3e0}
+td.not-run{background:#eee;color:#666}
+td small{color:#666}
+th,td,dd,summary,p{overflow-wrap:anywhere}
+details{margin:.4em 0}
 details summary{cursor:pointer;font-weight:600}
-pre{white-space:pre-wrap;max-width:60em;font-size:12px;background:#fafafa;padding:.5em}
-dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}
+details details{margin-left:1em}
+details details summary{font-weight:400}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px;background:#fafafa;padding:.5em}
+dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2em 1em}
+dd{margin:0}
 """
+# What the page's head says of the environment (all of it is at the bottom).
+_HEAD_ENVIRONMENT = ("opsdk", "torch", "torch_npu", "torchair", "ge_execution")
 
 
-def _cell(result: Result | None, dumps: dict[str, str]) -> str:
+def _has_details(result: Result, dumps: dict[str, str]) -> bool:
+    return bool(result.message or result.waiver or result.warnings or dumps)
+
+
+def _outcome(result: Result) -> str:
+    return result.status + (f" in {result.layer}" if result.layer else "")
+
+
+def _cell(result: Result | None, anchor: str | None) -> str:
     if result is None:
         return "<td>-</td>"
-    label = html.escape(result.status)
-    if result.status in ("pass", "skip") and not result.message:
-        return f'<td class="{label}">{label}</td>'
-    parts = [f"<summary>{label}{' in ' + html.escape(result.layer) if result.layer else ''}"]
-    parts.append("</summary>")
-    parts.append(f"<pre>{html.escape(result.message)}</pre>")
+    label = html.escape(_outcome(result))
+    if anchor:
+        label = f'<a href="#{anchor}">{label}</a>'
+    css = result.status.replace(" ", "-")
+    return f'<td class="{css}">{label} <small>{result.seconds:.2f} s</small></td>'
+
+
+def _details(result: Result, anchor: str, dumps: dict[str, str]) -> str:
+    """The cell's own section: everything it has to say, at full width."""
+    title = f"{result.op} [{result.label}]: {_outcome(result)}"
+    parts = [f'<details id="{anchor}"><summary>{html.escape(title)}</summary>']
+    if result.waiver:
+        parts.append(f"<p>waived in {WAIVERS_FILE}: {html.escape(result.waiver)}</p>")
+    if result.message:
+        parts.append(f"<pre>{html.escape(result.message)}</pre>")
+    if result.warnings:
+        count = len(result.warnings)
+        parts.append(f"<details><summary>{count} warning{'s' if count > 1 else ''}</summary>")
+        parts.append(f"<pre>{html.escape(chr(10).join(result.warnings))}</pre></details>")
     for name, text in dumps.items():
         parts.append(f"<details><summary>{html.escape(name)}</summary>")
         parts.append(f"<pre>{html.escape(text)}</pre></details>")
-    return f'<td class="{label}"><details>{"".join(parts)}</details></td>'
+    return "".join(parts) + "</details>"
 
 
 def _dumps(dump_dir: Path | None, result: Result) -> dict[str, str]:
@@ -52,7 +86,15 @@ def _dumps(dump_dir: Path | None, result: Result) -> dict[str, str]:
     return {p.name: p.read_text() for p in sorted(case.glob("*"))}
 
 
-def render(results: list[Result], environment: dict, dump_dir: Path | None = None) -> str:
+def _definitions(items: dict) -> str:
+    return "".join(
+        f"<dt>{html.escape(str(k))}</dt><dd>{html.escape(str(v))}</dd>" for k, v in items.items()
+    )
+
+
+def render(
+    results: list[Result], environment: dict, dump_dir: Path | None = None, run: dict | None = None
+) -> str:
     ops, backends, shapes, by_cell = grid(results)
     rows = [
         "<tr><th rowspan=2>op</th>"
@@ -60,27 +102,34 @@ def render(results: list[Result], environment: dict, dump_dir: Path | None = Non
         + "</tr>",
         "<tr>" + "".join(f"<th>{html.escape(m)}</th>" for _ in backends for m in shapes) + "</tr>",
     ]
+    sections = []
     for op in ops:
         cells = []
         for b in backends:
             for m in shapes:
                 result = by_cell.get((op, b, m))
-                cells.append(_cell(result, _dumps(dump_dir, result) if result else {}))
+                dumps = _dumps(dump_dir, result) if result else {}
+                anchor = None
+                if result and _has_details(result, dumps):
+                    anchor = f"cell-{len(sections) + 1}"
+                    sections.append(_details(result, anchor, dumps))
+                cells.append(_cell(result, anchor))
         rows.append(f"<tr><th>{html.escape(op)}</th>{''.join(cells)}</tr>")
-    env = "".join(
-        f"<dt>{html.escape(str(k))}</dt><dd>{html.escape(str(v))}</dd>"
-        for k, v in environment.items()
-    )
+    head = {**(run or {}), "time in cells": f"{sum(r.seconds for r in results):.1f} s"}
+    head |= {k: environment[k] for k in _HEAD_ENVIRONMENT if k in environment}
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        "<meta name=viewport content='width=device-width'>"
         "<title>opsdk conformance</title>"
         f"<style>{_STYLE}</style></head><body>"
         f"<h1>opsdk conformance: {html.escape(summary(results))}</h1>"
+        f"<dl>{_definitions(head)}</dl>"
         f"<table>{''.join(rows)}</table>"
-        f"<h2>Environment</h2><dl>{env}</dl>"
+        + (f"<h2>Cells</h2>{''.join(sections)}" if sections else "")
+        + f"<h2>Environment</h2><dl>{_definitions(environment)}</dl>"
         "</body></html>\n"
     )
 
 
-def write(path: Path, results: list[Result], environment: dict, dump_dir=None) -> None:
-    Path(path).write_text(render(results, environment, dump_dir))
+def write(path: Path, results: list[Result], environment: dict, dump_dir=None, run=None) -> None:
+    Path(path).write_text(render(results, environment, dump_dir, run))

@@ -1,9 +1,10 @@
 """`opsdk check --markdown FILE`: the matrix as Markdown, for CI logs and job summaries.
 
 One table row per op, one column per cell (``ge-dynamic``, as cell ids name
-it), then each failing cell with its layer and full message. GitHub renders it
-in the job summary: with ``$GITHUB_STEP_SUMMARY`` set, the same text is
-appended there.
+it), then each failing cell with its layer and full message, each waived cell
+with its waiver's reason, and what third-party code warned in each cell. GitHub
+renders it in the job summary: with ``$GITHUB_STEP_SUMMARY`` set, the same text
+is appended there.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ _MARKS = {
     "error": "💥 error",
     "skip": "skip",
     "xfail": "xfail",
+    "not run": "⏹ not run",
 }
 
 
@@ -37,14 +39,24 @@ def _cell(result: Result | None) -> str:
     return f"{mark} `{result.layer}`" if result.layer else mark
 
 
-def _problem(result: Result) -> str:
-    where = f" in layer `{result.layer}`" if result.layer else ""
+def _block(text: str) -> str:
+    """``text`` fenced, indented under its list item."""
     fence = "```"
-    message = "\n".join(f"  {line}" for line in result.message.splitlines())
-    return (
-        f"- **{_escape(result.op)} [{result.label}]**: "
-        f"{result.status}{where}\n\n  {fence}text\n{message}\n  {fence}"
-    )
+    body = "\n".join(f"  {line}" for line in text.splitlines())
+    return f"\n\n  {fence}text\n{body}\n  {fence}"
+
+
+def _entry(result: Result) -> str:
+    """A cell's details: outcome, waiver, message and warnings."""
+    where = f" in layer `{result.layer}`" if result.layer else ""
+    waived = f"; waived: {_escape(result.waiver)}" if result.status == "xfail" else ""
+    text = f"- **{_escape(result.op)} [{result.label}]**: {result.status}"
+    text += where + waived
+    if result.message:
+        text += _block(result.message)
+    if result.warnings:
+        text += "\n\n  Warnings:" + _block("\n".join(result.warnings))
+    return text
 
 
 def render(results: list[Result]) -> str:
@@ -60,9 +72,16 @@ def render(results: list[Result]) -> str:
         marks = [_cell(cell.get((op, b, m))) for b, m in columns]
         lines.append(f"| {_escape(op)} | " + " | ".join(marks) + " |")
     failing = problems(results)
-    if failing:
-        lines += ["", "### Failing cells", ""]
-        lines += [_problem(r) for r in failing]
+    waived = [r for r in results if r.status == "xfail"]
+    warned = [r for r in results if r.warnings and r not in failing and r not in waived]
+    for title, listed in (
+        ("Failing cells", failing),
+        ("Waived cells (xfail)", waived),
+        ("Cells that warned", warned),
+    ):
+        if listed:
+            lines += ["", f"### {title}", ""]
+            lines += [_entry(r) for r in listed]
     return "\n".join(lines) + "\n"
 
 

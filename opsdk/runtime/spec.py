@@ -379,8 +379,11 @@ def partner(qualname: str) -> str:
     naming rule (``ns::name_`` writes what ``ns::name`` returns)."""
     namespace, _, rest = qualname.partition("::")
     name, dot, overload = rest.partition(".")
-    other = name[:-1] if name.endswith("_") else f"{name}_"
-    return f"{namespace}::{other}{dot}{overload}"
+    return f"{namespace}::{_partner_name(name)}{dot}{overload}"
+
+
+def _partner_name(name: str) -> str:
+    return name[:-1] if name.endswith("_") else f"{name}_"
 
 
 def inplace_pair(op: OpSpec) -> tuple[OpSpec, OpSpec]:
@@ -389,6 +392,7 @@ def inplace_pair(op: OpSpec) -> tuple[OpSpec, OpSpec]:
     Tensor``, the same arguments otherwise (what TorchAir's and npugraph_ex's reinplace
     passes match, through torch's ``_maybe_get_inplace_op``)."""
     inplace = op.name.endswith("_")
+    stem = _partner_name(op.name) if inplace else op.name
     head, _, ret = op.schema.partition(") -> ")
     first = op.args[0] if op.args else None
     rest = [a for a in op.args[1:] if a.aliased]
@@ -401,9 +405,8 @@ def inplace_pair(op: OpSpec) -> tuple[OpSpec, OpSpec]:
         raise SpecError(
             "an in-place pair is torch_npu's 'NAME_(Tensor(a!) self, ...) -> Tensor(a!)' and "
             "'NAME(Tensor self, ...) -> Tensor' (only the first argument written): give one of "
-            f"them, e.g. '{op.name.rstrip('_')}_(Tensor(a!) self, Tensor index) -> Tensor(a!)'"
+            f"them, e.g. '{stem}_(Tensor(a!) self, Tensor index) -> Tensor(a!)'"
         )
-    stem = op.name.rstrip("_") if inplace else op.name
     _, _, args = head.partition("(")
     written = re.sub(r"^Tensor\(\w!\)", "Tensor(a!)", args) if inplace else f"Tensor(a!){args[6:]}"
     plain = re.sub(r"^Tensor\(\w!\)", "Tensor", args)

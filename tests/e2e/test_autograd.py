@@ -32,6 +32,13 @@ def test_autograd_add_trains_in_every_column(scaffolds, tmp_path, opsdk_cli, sty
     )
     assert run.code == 0, run.stdout + run.stderr
     assert all(r["status"] == "pass" for r in run.report["results"])
+    # AOTAutograd warns that TorchAir's backward compiler is not boxed, once per graph: the
+    # warning is the ge cells', in the report and after the matrix, never amid the progress.
+    boxed = "UserWarning: Your compiler for AOTAutograd is returning a function that"
+    for cell in run.cells(backend="ge"):
+        assert [w for w in cell["warnings"] if w.startswith(boxed)], cell
+    assert "Warning" not in run.stderr and run.stdout.count(boxed) == 1, run.stdout
+    assert "autograd_t::my_add [ge-static] [ge-dynamic]\n  " + boxed in run.stdout
     # The ge column compiled the forward and the backward graph through TorchAir.
     static = next(dump.glob("*/ge-static"))
     fx_graphs = [p.read_text() for p in static.glob("graph*_fx.py")]

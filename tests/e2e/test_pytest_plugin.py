@@ -38,7 +38,7 @@ def _collected(done) -> list[str]:
 
 def test_generated_package_runs_every_cell_as_an_item_on_two_workers(scaffolds, tmp_path):
     pkg = _package(scaffolds, tmp_path)
-    done = _pytest(pkg, "-n", "2", "-v")
+    done = _pytest(pkg, "-n", "2", "-v", "-rA")
     assert done.returncode == 0, done.stdout + done.stderr
     passed = set(re.findall(r"\[(gw\d)\] \[ *\d+%\] PASSED (\S+)", done.stdout))
     assert {cell for _, cell in passed} == {
@@ -46,6 +46,8 @@ def test_generated_package_runs_every_cell_as_an_item_on_two_workers(scaffolds, 
     }
     assert {worker for worker, _ in passed} == {"gw0", "gw1"}
     assert "15 passed" in done.stdout
+    # torch.jit's deprecations at TorchAir's import are gone; a cell's warnings are its own.
+    assert "warnings summary" not in done.stdout and "torch.jit" not in done.stdout
 
 
 def test_markers_and_keywords_select_backends_and_shape_modes(scaffolds, tmp_path):
@@ -66,7 +68,14 @@ def test_markers_and_keywords_select_backends_and_shape_modes(scaffolds, tmp_pat
 
 def test_a_failing_cell_fails_with_its_layer_and_message_not_a_traceback(scaffolds, tmp_path):
     pkg = _package(scaffolds, tmp_path)
-    edit(pkg / "my_add" / "kernels.py", "torch.add(x, y).contiguous()", "(x - y).contiguous()")
+    kernels = pkg / "my_add" / "kernels.py"
+    edit(kernels, "torch.add(x, y).contiguous()", "(x - y).contiguous()")
+    edit(kernels, "import torch\n", "import warnings\n\nimport torch\n")
+    edit(
+        kernels,
+        "    return (x - y)",
+        '    warnings.warn("kernel says hi", stacklevel=1)\n    return (x - y)',
+    )
     done = _pytest(pkg, "-o", "opsdk_backends=eager", "-o", "opsdk_shapes=static")
     assert done.returncode == 1, done.stdout + done.stderr
     failure = done.stdout.split("= FAILURES =")[1].split("short test summary")[0]
@@ -74,6 +83,10 @@ def test_a_failing_cell_fails_with_its_layer_and_message_not_a_traceback(scaffol
     assert "fail in layer eager:" in failure and "max abs err" in failure
     assert "Traceback" not in failure and "pytest_plugin.py" not in failure
     assert "Captured log" not in failure
+    # What was warned while the cell ran is in its report, once.
+    section = failure.split(" Captured warnings call ")[1]
+    assert section.count("UserWarning: kernel says hi") == 1, failure
+    assert "warnings summary" not in done.stdout
 
 
 WAIVERS = """
@@ -120,6 +133,7 @@ def test_pytest_xfails_waived_cells_and_fails_stale_waivers(waived_package):
 def test_opsdk_check_reports_waived_cells_xfail_and_exits_1_on_a_stale_waiver(
     waived_package, opsdk_cli
 ):
+    page, markdown = waived_package / "r.html", waived_package / "r.md"
     run = opsdk_cli(
         "check",
         waived_package,
@@ -127,9 +141,28 @@ def test_opsdk_check_reports_waived_cells_xfail_and_exits_1_on_a_stale_waiver(
         "eager,opcheck",
         "--shapes",
         "static,dynamic",
+        "--report",
+        page,
+        "--markdown",
+        markdown,
         json_report=True,
     )
     assert run.code == 1, run.stdout + run.stderr
+    summary = "2 pass, 1 fail, 1 xfail; 2 stale waivers: remove them from opsdk-waivers.toml"
+    assert run.stdout.splitlines()[-4] == summary, run.stdout
+    # Both reports give the waived cell its reason and its failure, and say why the run failed.
+    html = page.read_text()
+    assert f"<h1>opsdk conformance: {summary}</h1>" in html
+    xfail = html.split("plug::my_add [opcheck-static]: xfail in fake</summary>")[1]
+    assert xfail.startswith("<p>waived in opsdk-waivers.toml: fake function being rewritten</p>")
+    assert "test_faketensor" in xfail.split("</details>")[0]
+    text = markdown.read_text()
+    assert f"## opsdk conformance: {summary}" in text
+    waived = text.split("### Waived cells (xfail)")[1]
+    assert (
+        "- **plug::my_add [opcheck-static]**: xfail in layer `fake`; "
+        "waived: fake function being rewritten"
+    ) in waived and "test_faketensor" in waived
     [xfail] = run.cells(backend="opcheck", shapes="static")
     assert (xfail["status"], xfail["layer"]) == ("xfail", "fake")
     assert xfail["waiver"] == "fake function being rewritten"
@@ -159,6 +192,17 @@ def test_naming_a_test_file_runs_that_file_without_the_matrix(scaffolds, tmp_pat
     done = _pytest(pkg, "-v", "tests/test_more.py")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout and "plug::" not in done.stdout
+
+
+def test_opsdk_options_adds_profile_cells_marked_with_their_profile(scaffolds, tmp_path):
+    pkg = _package(scaffolds, tmp_path)
+    options = ("-o", "opsdk_options=capture_limit no_clone_input", "-o", "opsdk_shapes=dynamic")
+    done = _pytest(pkg, "--collect-only", "-q", "--strict-markers", "-m", "capture_limit", *options)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _collected(done) == ["plug::my_add[npugraph_ex+capture_limit-dynamic]"]
+    bad = _pytest(pkg, "--collect-only", "-o", "opsdk_options=frozen")
+    assert bad.returncode == 4
+    assert "opsdk_options: unknown frozen: choose from frozen_parameter" in bad.stderr
 
 
 def test_unknown_backend_in_the_ini_is_a_usage_error(scaffolds, tmp_path):

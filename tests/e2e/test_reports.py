@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from opsdk.axes import SHAPE_MODES
+from opsdk.harness.columns import names
 from opsdk.harness.model import Result
+from opsdk.report import html as html_report
 from opsdk.report import markdown as markdown_report
 from opsdk.report.progress import Progress, unfinished
 
@@ -73,19 +76,34 @@ def test_progress_log_cut_mid_cell_names_that_cell():
     assert unfinished(log + "pass (0.10 s)\n") is None
 
 
-def test_html_report_opens_each_failing_cell_to_layer_message_and_dumps(broken):
+def test_html_report_links_each_failing_cell_to_layer_message_and_dumps(broken):
     tmp, done = broken
     page = (tmp / "r.html").read_text()
     assert not re.search(r"<(script|link|img)|src=|url\(", page), "not self-contained"
     cells = _td_cells(page)
     assert [c for c, _ in cells] == ["pass", "pass", "fail"], cells
     eager, aot, ge = (inner for _, inner in cells)
-    assert eager == aot == "pass"
-    assert "values differ" in ge
-    assert ge.startswith("<details><summary>fail in ge-exec</summary>")
-    assert "<summary>graph0_ge.pbtxt</summary>" in ge and "<summary>graph0_fx.py</summary>" in ge
-    assert f"torch.ops.{NAMESPACE}.my_add.default" in ge  # the FX dump, escaped into the page
+    assert re.fullmatch(r"pass <small>\d+\.\d\d s</small>", eager) and aot.startswith("pass <")
+    assert ge.startswith('<a href="#cell-1">fail in ge-exec</a> <small>')
+    details = page.split('<details id="cell-1">')[1].split("<h2>Environment</h2>")[0]
+    assert details.startswith(
+        f"<summary>{NAMESPACE}::my_add [ge-static]: fail in ge-exec</summary>"
+    )
+    assert "values differ" in details
+    assert "<summary>graph0_ge.pbtxt</summary>" in details
+    assert "<summary>graph0_fx.py</summary>" in details
+    assert f"torch.ops.{NAMESPACE}.my_add.default" in details  # the FX dump, escaped into the page
     assert "<h1>opsdk conformance: 2 pass, 1 fail</h1>" in page
+
+
+def test_html_report_heads_with_when_what_and_how_the_run_was_made(broken):
+    tmp, _ = broken
+    head = (tmp / "r.html").read_text().split("<table>")[0]
+    meta = dict(re.findall(r"<dt>([^<]+)</dt><dd>([^<]*)</dd>", head))
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", meta["date"]), meta
+    assert meta["target"] == str(tmp / "my_add")
+    assert meta["command"].startswith(f"opsdk check {tmp / 'my_add'} --shapes static --backend ")
+    assert meta["opsdk"] and meta["torch"].startswith("2.13") and "torchair" in meta
 
 
 def test_html_report_of_an_example_is_all_pass(tmp_path, opsdk_cli):
@@ -145,9 +163,10 @@ def test_html_report_renders_in_headless_chromium(broken, tmp_path):
     page = (tmp / "r.html").read_text()
     dom = _browser(tmp_path, "--dump-dom", (tmp / "r.html").as_uri())
     assert dom.returncode == 0, dom.stderr
-    # The browser's own parse: the table's cells, each failing one a <details> inside its <td>.
-    assert len(re.findall(r'<td class="fail"><details><summary>fail in', dom.stdout)) == 1
-    assert '<td class="pass">pass</td>' in dom.stdout
+    # The browser's own parse: the table's cells, a failing one linking to its <details>.
+    assert len(re.findall(r'<td class="fail"><a href="#cell-1">fail in', dom.stdout)) == 1
+    assert len(re.findall(r'<td class="pass">pass <small>', dom.stdout)) == 2
+    assert '<details id="cell-1"><summary>' in dom.stdout
     # A screenshot with the failing cells opened, as a reader clicking them sees it.
     opened = tmp_path / "opened.html"
     opened.write_text(page.replace("<details>", "<details open>"))
@@ -158,7 +177,52 @@ def test_html_report_renders_in_headless_chromium(broken, tmp_path):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (1200, 800)
     assert len(png) > 20_000, "a near-empty screenshot"
     # The matrix's pass (green) and fail (red) backgrounds are on screen.
-    assert {(0xE6, 0xF6, 0xE6), (0xFD, 0xE8, 0xE8)} <= _colors(png, 300)
+    assert {(0xE6, 0xF6, 0xE6), (0xFD, 0xE8, 0xE8)} <= _colors(png, 500)
+
+
+LONG = "/a/path/" + "x" * 2500  # a token no line break fits in
+# Written into the page by the browser once laid out: how far it scrolls sideways.
+_MEASURE = (
+    "<script>document.body.dataset.overflow = "
+    "document.documentElement.scrollWidth - document.documentElement.clientWidth</script>"
+)
+
+
+def _long_results() -> list[Result]:
+    """Every cell of a full matrix, each with details as long as they come."""
+    message = f"values differ at {LONG}\n" + "many words " * 3000
+    return [
+        Result(
+            "ns::" + "long_op_name" * 30,
+            backend,
+            shapes,
+            "fail" if shapes == "static" else "xfail",
+            "ge-exec",
+            message,
+            123.456,
+            None if shapes == "static" else f"tracked in {LONG}",
+            warnings=(f"UserWarning: {LONG}", "torchair ERROR: " + "word " * 500),
+        )
+        for backend in names()
+        for shapes in SHAPE_MODES
+    ]
+
+
+@pytest.mark.parametrize("width", [600, 1200])
+def test_html_report_details_of_any_length_never_scroll_sideways(broken, tmp_path, width):
+    tmp, _ = broken
+    run = {"command": f"opsdk check {LONG}", "target": LONG}
+    pages = {
+        "real": (tmp / "r.html").read_text(),
+        "long": html_report.render(_long_results(), {"torchair": LONG}, run=run),
+    }
+    for name, page in pages.items():
+        probe = tmp_path / f"{name}.html"
+        opened = page.replace("<details", "<details open")
+        probe.write_text(opened.replace("</body>", _MEASURE + "</body>"))
+        dom = _browser(tmp_path, f"--window-size={width},800", "--dump-dom", probe.as_uri())
+        assert dom.returncode == 0, dom.stderr
+        assert re.findall(r'data-overflow="(-?\d+)"', dom.stdout) == ["0"], name
 
 
 def test_markdown_summary_holds_the_matrix_and_failing_cells(broken):

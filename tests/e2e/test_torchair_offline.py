@@ -5,13 +5,8 @@ backend (``max-autotune``: FX -> GE IR -> our GE session) on CPU tensors."""
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import importlib.util
-import json
 import shutil
 import signal
-import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -655,111 +650,48 @@ def test_both_dtype_numberings_resolve(torchair):
         assert offline_ge.torch_dtype_from_proto(desc) == dtype
 
 
-# --- Locating and fetching the wheel (no network, no torchair import) ----------------------
-
-VERSION = torchair_locator.expected_torch_npu_version()
+# --- Fetching the wheel (the cache itself: tests/unit/test_torchair_cache.py) -------------
 
 
-def _fake_wheel(directory, version=VERSION):
-    """A wheel shaped like torch-npu's: the dynamo tree, a native library, other packages."""
-    wheel = directory / f"torch_npu-{version}-cp311-cp311-manylinux_2_28_x86_64.whl"
-    with zipfile.ZipFile(wheel, "w") as zf:
-        zf.writestr("torch_npu/__init__.py", "raise ImportError('needs CANN')\n")
-        zf.writestr("torch_npu/dynamo/torchair/__init__.py", "MARK = 'fake torchair'\n")
-        zf.writestr("torch_npu/dynamo/torchair/core/_torchair.so", b"\x7fELF")
-        zf.writestr("torch_npu/dynamo/npugraph_ex/__init__.py", "")
-        zf.writestr("torch_npu/include/acl/acl_base.h", "#pragma once\n")
-        zf.writestr("torch_npu/op_plugin/meta/_meta_registrations.py", "")
-        zf.writestr("torch_npu/op_plugin/ops/other.py", "")
-        zf.writestr(f"torch_npu-{version}.dist-info/METADATA", "Name: torch-npu\n")
-    return wheel
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    root = tmp_path / "cache"
-    monkeypatch.setenv(torchair_locator.ENV_CACHE_DIR, str(root))
+def test_unreachable_index_says_what_to_do(tmp_path, monkeypatch):
+    monkeypatch.setenv(torchair_locator.ENV_CACHE_DIR, str(tmp_path / "cache"))
     monkeypatch.delenv(torchair_locator.ENV_WHEEL, raising=False)
-    return root
-
-
-def test_fetch_extracts_only_the_python_dynamo_tree(cache, tmp_path, monkeypatch):
-    wheel = _fake_wheel(tmp_path)
-    monkeypatch.setenv(torchair_locator.ENV_WHEEL, str(wheel))
-    assert not torchair_locator.locate().fetched
-    path = torchair_locator.fetch()
-    entry = cache / f"torch_npu-{VERSION}"
-    assert path == entry / "torch_npu" / "dynamo"
-    assert (path / "torchair" / "__init__.py").read_text() == "MARK = 'fake torchair'\n"
-    assert (path / "npugraph_ex" / "__init__.py").is_file()
-    assert not (path / "torchair" / "core" / "_torchair.so").exists()
-    assert not (entry / "torch_npu" / "__init__.py").exists()
-    assert torchair_locator.torch_npu_file("include/acl/acl_base.h").read_text() == "#pragma once\n"
-    assert torchair_locator.torch_npu_file("op_plugin/meta/_meta_registrations.py").is_file()
-    assert not (entry / "torch_npu" / "op_plugin" / "ops").exists()
-    with pytest.raises(ValueError, match="not among the files opsdk keeps"):
-        torchair_locator.torch_npu_file("op_plugin/ops/other.py")
-    meta = json.loads((entry / "opsdk-torchair.json").read_text())
-    assert meta["wheel"] == wheel.name and meta["version"] == VERSION
-    assert meta["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
-    assert [p.name for p in cache.iterdir()] == [entry.name]  # no staging left behind
-    info = torchair_locator.locate()
-    assert info.fetched and info.source == wheel.name and info.path == path
-
-
-def test_a_cache_entry_of_an_older_layout_is_fetched_again(cache, tmp_path, monkeypatch):
-    monkeypatch.setenv(torchair_locator.ENV_WHEEL, str(_fake_wheel(tmp_path)))
-    entry = torchair_locator.fetch().parent.parent
-    marker = entry / "opsdk-torchair.json"
-    marker.write_text(json.dumps({**json.loads(marker.read_text()), "layout": 1}))
-    (entry / "torch_npu" / "include" / "acl" / "acl_base.h").unlink()
-    assert not torchair_locator.locate().fetched
-    torchair_locator.fetch()
-    assert (entry / "torch_npu" / "include" / "acl" / "acl_base.h").is_file()
-
-
-def test_fetch_reuses_the_cache_unless_forced(cache, tmp_path, monkeypatch):
-    monkeypatch.setenv(torchair_locator.ENV_WHEEL, str(_fake_wheel(tmp_path)))
-    path = torchair_locator.fetch()
-    (path / "torchair" / "__init__.py").write_text("MARK = 'edited'\n")
-    assert torchair_locator.fetch() == path
-    assert "edited" in (path / "torchair" / "__init__.py").read_text()
-    torchair_locator.fetch(force=True)
-    assert "fake torchair" in (path / "torchair" / "__init__.py").read_text()
-
-
-def test_fetch_byte_compiles_torchair_once(cache, tmp_path, monkeypatch):
-    """Processes that cannot write __pycache__ still import TorchAir from bytecode;
-    an entry fetched before opsdk compiled it is compiled on its next use."""
-    monkeypatch.setenv(torchair_locator.ENV_WHEEL, str(_fake_wheel(tmp_path)))
-    path = torchair_locator.fetch()
-    pyc = Path(importlib.util.cache_from_source(str(path / "torchair" / "__init__.py")))
-    marker = cache / f"torch_npu-{VERSION}" / "opsdk-torchair.json"
-    assert pyc.is_file()
-    assert json.loads(marker.read_text())["bytecode"] == [sys.implementation.cache_tag]
-    shutil.rmtree(pyc.parent)
-    meta = json.loads(marker.read_text())
-    del meta["bytecode"]
-    marker.write_text(json.dumps(meta))
-    assert torchair_locator.fetch() == path
-    assert pyc.is_file() and "bytecode" in json.loads(marker.read_text())
-    assert sorted(p.name for p in marker.parent.iterdir()) == ["opsdk-torchair.json", "torch_npu"]
-
-
-def test_wheel_of_another_version_is_refused(cache, tmp_path, monkeypatch):
-    monkeypatch.setenv(torchair_locator.ENV_WHEEL, str(_fake_wheel(tmp_path, "2.1.0")))
-    with pytest.raises(torchair_locator.TorchairUnavailable, match="is torch-npu 2.1.0") as err:
-        torchair_locator.fetch()
-    assert "\n" not in str(err.value)
-    assert not (cache / f"torch_npu-{VERSION}").exists()
-
-
-def test_unreachable_index_says_what_to_do(cache, monkeypatch):
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", "")
     with pytest.raises(torchair_locator.TorchairUnavailable) as err:
         torchair_locator.fetch()
     message = str(err.value)
     assert "\n" not in message
-    assert f"torch-npu {VERSION}" in message and "pip: ERROR:" in message
+    version = torchair_locator.expected_torch_npu_version()
+    assert f"torch-npu {version}" in message and "pip: ERROR:" in message
     assert torchair_locator.ENV_WHEEL in message and "opsdk fetch-torchair" in message
+
+
+def test_a_corrupt_cache_fails_the_graph_cells_in_layer_setup(
+    scaffolds, opsdk_cli, tmp_path, monkeypatch
+):
+    """One truncated TorchAir file in a copy of the real cache: every ge and npugraph_ex
+    cell is a setup error naming the file and the fix (it was `ge-exec: SyntaxError`)."""
+    try:
+        entry = torchair_locator.fetch().parents[1]
+    except torchair_locator.TorchairUnavailable as err:
+        pytest.skip(f"TorchAir not available offline: {err}")
+    kept = shutil.ignore_patterns("*.whl", "__pycache__")  # what the check reads: 18 of 73 MB
+    copy = Path(shutil.copytree(entry, tmp_path / "cache" / entry.name, ignore=kept))
+    damaged = copy / "torch_npu/dynamo/torchair/_ge_concrete_graph/fx2ge_converter.py"
+    damaged.write_bytes(damaged.read_bytes()[:3000])
+    monkeypatch.setenv(torchair_locator.ENV_CACHE_DIR, str(tmp_path / "cache"))
+    pkg = scaffolds.shared("my_add")
+    run = opsdk_cli(
+        "check", pkg, "--backend", "ge,npugraph_ex", "--shapes", "static", json_report=True
+    )
+    assert run.code == 1, run.stderr
+    cells = run.cells()
+    assert [(c["backend"], c["status"], c["layer"]) for c in cells] == [
+        ("ge", "error", "setup"),
+        ("npugraph_ex", "error", "setup"),
+    ]
+    for cell in cells:
+        assert cell["message"] == (
+            f"the TorchAir cache is corrupt: {damaged} (fix: opsdk fetch-torchair)"
+        )

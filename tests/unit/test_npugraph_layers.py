@@ -7,7 +7,7 @@ import pytest
 
 from opsdk.errors import SetupError
 from opsdk.harness import npugraph
-from opsdk.harness.model import CellFailure
+from opsdk.harness.model import CellFailure, CellSkipped
 
 NPUGRAPH_EX = "/cache/torch_npu-2.13.0/torch_npu/dynamo/npugraph_ex"
 
@@ -72,3 +72,15 @@ def test_ladder_messages_join_with_one_separator(ending):
     failure = CellFailure("replay", f"call 1: output: values differ (...){ending}")
     joined = npugraph._then(failure, "force_eager fixes it")
     assert joined == "call 1: output: values differ (...); force_eager fixes it"
+
+
+def test_a_graph_npugraph_ex_cannot_serialize_is_a_skip_naming_npugraph_ex():
+    """input_inplace_pass=False leaves an auto_functionalized node npugraph_ex's graph
+    serialization cannot pickle (torch-npu 2.13.0): nothing the op can fix."""
+    error = raised_in(
+        f"{NPUGRAPH_EX}/_acl_concrete_graph/acl_graph_cache_utils.py",
+        RuntimeError("<pybind11 function_record> is not pickleable."),
+        "backend failed",
+    )
+    with pytest.raises(CellSkipped, match="a limit of this npugraph_ex, not of the op"):
+        npugraph._raise_if_setup(error)

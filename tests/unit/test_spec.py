@@ -131,3 +131,10 @@ def test_of_a_registered_op_is_its_spec_read_once():
 def test_resolve_names_the_op_it_cannot_find():
     with pytest.raises(SpecError, match=r"torch op opsdk_nowhere::f.x is not registered \(import"):
         spec.resolve("opsdk_nowhere::f.x")
+
+
+def test_the_pair_and_the_partner_agree_on_a_name_ending_in_two_underscores():
+    """One naming rule: ``upd__`` pairs with ``upd_`` (torch strips one underscore)."""
+    inplace = spec.parse("upd__(Tensor(a!) self, Tensor y) -> Tensor(a!)", name="upd__")
+    pair = spec.inplace_pair(inplace)
+    assert [p.qualname for p in pair] == [inplace.qualname, spec.partner(inplace.qualname)]

@@ -58,11 +58,12 @@ def test_waivers_match_by_op_backend_and_shape_mode_with_wildcards(tmp_path):
     for backend, shapes in (("eager", "static"), ("ge", "mark_static")):
         assert waivers.reason_for(waived, MUL, backend, shapes) == "kernel not written yet"
         # a waiver without a context covers every context of its cells
-        assert waivers.reason_for(waived, MUL, backend, shapes, "chain") == "kernel not written yet"
+        chain = waivers.reason_for(waived, MUL, backend, shapes, context="chain")
+        assert chain == "kernel not written yet"
     view = "npugraph_ex loses the write to a view (issue 7)"
-    assert waivers.reason_for(waived, ADD, "npugraph_ex", "static", "view") == view
+    assert waivers.reason_for(waived, ADD, "npugraph_ex", "static", context="view") == view
     assert waivers.reason_for(waived, ADD, "npugraph_ex", "static") is None
-    assert waivers.reason_for(waived, ADD, "npugraph_ex", "static", "twice") is None
+    assert waivers.reason_for(waived, ADD, "npugraph_ex", "static", context="twice") is None
 
 
 @pytest.mark.parametrize(

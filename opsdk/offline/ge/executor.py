@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
+from torch.utils._python_dispatch import _disable_current_modes
 
 from opsdk.offline.ge import kernels
 from opsdk.offline.ge.custom_op import _CustomOp
@@ -176,7 +177,9 @@ class GeGraphExecutor:
         device = next((t.device for t in inputs if t.device.type != "cpu"), torch.device("cpu"))
         inputs = [t.to(device) for t in inputs]
         values: dict[tuple[str, int], torch.Tensor] = {}
-        with torch.no_grad():
+        # GE runs natively: no Python dispatch mode around the graph's caller (AOT
+        # Autograd's first-call aliasing check, a user's mode) sees the ops it executes.
+        with torch.no_grad(), _disable_current_modes():
             for step in self._steps:
                 node = step.node
                 if node.type == "NetOutput":

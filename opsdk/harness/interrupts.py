@@ -1,0 +1,103 @@
+"""Ctrl-C and SIGTERM during `opsdk check`: finish the current cell, then stop.
+
+The first signal asks the run to stop after the cell it is in; the matrix marks the
+cells it did not reach ``not run``, and the reports asked for are still written. A
+second aborts that cell at once (a KeyboardInterrupt the run loop ends on); a third
+ends the process as the signal would. Under ``--isolate`` the op's process runs in its
+own session, so a terminal's Ctrl-C reaches it only as forwarded from here: once per
+signal, the same ladder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator
+
+__all__ = ["EXIT_CODE", "Interrupts", "forwarded_to", "requested"]
+
+EXIT_CODE = 130  # the shell's code for a run ended by Ctrl-C (128 + SIGINT)
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_active: Interrupts | None = None
+
+
+class Interrupts:
+    """While active (a context manager, in the main thread), SIGINT and SIGTERM climb the
+    ladder above instead of raising where they land."""
+
+    def __init__(self, command: str = "opsdk check"):
+        self.command = command
+        self.signals: list[int] = []
+        self._children: list[subprocess.Popen] = []
+        self._previous: dict[int, object] = {}
+        self._outer: Interrupts | None = None
+
+    @property
+    def requested(self) -> bool:
+        return bool(self.signals)
+
+    def __enter__(self) -> Interrupts:
+        global _active
+        if threading.current_thread() is threading.main_thread():
+            self._previous = {s: signal.signal(s, self._handle) for s in _SIGNALS}
+        self._outer, _active = _active, self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        global _active
+        _active = self._outer
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    def _handle(self, signum: int, frame) -> None:
+        self.signals.append(signum)
+        name = signal.Signals(signum).name
+        for child in self._children:
+            _send(child, signum)
+        if len(self.signals) == 1:
+            _say(f"{self.command}: {name}: stopping after this cell; a second {name} aborts it")
+        elif len(self.signals) == 2:
+            _say(f"{self.command}: {name}: aborting the current cell")
+            if not self._children:  # a child aborts its cell and exits: wait for its report
+                raise KeyboardInterrupt
+        else:
+            for child in self._children:
+                _send(child, signal.SIGKILL)
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+
+def requested() -> bool:
+    """Whether the active :class:`Interrupts` (if any) was signalled."""
+    return _active is not None and _active.requested
+
+
+@contextlib.contextmanager
+def forwarded_to(child: subprocess.Popen) -> Iterator[None]:
+    """While active, the signals the active :class:`Interrupts` receives go to ``child`` too
+    (those it already received as well: the child must not run past the parent's stop)."""
+    active = _active
+    if active is None:
+        yield
+        return
+    active._children.append(child)
+    for signum in active.signals:
+        _send(child, signum)
+    try:
+        yield
+    finally:
+        active._children.remove(child)
+
+
+def _send(child: subprocess.Popen, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        child.send_signal(signum)
+
+
+def _say(text: str) -> None:
+    """One line on stderr, on its own line, written unbuffered: a signal handler may run
+    while a buffered stream is mid-write, and re-entering it raises."""
+    os.write(2, f"\n{text}\n".encode())

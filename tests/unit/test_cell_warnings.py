@@ -1,0 +1,100 @@
+"""Third-party warnings and log records are the cell's: recorded on its Result, once each,
+never printed past the progress line; a filter set during a cell outlives it.
+
+A throwaway column (this module) warns and logs the way AOTAutograd and TorchAir do:
+``warnings.warn``, and a ``torchair``-named logger whose handler writes to a stream.
+"""
+
+import io
+import logging
+import warnings
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from opsdk import harness
+from opsdk.harness import columns
+from opsdk.harness.model import CellFailure, Result
+from opsdk.runtime.device import ensure_npu
+
+NS = "opsdk_unit_cell_warnings"
+ensure_npu()
+_lib = torch.library.Library(NS, "DEF")
+_lib.define("same(Tensor x) -> Tensor")
+_lib.impl("same", lambda x: x.clone(), "PrivateUse1")
+
+BOXED = "Your compiler for AOTAutograd is returning a function that doesn't take boxed arguments"
+QUIET = "set while the cell ran"  # ignored by a filter the column installs, like an import's
+# A child of TorchAir's logger name: the test never creates TorchAir's own logger,
+# whose class TorchAir sets when it is imported.
+LOGGER = logging.getLogger("torchair.opsdk_unit_test")
+STREAM = io.StringIO()
+FAIL: list[str] = []
+
+
+def run(cell, dump_dir=None) -> None:
+    """The noisy column: warns twice alike, logs, and fails when FAIL says so."""
+    for _ in range(2):
+        warnings.warn(BOXED, UserWarning, stacklevel=1)
+    warnings.filterwarnings("ignore", message=QUIET)
+    warnings.warn(QUIET, UserWarning, stacklevel=1)
+    LOGGER.error("graph fell back")
+    LOGGER.error("graph fell back")
+    LOGGER.debug("debug output the user asked for")
+    if FAIL:
+        raise CellFailure("converter", FAIL.pop())
+
+
+@pytest.fixture
+def noisy_cell(monkeypatch, tmp_path):
+    monkeypatch.setattr(columns, "_registry", dict(columns._registry))
+    columns.register(columns.Column("noisy", __name__, ("kernel",), "eager"))
+    handler = logging.StreamHandler(STREAM)
+    LOGGER.addHandler(handler)
+    LOGGER.setLevel(logging.DEBUG)
+    filters = list(warnings.filters)
+    STREAM.seek(0)
+    STREAM.truncate()
+    package = SimpleNamespace(
+        __name__="noisypkg",
+        __file__=str(tmp_path / "noisypkg" / "__init__.py"),
+        OPS=(torch.ops.opsdk_unit_cell_warnings.same.default,),
+    )
+    [cell] = harness.cells(package, ["noisy"], ["static"])
+    yield cell
+    LOGGER.removeHandler(handler)
+    warnings.filters[:] = filters
+    FAIL.clear()
+
+
+def test_a_cells_warnings_and_logs_are_on_its_result_once_each(noisy_cell, capfd):
+    result = harness.run_cell(noisy_cell)
+    assert result.status == "pass"
+    assert result.warnings == (
+        f"UserWarning: {BOXED}",
+        "torchair.opsdk_unit_test ERROR: graph fell back",
+    )
+    # Nothing reached the terminal but the debug record the user asked for.
+    assert STREAM.getvalue() == "debug output the user asked for\n"
+    assert capfd.readouterr().err == ""
+    # The handler prints again after the cell; the filter the cell set stays.
+    LOGGER.error("after the cell")
+    assert STREAM.getvalue().endswith("after the cell\n")
+    with warnings.catch_warnings(record=True) as after:
+        warnings.warn(QUIET, UserWarning, stacklevel=1)
+    assert after == []
+
+
+def test_a_failing_cell_keeps_its_warnings(noisy_cell):
+    FAIL.append("no GE node")
+    result = harness.run_cell(noisy_cell)
+    assert (result.status, result.layer, result.message) == ("fail", "converter", "no GE node")
+    assert result.warnings[0] == f"UserWarning: {BOXED}"
+
+
+def test_warnings_survive_the_json_round_trip_of_isolate():
+    result = Result("ns::op", "ge", "static", "pass", warnings=("UserWarning: w",))
+    assert result.to_json()["warnings"] == ("UserWarning: w",)
+    again = Result(**{**result.to_json(), "warnings": ["UserWarning: w"]})  # as json.loads reads it
+    assert again == result and hash(again) == hash(result)

@@ -1,0 +1,121 @@
+"""What each report says of a cell beyond its status: warnings, waiver reasons, xfail
+messages, durations, the run's metadata, and why a run of passing cells exits 1.
+
+Rendered in process from hand-made results; the pages of real runs, and their
+layout in a browser, are in tests/e2e/test_reports.py.
+"""
+
+import re
+
+from opsdk import report
+from opsdk.axes import SHAPE_MODES
+from opsdk.harness.model import Result
+from opsdk.report import html as html_report
+from opsdk.report import markdown as markdown_report
+
+BOXED = "UserWarning: Your compiler for AOTAutograd is returning a function that doesn't " + (
+    "take boxed arguments. Please wrap it with functorch.compile.make_boxed_func."
+)
+LOGGED = "torchair ERROR: graph fell back"
+RESULTS = [
+    Result("ns::op", "eager", "static", "pass", seconds=0.25),
+    Result("ns::op", "eager", "dynamic", "skip", message="not here", seconds=0.01),
+    Result("ns::op", "ge", "static", "pass", seconds=1.5, warnings=(BOXED,)),
+    Result("ns::op", "ge", "dynamic", "pass", seconds=1.25, warnings=(BOXED,)),
+    Result("ns::op", "opcheck", "static", "xfail", "fake", "fake shape [1] != [2]", 0.5, "bug #7"),
+    Result(
+        "ns::other", "ge", "static", "fail", "ge-exec", "values differ", 2.0, warnings=(LOGGED,)
+    ),
+]
+RUN = {"date": "2030-01-02T03:04:05+00:00", "target": "pkg", "command": "opsdk check pkg --x"}
+ENVIRONMENT = {"opsdk": "9.9", "torch": "2.13.0", "torchair": "offline", "python": "3.11"}
+
+
+def _stale(n: int) -> list[Result]:
+    return [
+        Result("ns::op", "eager", mode, "pass", message="remove the waiver", waiver="old bug")
+        for mode in SHAPE_MODES[:n]
+    ]
+
+
+def test_the_legend_gives_skip_a_mark_no_shape_mode_uses():
+    text = report.matrix(RESULTS)
+    legend = text.splitlines()[4]
+    assert legend == ("(s = static, d = dynamic; ✓ pass, F fail, E error, - skip, x xfail)"), text
+    marks = dict(re.findall(r"(\S) (pass|fail|error|skip|xfail)", legend))
+    assert not set(marks) & {m[0] for m in SHAPE_MODES}
+    assert text.splitlines()[2].startswith("ns::op    ✓ -")
+
+
+def test_the_summary_says_why_a_run_whose_cells_pass_fails():
+    assert report.summary(_stale(1)) == (
+        "1 pass; 1 stale waiver: remove it from opsdk-waivers.toml"
+    )
+    assert report.summary(_stale(2)).endswith(
+        "; 2 stale waivers: remove them from opsdk-waivers.toml"
+    )
+    assert report.summary(RESULTS[:1]) == "1 pass"
+    assert report.matrix(_stale(1)).endswith(
+        "\n1 pass; 1 stale waiver: remove it from opsdk-waivers.toml"
+    )
+
+
+def test_the_terminal_lists_warnings_under_their_cells_after_the_matrix():
+    lines = report.matrix(RESULTS).splitlines()
+    at = lines.index("Warnings (in full in the --json, --report and --markdown files):")
+    assert lines[at + 1 : at + 5] == [
+        "ns::op [ge-static] [ge-dynamic]",
+        f"  {BOXED[:99]}…",
+        "ns::other [ge-static]",
+        f"  {LOGGED}",
+    ]
+    assert lines.index("ns::other [ge-static]: fail in layer ge-exec: values differ") < at
+    assert "Warnings" not in report.matrix(RESULTS[:2])
+
+
+def test_markdown_gives_each_waived_and_warning_cell_its_details():
+    text = markdown_report.render(RESULTS)
+    waived = text.split("### Waived cells (xfail)\n")[1].split("###")[0]
+    assert "- **ns::op [opcheck-static]**: xfail in layer `fake`; waived: bug #7" in waived
+    assert "  fake shape [1] != [2]\n" in waived
+    failing = text.split("### Failing cells\n")[1].split("###")[0]
+    assert "- **ns::other [ge-static]**: fail in layer `ge-exec`" in failing
+    assert f"  Warnings:\n\n  ```text\n  {LOGGED}\n  ```" in failing
+    warned = text.split("### Cells that warned\n")[1]
+    assert warned.count(BOXED) == 2 and "[ge-dynamic]**: pass" in warned
+    assert "## opsdk conformance: 3 pass, 1 fail, 1 skip, 1 xfail" in text
+
+
+def test_html_heads_with_the_run_and_gives_each_cell_its_time_and_details():
+    page = html_report.render(RESULTS, ENVIRONMENT, run=RUN)
+    head = page.split("<table>")[0]
+    for key, value in [
+        *RUN.items(),
+        ("opsdk", "9.9"),
+        ("torch", "2.13.0"),
+        ("torchair", "offline"),
+    ]:
+        assert f"<dt>{key}</dt><dd>{value}</dd>" in head
+    assert "<dt>time in cells</dt><dd>5.5 s</dd>" in head and "python" not in head
+    cells = re.findall(r'<td class="(\w+)">(.*?)</td>', page)
+    assert [c for c, _ in cells][:3] == ["pass", "skip", "pass"]
+    assert cells[0][1] == "pass <small>0.25 s</small>"
+    anchors = dict(re.findall(r'<a href="#(cell-\d+)">([^<]+)</a>', page))
+    assert sorted(anchors.values()) == ["fail in ge-exec", "pass", "pass", "skip", "xfail in fake"]
+    sections = dict(re.findall(r'<details id="(cell-\d+)"><summary>([^<]+)</summary>', page))
+    assert set(sections) == set(anchors)
+    xfail = page.split("ns::op [opcheck-static]: xfail in fake</summary>")[1].split("</details>")[0]
+    assert "<p>waived in opsdk-waivers.toml: bug #7</p>" in xfail
+    assert "<pre>fake shape [1] != [2]</pre>" in xfail
+    ge = page.split("ns::op [ge-static]: pass</summary>")[1]
+    assert ge.startswith("<details><summary>1 warning</summary><pre>UserWarning: Your compiler")
+    assert "<h2>Environment</h2><dl><dt>opsdk</dt>" in page and "<dt>python</dt>" in page
+
+
+def test_html_of_a_stale_waiver_names_the_waiver_and_says_why_the_run_failed():
+    page = html_report.render(_stale(1), ENVIRONMENT)
+    assert (
+        "<h1>opsdk conformance: 1 pass; 1 stale waiver: remove it from opsdk-waivers.toml</h1>"
+        in page
+    )
+    assert "<p>waived in opsdk-waivers.toml: old bug</p>" in page

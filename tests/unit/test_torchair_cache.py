@@ -1,0 +1,255 @@
+"""The offline TorchAir cache (:mod:`opsdk.offline.locator`), built from a small fake
+torch-npu wheel: what it keeps, its manifest checked on use, by ``opsdk doctor`` and by
+``opsdk fetch-torchair`` (which repairs it), and what it says when it cannot be built."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from opsdk import cli
+from opsdk.errors import SetupError
+from opsdk.offline import locator
+
+VERSION = locator.expected_torch_npu_version()
+TORCHAIR_INIT = "torch_npu/dynamo/torchair/__init__.py"
+
+
+def _fake_wheel(directory, version=VERSION):
+    """A wheel shaped like torch-npu's: the dynamo tree, a native library, other packages."""
+    wheel = directory / f"torch_npu-{version}-cp311-cp311-manylinux_2_28_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("torch_npu/__init__.py", "raise ImportError('needs CANN')\n")
+        zf.writestr(TORCHAIR_INIT, "MARK = 'fake torchair'\n")
+        zf.writestr("torch_npu/dynamo/torchair/core/_torchair.so", b"\x7fELF")
+        zf.writestr("torch_npu/dynamo/npugraph_ex/__init__.py", "")
+        zf.writestr("torch_npu/include/acl/acl_base.h", "#pragma once\n")
+        zf.writestr("torch_npu/op_plugin/meta/_meta_registrations.py", "META = 1\n")
+        zf.writestr("torch_npu/op_plugin/ops/other.py", "")
+        zf.writestr(f"torch_npu-{version}.dist-info/METADATA", "Name: torch-npu\n")
+    return wheel
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty cache directory; each test is a fresh process to the once-per-process check."""
+    root = tmp_path / "cache"
+    monkeypatch.setenv(locator.ENV_CACHE_DIR, str(root))
+    monkeypatch.delenv(locator.ENV_WHEEL, raising=False)
+    monkeypatch.setattr(locator, "_verified", set())
+    return root
+
+
+@pytest.fixture
+def fetched(cache, tmp_path, monkeypatch):
+    """A cache entry built from the fake wheel, which is then gone: a repair can use only
+    the wheel the entry keeps (a download would fail the test)."""
+    monkeypatch.setenv(locator.ENV_WHEEL, str(_fake_wheel(tmp_path)))
+    locator.fetch()
+    monkeypatch.delenv(locator.ENV_WHEEL)
+    monkeypatch.setattr(locator, "_pip_download", _no_download)
+    monkeypatch.setattr(locator, "_verified", set())  # the next fetch is a new process's
+    return cache / f"torch_npu-{VERSION}"
+
+
+def _no_download(version, dest):
+    raise AssertionError("the cache should have been rebuilt from the wheel it keeps")
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:5])
+
+
+def test_fetch_extracts_only_the_python_dynamo_tree(cache, tmp_path, monkeypatch):
+    wheel = _fake_wheel(tmp_path)
+    monkeypatch.setenv(locator.ENV_WHEEL, str(wheel))
+    assert not locator.locate().fetched
+    path = locator.fetch()
+    entry = cache / f"torch_npu-{VERSION}"
+    assert path == entry / "torch_npu" / "dynamo"
+    assert (path / "torchair" / "__init__.py").read_text() == "MARK = 'fake torchair'\n"
+    assert (path / "npugraph_ex" / "__init__.py").is_file()
+    assert not (path / "torchair" / "core" / "_torchair.so").exists()
+    assert not (entry / "torch_npu" / "__init__.py").exists()
+    assert locator.torch_npu_file("include/acl/acl_base.h").read_text() == "#pragma once\n"
+    assert locator.torch_npu_file("op_plugin/meta/_meta_registrations.py").is_file()
+    assert not (entry / "torch_npu" / "op_plugin" / "ops").exists()
+    with pytest.raises(ValueError, match="not among the files opsdk keeps"):
+        locator.torch_npu_file("op_plugin/ops/other.py")
+    meta = json.loads((entry / "opsdk-torchair.json").read_text())
+    assert meta["wheel"] == wheel.name and meta["version"] == VERSION
+    assert meta["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert (entry / wheel.name).read_bytes() == wheel.read_bytes()  # kept for repairs
+    init = entry / TORCHAIR_INIT
+    assert meta["files"][TORCHAIR_INIT] == [
+        init.stat().st_size,
+        init.stat().st_mtime_ns,
+        hashlib.sha256(init.read_bytes()).hexdigest(),
+    ]
+    assert len(meta["files"]) == 4  # every file kept, and only those
+    assert [p.name for p in cache.iterdir()] == [entry.name]  # no staging left behind
+    info = locator.locate()
+    assert info.fetched and info.source == wheel.name and info.path == path
+
+
+def test_a_cache_entry_of_an_older_layout_is_fetched_again(fetched, tmp_path, monkeypatch):
+    monkeypatch.setenv(locator.ENV_WHEEL, str(_fake_wheel(tmp_path)))
+    marker = fetched / "opsdk-torchair.json"
+    marker.write_text(json.dumps({**json.loads(marker.read_text()), "layout": 1}))
+    (fetched / "torch_npu" / "include" / "acl" / "acl_base.h").unlink()
+    assert not locator.locate().fetched
+    locator.fetch()
+    assert (fetched / "torch_npu" / "include" / "acl" / "acl_base.h").is_file()
+
+
+def test_fetch_reuses_an_intact_cache_unless_forced(fetched):
+    extra = fetched / "torch_npu" / "dynamo" / "left_by_a_user.txt"
+    extra.write_text("")  # a file the manifest does not list is no damage
+    assert locator.fetch() == fetched / "torch_npu" / "dynamo"
+    assert extra.exists()
+    locator.fetch(force=True)
+    assert not extra.exists()
+
+
+def test_fetch_byte_compiles_the_kept_python_once(fetched):
+    """Processes that cannot write __pycache__ still import TorchAir (and torch_npu's own
+    Python outside dynamo/) from bytecode; an entry fetched before opsdk compiled it is
+    compiled on its next use."""
+    marker = fetched / "opsdk-torchair.json"
+    pycs = [
+        Path(importlib.util.cache_from_source(str(fetched / name)))
+        for name in (TORCHAIR_INIT, "torch_npu/op_plugin/meta/_meta_registrations.py")
+    ]
+    assert all(pyc.is_file() for pyc in pycs)
+    assert json.loads(marker.read_text())["bytecode"] == [sys.implementation.cache_tag]
+    for pyc in pycs:
+        pyc.unlink()
+    meta = json.loads(marker.read_text())
+    del meta["bytecode"]
+    marker.write_text(json.dumps(meta))
+    locator.fetch()
+    assert all(pyc.is_file() for pyc in pycs) and "bytecode" in json.loads(marker.read_text())
+    assert not [p.name for p in fetched.iterdir() if p.name.startswith(".")]  # no scratch left
+
+
+def test_wheel_of_another_version_is_refused(cache, tmp_path, monkeypatch):
+    monkeypatch.setenv(locator.ENV_WHEEL, str(_fake_wheel(tmp_path, "2.1.0")))
+    with pytest.raises(locator.TorchairUnavailable, match="is torch-npu 2.1.0") as err:
+        locator.fetch()
+    assert "\n" not in str(err.value)
+    assert not (cache / f"torch_npu-{VERSION}").exists()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "deleted"])
+def test_a_damaged_cache_is_a_setup_error_naming_the_file_and_the_fix(fetched, damage):
+    init = fetched / TORCHAIR_INIT
+    _truncate(init) if damage == "truncated" else init.unlink()
+    with pytest.raises(SetupError) as err:
+        locator.fetch()
+    assert str(err.value) == (f"the TorchAir cache is corrupt: {init} (fix: opsdk fetch-torchair)")
+
+
+def test_the_cache_is_checked_once_per_process(fetched):
+    locator.fetch()
+    _truncate(fetched / TORCHAIR_INIT)
+    locator.fetch()  # what this process imports was checked already
+
+
+def test_a_touched_file_is_hashed_once_and_its_stat_recorded(fetched):
+    """A copy that kept contents but not mtimes costs one hash per file, not one per run."""
+    marker = fetched / "opsdk-torchair.json"
+    init = fetched / TORCHAIR_INIT
+    os.utime(init, ns=(1, 1))
+    locator.verify()
+    assert json.loads(marker.read_text())["files"][TORCHAIR_INIT][1] == 1
+
+
+def test_only_the_deep_check_sees_a_change_that_kept_size_and_mtime(fetched):
+    """The on-use check trusts size and mtime (0.03 s, not 0.1-0.3 s for hashing every
+    file); doctor and fetch-torchair hash every file."""
+    init = fetched / TORCHAIR_INIT
+    stat = init.stat()
+    init.write_text(init.read_text().upper())
+    os.utime(init, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    locator.verify()
+    with pytest.raises(locator.CorruptCache, match="__init__.py"):
+        locator.verify(deep=True)
+
+
+def test_doctor_says_the_cache_is_corrupt_and_fails(fetched, capsys):
+    assert cli.main(["doctor"]) == 0
+    assert capsys.readouterr().out.endswith("TorchAir cache: verified\n")
+    _truncate(fetched / TORCHAIR_INIT)
+    assert cli.main(["doctor"]) == 1
+    assert capsys.readouterr().out.endswith(
+        f"TorchAir cache: corrupt: {fetched / TORCHAIR_INIT} (fix: opsdk fetch-torchair)\n"
+    )
+
+
+def test_fetch_torchair_repairs_a_corrupt_cache_from_the_wheel_it_keeps(fetched, capsys):
+    init = fetched / TORCHAIR_INIT
+    text = init.read_text()
+    _truncate(init)
+    assert cli.main(["fetch-torchair"]) == 0
+    out = capsys.readouterr().out
+    assert f"repaired the TorchAir cache (was corrupt: {init})" in out
+    assert init.read_text() == text
+    locator.verify(deep=True)
+
+
+def test_a_damaged_kept_wheel_is_downloaded_again(fetched, tmp_path, monkeypatch):
+    meta = json.loads((fetched / "opsdk-torchair.json").read_text())
+    _truncate(fetched / meta["wheel"])
+    _truncate(fetched / TORCHAIR_INIT)
+    downloads = []
+
+    def download(version, dest):
+        downloads.append(version)
+        dest.mkdir(parents=True)
+        return _fake_wheel(dest)
+
+    monkeypatch.setattr(locator, "_pip_download", download)
+    assert cli.main(["fetch-torchair"]) == 0
+    assert downloads == [VERSION]
+    locator.verify(deep=True)
+    assert json.loads((fetched / "opsdk-torchair.json").read_text())["origin"] == "pypi"
+
+
+def test_an_unwritable_cache_directory_is_named_with_its_fix(tmp_path, monkeypatch):
+    (tmp_path / "file").write_text("")
+    root = tmp_path / "file" / "cache"  # even root cannot create it
+    monkeypatch.setenv(locator.ENV_CACHE_DIR, str(root))
+    with pytest.raises(locator.TorchairUnavailable) as err:
+        locator.fetch()
+    message = str(err.value)
+    assert f"cannot write the TorchAir cache directory {root}" in message
+    assert locator.ENV_CACHE_DIR in message and locator.ENV_WHEEL not in message
+    assert "\n" not in message
+
+
+def test_a_fetch_keeps_the_entry_a_concurrent_fetch_published(cache, tmp_path, monkeypatch):
+    """Parallel test workers fetch at once: each builds aside, and the one that publishes
+    second keeps the first one's entry, which the other may be importing from."""
+    monkeypatch.setenv(locator.ENV_WHEEL, str(_fake_wheel(tmp_path)))
+    extract = locator._extract
+    entry = cache / f"torch_npu-{VERSION}"
+
+    def extract_while_another_worker_publishes(*args):
+        names = extract(*args)
+        monkeypatch.setattr(locator, "_extract", extract)
+        locator.fetch()  # the other worker, done first
+        (entry / "in-use").write_text("")
+        return names
+
+    monkeypatch.setattr(locator, "_extract", extract_while_another_worker_publishes)
+    assert locator.fetch() == entry / "torch_npu" / "dynamo"
+    assert (entry / "in-use").exists()
+    assert sorted(p.name for p in cache.iterdir()) == [entry.name]
+    locator.verify(deep=True)
