@@ -16,7 +16,7 @@ declare_supported(OP, [Support(F32(2, 3), F32(2, 3))])
 """
 
 # name: (schema, (file, old, new): the bug, an edit of the scaffolded add's npu kernel
-# (its first match) or fake). Each is fine on whole tensors of their own.
+# (its first match) or fake). Each passes the compiled columns alone.
 BUGS = {
     # writes from the start of the storage, as a kernel taking storage().data_ptr() does
     "offset": (INPLACE, ("kernels", "x.add_(y)", "x.as_strided(x.size(), x.stride(), 0).add_(y)")),
@@ -35,6 +35,7 @@ BUGS = {
     # the fake keeps x's layout (empty_like) where the kernel returns a contiguous tensor
     "strided_fake": (OUT, ("fake", "meta.elementwise(x, y)", "torch.empty_like(x)")),
     # the kernel returns one workspace per shape, so a second call overwrites the first's
+    # (the eager column, not run here, sees it too: it checks a call keeps earlier outputs)
     "workspace": (
         OUT,
         (
