@@ -8,8 +8,9 @@ Cold start is the time from starting the command to its first cell result. The
 full matrix includes the default usage contexts (``view`` and ``buffer`` for the
 in-place ops). With ``--profile`` the full matrix also runs once under cProfile, and
 the time is split by where it goes (Dynamo, AOT Autograd, TorchAir, opsdk's runtime,
-...). With ``--contexts`` it measures what each usage context adds to the compiled
-columns, in CPU seconds per op of the library (half its ops write an input).
+...). With ``--contexts`` it measures, in one process, the CPU seconds per op of the
+library (half its ops write an input) of the compiled columns' cells of the op
+alone, then of each usage context's cells.
 
     python bench/harness_throughput.py [--ops 1,20] [--profile] [--contexts]
 """
@@ -90,14 +91,22 @@ def measure(count: int, root: Path) -> dict[str, float]:
 
 
 def context_costs(count: int, root: Path) -> dict[str, float]:
-    """CPU seconds per op: the compiled columns alone, then what each context adds."""
+    """CPU seconds per op, in this process: the compiled columns' cells of the op alone
+    (TorchAir's import and first compiles included), then the cells of each context."""
     module = generate_library(root, count)
-    compiled = list(compiling())
-    alone = run_check(module, root, compiled, "--contexts", contexts.NONE).cpu_seconds
-    costs = {"compiled columns, no context": alone / count}
-    for name in contexts.names():
-        run = run_check(module, root, compiled, "--contexts", name)
-        costs[f"+ {name}"] = (run.cpu_seconds - alone) / count
+    sys.path.insert(0, str(root))
+    from opsdk import harness
+    from opsdk.harness import target
+
+    package = target.load(module)
+    costs = {}
+    for name in (contexts.NONE, *contexts.names()):
+        cells = harness.cells(package, compiling(), SHAPE_MODES, contexts=[name])
+        cells = [c for c in cells if (c.context or contexts.NONE) == name]
+        start = time.process_time()
+        results = harness.run_matrix(cells)
+        costs[name] = (time.process_time() - start) / count
+        assert all(r.status in ("pass", "skip") for r in results), [r.describe() for r in results]
     return costs
 
 
@@ -159,9 +168,9 @@ def main(argv=None) -> list[dict]:
         count = max(map(int, args.ops.split(",")))
         with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
             costs = context_costs(count, Path(tmp))
-        print(f"usage contexts, {count} ops (CPU seconds per op):")
-        for what, seconds in costs.items():
-            print(f"  {what:32} {seconds:7.2f} s")
+        print(f"compiled columns, {count} ops (CPU seconds per op), alone and per context:")
+        for context, seconds in costs.items():
+            print(f"  {context:32} {seconds:7.2f} s")
     if args.profile:
         with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
             count = max(map(int, args.ops.split(",")))

@@ -9,10 +9,10 @@ import torch
 
 from opsdk import harness
 from opsdk.errors import OpsdkError
-from opsdk.harness import contexts
+from opsdk.harness import contexts, run_scope
 from opsdk.harness.eager import checked_kernel
 from opsdk.harness.inputs import cases, on_device
-from opsdk.harness.model import CellFailure
+from opsdk.harness.model import CellFailure, Result
 from opsdk.harness.usage import usages
 from opsdk.inputs import F32, Support, declare_supported
 from opsdk.runtime.device import ensure_npu
@@ -158,3 +158,25 @@ def test_twice_feeds_the_first_output_to_the_second_call():
     x, y = on_device(use.case.calls[0], "cpu").args
     once, again = use.eager(x, y)
     assert torch.equal(once, x + y) and torch.equal(again, once + y)
+
+
+@pytest.mark.parametrize(
+    ("alone", "says"),
+    [
+        ("pass", "(the op alone passes aot_eager-static: a bug only this context shows)"),
+        ("fail", "(the op alone fails aot_eager-static too: fix that first)"),
+    ],
+)
+def test_a_context_failure_says_whether_the_op_alone_passes(alone, says):
+    """The view cell of a kernel writing from its storage's start fails before anything
+    compiles; how the op alone did comes from the run (recorded here, not run)."""
+    [cell] = [
+        c
+        for c in harness.cells(_package(FROM_START), ["aot_eager"], ["static"], contexts=["view"])
+        if c.context
+    ]
+    with run_scope.one_run({"aot_eager"}):
+        run_scope.record(Result(cell.op.name, "aot_eager", "static", alone, None, ""))
+        result = harness.run_cell(cell)
+    assert (result.status, result.layer) == ("fail", "eager")
+    assert result.message.startswith(f"in context view {says}: case F32(2, 3), F32(2, 3): ")
