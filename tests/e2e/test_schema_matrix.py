@@ -186,36 +186,20 @@ def _check_outcomes(run, package, ops, namespace):
     assert not problems, "\n".join(problems)
 
 
+# every column but npugraph_ex, static, the op alone (usage contexts: test_contexts.py)
+STATIC_ALONE = ("--backend", BACKENDS, "--shapes", "static", "--contexts", "none")
+
+
 def test_python_schemas_register_and_pass_or_say_implement_me(tmp_path, opsdk_cli):
     package = _op_package(tmp_path, "schema_matrix", PYTHON_OPS)
-    run = opsdk_cli(
-        "check",
-        package,
-        "--backend",
-        BACKENDS,
-        "--shapes",
-        "static",
-        "--contexts",
-        "none",
-        json_report=True,
-    )
+    run = opsdk_cli("check", package, *STATIC_ALONE, json_report=True)
     _check_outcomes(run, package, PYTHON_OPS, "schema_matrix")
 
 
 def test_cpp_schemas_register_and_pass_or_say_implement_me(tmp_path, opsdk_cli):
     # A fixed namespace and package name keep the C++ sources, so the build cache, stable.
     package = _op_package(tmp_path, "schema_matrix_cpp", CPP_OPS)
-    run = opsdk_cli(
-        "check",
-        package,
-        "--backend",
-        BACKENDS,
-        "--shapes",
-        "static",
-        "--contexts",
-        "none",
-        json_report=True,
-    )
+    run = opsdk_cli("check", package, *STATIC_ALONE, json_report=True)
     _check_outcomes(run, package, CPP_OPS, "schema_matrix_cpp")
 
 
