@@ -4,11 +4,15 @@ Side by side, in one run, each as a fresh `opsdk check` process (what users run)
   (a) the aot_eager column alone,
   (b) the full matrix (every backend x static/dynamic/mark_static) in one process,
   (c) the naive way: one process per backend, one after the other.
-Cold start is the time from starting the command to its first cell result. With
-``--profile`` the full matrix also runs once under cProfile, and the time is split
-by where it goes (Dynamo, AOT Autograd, TorchAir, opsdk's runtime, ...).
+Cold start is the time from starting the command to its first cell result. The
+full matrix includes the default usage contexts (``view`` and ``buffer`` for the
+in-place ops). With ``--profile`` the full matrix also runs once under cProfile, and
+the time is split by where it goes (Dynamo, AOT Autograd, TorchAir, opsdk's runtime,
+...). With ``--contexts`` it measures, in one process, the CPU seconds per op of the
+library (half its ops write an input) of the compiled columns' cells of the op
+alone, then of each usage context's cells.
 
-    python bench/harness_throughput.py [--ops 1,20] [--profile]
+    python bench/harness_throughput.py [--ops 1,20] [--profile] [--contexts]
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _ops import generate_library  # noqa: E402
 
 from opsdk.axes import SHAPE_MODES  # noqa: E402
-from opsdk.harness.columns import names  # noqa: E402
+from opsdk.harness import contexts  # noqa: E402
+from opsdk.harness.columns import compiling, names  # noqa: E402
 
 _RESULT_LINE = re.compile(r"\b(pass|fail|error|skip|xfail)\b")
 
@@ -47,10 +52,11 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_check(module: str, root: Path, backends: list[str]) -> Run:
+def run_check(module: str, root: Path, backends: list[str], *options: str) -> Run:
     """One `opsdk check` process: wall time, time until its first cell result, CPU time."""
     env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     argv = [sys.executable, "-m", "opsdk", "check", module, "--backend", ",".join(backends)]
+    argv += options
     cpu = _children_cpu()
     start = time.perf_counter()
     first = None
@@ -82,6 +88,26 @@ def measure(count: int, root: Path) -> dict[str, float]:
         "naive/full": sum(r.seconds for r in naive) / full.seconds,
         "cold_start_s": full.first_result,
     }
+
+
+def context_costs(count: int, root: Path) -> dict[str, float]:
+    """CPU seconds per op, in this process: the compiled columns' cells of the op alone
+    (TorchAir's import and first compiles included), then the cells of each context."""
+    module = generate_library(root, count)
+    sys.path.insert(0, str(root))
+    from opsdk import harness
+    from opsdk.harness import target
+
+    package = target.load(module)
+    costs = {}
+    for name in (contexts.NONE, *contexts.names()):
+        cells = harness.cells(package, compiling(), SHAPE_MODES, contexts=[name])
+        cells = [c for c in cells if (c.context or contexts.NONE) == name]
+        start = time.process_time()
+        results = harness.run_matrix(cells)
+        costs[name] = (time.process_time() - start) / count
+        assert all(r.status in ("pass", "skip") for r in results), [r.describe() for r in results]
+    return costs
 
 
 # Where time goes, by the file that spends it (self time; C functions are "~").
@@ -129,12 +155,22 @@ def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", default="1,20", help="op counts, comma-separated")
     parser.add_argument("--profile", action="store_true", help="also profile the full matrix")
+    parser.add_argument(
+        "--contexts", action="store_true", help="also measure each usage context's cost"
+    )
     args = parser.parse_args(argv)
     rows = []
     for count in map(int, args.ops.split(",")):
         with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
             rows.append(measure(count, Path(tmp)))
         print(rows[-1], flush=True)
+    if args.contexts:
+        count = max(map(int, args.ops.split(",")))
+        with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
+            costs = context_costs(count, Path(tmp))
+        print(f"compiled columns, {count} ops (CPU seconds per op), alone and per context:")
+        for context, seconds in costs.items():
+            print(f"  {context:32} {seconds:7.2f} s")
     if args.profile:
         with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
             count = max(map(int, args.ops.split(",")))

@@ -61,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     """The whole command line; it imports neither torch nor the harness (``--help``,
     ``--version`` and ``doctor`` stay fast)."""
     from opsdk.axes import DEFAULT_STYLE, SHAPE_MODES, STYLES
-    from opsdk.harness import columns, profiles
+    from opsdk.harness import columns, contexts, profiles
 
     parser = argparse.ArgumentParser(
         prog="opsdk", description="Scaffold Ascend NPU custom ops and prove they enter the graph."
@@ -124,6 +124,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PROFILES",
         help="also run the columns under these TorchAir option profiles, comma-separated, "
         f"any of {', '.join(profiles.names())} or {profiles.ALL} (default: none)",
+    )
+    check.add_argument(
+        "--contexts",
+        type=_csv((*contexts.names(), contexts.ALL, contexts.NONE)),
+        metavar="CONTEXTS",
+        help="usage contexts of the compiled columns, comma-separated, any of "
+        f"{', '.join(contexts.names())}, {contexts.ALL} or {contexts.NONE} "
+        "(default: view,buffer for in-place ops)",
     )
     check.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report here")
     check.add_argument("-k", dest="pattern", help="only ops whose name contains PATTERN")
@@ -234,7 +242,9 @@ def _check(args) -> int:
     with interrupts.Interrupts() as interrupted:
         package = target.load(args.target)
         chosen = profiles.parse(args.options)
-        cells = harness.cells(package, args.backend, args.shapes, args.pattern, chosen)
+        cells = harness.cells(
+            package, args.backend, args.shapes, args.pattern, chosen, args.contexts
+        )
         if args.only_op is not None:
             cells = [c for c in cells if c.op.name == args.only_op]
             if not cells:
@@ -270,6 +280,7 @@ def _run_isolated(args, cells, progress):
     timeout = args.timeout or DEFAULT_TIMEOUT
     selection = ["--backend", ",".join(args.backend), "--shapes", ",".join(args.shapes)]
     selection += ["--options", ",".join(args.options)] if args.options else []
+    selection += ["--contexts", ",".join(args.contexts)] if args.contexts is not None else []
     by_op: dict[str, list] = {}
     for cell in cells:
         by_op.setdefault(cell.op.name, []).append(cell)

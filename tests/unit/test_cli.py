@@ -13,7 +13,7 @@ import pytest
 import opsdk
 from opsdk import _versions, cli
 from opsdk.axes import SHAPE_MODES
-from opsdk.harness import columns, profiles
+from opsdk.harness import columns, contexts, profiles
 from opsdk.scaffold import _render
 
 if sys.version_info >= (3, 11):
@@ -78,10 +78,10 @@ def test_help_version_and_doctor_do_not_import_torch(tmp_path):
     assert "torch        2.13" in done.stdout and "npu          emulated" in done.stdout
 
 
-def test_check_help_lists_the_backend_shape_and_profile_choices(capsys):
+def test_check_help_lists_every_choice(capsys):
     code, out, _ = _run(capsys, "check", "--help")
     assert code == 0
-    for choice in (*columns.names(), *SHAPE_MODES, *profiles.names()):
+    for choice in (*columns.names(), *SHAPE_MODES, *profiles.names(), *contexts.names()):
         assert choice in out, f"check --help does not list {choice}"
 
 
