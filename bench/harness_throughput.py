@@ -1,24 +1,31 @@
-"""Harness throughput: the conformance matrix on 1 and on 20 generated ops.
+"""Harness throughput: the conformance matrix on libraries of generated ops.
 
-Side by side, in one run, each as a fresh `opsdk check` process (what users run):
+Side by side, in one run, each as a fresh `opsdk check --no-cache` process (what users
+run, every cell run):
   (a) the aot_eager column alone,
   (b) the full matrix (every backend x static/dynamic/mark_static) in one process,
   (c) the naive way: one process per backend, one after the other.
 Cold start is the time from starting the command to its first cell result. The
 full matrix includes the default usage contexts (``view`` and ``buffer`` for the
-in-place ops). With ``--profile`` the full matrix also runs once under cProfile, and
-the time is split by where it goes (Dynamo, AOT Autograd, TorchAir, opsdk's runtime,
-...). With ``--contexts`` it measures, in one process, the CPU seconds per op of the
-library (half its ops write an input) of the compiled columns' cells of the op
-alone, then of each usage context's cells.
+in-place ops). With ``--profile`` the aot_eager column alone and the full matrix also
+run under cProfile (CPU time), and the time is split by where it goes (Dynamo, AOT
+Autograd, TorchAir, opsdk's stand-ins, ...), side by side: the difference is what the
+other columns cost. With ``--contexts`` it measures, in one process, the CPU seconds
+per op of the library (half its ops write an input) of the compiled columns' cells of
+the op alone, then of each usage context's cells. ``--incremental N`` measures the
+cell cache on an N-op library: the full matrix once, then, after editing one op's
+kernel, the full matrix again (only that op's cells run) against that op's own matrix
+(``-k`` that op, ``--no-cache``).
 
-    python bench/harness_throughput.py [--ops 1,20] [--profile] [--contexts]
+    python bench/harness_throughput.py [--ops 1,10,20] [--profile] [--contexts]
+        [--incremental 20]
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import json
 import os
 import pstats
 import re
@@ -31,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _ops import generate_library  # noqa: E402
+from _ops import NAMESPACE, generate_library  # noqa: E402
 
 from opsdk.axes import SHAPE_MODES  # noqa: E402
 from opsdk.harness import contexts  # noqa: E402
@@ -52,11 +59,12 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_check(module: str, root: Path, backends: list[str], *options: str) -> Run:
-    """One `opsdk check` process: wall time, time until its first cell result, CPU time."""
+def run_check(module: str, root: Path, backends: list[str], *args: str) -> Run:
+    """One `opsdk check` process (``--no-cache`` unless ``args`` are given): wall time,
+    time until its first cell result, CPU time."""
     env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     argv = [sys.executable, "-m", "opsdk", "check", module, "--backend", ",".join(backends)]
-    argv += options
+    argv += list(args) or ["--no-cache"]
     cpu = _children_cpu()
     start = time.perf_counter()
     first = None
@@ -66,7 +74,7 @@ def run_check(module: str, root: Path, backends: list[str], *options: str) -> Ru
                 first = time.perf_counter() - start
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
-        raise SystemExit(f"opsdk check {module} --backend {','.join(backends)} failed")
+        raise SystemExit(f"opsdk check {module} --backend {','.join(backends)} {args} failed")
     return Run(seconds, first or seconds, _children_cpu() - cpu)
 
 
@@ -110,12 +118,36 @@ def context_costs(count: int, root: Path) -> dict[str, float]:
     return costs
 
 
+def incremental(count: int, root: Path) -> dict[str, float]:
+    """The cell cache on a ``count``-op library: after editing the last op's kernel, the
+    full matrix reruns that op's cells only; its CPU time against that op's own matrix."""
+    module = generate_library(root, count)
+    everything = list(names())
+    first = run_check(module, root, everything, "--json", str(root / "first.json"))
+    op = f"bench_op_{count - 1}"
+    kernels = root / op / op / "kernels.py"
+    kernels.write_text(kernels.read_text() + "# edited\n")
+    rerun = run_check(module, root, everything, "--json", str(root / "rerun.json"))
+    ran = [r for r in json.loads((root / "rerun.json").read_text())["results"] if not r["cached"]]
+    assert {r["op"] for r in ran} == {f"{NAMESPACE}::{op}"}, ran
+    own = run_check(module, root, everything, "-k", op, "--no-cache")
+    return {
+        "ops": count,
+        "first_cpu_s": first.cpu_seconds,
+        "rerun_cpu_s": rerun.cpu_seconds,
+        "own_matrix_cpu_s": own.cpu_seconds,
+        "rerun/own matrix cpu": rerun.cpu_seconds / own.cpu_seconds,
+        "rerun/first cpu": rerun.cpu_seconds / first.cpu_seconds,
+    }
+
+
 # Where time goes, by the file that spends it (self time; C functions are "~").
 _AREAS = [
     ("TorchAir GE (convert, passes)", "torchair/"),
     ("npugraph_ex", "npugraph_ex/"),
-    ("emulated npu device", "opsdk/runtime/npu_device"),
-    ("opsdk GE executor / stand-ins", "opsdk/runtime/"),
+    ("emulated npu device", "opsdk/offline/npu/"),
+    ("opsdk GE executor / stand-ins", "opsdk/offline/"),
+    ("opsdk harness", "opsdk/harness/"),
     ("AOT Autograd", "torch/_functorch/"),
     ("Dynamo", "torch/_dynamo/"),
     ("opcheck", "torch/testing/_internal/optests"),
@@ -129,17 +161,19 @@ _AREAS = [
 ]
 
 
-def profile(count: int, root: Path) -> tuple[list[tuple[str, float]], dict[str, float]]:
-    """The full matrix in this process under cProfile: seconds by area (self time), and
-    seconds per op by column (the cells' own timings, profiler overhead included)."""
+def profile(count: int, root: Path, backends) -> tuple[dict[str, float], dict[str, float]]:
+    """``backends`` on the library in this process under cProfile (CPU time): seconds by
+    area (self time), and seconds per op by column (the cells' own timings, wall time,
+    profiler overhead included)."""
     module = generate_library(root, count)
     sys.path.insert(0, str(root))
     from opsdk import harness
     from opsdk.harness import target
 
-    profiler = cProfile.Profile()
+    cells = harness.cells(target.load(module), backends, SHAPE_MODES)
+    profiler = cProfile.Profile(time.process_time)
     profiler.enable()
-    results = harness.run_matrix(harness.cells(target.load(module), names(), SHAPE_MODES))
+    results = harness.run_matrix(cells)
     profiler.disable()
     assert all(r.status == "pass" for r in results), [r.describe() for r in results]
     stats = pstats.Stats(profiler).stats
@@ -147,18 +181,50 @@ def profile(count: int, root: Path) -> tuple[list[tuple[str, float]], dict[str, 
     for (filename, _, _), (_, _, self_time, _, _) in stats.items():
         area = next((a for a, marker in _AREAS if marker in filename), "other")
         totals[area] += self_time
-    per_column = {b: sum(r.seconds for r in results if r.backend == b) / count for b in names()}
-    return sorted(totals.items(), key=lambda kv: -kv[1]), per_column
+    per_column = {b: sum(r.seconds for r in results if r.backend == b) / count for b in backends}
+    return totals, per_column
+
+
+def _profiles(count: int) -> None:
+    """The aot_eager column alone and the full matrix, each in a process of its own
+    (the packages a profile imports would outlive their directory here)."""
+    areas = {}
+    for label, backends in (("aot_eager", ["aot_eager"]), ("full", list(names()))):
+        done = subprocess.run(
+            [sys.executable, __file__, "--profile-one", str(count), ",".join(backends)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        areas[label], per_column = json.loads(done.stdout.splitlines()[-1])
+    print(f"profile, {count} ops, CPU self time by area (cProfile):")
+    print(f"  {'area':32} {'aot_eager':>9} {'full':>9} {'extra':>9}")
+    order = sorted(areas["full"], key=lambda a: -(areas["full"][a] - areas["aot_eager"][a]))
+    for area in order:
+        alone, full = areas["aot_eager"][area], areas["full"][area]
+        print(f"  {area:32} {alone:9.2f} {full:9.2f} {full - alone:9.2f}")
+    alone, full = sum(areas["aot_eager"].values()), sum(areas["full"].values())
+    print(f"  {'total':32} {alone:9.2f} {full:9.2f} {full - alone:9.2f}")
+    print("seconds per op, by column (full matrix, under the profiler):")
+    for backend, seconds in per_column.items():
+        print(f"  {backend:32} {seconds:7.3f} s")
 
 
 def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ops", default="1,20", help="op counts, comma-separated")
-    parser.add_argument("--profile", action="store_true", help="also profile the full matrix")
+    parser.add_argument("--ops", default="1,10,20", help="op counts, comma-separated")
+    parser.add_argument("--profile", action="store_true", help="also profile the largest")
     parser.add_argument(
         "--contexts", action="store_true", help="also measure each usage context's cost"
     )
+    parser.add_argument("--incremental", type=int, metavar="N", help="the cell cache, N ops")
+    parser.add_argument("--profile-one", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.profile_one:  # one profile, in the process _profiles started
+        count, backends = int(args.profile_one[0]), args.profile_one[1].split(",")
+        with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
+            print(json.dumps(profile(count, Path(tmp), backends)))
+        return []
     rows = []
     for count in map(int, args.ops.split(",")):
         with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
@@ -171,16 +237,12 @@ def main(argv=None) -> list[dict]:
         print(f"compiled columns, {count} ops (CPU seconds per op), alone and per context:")
         for context, seconds in costs.items():
             print(f"  {context:32} {seconds:7.2f} s")
-    if args.profile:
+    if args.incremental:
         with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
-            count = max(map(int, args.ops.split(",")))
-            areas, per_column = profile(count, Path(tmp))
-            print(f"profile of the full matrix, {count} ops (self time by area):")
-            for area, seconds in areas:
-                print(f"  {area:32} {seconds:7.2f} s")
-            print("seconds per op, by column (under the profiler):")
-            for backend, seconds in per_column.items():
-                print(f"  {backend:32} {seconds:7.3f} s")
+            rows.append(incremental(args.incremental, Path(tmp)))
+        print(rows[-1], flush=True)
+    if args.profile:
+        _profiles(max(map(int, args.ops.split(","))))
     return rows
 
 

@@ -1,4 +1,4 @@
-"""The `opsdk` command: new, check, coverage, ir, fetch-torchair, doctor."""
+"""The `opsdk` command: new, check, report merge, coverage, ir, fetch-torchair, doctor."""
 
 from __future__ import annotations
 
@@ -62,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     ``--version`` and ``doctor`` stay fast)."""
     from opsdk.axes import DEFAULT_STYLE, SHAPE_MODES, STYLES
     from opsdk.harness import columns, contexts, profiles
+    from opsdk.harness import shard as shard_plan
 
     parser = argparse.ArgumentParser(
         prog="opsdk", description="Scaffold Ascend NPU custom ops and prove they enter the graph."
@@ -161,6 +162,21 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help=f"with --isolate, seconds an op may run (default {DEFAULT_TIMEOUT:g})",
     )
+    check.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="run every cell: neither read nor write the cell cache (.opsdk_cache/)",
+    )
+    check.add_argument(
+        "--last-failed", action="store_true", help="run only the cells that failed last time"
+    )
+    check.add_argument(
+        "--shard",
+        type=shard_plan.parse,
+        metavar="I/N",
+        help="run shard I of N (whole ops, balanced by recorded durations); merge the shards' "
+        "--json reports with opsdk report merge",
+    )
     # How --isolate runs one op in a child: the exact name, as reports spell it (ns::name).
     check.add_argument("--only-op", help=argparse.SUPPRESS)
 
@@ -182,6 +198,15 @@ def _parser() -> argparse.ArgumentParser:
     ir.add_argument(
         "--out", type=Path, metavar="DIR", help="write one file per op here (default: print)"
     )
+
+    reports = sub.add_parser("report", help="work with the --json reports of opsdk check")
+    merge = reports.add_subparsers(dest="action", required=True).add_parser(
+        "merge", help="merge shard reports (opsdk check --shard I/N --json) into one matrix"
+    )
+    merge.add_argument("reports", nargs="+", type=Path, help="the --json reports to merge")
+    merge.add_argument("--json", type=Path, help="write the merged JSON report here")
+    merge.add_argument("--report", type=Path, help="write the merged matrix as an HTML page")
+    merge.add_argument("--markdown", type=Path, help="write the merged matrix as Markdown")
 
     sub.add_parser("doctor", help="show the environment opsdk found")
     return parser
@@ -225,18 +250,30 @@ def _new(args) -> int:
     return 0
 
 
+_REPORTS = {"--json": ".json", "--report": ".html", "--markdown": ".md"}
+
+
+def _check_outputs(args, **folders) -> None:
+    """The report paths (and ``folders``) checked before any work (:mod:`opsdk._outputs`)."""
+    from opsdk import _outputs
+
+    _outputs.check(
+        {flag: (getattr(args, flag[2:]), f"report{suffix}") for flag, suffix in _REPORTS.items()},
+        folders,
+    )
+
+
 def _check(args) -> int:
     if args.timeout is not None and not args.isolate:
         raise OpsdkError("--timeout applies to --isolate: add --isolate")
-    from opsdk import _outputs
-
-    reports = {"--json": ".json", "--report": ".html", "--markdown": ".md"}
-    _outputs.check(
-        {flag: (getattr(args, flag[2:]), f"report{suffix}") for flag, suffix in reports.items()},
-        {"--dump": args.dump},
-    )
+    if args.last_failed and (args.no_cache or args.shard):
+        raise OpsdkError(
+            "--last-failed reads the cell cache of this checkout: drop --no-cache/--shard"
+        )
+    _check_outputs(args, **{"--dump": args.dump})
     from opsdk import harness, report
     from opsdk.harness import interrupts, profiles, target
+    from opsdk.report.merge import provenance
     from opsdk.report.progress import Progress
 
     with interrupts.Interrupts() as interrupted:
@@ -251,9 +288,11 @@ def _check(args) -> int:
                 raise OpsdkError(f"{package.__name__} declares no op named {args.only_op!r}")
         if not cells:
             raise OpsdkError(f"no op of {package.__name__} matches -k {args.pattern!r}")
+        ops = harness.discover(package)
+        cache, shard, cells = _incremental(args, package, ops, cells)
         progress = Progress(len(cells))
         if args.isolate:
-            results = _run_isolated(args, cells, progress)
+            results = _run_isolated(args, cells, progress, cache)
         else:
             results = harness.run_matrix(
                 cells,
@@ -261,17 +300,39 @@ def _check(args) -> int:
                 on_result=lambda r: progress.finish([r]),
                 dump_dir=args.dump,
                 stop=interrupts.requested,
+                cache=cache,
             )
         print(report.matrix(results))
-        _write_reports(args, results)
+        _write_reports(args, results, args.target, provenance(package, ops, shard))
     if interrupted.requested:
         return interrupts.EXIT_CODE
-    # A stale waiver fails the run, or nobody would notice it and remove it.
-    ok = all(r.status in ("pass", "skip", "xfail") and not r.stale_waiver for r in results)
-    return 0 if ok else 1
+    return 0 if report.succeeded(results) else 1
 
 
-def _run_isolated(args, cells, progress):
+def _incremental(args, package, ops, cells):
+    """The cell cache (None with --no-cache), the shard plan, and the cells this run runs."""
+    from opsdk.harness import cache as cell_cache
+    from opsdk.harness import shard as shard_plan
+
+    cache = None
+    if not args.no_cache and cell_cache.enabled():
+        cache = cell_cache.CellCache(package, ops, reuse=args.dump is None)
+    shard = None
+    if args.shard:
+        shard = shard_plan.plan(cells, *args.shard, cache.durations(cells) if cache else {})
+        cells = shard.select(cells)
+        print(f"shard {shard.index}/{shard.count}: {len(cells)} of {len(shard.cells)} cells")
+    if args.last_failed and cache is not None:
+        failed = cache.last_failed(cells)
+        if failed:
+            print(f"--last-failed: running the {len(failed)} cell(s) that failed last time")
+            cells, cache.reuse = failed, False
+        else:
+            print("--last-failed: no cell failed last time: running every cell")
+    return cache, shard, cells
+
+
+def _run_isolated(args, cells, progress, cache):
     """Each op's cells in a child `opsdk check --only-op`, one op after the other, until
     interrupted: the ops left are ``not run``."""
     from opsdk import harness
@@ -281,6 +342,7 @@ def _run_isolated(args, cells, progress):
     selection = ["--backend", ",".join(args.backend), "--shapes", ",".join(args.shapes)]
     selection += ["--options", ",".join(args.options)] if args.options else []
     selection += ["--contexts", ",".join(args.contexts)] if args.contexts is not None else []
+    selection += ["--no-cache"] * args.no_cache + ["--last-failed"] * args.last_failed
     by_op: dict[str, list] = {}
     for cell in cells:
         by_op.setdefault(cell.op.name, []).append(cell)
@@ -293,26 +355,40 @@ def _run_isolated(args, cells, progress):
             op_results = isolate.run_op(args.target, op_cells, selection, timeout, args.dump)
             progress.finish(op_results)
             results += op_results
+    if cache is not None:  # a crash the child could not record: --last-failed reruns it
+        for result in results:
+            cache.remember(result)
     done = {r.op for r in results}
     return results + [harness.not_run(c) for c in cells if c.op.name not in done]
 
 
-def _write_reports(args, results) -> None:
+def _write_reports(args, results, target, provenance=None, environment=None) -> None:
     from opsdk import report
     from opsdk.report import html as html_report
     from opsdk.report import markdown as markdown_report
 
-    run = report.run_info(args.target)
+    run = report.run_info(target)
     if args.json:
-        report.write_json(args.json, results, run)
+        report.write_json(args.json, results, run, provenance, environment)
         print(f"wrote {args.json}")
     if args.report:
-        environment = report.environment({r.backend for r in results})
-        html_report.write(args.report, results, environment, args.dump, run)
+        environment = environment or report.environment({r.backend for r in results})
+        html_report.write(args.report, results, environment, getattr(args, "dump", None), run)
         print(f"wrote {args.report}")
     if args.markdown:
         for path in markdown_report.write(args.markdown, results):
             print(f"wrote {path}")
+
+
+def _report(args) -> int:
+    _check_outputs(args)
+    from opsdk import report
+    from opsdk.report import merge
+
+    merged = merge.merge(args.reports)
+    print(report.matrix(merged.results))
+    _write_reports(args, merged.results, merged.target, merged.provenance, merged.environment)
+    return 0 if report.succeeded(merged.results) else 1
 
 
 def _coverage(args) -> int:
@@ -454,6 +530,7 @@ def main(argv: list[str] | None = None) -> int:
         "doctor": _doctor,
         "fetch-torchair": _fetch_torchair,
         "ir": _ir,
+        "report": _report,
     }[args.command]
     try:
         _require_tools()

@@ -30,10 +30,18 @@ pytest-xdist workers agree on it; each worker imports the package (which sets
 up the npu device) while collecting, and TorchAir at its first graph cell:
 once per process. The session's items are one run, as in ``opsdk check``: columns
 leave to each other what both would do (:mod:`opsdk.harness.run_scope`).
+
+Cells use the cell cache ``opsdk check`` uses (:mod:`opsdk.harness.cache`): a cell whose
+inputs did not change is not run, and its item reports the cached result (``PASSED
+(cached)`` with ``-v``; the item's ``user_properties`` hold ``("opsdk_cached", True)``);
+``--opsdk-no-cache`` runs every cell. Each item is marked ``xdist_group(op name)``, so
+``pytest -n 4 --dist loadgroup`` keeps an op's cells on one worker, where they share
+their traces; ``--opsdk-shard I/N`` runs one shard of the ops, as ``opsdk check --shard``.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -59,6 +67,10 @@ class _Settings:
 
 
 _SETTINGS = pytest.StashKey[_Settings]()
+_CACHE = pytest.StashKey[object]()  # the package's CellCache, or None
+_CACHED = "opsdk_cached"  # user property of an item whose result came from the cache
+# A cell's node id, ``ns::op[ge-dynamic]`` (``@group`` where xdist appends one).
+_CELL_ID = re.compile(r"^(?P<op>[A-Za-z_]\w*::[A-Za-z_]\w*(?:\.\w+)?)\[[^\]]*\](?:@.*)?$")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -79,6 +91,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type="args",
         default=None,
     )
+    group = parser.getgroup("opsdk")
+    group.addoption(
+        "--opsdk-no-cache",
+        action="store_true",
+        help="run every opsdk cell: neither read nor write the cell cache (.opsdk_cache/)",
+    )
+    group.addoption(
+        "--opsdk-shard",
+        type=_shard_option,
+        metavar="I/N",
+        help="run shard I of N of the opsdk cells (whole ops, as opsdk check --shard)",
+    )
+
+
+def _shard_option(text: str) -> tuple[int, int]:
+    import argparse
+
+    from opsdk.harness import shard
+
+    try:
+        return shard.parse(text)
+    except argparse.ArgumentTypeError as err:
+        raise pytest.UsageError(f"--opsdk-shard: {err}") from None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -102,6 +137,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{name}: opsdk cells under the {name} option profile")
     for context in contexts.names():
         config.addinivalue_line("markers", f"{context}: opsdk cells in the {context} context")
+    config.addinivalue_line("markers", "xdist_group(name): pytest-xdist --dist loadgroup group")
 
 
 def _axis(
@@ -140,6 +176,47 @@ def _collects_directories(config: pytest.Config) -> bool:
     return not all((base / arg.split("::")[0]).is_file() for arg in config.args)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--opsdk-shard I/N``: deselect the cells of the other shards' ops."""
+    wanted = config.getoption("opsdk_shard", None)
+    cell_items = [item for item in items if isinstance(item, ConformanceCell)]
+    if wanted is None or not cell_items:
+        return
+    from opsdk.harness import shard
+
+    cells = [item.cell for item in cell_items]
+    cache = config.stash.get(_CACHE, None)
+    plan = shard.plan(cells, *wanted, cache.durations(cells) if cache else {})
+    keep = {cell.id for cell in plan.select(cells)}
+    dropped = [item for item in cell_items if item.cell.id not in keep]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
+    """``PASSED (cached)`` for a cell the cache answered."""
+    if report.when == "call" and report.passed and (_CACHED, True) in report.user_properties:
+        return "passed", ".", "PASSED (cached)"
+    return None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadgroup`` groups an op's cells by their id, on any pytest: xdist's own
+    grouping renames node ids, which pytest 9.2 ignores (pytest-xdist issue 1386)."""
+    if config.getvalue("dist") != "loadgroup" or _SETTINGS not in config.stash:
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class ByOp(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            cell = _CELL_ID.match(nodeid)
+            return cell["op"] if cell else super()._split_scope(nodeid)
+
+    return ByOp(config, log)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session):
     """Run the items as one run, as ``opsdk check`` does (:mod:`opsdk.harness.run_scope`)."""
@@ -161,6 +238,7 @@ class OpPackage(pytest.Collector):
 
         settings = self.config.stash[_SETTINGS]
         package = target.load(settings.package)
+        self.config.stash[_CACHE] = _cache(self.config, package)
         for cell in harness.cells(
             package,
             settings.backends,
@@ -180,6 +258,15 @@ class OpPackage(pytest.Collector):
         return super().repr_failure(excinfo)
 
 
+def _cache(config: pytest.Config, package):
+    from opsdk import harness
+    from opsdk.harness import cache
+
+    if config.getoption("opsdk_no_cache") or not cache.enabled():
+        return None
+    return cache.CellCache(package, harness.discover(package))
+
+
 class CellFailed(Exception):
     """A cell did not pass; the text is what the user reads."""
 
@@ -196,11 +283,14 @@ class ConformanceCell(pytest.Item):
             self.add_marker(cell.profile)
         if cell.context:
             self.add_marker(cell.context)
+        self.add_marker(pytest.mark.xdist_group(cell.op.name))
 
     def runtest(self) -> None:
         from opsdk import harness
 
-        result = harness.run_cell(self.cell)
+        result = harness.run_cell(self.cell, cache=self.config.stash.get(_CACHE, None))
+        if result.cached:
+            self.user_properties.append((_CACHED, True))
         if result.warnings:  # shown with the cell's report ("Captured warnings call", -rA)
             self.add_report_section("call", "warnings", "\n".join(result.warnings))
         if result.status == "skip":
@@ -210,7 +300,7 @@ class ConformanceCell(pytest.Item):
         if result.stale_waiver:
             raise CellFailed(f"[XPASS(strict)] {result.message}")
         if result.status != "pass":
-            raise CellFailed(result.outcome())
+            raise CellFailed(("(cached) " if result.cached else "") + result.outcome())
 
     def repr_failure(self, excinfo):
         """The cell's layer and message: the harness already says where and what to do,

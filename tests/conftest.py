@@ -36,6 +36,13 @@ def _cli_in(cwd: Path):
     return run
 
 
+@pytest.fixture(autouse=True)
+def _no_cell_cache(monkeypatch):
+    """Every test runs its cells (and writes no .opsdk_cache/ into shared packages); the
+    cache's own tests turn it back on (``monkeypatch.delenv``)."""
+    monkeypatch.setenv("OPSDK_NO_CACHE", "1")
+
+
 @pytest.fixture
 def opsdk_cli(tmp_path):
     """Run `python -m opsdk ARGS`; with ``json=True`` also return the parsed report."""

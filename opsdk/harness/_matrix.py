@@ -19,6 +19,7 @@ from opsdk.errors import SetupError, TargetError
 from opsdk.harness import columns, contexts, coverage, run_scope, waivers
 from opsdk.harness import profiles as _profiles
 from opsdk.harness._heard import Heard
+from opsdk.harness.cache import CellCache
 from opsdk.harness.failures import as_failure
 from opsdk.harness.model import Cell, CellFailure, CellSkipped, OpUnderTest, Result
 from opsdk.offline.patches import guard_profiling_skipped
@@ -82,15 +83,25 @@ def _contexts_of(op: OpUnderTest, backend: str, chosen) -> tuple[str, ...]:
     return contexts.select(op.spec, chosen) if column is not None and column.compiles else ()
 
 
-def _contexts_of(op: OpUnderTest, backend: str, chosen) -> tuple[str, ...]:
-    column = columns.get(backend)
-    return contexts.select(op.spec, chosen) if column is not None and column.compiles else ()
-
-
-def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
+def run_cell(cell: Cell, dump_dir: Path | None = None, cache: CellCache | None = None) -> Result:
     """Run one cell; the result carries pass, or the failing layer and message, with the
     cell's waiver applied (see :mod:`opsdk.harness.waivers`). ``dump_dir`` receives the
-    graphs of compiled columns that can dump them."""
+    graphs of compiled columns that can dump them. With a ``cache``, a cell whose key it
+    holds is not run: its cached result is (:mod:`opsdk.harness.cache`)."""
+    result = cache.get(cell) if cache is not None else None
+    if result is None:
+        result = _run(cell, dump_dir)
+        if cache is not None:
+            cache.put(cell, result)
+    if cell.context is None:
+        run_scope.record(result)  # what a context's failure compares with (harness.usage)
+    result = waivers.apply(result, cell.waiver)
+    if cache is not None:
+        cache.remember(result)
+    return result
+
+
+def _run(cell: Cell, dump_dir: Path | None) -> Result:
     start = time.perf_counter()
     column = columns.get(cell.backend)
     status, layer, message = "pass", None, ""
@@ -125,10 +136,7 @@ def run_cell(cell: Cell, dump_dir: Path | None = None) -> Result:
     if cell.context is not None and status in ("fail", "error") and layer != "setup":
         message = _in_context(cell, message)
     seconds = round(time.perf_counter() - start, 4)
-    result = cell.result(status, layer, message, seconds=seconds, warnings=heard.lines)
-    if cell.context is None:
-        run_scope.record(result)
-    return waivers.apply(result, cell.waiver)
+    return cell.result(status, layer, message, seconds=seconds, warnings=heard.lines)
 
 
 def _in_context(cell: Cell, message: str) -> str:
@@ -162,10 +170,12 @@ def run_matrix(
     dump_dir: Path | None = None,
     on_start: Callable[[Cell], None] | None = None,
     stop: Callable[[], bool] | None = None,
+    cache: CellCache | None = None,
 ) -> list[Result]:
     """Every cell's result, in order. With ``stop`` (see :mod:`opsdk.harness.interrupts`)
     the run ends early when it says so before a cell, or when a KeyboardInterrupt aborts
-    the cell running: the cells left are ``not run``. Without it an interrupt propagates."""
+    the cell running: the cells left are ``not run``. Without it an interrupt propagates.
+    With a ``cache``, cells whose inputs did not change are read from it."""
     results = []
     with one_run(cell_list):
         for cell in cell_list:
@@ -175,7 +185,7 @@ def run_matrix(
                 on_start(cell)
             start = time.perf_counter()
             try:
-                result = run_cell(cell, dump_dir)
+                result = run_cell(cell, dump_dir, cache)
             except KeyboardInterrupt:
                 if stop is None:
                     raise

@@ -33,6 +33,8 @@ class Column:
     error_layer: str  # where an error no check anticipated is reported
     compiles: bool = False  # under torch.compile: can share a case's trace
     empty_cases: bool = True  # runs cases with an empty tensor (see harness.inputs)
+    # Columns this one leaves part of its checks to when they are in the same run.
+    leaves_to: tuple[str, ...] = ()
 
     def implementation(self) -> ModuleType:
         return importlib.import_module(self.module)
@@ -75,7 +77,12 @@ def compiling() -> tuple[str, ...]:
 
 
 register(Column("eager", "opsdk.harness.eager", ("kernel",), "eager"))
-register(Column("opcheck", "opsdk.harness.opcheck", ("kernel", "fake"), "schema"))
+register(
+    # opcheck's AOT dispatch tests trace what aot_eager traces, with the same AOT settings.
+    Column(
+        "opcheck", "opsdk.harness.opcheck", ("kernel", "fake"), "schema", leaves_to=("aot_eager",)
+    )
+)
 register(Column("aot_eager", "opsdk.harness.aot_eager", ("kernel", "fake"), "aot", compiles=True))
 register(
     Column(

@@ -78,6 +78,10 @@ class _Coordinates:
         label = f"{variant}-{self.shapes}"
         return f"{label}/{self.context}" if self.context else label
 
+    def _id(self, op: str) -> str:
+        """``ns::op[backend-shapes]``, the id pytest and reports show."""
+        return f"{op}[{self.label}]"
+
 
 @dataclass(frozen=True)
 class Cell(_Coordinates):
@@ -90,8 +94,7 @@ class Cell(_Coordinates):
 
     @property
     def id(self) -> str:
-        """``ns::op[backend-shapes]``, the id pytest and reports show."""
-        return f"{self.op.name}[{self.label}]"
+        return self._id(self.op.name)
 
     def result(self, status: str, layer: str | None = None, message: str = "", **more) -> Result:
         """This cell's result (waiver not applied: see :mod:`opsdk.harness.waivers`)."""
@@ -122,15 +125,21 @@ class Result(_Coordinates):
     profile: str | None = None
     # What third-party code warned or logged while the cell ran, each once (harness._heard).
     warnings: tuple[str, ...] = ()
+    cached: bool = False  # read from the cell cache (opsdk.harness.cache), not run now
 
     def __post_init__(self):
         object.__setattr__(self, "warnings", tuple(self.warnings))  # a JSON list, read back
         if self.status not in STATUSES or (self.layer is not None and self.layer not in LAYERS):
             raise ValueError(f"unknown status/layer {self.status!r}/{self.layer!r}")
 
+    @property
+    def id(self) -> str:
+        return self._id(self.op)
+
     def describe(self) -> str:
         """One line: the cell, then its outcome."""
-        return f"{self.op} [{self.label}]: {self.outcome()}"
+        cached = " (cached)" if self.cached else ""
+        return f"{self.op} [{self.label}]{cached}: {self.outcome()}"
 
     def outcome(self) -> str:
         """Status, layer and message, for a report that already names the cell."""

@@ -63,7 +63,7 @@ def run(cell: Cell, dump_dir=None) -> None:
         raise CellFailure("schema", f"the registered schema breaks a rule: {err}") from None
     op = cell.op.overload()
     utils = _DEVICE_UTILS[cell.shapes]
-    if run_scope.includes("aot_eager"):
+    if "aot_eager" in run_scope.left_to(cell.backend):
         utils = tuple(u for u in utils if u not in _AOT_DISPATCH)
     for n, case in enumerate(cases(cell.op.spec, cell.shapes, cell.backend)):
         with case.named():

@@ -48,6 +48,13 @@ def includes(backend: str) -> bool:
     return _run is not None and backend in _run.backends
 
 
+def left_to(backend: str) -> tuple[str, ...]:
+    """The columns of the current run that ``backend`` leaves part of its checks to
+    (``Column.leaves_to``): its result depends on them being in the run."""
+    column = columns.get(backend)
+    return tuple(c for c in column.leaves_to if includes(c)) if column else ()
+
+
 def compiled_columns() -> tuple[str, ...]:
     """The run's compiled columns, in matrix order (none outside a run)."""
     return tuple(c for c in columns.compiling() if includes(c))

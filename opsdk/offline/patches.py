@@ -30,12 +30,16 @@ __all__ = [
     "setup_privateuse1_backend",
 ]
 
-# Modules whose backends call AOT Autograd through their own global name for it, by
-# the end of their names (an NPU host may import TorchAir's under torch_npu.dynamo).
-_AOT_CALLERS = (
-    "torch._dynamo.backends.common",
-    "torchair.npu_fx_compiler",
-    "npugraph_ex.npu_fx_compiler",
+# Modules whose backends call AOT Autograd through their own global name for it (an NPU
+# host may import TorchAir's and npugraph_ex's under torch_npu.dynamo too).
+_AOT_CALLERS = tuple(
+    f"{prefix}{name}"
+    for name in (
+        "torch._dynamo.backends.common",
+        "torchair.npu_fx_compiler",
+        "npugraph_ex.npu_fx_compiler",
+    )
+    for prefix in ("", "torch_npu.dynamo.")
 )
 
 
@@ -194,15 +198,17 @@ def aot_calls_replaced(replacement: Callable) -> Iterator[None]:
     and those modules bind the name at import. Checked against torch 2.13.0 and
     torch-npu 2.13.0.
     """
-    callers = [
-        module
-        for name, module in list(sys.modules.items())
-        if name.endswith(_AOT_CALLERS) and hasattr(module, "aot_module_simplified")
-    ]
-    with contextlib.ExitStack() as stack:
-        for module in callers:
-            stack.enter_context(mock.patch.object(module, "aot_module_simplified", replacement))
+    # Looked up by name, not found by scanning sys.modules: this runs per backend and case.
+    callers = [sys.modules[name] for name in _AOT_CALLERS if name in sys.modules]
+    callers = [module for module in callers if hasattr(module, "aot_module_simplified")]
+    originals = [module.aot_module_simplified for module in callers]
+    for module in callers:
+        module.aot_module_simplified = replacement
+    try:
         yield
+    finally:
+        for module, original in zip(callers, originals, strict=True):
+            module.aot_module_simplified = original
 
 
 @contextlib.contextmanager

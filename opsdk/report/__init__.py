@@ -26,6 +26,7 @@ __all__ = [
     "matrix",
     "problems",
     "run_info",
+    "succeeded",
     "summary",
     "write_json",
 ]
@@ -72,10 +73,20 @@ def environment(backends=()) -> dict:
     }
 
 
-def write_json(path: Path, results: list[Result], run: dict | None = None) -> None:
+def write_json(
+    path: Path,
+    results: list[Result],
+    run: dict | None = None,
+    provenance: dict | None = None,
+    env: dict | None = None,
+) -> None:
+    """The report; ``provenance`` adds what merging shards checks (package, versions, shard:
+    see :func:`opsdk.report.merge.provenance`), ``env`` the environment when it is not this
+    process's (a merge of other machines' reports)."""
     payload = {
         "run": run or {},
-        "environment": environment({r.backend for r in results}),
+        "environment": env or environment({r.backend for r in results}),
+        **(provenance or {}),
         "summary": dict(Counter(r.status for r in results)),
         "results": [r.to_json() for r in results],
     }
@@ -106,14 +117,18 @@ def problems(results: list[Result]) -> list[Result]:
 
 
 def summary(results: list[Result]) -> str:
-    """``40 pass, 2 fail``: the counts, in a fixed order; an interrupted run says how far
-    it got (``interrupted after 7/15 cells: 7 pass, 8 not run``); stale waivers, which
-    fail a run whose cells all pass, are named with what to do about them."""
+    """``40 pass, 2 fail``: the counts, in a fixed order, and ``(30 cached)`` when the cell
+    cache served some; an interrupted run says how far it got (``interrupted after 7/15
+    cells: 7 pass, 8 not run``); stale waivers, which fail a run whose cells all pass, are
+    named with what to do about them."""
     counts = Counter(r.status for r in results)
     text = ", ".join(f"{counts[k]} {k}" for k in _MARKS if counts[k]) or "no cells ran"
     if counts["not run"]:
         done = len(results) - counts["not run"]
         text = f"interrupted after {done}/{len(results)} cells: {text}"
+    cached = sum(r.cached for r in results)
+    if cached:
+        text += f" ({cached} cached)"
     stale = sum(r.stale_waiver for r in results)
     if stale:
         from opsdk.harness.waivers import FILE_NAME as WAIVERS_FILE  # imports torch
@@ -123,6 +138,12 @@ def summary(results: list[Result]) -> str:
             f"remove {'them' if stale > 1 else 'it'} from {WAIVERS_FILE}"
         )
     return text
+
+
+def succeeded(results: list[Result]) -> bool:
+    """The run's verdict (exit 0): no cell failed, and no waiver is stale, or nobody
+    would notice it and remove it."""
+    return all(r.status in ("pass", "skip", "xfail") and not r.stale_waiver for r in results)
 
 
 def _clip(text: str) -> str:
@@ -147,6 +168,8 @@ def _warnings(results: list[Result]) -> list[str]:
 def matrix(results: list[Result]) -> str:
     """Ops as rows; per backend one column per shape mode (s/d/m); failures below, then
     what third-party code warned, under the cells it warned in."""
+    if not results:
+        return summary(results)
     ops, backends, shapes, cell = grid(results)
     status = {key: r.status for key, r in cell.items()}
     width = max(len(o) for o in ops)

@@ -47,7 +47,8 @@ def _has_details(result: Result, dumps: dict[str, str]) -> bool:
 
 
 def _outcome(result: Result) -> str:
-    return result.status + (f" in {result.layer}" if result.layer else "")
+    where = f" in {result.layer}" if result.layer else ""
+    return result.status + where + (" (cached)" if result.cached else "")
 
 
 def _cell(result: Result | None, anchor: str | None) -> str:

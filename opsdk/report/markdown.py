@@ -36,6 +36,8 @@ def _cell(result: Result | None) -> str:
     mark = _MARKS[result.status]
     if result.stale_waiver:
         mark += " (stale waiver)"
+    if result.cached:
+        mark += " (cached)"
     return f"{mark} `{result.layer}`" if result.layer else mark
 
 
@@ -50,7 +52,8 @@ def _entry(result: Result) -> str:
     """A cell's details: outcome, waiver, message and warnings."""
     where = f" in layer `{result.layer}`" if result.layer else ""
     waived = f"; waived: {_escape(result.waiver)}" if result.status == "xfail" else ""
-    text = f"- **{_escape(result.op)} [{result.label}]**: {result.status}"
+    cached = " (cached)" if result.cached else ""
+    text = f"- **{_escape(result.op)} [{result.label}]**{cached}: {result.status}"
     text += where + waived
     if result.message:
         text += _block(result.message)

@@ -38,7 +38,7 @@ class Progress:
         if len(results) == 1:
             [r] = results
             where = f" in {r.layer}" if r.layer else ""
-            text = f"{r.status}{where} ({r.seconds:.2f} s)"
+            text = f"{r.status}{where} ({'cached' if r.cached else f'{r.seconds:.2f} s'})"
         else:
             counts = Counter(r.status for r in results)
             text = ", ".join(f"{n} {status}" for status, n in counts.items())

@@ -44,3 +44,11 @@ def test_generated_library_is_one_check_target(tmp_path):
     run = harness_throughput.run_check(module, tmp_path, ["eager"])
     # run_check raises SystemExit when the check exits non-zero.
     assert 0 < run.first_result <= run.seconds
+
+
+def test_the_incremental_bench_reruns_only_the_edited_op(tmp_path, monkeypatch):
+    """With the eager column only, to stay short: the bench's edit must reach the cache."""
+    monkeypatch.delenv("OPSDK_NO_CACHE")
+    monkeypatch.setattr(harness_throughput, "names", lambda: ("eager",))
+    row = harness_throughput.incremental(2, tmp_path)  # asserts what the rerun ran
+    assert row["rerun_cpu_s"] > 0 and row["own_matrix_cpu_s"] > 0

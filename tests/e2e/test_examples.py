@@ -20,7 +20,7 @@ EXAMPLES = sorted(
 
 
 # Tool caches that running the example's tools leaves behind; git ignores them too.
-_CACHES = {"__pycache__", ".ruff_cache", ".pytest_cache"}
+_CACHES = {"__pycache__", ".ruff_cache", ".pytest_cache", ".opsdk_cache"}
 
 
 def _files(root: Path) -> dict[str, str]:

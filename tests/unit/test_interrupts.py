@@ -70,7 +70,7 @@ def _run(monkeypatch, cell_result, stop):
     cells run so far (None: no stop)."""
     ran, reported = [], []
 
-    def run_cell(cell, dump_dir=None):
+    def run_cell(cell, dump_dir=None, cache=None):
         ran.append(cell)
         return cell_result(cell)
 

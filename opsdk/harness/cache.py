@@ -1,0 +1,174 @@
+"""The cell cache: a cell whose inputs have not changed since it last ran is not run again.
+
+A cell's key digests everything its result depends on: the op's sources
+(:func:`opsdk.harness.fingerprint.op_sources`), opsdk's version and own files, the
+versions of Python, torch, torch_npu and TorchAir, the cell (op, backend, shape mode,
+context, profile) and the columns of the run it leaves work to (``opcheck`` leaves its
+AOT tests to ``aot_eager``). A cached result is reported as such (``Result.cached``).
+
+The cache lives in the op project, beside the package (``.opsdk_cache/``, which ignores
+itself for git, as ``.pytest_cache/`` does; for a package installed in site-packages, in
+the current directory); ``opsdk check`` and the pytest plugin share it. One file per
+entry, written atomically (a temporary file renamed over it), so concurrent runs (xdist
+workers, two shells) never see half an entry; an entry that does not read back as the
+result of its own cell is ignored and written again.
+
+Only results that say something about the op are kept: pass, and failures outside the
+``setup`` layer (what this machine cannot run) and ``process`` (a crash or a timeout,
+which may not recur). Skips are never kept; waivers are applied as results are read, so
+editing ``opsdk-waivers.toml`` reruns nothing. Besides results, each cell's last outcome
+and duration are kept under its id, for ``--last-failed`` and for balancing shards.
+``OPSDK_NO_CACHE=1`` turns the cache off, as ``--no-cache`` does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import sysconfig
+import tempfile
+from dataclasses import asdict, replace
+from pathlib import Path
+from types import ModuleType
+
+from opsdk.harness import fingerprint, run_scope
+from opsdk.harness.model import Cell, OpUnderTest, Result
+
+__all__ = ["DIR_NAME", "ENV_OFF", "CellCache", "cacheable", "directory", "enabled", "failed"]
+
+DIR_NAME = ".opsdk_cache"
+ENV_OFF = "OPSDK_NO_CACHE"
+_FORMAT = "1"  # bumped when an entry's layout changes
+_GITIGNORE = "# Created by opsdk: the cell cache is local to this checkout.\n*\n"
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV_OFF, "").strip().lower() in ("", "0", "false", "no")
+
+
+def directory(package: ModuleType) -> Path:
+    """Beside the op package, in its project (where pyproject.toml is); for a module that is
+    no package, beside the module; for one installed in site-packages, in the current
+    directory."""
+    file = Path(package.__file__).resolve()
+    home = file.parent.parent if hasattr(package, "__path__") else file.parent
+    installed = {Path(sysconfig.get_path(name)).resolve() for name in ("purelib", "platlib")}
+    return (Path.cwd() if home in installed else home) / DIR_NAME
+
+
+def cacheable(result: Result) -> bool:
+    """Whether ``result`` says something about the op that running it again would repeat."""
+    return result.status in ("pass", "fail", "error") and result.layer not in ("setup", "process")
+
+
+def failed(result: Result) -> bool:
+    """What ``--last-failed`` runs again: failures, errors and stale waivers."""
+    return result.status in ("fail", "error") or result.stale_waiver
+
+
+class CellCache:
+    """The cache of one op package's cells. ``reuse=False`` records results without
+    serving any (``--dump`` wants its graphs, ``--last-failed`` its failures run again)."""
+
+    def __init__(self, package: ModuleType, ops: list[OpUnderTest], reuse: bool = True):
+        self.root = directory(package)
+        self.reuse = reuse
+        self._package, self._ops = package, ops
+        self._sources: dict[str, str] | None = None
+        self._unwritable: str | None = None
+
+    # Keys ------------------------------------------------------------------------------
+
+    def key(self, cell: Cell) -> str:
+        if self._sources is None:
+            self._sources = fingerprint.op_sources(self._package, self._ops)
+        parts = {
+            "format": _FORMAT,
+            "versions": fingerprint.versions(),
+            "sources": self._sources.get(cell.op.name),
+            "op": cell.op.name,
+            "cell": cell.label,
+            "left_to": run_scope.left_to(cell.backend),
+        }
+        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+    # Results ---------------------------------------------------------------------------
+
+    def get(self, cell: Cell) -> Result | None:
+        """The cell's cached result, marked cached; None when there is none to trust."""
+        if not self.reuse:
+            return None
+        key = self.key(cell)
+        entry = self._read(self._entry(key))
+        try:
+            result = Result(**entry["result"])
+            trusted = entry["key"] == key and result.op == cell.op.name
+            trusted = trusted and result.label == cell.label and cacheable(result)
+        except (KeyError, TypeError, ValueError):  # not an entry this opsdk wrote
+            return None
+        return replace(result, cached=True) if trusted else None
+
+    def put(self, cell: Cell, result: Result) -> None:
+        """Keep ``result`` (unwaived, as the cell produced it) when it is worth keeping."""
+        if cacheable(result) and not result.cached:
+            key = self.key(cell)
+            self._write(self._entry(key), {"key": key, "result": asdict(result)})
+
+    # Last outcomes ---------------------------------------------------------------------
+
+    def remember(self, result: Result) -> None:
+        """The cell's last outcome (waiver applied) and how long it took to run."""
+        record = {"id": result.id, "failed": failed(result), "seconds": result.seconds}
+        self._write(self._last(result.id), record)
+
+    def last_failed(self, cells: list[Cell]) -> list[Cell]:
+        """Those of ``cells`` whose last outcome was a failure."""
+        return [c for c in cells if self._read(self._last(c.id)).get("failed") is True]
+
+    def durations(self, cells: list[Cell]) -> dict[str, float]:
+        """The seconds each of ``cells`` took when it last ran, by cell id, where known."""
+        found = {}
+        for cell in cells:
+            seconds = self._read(self._last(cell.id)).get("seconds")
+            if isinstance(seconds, (int, float)) and seconds >= 0:
+                found[cell.id] = float(seconds)
+        return found
+
+    # Files -----------------------------------------------------------------------------
+
+    def _entry(self, key: str) -> Path:
+        return self.root / f"v{_FORMAT}" / "cells" / key[:2] / f"{key}.json"
+
+    def _last(self, cell_id: str) -> Path:
+        name = hashlib.sha256(cell_id.encode()).hexdigest()
+        return self.root / f"v{_FORMAT}" / "last" / f"{name}.json"
+
+    @staticmethod
+    def _read(path: Path) -> dict:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):  # missing, unreadable or corrupt: not trusted
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _write(self, path: Path, data: dict) -> None:
+        if self._unwritable is not None:
+            return
+        try:
+            if not self.root.is_dir():
+                self.root.mkdir(parents=True, exist_ok=True)
+                (self.root / ".gitignore").write_text(_GITIGNORE)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w") as out:
+                    json.dump(data, out)
+                os.replace(temporary, path)
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
+        except OSError as err:
+            self._unwritable = f"cannot write the cell cache at {self.root} ({err})"
+            print(f"opsdk: {self._unwritable}: results are not cached", file=sys.stderr)

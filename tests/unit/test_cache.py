@@ -1,0 +1,283 @@
+"""The cell cache: a cell reruns exactly when something its result depends on changed.
+
+An op library on disk (its first op in the package, a second op added as a subpackage,
+as `opsdk new --into` lays it out) runs through a counting column registered by this
+test; which cells the column ran says which results the cache served. Key parts,
+corrupt entries, waivers, concurrency and an unwritable cache, in process.
+"""
+
+import importlib
+import itertools
+import json
+import threading
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+import opsdk
+from opsdk import harness, report
+from opsdk.errors import SetupError
+from opsdk.harness import cache as cell_cache
+from opsdk.harness import columns, fingerprint, run_scope
+from opsdk.harness.cache import CellCache
+from opsdk.harness.model import Cell, CellFailure, Result
+
+RAN: list[str] = []  # ids of the cells the counting column ran
+FAIL: dict[str, BaseException] = {}  # cell id -> what the counting column raises for it
+_numbers = itertools.count()
+
+
+def run(cell, dump_dir=None) -> None:
+    """The counting column's implementation."""
+    RAN.append(cell.id)
+    if cell.id in FAIL:
+        raise FAIL[cell.id]
+
+
+@pytest.fixture
+def counting(monkeypatch):
+    monkeypatch.setattr(columns, "_registry", dict(columns._registry))
+    columns.register(columns.Column("counting", __name__, (), "eager"))
+    RAN.clear()
+    FAIL.clear()
+
+
+@pytest.fixture
+def lib(tmp_path, monkeypatch, counting):
+    """An imported op library: ``first`` in the package, ``second`` in a subpackage."""
+    n = next(_numbers)
+    name, ns = f"cachelib{n}", f"opsdk_unit_cache{n}"
+    project = tmp_path / "project"
+    pkg = project / name
+    (pkg / "second").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (pkg / "helpers.py").write_text("SCALE = 1\n")
+    (pkg / "kernels.py").write_text("# the first op's kernel\n")
+    (pkg / "__init__.py").write_text(
+        "import torch\nfrom opsdk.oplib import import_added_ops\n"
+        f"_lib = torch.library.Library({ns!r}, 'DEF')\n"
+        "_lib.define('first(Tensor x) -> Tensor')\n"
+        f"OPS = (torch.ops.{ns}.first.default, *import_added_ops(__name__, __path__))\n"
+    )
+    (pkg / "second" / "__init__.py").write_text(
+        f"import torch\n_lib = torch.library.Library({ns!r}, 'FRAGMENT')\n"
+        f"_lib.define('second(Tensor x) -> Tensor')\nOPS = (torch.ops.{ns}.second.default,)\n"
+    )
+    (pkg / "second" / "kernels.py").write_text("# the second op's kernel\n")
+    monkeypatch.syspath_prepend(str(project))
+    module = importlib.import_module(name)
+    ops = harness.discover(module)
+    cells = [Cell(op, "counting", s) for op in ops for s in ("static", "dynamic")]
+    return SimpleNamespace(module=module, pkg=pkg, project=project, ops=ops, cells=cells)
+
+
+def _run(lib, cells=None, **options) -> list[Result]:
+    """One run in a fresh cache object, as a new process would have."""
+    RAN.clear()
+    cache = CellCache(lib.module, lib.ops, **options)
+    return harness.run_matrix(cells or lib.cells, cache=cache)
+
+
+def _ops_run() -> set[str]:
+    return {cell_id.split("::")[1].split("[")[0] for cell_id in RAN}
+
+
+def test_a_rerun_serves_every_unchanged_cell_from_the_cache(lib):
+    first = _run(lib)
+    assert len(RAN) == 4 and not any(r.cached for r in first)
+    again = _run(lib)
+    assert RAN == [] and all(r.cached for r in again)
+    assert [replace(r, cached=False) for r in again] == first
+    assert report.summary(again) == "4 pass (4 cached)"
+    assert (lib.project / cell_cache.DIR_NAME / ".gitignore").read_text().endswith("*\n")
+
+
+@pytest.mark.parametrize(
+    ("edited", "reran"),
+    [
+        ("second/kernels.py", {"second"}),  # an added op's own file: that op only
+        ("second/new_kernel.cpp", {"second"}),
+        ("kernels.py", {"first", "second"}),  # the package's files are every op's
+        ("helpers.py", {"first", "second"}),
+        ("../pyproject.toml", {"first", "second"}),
+    ],
+)
+def test_editing_a_source_reruns_the_ops_that_depend_on_it(lib, edited, reran):
+    _run(lib)
+    path = (lib.pkg / edited).resolve()
+    path.write_text((path.read_text() if path.exists() else "") + "# edited\n")
+    results = _run(lib)
+    assert _ops_run() == reran
+    assert {r.op.split("::")[1] for r in results if not r.cached} == reran
+
+
+def test_a_waiver_is_applied_to_cached_results_without_a_rerun(lib):
+    FAIL[lib.cells[0].id] = CellFailure("eager", "wrong numbers")
+    _run(lib)
+    (lib.project / "opsdk-waivers.toml").write_text("# a waiver file is no source\n")
+    waived = [replace(lib.cells[0], waiver="known bug"), *lib.cells[1:]]
+    results = _run(lib, waived)
+    assert RAN == []
+    assert (results[0].status, results[0].layer, results[0].cached) == ("xfail", "eager", True)
+
+
+@pytest.mark.parametrize(
+    "part", ["opsdk", "opsdk_sources", "python", "torch", "npu", "torch_npu", "torchair"]
+)
+def test_a_version_change_reruns_every_cell(lib, monkeypatch, part):
+    _run(lib)
+    monkeypatch.setattr(fingerprint, "_versions", {**fingerprint.versions(), part: "changed"})
+    _run(lib)
+    assert len(RAN) == 4
+
+
+def test_the_versions_are_read_from_what_is_installed(monkeypatch, tmp_path):
+    monkeypatch.setattr(fingerprint, "_versions", None)
+    monkeypatch.setattr(fingerprint, "_OPSDK_DIR", tmp_path)
+    monkeypatch.setattr(opsdk, "__version__", "9.9.9")
+    monkeypatch.setattr(torch, "__version__", "3.0.0")
+    (tmp_path / "cli.py").write_text("# opsdk\n")
+    before = fingerprint.versions()
+    assert (before["opsdk"], before["torch"]) == ("9.9.9", "3.0.0")
+    assert before["torchair"].startswith(("offline (torch_npu ", "real (torch_npu "))
+    monkeypatch.setattr(fingerprint, "_versions", None)
+    (tmp_path / "cli.py").write_text("# opsdk, edited\n")
+    assert fingerprint.versions()["opsdk_sources"] != before["opsdk_sources"]
+
+
+def test_every_coordinate_of_a_cell_and_of_its_run_is_in_its_key(lib):
+    cache = CellCache(lib.module, lib.ops)
+    first, second = lib.ops
+    cell = Cell(first, "counting", "static")
+    variants = [
+        cell,
+        Cell(second, "counting", "static"),
+        Cell(first, "eager", "static"),
+        Cell(first, "counting", "dynamic"),
+        Cell(first, "counting", "static", context="view"),
+        Cell(first, "counting", "static", profile="frozen_parameter"),
+    ]
+    assert len({cache.key(c) for c in variants}) == len(variants)
+    # opcheck leaves its AOT dispatch tests to aot_eager when both run: another result.
+    opcheck = Cell(first, "opcheck", "static")
+    with run_scope.one_run({"opcheck"}):
+        alone = cache.key(opcheck)
+    with run_scope.one_run({"opcheck", "aot_eager"}):
+        beside_aot = cache.key(opcheck)
+    with run_scope.one_run({"opcheck", "ge"}):
+        beside_ge = cache.key(opcheck)
+    assert alone != beside_aot and alone == beside_ge
+
+
+def _entries(lib) -> list[Path]:
+    return sorted((lib.project / cell_cache.DIR_NAME).glob("v*/cells/*/*.json"))
+
+
+def test_a_corrupt_or_foreign_entry_is_ignored_and_written_again(lib):
+    _run(lib)
+    entries = _entries(lib)
+    assert len(entries) == 4
+    entries[0].write_text(entries[0].read_text()[:20])  # truncated
+    entries[1].write_text(entries[2].read_text())  # another cell's result
+    entries[3].write_text(json.dumps({"key": entries[3].stem, "result": {"op": 1}}))
+    _run(lib)
+    assert len(RAN) == 3
+    _run(lib)
+    assert RAN == []
+
+
+def test_only_outcomes_that_say_something_about_the_op_are_kept(lib):
+    first, second, third, fourth = (c.id for c in lib.cells)
+    FAIL.update(
+        {
+            first: CellFailure("fake", "wrong shape"),
+            second: RuntimeError("the kernel raised"),
+            third: SetupError("no TorchAir here"),
+        }
+    )
+    results = _run(lib)
+    assert [(r.status, r.layer) for r in results] == [
+        ("fail", "fake"),
+        ("error", "eager"),
+        ("error", "setup"),
+        ("pass", None),
+    ]
+    _run(lib)
+    assert RAN == [third]  # a setup error is about this machine: asked again
+    process = Result("ns::op", "ge", "static", "error", "process", "SIGSEGV")
+    skip = Result("ns::op", "ge", "static", "skip")
+    assert not cell_cache.cacheable(process) and not cell_cache.cacheable(skip)
+
+
+def test_last_failures_and_durations_are_kept_per_cell(lib):
+    FAIL[lib.cells[1].id] = CellFailure("eager", "wrong")
+    _run(lib)
+    cache = CellCache(lib.module, lib.ops)
+    assert cache.last_failed(lib.cells) == [lib.cells[1]]
+    assert set(cache.durations(lib.cells)) == {c.id for c in lib.cells}
+    FAIL.clear()
+    _run(lib, reuse=False)  # what --last-failed does: run again, whatever is cached
+    assert len(RAN) == 4 and cache.last_failed(lib.cells) == []
+
+
+def test_concurrent_writers_never_leave_a_partial_entry(lib):
+    cache = CellCache(lib.module, lib.ops)
+    cell = lib.cells[0]
+    big = Result(cell.op.name, "counting", "static", "fail", "eager", "x" * 200_000)
+    with run_scope.one_run({"counting"}):
+        cache.put(cell, big)
+        [path] = _entries(lib)
+        torn = []
+
+        def write():
+            for _ in range(30):
+                cache.put(cell, big)
+
+        def read():
+            for _ in range(200):
+                try:
+                    json.loads(path.read_text())
+                except ValueError:
+                    torn.append(path)
+                if cache.get(cell) is None:
+                    torn.append(cell)
+
+        threads = [threading.Thread(target=f) for f in (write, write, read, read)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert torn == []
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary left
+
+
+def test_an_unwritable_cache_warns_once_and_the_run_goes_on(lib, capsys):
+    (lib.project / cell_cache.DIR_NAME).write_text("a file where the cache would go")
+    results = _run(lib)
+    assert [r.status for r in results] == ["pass"] * 4
+    err = capsys.readouterr().err
+    assert err.count("cannot write the cell cache") == 1, err
+
+
+def test_the_cache_can_be_turned_off_from_the_environment(monkeypatch):
+    monkeypatch.setenv(cell_cache.ENV_OFF, "1")
+    assert not cell_cache.enabled()
+    monkeypatch.setenv(cell_cache.ENV_OFF, "0")
+    assert cell_cache.enabled()
+
+
+def test_the_cache_lives_in_the_project_or_the_current_directory(tmp_path, monkeypatch):
+    import sysconfig
+
+    project = SimpleNamespace(__file__=str(tmp_path / "proj" / "pkg" / "__init__.py"), __path__=[])
+    module = SimpleNamespace(__file__=str(tmp_path / "lib.py"))
+    installed = SimpleNamespace(
+        __file__=str(Path(sysconfig.get_path("purelib")) / "pkg" / "__init__.py"), __path__=[]
+    )
+    monkeypatch.chdir(tmp_path)
+    assert cell_cache.directory(project) == tmp_path / "proj" / cell_cache.DIR_NAME
+    assert cell_cache.directory(module) == tmp_path / cell_cache.DIR_NAME
+    assert cell_cache.directory(installed) == tmp_path / cell_cache.DIR_NAME
