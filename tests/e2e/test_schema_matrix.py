@@ -186,7 +186,7 @@ def _check_outcomes(run, package, ops, namespace):
     assert not problems, "\n".join(problems)
 
 
-# every column but npugraph_ex, static, the op alone (usage contexts: test_contexts.py)
+# every column but npugraph_ex, static, the op alone (usage contexts: test_context_matrix.py)
 STATIC_ALONE = ("--backend", BACKENDS, "--shapes", "static", "--contexts", "none")
 
 

@@ -30,7 +30,7 @@ def run(scaffolds, tmp_path_factory, opsdk_cli_module):
         HOST_FALLBACK,
     )
     options = "no_clone_input,capture_limit,no_input_mutations,no_input_inplace_pass"
-    # profiles on the op alone (with usage contexts: test_contexts.py)
+    # profiles on the op alone (with usage contexts: test_context_matrix.py)
     args = [
         "check",
         pkg,
