@@ -5,15 +5,20 @@ run, every cell run):
   (a) the aot_eager column alone,
   (b) the full matrix (every backend x static/dynamic/mark_static) in one process,
   (c) the naive way: one process per backend, one after the other.
-Cold start is the time from starting the command to its first cell result. With
-``--profile`` the aot_eager column alone and the full matrix also run under cProfile
-(CPU time), and the time is split by where it goes (Dynamo, AOT Autograd, TorchAir,
-opsdk's stand-ins, ...), side by side: the difference is what the other columns cost.
-``--incremental N`` measures the cell cache on an N-op library: the full matrix once,
-then, after editing one op's kernel, the full matrix again (only that op's cells run)
-against that op's own matrix (``-k`` that op, ``--no-cache``).
+Cold start is the time from starting the command to its first cell result. The
+full matrix includes the default usage contexts (``view`` and ``buffer`` for the
+in-place ops). With ``--profile`` the aot_eager column alone and the full matrix also
+run under cProfile (CPU time), and the time is split by where it goes (Dynamo, AOT
+Autograd, TorchAir, opsdk's stand-ins, ...), side by side: the difference is what the
+other columns cost. With ``--contexts`` it measures, in one process, the CPU seconds
+per op of the library (half its ops write an input) of the compiled columns' cells of
+the op alone, then of each usage context's cells. ``--incremental N`` measures the
+cell cache on an N-op library: the full matrix once, then, after editing one op's
+kernel, the full matrix again (only that op's cells run) against that op's own matrix
+(``-k`` that op, ``--no-cache``).
 
-    python bench/harness_throughput.py [--ops 1,10,20] [--profile] [--incremental 20]
+    python bench/harness_throughput.py [--ops 1,10,20] [--profile] [--contexts]
+        [--incremental 20]
 """
 
 from __future__ import annotations
@@ -36,7 +41,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _ops import NAMESPACE, generate_library  # noqa: E402
 
 from opsdk.axes import SHAPE_MODES  # noqa: E402
-from opsdk.harness.columns import names  # noqa: E402
+from opsdk.harness import contexts  # noqa: E402
+from opsdk.harness.columns import compiling, names  # noqa: E402
 
 _RESULT_LINE = re.compile(r"\b(pass|fail|error|skip|xfail)\b")
 
@@ -90,6 +96,26 @@ def measure(count: int, root: Path) -> dict[str, float]:
         "naive/full": sum(r.seconds for r in naive) / full.seconds,
         "cold_start_s": full.first_result,
     }
+
+
+def context_costs(count: int, root: Path) -> dict[str, float]:
+    """CPU seconds per op, in this process: the compiled columns' cells of the op alone
+    (TorchAir's import and first compiles included), then the cells of each context."""
+    module = generate_library(root, count)
+    sys.path.insert(0, str(root))
+    from opsdk import harness
+    from opsdk.harness import target
+
+    package = target.load(module)
+    costs = {}
+    for name in (contexts.NONE, *contexts.names()):
+        cells = harness.cells(package, compiling(), SHAPE_MODES, contexts=[name])
+        cells = [c for c in cells if (c.context or contexts.NONE) == name]
+        start = time.process_time()
+        results = harness.run_matrix(cells)
+        costs[name] = (time.process_time() - start) / count
+        assert all(r.status in ("pass", "skip") for r in results), [r.describe() for r in results]
+    return costs
 
 
 def incremental(count: int, root: Path) -> dict[str, float]:
@@ -188,6 +214,9 @@ def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", default="1,10,20", help="op counts, comma-separated")
     parser.add_argument("--profile", action="store_true", help="also profile the largest")
+    parser.add_argument(
+        "--contexts", action="store_true", help="also measure each usage context's cost"
+    )
     parser.add_argument("--incremental", type=int, metavar="N", help="the cell cache, N ops")
     parser.add_argument("--profile-one", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -201,6 +230,13 @@ def main(argv=None) -> list[dict]:
         with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
             rows.append(measure(count, Path(tmp)))
         print(rows[-1], flush=True)
+    if args.contexts:
+        count = max(map(int, args.ops.split(",")))
+        with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
+            costs = context_costs(count, Path(tmp))
+        print(f"compiled columns, {count} ops (CPU seconds per op), alone and per context:")
+        for context, seconds in costs.items():
+            print(f"  {context:32} {seconds:7.2f} s")
     if args.incremental:
         with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
             rows.append(incremental(args.incremental, Path(tmp)))

@@ -38,14 +38,36 @@ def _positive_seconds(text: str) -> float:
     return seconds
 
 
+def _choices_help(what: str, choices) -> str:
+    """Help for a comma-separated list flag: its choices, all of them by default."""
+    return f"comma-separated {what}, any of {', '.join(choices)} (default: all)"
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed distribution's, read only when asked (importing
+    importlib.metadata would cost every command tens of milliseconds)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from opsdk import _versions
+
+        print(f"opsdk {_versions.opsdk_version()}")
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
+    """The whole command line; it imports neither torch nor the harness (``--help``,
+    ``--version`` and ``doctor`` stay fast)."""
     from opsdk.axes import DEFAULT_STYLE, SHAPE_MODES, STYLES
-    from opsdk.harness import columns, profiles
+    from opsdk.harness import columns, contexts, profiles
     from opsdk.harness import shard as shard_plan
 
     parser = argparse.ArgumentParser(
         prog="opsdk", description="Scaffold Ascend NPU custom ops and prove they enter the graph."
     )
+    parser.add_argument("--version", action=_Version, help="print opsdk's version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     new = sub.add_parser("new", help="scaffold an op package")
@@ -65,7 +87,9 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument("--namespace", help="torch.library namespace (default: custom)")
     new.add_argument("--schema", help='torch schema, e.g. "my_op(Tensor x, float a=1.0) -> Tensor"')
     new.add_argument("--style", choices=STYLES, default=DEFAULT_STYLE, help="registration style")
-    new.add_argument("--out", type=Path, help="directory to create it in (default: .)")
+    new.add_argument(
+        "--out", type=Path, metavar="DIR", help="directory to create it in (default: .)"
+    )
     new.add_argument("--force", action="store_true", help="move an existing package aside")
     new.add_argument(
         "--autograd", action="store_true", help="register a backward (register_autograd)"
@@ -80,22 +104,51 @@ def _parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="run the conformance matrix of an op package")
     check.add_argument("target", help="op package directory or importable module")
-    check.add_argument("--backend", type=_csv(columns.names()), default=list(columns.names()))
-    check.add_argument("--shapes", type=_csv(SHAPE_MODES), default=list(SHAPE_MODES))
+    check.add_argument(
+        "--backend",
+        type=_csv(columns.names()),
+        default=list(columns.names()),
+        metavar="COLUMNS",
+        help=_choices_help("backend columns", columns.names()),
+    )
+    check.add_argument(
+        "--shapes",
+        type=_csv(SHAPE_MODES),
+        default=list(SHAPE_MODES),
+        metavar="MODES",
+        help=_choices_help("shape modes", SHAPE_MODES),
+    )
     check.add_argument(
         "--options",
         type=_csv((*profiles.names(), profiles.ALL)),
         default=[],
-        metavar="PROFILE,...|all",
-        help="also run the columns under these TorchAir option profiles (default: none)",
+        metavar="PROFILES",
+        help="also run the columns under these TorchAir option profiles, comma-separated, "
+        f"any of {', '.join(profiles.names())} or {profiles.ALL} (default: none)",
     )
-    check.add_argument("--json", type=Path, help="write the JSON report here")
+    check.add_argument(
+        "--contexts",
+        type=_csv((*contexts.names(), contexts.ALL, contexts.NONE)),
+        metavar="CONTEXTS",
+        help="usage contexts of the compiled columns, comma-separated, any of "
+        f"{', '.join(contexts.names())}, {contexts.ALL} or {contexts.NONE} "
+        "(default: view,buffer for in-place ops)",
+    )
+    check.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report here")
     check.add_argument("-k", dest="pattern", help="only ops whose name contains PATTERN")
-    check.add_argument("--dump", type=Path, help="write each compiled graph (FX and GE) here")
-    check.add_argument("--report", type=Path, help="write the matrix as a self-contained HTML page")
+    check.add_argument(
+        "--dump", type=Path, metavar="DIR", help="write each compiled graph (FX and GE) here"
+    )
+    check.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE.html",
+        help="write the matrix as a self-contained HTML page",
+    )
     check.add_argument(
         "--markdown",
         type=Path,
+        metavar="FILE",
         help="write the matrix as Markdown (also appended to $GITHUB_STEP_SUMMARY when set)",
     )
     check.add_argument(
@@ -106,6 +159,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--timeout",
         type=_positive_seconds,
+        metavar="SECONDS",
         help=f"with --isolate, seconds an op may run (default {DEFAULT_TIMEOUT:g})",
     )
     check.add_argument(
@@ -131,7 +185,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     cov.add_argument("target", help="op package directory or importable module")
     cov.add_argument("--namespace", help="list every op registered in this namespace")
-    cov.add_argument("--json", type=Path, help="write the table as JSON here")
+    cov.add_argument("--json", type=Path, metavar="FILE", help="write the table as JSON here")
 
     fetch = sub.add_parser(
         "fetch-torchair", help="download TorchAir (from the torch-npu wheel) for offline use"
@@ -141,7 +195,9 @@ def _parser() -> argparse.ArgumentParser:
     ir = sub.add_parser("ir", help="export the ops' GE IR for CANN (msopgen JSON or REG_OP)")
     ir.add_argument("target", help="op package directory or importable module")
     ir.add_argument("--format", choices=("msopgen", "reg_op"), default="msopgen")
-    ir.add_argument("--out", type=Path, help="write one file per op here (default: print)")
+    ir.add_argument(
+        "--out", type=Path, metavar="DIR", help="write one file per op here (default: print)"
+    )
 
     reports = sub.add_parser("report", help="work with the --json reports of opsdk check")
     merge = reports.add_subparsers(dest="action", required=True).add_parser(
@@ -223,7 +279,9 @@ def _check(args) -> int:
     with interrupts.Interrupts() as interrupted:
         package = target.load(args.target)
         chosen = profiles.parse(args.options)
-        cells = harness.cells(package, args.backend, args.shapes, args.pattern, chosen)
+        cells = harness.cells(
+            package, args.backend, args.shapes, args.pattern, chosen, args.contexts
+        )
         if args.only_op is not None:
             cells = [c for c in cells if c.op.name == args.only_op]
             if not cells:
@@ -281,16 +339,20 @@ def _run_isolated(args, cells, progress, cache):
     from opsdk.harness import interrupts, isolate
 
     timeout = args.timeout or DEFAULT_TIMEOUT
-    flags = ["--no-cache"] * args.no_cache + ["--last-failed"] * args.last_failed
+    selection = ["--backend", ",".join(args.backend), "--shapes", ",".join(args.shapes)]
+    selection += ["--options", ",".join(args.options)] if args.options else []
+    selection += ["--contexts", ",".join(args.contexts)] if args.contexts is not None else []
+    selection += ["--no-cache"] * args.no_cache + ["--last-failed"] * args.last_failed
+    by_op: dict[str, list] = {}
+    for cell in cells:
+        by_op.setdefault(cell.op.name, []).append(cell)
     results = []
     with contextlib.suppress(KeyboardInterrupt):  # a second signal between two ops' processes
-        for op in dict.fromkeys(c.op.name for c in cells):
+        for op, op_cells in by_op.items():
             if interrupts.requested():
                 break
             progress.start(f"{op} [own process]")
-            op_results = isolate.run_op(
-                args.target, op, args.backend, args.shapes, timeout, args.dump, args.options, flags
-            )
+            op_results = isolate.run_op(args.target, op_cells, selection, timeout, args.dump)
             progress.finish(op_results)
             results += op_results
     if cache is not None:  # a crash the child could not record: --last-failed reruns it
@@ -442,8 +504,25 @@ def _require_tools() -> None:
         )
 
 
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """The arguments; an unknown flag is reported with its subcommand's usage (argparse
+    would print the top level's) and the nearest flag of that subcommand."""
+    parser = _parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        import difflib
+
+        [subs] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        command = subs.choices[args.command]
+        message = f"unrecognized arguments: {' '.join(unknown)}"
+        flags = [f for f in command._option_string_actions if f.startswith("--")]
+        near = difflib.get_close_matches(unknown[0].split("=")[0], flags, n=1, cutoff=0.75)
+        command.error(message + (f" (did you mean {near[0]}?)" if near else ""))
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     handler = {
         "new": _new,
         "check": _check,

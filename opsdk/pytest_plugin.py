@@ -9,11 +9,14 @@ configuration, which is what ``opsdk new`` writes::
     opsdk_backends = ["eager", "ge"]       # optional, default: every column
     opsdk_shapes = ["static", "dynamic"]   # optional, default: every shape mode
     opsdk_options = ["frozen_parameter"]   # optional TorchAir option profiles, or ["all"]
+    opsdk_contexts = ["view", "chain"]     # optional usage contexts ("all", "none"; default:
+                                           # view and buffer for ops that write an input)
 
 Every op x backend x shape mode is then one item with the node id reports use,
 ``ns::my_add[ge-dynamic]``, marked with its backend and shape mode (``-m ge``,
-``-m "dynamic and not npugraph_ex"``) and its option profile if any
-(``ns::my_add[ge+frozen_parameter-static]``, ``-m frozen_parameter``), and running
+``-m "dynamic and not npugraph_ex"``), its option profile if any
+(``ns::my_add[ge+frozen_parameter-static]``, ``-m frozen_parameter``) and its usage
+context if any (``ns::my_add[ge-dynamic/view]``, ``-m view``), and running
 exactly what ``opsdk check`` runs (:func:`opsdk.harness.run_cell`). A failing cell
 reports its layer and message, not a traceback; a column that cannot run skips; a cell waived in
 opsdk-waivers.toml xfails, and fails once it passes (the waiver is stale). What
@@ -45,12 +48,13 @@ import pytest
 
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import OpsdkError
-from opsdk.harness import columns, profiles
+from opsdk.harness import columns, contexts, profiles
 
 INI_PACKAGE = "opsdk_package"
 INI_BACKENDS = "opsdk_backends"
 INI_SHAPES = "opsdk_shapes"
 INI_OPTIONS = "opsdk_options"
+INI_CONTEXTS = "opsdk_contexts"
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ class _Settings:
     backends: tuple[str, ...]
     shapes: tuple[str, ...]
     profiles: tuple[str, ...] = ()
+    contexts: tuple[str, ...] | None = None  # None: the defaults of each op
 
 
 _SETTINGS = pytest.StashKey[_Settings]()
@@ -80,6 +85,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini(INI_SHAPES, "opsdk shape modes to run", type="args", default=list(SHAPE_MODES))
     parser.addini(INI_OPTIONS, "opsdk option profiles to run too (or all)", type="args", default=[])
+    parser.addini(
+        INI_CONTEXTS,
+        "opsdk usage contexts of the compiled columns (default: view, buffer for in-place ops)",
+        type="args",
+        default=None,
+    )
     group = parser.getgroup("opsdk")
     group.addoption(
         "--opsdk-no-cache",
@@ -114,6 +125,9 @@ def pytest_configure(config: pytest.Config) -> None:
         _axis(config, INI_BACKENDS, columns.names()),
         _axis(config, INI_SHAPES, SHAPE_MODES),
         profiles.parse(_axis(config, INI_OPTIONS, (*profiles.names(), profiles.ALL), empty=True)),
+        _axis(config, INI_CONTEXTS, (*contexts.names(), contexts.ALL, contexts.NONE))
+        if config.getini(INI_CONTEXTS)
+        else None,
     )
     for backend in columns.names():
         config.addinivalue_line("markers", f"{backend}: opsdk cells of the {backend} column")
@@ -121,6 +135,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{mode}: opsdk cells in the {mode} shape mode")
     for name in profiles.names():
         config.addinivalue_line("markers", f"{name}: opsdk cells under the {name} option profile")
+    for context in contexts.names():
+        config.addinivalue_line("markers", f"{context}: opsdk cells in the {context} context")
     config.addinivalue_line("markers", "xdist_group(name): pytest-xdist --dist loadgroup group")
 
 
@@ -224,7 +240,11 @@ class OpPackage(pytest.Collector):
         package = target.load(settings.package)
         self.config.stash[_CACHE] = _cache(self.config, package)
         for cell in harness.cells(
-            package, settings.backends, settings.shapes, profiles=settings.profiles
+            package,
+            settings.backends,
+            settings.shapes,
+            profiles=settings.profiles,
+            contexts=settings.contexts,
         ):
             namespace = cell.op.spec.namespace
             yield ConformanceCell.from_parent(
@@ -261,6 +281,8 @@ class ConformanceCell(pytest.Item):
         self.add_marker(cell.shapes)
         if cell.profile:
             self.add_marker(cell.profile)
+        if cell.context:
+            self.add_marker(cell.context)
         self.add_marker(pytest.mark.xdist_group(cell.op.name))
 
     def runtest(self) -> None:

@@ -19,13 +19,13 @@ import torch._dynamo
 from torch._dynamo.testing import CompileCounterWithBackend
 
 from opsdk.harness import shared_trace
-from opsdk.harness._compile_call import compile_call
 from opsdk.harness._training import requires_grad, trainable
 from opsdk.harness.compare import assert_same, assert_same_call
 from opsdk.harness.eager import backward, checked_kernel
 from opsdk.harness.failures import as_failure
 from opsdk.harness.inputs import Case, cases, mark_static, on_device
 from opsdk.harness.model import Cell, CellFailure
+from opsdk.harness.usage import usages
 
 
 def run(
@@ -41,25 +41,26 @@ def run(
     ``compile_layer`` (default ``layer``), a failure or mismatch at run time to ``layer``.
     ``after_case(case)`` runs after each case's calls; its failures name the case too.
 
-    A case the run's compiled columns share (:mod:`opsdk.harness.shared_trace`) runs
-    on the shared compile first; if anything fails there, it runs alone and that
-    result stands."""
-    op = cell.op.overload()
-    check = functools.partial(
-        _run_calls,
-        cell,
-        op,
-        layer=layer,
-        compile_layer=compile_layer,
-        hint=hint,
-        after_case=after_case,
-    )
-    for case in cases(cell.op.spec, cell.shapes, cell.backend, vary_from=1):
-        with case.named(), _aliasing_is_an_error():
-            if not shared_trace.passes_shared(cell, case, functools.partial(check, case)):
+    In a usage context, the function compiled and its calls are the context's
+    (:mod:`opsdk.harness.usage`). A case the run's compiled columns share
+    (:mod:`opsdk.harness.shared_trace`) runs on the shared compile first; if anything
+    fails there, it runs alone and that result stands."""
+    for use in usages(cell, cases(cell.op.spec, cell.shapes, cell.backend, vary_from=1)):
+        check = functools.partial(
+            _run_calls,
+            cell,
+            use.eager,
+            use.case,
+            layer=layer,
+            compile_layer=compile_layer,
+            hint=hint,
+            after_case=after_case,
+        )
+        with use.case.named(), _aliasing_is_an_error():
+            if not shared_trace.passes_shared(cell, use, check):
                 torch._dynamo.reset()
                 counter = CompileCounterWithBackend(backend)
-                check(case, compile_call(op, counter, cell.shapes), counter)
+                check(use.compile(counter, cell.shapes), counter)
 
 
 def _aliasing_is_an_error():

@@ -9,13 +9,14 @@ the layer. A cell first checks the registries for what its backend needs
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import SetupError, TargetError
-from opsdk.harness import columns, coverage, run_scope, waivers
+from opsdk.harness import columns, contexts, coverage, run_scope, waivers
 from opsdk.harness import profiles as _profiles
 from opsdk.harness._heard import Heard
 from opsdk.harness.cache import CellCache
@@ -45,15 +46,18 @@ def cells(
     shapes: Iterable[str] = SHAPE_MODES,
     pattern: str | None = None,
     profiles: Iterable[str] = (),
+    contexts: Iterable[str] | None = None,
 ) -> list[Cell]:
     """The matrix of the package's ops whose name contains ``pattern``, in ``backends``
     (default: every column); each op's plain cells, then its cells under each option
     profile (:mod:`opsdk.harness.profiles`) in the columns and shape modes it applies
-    to. Each cell carries the waiver the package's opsdk-waivers.toml declares for it
-    (checked against all ops)."""
+    to; each compiled column also in the usage ``contexts`` (names, ``all`` or ``none``;
+    default: :func:`opsdk.harness.contexts.select`'s). Each cell carries the waiver the
+    package's opsdk-waivers.toml declares for it (checked against all ops)."""
     ensure_npu()
     backends = columns.names() if backends is None else tuple(backends)
     variants = [None, *(_profiles.get(p) for p in profiles)]
+    chosen = None if contexts is None else tuple(contexts)
     ops = discover(package)
     waived = waivers.load(package, ops)
     matrix = []
@@ -63,12 +67,20 @@ def cells(
         for profile in variants:
             name = profile.name if profile else None
             matrix += [
-                Cell(op, b, s, waivers.reason_for(waived, op, b, s, name), profile=name)
+                Cell(
+                    op, b, s, waivers.reason_for(waived, op, b, s, name, c), context=c, profile=name
+                )
                 for b in backends
+                for c in (None, *_contexts_of(op, b, chosen))
                 for s in shapes
                 if profile is None or profile.applies(b, s)
             ]
     return matrix
+
+
+def _contexts_of(op: OpUnderTest, backend: str, chosen) -> tuple[str, ...]:
+    column = columns.get(backend)
+    return contexts.select(op.spec, chosen) if column is not None and column.compiles else ()
 
 
 def run_cell(cell: Cell, dump_dir: Path | None = None, cache: CellCache | None = None) -> Result:
@@ -81,6 +93,8 @@ def run_cell(cell: Cell, dump_dir: Path | None = None, cache: CellCache | None =
         result = _run(cell, dump_dir)
         if cache is not None:
             cache.put(cell, result)
+    if cell.context is None:
+        run_scope.record(result)  # what a context's failure compares with (harness.usage)
     result = waivers.apply(result, cell.waiver)
     if cache is not None:
         cache.remember(result)
@@ -112,25 +126,31 @@ def _run(cell: Cell, dump_dir: Path | None) -> Result:
                     column.run(cell, dump_dir)
             except CellFailure as failure:
                 status, layer, message = "fail", failure.layer, str(failure)
-            except CellSkipped as skipped:
+            except CellSkipped as skipped:  # e.g. a context that does not fit: never a pass
                 status, message = "skip", str(skipped)
             except SetupError as err:  # the column cannot run here (e.g. no TorchAir)
                 status, layer, message = "error", "setup", str(err)
             except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
                 failure = as_failure(err, default_layer=column.error_layer)
                 status, layer, message = "error", failure.layer, str(failure)
-    return Result(
-        cell.op.name,
-        cell.backend,
-        cell.shapes,
-        status,
-        layer,
-        message,
-        round(time.perf_counter() - start, 4),
-        context=cell.context,
-        profile=cell.profile,
-        warnings=heard.lines,
-    )
+    if cell.context is not None and status in ("fail", "error") and layer != "setup":
+        message = _in_context(cell, message)
+    seconds = round(time.perf_counter() - start, 4)
+    return cell.result(status, layer, message, seconds=seconds, warnings=heard.lines)
+
+
+def _in_context(cell: Cell, message: str) -> str:
+    """A context cell's failure says which context, and, when the op alone passes in the
+    same column and shape mode, that only the context shows the bug."""
+    alone = run_scope.recorded(cell.op.name, cell.backend, cell.profile, cell.shapes)
+    if alone is None:
+        alone = run_cell(dataclasses.replace(cell, context=None, waiver=None))
+    verdict = {
+        "pass": f" (the op alone passes {alone.label}: a bug only this context shows)",
+        "fail": f" (the op alone fails {alone.label} too: fix that first)",
+        "error": f" (the op alone fails {alone.label} too: fix that first)",
+    }.get(alone.status, "")
+    return f"in context {cell.context}{verdict}: {message}"
 
 
 def one_run(cell_list: Iterable[Cell]) -> contextlib.AbstractContextManager:
@@ -141,18 +161,7 @@ def one_run(cell_list: Iterable[Cell]) -> contextlib.AbstractContextManager:
 
 def not_run(cell: Cell, message: str = "", seconds: float = 0.0) -> Result:
     """The result of a cell an interrupted run did not reach, or aborted."""
-    return Result(
-        cell.op.name,
-        cell.backend,
-        cell.shapes,
-        "not run",
-        None,
-        message,
-        seconds,
-        cell.waiver,
-        context=cell.context,
-        profile=cell.profile,
-    )
+    return cell.result("not run", None, message, seconds=seconds, waiver=cell.waiver)
 
 
 def run_matrix(

@@ -145,10 +145,7 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
             )
         finally:
             if dump_dir is not None:
-                dump(
-                    recorded.graphs,
-                    Path(dump_dir) / case_dir(cell.op.name, cell.shapes, cell.profile),
-                )
+                dump(recorded.graphs, Path(dump_dir) / case_dir(cell.op.name, cell.label))
     profiles.require_reached(cell.profile, "ge", [g.config for g in recorded.graphs])
     if trainable(cell.op.spec) and not recorded.backward:
         raise CellFailure(
@@ -157,13 +154,13 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
         )
 
 
-def case_dir(qualname: str, shapes: str, profile: str | None = None) -> str:
-    """Where ``--dump`` puts an op's GE case: ``ns.name.overload/ge-SHAPES`` (``ge+PROFILE-``
-    under an option profile)."""
+def case_dir(qualname: str, label: str) -> str:
+    """Where ``--dump`` puts the GE graphs of an op's cell labelled ``label``
+    (:attr:`Cell.label`): ``ns.name.overload/ge-SHAPES``, ``ge+PROFILE-SHAPES`` under an
+    option profile, ``ge-SHAPES-CONTEXT`` in a usage context."""
     namespace, _, rest = qualname.partition("::")
     name, _, overload = rest.partition(".")
-    column = f"ge+{profile}" if profile else "ge"
-    return f"{namespace}.{name}.{overload or 'default'}/{column}-{shapes}"
+    return f"{namespace}.{name}.{overload or 'default'}/{label.replace('/', '-')}"
 
 
 def dump(graphs, directory: Path) -> None:

@@ -18,19 +18,8 @@ import time
 from pathlib import Path
 
 from opsdk.harness import interrupts
-from opsdk.harness.model import Result
+from opsdk.harness.model import Cell, Result
 from opsdk.report.progress import unfinished
-
-
-def _cells_of(
-    op: str, backends, shapes, message: str, seconds: float, status: str = "error"
-) -> list[Result]:
-    layer = "process" if status == "error" else None
-    return [
-        Result(op, b, s, status, layer, message, round(seconds, 4))
-        for b in backends
-        for s in shapes
-    ]
 
 
 def _death(returncode: int) -> str:
@@ -48,26 +37,19 @@ def _where(stdout: str) -> str:
     return f" in {label}" if label else ""
 
 
-def run_op(
-    target: str,
-    op: str,
-    backends,
-    shapes,
-    timeout: float,
-    dump_dir=None,
-    profiles=(),
-    flags=(),
-) -> list[Result]:
-    """Check one op in a child `opsdk check` (its plain cells, and those of ``profiles``,
-    with the parent's ``flags``, e.g. ``--no-cache``); a crash or timeout becomes its plain
-    cells' error."""
+def run_op(target: str, cells: list[Cell], selection, timeout: float, dump_dir=None):
+    """Check one op's ``cells`` in a child `opsdk check --only-op` given the ``selection``
+    flags that lay them out (``--backend ...``); a crash or timeout becomes each cell's
+    error, a stop before the child's report each cell's ``not run``."""
+    op = cells[0].op.name
+
+    def every_cell(status, layer=None, message="", seconds=0.0):
+        return [c.result(status, layer, message, seconds=round(seconds, 4)) for c in cells]
+
     with tempfile.TemporaryDirectory(prefix="opsdk-isolate-") as scratch:
         report = Path(scratch) / "report.json"
-        argv = [sys.executable, "-m", "opsdk", "check", target, "--only-op", op]
-        argv += ["--backend", ",".join(backends), "--shapes", ",".join(shapes)]
-        argv += ["--json", str(report), *flags]
-        if profiles:
-            argv += ["--options", ",".join(profiles)]
+        argv = [sys.executable, "-m", "opsdk", "check", target, "--only-op", op, *selection]
+        argv += ["--json", str(report)]
         if dump_dir is not None:
             argv += ["--dump", str(dump_dir)]
         start = time.perf_counter()
@@ -85,7 +67,7 @@ def run_op(
                     f"timed out after {timeout:g} s{_where(stdout)}: the op hangs, "
                     "or needs a larger --timeout"
                 )
-                return _cells_of(op, backends, shapes, message, timeout)
+                return every_cell("error", "process", message, timeout)
             except BaseException:  # interrupted without opsdk.harness.interrupts: no orphan
                 child.kill()
                 raise
@@ -93,7 +75,7 @@ def run_op(
             return [Result(**r) for r in json.loads(report.read_text())["results"]]
         seconds = time.perf_counter() - start
         if interrupts.requested():  # stopped before it could write a report
-            return _cells_of(op, backends, shapes, "", 0.0, status="not run")
+            return every_cell("not run")
         last = (stderr.strip().splitlines() or [""])[-1]
         message = (
             f"the op's process {_death(child.returncode)}{_where(stdout)}"
@@ -101,4 +83,4 @@ def run_op(
             + "; run that cell without --isolate under gdb, or with python -X faulthandler,"
             " to see where"
         )
-        return _cells_of(op, backends, shapes, message, seconds)
+        return every_cell("error", "process", message, seconds)

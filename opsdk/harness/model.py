@@ -96,6 +96,20 @@ class Cell(_Coordinates):
     def id(self) -> str:
         return self._id(self.op.name)
 
+    def result(self, status: str, layer: str | None = None, message: str = "", **more) -> Result:
+        """This cell's result (waiver not applied: see :mod:`opsdk.harness.waivers`)."""
+        return Result(
+            self.op.name,
+            self.backend,
+            self.shapes,
+            status,
+            layer,
+            message,
+            context=self.context,
+            profile=self.profile,
+            **more,
+        )
+
 
 @dataclass(frozen=True)
 class Result(_Coordinates):

@@ -22,13 +22,13 @@ import torch._dynamo
 
 from opsdk.errors import SetupError
 from opsdk.harness import profiles, shared_trace
-from opsdk.harness._compile_call import compile_call
 from opsdk.harness._compiled import recompiled
 from opsdk.harness.compare import assert_same_call
 from opsdk.harness.eager import checked_kernel
 from opsdk.harness.failures import as_failure, chain, first_line
 from opsdk.harness.inputs import Call, Case, cases, mark_static, on_device, tensors_of
 from opsdk.harness.model import Cell, CellFailure, CellSkipped
+from opsdk.harness.usage import Usage, usages
 from opsdk.offline import patches
 from opsdk.offline import torchair as bringup
 
@@ -162,15 +162,16 @@ def _shapes(call: Call) -> tuple:
     return tuple(tuple(t.shape) for t in tensors_of([call.args, call.kwargs]))
 
 
-def _compiled(cell: Cell, backend):
-    """A fresh torch.compile of the op through ``backend``."""
+def _compiled(cell: Cell, use: Usage, backend):
+    """A fresh torch.compile of the usage's function through ``backend``."""
     torch._dynamo.reset()
-    return compile_call(cell.op.overload(), backend, cell.shapes)
+    return use.compile(backend, cell.shapes)
 
 
-def replay_loop(cell: Cell, case: Case, fn) -> _Counts:
-    """Run the case through the compiled ``fn``; raise CellFailure on the first wrong call."""
-    op = cell.op.overload()
+def replay_loop(cell: Cell, use: Usage, fn) -> _Counts:
+    """Run the usage's case through the compiled ``fn``; raise CellFailure on the first
+    wrong call."""
+    op, case = use.eager, use.case
     buffers, shape, previous = None, None, None
     after_first = None
     captured = set()  # the shapes npugraph_ex captured; others ran eagerly past capture_limit
@@ -243,24 +244,25 @@ def run(cell: Cell, dump_dir=None) -> None:
         _backend()
     hooked = patches.npugraph_ex_graphs_hooked if cell.profile else contextlib.nullcontext
     with hooked(graphs.append):
-        for case in _cases(cell):
-            with case.named():
-                _run_case(cell, case)
+        for use in usages(cell, _cases(cell)):
+            with use.case.named():
+                _run_case(cell, use)
     profiles.require_reached(cell.profile, "npugraph_ex", [g.config for g in graphs])
 
 
-def _run_case(cell: Cell, case: Case) -> None:
+def _run_case(cell: Cell, use: Usage) -> None:
     """On the run's shared compile of the case first (see
     :mod:`opsdk.harness.shared_trace`); if anything fails there, alone, with the
     diagnosis ladder, and that result stands."""
+    case = use.case
     if shared_trace.passes_shared(
-        cell, case, lambda compiled, counter: _check_counts(case, replay_loop(cell, case, compiled))
+        cell, use, lambda compiled, counter: _check_counts(case, replay_loop(cell, use, compiled))
     ):
         return
     try:
-        counts = replay_loop(cell, case, _compiled(cell, _cell_backend(cell)))
+        counts = replay_loop(cell, use, _compiled(cell, use, _cell_backend(cell)))
     except CellFailure as failure:
-        raise _diagnose(cell, case, failure) from None
+        raise _diagnose(cell, use, failure) from None
     _check_counts(case, counts, _profile_options(cell).get("capture_limit"))
 
 
@@ -296,11 +298,15 @@ def _then(failure: CellFailure, more: str) -> str:
     return f"{str(failure).rstrip('; .')}; {more}"
 
 
-def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:
+def _diagnose(cell: Cell, use: Usage, failure: CellFailure) -> CellFailure:
     """The seed guide's ladder: which rerun fixes the case says where the bug is."""
     if failure.layer in ("eager", "fake", "recompile"):
         return failure
-    if not _passes(lambda: replay_loop(cell, case, _compiled(cell, "aot_eager"))):
+
+    def passes(backend) -> bool:
+        return _passes(lambda: replay_loop(cell, use, _compiled(cell, use, backend)))
+
+    if not passes("aot_eager"):
         return CellFailure("aot", _then(failure, "aot_eager fails too: fix that column first"))
     if failure.layer == "capture" or "stream is capturing" in str(failure):
         return CellFailure(
@@ -311,9 +317,7 @@ def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:
                 "shape, which a captured graph cannot do: keep the kernel on the device",
             ),
         )
-    if not _passes(
-        lambda: replay_loop(cell, case, _compiled(cell, _cell_backend(cell, force_eager=True)))
-    ):
+    if not passes(_cell_backend(cell, force_eager=True)):
         return CellFailure(
             "aot",
             _then(
@@ -322,9 +326,7 @@ def _diagnose(cell: Cell, case: Case, failure: CellFailure) -> CellFailure:
                 "wrong before any capture",
             ),
         )
-    if _passes(
-        lambda: replay_loop(cell, case, _compiled(cell, _cell_backend(cell, force_recapture=True)))
-    ):
+    if passes(_cell_backend(cell, force_recapture=True)):
         return CellFailure(
             "stale-input",
             _then(

@@ -3,6 +3,8 @@
 Within one run (``opsdk check``, a pytest session): the compiled columns share
 each case's trace (:mod:`opsdk.harness.shared_trace`), and ``opcheck`` leaves
 AOT dispatch to ``aot_eager`` when that column runs too (:mod:`opsdk.harness.opcheck`).
+A run also remembers how each op did alone in each column and shape mode, so a
+usage context's failure can say whether the op alone passes (:mod:`opsdk.harness.contexts`).
 Outside a run (one :func:`opsdk.harness.run_cell` on its own) every column does
 all of its own work. Entering a run imports nothing: eager cells of a run start
 without Dynamo.
@@ -15,12 +17,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from opsdk.harness import columns
+from opsdk.harness.model import Result
 
 
 @dataclass
 class _Run:
     backends: frozenset[str]
     on_end: list[Callable[[], None]] = field(default_factory=list)
+    alone: dict[tuple, Result] = field(default_factory=dict)
 
 
 _run: _Run | None = None
@@ -60,3 +64,14 @@ def at_end(callback: Callable[[], None]) -> None:
     """Call ``callback`` once when the current run ends, however often it is asked."""
     if callback not in _run.on_end:
         _run.on_end.append(callback)
+
+
+def record(result: Result) -> None:
+    """Remember the result of an op alone (a cell without a context) in the current run."""
+    if _run is not None:
+        _run.alone[result.op, result.backend, result.profile, result.shapes] = result
+
+
+def recorded(op: str, backend: str, profile: str | None, shapes: str) -> Result | None:
+    """The recorded result of ``op`` alone in that column, profile and shape mode, if any."""
+    return None if _run is None else _run.alone.get((op, backend, profile, shapes))

@@ -42,10 +42,9 @@ from torch._functorch._aot_autograd.utils import make_boxed_func
 from torch.utils._mode_utils import no_dispatch
 
 from opsdk.harness import columns, run_scope
-from opsdk.harness._compile_call import compile_call
 from opsdk.harness._training import trainable
-from opsdk.harness.inputs import Case
 from opsdk.harness.model import Cell, OpUnderTest
+from opsdk.harness.usage import Usage
 
 # The AOT settings besides decompositions that shape the traced graph.
 _TRACE_SETTINGS = (
@@ -246,13 +245,14 @@ class Frame:
     op: OpUnderTest
     shapes: str
     columns: tuple[str, ...]
+    usage: Usage  # the first column's: each column calls it with its own inputs
     counter: CompileCounterWithBackend = field(init=False)
     compiled: Callable = field(init=False)
 
     def __post_init__(self):
         self.counter = CompileCounterWithBackend(_FanOut(self.op, self.columns))
         name = f"call_op_shared_{next(_numbers)}"
-        self.compiled = compile_call(self.op.overload(), self.counter, self.shapes, name=name)
+        self.compiled = self.usage.compile(self.counter, self.shapes, name=name)
 
 
 @dataclass
@@ -273,12 +273,12 @@ def _forget() -> None:
     _frames.op = None
 
 
-def passes_shared(cell: Cell, case: Case, check: Callable[[Callable, Any], None]) -> bool:
-    """Whether ``check(compiled, counter)`` passed on the run's shared compile of ``case``
+def passes_shared(cell: Cell, usage: Usage, check: Callable[[Callable, Any], None]) -> bool:
+    """Whether ``check(compiled, counter)`` passed on the run's shared compile of ``usage``
     (its compiled function and compile counter), in ``cell``'s column. False when the
     case is not shared or anything went wrong: the column then runs the case alone, and
     that result stands (sharing never decides a result)."""
-    shared = _frame(cell, case)
+    shared = _frame(cell, usage)
     if shared is None:
         return False
     try:
@@ -289,8 +289,8 @@ def passes_shared(cell: Cell, case: Case, check: Callable[[Callable, Any], None]
     return True
 
 
-def _frame(cell: Cell, case: Case) -> Frame | None:
-    """The shared compile of ``case`` for ``cell``'s column, or None: the column then
+def _frame(cell: Cell, usage: Usage) -> Frame | None:
+    """The shared compile of ``usage`` for ``cell``'s column, or None: the column then
     compiles the case on its own (outside a run, alone in it, for an op that trains, or
     under an option profile: the shared compile is the columns' default one)."""
     columns = run_scope.compiled_columns()
@@ -301,7 +301,7 @@ def _frame(cell: Cell, case: Case) -> Frame | None:
         _forget()
         _frames.op = cell.op.name
         run_scope.at_end(_forget)
-    key = (cell.shapes, case.label)
+    key = (cell.context, cell.shapes, usage.case.label)
     if key not in _frames.by_case:
-        _frames.by_case[key] = Frame(cell.op, cell.shapes, columns)
+        _frames.by_case[key] = Frame(cell.op, cell.shapes, columns, usage)
     return _frames.by_case[key]

@@ -14,7 +14,11 @@ or shape mode) is an error, not a silent no-op.
     backend = "ge"             # a backend column, or "*"
     shapes = "dynamic"         # a shape mode, or "*"
     profile = "frozen_parameter"  # optional: an option profile, or "*" (the default)
+    context = "view"           # optional: a usage context, or "*" (the default)
     reason = "GE dynamic shapes need CANN 8.1 (issue 42)"
+
+A waiver without ``profile`` or ``context`` covers the plain cells and every option
+profile or usage context of them.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from pathlib import Path
 
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import OpsdkError
-from opsdk.harness import columns, profiles
+from opsdk.harness import columns, contexts, profiles
 from opsdk.harness.model import OpUnderTest, Result
 
 if sys.version_info >= (3, 11):
@@ -36,7 +40,8 @@ else:
 FILE_NAME = "opsdk-waivers.toml"
 ANY = "*"
 _KEYS = ("op", "backend", "shapes", "reason")
-_OPTIONAL = {"profile": ANY}  # a waiver without it covers every profile and the plain cells
+# a waiver without one of these covers every profile / context, and the plain cells
+_OPTIONAL = {"profile": ANY, "context": ANY}
 
 
 class WaiverError(OpsdkError):
@@ -50,13 +55,22 @@ class Waiver:
     shapes: str
     reason: str
     profile: str = ANY
+    context: str = ANY
 
-    def covers(self, op: OpUnderTest, backend: str, shapes: str, profile: str | None) -> bool:
+    def covers(
+        self,
+        op: OpUnderTest,
+        backend: str,
+        shapes: str,
+        profile: str | None,
+        context: str | None = None,
+    ) -> bool:
         return (
             self.op in (op.name, op.spec.name)
             and self.backend in (ANY, backend)
             and self.shapes in (ANY, shapes)
             and self.profile in (ANY, profile)
+            and self.context in (ANY, context)
         )
 
 
@@ -99,6 +113,7 @@ def _parse(entry, where: str, ops: list[OpUnderTest]) -> Waiver:
         ("backend", columns.names()),
         ("shapes", SHAPE_MODES),
         ("profile", profiles.names()),
+        ("context", contexts.names()),
     ):
         value = getattr(waiver, key)
         if value != ANY and value not in choices:
@@ -114,10 +129,17 @@ def _parse(entry, where: str, ops: list[OpUnderTest]) -> Waiver:
 
 
 def reason_for(
-    waivers: list[Waiver], op: OpUnderTest, backend: str, shapes: str, profile: str | None = None
+    waivers: list[Waiver],
+    op: OpUnderTest,
+    backend: str,
+    shapes: str,
+    profile: str | None = None,
+    context: str | None = None,
 ) -> str | None:
     """The reason of the first waiver covering the cell, if any."""
-    return next((w.reason for w in waivers if w.covers(op, backend, shapes, profile)), None)
+    return next(
+        (w.reason for w in waivers if w.covers(op, backend, shapes, profile, context)), None
+    )
 
 
 def apply(result: Result, reason: str | None) -> Result:

@@ -104,9 +104,9 @@ class TorchairInfo:
 
 def expected_torch_npu_version() -> str:
     """torch-npu releases track torch versions: torch 2.13.0+cpu -> torch-npu 2.13.0."""
-    import torch
+    from opsdk._versions import torch_version
 
-    return Version(torch.__version__).base_version
+    return Version(torch_version()).base_version
 
 
 def cache_root() -> Path:

@@ -9,16 +9,15 @@ import sys
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import torch
-
-import opsdk
+from opsdk import _versions
 from opsdk.axes import SHAPE_MODES
 from opsdk.harness import columns
-from opsdk.harness.model import Result
-from opsdk.harness.waivers import FILE_NAME as WAIVERS_FILE
-from opsdk.runtime.device import ensure_npu
+from opsdk.runtime.device import choose
+
+if TYPE_CHECKING:  # the results' module imports torch, which `opsdk doctor` does not need
+    from opsdk.harness.model import Result
 
 __all__ = [
     "Grid",
@@ -49,14 +48,16 @@ def run_info(target: str) -> dict:
 
 def environment(backends=()) -> dict:
     """What the results were produced on: enough to reproduce or compare runs, with
-    what each column of ``backends`` says of itself."""
-    npu = ensure_npu()
+    what each column of ``backends`` says of itself. Versions come from the installed
+    metadata and nothing is set up, so ``opsdk doctor`` imports torch only to try an
+    installed torch_npu."""
+    npu = choose()
     from opsdk.offline.locator import locate
 
     torchair = locate()
     return {
-        "opsdk": opsdk.__version__,
-        "torch": torch.__version__,
+        "opsdk": _versions.opsdk_version(),
+        "torch": _versions.torch_version(),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "npu": npu.kind,
@@ -130,6 +131,8 @@ def summary(results: list[Result]) -> str:
         text += f" ({cached} cached)"
     stale = sum(r.stale_waiver for r in results)
     if stale:
+        from opsdk.harness.waivers import FILE_NAME as WAIVERS_FILE  # imports torch
+
         text += (
             f"; {stale} stale waiver{'s' if stale > 1 else ''}: "
             f"remove {'them' if stale > 1 else 'it'} from {WAIVERS_FILE}"

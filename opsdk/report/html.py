@@ -83,7 +83,7 @@ def _dumps(dump_dir: Path | None, result: Result) -> dict[str, str]:
     """The graph dumps of a GE cell, by file name (see ``opsdk.harness.ge.dump``)."""
     if dump_dir is None or result.backend != "ge":
         return {}
-    case = Path(dump_dir) / case_dir(result.op, result.shapes, result.profile)
+    case = Path(dump_dir) / case_dir(result.op, result.label)
     return {p.name: p.read_text() for p in sorted(case.glob("*"))}
 
 

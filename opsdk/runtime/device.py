@@ -38,8 +38,17 @@ def ensure_npu() -> NpuInfo:
     """
     global _info
     if _info is None:
-        _info = _detect()
+        info = choose()
+        if not info.real:
+            _install_emulated()
+        _info = info
     return _info
+
+
+def choose() -> NpuInfo:
+    """The device :func:`ensure_npu` chose, or would choose, installing nothing: `opsdk
+    doctor` reports it without importing torch where torch_npu is not installed."""
+    return _info or _detect()
 
 
 def _refuse_beside_torch_npu() -> None:
@@ -58,19 +67,23 @@ def _refuse_beside_torch_npu() -> None:
         )
 
 
-def _emulated(reason: str) -> NpuInfo:
+def _install_emulated() -> None:
     """Install opsdk's emulated device, with torch_npu's ``npu`` API there on first use."""
+    if os.environ.get(EMULATE_ENV) == "1":
+        _refuse_beside_torch_npu()
     from opsdk.offline.npu import device as npu_device
     from opsdk.offline.npu import torch_npu as torch_npu_standin
 
     npu_device.install()
     torch_npu_standin.install_on_first_use(npu_device.npu_module())
+
+
+def _emulated(reason: str) -> NpuInfo:
     return NpuInfo("emulated", None, reason)
 
 
 def _detect() -> NpuInfo:
     if os.environ.get(EMULATE_ENV) == "1":
-        _refuse_beside_torch_npu()
         return _emulated(f"{EMULATE_ENV}=1")
     if importlib.util.find_spec("torch_npu") is None:
         return _emulated("torch_npu is not installed")

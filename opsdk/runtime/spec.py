@@ -45,8 +45,8 @@ def check_identifier(what: str, value: str) -> str:
     """Refuse names that cannot be a Python identifier in generated code."""
     if not _IDENTIFIER.match(value or ""):
         raise SpecError(
-            f"{what} {value!r} is not a valid identifier: use letters, digits and '_', "
-            "not starting with a digit (e.g. my_add)"
+            f"{what} {value!r} is not a valid identifier: torch's schema parser takes ASCII "
+            "letters, digits and '_' only, not starting with a digit (e.g. my_add)"
         )
     if keyword.iskeyword(value):
         raise SpecError(
@@ -254,10 +254,14 @@ def parse(
         parsed = torch._C.parse_schema(f"{ns}::{schema}")
     except (RuntimeError, UnicodeError) as err:  # torch refuses non-ASCII text undecoded
         first = str(err).strip().splitlines()[0]
-        raise SpecError(
-            f"schema {schema!r} does not parse ({first}): write e.g. "
-            "'my_op(Tensor x, float alpha=1.0) -> Tensor'"
-        ) from None
+        unquoted = re.sub(r"'[^']*'|\"[^\"]*\"", "", schema)  # string defaults may be any text
+        non_ascii = re.findall(r"\w*[^\x00-\x7f]\w*", unquoted)
+        fix = (
+            f"torch's schema parser takes ASCII names only ({non_ascii[0]!r} is not)"
+            if non_ascii
+            else "write e.g. 'my_op(Tensor x, float alpha=1.0) -> Tensor'"
+        )
+        raise SpecError(f"schema {schema!r} does not parse ({first}): {fix}") from None
     spec = _from_parsed(parsed)
     if validate:
         validate_rules(spec)

@@ -11,6 +11,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._pytree import tree_map
 
+from opsdk.errors import OpsdkError
 from opsdk.harness.inputs import cases
 from opsdk.runtime import spec, types
 from opsdk.runtime.irdef import IrDef
@@ -47,7 +48,14 @@ def _fake_outputs(op, call) -> list:
             lambda v: mode.from_tensor(v) if isinstance(v, torch.Tensor) else v,
             (call.args, call.kwargs),
         )
-        out = op(*args, **kwargs)
+        try:
+            out = op(*args, **kwargs)
+        except Exception as err:  # noqa: BLE001 - a skeleton's ImplementMe, or a bug in it
+            first = f"{type(err).__name__}: {err}".splitlines()[0]
+            raise OpsdkError(
+                f"{op.name()}: opsdk ir takes the output data types from the fake function, "
+                f"which raised {first}; `opsdk check` names its file and line"
+            ) from None
     if out is None:
         return []
     return list(out) if isinstance(out, tuple) else [out]

@@ -28,6 +28,9 @@ from opsdk.scaffold._context import context
 
 # The cookiecutter template: package data beside this module, in a checkout and installed.
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
+# Files are named after the op (NAME_<16 hex>.so, .opsdk-new-NAME-<8 random>), and file
+# systems take 255 bytes per name.
+MAX_NAME = 200
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,11 @@ def build_spec(req: NewRequest) -> spec.OpSpec:
     """Validate the request and parse its schema (the default add when none is given).
     For a pair (``--pair``) this is its in-place op, which the IR binds."""
     spec.check_identifier("op name", req.name)
+    if len(req.name) > MAX_NAME:
+        raise SpecError(
+            f"op name of {len(req.name)} characters: opsdk names files after the op and file "
+            f"systems take 255 bytes per name: keep it to {MAX_NAME} characters"
+        )
     if req.style not in STYLES:
         raise SpecError(f"unknown --style {req.style!r}: choose one of {', '.join(STYLES)}")
     if req.attach and req.style != "library":
@@ -75,6 +83,7 @@ def build_spec(req: NewRequest) -> spec.OpSpec:
         spec.require_differentiable(op)
     if req.style == "cpp":
         cppsig.signature(op.name, op)  # refuses a type without a C++ kernel type
+        _clang_format()  # before anything is written
     return op
 
 
@@ -156,18 +165,26 @@ def new(req: NewRequest) -> NewResult:
 
 @contextlib.contextmanager
 def staging_dir(out: Path, name: str) -> Iterator[Path]:
-    """A temporary directory inside ``out`` (so the final move is a rename), always removed."""
+    """A temporary directory inside ``out`` (so the final move is a rename), always removed,
+    and with it on failure the directories made for ``out``."""
+    made = [d for d in (out, *out.parents) if not d.exists()]  # innermost first
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".opsdk-new-{name}-", dir=out))
-    except OSError as err:
-        raise ScaffoldError(
-            f"cannot write to {out} ({err.strerror}): pick a writable --out directory"
-        ) from None
-    try:
-        yield staging
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=f".opsdk-new-{name}-", dir=out))
+        except OSError as err:
+            raise ScaffoldError(
+                f"cannot write to {out} ({err.strerror}): pick a writable --out directory"
+            ) from None
+        try:
+            yield staging
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    except BaseException:
+        for directory in made:
+            with contextlib.suppress(OSError):  # not empty: not only ours
+                directory.rmdir()
+        raise
 
 
 def render(op: spec.OpSpec, req: NewRequest, staging: Path, package: str | None = None) -> Path:

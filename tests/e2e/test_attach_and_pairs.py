@@ -62,7 +62,9 @@ def test_pairs_and_torch_npu_inplace_ops_pass_every_column(pair_package, opsdk_c
     assert run.code == 0, run.stdout[-3000:] + run.stderr[-2000:]
     ops = {cell["op"] for cell in run.report["results"]}
     assert ops == {f"{NAMESPACE}::my_upd_", f"{NAMESPACE}::my_upd", f"{NAMESPACE}::my_axpy_"}
-    assert {cell["status"] for cell in run.report["results"]} == {"pass"}
+    # the in-place ops also run in view and buffer; Dynamo holds buffers static (a skip)
+    outcomes = {(c["status"], c["context"], c["shapes"]) for c in run.report["results"]}
+    assert {o for o in outcomes if o[0] != "pass"} == {("skip", "buffer", "dynamic")}
 
 
 def test_npugraph_ex_reinplaces_the_functional_op_into_its_partner(scaffolds, tmp_path):

@@ -85,16 +85,25 @@ def test_a_hanging_kernel_times_out_as_its_ops_error(scaffolds, tmp_path, opsdk_
         "--timeout",
         "3",
         "--backend",
-        "eager",
+        "eager,npugraph_ex",
         "--shapes",
-        "static",
+        "dynamic",
+        "--options",
+        "capture_limit",
         json_report=True,
     )
     assert run.code == 1, run.stdout + run.stderr
-    [cell] = run.report["results"]
-    assert (cell["status"], cell["layer"]) == ("error", "process"), cell
-    assert cell["message"].startswith("timed out after 3 s"), cell
-    assert cell["seconds"] == 3
+    # every cell of the op, its option profile's included, is the timeout's error
+    cells = run.report["results"]
+    assert [(c["backend"], c["profile"]) for c in cells] == [
+        ("eager", None),
+        ("npugraph_ex", None),
+        ("npugraph_ex", "capture_limit"),
+    ], cells
+    for cell in cells:
+        assert (cell["status"], cell["layer"]) == ("error", "process"), cell
+        assert cell["message"].startswith("timed out after 3 s"), cell
+        assert cell["seconds"] == 3
 
 
 @pytest.mark.parametrize(

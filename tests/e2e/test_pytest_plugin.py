@@ -15,7 +15,7 @@ import pytest
 from scaffolded import edit
 
 from opsdk.axes import SHAPE_MODES
-from opsdk.harness.columns import names
+from opsdk.harness.columns import compiling, names
 
 
 def _package(scaffolds, tmp_path, **kwargs):
@@ -54,10 +54,16 @@ def test_markers_and_keywords_select_backends_and_shape_modes(scaffolds, tmp_pat
     pkg = _package(scaffolds, tmp_path, inplace=True, style="library")
     ge = _pytest(pkg, "--collect-only", "-q", "--strict-markers", "-m", "ge")
     assert ge.returncode == 0, ge.stdout + ge.stderr
-    assert _collected(ge) == [f"plug::my_add[ge-{s}]" for s in SHAPE_MODES]
-    dynamic = _pytest(pkg, "--collect-only", "-q", "-k", "dynamic")
+    # an in-place op: its compiled columns also run in the view and buffer contexts
+    cells = [f"ge-{s}" for s in SHAPE_MODES]
+    cells += [f"ge-{s}/{context}" for context in ("view", "buffer") for s in SHAPE_MODES]
+    assert _collected(ge) == [f"plug::my_add[{c}]" for c in cells]
+    dynamic = _pytest(pkg, "--collect-only", "-q", "-k", "dynamic and not view and not buffer")
     assert dynamic.returncode == 0, dynamic.stdout + dynamic.stderr
     assert _collected(dynamic) == [f"plug::my_add[{b}-dynamic]" for b in names()]
+    view = _pytest(pkg, "--collect-only", "-q", "--strict-markers", "-m", "view and static")
+    assert view.returncode == 0, view.stdout + view.stderr
+    assert _collected(view) == [f"plug::my_add[{b}-static/view]" for b in compiling()]
 
 
 def test_a_failing_cell_fails_with_its_layer_and_message_not_a_traceback(scaffolds, tmp_path):

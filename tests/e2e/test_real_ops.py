@@ -36,18 +36,24 @@ def packages(wheel, tmp_path_factory):
     return {name: real_ops.write_package(op, root) for name, op in real_ops.REAL_OPS.items()}
 
 
+BUFFER_DYNAMIC = ("skip", "buffer", "dynamic")
+
+
 @pytest.mark.parametrize("name", sorted(real_ops.REAL_OPS))
 def test_real_op_passes_every_cell(name, packages, opsdk_cli):
     run = opsdk_cli("check", packages[name], json_report=True)
     assert run.report is not None, run.stderr[-2000:]
+    # an in-place op also runs in its default contexts, where Dynamo's static buffers
+    # leave buffer-dynamic out (a skip)
     failed = [
-        f"{r['op']} [{r['backend']}-{r['shapes']}] {r['layer']}: {r['message']}"
+        f"{r['op']} [{r['backend']}-{r['shapes']}/{r['context']}] {r['layer']}: {r['message']}"
         for r in run.report["results"]
-        if r["status"] != "pass"
+        if r["status"] != "pass" and (r["status"], r["context"], r["shapes"]) != BUFFER_DYNAMIC
     ]
     assert not failed, "\n".join(failed)
     ops = len(real_ops.REAL_OPS[name].names)
-    assert len(run.report["results"]) == ops * len(columns.names()) * len(SHAPE_MODES)
+    alone = [r for r in run.report["results"] if r["context"] is None]
+    assert len(alone) == ops * len(columns.names()) * len(SHAPE_MODES)
     assert run.code == 0, run.stderr[-2000:]
     # TorchAir warns for each of torch_npu's ops missing offline: opsdk keeps that quiet.
     assert "Failed to import torchair" not in run.stderr

@@ -183,3 +183,48 @@ def test_readme_links_both_guides():
     readme = _text(ROOT / "README.md")
     for g in GUIDES:
         assert f"(docs/{g.name})" in readme, f"README.md does not link docs/{g.name}"
+
+
+def _code_after_docstring(path: Path) -> str:
+    """A module's text after its docstring: the code a reader copies."""
+    import ast
+
+    lines = path.read_text().splitlines(keepends=True)
+    return "".join(lines[ast.parse("".join(lines)).body[0].end_lineno :]).lstrip("\n")
+
+
+def test_the_specs_shown_for_the_default_add_are_what_opsdk_new_writes(scaffolds):
+    written = _code_after_docstring(scaffolds.shared("my_add") / "my_add" / "specs.py")
+    for doc in (ROOT / "README.md", *GUIDES):
+        shown = [block for block in FENCE.findall(_text(doc)) if "  # empty" in block]
+        assert len(shown) == 1, f"{doc.name}: one specs.py block of the default add"
+        assert shown[0] == written, f"{doc.name}: the specs.py shown is not what opsdk new writes"
+
+
+def test_the_reg_op_export_shown_is_what_opsdk_ir_prints(guide):
+    """The guides' `opsdk ir /tmp/g/my_op --format reg_op` output, for their my_op: the
+    schema of §3 and the fake function of §5 (no specs: the default float32 case)."""
+    import torch
+
+    from opsdk.runtime import converters, meta, spec
+    from opsdk.scaffold import ir_export
+
+    text = _text(guide)
+    assert '"my_op(Tensor x, float scale) -> Tensor"' in text and "meta.same_as(x)" in text
+    lib = torch.library.Library("docs_ir", "FRAGMENT")
+    lib.define("my_op(Tensor x, float scale) -> Tensor")
+    torch.library.register_fake("docs_ir::my_op", lambda x, scale: meta.same_as(x), lib=lib)
+    ir = converters.ir_def_for(spec.of(torch.ops.docs_ir.my_op.default))
+    blocks = FENCE.findall(text)
+    [at] = [
+        i for i, b in enumerate(blocks) if b.startswith("opsdk ir /tmp/g/my_op --format reg_op")
+    ]
+    printed = ir_export.reg_op(ir_export.model(ir))
+    # The block trims with "..." lines: what is left is the output's, in order.
+    shown = [part for part in re.split(r"^\.\.\.\n", blocks[at + 1], flags=re.M) if part]
+    assert "REG_OP(MyOp)" in "".join(shown), guide.name
+    position = 0
+    for part in shown:
+        found = printed.find(part, position)
+        assert found >= 0, f"{guide.name}: opsdk ir prints no\n{part}\nbut:\n{printed}"
+        position = found + len(part)

@@ -280,7 +280,29 @@ CASES = [
     Case("TensorMove", [X.t()], lambda x: x.contiguous()),
     Case("Assign", [X.clone(), Y], lambda ref, v: v),
     Case("NoOp", [X], lambda x: []),
+    # dense memory seen through strides: [[m[1], m[5]], [m[2], m[6]]] of X.t()'s values
+    Case(
+        "AsStrided",
+        [X.t(), t(2, 2), t(1, 4), t(1)],
+        lambda x, *_: _picked(x, 1, 5, 2, 6),
+    ),
+    Case(
+        "ViewCopy",  # dst[1:3, 1:3] = [[y[0], y[4]], [y[1], y[5]]]
+        [X.clone(), t(2, 2), t(4, 1), t(5), Y, t(2, 2), t(1, 4), t(0)],
+        lambda d, *_: _written(d, (slice(1, 3), slice(1, 3)), _picked(Y, 0, 4, 1, 5)),
+    ),
 ]
+
+
+def _picked(x, *at):
+    """Elements ``at`` of ``x``'s dense row-major memory, as a 2x2 tensor."""
+    return x.contiguous().reshape(-1)[torch.tensor(at).view(2, 2)]
+
+
+def _written(dst, index, values):
+    out = dst.clone()
+    out[index] = values
+    return out
 
 
 def _ids(case):

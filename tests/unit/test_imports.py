@@ -121,3 +121,11 @@ def test_a_cycle_through_a_function_level_import_is_found(tmp_path):
     (pkg / "sub" / "c.py").write_text("def late():\n    from ..a import late\n")
     (pkg / "d.py").write_text("import pkg.a\n")
     assert find_cycles(import_graph(pkg)) == [["pkg.a", "pkg.sub.b", "pkg.sub.c", "pkg.a"]]
+
+
+def test_test_modules_have_unique_basenames_across_tiers():
+    """pytest imports test modules by basename (no __init__.py): a name in both tiers
+    makes the second an import-mismatch error, and its tests never run."""
+    tests = Path(__file__).resolve().parents[1]
+    names = [p.name for tier in ("unit", "e2e") for p in (tests / tier).glob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []

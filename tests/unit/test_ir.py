@@ -190,3 +190,55 @@ def test_bind_refuses_a_required_ir_input_no_argument_feeds():
         ValueError, match=r"no argument feeds the required IR input\(s\) \['gamma'\]"
     ):
         converters.bind(_rms_norm_ir(), op, arg_names={"self": "x"})
+
+
+def _op(ns: str, schema: str, fake):
+    """An op defined in this process with ``fake`` as its fake function, and its IR."""
+    import torch
+
+    lib = torch.library.Library(ns, "FRAGMENT")
+    lib.define(schema)
+    name = schema.split("(")[0]
+    torch.library.register_fake(f"{ns}::{name}", fake, lib=lib)
+    op = getattr(getattr(torch.ops, ns), name).default
+    return lib, op, converters.ir_def_for(spec.of(op))
+
+
+def test_both_exports_of_a_package_op_declare_the_same_data_types():
+    """One package op, two formats: what the specs feed each tensor (a column per case,
+    an int index output, an int64 host scalar), read back as one model."""
+    import torch
+
+    from opsdk.inputs import F16, F32, I32, I64, Support, declare_supported
+    from opsdk.scaffold import cann
+
+    def fake(x, idx, n):
+        return torch.empty_like(x), torch.empty_like(idx, dtype=torch.int64)
+
+    _lib, op, ir = _op(
+        "irt_pkg", "mix(Tensor x, Tensor idx, SymInt n) -> (Tensor y, Tensor i)", fake
+    )
+    declare_supported(op, [Support(F32(2, 3), I64(2, 3), 2), Support(F16(2, 3), I32(2, 3), 2)])
+    model = ir_export.model(ir)
+    assert model.dtypes == {
+        "x": ("DT_FLOAT", "DT_FLOAT16"),
+        "idx": ("DT_INT64", "DT_INT32"),
+        "n": ("DT_INT64", "DT_INT64"),
+        "y": ("DT_FLOAT", "DT_FLOAT16"),
+        "i": ("DT_INT64", "DT_INT64"),
+    }
+    from_reg_op = cann.read(ir_export.reg_op(model))
+    assert from_reg_op == cann.read(ir_export.msopgen_json(model))
+    assert [read.dtypes for read in from_reg_op] == [model.dtypes]
+
+
+def test_a_skeletons_export_asks_for_the_fake_function():
+    from opsdk.errors import OpsdkError
+    from opsdk.runtime.implement_me import ImplementMe
+
+    def fake(x):
+        raise ImplementMe(__file__, "sk_fake", "return empty tensors of the output shapes")
+
+    _lib, _, ir = _op("irt_skel", "sk(Tensor x) -> Tensor", fake)
+    with pytest.raises(OpsdkError, match=r"^irt_skel::sk: .*fake function.*implement me: sk_fake"):
+        ir_export.model(ir)

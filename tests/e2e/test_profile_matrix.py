@@ -30,7 +30,17 @@ def run(scaffolds, tmp_path_factory, opsdk_cli_module):
         HOST_FALLBACK,
     )
     options = "no_clone_input,capture_limit,no_input_mutations,no_input_inplace_pass"
-    args = ["check", pkg, "--backend", "ge,npugraph_ex", "--shapes", "dynamic"]
+    # profiles on the op alone (with usage contexts: test_context_matrix.py)
+    args = [
+        "check",
+        pkg,
+        "--backend",
+        "ge,npugraph_ex",
+        "--shapes",
+        "dynamic",
+        "--contexts",
+        "none",
+    ]
     return opsdk_cli_module(*args, "--options", options, json_report=True)
 
 

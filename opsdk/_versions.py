@@ -1,0 +1,41 @@
+"""Installed versions, read from the distributions' metadata, never by importing them:
+``import torch`` alone costs seconds, which ``opsdk --version`` and ``opsdk doctor``
+must not pay."""
+
+from __future__ import annotations
+
+from importlib import metadata
+from pathlib import Path
+
+
+def installed(distribution: str) -> str | None:
+    """The installed version of ``distribution`` (``"2.13.0+cpu"``), None when absent."""
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def opsdk_version() -> str:
+    """opsdk's version: the installed distribution's, else (a checkout on ``sys.path``
+    that was never installed) its ``pyproject.toml``'s, where the version is set."""
+    found = installed("opsdk")
+    if found is None:
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # Python 3.10: opsdk's tools bring tomli
+            import tomli as tomllib
+
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        found = tomllib.loads(pyproject.read_text())["project"]["version"]
+    return found
+
+
+def torch_version() -> str:
+    """The installed torch's version, as ``torch.__version__`` spells it."""
+    found = installed("torch")
+    if found is None:  # a torch built in place has no metadata: ask the module
+        import torch
+
+        found = torch.__version__
+    return found

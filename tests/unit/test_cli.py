@@ -1,0 +1,136 @@
+"""The `opsdk` command line itself: version, help, usage errors, what a command imports,
+and `opsdk new` refusing bad names before it creates anything."""
+
+import json
+import os
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+import opsdk
+from opsdk import _versions, cli
+from opsdk.axes import SHAPE_MODES
+from opsdk.harness import columns, contexts, profiles
+from opsdk.scaffold import _render
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
+
+
+def _run(capsys, *argv) -> tuple[int, str, str]:
+    """``opsdk ARGV`` in this process: (exit code, stdout, stderr)."""
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as done:  # argparse: --help, --version, usage errors
+        code = done.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_version_is_the_installed_distributions(capsys):
+    installed = metadata.version("opsdk")
+    assert _run(capsys, "--version") == (0, f"opsdk {installed}\n", "")
+    assert opsdk.__version__ == installed
+
+
+def test_a_checkout_never_installed_has_its_pyprojects_version(monkeypatch):
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    monkeypatch.setattr(_versions, "installed", lambda distribution: None)
+    assert _versions.opsdk_version() == tomllib.loads(pyproject.read_text())["project"]["version"]
+
+
+# Each argv is run in one fresh interpreter, in order; after each, whether torch is loaded.
+_PROBE = """
+import json, sys
+from opsdk.cli import main
+loaded = []
+for argv in json.loads(sys.argv[1]):
+    try:
+        main(argv)
+    except SystemExit:
+        pass
+    loaded.append("torch" in sys.modules)
+print(json.dumps(loaded))
+"""
+
+
+def test_help_version_and_doctor_do_not_import_torch(tmp_path):
+    """`import torch` costs 2-8 s: the commands that only print must not pay it (doctor:
+    where no torch_npu is installed, whose import it would have to try)."""
+    argvs = [["--help"], ["--version"], ["check", "--help"], ["doctor"]]
+    env = dict(os.environ, OPSDK_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("OPSDK_EMULATE_NPU", None)
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(argvs)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = json.loads(done.stdout.splitlines()[-1])
+    assert [" ".join(a) for a, hit in zip(argvs, loaded, strict=True) if hit] == []
+    assert "torch        2.13" in done.stdout and "npu          emulated" in done.stdout
+
+
+def test_check_help_lists_every_choice(capsys):
+    code, out, _ = _run(capsys, "check", "--help")
+    assert code == 0
+    for choice in (*columns.names(), *SHAPE_MODES, *profiles.names(), *contexts.names()):
+        assert choice in out, f"check --help does not list {choice}"
+
+
+def test_a_misspelled_flag_gets_its_subcommands_usage(capsys):
+    code, out, err = _run(capsys, "check", "pkg", "--bakend", "ge")
+    assert code == 2 and out == ""
+    assert err.startswith("usage: opsdk check ")
+    assert (
+        "opsdk check: error: unrecognized arguments: --bakend ge (did you mean --backend?)" in err
+    )
+
+
+def test_a_name_too_long_for_a_file_is_refused_before_anything_is_created(capsys, tmp_path):
+    out_dir = tmp_path / "out" / "deeper"
+    code, _, err = _run(capsys, "new", "a" * 300, "--out", str(out_dir))
+    assert code == 2 and err.count("\n") == 1 and "200 characters" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_non_ascii_name_is_refused_with_torchs_rule(capsys, tmp_path):
+    code, _, err = _run(capsys, "new", "加法", "--out", str(tmp_path / "out"))
+    assert code == 2 and err.count("\n") == 1
+    assert "torch's schema parser takes ASCII letters, digits and '_' only" in err
+    schema = "my_op(Tensor 输入) -> Tensor"
+    code, _, err = _run(capsys, "new", "my_op", "--schema", schema, "--out", str(tmp_path / "o"))
+    assert code == 2 and "torch's schema parser takes ASCII names only ('输入' is not)" in err
+    # The rule the message states is torch's: its schema parser refuses the name.
+    with pytest.raises((RuntimeError, UnicodeError)):
+        import torch
+
+        torch._C.parse_schema("ns::加法(Tensor x) -> Tensor")
+
+
+def test_cpp_style_without_clang_format_is_refused_before_anything_is_created(
+    capsys, tmp_path, monkeypatch
+):
+    monkeypatch.setitem(sys.modules, "clang_format", None)  # as if opsdk[cpp] were missing
+    code, _, err = _run(capsys, "new", "my_cpp", "--style", "cpp", "--out", str(tmp_path / "o"))
+    assert code == 2 and "pip install 'opsdk[cpp]'" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_failure_after_out_was_made_removes_what_it_made(capsys, tmp_path, monkeypatch):
+    def fail(package):
+        raise _render.ScaffoldError("formatting the generated code failed: (test)")
+
+    monkeypatch.setattr(_render, "_format", fail)
+    (tmp_path / "kept").mkdir()
+    code, _, err = _run(capsys, "new", "my_add", "--out", str(tmp_path / "kept" / "a" / "b"))
+    assert code == 2 and "formatting" in err
+    assert list(tmp_path.iterdir()) == [tmp_path / "kept"]
+    assert list((tmp_path / "kept").iterdir()) == []
