@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import torch
-
 from opsdk.harness._training import gradients, requires_grad, trainable
 from opsdk.harness.compare import assert_same, assert_same_call
 from opsdk.harness.failures import as_failure, kernel_failure
-from opsdk.harness.inputs import Call, Case, cases, on_device, tensors_of
+from opsdk.harness.inputs import Call, Case, cases, on_device, tensor_bytes, tensors_of
 from opsdk.harness.model import Cell, CellFailure
 
 HINT = "fix the npu kernel in kernels.py (the CPU reference is the oracle)"
@@ -48,10 +46,7 @@ def run(cell: Cell, dump_dir=None) -> None:
 
 def _snapshot(outputs) -> list[bytes]:
     """The outputs' bytes (bitwise: a NaN equals itself)."""
-    return [
-        t.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes()
-        for t in tensors_of(outputs)
-    ]
+    return [tensor_bytes(t) for t in tensors_of(outputs)]
 
 
 def _check_kept(kept, index: int) -> None:

@@ -330,6 +330,13 @@ def tensors_of(value) -> list[torch.Tensor]:
     return found
 
 
+def tensor_bytes(t: torch.Tensor) -> bytes:
+    """The bytes of ``t``'s values in logical order, bitwise (a NaN equals itself): one
+    snapshot for every check that asks whether a tensor's values changed."""
+    plain = t.detach().resolve_conj().resolve_neg().cpu().contiguous()
+    return plain.reshape(-1).view(torch.uint8).numpy().tobytes()
+
+
 def on_device(call: Call, device: str) -> Call:
     """A copy of ``call`` with fresh tensors on ``device`` (inputs may be mutated);
     strides are kept, so a non-contiguous input stays non-contiguous."""

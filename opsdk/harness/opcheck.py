@@ -22,7 +22,7 @@ from opsdk.errors import SpecError
 from opsdk.harness import layout, run_scope
 from opsdk.harness._training import requires_grad, trainable
 from opsdk.harness.failures import first_line, implement_me, kernel_failure, raised_at
-from opsdk.harness.inputs import Call, cases, map_tensors, on_device, tensors_of
+from opsdk.harness.inputs import Call, cases, map_tensors, on_device, tensor_bytes, tensors_of
 from opsdk.harness.model import Cell, CellFailure
 from opsdk.runtime.spec import validate_rules
 
@@ -93,7 +93,6 @@ def _fingerprint(value):
     """``value`` with each tensor replaced by what opcheck's outcome depends on: dtype,
     geometry, device, autograd flag and bytes."""
     if isinstance(value, torch.Tensor):
-        plain = value.detach().resolve_conj().resolve_neg().cpu().contiguous()
         return (
             value.dtype,
             tuple(value.shape),
@@ -101,7 +100,7 @@ def _fingerprint(value):
             value.storage_offset(),
             value.device.type,
             value.requires_grad,
-            plain.reshape(-1).view(torch.uint8).numpy().tobytes(),
+            tensor_bytes(value),
         )
     if isinstance(value, (list, tuple)):
         return (type(value), *map(_fingerprint, value))

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from opsdk.errors import SpecError
-from opsdk.harness.inputs import Call, cases, mark_static, tensors_of
+from opsdk.harness.inputs import Call, cases, mark_static, tensor_bytes, tensors_of
 from opsdk.harness.model import CellFailure
 from opsdk.runtime.inputs import (
     BF16,
@@ -397,3 +397,28 @@ def test_a_changed_scalar_the_reference_refuses_keeps_its_declared_value():
     # 2 -> 3 does not divide 4: kept at 2; 2 -> 4 does, so it is tried
     assert [c.args[1] for c in case.calls] == [2, 2, 4]
     assert [bool(c.changed) for c in case.calls] == [False, False, True]
+
+
+def _bytes_of(values) -> bytes:
+    return torch.tensor(values).numpy().tobytes()
+
+
+def test_tensor_bytes_is_bitwise_so_a_nan_equals_itself():
+    t = torch.tensor([float("nan"), 1.0])
+    assert not torch.equal(t, t)
+    assert tensor_bytes(t) == tensor_bytes(t.clone()) == _bytes_of([float("nan"), 1.0])
+    assert tensor_bytes(torch.tensor(2.0)) == _bytes_of(2.0)  # a 0-dim tensor too
+
+
+@pytest.mark.parametrize(
+    "view, values",
+    [
+        (torch.tensor([1 + 2j, 3 - 4j]).conj(), [1 - 2j, 3 + 4j]),
+        (torch._neg_view(torch.tensor([1.0, 2.0])), [-1.0, -2.0]),
+        (torch.tensor([[1.0, 2.0], [3.0, 4.0]]).T, [[1.0, 3.0], [2.0, 4.0]]),
+        (torch.arange(6.0)[::2], [0.0, 2.0, 4.0]),
+    ],
+    ids=["conj", "neg", "transposed", "strided"],
+)
+def test_tensor_bytes_are_the_bytes_of_a_views_values_not_of_its_storage(view, values):
+    assert tensor_bytes(view) == _bytes_of(values)

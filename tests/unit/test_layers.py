@@ -179,3 +179,20 @@ def test_a_kernel_returning_its_input_is_schema_in_every_opcheck_cell():
             result = harness.run_cell(cell)
         assert (result.status, result.layer) == ("fail", "schema"), result.describe()
         assert "alias" in result.message, result.message
+
+
+_KEPT: dict = {}
+
+
+def _keeping_npu(x):
+    """One output buffer per shape, kept in a global: the next call overwrites it."""
+    out = _KEPT.setdefault(tuple(x.shape), torch.empty(x.shape, device=x.device))
+    return torch.mul(x, 2, out=out)
+
+
+def test_a_kernel_returning_a_kept_buffer_is_eager_and_says_what_to_change():
+    op = _define("keeping", _keeping_npu, lambda x: x * 2, meta.same_as)
+    result = _results(op, ["eager"])["eager"]
+    assert (result.status, result.layer) == ("fail", "eager"), result.describe()
+    assert "call 1 changed what call 0 returned" in result.message, result.message
+    assert "return a new tensor each call" in result.message
