@@ -90,7 +90,7 @@ def run_cell(cell: Cell, dump_dir: Path | None = None, cache: CellCache | None =
     holds is not run: its cached result is (:mod:`opsdk.harness.cache`)."""
     result = cache.get(cell) if cache is not None else None
     if result is None:
-        result = _run(cell, dump_dir)
+        result = _run(cell, dump_dir, cache)
         if cache is not None:
             cache.put(cell, result)
     if cell.context is None:
@@ -101,7 +101,7 @@ def run_cell(cell: Cell, dump_dir: Path | None = None, cache: CellCache | None =
     return result
 
 
-def _run(cell: Cell, dump_dir: Path | None) -> Result:
+def _run(cell: Cell, dump_dir: Path | None, cache: CellCache | None) -> Result:
     start = time.perf_counter()
     column = columns.get(cell.backend)
     status, layer, message = "pass", None, ""
@@ -134,23 +134,39 @@ def _run(cell: Cell, dump_dir: Path | None) -> Result:
                 failure = as_failure(err, default_layer=column.error_layer)
                 status, layer, message = "error", failure.layer, str(failure)
     if cell.context is not None and status in ("fail", "error") and layer != "setup":
-        message = _in_context(cell, message)
+        message = _in_context(cell, message, cache)
     seconds = round(time.perf_counter() - start, 4)
     return cell.result(status, layer, message, seconds=seconds, warnings=heard.lines)
 
 
-def _in_context(cell: Cell, message: str) -> str:
+def _in_context(cell: Cell, message: str, cache: CellCache | None) -> str:
     """A context cell's failure says which context, and, when the op alone passes in the
     same column and shape mode, that only the context shows the bug."""
-    alone = run_scope.recorded(cell.op.name, cell.backend, cell.profile, cell.shapes)
-    if alone is None:
-        alone = run_cell(dataclasses.replace(cell, context=None, waiver=None))
+    alone = _alone(cell, cache)
     verdict = {
         "pass": f" (the op alone passes {alone.label}: a bug only this context shows)",
         "fail": f" (the op alone fails {alone.label} too: fix that first)",
         "error": f" (the op alone fails {alone.label} too: fix that first)",
     }.get(alone.status, "")
     return f"in context {cell.context}{verdict}: {message}"
+
+
+def _alone(cell: Cell, cache: CellCache | None) -> Result:
+    """How the op did alone in ``cell``'s column, profile and shape mode: as this run
+    recorded it, else as the cache holds it (read even where the run serves no cached
+    cell, as --last-failed's: a verdict is no cell of the matrix), else run now, once
+    per run (recorded for the run's other contexts and cached, never reported)."""
+    alone = run_scope.recorded(cell.op.name, cell.backend, cell.profile, cell.shapes)
+    if alone is not None:
+        return alone
+    plain = dataclasses.replace(cell, context=None, waiver=None)
+    alone = cache.read(plain) if cache is not None else None
+    if alone is None:
+        alone = _run(plain, None, cache)
+        if cache is not None:
+            cache.put(plain, alone)
+    run_scope.record(alone)
+    return alone
 
 
 def one_run(cell_list: Iterable[Cell]) -> contextlib.AbstractContextManager:

@@ -97,9 +97,12 @@ class CellCache:
     # Results ---------------------------------------------------------------------------
 
     def get(self, cell: Cell) -> Result | None:
-        """The cell's cached result, marked cached; None when there is none to trust."""
-        if not self.reuse:
-            return None
+        """The cell's cached result to serve, marked cached; None when there is none to
+        trust or the cache serves none (``reuse=False``)."""
+        return self.read(cell) if self.reuse else None
+
+    def read(self, cell: Cell) -> Result | None:
+        """The cell's cached result, marked cached, whether or not the cache serves it."""
         key = self.key(cell)
         entry = self._read(self._entry(key))
         try:

@@ -281,3 +281,19 @@ def test_the_cache_lives_in_the_project_or_the_current_directory(tmp_path, monke
     assert cell_cache.directory(project) == tmp_path / "proj" / cell_cache.DIR_NAME
     assert cell_cache.directory(module) == tmp_path / cell_cache.DIR_NAME
     assert cell_cache.directory(installed) == tmp_path / cell_cache.DIR_NAME
+
+
+def test_a_context_verdict_runs_the_op_alone_once_and_then_reads_it_from_the_cache(lib):
+    """A failing context cell says how the op did alone; a run without the plain cell
+    (``-k``, ``--last-failed``) runs it once and caches it, unreported; a later run reads
+    it from the cache, even one that serves no cached cell (``--last-failed``'s)."""
+    plain = lib.cells[0]
+    in_context = replace(plain, context="chain")
+    FAIL[in_context.id] = CellFailure("fake", "wrong strides")
+    says = "in context chain (the op alone passes counting-static: a bug only this context shows)"
+    [first] = _run(lib, [in_context])
+    assert RAN == [in_context.id, plain.id] and first.message.startswith(says)
+    [again] = _run(lib, [in_context], reuse=False)
+    assert RAN == [in_context.id] and again.message.startswith(says)
+    cache = CellCache(lib.module, lib.ops)
+    assert cache.durations([plain]) == {}  # the verdict's run is no cell of the matrix

@@ -9,7 +9,7 @@ import torch
 
 from opsdk import harness
 from opsdk.errors import OpsdkError
-from opsdk.harness import contexts, run_scope
+from opsdk.harness import columns, contexts, run_scope
 from opsdk.harness.eager import checked_kernel
 from opsdk.harness.inputs import cases, on_device
 from opsdk.harness.model import CellFailure, Result
@@ -180,3 +180,38 @@ def test_a_context_failure_says_whether_the_op_alone_passes(alone, says):
         result = harness.run_cell(cell)
     assert (result.status, result.layer) == ("fail", "eager")
     assert result.message.startswith(f"in context view {says}: case F32(2, 3), F32(2, 3): ")
+
+
+RAN_ALONE: list[str] = []  # the plain cells the context-failing column ran
+
+
+def run(cell, dump_dir=None) -> None:
+    """A compiled column where the op passes alone and fails in every context."""
+    if cell.context is None:
+        RAN_ALONE.append(cell.id)
+    else:
+        raise CellFailure("fake", "wrong in context")
+
+
+@pytest.fixture
+def context_failing(monkeypatch):
+    monkeypatch.setattr(columns, "_registry", dict(columns._registry))
+    columns.register(columns.Column("ctxfail", __name__, (), "aot", compiles=True))
+    RAN_ALONE.clear()
+
+
+def test_a_context_only_selection_runs_the_op_alone_once_for_every_context_verdict(
+    context_failing,
+):
+    """``-k`` or ``--last-failed`` can leave the plain cell out of a run: it runs once,
+    for every failing context cell of its column and shape mode, and is no result."""
+    cells = harness.cells(_package(ADD), ["ctxfail"], ["static"], contexts=["chain", "twice"])
+    chosen = [c for c in cells if c.context]
+    results = harness.run_matrix(chosen)
+    assert RAN_ALONE == [f"{NS}::add[ctxfail-static]"]
+    assert [r.label for r in results] == ["ctxfail-static/chain", "ctxfail-static/twice"]
+    for r in results:
+        assert r.message.startswith(
+            f"in context {r.context} (the op alone passes ctxfail-static: a bug only this "
+            "context shows): wrong in context"
+        ), r.message
