@@ -203,7 +203,7 @@ def context_failing(monkeypatch):
 def test_a_context_only_selection_runs_the_op_alone_once_for_every_context_verdict(
     context_failing,
 ):
-    """``-k`` or ``--last-failed`` can leave the plain cell out of a run: it runs once,
+    """pytest ``-k`` or ``--last-failed`` can leave the plain cell out of a run: it runs once,
     for every failing context cell of its column and shape mode, and is no result."""
     cells = harness.cells(_package(ADD), ["ctxfail"], ["static"], contexts=["chain", "twice"])
     chosen = [c for c in cells if c.context]
