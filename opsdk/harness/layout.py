@@ -26,8 +26,9 @@ from opsdk.harness.model import CellFailure
 RULE = "an op's outputs are contiguous, as an aclnn kernel's are"
 KERNEL_FIX = "end the npu kernel with .contiguous()"
 FAKE_FIX = (
-    "return contiguous tensors from fake.py (opsdk.meta's helpers do; torch.empty_like(x) "
-    "keeps x's layout unless given memory_format=torch.contiguous_format)"
+    "the fake must return the strides the kernel returns: use meta.same_as(x) or "
+    "x.new_empty(x.shape) in fake.py (opsdk.meta's helpers are contiguous; "
+    "torch.empty_like(x) keeps x's layout unless given memory_format=torch.contiguous_format)"
 )
 
 

@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import itertools
 from collections.abc import Callable
 
 import torch
 
-from opsdk.harness import contexts
+from opsdk.harness import contexts, layout
 from opsdk.harness._compile_call import compile_call
 from opsdk.harness.eager import run_op
+from opsdk.harness.failures import first_line, root_cause
 from opsdk.harness.inputs import Call, Case, map_tensors, on_device, tensors_of
-from opsdk.harness.model import Cell, CellSkipped
+from opsdk.harness.model import Cell, CellFailure, CellSkipped
 
 __all__ = ["Usage", "usages"]
 
@@ -41,6 +43,9 @@ class Usage:
     body: Callable
     bind: Callable[[Call], Call] = lambda call: call
     mode: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
+    # What a failure of the compiled call on the graph inputs means, where the usage
+    # knows better than the generic classification (:mod:`.failures`); None: it does not.
+    explain: Callable[[BaseException, Call], CellFailure | None] = lambda err, call: None
 
     def eager(self, *args, **kwargs):
         with self.mode():
@@ -54,7 +59,13 @@ class Usage:
         def call(*args, **kwargs):
             with self.mode():
                 bound = self.bind(Call(list(args), kwargs))
-                return compiled(*bound.args, **bound.kwargs)
+                try:
+                    return compiled(*bound.args, **bound.kwargs)
+                except Exception as err:
+                    explained = self.explain(err, Call(list(args), kwargs))
+                    if explained is None:
+                        raise
+                    raise explained from err
 
         return call
 
@@ -176,7 +187,20 @@ def _chain(spec, op, case: Case):
             for t, contiguous in zip(results, flat, strict=True)
         ]
 
-    return [Usage(case, body)]
+    return [Usage(case, body, explain=functools.partial(_fake_strides, op))]
+
+
+def _fake_strides(op, err: BaseException, call: Call) -> CellFailure | None:
+    """A chain that fails where the fake function's strides differ from the npu kernel's
+    (contiguous) ones: the next op read the fake's, as a model's does."""
+    mismatch = layout.stride_mismatch(op, call, "npu")
+    if mismatch is None or mismatch.layer != "fake":
+        return None
+    return CellFailure(
+        "fake",
+        f"the op's output, as the fake function describes it, broke the next op in the "
+        f"graph ({first_line(root_cause(err))}): {mismatch}",
+    )
 
 
 def _written(spec, call: Call, names: list[str]) -> list[torch.Tensor]:

@@ -145,5 +145,10 @@ def test_a_context_failure_names_its_context_and_that_the_op_alone_passes(run):
     assert (
         "Cannot view a tensor with shape torch.Size([2, 3]) and strides (1, 2)" in chain["message"]
     )
+    assert (
+        "the npu kernel returned strides (3, 1) (contiguous), the fake function strides (1, 2) "
+        "(not contiguous)" in chain["message"]
+    )
+    assert "the fake must return the strides the kernel returns" in chain["message"]
     [skipped] = run.cells(op="ctx_test::my_oadd", backend="ge", shapes="static", context="buffer")
     assert skipped["status"] == "skip" and "writes no input" in skipped["message"]

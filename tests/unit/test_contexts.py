@@ -9,7 +9,7 @@ import torch
 
 from opsdk import harness
 from opsdk.errors import OpsdkError
-from opsdk.harness import columns, contexts, run_scope
+from opsdk.harness import columns, contexts, run_scope, usage
 from opsdk.harness.eager import checked_kernel
 from opsdk.harness.inputs import cases, on_device
 from opsdk.harness.model import CellFailure, Result
@@ -50,6 +50,14 @@ ADD = _define(
     lambda x, y: (x + y).contiguous(),
     torch.add,
     lambda x, y: torch.empty_like(x, memory_format=torch.contiguous_format),
+)
+
+
+KEEPS_LAYOUT = _define(  # the fake keeps x's layout; the kernel returns contiguous outputs
+    "keeps_layout(Tensor x, Tensor y) -> Tensor",
+    lambda x, y: (x + y).contiguous(),
+    torch.add,
+    lambda x, y: torch.empty_like(x),
 )
 
 
@@ -215,3 +223,38 @@ def test_a_context_only_selection_runs_the_op_alone_once_for_every_context_verdi
             f"in context {r.context} (the op alone passes ctxfail-static: a bug only this "
             "context shows): wrong in context"
         ), r.message
+
+
+def _fails_like_dynamo(*args, **kwargs):
+    raise ValueError("Cannot view a tensor with shape torch.Size([2, 3]) and strides (1, 2)")
+
+
+@pytest.mark.parametrize(
+    ("op", "layer"), [(KEEPS_LAYOUT, "fake"), (ADD, None)], ids=["keeps_layout", "contiguous"]
+)
+def test_a_chain_failure_names_the_fake_strides_that_differ_from_the_kernels(
+    monkeypatch, op, layer
+):
+    """The next op of a chain reads the fake function's strides: where they differ from
+    the npu kernel's, a failure of the compiled chain says so and how to fix it; where
+    they agree, the failure is left to the generic classification. (Dynamo's error, as
+    compiling would raise it, stands in for a compile.)"""
+    [use] = [u for u in _usages(op, "chain") if u.case.label.startswith("non-contiguous")]
+    monkeypatch.setattr(usage, "compile_call", lambda *a, **k: _fails_like_dynamo)
+    call = on_device(use.case.calls[0], "npu")
+    with pytest.raises(Exception) as raised:
+        use.compile("aot_eager", "static")(*call.args, **call.kwargs)
+    if layer is None:
+        assert isinstance(raised.value, ValueError)
+        return
+    failure = raised.value
+    assert isinstance(failure, CellFailure) and failure.layer == "fake", failure
+    assert (
+        "broke the next op in the graph (ValueError: Cannot view a tensor with shape "
+        "torch.Size([2, 3]) and strides (1, 2)): output 0 (sizes [2, 3]): the npu kernel "
+        "returned strides (3, 1) (contiguous), the fake function strides (1, 2) (not "
+        "contiguous)"
+    ) in str(failure)
+    assert "the fake must return the strides the kernel returns: use meta.same_as(x)" in str(
+        failure
+    )
