@@ -17,14 +17,24 @@ cell cache on an N-op library: the full matrix once, then, after editing one op'
 kernel, the full matrix again (only that op's cells run) against that op's own matrix
 (``-k`` that op, ``--no-cache``).
 
-    python bench/harness_throughput.py [--ops 1,10,20] [--profile] [--contexts]
-        [--incremental 20]
+``--library`` picks the generated ops: ``default`` (what ``opsdk new NAME`` makes,
+out-of-place: the issue's "default ops"), ``mixed`` (alternately in-place and not),
+or both. ``--rounds N`` repeats the aot_eager-alone / full-matrix pair N times,
+interleaved, and reports the ratio of the sums. ``--phases`` runs each of the two in
+a process of its own timed by phase without a profiler (imports, each column's
+cells, and within them TorchAir's and npugraph_ex's own lowerings and runs), and
+says how much of what the 1.5x target leaves past aot_eager the backends' own work
+takes.
+
+    python bench/harness_throughput.py [--ops 1,10,20] [--library default,mixed]
+        [--rounds N] [--phases] [--profile] [--contexts] [--incremental 20]
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib
 import json
 import os
 import pstats
@@ -38,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _ops import NAMESPACE, generate_library  # noqa: E402
+from _ops import LIBRARIES, NAMESPACE, generate_library  # noqa: E402
 
 from opsdk.axes import SHAPE_MODES  # noqa: E402
 from opsdk.harness import contexts  # noqa: E402
@@ -78,13 +88,14 @@ def run_check(module: str, root: Path, backends: list[str], *args: str) -> Run:
     return Run(seconds, first or seconds, _children_cpu() - cpu)
 
 
-def measure(count: int, root: Path) -> dict[str, float]:
-    module = generate_library(root, count)
+def measure(count: int, root: Path, library: str = "mixed") -> dict[str, float]:
+    module = generate_library(root, count, library=library)
     aot = run_check(module, root, ["aot_eager"])
     full = run_check(module, root, list(names()))
     naive = [run_check(module, root, [backend]) for backend in names()]
     return {
         "ops": count,
+        "library": library,
         "cells": count * len(names()) * len(SHAPE_MODES),
         "aot_eager_s": aot.seconds,
         "full_s": full.seconds,
@@ -95,6 +106,24 @@ def measure(count: int, root: Path) -> dict[str, float]:
         "full/aot_eager cpu": full.cpu_seconds / aot.cpu_seconds,
         "naive/full": sum(r.seconds for r in naive) / full.seconds,
         "cold_start_s": full.first_result,
+    }
+
+
+def rounds(count: int, root: Path, library: str, number: int) -> dict:
+    """``number`` interleaved rounds of the aot_eager column alone and the full matrix on
+    one library (CPU time of whole processes): on a shared machine one pair can be off by
+    15%, the ratio of the sums of several is steadier."""
+    module = generate_library(root, count, library=library)
+    aot, full = [], []
+    for _ in range(number):
+        aot.append(run_check(module, root, ["aot_eager"]).cpu_seconds)
+        full.append(run_check(module, root, list(names())).cpu_seconds)
+    return {
+        "ops": count,
+        "library": library,
+        "aot_eager_cpu_s": aot,
+        "full_cpu_s": full,
+        "full/aot_eager cpu (sums)": sum(full) / sum(aot),
     }
 
 
@@ -210,6 +239,102 @@ def _profiles(count: int) -> None:
         print(f"  {backend:32} {seconds:7.3f} s")
 
 
+# The backends' own work, timed by phases() around their entry points: each compiler
+# lowers one post-AOT graph, each compiled graph runs the calls (GE execution; capture and
+# replay). By module, class and method, as the installed TorchAir names them.
+_BACKEND_WORK = {
+    "ge lowering (TorchAir)": ("torchair.npu_fx_compiler", "_NpuFxCompiler", "_get_compiled_gm"),
+    "npugraph_ex lowering": ("npugraph_ex.npu_fx_compiler", "_NpuFxCompiler", "_get_compiled_gm"),
+    "ge runs": ("torchair.npu_fx_compiler", "_CompiledFxGraph", "__call__"),
+    "npugraph_ex runs": ("npugraph_ex.npu_fx_compiler", "_CompiledFxGraph", "__call__"),
+}
+_IMPORT = "TorchAir + npugraph_ex import"
+
+
+def _self_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(spent: dict[str, float], label: str, fn):
+    def timed(*args, **kwargs):
+        start = time.process_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[label] = spent.get(label, 0.0) + time.process_time() - start
+
+    return timed
+
+
+def phases(module: str, backends: list[str]) -> dict[str, float]:
+    """CPU seconds of ``backends`` on the library ``module`` in this process, by phase,
+    without a profiler: the process start (Python, torch, opsdk, this script), Dynamo's
+    import, TorchAir's and npugraph_ex's, each column's cells (the first compiled
+    column's include each case's shared compile) and, within those, TorchAir's and
+    npugraph_ex's compilers; ``total`` is the whole process."""
+    from opsdk import harness
+    from opsdk.harness import columns, target
+
+    spent = {"process start": _self_cpu()}
+    _timed(spent, "Dynamo import", importlib.import_module)("torch._dynamo")
+    if {"ge", "npugraph_ex"} & set(backends):
+        from opsdk.offline import torchair as bringup
+
+        _timed(spent, _IMPORT, bringup.get_backend)()
+        for label, (path, name, method) in _BACKEND_WORK.items():
+            owner = getattr(importlib.import_module(path), name)
+            setattr(owner, method, _timed(spent, label, getattr(owner, method)))
+    run = columns.Column.run
+    columns.Column.run = lambda column, cell, dump_dir=None: _timed(
+        spent, f"cells {column.name}", run
+    )(column, cell, dump_dir)
+    cells = harness.cells(target.load(module), backends, SHAPE_MODES)
+    results = harness.run_matrix(cells)
+    assert all(r.status in ("pass", "skip") for r in results), [r.describe() for r in results]
+    spent["total"] = _self_cpu()
+    return spent
+
+
+def by_phase(count: int, library: str) -> dict[str, dict[str, float]]:
+    """The aot_eager column alone and the full matrix by phase (:func:`phases`), each a
+    process of its own on one generated library, side by side; printed with what the 1.5x
+    target leaves for everything past aot_eager, against the backends' own imports and
+    lowerings."""
+    spent = {}
+    with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
+        module = generate_library(Path(tmp), count, library=library)
+        env = {**os.environ, "PYTHONPATH": f"{tmp}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+        for label, backends in (("aot_eager", ["aot_eager"]), ("full", list(names()))):
+            done = subprocess.run(
+                [sys.executable, __file__, "--phases-one", module, ",".join(backends)],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=env,
+                cwd=tmp,
+            )
+            spent[label] = json.loads(done.stdout.splitlines()[-1])
+    alone, full = spent["aot_eager"], spent["full"]
+    print(f"phases, {count} {library} ops, CPU seconds (a process each, no profiler):")
+    print(f"  {'phase':40} {'aot_eager':>9} {'full':>9}")
+    order = ["process start", "Dynamo import", _IMPORT, *(f"cells {c}" for c in names())]
+    for run in (alone, full):
+        run["rest (harness between cells)"] = run["total"] - sum(run.get(p, 0) for p in order)
+    for phase in [*order, "rest (harness between cells)", "total", *_BACKEND_WORK]:
+        label = f"  in the cells: {phase}" if phase in _BACKEND_WORK else phase
+        print(f"  {label:40} {alone.get(phase, 0):9.2f} {full.get(phase, 0):9.2f}")
+    budget = alone["total"] / 2
+    own = sum(full.get(phase, 0) for phase in (_IMPORT, *_BACKEND_WORK))
+    print(
+        f"full / aot_eager {full['total'] / alone['total']:.2f}x; past aot_eager the 1.5x "
+        f"target leaves {budget:.2f} s, the full matrix spends {full['total'] - alone['total']:.2f}"
+        f" s, of which TorchAir's and npugraph_ex's own work (import, lowerings, runs) "
+        f"{own:.2f} s ({own / budget:.0%} of what the target leaves)"
+    )
+    return spent
+
+
 def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", default="1,10,20", help="op counts, comma-separated")
@@ -218,18 +343,35 @@ def main(argv=None) -> list[dict]:
         "--contexts", action="store_true", help="also measure each usage context's cost"
     )
     parser.add_argument("--incremental", type=int, metavar="N", help="the cell cache, N ops")
+    parser.add_argument(
+        "--library",
+        default="default",
+        help=f"which generated ops, comma-separated: {', '.join(LIBRARIES)} (see bench/_ops.py)",
+    )
+    parser.add_argument(
+        "--phases", action="store_true", help="also time the largest library's run by phase"
+    )
+    parser.add_argument(
+        "--rounds", type=int, metavar="N", help="also N interleaved rounds of the largest library"
+    )
     parser.add_argument("--profile-one", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--phases-one", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.phases_one:  # one run by phase, in the process by_phase started
+        print(json.dumps(phases(args.phases_one[0], args.phases_one[1].split(","))))
+        return []
     if args.profile_one:  # one profile, in the process _profiles started
         count, backends = int(args.profile_one[0]), args.profile_one[1].split(",")
         with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
             print(json.dumps(profile(count, Path(tmp), backends)))
         return []
     rows = []
-    for count in map(int, args.ops.split(",")):
-        with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
-            rows.append(measure(count, Path(tmp)))
-        print(rows[-1], flush=True)
+    libraries = args.library.split(",")
+    for library in libraries:
+        for count in map(int, args.ops.split(",")):
+            with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
+                rows.append(measure(count, Path(tmp), library))
+            print(rows[-1], flush=True)
     if args.contexts:
         count = max(map(int, args.ops.split(",")))
         with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
@@ -243,6 +385,16 @@ def main(argv=None) -> list[dict]:
         print(rows[-1], flush=True)
     if args.profile:
         _profiles(max(map(int, args.ops.split(","))))
+    if args.rounds:
+        for library in libraries:
+            with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
+                rows.append(
+                    rounds(max(map(int, args.ops.split(","))), Path(tmp), library, args.rounds)
+                )
+            print(rows[-1], flush=True)
+    if args.phases:
+        for library in libraries:
+            by_phase(max(map(int, args.ops.split(","))), library)
     return rows
 
 

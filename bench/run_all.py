@@ -42,8 +42,8 @@ def _machine() -> str:
 
 
 def _table(rows: list[tuple[str, float, str]]) -> str:
-    lines = [f"{'ratio':44} {'measured':>9}  target", "-" * 68]
-    lines += [f"{name:44} {value:9.2f}  {target}" for name, value, target in rows]
+    lines = [f"{'ratio':52} {'measured':>9}  target", "-" * 76]
+    lines += [f"{name:52} {value:9.2f}  {target}" for name, value, target in rows]
     return "\n".join(lines)
 
 
@@ -72,10 +72,11 @@ def main(argv=None) -> str:
             )
             continue
         target = {10: "<= 1.5", 20: "<= 2 (amortized over 20 ops)"}.get(n, "")
-        rows.append((f"full matrix / aot_eager alone, {n} op(s)", row["full/aot_eager"], target))
-        rows.append((f"  the same in CPU time, {n} op(s)", row["full/aot_eager cpu"], target))
-        rows.append((f"one process per backend / full matrix, {n} op(s)", row["naive/full"], ""))
-        rows.append((f"cold start to first result (s), {n} op(s)", row["cold_start_s"], ""))
+        ops = f"{n} {row['library']} op(s)"
+        rows.append((f"full matrix / aot_eager alone, {ops}", row["full/aot_eager"], target))
+        rows.append((f"  the same in CPU time, {ops}", row["full/aot_eager cpu"], target))
+        rows.append((f"one process per backend / full matrix, {ops}", row["naive/full"], ""))
+        rows.append((f"cold start to first result (s), {ops}", row["cold_start_s"], ""))
     # The cpp target is its fast entry point, what a user calls for speed; its OpOverload,
     # like every op's, cannot go under the floor.
     targets = {

@@ -52,3 +52,15 @@ def test_the_incremental_bench_reruns_only_the_edited_op(tmp_path, monkeypatch):
     monkeypatch.setattr(harness_throughput, "names", lambda: ("eager",))
     row = harness_throughput.incremental(2, tmp_path)  # asserts what the rerun ran
     assert row["rerun_cpu_s"] > 0 and row["own_matrix_cpu_s"] > 0
+
+
+def test_the_phase_bench_splits_both_runs_by_phase(monkeypatch):
+    """The eager and aot_eager columns only, to stay short: no TorchAir phase then."""
+    monkeypatch.setattr(harness_throughput, "names", lambda: ("eager", "aot_eager"))
+    spent = harness_throughput.by_phase(1, "default")
+    alone, full = spent["aot_eager"], spent["full"]
+    assert "cells eager" not in alone and full["cells eager"] > 0
+    assert alone["cells aot_eager"] > 0 and full["cells aot_eager"] > 0
+    assert "TorchAir + npugraph_ex import" not in full
+    for run in (alone, full):
+        assert run["total"] >= run["process start"] + run["cells aot_eager"]
