@@ -375,12 +375,14 @@ def verify(deep: bool = False) -> None:
     (every file hashed: what ``opsdk doctor`` and ``opsdk fetch-torchair`` do); one
     whose stat changed but whose hash did not gets its recorded mtime back, which keeps
     the bytecode compiled from it valid (Python would otherwise rewrite that ``.pyc``).
+    A deleted ``.pyc`` is no damage (Python compiles the source): its kind of bytecode
+    is compiled again (:func:`_ensure_bytecode`).
     """
     entry = _cache_entry(expected_torch_npu_version())
     meta = _read_marker(entry)
     if meta is None:
         return
-    bad = []
+    bad, gone = [], set()
     for name, (size, mtime_ns, sha256) in meta["files"].items():
         path = entry / name
         try:
@@ -391,10 +393,16 @@ def verify(deep: bool = False) -> None:
                 bad.append(name)
             elif stat.st_mtime_ns != mtime_ns:
                 _restore_mtime(path, stat.st_atime_ns, mtime_ns)
-        except OSError:
-            bad.append(name)
+        except OSError as err:
+            deleted_bytecode = isinstance(err, FileNotFoundError) and name.endswith(".pyc")
+            (gone.add if deleted_bytecode else bad.append)(name)
     if bad:
         raise CorruptCache(entry, bad)
+    if gone:
+        files = {name: record for name, record in meta["files"].items() if name not in gone}
+        stale = {_bytecode_kind(name) for name in gone}
+        bytecode = [kind for kind in meta.get("bytecode", []) if kind not in stale]
+        _write_marker(entry, {**meta, "files": files, "bytecode": bytecode})
 
 
 def _restore_mtime(path: Path, atime_ns: int, mtime_ns: int) -> None:
@@ -430,7 +438,7 @@ def _ensure_bytecode(entry: Path) -> None:
     """
     if sys.implementation.cache_tag is None or not os.access(entry, os.W_OK):
         return
-    kind = Path(importlib.util.cache_from_source("m.py")).name.partition(".")[2]
+    kind = _bytecode_kind(importlib.util.cache_from_source("m.py"))
     meta = _read_marker(entry)
     if meta is None or kind in meta.get("bytecode", []):
         return
@@ -446,6 +454,11 @@ def _ensure_bytecode(entry: Path) -> None:
                 compiled[pyc.relative_to(entry).as_posix()] = _record(pyc)
         bytecode = sorted({*meta.get("bytecode", []), kind})
         _write_marker(entry, {**meta, "files": {**meta["files"], **compiled}, "bytecode": bytecode})
+
+
+def _bytecode_kind(pyc: str) -> str:
+    """``.../__pycache__/m.cpython-311.opt-1.pyc`` -> ``cpython-311.opt-1.pyc``."""
+    return Path(pyc).name.partition(".")[2]
 
 
 @contextlib.contextmanager

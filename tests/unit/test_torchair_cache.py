@@ -76,14 +76,6 @@ def _pyc(name: str) -> Path:
     return Path(importlib.util.cache_from_source(name))
 
 
-def _forget_bytecode(marker: Path, **extra) -> None:
-    """Make the marker say what one of an entry never compiled for this Python says."""
-    meta = json.loads(marker.read_text())
-    meta["files"] = {name: rec for name, rec in meta["files"].items() if not name.endswith(".pyc")}
-    del meta["bytecode"]
-    marker.write_text(json.dumps({**meta, **extra}))
-
-
 def test_fetch_extracts_only_the_python_dynamo_tree(cache, tmp_path, monkeypatch):
     wheel = _fake_wheel(tmp_path)
     monkeypatch.setenv(locator.ENV_WHEEL, str(wheel))
@@ -139,17 +131,20 @@ def test_fetch_reuses_an_intact_cache_unless_forced(fetched):
 
 def test_fetch_byte_compiles_the_kept_python_once(fetched):
     """Processes that cannot write __pycache__ still import TorchAir (and torch_npu's own
-    Python outside dynamo/) from bytecode; an entry fetched before opsdk compiled it is
-    compiled on its next use."""
+    Python outside dynamo/) from bytecode; deleted bytecode is no damage (Python compiles
+    the source): it is compiled again on the next use, and recorded again."""
     marker = fetched / "opsdk-torchair.json"
     pycs = [fetched / _pyc(name) for name in (TORCHAIR_INIT, META)]
     assert all(pyc.is_file() for pyc in pycs)
     assert json.loads(marker.read_text())["bytecode"] == [BYTECODE]
     for pyc in pycs:
         pyc.unlink()
-    _forget_bytecode(marker)
+    locator.verify(deep=True)
     locator.fetch()
-    assert all(pyc.is_file() for pyc in pycs) and "bytecode" in json.loads(marker.read_text())
+    assert all(pyc.is_file() for pyc in pycs)
+    assert json.loads(marker.read_text())["bytecode"] == [BYTECODE]
+    locator.verify(deep=True)
+    assert _pyc(TORCHAIR_INIT).as_posix() in json.loads(marker.read_text())["files"]
     assert not [p.name for p in fetched.iterdir() if p.name.startswith(".")]  # no scratch left
 
 
@@ -322,7 +317,10 @@ def test_bytecode_of_an_entry_compiled_before_the_manifest_kept_it_is_compiled_a
     """An entry whose .pyc files are not in its manifest (an opsdk that kept only the
     sources compiled it) does not trust them: they are compiled again and recorded."""
     marker = fetched / "opsdk-torchair.json"
-    _forget_bytecode(marker, bytecode=[sys.implementation.cache_tag])  # what its marker said
+    meta = json.loads(marker.read_text())
+    meta["files"] = {name: rec for name, rec in meta["files"].items() if not name.endswith(".pyc")}
+    meta["bytecode"] = [sys.implementation.cache_tag]  # what such an entry's marker says
+    marker.write_text(json.dumps(meta))
     _stale_pyc(fetched)
     assert _import_torchair(locator.fetch(), monkeypatch) == "fake torchair"
     assert json.loads(marker.read_text())["bytecode"] == [sys.implementation.cache_tag, BYTECODE]
