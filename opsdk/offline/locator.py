@@ -400,8 +400,11 @@ def verify(deep: bool = False) -> None:
         raise CorruptCache(entry, bad)
     if gone:
         files = {name: record for name, record in meta["files"].items() if name not in gone}
-        stale = {_bytecode_kind(name) for name in gone}
-        bytecode = [kind for kind in meta.get("bytecode", []) if kind not in stale]
+        bytecode = [
+            kind
+            for kind in meta.get("bytecode", [])
+            if not any(name.endswith(f".{kind}") for name in gone)
+        ]
         _write_marker(entry, {**meta, "files": files, "bytecode": bytecode})
 
 
@@ -438,7 +441,7 @@ def _ensure_bytecode(entry: Path) -> None:
     """
     if sys.implementation.cache_tag is None or not os.access(entry, os.W_OK):
         return
-    kind = _bytecode_kind(importlib.util.cache_from_source("m.py"))
+    kind = Path(importlib.util.cache_from_source("m.py")).name.removeprefix("m.")
     meta = _read_marker(entry)
     if meta is None or kind in meta.get("bytecode", []):
         return
@@ -454,11 +457,6 @@ def _ensure_bytecode(entry: Path) -> None:
                 compiled[pyc.relative_to(entry).as_posix()] = _record(pyc)
         bytecode = sorted({*meta.get("bytecode", []), kind})
         _write_marker(entry, {**meta, "files": {**meta["files"], **compiled}, "bytecode": bytecode})
-
-
-def _bytecode_kind(pyc: str) -> str:
-    """``.../__pycache__/m.cpython-311.opt-1.pyc`` -> ``cpython-311.opt-1.pyc``."""
-    return Path(pyc).name.partition(".")[2]
 
 
 @contextlib.contextmanager
