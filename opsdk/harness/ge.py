@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from opsdk.errors import SetupError
 from opsdk.harness import _compiled, _ge_dump, profiles
 from opsdk.harness._training import trainable
 from opsdk.harness.inputs import Case, tensors_of
@@ -134,7 +135,8 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
     with recorded_graphs() as recorded, checked_converter(cell.op.spec), warnings.catch_warnings():
         # TorchAir's backward compiler is not boxed; AOT autograd copes, but warns per graph.
         warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning")
-        try:
+        directory = Path(dump_dir) / case_dir(cell.op.name, cell.label) if dump_dir else None
+        with dumped(recorded.graphs, directory):
             _compiled.run(
                 cell,
                 backend(cell.profile),
@@ -143,9 +145,6 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
                 hint=NEXT_STEP_GRAPH,
                 after_case=check_new_graphs,
             )
-        finally:
-            if dump_dir is not None:
-                dump(recorded.graphs, Path(dump_dir) / case_dir(cell.op.name, cell.label))
     profiles.require_reached(cell.profile, "ge", [g.config for g in recorded.graphs])
     if trainable(cell.op.spec) and not recorded.backward:
         raise CellFailure(
@@ -163,15 +162,47 @@ def case_dir(qualname: str, label: str) -> str:
     return f"{namespace}.{name}.{overload or 'default'}/{label.replace('/', '-')}"
 
 
+@contextlib.contextmanager
+def dumped(graphs: list, directory: Path | None):
+    """:func:`dump` ``graphs`` as they are when the block ends, passed or failed (a failed
+    cell's graphs are what the user needs), unless ``directory`` is None. A dump that
+    cannot be written is ``setup``, except after a failure of the block: that one is
+    the finding, and the machine's problem must not hide it."""
+    if directory is None:
+        yield
+        return
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(SetupError):
+            dump(graphs, directory)
+        raise
+    dump(graphs, directory)
+
+
 def dump(graphs, directory: Path) -> None:
     """Per compiled graph: the FX graph TorchAir received, and the GE graph as
-    readable Python (one line per node) and as protobuf text."""
-    directory.mkdir(parents=True, exist_ok=True)
+    readable Python (one line per node) and as protobuf text.
+
+    The folder was checked up front (:mod:`opsdk._outputs`); a write that fails now
+    (a full disk, the folder removed) is the machine's problem, not the op's: a
+    :class:`SetupError` naming the file, the OS error and the fix."""
+    texts = {}
     for i, graph in enumerate(graphs):
         if graph.fx_graph is not None:
-            (directory / f"graph{i}_fx.py").write_text(graph.fx_graph.print_readable(False))
-        (directory / f"graph{i}_ge.py").write_text(_ge_dump.readable(graph.graph))
-        (directory / f"graph{i}_ge.pbtxt").write_text(str(graph.graph))
+            texts[f"graph{i}_fx.py"] = graph.fx_graph.print_readable(False)
+        texts[f"graph{i}_ge.py"] = _ge_dump.readable(graph.graph)
+        texts[f"graph{i}_ge.pbtxt"] = str(graph.graph)
+    path = directory
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, text in texts.items():
+            path = directory / name
+            path.write_text(text)
+    except OSError as err:
+        raise SetupError(
+            f"--dump cannot write {path} ({err.strerror or err}); free space or drop --dump"
+        ) from None
 
 
 def check_graph(cell: Cell, graph) -> None:

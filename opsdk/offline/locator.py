@@ -10,16 +10,19 @@ goes on ``sys.path`` so ``import torchair`` and ``import npugraph_ex`` work whil
 :mod:`opsdk.offline.npu.torch_npu` runs torch_npu's Python from it.
 
 The cache entry keeps the wheel too, and a manifest (size, mtime and sha256 of every
-extracted file) in its marker, written before the entry is published. Each process
-checks the entry against it once before use (:func:`fetch`): a file whose size or
-mtime changed is hashed, so a damaged cache is a :class:`CorruptCache` naming the file,
-not a ``SyntaxError`` deep inside TorchAir; ``opsdk fetch-torchair`` repairs it from
+extracted file, and of the bytecode opsdk compiled from it) in its marker, written
+before the entry is published. Each process checks the entry against it once before
+use (:func:`fetch`): a file whose size or mtime changed is hashed, so a damaged cache
+is a :class:`CorruptCache` naming the file, not a ``SyntaxError`` deep inside TorchAir
+nor stale code run from a damaged ``.pyc``; ``opsdk fetch-torchair`` repairs it from
 the kept wheel.
 """
 
 from __future__ import annotations
 
 import compileall
+import contextlib
+import fcntl
 import hashlib
 import importlib
 import importlib.util
@@ -31,6 +34,7 @@ import sys
 import tempfile
 import uuid
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -369,13 +373,16 @@ def verify(deep: bool = False) -> None:
 
     A file whose size and mtime are as recorded counts as intact unless ``deep``
     (every file hashed: what ``opsdk doctor`` and ``opsdk fetch-torchair`` do); one
-    whose stat changed but whose hash did not gets its stat recorded again.
+    whose stat changed but whose hash did not gets its recorded mtime back, which keeps
+    the bytecode compiled from it valid (Python would otherwise rewrite that ``.pyc``).
+    A deleted ``.pyc`` is no damage (Python compiles the source): its kind of bytecode
+    is compiled again (:func:`_ensure_bytecode`).
     """
     entry = _cache_entry(expected_torch_npu_version())
     meta = _read_marker(entry)
     if meta is None:
         return
-    bad, restat = [], {}
+    bad, gone = [], set()
     for name, (size, mtime_ns, sha256) in meta["files"].items():
         path = entry / name
         try:
@@ -385,13 +392,26 @@ def verify(deep: bool = False) -> None:
             if stat.st_size != size or _sha256(path) != sha256:
                 bad.append(name)
             elif stat.st_mtime_ns != mtime_ns:
-                restat[name] = [size, stat.st_mtime_ns, sha256]
-        except OSError:
-            bad.append(name)
+                _restore_mtime(path, stat.st_atime_ns, mtime_ns)
+        except OSError as err:
+            deleted_bytecode = isinstance(err, FileNotFoundError) and name.endswith(".pyc")
+            (gone.add if deleted_bytecode else bad.append)(name)
     if bad:
         raise CorruptCache(entry, bad)
-    if restat:
-        _write_marker(entry, {**meta, "files": {**meta["files"], **restat}})
+    if gone:
+        files = {name: record for name, record in meta["files"].items() if name not in gone}
+        bytecode = [
+            kind
+            for kind in meta.get("bytecode", [])
+            if not any(name.endswith(f".{kind}") for name in gone)
+        ]
+        _write_marker(entry, {**meta, "files": files, "bytecode": bytecode})
+
+
+def _restore_mtime(path: Path, atime_ns: int, mtime_ns: int) -> None:
+    """Best effort: a cache that cannot be written has its file hashed on each use."""
+    with contextlib.suppress(OSError):
+        os.utime(path, ns=(atime_ns, mtime_ns))
 
 
 _verified: set[Path] = set()
@@ -406,20 +426,48 @@ def _verify_once(entry: Path) -> None:
 
 
 def _ensure_bytecode(entry: Path) -> None:
-    """Byte-compile the cached Python once per interpreter, as pip does on install.
+    """Byte-compile the cached Python once per interpreter, as pip does on install, and
+    add the ``.pyc`` files to the manifest.
 
     Otherwise every process that cannot write ``__pycache__`` (PYTHONDONTWRITEBYTECODE,
     a read-only CI cache) compiles TorchAir's sources again: 0.8 s of its 2.6 s import
-    on 2 cores. Best effort: a cache that cannot be written still imports, only slower.
-    The marker lists the interpreters (``cache_tag``) the entry is compiled for.
+    on 2 cores. The manifest covers the bytecode because Python checks only a ``.pyc``'s
+    header (the source's mtime and size): one with a damaged body fails an import or runs
+    stale code. Existing ``.pyc`` files are compiled again (``force``): their origin is
+    unknown. Best effort: a cache that cannot be written still imports, only slower.
+    The marker lists the kinds of bytecode (``cpython-311.pyc``, ``...opt-1.pyc``) the
+    entry is compiled for; compiling under a lock keeps concurrent first uses from
+    recording each other's files.
     """
+    if sys.implementation.cache_tag is None or not os.access(entry, os.W_OK):
+        return
+    kind = Path(importlib.util.cache_from_source("m.py")).name.removeprefix("m.")
     meta = _read_marker(entry)
-    tag = sys.implementation.cache_tag
-    if meta is None or tag is None or tag in meta.get("bytecode", []):
+    if meta is None or kind in meta.get("bytecode", []):
         return
-    if not compileall.compile_dir(entry / _DYNAMO[0], quiet=2):
-        return
-    _write_marker(entry, {**meta, "bytecode": sorted({*meta.get("bytecode", []), tag})})
+    with _locked(entry):
+        meta = _read_marker(entry)
+        if meta is None or kind in meta.get("bytecode", []):
+            return
+        compileall.compile_dir(entry / _DYNAMO[0], quiet=2, force=True)
+        compiled = {}
+        for name in (n for n in meta["files"] if n.endswith(".py")):
+            pyc = Path(importlib.util.cache_from_source(str(entry / name)))
+            if pyc.is_relative_to(entry) and pyc.is_file():  # not under sys.pycache_prefix
+                compiled[pyc.relative_to(entry).as_posix()] = _record(pyc)
+        bytecode = sorted({*meta.get("bytecode", []), kind})
+        _write_marker(entry, {**meta, "files": {**meta["files"], **compiled}, "bytecode": bytecode})
+
+
+@contextlib.contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``directory`` itself (no lock file left in the entry)."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _write_marker(entry: Path, meta: dict) -> None:

@@ -9,6 +9,8 @@ import re
 import pytest
 from scaffolded import edit, implemented
 
+from opsdk.harness import ge
+
 
 @pytest.fixture
 def axpy(scaffolds, tmp_path):
@@ -122,9 +124,21 @@ def test_inplace_converter_returning_the_mutated_input_fails_in_converter(
 
 
 def test_dump_writes_fx_and_ge_graphs_with_the_custom_node(axpy, opsdk_cli, tmp_path):
+    """The dynamic cell's graphs are dumped; the static cell's first file is /dev/full (the
+    disk filled up mid-run): that cell is ``setup``, naming the file, while the same op
+    passes its other cell."""
     dump = tmp_path / "dump"
-    run = opsdk_cli("check", axpy, "--backend", "ge", "--shapes", "dynamic", "--dump", dump)
-    assert run.code == 0, run.stdout + run.stderr
+    full = dump / ge.case_dir("g_my_axpy::my_axpy", "ge-static") / "graph0_fx.py"
+    full.parent.mkdir(parents=True)
+    full.symlink_to("/dev/full")
+    run = opsdk_cli("check", axpy, "--backend", "ge", "--dump", dump, json_report=True)
+    assert run.code == 1, run.stdout + run.stderr
+    cells = {r["shapes"]: r for r in run.report["results"]}
+    assert (cells["static"]["status"], cells["static"]["layer"]) == ("error", "setup")
+    assert cells["static"]["message"] == (
+        f"--dump cannot write {full} (No space left on device); free space or drop --dump"
+    )
+    assert cells["dynamic"]["status"] == "pass", cells["dynamic"]
     [case] = list(dump.glob("*/ge-dynamic"))
     ge_py = (case / "graph0_ge.py").read_text()
     assert re.search(r"MyAxpy_0 = MyAxpy\(x=\w+, y=\w+, alpha=0\.5\)", ge_py), ge_py

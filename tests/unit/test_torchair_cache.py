@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import marshal
 import os
 import sys
 import zipfile
@@ -20,6 +21,10 @@ from opsdk.offline import locator
 
 VERSION = locator.expected_torch_npu_version()
 TORCHAIR_INIT = "torch_npu/dynamo/torchair/__init__.py"
+NPUGRAPH_EX_INIT = "torch_npu/dynamo/npugraph_ex/__init__.py"
+META = "torch_npu/op_plugin/meta/_meta_registrations.py"
+PYTHON = (TORCHAIR_INIT, NPUGRAPH_EX_INIT, META)  # the Python the cache keeps
+BYTECODE = Path(importlib.util.cache_from_source("m.py")).name.partition(".")[2]
 
 
 def _fake_wheel(directory, version=VERSION):
@@ -29,9 +34,9 @@ def _fake_wheel(directory, version=VERSION):
         zf.writestr("torch_npu/__init__.py", "raise ImportError('needs CANN')\n")
         zf.writestr(TORCHAIR_INIT, "MARK = 'fake torchair'\n")
         zf.writestr("torch_npu/dynamo/torchair/core/_torchair.so", b"\x7fELF")
-        zf.writestr("torch_npu/dynamo/npugraph_ex/__init__.py", "")
+        zf.writestr(NPUGRAPH_EX_INIT, "")
         zf.writestr("torch_npu/include/acl/acl_base.h", "#pragma once\n")
-        zf.writestr("torch_npu/op_plugin/meta/_meta_registrations.py", "META = 1\n")
+        zf.writestr(META, "META = 1\n")
         zf.writestr("torch_npu/op_plugin/ops/other.py", "")
         zf.writestr(f"torch_npu-{version}.dist-info/METADATA", "Name: torch-npu\n")
     return wheel
@@ -67,6 +72,10 @@ def _truncate(path: Path) -> None:
     path.write_bytes(path.read_bytes()[:5])
 
 
+def _pyc(name: str) -> Path:
+    return Path(importlib.util.cache_from_source(name))
+
+
 def test_fetch_extracts_only_the_python_dynamo_tree(cache, tmp_path, monkeypatch):
     wheel = _fake_wheel(tmp_path)
     monkeypatch.setenv(locator.ENV_WHEEL, str(wheel))
@@ -93,7 +102,9 @@ def test_fetch_extracts_only_the_python_dynamo_tree(cache, tmp_path, monkeypatch
         init.stat().st_mtime_ns,
         hashlib.sha256(init.read_bytes()).hexdigest(),
     ]
-    assert len(meta["files"]) == 4  # every file kept, and only those
+    extracted = {TORCHAIR_INIT, NPUGRAPH_EX_INIT, META, "torch_npu/include/acl/acl_base.h"}
+    compiled = {_pyc(name).as_posix() for name in PYTHON}  # and the bytecode of its Python
+    assert set(meta["files"]) == extracted | compiled  # every file kept, and only those
     assert [p.name for p in cache.iterdir()] == [entry.name]  # no staging left behind
     info = locator.locate()
     assert info.fetched and info.source == wheel.name and info.path == path
@@ -120,22 +131,20 @@ def test_fetch_reuses_an_intact_cache_unless_forced(fetched):
 
 def test_fetch_byte_compiles_the_kept_python_once(fetched):
     """Processes that cannot write __pycache__ still import TorchAir (and torch_npu's own
-    Python outside dynamo/) from bytecode; an entry fetched before opsdk compiled it is
-    compiled on its next use."""
+    Python outside dynamo/) from bytecode; deleted bytecode is no damage (Python compiles
+    the source): it is compiled again on the next use, and recorded again."""
     marker = fetched / "opsdk-torchair.json"
-    pycs = [
-        Path(importlib.util.cache_from_source(str(fetched / name)))
-        for name in (TORCHAIR_INIT, "torch_npu/op_plugin/meta/_meta_registrations.py")
-    ]
+    pycs = [fetched / _pyc(name) for name in (TORCHAIR_INIT, META)]
     assert all(pyc.is_file() for pyc in pycs)
-    assert json.loads(marker.read_text())["bytecode"] == [sys.implementation.cache_tag]
+    assert json.loads(marker.read_text())["bytecode"] == [BYTECODE]
     for pyc in pycs:
         pyc.unlink()
-    meta = json.loads(marker.read_text())
-    del meta["bytecode"]
-    marker.write_text(json.dumps(meta))
+    locator.verify(deep=True)
     locator.fetch()
-    assert all(pyc.is_file() for pyc in pycs) and "bytecode" in json.loads(marker.read_text())
+    assert all(pyc.is_file() for pyc in pycs)
+    assert json.loads(marker.read_text())["bytecode"] == [BYTECODE]
+    locator.verify(deep=True)
+    assert _pyc(TORCHAIR_INIT).as_posix() in json.loads(marker.read_text())["files"]
     assert not [p.name for p in fetched.iterdir() if p.name.startswith(".")]  # no scratch left
 
 
@@ -162,13 +171,18 @@ def test_the_cache_is_checked_once_per_process(fetched):
     locator.fetch()  # what this process imports was checked already
 
 
-def test_a_touched_file_is_hashed_once_and_its_stat_recorded(fetched):
-    """A copy that kept contents but not mtimes costs one hash per file, not one per run."""
+def test_a_touched_file_is_hashed_once_and_gets_its_mtime_back(fetched):
+    """A copy that kept contents but not mtimes costs one hash per file, not one per run,
+    and the bytecode stays valid: Python checks a .pyc against its source's mtime, and
+    would otherwise write a new one, which the manifest would then call corrupt."""
     marker = fetched / "opsdk-torchair.json"
     init = fetched / TORCHAIR_INIT
+    recorded = json.loads(marker.read_text())["files"][TORCHAIR_INIT][1]
     os.utime(init, ns=(1, 1))
     locator.verify()
-    assert json.loads(marker.read_text())["files"][TORCHAIR_INIT][1] == 1
+    assert init.stat().st_mtime_ns == recorded
+    pyc = (fetched / _pyc(TORCHAIR_INIT)).read_bytes()
+    assert int.from_bytes(pyc[8:12], "little") == recorded // 10**9  # the header matches
 
 
 def test_only_the_deep_check_sees_a_change_that_kept_size_and_mtime(fetched):
@@ -252,4 +266,62 @@ def test_a_fetch_keeps_the_entry_a_concurrent_fetch_published(cache, tmp_path, m
     assert locator.fetch() == entry / "torch_npu" / "dynamo"
     assert (entry / "in-use").exists()
     assert sorted(p.name for p in cache.iterdir()) == [entry.name]
+    locator.verify(deep=True)
+
+
+def _stale_pyc(fetched) -> Path:
+    """torchair's .pyc with its header intact (Python accepts it for the source) and the
+    body of other code: what a damaged or half-restored cache can hold."""
+    pyc = fetched / _pyc(TORCHAIR_INIT)
+    stale = compile("MARK = 'stale code'\n", str(fetched / TORCHAIR_INIT), "exec")
+    pyc.write_bytes(pyc.read_bytes()[:16] + marshal.dumps(stale))
+    return pyc
+
+
+def _import_torchair(path: Path, monkeypatch) -> str:
+    """What the cached torchair's code says, imported as Python would (bytecode first)."""
+    monkeypatch.syspath_prepend(str(path))
+    monkeypatch.delitem(sys.modules, "torchair", raising=False)
+    import torchair
+
+    return torchair.MARK
+
+
+def test_a_stale_pyc_is_a_setup_error_before_anything_runs_it(fetched, monkeypatch):
+    pyc = _stale_pyc(fetched)
+    with pytest.raises(SetupError) as err:
+        locator.fetch()
+    assert str(err.value) == f"the TorchAir cache is corrupt: {pyc} (fix: opsdk fetch-torchair)"
+    monkeypatch.setattr(locator, "_verified", set())
+    assert cli.main(["fetch-torchair"]) == 0
+    assert _import_torchair(locator.fetch(), monkeypatch) == "fake torchair"
+
+
+def test_doctor_names_a_damaged_pyc_that_kept_size_and_mtime(fetched, capsys):
+    pyc = fetched / _pyc(TORCHAIR_INIT)
+    stat = pyc.stat()
+    pyc.write_bytes(pyc.read_bytes()[:16] + b"\0" * (stat.st_size - 16))  # garbage body
+    os.utime(pyc, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert cli.main(["doctor"]) == 1
+    assert capsys.readouterr().out.endswith(
+        f"TorchAir cache: corrupt: {pyc} (fix: opsdk fetch-torchair)\n"
+    )
+    assert cli.main(["fetch-torchair"]) == 0
+    assert f"(was corrupt: {pyc})" in capsys.readouterr().out
+    locator.verify(deep=True)
+
+
+def test_bytecode_of_an_entry_compiled_before_the_manifest_kept_it_is_compiled_again(
+    fetched, monkeypatch
+):
+    """An entry whose .pyc files are not in its manifest (an opsdk that kept only the
+    sources compiled it) does not trust them: they are compiled again and recorded."""
+    marker = fetched / "opsdk-torchair.json"
+    meta = json.loads(marker.read_text())
+    meta["files"] = {name: rec for name, rec in meta["files"].items() if not name.endswith(".pyc")}
+    meta["bytecode"] = [sys.implementation.cache_tag]  # what such an entry's marker says
+    marker.write_text(json.dumps(meta))
+    _stale_pyc(fetched)
+    assert _import_torchair(locator.fetch(), monkeypatch) == "fake torchair"
+    assert json.loads(marker.read_text())["bytecode"] == [sys.implementation.cache_tag, BYTECODE]
     locator.verify(deep=True)
