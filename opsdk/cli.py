@@ -291,6 +291,7 @@ def _check(args) -> int:
         ops = harness.discover(package)
         cache, shard, cells = _incremental(args, package, ops, cells)
         progress = Progress(len(cells))
+        interrupted.say = progress.notice
         if args.isolate:
             results = _run_isolated(args, cells, progress, cache)
         else:
