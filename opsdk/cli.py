@@ -291,6 +291,7 @@ def _check(args) -> int:
         ops = harness.discover(package)
         cache, shard, cells = _incremental(args, package, ops, cells)
         progress = Progress(len(cells))
+        interrupted.say = progress.notice
         if args.isolate:
             results = _run_isolated(args, cells, progress, cache)
         else:
@@ -334,7 +335,8 @@ def _incremental(args, package, ops, cells):
 
 def _run_isolated(args, cells, progress, cache):
     """Each op's cells in a child `opsdk check --only-op`, one op after the other, until
-    interrupted: the ops left are ``not run``."""
+    interrupted: the ops left are ``not run``. An op whose cells the cell cache holds all
+    gets its cached results without a child."""
     from opsdk import harness
     from opsdk.harness import interrupts, isolate
 
@@ -351,8 +353,11 @@ def _run_isolated(args, cells, progress, cache):
         for op, op_cells in by_op.items():
             if interrupts.requested():
                 break
-            progress.start(f"{op} [own process]")
-            op_results = isolate.run_op(args.target, op_cells, selection, timeout, args.dump)
+            served = harness.cached(op_cells, cache) if cache is not None else None
+            progress.start(f"{op} [{'cached' if served else 'own process'}]")
+            op_results = served or isolate.run_op(
+                args.target, op_cells, selection, timeout, args.dump
+            )
             progress.finish(op_results)
             results += op_results
     if cache is not None:  # a crash the child could not record: --last-failed reruns it

@@ -12,6 +12,7 @@ from opsdk.harness import columns
 __all__ = [
     "Cell",
     "Result",
+    "cached",
     "cells",
     "columns",
     "discover",
@@ -21,7 +22,7 @@ __all__ = [
     "run_matrix",
 ]
 
-_MATRIX = ("cells", "discover", "not_run", "one_run", "run_cell", "run_matrix")
+_MATRIX = ("cached", "cells", "discover", "not_run", "one_run", "run_cell", "run_matrix")
 _MODEL = ("Cell", "Result")
 
 

@@ -26,7 +26,7 @@ from opsdk.offline.patches import guard_profiling_skipped
 from opsdk.runtime import spec
 from opsdk.runtime.device import ensure_npu
 
-__all__ = ["cells", "discover", "not_run", "one_run", "run_cell", "run_matrix"]
+__all__ = ["cached", "cells", "discover", "not_run", "one_run", "run_cell", "run_matrix"]
 
 
 def discover(package) -> list[OpUnderTest]:
@@ -93,6 +93,22 @@ def run_cell(cell: Cell, dump_dir: Path | None = None, cache: CellCache | None =
         result = _run(cell, dump_dir, cache)
         if cache is not None:
             cache.put(cell, result)
+    return _reported(cell, result, cache)
+
+
+def cached(cell_list: list[Cell], cache: CellCache) -> list[Result] | None:
+    """The cells' results as :func:`run_cell` reports them when ``cache`` holds every one,
+    else None: an op with nothing to run needs no process of its own (``--isolate``). The
+    cells are looked up as one run, as :func:`run_matrix` keys them."""
+    with one_run(cell_list):
+        found = [cache.get(cell) for cell in cell_list]
+        if None in found:
+            return None
+        return [_reported(c, r, cache) for c, r in zip(cell_list, found, strict=True)]
+
+
+def _reported(cell: Cell, result: Result, cache: CellCache | None) -> Result:
+    """The cell's result as the run reports it: waiver applied, outcome remembered."""
     if cell.context is None:
         run_scope.record(result)  # what a context's failure compares with (harness.usage)
     result = waivers.apply(result, cell.waiver)

@@ -15,7 +15,7 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 __all__ = ["EXIT_CODE", "Interrupts", "forwarded_to", "requested"]
 
@@ -30,6 +30,9 @@ class Interrupts:
 
     def __init__(self, command: str = "opsdk check"):
         self.command = command
+        # Where the ladder's notices go: stderr, or the progress printer's ``notice`` once
+        # progress lines are being printed (a notice must not land inside an open line).
+        self.say: Callable[[str], None] = _say
         self.signals: list[int] = []
         self._children: list[subprocess.Popen] = []
         self._previous: dict[int, object] = {}
@@ -58,9 +61,9 @@ class Interrupts:
         for child in self._children:
             _send(child, signum)
         if len(self.signals) == 1:
-            _say(f"{self.command}: {name}: stopping after this cell; a second {name} aborts it")
+            self.say(f"{self.command}: {name}: stopping after this cell; a second {name} aborts it")
         elif len(self.signals) == 2:
-            _say(f"{self.command}: {name}: aborting the current cell")
+            self.say(f"{self.command}: {name}: aborting the current cell")
             if not self._children:  # a child aborts its cell and exits: wait for its report
                 raise KeyboardInterrupt
         else:

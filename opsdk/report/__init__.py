@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import platform
 import shlex
+import shutil
 import sys
 from collections import Counter
 from datetime import datetime
@@ -34,6 +35,7 @@ __all__ = [
 # Distinct from the shape modes' s/d/m column heads; "not run" is in the legend only
 # when an interrupted run has such cells.
 _MARKS = {"pass": "✓", "fail": "F", "error": "E", "skip": "-", "xfail": "x", "not run": "·"}
+_PIPED_WIDTH = 100  # the matrix's width when stdout is no terminal (a CI log, a file)
 _WARNING_WIDTH = 100  # the terminal shows a warning's first line, cut to this; reports in full
 
 
@@ -165,24 +167,51 @@ def _warnings(results: list[Result]) -> list[str]:
     return lines
 
 
-def matrix(results: list[Result]) -> str:
-    """Ops as rows; per backend one column per shape mode (s/d/m); failures below, then
-    what third-party code warned, under the cells it warned in."""
+def _terminal_width() -> int:
+    return shutil.get_terminal_size((_PIPED_WIDTH, 24)).columns
+
+
+def _table(ops, backends, shapes, status, width: int) -> list[str]:
+    """The matrix's rows: per backend a group of one column per shape mode, as many groups
+    side by side as fit ``width`` (at least one), the rest in blocks below, each block with
+    the op names again and its groups as wide as its widest."""
+    name = max(len(o) for o in ops)
+    modes = " ".join(m[0] for m in shapes)
+    blocks: list[list[str]] = []
+    for b in backends:
+        if blocks and name + (len(blocks[-1]) + 1) * (_group(modes, *blocks[-1], b) + 1) <= width:
+            blocks[-1].append(b)
+        else:
+            blocks.append([b])
+    lines = []
+    for block in blocks:
+        group = _group(modes, *block)
+        lines += [""] if lines else []
+        lines.append(" ".join([" " * name] + [b.ljust(group) for b in block]).rstrip())
+        lines.append(" ".join([" " * name] + [modes.ljust(group)] * len(block)).rstrip())
+        for op in ops:
+            row = [op.ljust(name)]
+            for b in block:
+                marks = [_MARKS.get(status.get((op, b, m)), " ") for m in shapes]
+                row.append(" ".join(marks).ljust(group))
+            lines.append(" ".join(row).rstrip())
+    return lines
+
+
+def _group(modes: str, *columns: str) -> int:
+    """The width of each column group of a block of ``columns``."""
+    return max(len(modes), *(len(c) for c in columns))
+
+
+def matrix(results: list[Result], width: int | None = None) -> str:
+    """Ops as rows; per backend one column per shape mode (s/d/m), folded into blocks that
+    fit ``width`` (default: the terminal's); failures below, then what third-party code
+    warned, under the cells it warned in."""
     if not results:
         return summary(results)
     ops, backends, shapes, cell = grid(results)
     status = {key: r.status for key, r in cell.items()}
-    width = max(len(o) for o in ops)
-    group = max(len(" ".join(m[0] for m in shapes)), *(len(b) for b in backends))
-    head = [" " * width] + [b.ljust(group) for b in backends]
-    sub = [" " * width] + [" ".join(m[0] for m in shapes).ljust(group) for _ in backends]
-    lines = [" ".join(head).rstrip(), " ".join(sub).rstrip()]
-    for op in ops:
-        row = [op.ljust(width)]
-        for b in backends:
-            marks = [_MARKS.get(status.get((op, b, m)), " ") for m in shapes]
-            row.append(" ".join(marks).ljust(group))
-        lines.append(" ".join(row).rstrip())
+    lines = _table(ops, backends, shapes, status, width or _terminal_width())
     legend = ", ".join(
         f"{mark} {name}"
         for name, mark in _MARKS.items()

@@ -7,6 +7,7 @@ same plain lines serve a terminal and a CI log.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections import Counter
@@ -25,12 +26,29 @@ class Progress:
         self._done = 0
         self.stream = stream or sys.stdout
         self._width = len(str(total))
+        self._open = ""  # the line of the cell running, until its outcome ends it
 
     def start(self, label: str) -> None:
         """Announce the next cell (or an op's block of cells, see ``finish``)."""
         position = f"{self._done + 1:>{self._width}}/{self.total}"
-        self.stream.write(f"[{position}] {label} ... ")
+        self._open = f"[{position}] {label} ... "
+        self.stream.write(self._open)
         self.stream.flush()
+
+    def notice(self, text: str) -> None:
+        """``text`` on a line of its own amid the progress lines (a Ctrl-C's notice): an open
+        line is ended first and started again after it, so the cell's outcome still follows
+        its label and a log that stops there still names the cell (``unfinished``). Written
+        straight to the stream's file when it has one: a signal handler calls this, and
+        re-entering a buffered stream the signal interrupted raises."""
+        text = f"\n{text}\n{self._open}" if self._open else f"{text}\n"
+        try:
+            fd = self.stream.fileno()
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation: no file
+            self.stream.write(text)
+            self.stream.flush()
+        else:
+            os.write(fd, text.encode())
 
     def finish(self, results: list[Result]) -> None:
         """End the line started last: one cell's outcome, or a block's counts."""
@@ -44,6 +62,7 @@ class Progress:
             text = ", ".join(f"{n} {status}" for status, n in counts.items())
         self.stream.write(text + "\n")
         self.stream.flush()
+        self._open = ""
 
 
 def unfinished(log: str) -> str | None:

@@ -84,8 +84,10 @@ def test_sigint_stops_after_the_current_cell_and_writes_every_report(slow_add, t
         slow_add, tmp_path, [signal.SIGINT], once=_second_cell_started
     )
     _check_reports(tmp_path, code, stdout, stderr, report, ran=2)
-    assert "SIGINT: stopping after this cell; a second SIGINT aborts it" in stderr
-    assert f"[2/4] {NAMESPACE}::my_add [eager-dynamic] ... pass (" in stdout
+    # The notice on a line of its own, then the cell's line again, ended by its outcome.
+    cell = f"[2/4] {NAMESPACE}::my_add [eager-dynamic] ... "
+    notice = "opsdk check: SIGINT: stopping after this cell; a second SIGINT aborts it"
+    assert f"\n{cell}\n{notice}\n{cell}pass (" in stdout, stdout
 
 
 def test_isolate_forwards_each_signal_a_second_aborts_the_cell(slow_add, tmp_path):
@@ -99,8 +101,8 @@ def test_isolate_forwards_each_signal_a_second_aborts_the_cell(slow_add, tmp_pat
         once=lambda _, mark: mark.exists(),
     )
     _check_reports(tmp_path, code, stdout, stderr, report, ran=0)
-    assert "SIGTERM: stopping after this cell" in stderr
-    assert "SIGINT: aborting the current cell" in stderr
+    assert "\nopsdk check: SIGTERM: stopping after this cell" in stdout, stdout
+    assert "\nopsdk check: SIGINT: aborting the current cell" in stdout, stdout
     aborted = report["results"][0]
     assert aborted["message"].startswith("aborted after "), aborted
     assert f"[1/4] {NAMESPACE}::my_add [own process] ... 4 not run" in stdout

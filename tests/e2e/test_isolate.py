@@ -2,12 +2,19 @@
 
 One package holds three ops (a segfaulting, an aborting and a good one, in that
 order, so the good one runs after two crashes); a fourth op hangs and is checked
-on its own with a short --timeout.
+on its own with a short --timeout. An op whose cells are all in the cell cache gets
+its cached results without a process.
 """
 
+import json
 import re
 
 import pytest
+
+from opsdk import cli
+from opsdk.harness import isolate
+from opsdk.harness.cache import ENV_OFF
+from opsdk.scaffold import NewRequest, into
 
 NAMESPACE = "isolate_t"
 KERNELS = {
@@ -118,3 +125,46 @@ def test_bad_isolation_options_are_one_line_errors(scaffolds, tmp_path, opsdk_cl
     run = opsdk_cli("check", _op(scaffolds, tmp_path, "my_ok"), *args)
     assert run.code == 2, run.stdout + run.stderr
     assert needle in run.stderr.strip().splitlines()[-1], run.stderr
+
+
+def test_an_op_whose_cells_are_all_cached_gets_no_process(scaffolds, tmp_path, monkeypatch):
+    """Two ops, checked with --isolate three times (in this process, so the children are
+    counted): the first run fills the cache, a rerun starts no child and serves the same
+    outcomes from it, an edit of one op's kernel starts that op's child only. opcheck and
+    aot_eager are in the run, so the parent looks the cells up as the children key them."""
+    monkeypatch.delenv(ENV_OFF, raising=False)
+    project = scaffolds.copy(tmp_path, "iso_first", namespace="isocache")
+    into.add(NewRequest("iso_second", namespace="isocache"), project)
+    started = []
+
+    def run_op(target, cells, *args):
+        started.append(cells[0].op.name)
+        return real_run_op(target, cells, *args)
+
+    real_run_op = isolate.run_op
+    monkeypatch.setattr(isolate, "run_op", run_op)
+
+    def check(name):
+        started.clear()
+        report = tmp_path / f"{name}.json"
+        argv = ["check", str(project), "--isolate", "--backend", "eager,opcheck,aot_eager"]
+        assert cli.main([*argv, "--shapes", "static", "--json", str(report)]) == 0
+        results = json.loads(report.read_text())["results"]
+        outcomes = [(r["op"], r["backend"], r["shapes"], r["status"]) for r in results]
+        return list(started), outcomes, {r["op"]: {r["cached"]} for r in results}
+
+    first, second = "isocache::iso_first", "isocache::iso_second"
+    children, filled, cached = check("fill")
+    assert (
+        children == [first, second]
+        and len(filled) == 6
+        and cached
+        == {
+            first: {False},
+            second: {False},
+        }
+    )
+    assert check("again") == ([], filled, {first: {True}, second: {True}})
+    kernels = project / "iso_first" / "iso_second" / "kernels.py"
+    kernels.write_text(kernels.read_text() + "\n# edited\n")
+    assert check("edited") == ([second], filled, {first: {True}, second: {False}})

@@ -124,6 +124,24 @@ def test_a_waiver_is_applied_to_cached_results_without_a_rerun(lib):
     assert (results[0].status, results[0].layer, results[0].cached) == ("xfail", "eager", True)
 
 
+def test_an_ops_cells_are_served_together_or_not_at_all(lib):
+    """What --isolate asks before it starts an op's process: all of the op's results from
+    the cache (waivers applied), or None, running nothing either way."""
+    cells = [c for c in lib.cells if c.op is lib.ops[0]]
+    FAIL[cells[0].id] = CellFailure("eager", "wrong numbers")
+    _run(lib, cells[:1])
+    RAN.clear()
+    assert harness.cached(cells, CellCache(lib.module, lib.ops)) is None  # cells[1] never ran
+    _run(lib, cells)
+    RAN.clear()
+    waived = [replace(cells[0], waiver="known bug"), cells[1]]
+    served = harness.cached(waived, CellCache(lib.module, lib.ops))
+    assert RAN == [] and [(r.status, r.cached) for r in served] == [
+        ("xfail", True),
+        ("pass", True),
+    ]
+
+
 @pytest.mark.parametrize(
     "part", ["opsdk", "opsdk_sources", "python", "torch", "npu", "torch_npu", "torchair"]
 )

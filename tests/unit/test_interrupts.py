@@ -5,6 +5,7 @@ Signals are sent to this process for real; the end-to-end runs (a real `opsdk ch
 interrupted, with --isolate too) are in tests/e2e/test_interrupted_runs.py.
 """
 
+import io
 import os
 import signal
 from types import SimpleNamespace
@@ -16,6 +17,7 @@ from opsdk.harness import _matrix, interrupts
 from opsdk.harness.model import Cell, Result
 from opsdk.report import html as html_report
 from opsdk.report import markdown as markdown_report
+from opsdk.report.progress import Progress, unfinished
 
 CELLS = [
     Cell(SimpleNamespace(name="ns::op"), backend, shapes)
@@ -41,6 +43,44 @@ def test_a_first_signal_asks_to_stop_a_second_aborts_and_the_handlers_come_back(
     err = capfd.readouterr().err
     assert "opsdk check: SIGTERM: stopping after this cell; a second SIGTERM aborts it" in err
     assert "opsdk check: SIGINT: aborting the current cell" in err
+
+
+STOPPING = "opsdk check: SIGINT: stopping after this cell; a second SIGINT aborts it"
+
+
+@pytest.fixture(params=["text buffer", "file"])
+def stream(request, tmp_path):
+    """What a progress printer writes to: a stream with no file (pytest's capture), or one
+    with a file, which a notice writes to directly."""
+    if request.param == "text buffer":
+        yield io.StringIO()
+        return
+    with open(tmp_path / "log", "w+") as file:
+        yield file
+
+
+def _log(stream) -> str:
+    stream.flush()
+    stream.seek(0)
+    return stream.read()
+
+
+def test_a_notice_amid_a_cell_gets_a_line_of_its_own_and_the_outcome_its_label(stream):
+    progress = Progress(2, stream)
+    progress.notice("before any cell")  # no line open: nothing to end
+    progress.start("ns::op [eager-static]")
+    with interrupts.Interrupts() as interrupted:
+        interrupted.say = progress.notice
+        _signal(signal.SIGINT)
+    assert unfinished(_log(stream)) == "ns::op [eager-static]"  # a log ending here names it
+    stream.seek(0, io.SEEK_END)
+    progress.finish([Result("ns::op", "eager", "static", "pass", seconds=0.25)])
+    assert _log(stream).splitlines() == [
+        "before any cell",
+        "[1/2] ns::op [eager-static] ... ",
+        STOPPING,
+        "[1/2] ns::op [eager-static] ... pass (0.25 s)",
+    ]
 
 
 class _Child:

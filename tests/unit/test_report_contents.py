@@ -119,3 +119,58 @@ def test_html_of_a_stale_waiver_names_the_waiver_and_says_why_the_run_failed():
         in page
     )
     assert "<p>waived in opsdk-waivers.toml: old bug</p>" in page
+
+
+def _wide() -> list[Result]:
+    """Two ops in 18 columns (backends under option profiles and usage contexts), their
+    statuses cycling, so each cell has a mark of its own to find."""
+    statuses = ("pass", "fail", "skip", "xfail")
+    cells = [
+        (op, backend, profile, context, shapes)
+        for op in ("ns::op", "ns::other_op")
+        for backend in ("eager", "ge", "npugraph_ex")
+        for profile in (None, "frozen_parameter")
+        for context in (None, "view", "buffer")
+        for shapes in ("static", "dynamic")
+    ]
+    return [
+        Result(op, backend, shapes, statuses[i % 4], profile=profile, context=context)
+        for i, (op, backend, profile, context, shapes) in enumerate(cells)
+    ]
+
+
+def _cells_shown(lines: list[str]) -> dict[tuple[str, str, str], str]:
+    """(op, column, shape mode) -> mark, read back from the matrix's blocks by where each
+    column's name starts in its block's head."""
+    shown = {}
+    for head, sub, *rows in (block.split("\n") for block in "\n".join(lines).split("\n\n")):
+        starts = [(m.start(), m.group()) for m in re.finditer(r"\S+", head)]
+        for row in rows:
+            op = row.split()[0]
+            for start, column in starts:
+                modes, marks = sub[start:].split()[:2], row[start:].split()[:2]
+                for mode, mark in zip(modes, marks, strict=True):
+                    assert (op, column, mode) not in shown, (op, column, mode)
+                    shown[op, column, mode] = mark
+    return shown
+
+
+def test_a_matrix_wider_than_the_terminal_folds_into_blocks_of_column_groups():
+    results = _wide()
+    lines = report.matrix(results, width=80).splitlines()
+    legend = next(i for i, line in enumerate(lines) if line.startswith("(s = static"))
+    table = lines[:legend]
+    assert max(len(line) for line in table) <= 80, "\n".join(table)
+    blocks = "\n".join(table).count("\n\n") + 1
+    assert blocks > 1 and sum(line.startswith("ns::op ") for line in table) == blocks
+    assert sum(line.startswith("(s = static") for line in lines) == 1  # the legend once
+    marks = {"pass": "✓", "fail": "F", "skip": "-", "xfail": "x"}
+    expected = {(r.op, r.column, r.shapes[0]): marks[r.status] for r in results}
+    assert _cells_shown(table) == expected, "\n".join(table)
+
+
+def test_a_matrix_that_fits_is_one_block_whatever_the_width():
+    results = _wide()
+    wide = report.matrix(results, width=1000)
+    assert "\n\n" not in wide.split("\n(s = static")[0]
+    assert report.matrix(RESULTS, width=40) == report.matrix(RESULTS, width=1000)
