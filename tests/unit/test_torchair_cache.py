@@ -279,12 +279,18 @@ def _stale_pyc(fetched) -> Path:
 
 
 def _import_torchair(path: Path, monkeypatch) -> str:
-    """What the cached torchair's code says, imported as Python would (bytecode first)."""
+    """What the cached torchair's code says, imported as Python would (bytecode first);
+    the module is gone again afterwards (a later test in this process imports the real one)."""
     monkeypatch.syspath_prepend(str(path))
-    monkeypatch.delitem(sys.modules, "torchair", raising=False)
-    import torchair
+    previous = sys.modules.pop("torchair", None)
+    try:
+        import torchair
 
-    return torchair.MARK
+        return torchair.MARK
+    finally:
+        sys.modules.pop("torchair", None)
+        if previous is not None:
+            sys.modules["torchair"] = previous
 
 
 def test_a_stale_pyc_is_a_setup_error_before_anything_runs_it(fetched, monkeypatch):
