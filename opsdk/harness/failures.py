@@ -75,6 +75,48 @@ def raised_at(err: BaseException) -> str:
     return ""
 
 
+def _in_torchair(err: BaseException) -> str:
+    """`` at FILE:LINE (FUNCTION)`` when the innermost frame of ``err``'s chain is in
+    TorchAir's own code, else "" (TorchAir not loaded, or raised elsewhere)."""
+    torchair = getattr(sys.modules.get("torchair"), "__file__", None)
+    *_, inner = chain(err)
+    frames = traceback.extract_tb(inner.__traceback__)
+    if torchair is None or not frames:
+        return ""
+    frame = frames[-1]
+    if not frame.filename.startswith(str(Path(torchair).parent)):
+        return ""
+    return f" at {frame.filename}:{frame.lineno} ({frame.name})"
+
+
+def _converting(err: BaseException) -> str:
+    """`` node %NAME``: the FX node TorchAir was converting, as its error names it."""
+    found = re.search(r"While executing (%\S+)", str(err))
+    return f" node {found.group(1)}" if found else ""
+
+
+def _conversion_failure(inner: BaseException) -> CellFailure:
+    """TorchAir failed to build the GE graph: in the op's converter when one of its frames
+    is on the stack, else in TorchAir's own code (a node TorchAir converts itself, such
+    as ``auto_functionalized_v2``), which no edit of converter.py fixes."""
+    where = raised_at(inner)
+    own = "" if where else _in_torchair(inner)
+    if not own:
+        return CellFailure(
+            "converter",
+            f"TorchAir could not convert the graph{where}: {first_line(inner)}; "
+            "fix converter.py (rerun with --dump DIR to see the FX graph it received)",
+        )
+    return CellFailure(
+        "converter",
+        f"TorchAir failed in its own code converting{_converting(inner)}{own}, with no frame "
+        f"of the op's converter on the stack: {first_line(inner)}; a TorchAir limitation "
+        "for this graph or these options, not converter.py's (opsdk checks what a converter "
+        "returns): waive the cell in opsdk-waivers.toml naming the TorchAir issue, and "
+        "rerun with --dump DIR to see the FX graph it received",
+    )
+
+
 _KERNELS = {"npu": "the npu kernel", "cpu": "the CPU reference"}
 
 
@@ -166,12 +208,7 @@ def as_failure(
     if isinstance(err, dynamo_exc.BackendCompilerFailed):
         inner = err.inner_exception if hasattr(err, "inner_exception") else err
         if compile_layer == "converter":
-            return CellFailure(
-                "converter",
-                f"TorchAir could not convert the graph{raised_at(inner)}: {first_line(inner)}; "
-                "fix converter.py "
-                "(rerun with --dump DIR to see the FX graph it received)",
-            )
+            return _conversion_failure(inner)
         return CellFailure(
             compile_layer or default_layer,
             f"the backend failed to compile the graph: {first_line(inner)}; "

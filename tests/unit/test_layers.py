@@ -9,6 +9,8 @@ and both layouts. In-process, AOT dispatch left to
 ``aot_eager`` (as in a full run), so nothing is compiled.
 """
 
+import sys
+import types
 from types import SimpleNamespace
 
 import pytest
@@ -196,3 +198,51 @@ def test_a_kernel_returning_a_kept_buffer_is_eager_and_says_what_to_change():
     assert (result.status, result.layer) == ("fail", "eager"), result.describe()
     assert "call 1 changed what call 0 returned" in result.message, result.message
     assert "return a new tensor each call" in result.message
+
+
+def _raised_in(filename: str, message: str):
+    """An AttributeError raised and caught in code of ``filename`` (no other frame on its
+    traceback), wrapped as Dynamo wraps a backend's error, with TorchAir's note of the node
+    it was converting."""
+    from torch._dynamo.exc import BackendCompilerFailed
+
+    source = (
+        "def view_copy(size):\n"
+        "    return size.symsize[0]\n"
+        "def attempt():\n"
+        "    try:\n"
+        "        view_copy(())\n"
+        "    except AttributeError as err:\n"
+        "        return err\n"
+    )
+    namespace: dict = {}
+    exec(compile(source, filename, "exec"), namespace)
+    err = namespace["attempt"]()
+    err.args = (f"{err}\n\nWhile executing %auto_functionalized_v2 : {message}",)
+    return BackendCompilerFailed(lambda *a: None, err, None)
+
+
+def test_a_conversion_failing_in_torchairs_own_code_does_not_send_the_user_to_converter_py(
+    tmp_path, monkeypatch
+):
+    torchair = types.ModuleType("torchair")
+    torchair.__file__ = str(tmp_path / "torchair" / "__init__.py")
+    monkeypatch.setitem(sys.modules, "torchair", torchair)
+    inside = str(tmp_path / "torchair" / "_ge_concrete_graph" / "auto_functionalized_v2.py")
+    failure = as_failure(
+        _raised_in(inside, "[...]"), default_layer="ge-exec", compile_layer="converter"
+    )
+    assert failure.layer == "converter"
+    assert (
+        f"TorchAir failed in its own code converting node %auto_functionalized_v2 at {inside}:2 "
+        "(view_copy), with no frame of the op's converter on the stack: AttributeError: "
+        "'tuple' object has no attribute 'symsize'; a TorchAir limitation"
+    ) in str(failure)
+    assert "fix converter.py" not in str(failure)
+    # The same error raised in the op's own converter is the converter's to fix.
+    mine = str(tmp_path / "my_op" / "converter.py")
+    failure = as_failure(
+        _raised_in(mine, "[...]"), default_layer="ge-exec", compile_layer="converter"
+    )
+    assert f"could not convert the graph at {mine}:2 (view_copy)" in str(failure)
+    assert "fix converter.py" in str(failure)
