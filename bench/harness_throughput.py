@@ -64,18 +64,24 @@ class Run:
     cpu_seconds: float  # user + system: steadier than wall time on a shared machine
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+def _cpu(who: int = resource.RUSAGE_CHILDREN) -> float:
+    """User + system seconds of ``who`` (the finished child processes, or this one)."""
+    usage = resource.getrusage(who)
     return usage.ru_utime + usage.ru_stime
+
+
+def _env_with(root: Path) -> dict[str, str]:
+    """This environment with ``root`` (the generated library) first on PYTHONPATH."""
+    return {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
 
 
 def run_check(module: str, root: Path, backends: list[str], *args: str) -> Run:
     """One `opsdk check` process (``--no-cache`` unless ``args`` are given): wall time,
     time until its first cell result, CPU time."""
-    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    env = _env_with(root)
     argv = [sys.executable, "-m", "opsdk", "check", module, "--backend", ",".join(backends)]
     argv += list(args) or ["--no-cache"]
-    cpu = _children_cpu()
+    cpu = _cpu()
     start = time.perf_counter()
     first = None
     with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env, cwd=root) as proc:
@@ -85,7 +91,7 @@ def run_check(module: str, root: Path, backends: list[str], *args: str) -> Run:
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"opsdk check {module} --backend {','.join(backends)} {args} failed")
-    return Run(seconds, first or seconds, _children_cpu() - cpu)
+    return Run(seconds, first or seconds, _cpu() - cpu)
 
 
 def measure(count: int, root: Path, library: str = "mixed") -> dict[str, float]:
@@ -251,11 +257,6 @@ _BACKEND_WORK = {
 _IMPORT = "TorchAir + npugraph_ex import"
 
 
-def _self_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def _timed(spent: dict[str, float], label: str, fn):
     def timed(*args, **kwargs):
         start = time.process_time()
@@ -276,7 +277,7 @@ def phases(module: str, backends: list[str]) -> dict[str, float]:
     from opsdk import harness
     from opsdk.harness import columns, target
 
-    spent = {"process start": _self_cpu()}
+    spent = {"process start": _cpu(resource.RUSAGE_SELF)}
     _timed(spent, "Dynamo import", importlib.import_module)("torch._dynamo")
     if {"ge", "npugraph_ex"} & set(backends):
         from opsdk.offline import torchair as bringup
@@ -292,26 +293,25 @@ def phases(module: str, backends: list[str]) -> dict[str, float]:
     cells = harness.cells(target.load(module), backends, SHAPE_MODES)
     results = harness.run_matrix(cells)
     assert all(r.status in ("pass", "skip") for r in results), [r.describe() for r in results]
-    spent["total"] = _self_cpu()
+    spent["total"] = _cpu(resource.RUSAGE_SELF)
     return spent
 
 
 def by_phase(count: int, library: str) -> dict[str, dict[str, float]]:
     """The aot_eager column alone and the full matrix by phase (:func:`phases`), each a
     process of its own on one generated library, side by side; printed with what the 1.5x
-    target leaves for everything past aot_eager, against the backends' own imports and
-    lowerings."""
+    target leaves for everything past aot_eager, against the backends' own work (imports,
+    lowerings, runs)."""
     spent = {}
     with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
         module = generate_library(Path(tmp), count, library=library)
-        env = {**os.environ, "PYTHONPATH": f"{tmp}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
         for label, backends in (("aot_eager", ["aot_eager"]), ("full", list(names()))):
             done = subprocess.run(
                 [sys.executable, __file__, "--phases-one", module, ",".join(backends)],
                 capture_output=True,
                 text=True,
                 check=True,
-                env=env,
+                env=_env_with(Path(tmp)),
                 cwd=tmp,
             )
             spent[label] = json.loads(done.stdout.splitlines()[-1])
@@ -367,16 +367,17 @@ def main(argv=None) -> list[dict]:
         return []
     rows = []
     libraries = args.library.split(",")
+    counts = [int(n) for n in args.ops.split(",")]
+    largest = max(counts)
     for library in libraries:
-        for count in map(int, args.ops.split(",")):
+        for count in counts:
             with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
                 rows.append(measure(count, Path(tmp), library))
             print(rows[-1], flush=True)
     if args.contexts:
-        count = max(map(int, args.ops.split(",")))
         with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
-            costs = context_costs(count, Path(tmp))
-        print(f"compiled columns, {count} ops (CPU seconds per op), alone and per context:")
+            costs = context_costs(largest, Path(tmp))
+        print(f"compiled columns, {largest} ops (CPU seconds per op), alone and per context:")
         for context, seconds in costs.items():
             print(f"  {context:32} {seconds:7.2f} s")
     if args.incremental:
@@ -384,17 +385,15 @@ def main(argv=None) -> list[dict]:
             rows.append(incremental(args.incremental, Path(tmp)))
         print(rows[-1], flush=True)
     if args.profile:
-        _profiles(max(map(int, args.ops.split(","))))
+        _profiles(largest)
     if args.rounds:
         for library in libraries:
             with tempfile.TemporaryDirectory(prefix="opsdk-bench-") as tmp:
-                rows.append(
-                    rounds(max(map(int, args.ops.split(","))), Path(tmp), library, args.rounds)
-                )
+                rows.append(rounds(largest, Path(tmp), library, args.rounds))
             print(rows[-1], flush=True)
     if args.phases:
         for library in libraries:
-            by_phase(max(map(int, args.ops.split(","))), library)
+            by_phase(largest, library)
     return rows
 
 

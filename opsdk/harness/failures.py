@@ -58,10 +58,20 @@ def root_cause(err: BaseException) -> BaseException:
     return last
 
 
+def _package_dir(name: str) -> str | None:
+    """Where the loaded package ``name`` lives, or None when it is not loaded."""
+    file = getattr(sys.modules.get(name), "__file__", None)
+    return str(Path(file).parent) if file else None
+
+
 def _library_roots() -> tuple[str, ...]:
     """Where code that is not the user's lives: torch, opsdk, TorchAir, the stdlib."""
-    files = (getattr(sys.modules.get(m), "__file__", None) for m in ("torch", "opsdk", "torchair"))
-    return (*(str(Path(f).parent) for f in files if f), sysconfig.get_paths()["stdlib"])
+    dirs = (_package_dir(m) for m in ("torch", "opsdk", "torchair"))
+    return (*(d for d in dirs if d), sysconfig.get_paths()["stdlib"])
+
+
+def _at(frame: traceback.FrameSummary) -> str:
+    return f" at {frame.filename}:{frame.lineno} ({frame.name})"
 
 
 def raised_at(err: BaseException) -> str:
@@ -71,22 +81,18 @@ def raised_at(err: BaseException) -> str:
     for e in reversed(list(chain(err))):
         for frame in reversed(traceback.extract_tb(e.__traceback__)):
             if not frame.filename.startswith(("<", *roots)):
-                return f" at {frame.filename}:{frame.lineno} ({frame.name})"
+                return _at(frame)
     return ""
 
 
 def _in_torchair(err: BaseException) -> str:
     """`` at FILE:LINE (FUNCTION)`` when the innermost frame of ``err``'s chain is in
     TorchAir's own code, else "" (TorchAir not loaded, or raised elsewhere)."""
-    torchair = getattr(sys.modules.get("torchair"), "__file__", None)
-    *_, inner = chain(err)
-    frames = traceback.extract_tb(inner.__traceback__)
-    if torchair is None or not frames:
+    torchair = _package_dir("torchair")
+    frames = traceback.extract_tb(root_cause(err).__traceback__)
+    if torchair is None or not frames or not frames[-1].filename.startswith(torchair):
         return ""
-    frame = frames[-1]
-    if not frame.filename.startswith(str(Path(torchair).parent)):
-        return ""
-    return f" at {frame.filename}:{frame.lineno} ({frame.name})"
+    return _at(frames[-1])
 
 
 def _converting(err: BaseException) -> str:
