@@ -14,23 +14,39 @@ from opsdk.runtime import types
 
 INPUT_KINDS = ("required", "optional", "dynamic")
 OUTPUT_KINDS = ("required", "dynamic")
+# An AscendC OpDef input declared ``.Scalar()`` / ``.ScalarList()``: a GE tensor input that
+# the op's aclnn API takes as ``aclScalar`` / ``aclScalarList``.
+SCALAR_KINDS = ("scalar", "scalar_list")
 ATTR_TYPES = tuple(types.BY_VALUE_TYPE)
 
 
 @dataclass(frozen=True)
 class Input:
+    """An IR input. ``value_depend`` and ``scalar`` are AscendC OpDef facts GE's prototype
+    does not carry but the op's generated aclnn API does: a ``.ValueDepend(...)`` input is
+    read on the host (aclnn takes it as a host array), a ``.Scalar()`` /
+    ``.ScalarList()`` one as an ``aclScalar`` / ``aclScalarList``."""
+
     name: str
     kind: str = "required"
+    value_depend: bool = False
+    scalar: str | None = None
 
     def __post_init__(self):
         if self.kind not in INPUT_KINDS:
             raise ValueError(f"IR input {self.name!r}: kind must be one of {INPUT_KINDS}")
+        if self.scalar is not None and self.scalar not in SCALAR_KINDS:
+            raise ValueError(f"IR input {self.name!r}: scalar must be one of {SCALAR_KINDS}")
 
 
 @dataclass(frozen=True)
 class Output:
+    """An IR output. ``depends_on_compute``: its shape is known only once the kernel ran
+    (OpDef ``.OutputShapeDependOnCompute()``), so no fake function can state it ahead."""
+
     name: str
     kind: str = "required"
+    depends_on_compute: bool = False
 
     def __post_init__(self):
         if self.kind not in OUTPUT_KINDS:

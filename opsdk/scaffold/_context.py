@@ -100,9 +100,18 @@ def _op(op: spec.OpSpec, cann: TorchSide | None = None, attach: bool = False) ->
         ],
         "host_inputs": sorted({_host_input(a) for a in op.args if a.is_symbolic}),
         "ge_values": sorted({types.row(a.type).ge_value for a in ge_attr_args(op)} - {None}),
-        "ir_inputs": [{"name": i.name, "kind": i.kind} for i in ir.inputs],
+        "ir_inputs": [
+            {"name": i.name, "kind": i.kind, "value_depend": i.value_depend, "scalar": i.scalar}
+            for i in ir.inputs
+        ],
         "ir_outputs": [
-            {"name": o.name, "kind": o.kind, "mutated": o.name in written} for o in ir.outputs
+            {
+                "name": o.name,
+                "kind": o.kind,
+                "mutated": o.name in written,
+                "depends_on_compute": o.depends_on_compute,
+            }
+            for o in ir.outputs
         ],
         "ir_attrs": [
             {"name": a.name, "type": a.type, "default": _default_repr(a.default)} for a in ir.attrs

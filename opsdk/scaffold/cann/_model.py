@@ -1,0 +1,25 @@
+"""The model every CANN reader fills and every exporter writes: one op, its IR and dtypes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from opsdk.runtime.irdef import IrDef
+
+
+@dataclass(frozen=True)
+class CannOp:
+    """One CANN op: its IR and what each tensor accepts.
+
+    ``dtypes`` maps every input and output name to GE ``DataType`` enumerators
+    (``DT_FLOAT16``); as in msopgen JSON and OpDef, the i-th entries of equally long
+    lists form one supported combination. A tensor typed by a ``DATATYPE`` symbol that
+    the text never declares has ``()`` (any). ``type_vars`` names the symbol a tensor
+    shares with others (``"T"``: same dtype). ``formats`` are msopgen's, aligned with
+    ``dtypes`` (``ND`` where the source states none).
+    """
+
+    ir: IrDef
+    dtypes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    formats: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    type_vars: dict[str, str] = field(default_factory=dict)
