@@ -213,6 +213,25 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _new(args) -> int:
+    import warnings
+
+    from opsdk.scaffold.cann import CannWarning
+
+    with warnings.catch_warnings(record=True) as heard:
+        warnings.simplefilter("always", CannWarning)
+        try:
+            return _new_package(args)
+        finally:  # what the CANN readers repaired, said whether or not the package was made
+            for warning in heard:
+                if issubclass(warning.category, CannWarning):
+                    print(f"opsdk new: warning: {warning.message}", file=sys.stderr)
+                else:
+                    warnings.showwarning(
+                        warning.message, warning.category, warning.filename, warning.lineno
+                    )
+
+
+def _new_package(args) -> int:
     from opsdk.scaffold import NewRequest, attach_target, into, new
 
     name, namespace = args.name, args.namespace

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from opsdk.errors import SpecError
 from opsdk.scaffold.cann import msopgen, reg_op
-from opsdk.scaffold.cann._model import CannOp
+from opsdk.scaffold.cann._model import CannOp, CannWarning
 
-__all__ = ["CannOp", "read"]
+__all__ = ["CannOp", "CannWarning", "read"]
 
 
 def read(source: str | Path, op_types=None) -> list[CannOp]:

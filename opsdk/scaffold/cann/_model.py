@@ -23,3 +23,9 @@ class CannOp:
     dtypes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     formats: dict[str, tuple[str, ...]] = field(default_factory=dict)
     type_vars: dict[str, str] = field(default_factory=dict)
+
+
+class CannWarning(UserWarning):
+    """Something a CANN file says that its own tool ignores or repairs (msopgen drops an
+    attr of an unknown type, takes a missing ``param_type`` as required): the reader does
+    the same and says so, one line naming the file, op and key. ``opsdk new`` prints them."""
