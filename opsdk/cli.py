@@ -98,8 +98,10 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument(
         "--from-cann",
         type=Path,
-        metavar="FILE",
-        help="the op's CANN definition (msopgen JSON or REG_OP): schema, IR and specs follow it",
+        metavar="FILE|DIR",
+        help="the op's CANN definition (AscendC op_host OpDef .cpp, msopgen JSON or REG_OP), "
+        "or an AscendC project directory (every op it defines, one package): schema, IR and "
+        "specs follow it",
     )
 
     check = sub.add_parser("check", help="run the conformance matrix of an op package")
@@ -235,10 +237,13 @@ def _new_package(args) -> int:
     from opsdk.scaffold import NewRequest, attach_target, into, new
 
     name, namespace = args.name, args.namespace
+    project = args.from_cann is not None and args.from_cann.is_dir()
     if args.attach is not None:
         name, namespace = attach_target(args.attach, name, namespace)
-    elif name is None:
-        raise OpsdkError("opsdk new: give the op's NAME (or --attach NS::OP)")
+    elif name is None and args.from_cann is not None and not project:
+        name = _only_op_name(args.from_cann)
+    elif name is None and not project:
+        raise OpsdkError("give the op's NAME (or --attach NS::OP, or --from-cann FILE|DIR)")
     request = NewRequest(
         name,
         args.inplace,
@@ -256,17 +261,35 @@ def _new_package(args) -> int:
         raise OpsdkError(
             "--out and --into exclude each other: --into DIR adds to the package in DIR"
         )
+    if project and (args.into is not None or args.attach is not None):
+        raise OpsdkError(
+            "--from-cann DIR makes one package of the project's ops: drop --into/--attach, or "
+            "give one op's file (--from-cann DIR/op_host/OP.cpp)"
+        )
     if args.into is not None:
         added = into.add(request, args.into)
         print(f"added {added.path} to the op package {args.into}")
         print(f"next: opsdk check {args.into}")
         return 0
-    result = new(request)
+    if project:
+        from opsdk.scaffold.cann_project import new_project
+
+        result = new_project(request, args.from_cann)
+    else:
+        result = new(request)
     if result.backup:
         print(f"moved the existing {result.path.name} to {result.backup}")
     print(f"created {result.path}")
     print(f"next: opsdk check {result.path}")
     return 0
+
+
+def _only_op_name(path: Path) -> str:
+    """The op name of a CANN file that defines one op: the snake_case of its type."""
+    from opsdk.scaffold import cann, cann_torch
+    from opsdk.scaffold.ir_export import file_stem
+
+    return file_stem(cann_torch.pick(cann.read(path), None, str(path)).ir)
 
 
 _REPORTS = {"--json": ".json", "--report": ".html", "--markdown": ".md"}

@@ -238,7 +238,7 @@ class TensorSpec:
         return self.sizes(1) != self.sizes(0)
 
     def __repr__(self) -> str:
-        name = _NAMES.get(self.dtype, str(self.dtype))
+        name = SPEC_NAMES.get(self.dtype, str(self.dtype))
         dims = ", ".join(map(repr, self.dims))
         extra = f", value_range={self.value_range}" if self.value_range else ""
         extra += f", static_dims={self.static_dims}" if self.static_dims else ""
@@ -258,7 +258,8 @@ def _typed(dtype: torch.dtype, name: str):
     return make
 
 
-_NAMES = {
+# The spec constructor of each dtype, by the name it is imported as (generated specs.py).
+SPEC_NAMES = {
     torch.float32: "F32",
     torch.float16: "F16",
     torch.bfloat16: "BF16",

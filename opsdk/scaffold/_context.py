@@ -18,7 +18,7 @@ from opsdk.runtime.converters import (
     ir_def_for,
 )
 from opsdk.runtime.irdef import IrDef
-from opsdk.scaffold import cppsig, pysig
+from opsdk.scaffold import cann_specs, cppsig, pysig
 from opsdk.scaffold.cann_torch import TorchSide
 
 
@@ -31,7 +31,7 @@ def context(
     the functional one. ``cann``: the op comes from a CANN definition
     (``--from-cann``), whose IR and specs it gives."""
     partner = spec.inplace_pair(op)[1] if req.pair else None
-    name = partner.name if partner else op.name
+    name = req.package or (partner.name if partner else op.name)
     module = f"{package}.{name}" if package else name
     return {
         "project_dir": name,
@@ -42,7 +42,7 @@ def context(
         "autograd": req.autograd,
         "attach": req.attach,
         "opsdk_version": opsdk.__version__,
-        "op": _op(op, cann, req.attach),
+        "op": _op(op, cann, req.attach, working=op.is_default_add and req.writes_the_add),
         "pair": _op(partner) if partner else {},
         "cpp": _cpp_context(op, module, _bound(cann.ir, op) if cann is not None else None)
         if req.style == "cpp"
@@ -50,7 +50,9 @@ def context(
     }
 
 
-def _op(op: spec.OpSpec, cann: TorchSide | None = None, attach: bool = False) -> dict:
+def _op(
+    op: spec.OpSpec, cann: TorchSide | None = None, attach: bool = False, working: bool = False
+) -> dict:
     ir = ir_def_for(op) if cann is None else _bound(cann.ir, op)
     written = {ir.ir_name(a.name) for a in op.mutated_args}
     returns_input = spec.returns_its_first_argument(op)
@@ -69,13 +71,12 @@ def _op(op: spec.OpSpec, cann: TorchSide | None = None, attach: bool = False) ->
         "mutates": [a.name for a in op.mutated_args],
         # torch_npu's in-place convention: the op returns the input it writes
         "returns_input": op.args[0].name if returns_input else None,
-        "working": op.is_default_add,
+        "working": working,
         "from_cann": cann is not None,
-        # CANN's dtype cases follow its own argument order: an attached op's may differ
-        "specs": list(cann.specs) if cann is not None and not attach else None,
+        "specs": list(cann_specs.cases(op, ir, cann.op)) if cann is not None else None,
         # opsdk writes specs.py when it knows cases: its own add, CANN's dtypes, or (an
         # attached op, which has no scaffold to start from) the schema's default case
-        "has_specs": op.is_default_add or cann is not None or attach,
+        "has_specs": working or cann is not None or attach,
         "arg_names": dict(ir.arg_names),
         "args": [_arg(a) for a in op.args],
         "returns": [pysig.py_type(r.type) for r in op.returns],

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +48,15 @@ class NewRequest:
     pair: bool = False
     # attach to ``namespace::name``, defined elsewhere (torch_npu, op-plugin, C++)
     attach: bool = False
+    # the Python package's name where it is not the op's: a CANN project's directory
+    package: str | None = None
+
+    @property
+    def writes_the_add(self) -> bool:
+        """Only ``opsdk new NAME`` gets the working add. A schema the user gave, a CANN
+        definition or an attached op has semantics only its author knows: an add-shaped one
+        gets skeletons, never an add that would pass against a reference nobody wrote."""
+        return not (self.schema or self.from_cann or self.attach)
 
 
 @dataclass(frozen=True)
@@ -134,16 +143,19 @@ def _live_schema(req: NewRequest) -> str:
     return str(found[0])
 
 
-def package_name(op: spec.OpSpec, pair: bool) -> str:
-    """The package an op is written to: its name, or a pair's functional name."""
-    return spec.inplace_pair(op)[1].name if pair else op.name
+def package_name(op: spec.OpSpec, req: NewRequest) -> str:
+    """The package an op is written to: the one the request names, else the op's name, or a
+    pair's functional name."""
+    return req.package or (spec.inplace_pair(op)[1].name if req.pair else op.name)
 
 
-def new(req: NewRequest) -> NewResult:
-    """Write the op package to ``req.out/<name>``, moving an existing one aside with --force."""
+def new(req: NewRequest, then: Callable[[Path], None] | None = None) -> NewResult:
+    """Write the op package to ``req.out/<name>``, moving an existing one aside with --force.
+    ``then`` completes the package while it is still staged (a CANN project's other ops), so
+    the package appears whole or not at all."""
     op = build_spec(req)
     out = Path(req.out).expanduser()
-    target = out / package_name(op, req.pair)
+    target = out / package_name(op, req)
     if target.exists() and not req.force:
         raise ScaffoldError(
             f"{target} already exists: choose another --out, or pass --force to move it "
@@ -151,6 +163,8 @@ def new(req: NewRequest) -> NewResult:
         )
     with staging_dir(out, target.name) as staging:
         project = render(op, req, staging)
+        if then is not None:
+            then(project)
         try:
             backup = _backup_path(target) if target.exists() else None
             if backup is not None:

@@ -3,9 +3,9 @@
 CANN's prototype fixes the GE side (op type, input/output/attr names, data types);
 this module writes the matching torch schema (optional inputs ``Tensor?``, dynamic
 inputs ``Tensor[]``, attrs keyword-only with their defaults, an output named like
-an input makes that input ``Tensor(a!)``), the IR tied to it (CANN names, with
-``arg_names`` where a CANN name cannot be a Python argument) and input specs from
-the declared data types.
+an input makes that input ``Tensor(a!)``) and the IR tied to it (CANN names, with
+``arg_names`` where a CANN name cannot be a Python argument); the input specs are
+:mod:`opsdk.scaffold.cann_specs`'.
 """
 
 from __future__ import annotations
@@ -20,29 +20,15 @@ from opsdk.scaffold import cann
 
 __all__ = ["TorchSide", "pick", "torch_side"]
 
-# The spec constructors of opsdk.inputs, by torch dtype name.
-_SPEC_OF = {
-    "float32": "F32",
-    "float16": "F16",
-    "bfloat16": "BF16",
-    "int8": "I8",
-    "int32": "I32",
-    "int64": "I64",
-    "bool": "BOOL",
-}
-# A value a required attr takes in the generated specs, by schema type.
-_SAMPLE = {"int": "1", "float": "1.0", "bool": "False", "str": '""', "ScalarType": "torch.float32"}
-_SHAPE = "2, 4"
-
 
 @dataclass(frozen=True)
 class TorchSide:
     schema: str  # without the op name: "(Tensor x, ...) -> ..."
     ir: IrDef  # CANN's IR, tied to the torch op by opsdk new (torch_op, arg_names)
-    specs: tuple[str, ...]  # Python source of each Support(...) of specs.py
+    op: cann.CannOp  # the definition it came from: its dtypes give specs.py
 
 
-def pick(ops: list[cann.CannOp], name: str, where: str) -> cann.CannOp:
+def pick(ops: list[cann.CannOp], name: str | None, where: str) -> cann.CannOp:
     """The op ``name`` (snake_case of its op type, or the op type) among ``ops``; the only
     one if there is one."""
     if len(ops) == 1:
@@ -79,7 +65,7 @@ def torch_side(op: cann.CannOp) -> TorchSide:
     return TorchSide(
         f"({', '.join(args)}) -> {returns}",
         replace(ir, arg_names=arg_names),
-        _specs(op, torch_names),
+        op,
     )
 
 
@@ -106,45 +92,3 @@ def _schema_value(value, row: types.SchemaType) -> str:
     if isinstance(value, str):
         return repr(value).replace("'", '"') if '"' not in value else repr(value)
     return repr(value)
-
-
-def _specs(op: cann.CannOp, torch_names: dict[str, str]) -> tuple[str, ...]:
-    """One Support per declared dtype combination torch can make (column i of the
-    dtype lists; a one-entry list serves every column, an undeclared type float32)."""
-    inputs = op.ir.inputs
-    width = max((len(op.dtypes[i.name]) for i in inputs), default=1) or 1
-    cases = []
-    for column in range(width):
-        values = [_spec_value(op, i, column) for i in inputs]
-        if None in values:
-            continue
-        kwargs = [f"{torch_names[a.name]}={_sample(a)}" for a in op.ir.attrs if a.default is None]
-        case = f"Support({', '.join(values + kwargs)})"
-        if case not in cases:
-            cases.append(case)
-    if not cases:
-        raise SpecError(
-            f"{op.ir.op_type}: no declared dtype combination has torch dtypes "
-            f"({', '.join(_SPEC_OF)}); write specs.py by hand"
-        )
-    return tuple(cases)
-
-
-def _sample(attr) -> str:
-    """A value for a required attr: the specs need one, CANN states none."""
-    schema = types.BY_VALUE_TYPE[attr.type].schema
-    one = _SAMPLE[schema.removesuffix("[]")]
-    return f"[{one}]" if schema.endswith("[]") else one
-
-
-def _spec_value(op: cann.CannOp, tensor, column: int) -> str | None:
-    if tensor.kind == "optional":
-        return "None"
-    declared = op.dtypes[tensor.name]
-    ge = declared[column] if column < len(declared) else (declared[0] if declared else "DT_FLOAT")
-    torch_name = types.DTYPES[ge].torch
-    spelled = _SPEC_OF.get(torch_name or "")
-    if spelled is None:
-        return None
-    one = f"{spelled}({_SHAPE})"
-    return f"[{one}, {one}]" if tensor.kind == "dynamic" else one

@@ -54,13 +54,14 @@ def add(req: NewRequest, into: Path) -> NewResult:
             "pick a new op name"
         )
     pkg = read(Path(into).expanduser())
+    req = dataclasses.replace(req, package=None)  # an added op is a subpackage named after it
     if req.style == "cpp" and pkg.style != "cpp":
         raise ScaffoldError(
             f"--style cpp: {pkg.project} is a {pkg.style} package, whose pyproject.toml builds "
             "no C++; add a Python-style op, or start a package with opsdk new --style cpp"
         )
     op = build_spec(dataclasses.replace(req, namespace=req.namespace or pkg.namespace))
-    name = package_name(op, req.pair)
+    name = package_name(op, req)
     _refuse_clash(pkg, op, name)
     target = pkg.package / name
     pyproject = pkg.project / "pyproject.toml"
@@ -97,7 +98,7 @@ def read(project: Path) -> OpPackage:
         raise ScaffoldError(
             f"--into {project}: {pyproject} has no valid [tool.opsdk] schema and style; {hint}"
         ) from None
-    package = project / first.name
+    package = project / settings.get("package", first.name)
     init = package / "__init__.py"
     if not init.is_file() or "import_added_ops" not in init.read_text():
         raise ScaffoldError(
@@ -154,15 +155,18 @@ def _with_record(text: str, op: spec.OpSpec, req: NewRequest) -> str:
 def _request_of(recorded: dict, out: Path) -> NewRequest:
     """The `opsdk new` request a ``[tool.opsdk]`` (or ``[[tool.opsdk.ops]]``) table records."""
     op = spec.parse(recorded["schema"], validate=False)
+    # The add's schema is what `opsdk new NAME` (no --schema) records: replay it as that.
+    given = not op.is_default_add or recorded.get("attach", False)
     return NewRequest(
         op.name,
         namespace=op.namespace,
-        schema=recorded["schema"].split("::", 1)[1],
+        schema=recorded["schema"].split("::", 1)[1] if given else None,
         style=recorded["style"],
         out=out,
         autograd=recorded.get("autograd", False),
         pair=recorded.get("pair", False),
         attach=recorded.get("attach", False),
+        package=recorded.get("package"),
     )
 
 

@@ -18,7 +18,7 @@ def test_real_reg_op_needs_only_the_reference(opsdk_cli, tmp_path):
     assert run.code == 0, run.stderr
     pkg = tmp_path / "rms_norm" / "rms_norm"
     assert 'op_type="RmsNorm"' in (pkg / "ir.py").read_text()
-    assert "Support(BF16(2, 4), BF16(2, 4))" in (pkg / "specs.py").read_text()
+    assert "Support(BF16(4, 4), BF16(4, 4))" in (pkg / "specs.py").read_text()
     kernels = pkg / "kernels.py"
     text, count = re.subn(
         r"raise ImplementMe\(__file__, .*\)",
@@ -64,8 +64,8 @@ def test_a_type_attr_crosses_in_ges_numbering(opsdk_cli, tmp_path):
     specs.write_text(
         "import torch\n\n"
         + specs.read_text()
-        .replace("F32(2, 4)", "F32(2, 4, 3)")
-        .replace("F16(2, 4), dimension=1", "F16(2, 4, 3), dimension=1, dtype=torch.int32")
+        .replace("F32(2, 3)", "F32(2, 4, 3)")
+        .replace("F16(2, 3), dimension=1", "F16(2, 4, 3), dimension=1, dtype=torch.int32")
     )
     run = opsdk_cli("check", tmp_path / "arg_max_d", json_report=True)
     assert run.code == 0, run.stdout + run.stderr

@@ -1,0 +1,136 @@
+"""``opsdk new --from-cann DIR``: an AscendC op project becomes one op package.
+
+An AscendC project holds one ``op_host/<op>.cpp`` per op (its ``OpDef``, the source of
+truth; tiling and shape-inference sources beside it define none) and often the msopgen
+JSON it was generated from. Every op defined there becomes one op of a package named
+after the directory: the first (by name) its top-level modules, the others subpackages,
+as ``opsdk new --into`` adds them. The package is built staged and appears whole or not
+at all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import warnings
+from pathlib import Path
+
+from opsdk.errors import SpecError
+from opsdk.runtime import spec
+from opsdk.scaffold import cann, into
+from opsdk.scaffold._render import NewRequest, NewResult, new
+from opsdk.scaffold.ir_export import file_stem
+
+__all__ = ["Definition", "definitions", "new_project", "package_of"]
+
+# What marks an op_host source that defines an op (OP_ADD registers the OpDef class).
+_OPDEF = re.compile(r"\bOP_ADD\s*\(")
+
+
+@dataclasses.dataclass(frozen=True)
+class Definition:
+    """One op of the project: its definition and the file it was read from."""
+
+    op: cann.CannOp
+    source: Path
+
+    @property
+    def name(self) -> str:
+        return file_stem(self.op.ir)
+
+
+def definitions(root: Path) -> list[Definition]:
+    """Every op defined under ``root``, by name: OpDef sources (``op_host/*.cpp``) and
+    msopgen JSON files. An op in both is the OpDef's (the project's source of truth); a
+    JSON file that is not msopgen's (CMakePresets.json...) is none of the project's ops."""
+    found: dict[str, Definition] = {}
+    for path in _files(root, "*.json"):
+        if _is_msopgen(path):
+            for op in cann.read(path):
+                _add(found, Definition(op, path), root)
+    for path in _files(root, "op_host/*.cpp"):
+        if _OPDEF.search(path.read_text(encoding="utf-8", errors="replace")):
+            for op in cann.read(path):
+                _add(found, Definition(op, path), root)
+    if not found:
+        raise SpecError(
+            f"--from-cann {root}: no op definition found; an AscendC project has "
+            "op_host/<op>.cpp (an OpDef) or msopgen JSON: point at one of them or the project"
+        )
+    return [found[name] for name in sorted(found)]
+
+
+def _files(root: Path, pattern: str) -> list[Path]:
+    """Files matching ``pattern`` at any depth, outside hidden directories (.git...)."""
+    return sorted(
+        p
+        for p in root.rglob(pattern)
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+
+
+def _is_msopgen(path: Path) -> bool:
+    """Whether ``path`` holds msopgen JSON: an op object, or a list of them."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    entries = data if isinstance(data, list) else [data]
+    return bool(entries) and all(isinstance(e, dict) and "op" in e for e in entries)
+
+
+def _add(found: dict[str, Definition], definition: Definition, root: Path) -> None:
+    known = found.get(definition.name)
+    if known is None:
+        found[definition.name] = definition
+        return
+    here, there = (d.source.relative_to(root) for d in (definition, known))
+    is_opdef = [d.source.suffix == ".cpp" for d in (definition, known)]
+    if is_opdef[0] == is_opdef[1]:
+        raise SpecError(
+            f"--from-cann {root}: {here} and {there} both define {definition.op.ir.op_type}; "
+            "remove one, or point --from-cann at the file you mean"
+        )
+    opdef, other = (definition, known) if is_opdef[0] else (known, definition)
+    if opdef.op != other.op:
+        warnings.warn(
+            f"{other.source.relative_to(root)} and {opdef.source.relative_to(root)} define "
+            f"{opdef.op.ir.op_type} differently: using the OpDef, the project's source of truth",
+            cann.CannWarning,
+            stacklevel=2,
+        )
+    found[definition.name] = opdef
+
+
+def package_of(root: Path) -> str:
+    """The package name of a project directory: its name in snake_case (``AddCustom`` ->
+    ``add_custom``, ``my-ops`` -> ``my_ops``)."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", root.resolve().name)
+    name = re.sub(r"\W+", "_", words).strip("_").lower()
+    try:
+        return spec.check_identifier("package name", name)
+    except SpecError:
+        raise SpecError(
+            f"--from-cann {root}: the directory's name makes no Python package name "
+            f"({name!r}); rename the directory, or point --from-cann at its op files one by one"
+        ) from None
+
+
+def new_project(req: NewRequest, root: Path) -> NewResult:
+    """The package of every op under ``root`` (``req.name``, if given, selects one op: a
+    package of that op alone, named after it)."""
+    found = definitions(root)
+    if req.name is not None:
+        chosen = [d for d in found if req.name in (d.name, d.op.ir.op_type)]
+        if not chosen:
+            names = ", ".join(d.name for d in found)
+            raise SpecError(f"--from-cann {root} defines no op {req.name!r}; it defines {names}")
+        return new(dataclasses.replace(req, name=chosen[0].name, from_cann=chosen[0].source))
+    first, *rest = (dataclasses.replace(req, name=d.name, from_cann=d.source) for d in found)
+
+    def add_the_others(project: Path) -> None:
+        for other in rest:
+            into.add(dataclasses.replace(other, force=False), project)
+
+    return new(dataclasses.replace(first, package=package_of(root)), then=add_the_others)

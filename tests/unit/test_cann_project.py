@@ -1,0 +1,120 @@
+"""`opsdk new --from-cann DIR`: an AscendC project's ops become one package, atomically."""
+
+import json
+
+import pytest
+
+from opsdk import cli
+from opsdk.errors import SpecError
+from opsdk.scaffold import NewRequest, into
+from opsdk.scaffold.cann_project import definitions, new_project, package_of
+
+
+def _tensor(name, types=("float16", "float")):
+    return {"name": name, "param_type": "required", "format": ["ND"] * len(types), "type": types}
+
+
+def _json_op(op, inputs, outputs, attrs=()):
+    entry = {"op": op, "input_desc": [_tensor(n) for n in inputs]}
+    entry["output_desc"] = [_tensor(n) for n in outputs]
+    if attrs:
+        entry["attr"] = list(attrs)
+    return entry
+
+
+SCALE = {"name": "alpha", "param_type": "optional", "type": "float", "default_value": "2.0"}
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A project as msopgen leaves it: the op JSON, CMake's JSON, op_host sources of which
+    the tiling one defines no op, and a hidden folder's copy of the JSON."""
+    root = tmp_path / "MyOps"
+    (root / "op_host").mkdir(parents=True)
+    ops = [_json_op("AddCustom", "xy", "z"), _json_op("ScaleInplace", "x", "x", [SCALE])]
+    (root / "my_ops.json").write_text(json.dumps(ops))
+    (root / "CMakePresets.json").write_text('{"version": 3, "configurePresets": []}')
+    (root / "op_host" / "add_custom_tiling.cpp").write_text("// tiling only\nint x = 1;\n")
+    (root / ".backup").mkdir()
+    (root / ".backup" / "old.json").write_text(json.dumps([_json_op("Old", "x", "y")]))
+    return root
+
+
+def test_every_op_the_project_defines_once_by_name(project):
+    found = definitions(project)
+    assert [(d.name, d.op.ir.op_type, d.source.name) for d in found] == [
+        ("add_custom", "AddCustom", "my_ops.json"),
+        ("scale_inplace", "ScaleInplace", "my_ops.json"),
+    ]
+
+
+def test_one_op_defined_twice_alike_is_refused(project):
+    (project / "again.json").write_text(json.dumps([_json_op("AddCustom", "xy", "z")]))
+    with pytest.raises(SpecError, match="my_ops.json and again.json both define AddCustom"):
+        definitions(project)
+
+
+def test_a_folder_without_definitions_says_what_it_looks_for(tmp_path):
+    with pytest.raises(SpecError, match=r"no op definition found; an AscendC project has op_host"):
+        definitions(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("folder", "package"), [("AddCustom", "add_custom"), ("my-ops", "my_ops"), ("ops2", "ops2")]
+)
+def test_the_package_is_named_after_the_folder(tmp_path, folder, package):
+    assert package_of(tmp_path / folder) == package
+
+
+def test_a_folder_name_python_cannot_take_is_refused(tmp_path):
+    with pytest.raises(SpecError, match="rename the directory"):
+        package_of(tmp_path / "123")
+
+
+def test_the_project_becomes_one_package_its_ops_added_as_into_does(project, tmp_path):
+    made = new_project(NewRequest(None, namespace="proj", out=tmp_path / "out"), project).path
+    assert made == tmp_path / "out" / "my_ops"
+    recorded = into.read(made)
+    assert recorded.package == made / "my_ops" and recorded.ops == ("add_custom", "scale_inplace")
+    assert 'op_type="AddCustom"' in (made / "my_ops" / "ir.py").read_text()
+    assert 'op_type="ScaleInplace"' in (made / "my_ops" / "scale_inplace" / "ir.py").read_text()
+    # CANN's add is not opsdk's add: its reference is the user's to write.
+    assert "raise ImplementMe" in (made / "my_ops" / "kernels.py").read_text()
+
+
+def test_name_selects_one_op_of_the_project(project, tmp_path):
+    made = new_project(NewRequest("ScaleInplace", out=tmp_path), project).path
+    assert made.name == "scale_inplace" and into.read(made).ops == ("scale_inplace",)
+    with pytest.raises(SpecError, match="defines no op 'nope'; it defines add_custom, scale"):
+        new_project(NewRequest("nope", out=tmp_path), project)
+
+
+def test_an_op_that_fails_leaves_nothing_behind(project, tmp_path):
+    bad = dict(SCALE, type="no_such_type")
+    ops = [_json_op("AddCustom", "xy", "z"), _json_op("ZBad", "x", "y", [bad])]
+    (project / "my_ops.json").write_text(json.dumps(ops))
+    with pytest.raises(SpecError):
+        new_project(NewRequest(None, out=tmp_path / "out"), project)
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_name_is_optional_for_a_one_op_file_and_says_what_to_give(tmp_path, capsys):
+    source = tmp_path / "eye.json"
+    source.write_text(json.dumps([_json_op("EyeLike", "x", "y")]))
+    assert cli.main(["new", "--from-cann", str(source), "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "eye_like" / "eye_like" / "ir.py").is_file()
+    two = tmp_path / "two.json"
+    two.write_text(json.dumps([_json_op("A", "x", "y"), _json_op("B", "x", "y")]))
+    assert cli.main(["new", "--from-cann", str(two), "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().endswith("defines several ops; name one of them: a, b")
+    assert cli.main(["new"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert (
+        err == "opsdk new: error: give the op's NAME (or --attach NS::OP, or --from-cann FILE|DIR)"
+    )
+
+
+def test_cli_project_refuses_into(project, tmp_path, capsys):
+    argv = ["new", "--from-cann", str(project), "--into", str(tmp_path)]
+    assert cli.main(argv) == 2
+    assert "--from-cann DIR makes one package" in capsys.readouterr().err

@@ -1,0 +1,76 @@
+"""The specs `opsdk new --from-cann` writes: the definition's dtypes and attr defaults,
+ranks it hints, sizes that keep tensors compatible, in the torch op's argument order."""
+
+import pytest
+
+from opsdk.errors import SpecError
+from opsdk.runtime import spec
+from opsdk.runtime.irdef import Attr, Input, IrDef, Output
+from opsdk.scaffold.cann import CannOp
+from opsdk.scaffold.cann_specs import cases
+
+
+def _op(inputs, attrs=(), formats=None, dtypes=None):
+    names = [i.name for i in inputs]
+    dtypes = dtypes or {n: ("DT_FLOAT16", "DT_FLOAT") for n in [*names, "y"]}
+    formats = formats or {n: ("ND",) * len(d) for n, d in dtypes.items()}
+    ir = IrDef("Op", inputs, [Output("y")], attrs)
+    return CannOp(ir, dtypes, formats)
+
+
+def test_one_case_per_dtype_row_sizes_alike_for_several_tensors():
+    cann = _op([Input("a"), Input("b")])
+    op = spec.parse("t::op(Tensor a, Tensor b) -> Tensor")
+    assert cases(op, cann.ir, cann) == (
+        "Support(F16(4, 4), F16(4, 4))",
+        "Support(F32(4, 4), F32(4, 4))",
+    )
+
+
+def test_a_lone_tensor_gets_distinct_sizes():
+    cann = _op([Input("x")])
+    op = spec.parse("t::op(Tensor x) -> Tensor")
+    assert cases(op, cann.ir, cann)[0] == "Support(F16(2, 3))"
+
+
+@pytest.mark.parametrize(
+    ("attrs", "formats", "shape"),
+    [
+        ((), {"x": ("NCHW",), "y": ("NCHW",)}, "2, 3, 4, 5"),  # a fixed-rank format
+        ((), {"x": ("FORMAT_NCDHW",), "y": ("FORMAT_NCDHW",)}, "2, 3, 4, 5, 6"),  # OpDef's
+        ((Attr("perm", "VT_LIST_INT", (0, 2, 1)),), None, "2, 3, 4"),  # a rank-long list
+        ((Attr("axis", "VT_INT", -3),), None, "2, 3, 4"),  # a dim: rank >= 3
+        ((Attr("dim", "VT_INT", 3),), None, "2, 3, 4, 5"),
+        ((Attr("scale", "VT_LIST_INT", (1, 1, 1)),), None, "2, 3"),  # no rank in its name
+    ],
+)
+def test_ranks_the_definition_hints(attrs, formats, shape):
+    dtypes = {"x": ("DT_FLOAT",), "y": ("DT_FLOAT",)}
+    cann = _op([Input("x")], attrs, formats, dtypes)
+    op = spec.parse("t::op(Tensor x) -> Tensor")
+    assert cases(op, cann.ir, cann) == (f"Support(F32({shape}))",)
+
+
+def test_required_values_optional_dynamic_and_the_torch_ops_order():
+    """An attached op orders and names its arguments its own way (self for x): the case
+    follows the torch op, the dtypes CANN's names; defaults are left to the schema."""
+    dtypes = {"x": ("DT_BF16",), "idx": ("DT_INT64",), "xs": ("DT_FLOAT",), "y": ("DT_BF16",)}
+    cann = _op([Input("x"), Input("xs", "dynamic"), Input("idx", "optional")], dtypes=dtypes)
+    ir = IrDef("Op", cann.ir.inputs, cann.ir.outputs, arg_names={"self": "x"})
+    op = spec.parse(
+        "t::op(Tensor[] xs, Tensor self, Tensor? idx, int k, float eps=1e-5, *, int[] perm)"
+        " -> Tensor"
+    )
+    assert cases(op, ir, cann) == (
+        "Support([F32(4, 4), F32(4, 4)], BF16(4, 4), None, 1, perm=[1, 0])",
+    )
+
+
+def test_a_row_torch_cannot_make_is_left_out_and_none_left_is_refused():
+    dtypes = {"x": ("DT_UINT16", "DT_FLOAT"), "y": ("DT_UINT16", "DT_FLOAT")}
+    cann = _op([Input("x")], dtypes=dtypes)
+    op = spec.parse("t::op(Tensor x) -> Tensor")
+    assert cases(op, cann.ir, cann) == ("Support(F32(2, 3))",)
+    cann = _op([Input("x")], dtypes={"x": ("DT_UINT16",), "y": ("DT_UINT16",)})
+    with pytest.raises(SpecError, match="no declared dtype combination has torch dtypes"):
+        cases(op, cann.ir, cann)
