@@ -86,13 +86,28 @@ def raised_at(err: BaseException) -> str:
 
 
 def _in_torchair(err: BaseException) -> str:
-    """`` at FILE:LINE (FUNCTION)`` when the innermost frame of ``err``'s chain is in
-    TorchAir's own code, else "" (TorchAir not loaded, or raised elsewhere)."""
+    """`` at FILE:LINE (FUNCTION)`` when the innermost frame of ``err``'s chain outside
+    torch and the stdlib is TorchAir's own code (torch's frames below it ran for TorchAir:
+    a guard it asked for), else "" (TorchAir not loaded, or raised elsewhere)."""
     torchair = _package_dir("torchair")
-    frames = traceback.extract_tb(root_cause(err).__traceback__)
-    if torchair is None or not frames or not frames[-1].filename.startswith(torchair):
+    below = tuple(d for d in (_package_dir("torch"), sysconfig.get_paths()["stdlib"]) if d)
+    for frame in reversed(traceback.extract_tb(root_cause(err).__traceback__)):
+        if torchair is not None and frame.filename.startswith(torchair):
+            return _at(frame)
+        if not frame.filename.startswith(below):
+            return ""
+    return ""
+
+
+def _data_dependent(err: BaseException) -> str:
+    """Why TorchAir's guard failed, when it was on a data-dependent size."""
+    if type(root_cause(err)).__name__ != "GuardOnDataDependentSymNode":
         return ""
-    return _at(frames[-1])
+    return (
+        " (a guard on a size that depends on the op's data: an "
+        "unbacked symbol, as an OutputShapeDependOnCompute output's is; GE graph mode in this "
+        "TorchAir cannot lower such an output)"
+    )
 
 
 def _converting(err: BaseException) -> str:
@@ -116,7 +131,8 @@ def _conversion_failure(inner: BaseException) -> CellFailure:
     return CellFailure(
         "converter",
         f"TorchAir failed in its own code converting{_converting(inner)}{own}, with no frame "
-        f"of the op's converter on the stack: {first_line(inner)}; a TorchAir limitation "
+        f"of the op's converter on the stack: {first_line(inner)}{_data_dependent(inner)}; "
+        "a TorchAir limitation "
         "for this graph or these options, not converter.py's (opsdk checks what a converter "
         "returns): waive the cell in opsdk-waivers.toml naming the TorchAir issue, and "
         "rerun with --dump DIR to see the FX graph it received",

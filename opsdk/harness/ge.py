@@ -43,10 +43,13 @@ def lowering(spec):
 @dataclasses.dataclass
 class Recorded:
     """The GE graphs TorchAir compiled, in order; ``backward`` those compiled while
-    autograd ran a backward (AOT autograd compiles the backward graph lazily)."""
+    autograd ran a backward (AOT autograd compiles the backward graph lazily);
+    ``received`` every graph TorchAir was handed an FX graph for, converted or not
+    (what ``--dump`` shows of a conversion that failed)."""
 
     graphs: list = dataclasses.field(default_factory=list)
     backward: list = dataclasses.field(default_factory=list)
+    received: list = dataclasses.field(default_factory=list)
 
     def forward(self, start: int = 0) -> list:
         """The forward graphs among those compiled from the ``start``-th on."""
@@ -68,7 +71,7 @@ def recorded_graphs():
         if torch._C._current_graph_task_id() != -1:
             recorded.backward.append(graph)
 
-    with patches.ge_compile_hooked(record):
+    with patches.ge_compile_hooked(record, recorded.received.append):
         yield recorded
 
 
@@ -136,7 +139,7 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
         # TorchAir's backward compiler is not boxed; AOT autograd copes, but warns per graph.
         warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning")
         directory = Path(dump_dir) / case_dir(cell.op.name, cell.label) if dump_dir else None
-        with dumped(recorded.graphs, directory):
+        with dumped(recorded.received, directory):
             _compiled.run(
                 cell,
                 backend(cell.profile),

@@ -119,27 +119,35 @@ def npugraph_ex_config_defaults(config_class: type, defaults: dict[str, Any]) ->
 
 
 @contextlib.contextmanager
-def ge_compile_hooked(on_first_compile: Callable[[Any], None]) -> Iterator[None]:
-    """While active, TorchAir's ``GeConcreteGraph.compile`` calls ``on_first_compile(graph)``
-    before it compiles a graph for the first time.
+def ge_compile_hooked(
+    on_first_compile: Callable[[Any], None], on_fx_graph: Callable[[Any], None]
+) -> Iterator[None]:
+    """While active, TorchAir's ``GeConcreteGraph`` calls ``on_fx_graph(graph)`` when it is
+    handed the FX graph to convert (``save_fx_graph``), and ``on_first_compile(graph)``
+    before it compiles the converted graph for the first time.
 
     Why: TorchAir has no hook that hands out the GE graphs it builds; a Python one
-    works the same offline and on an NPU host. Checked against torch-npu 2.13.0.
+    works the same offline and on an NPU host. The first hook sees the graphs whose
+    conversion then fails too. Checked against torch-npu 2.13.0.
     """
     from torchair._ge_concrete_graph.fx2ge_converter import GeConcreteGraph
 
-    original = GeConcreteGraph.compile
+    compile_original, save_original = GeConcreteGraph.compile, GeConcreteGraph.save_fx_graph
 
     def compile_hooked(self):
         if not self._is_compiled:
             on_first_compile(self)
-        return original(self)
+        return compile_original(self)
 
-    GeConcreteGraph.compile = compile_hooked
+    def save_hooked(self, graph_module):
+        save_original(self, graph_module)
+        on_fx_graph(self)
+
+    GeConcreteGraph.compile, GeConcreteGraph.save_fx_graph = compile_hooked, save_hooked
     try:
         yield
     finally:
-        GeConcreteGraph.compile = original
+        GeConcreteGraph.compile, GeConcreteGraph.save_fx_graph = compile_original, save_original
 
 
 @contextlib.contextmanager

@@ -106,3 +106,42 @@ def test_the_cpp_style_calls_aclnn_and_its_fake_runs_the_reference(tmp_path, op_
     assert "meta.contiguous(" in fake and "reference(OP, " in fake and "ImplementMe" not in fake
     done = compile_cann_branch(pkg / f"{name}.cpp")
     assert done.returncode == 0, done.stderr
+
+
+def test_a_data_dependent_output_fails_ge_in_torchairs_code_and_dumps_its_fx_graph(
+    opsdk_cli, tmp_path
+):
+    """An op whose output size depends on its data (an OpDef's OutputShapeDependOnCompute)
+    with a right fake (an unbacked size) runs under aot_eager; TorchAir's GE conversion
+    guards on that size in its own code: the cell names TorchAir's frame, not converter.py,
+    and --dump still writes the FX graph TorchAir received."""
+    run = opsdk_cli("new", "nz", "--schema", "nz(Tensor x) -> Tensor", "--namespace", "fc_nz")
+    assert run.code == 0, run.stderr
+    pkg = tmp_path / "nz" / "nz"
+    kernels = pkg / "kernels.py"
+    bodies = iter(["return x[x > 0].contiguous()", "return x[x > 0]"])
+    text = re.sub(r"raise ImplementMe\(__file__, .*\)", lambda _: next(bodies), kernels.read_text())
+    kernels.write_text(text.replace("from opsdk import ImplementMe\n", ""))
+    fake = pkg / "fake.py"
+    text = re.sub(
+        r"raise ImplementMe\(__file__, .*\)",
+        "return x.new_empty(torch.library.get_ctx().new_dynamic_size())",
+        fake.read_text(),
+    )
+    fake.write_text(text.replace("from opsdk import ImplementMe\n", ""))
+    dump = tmp_path / "dump"
+    argv = ("--backend", "aot_eager,ge", "--shapes", "static", "--dump", dump)
+    run = opsdk_cli("check", tmp_path / "nz", *argv, json_report=True)
+    assert run.code == 1, run.stdout + run.stderr
+    (aot,) = run.cells(backend="aot_eager")
+    (ge,) = run.cells(backend="ge")
+    assert aot["status"] == "pass" and (ge["status"], ge["layer"]) == ("fail", "converter")
+    assert "TorchAir failed in its own code converting at " in ge["message"]
+    assert (
+        "(is_zero_element_tensor)" in ge["message"] and "depends on the op's data" in ge["message"]
+    )
+    assert "fix converter.py" not in ge["message"]
+    assert (
+        "torch.ops.fc_nz.nz.default"
+        in (dump / "fc_nz.nz.default" / "ge-static" / "graph0_fx.py").read_text()
+    )

@@ -11,6 +11,7 @@ and both layouts. In-process, AOT dispatch left to
 
 import sys
 import types
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -246,3 +247,39 @@ def test_a_conversion_failing_in_torchairs_own_code_does_not_send_the_user_to_co
     )
     assert f"could not convert the graph at {mine}:2 (view_copy)" in str(failure)
     assert "fix converter.py" in str(failure)
+
+
+def test_a_torch_guard_torchair_asked_for_on_a_data_dependent_size_is_torchairs(
+    tmp_path, monkeypatch
+):
+    """TorchAir's ``0 in tensor.size()`` on an unbacked size fails in torch's guard code:
+    the innermost frame past torch's is TorchAir's, and the message says what the guard
+    was on (an OutputShapeDependOnCompute output), not "fix converter.py"."""
+    from torch._dynamo.exc import BackendCompilerFailed
+
+    torchair = types.ModuleType("torchair")
+    torchair.__file__ = str(tmp_path / "torchair" / "__init__.py")
+    monkeypatch.setitem(sys.modules, "torchair", torchair)
+    in_torch = str(Path(torch.__file__).parent / "fx" / "experimental" / "symbolic_shapes.py")
+    in_torchair = str(tmp_path / "torchair" / "_ge_concrete_graph" / "utils.py")
+    namespace: dict = {}
+    guard = "class GuardOnDataDependentSymNode(RuntimeError): pass\ndef guard():\n"
+    exec(
+        compile(guard + "    raise GuardOnDataDependentSymNode('u0')\n", in_torch, "exec"),
+        namespace,
+    )
+    asking = (
+        "def is_zero_element_tensor():\n"
+        "    guard()\n"
+        "def attempt():\n"
+        "    try:\n"
+        "        is_zero_element_tensor()\n"
+        "    except RuntimeError as err:\n"
+        "        return err\n"
+    )
+    exec(compile(asking, in_torchair, "exec"), namespace)
+    raised = BackendCompilerFailed(lambda *a: None, namespace["attempt"](), None)
+    failure = as_failure(raised, default_layer="ge-exec", compile_layer="converter")
+    assert failure.layer == "converter"
+    assert f"in its own code converting at {in_torchair}:2 (is_zero_element_tensor)" in str(failure)
+    assert "depends on the op's data" in str(failure) and "fix converter.py" not in str(failure)
