@@ -155,16 +155,23 @@ def _with_record(text: str, op: spec.OpSpec, req: NewRequest) -> str:
 def _request_of(recorded: dict, out: Path) -> NewRequest:
     """The `opsdk new` request a ``[tool.opsdk]`` (or ``[[tool.opsdk.ops]]``) table records."""
     op = spec.parse(recorded["schema"], validate=False)
-    # The add's schema is what `opsdk new NAME` (no --schema) records: replay it as that.
-    given = not op.is_default_add or recorded.get("attach", False)
+    # The add's schema is what `opsdk new NAME [--inplace | --pair]` (no --schema) records:
+    # replay it as that (torch_npu's in-place form of it comes only from --schema or --pair).
+    pair = recorded.get("pair", False)
+    given = (
+        recorded.get("attach", False)
+        or not op.is_default_add
+        or (spec.returns_its_first_argument(op) and not pair)
+    )
     return NewRequest(
         op.name,
+        inplace=op.inplace and not given,
         namespace=op.namespace,
         schema=recorded["schema"].split("::", 1)[1] if given else None,
         style=recorded["style"],
         out=out,
         autograd=recorded.get("autograd", False),
-        pair=recorded.get("pair", False),
+        pair=pair,
         attach=recorded.get("attach", False),
         package=recorded.get("package"),
     )
