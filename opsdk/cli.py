@@ -222,13 +222,15 @@ def _new(args) -> int:
         try:
             return _new_package(args)
         finally:  # what the CANN readers repaired, said whether or not the package was made
+            said = set()  # once each: opsdk new may read the definition more than once
             for warning in heard:
-                if issubclass(warning.category, CannWarning):
-                    print(f"opsdk new: warning: {warning.message}", file=sys.stderr)
-                else:
+                if not issubclass(warning.category, CannWarning):
                     warnings.showwarning(
                         warning.message, warning.category, warning.filename, warning.lineno
                     )
+                elif str(warning.message) not in said:
+                    said.add(str(warning.message))
+                    print(f"opsdk new: warning: {warning.message}", file=sys.stderr)
 
 
 def _new_package(args) -> int:
