@@ -103,7 +103,7 @@ def parse_value(text: str, row: types.SchemaType, what: str):
         return json.loads(text) if text.startswith('"') else text
     if row.schema == "bool" and text.lower() in ("true", "false"):
         return text.lower() == "true"
-    dt = types.dtype(text) if text.startswith("DT_") else None
+    dt = types.dtype(text) if text.startswith("DT_") or row.schema == "ScalarType" else None
     if dt is not None and row.schema in ("int", "ScalarType"):
         return dt.value
     try:
