@@ -467,12 +467,13 @@ def _ir(args) -> int:
                 f"torch_op={op.name!r} to the package's ir.py"
             )
         irs.update((ir.op_type, ir) for ir in found)
-    for ir in irs.values():
+    texts = {ir_export.file_stem(ir): render(ir_export.model(ir)) for ir in irs.values()}
+    for stem, text in texts.items():  # each rendered before any is written
         if args.out is None:
-            print(render(ir_export.model(ir)), end="")
+            print(text, end="")
             continue
-        path = args.out / f"{ir_export.file_stem(ir)}{suffix}"
-        path.write_text(render(ir_export.model(ir)))
+        path = args.out / f"{stem}{suffix}"
+        path.write_text(text)
         print(f"wrote {path}")
     return 0
 
