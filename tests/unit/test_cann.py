@@ -107,10 +107,61 @@ def test_header_with_several_ops_and_datatype_symbols():
     assert [op.ir.op_type for op in cann.read(HEADER, op_types=["Other"])] == ["Other"]
 
 
+# The op_proto.h opbuild generates from an OpDef, and what ops-nn's graph headers write:
+# ge::-qualified types, comments (a REG_OP named in one is no op), the header's macros.
+OPBUILD = """
+#ifndef OP_PROTO_H_
+#define OP_PROTO_H_
+#include "graph/operator_reg.h"
+#include "register/op_impl_registry.h"
+// REG_OP(Commented) is documentation, not an op
+/* as canndev's REG_OP(ArgMaxWithValue) */
+#define IDX_TYPES {ge::DT_INT32, DT_INT64}
+#define VALUE_TYPES                 \\
+    {                               \\
+        ge::DT_FLOAT, ge::DT_BF16   \\
+    }
+namespace ge {
+
+REG_OP(ArgMaxWithValue)
+    .INPUT(x, ge::TensorType::ALL())  /* "the input" */
+    // the outputs
+    .OUTPUT(indice, ge::TensorType(IDX_TYPES))
+    .OUTPUT(values, ge::TensorType({ge::DT_FLOAT16, DT_BF16}))
+    .OPTIONAL_INPUT(v, TensorType(VALUE_TYPES))
+    .REQUIRED_ATTR(dimension, Int)
+    .ATTR(keep_dims, Bool, false)
+    .ATTR(path, String, "a//b /* c */")
+    .OP_END_FACTORY_REG(ArgMaxWithValue);
+
+}
+
+#endif
+"""
+
+
+def test_opbuilds_op_proto_and_real_headers_c_constructs():
+    (op,) = cann.read(OPBUILD)
+    assert op.ir.op_type == "ArgMaxWithValue"
+    assert op.ir.inputs == (Input("x"), Input("v", "optional"))
+    assert op.ir.outputs == (Output("indice"), Output("values"))
+    assert op.ir.attrs == (
+        Attr("dimension", "VT_INT"),
+        Attr("keep_dims", "VT_BOOL", False),
+        Attr("path", "VT_STRING", "a//b /* c */"),
+    )
+    assert len(op.dtypes["x"]) == 23  # TensorType::ALL()
+    assert op.dtypes["indice"] == ("DT_INT32", "DT_INT64")
+    assert op.dtypes["values"] == ("DT_FLOAT16", "DT_BF16")
+    assert op.dtypes["v"] == ("DT_FLOAT", "DT_BF16")
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         ("REG_OP(A).INPUT(x, TensorType({DT_NOPE}))", "A).x: unknown data type 'DT_NOPE'"),
+        ("REG_OP(A).INPUT(x, TensorType({DT_FP8_E5M2}))", "unknown data type 'DT_FP8_E5M2'"),
+        ("/* REG_OP(A).INPUT(x, TensorType::ALL()) */", "no op definition found"),
         ("REG_OP(A).ATTR(k, ListListInt, {})", "attr type 'ListListInt' has no torch type"),
         ("REG_OP(A).ATTR(k, Int, 1.5)", "default '1.5' is not a Int"),
         ("REG_OP(A).ATTR(k, Bool, 0)", "default 0 is not a Bool"),

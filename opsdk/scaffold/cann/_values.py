@@ -58,6 +58,18 @@ def type_words(type_text: str) -> list[str]:
     return re.findall(r"(?:::)?\w+", type_text)
 
 
+# A string literal (kept), a line comment or a block comment (blanked).
+_COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*.*?\*/', re.S)
+
+
+def without_comments(text: str) -> str:
+    """C++ ``text`` with its comments blanked, string literals kept: same length and lines,
+    so positions still point into the source."""
+    return _COMMENT.sub(
+        lambda m: m[0] if m[0].startswith('"') else re.sub(r"[^\n]", " ", m[0]), text
+    )
+
+
 def unquoted(text: str, start: int = 0):
     """``(index, char, depth)`` of each character outside string literals; ``depth``
     counts the brackets open after it."""
