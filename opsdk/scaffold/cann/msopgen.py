@@ -102,7 +102,7 @@ def _stray(obj: dict, keys: tuple[str, ...], what: str) -> None:
         if key not in keys:
             _warn(
                 f"{what}: key {key!r} is not msopgen's and is ignored, as msopgen does "
-                f"(it reads {', '.join(keys)})"
+                f"(its keys here: {', '.join(keys)})"
             )
 
 
