@@ -186,7 +186,7 @@ def _attr(desc: dict, what: str) -> Attr | None:
     what = f"{what}: attr {name!r}"
     _stray(desc, _ATTR_KEYS, what)
     kind = desc.get("type")
-    kind = kind.strip() if isinstance(kind, str) else kind
+    kind = kind.strip() if isinstance(kind, str) else repr(kind)  # ["int"] is no type
     if kind in _NO_TORCH_TYPE:
         raise SpecError(
             f"{what} has type {kind!r}, which no torch schema type holds: "
