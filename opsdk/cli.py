@@ -224,13 +224,15 @@ def _new(args) -> int:
         try:
             return _new_package(args)
         finally:  # what the CANN readers repaired, said whether or not the package was made
+            said = set()  # once each: opsdk new may read the definition more than once
             for warning in heard:
-                if issubclass(warning.category, CannWarning):
-                    print(f"opsdk new: warning: {warning.message}", file=sys.stderr)
-                else:
+                if not issubclass(warning.category, CannWarning):
                     warnings.showwarning(
                         warning.message, warning.category, warning.filename, warning.lineno
                     )
+                elif str(warning.message) not in said:
+                    said.add(str(warning.message))
+                    print(f"opsdk new: warning: {warning.message}", file=sys.stderr)
 
 
 def _new_package(args) -> int:
@@ -488,12 +490,13 @@ def _ir(args) -> int:
                 f"torch_op={op.name!r} to the package's ir.py"
             )
         irs.update((ir.op_type, ir) for ir in found)
-    for ir in irs.values():
+    texts = {ir_export.file_stem(ir): render(ir_export.model(ir)) for ir in irs.values()}
+    for stem, text in texts.items():  # each rendered before any is written
         if args.out is None:
-            print(render(ir_export.model(ir)), end="")
+            print(text, end="")
             continue
-        path = args.out / f"{ir_export.file_stem(ir)}{suffix}"
-        path.write_text(render(ir_export.model(ir)))
+        path = args.out / f"{stem}{suffix}"
+        path.write_text(text)
         print(f"wrote {path}")
     return 0
 

@@ -46,8 +46,15 @@ def load(target: str):
             ) from None
         raise TargetError(f"importing {name} failed: {err}; install what it needs") from None
     except Exception as err:  # noqa: BLE001 - any import error of user code is reported, not raised
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        lines = str(err).strip().splitlines() or [type(err).__name__]
         raise TargetError(
-            f"importing {name} failed: {type(err).__name__}: {first}; fix the package so "
-            "`python -c 'import " + name + "'` works"
+            f"importing {name} failed: {type(err).__name__}: {lines[0].removesuffix(':')}; "
+            f"fix the package so `python -c 'import {name}'` works{_marked(lines)}"
         ) from None
+
+
+def _marked(lines: list[str]) -> str:
+    """The lines under an error's first that torch's parsers add to show where the text
+    is wrong (the text, then ``~~~ <--- HERE`` under the fault), '' if there are none."""
+    end = next((i for i, line in enumerate(lines) if "<--- HERE" in line), 0)
+    return "".join(f"\n{line}" for line in lines[1 : end + 1])

@@ -288,7 +288,21 @@ def _from_parsed(parsed) -> OpSpec:
         Return(r.name or None, _type_text(r.real_type), _alias_set(r.alias_info))
         for r in parsed.returns
     )
-    return OpSpec(ns, op_name, parsed.overload_name, args, returns, str(parsed).split("::", 1)[1])
+    return OpSpec(ns, op_name, parsed.overload_name, args, returns, _printed(parsed, args))
+
+
+def _printed(parsed, args: tuple[Arg, ...]) -> str:
+    """The schema as torch prints it, without the op's namespace. torch prints an ``int``
+    list default whose items are all equal as one number (aten's ``int[2] stride=1``),
+    which it refuses to parse back for an unsized ``int[]``: such a default stays a list."""
+    text = str(parsed).split("::", 1)[1]
+    for a in args:
+        if a.type == "int[]" and isinstance(a.default, list) and len(a.default) > 1:
+            items = ", ".join(map(str, a.default))
+            text = re.sub(
+                rf"(?<=[(\s])int\[\] {a.name}=-?\d+(?=[,)])", f"int[] {a.name}=[{items}]", text
+            )
+    return text
 
 
 def _arg(a) -> Arg:

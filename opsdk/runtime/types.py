@@ -114,25 +114,25 @@ _ROWS = (
         "at::IntArrayRef",
         cpp_optional="at::OptionalIntArrayRef",
         cpp_return="std::vector<int64_t>",
-        **_attr("ListInt", "VT_LIST_INT", "list", "listInt", "ListInt"),
+        **_attr("ListInt", "VT_LIST_INT", "list", "list_int", "ListInt"),
     ),
     _list(_SYMINT, "c10::SymIntArrayRef", cpp_optional="at::OptionalSymIntArrayRef"),
     _list(
         _FLOAT,
         "at::ArrayRef<double>",
         cpp_optional="std::optional<at::ArrayRef<double>>",
-        **_attr("ListFloat", "VT_LIST_FLOAT", "list", "listFloat", "ListFloat"),
+        **_attr("ListFloat", "VT_LIST_FLOAT", "list", "list_float", "ListFloat"),
     ),
     _list(_SCALAR, "at::ArrayRef<at::Scalar>"),
     _list(
         _BOOL,
         "c10::List<bool>",
-        **_attr("ListBool", "VT_LIST_BOOL", "list", "listBool", "ListBool"),
+        **_attr("ListBool", "VT_LIST_BOOL", "list", "list_bool", "ListBool"),
     ),
     _list(
         _STR,
         "std::vector<c10::string_view>",
-        **_attr("ListStr", "VT_LIST_STRING", "list", "listString", "ListString"),
+        **_attr("ListStr", "VT_LIST_STRING", "list", "list_string", "ListString"),
     ),
 )
 
@@ -146,7 +146,7 @@ BY_REG_OP: dict[str, SchemaType] = {r.reg_op: r for r in _ROWS if r.reg_op}
 """``REG_OP`` attr type (``Int``, ``ListFloat``, ``Type``...) -> its row."""
 
 BY_MSOPGEN: dict[str, SchemaType] = {r.msopgen: r for r in _ROWS if r.msopgen}
-"""msopgen JSON attr type (``int``, ``listFloat``, ``type``...) -> its row."""
+"""msopgen JSON attr type (``int``, ``list_float``, ``type``...) -> its row."""
 
 
 def base(type_text: str) -> str:
@@ -165,61 +165,62 @@ def row(type_text: str) -> SchemaType | None:
 @dataclass(frozen=True)
 class DType:
     """A tensor element type: GE enumerator and value, torch dtype name (None: torch has
-    none), msopgen spelling, and the other spellings CANN's files use for it."""
+    none), its word in msopgen JSON (None: msopgen's table, ``INPUT_OUTPUT_DTYPE_MAP`` of
+    its ``config/transform.json``, has none) and the other spellings CANN's files use."""
 
     ge: str
     value: int
     torch: str | None
-    msopgen: str
+    msopgen: str | None
     aliases: tuple[str, ...] = ()
 
 
-def _dt(ge: str, value: int, torch: str | None, msopgen: str | None = None, *aliases) -> DType:
-    return DType(ge, value, torch, msopgen or ge.removeprefix("DT_").lower(), aliases)
+def _dt(ge: str, value: int, torch: str | None, msopgen: str | None, *aliases) -> DType:
+    return DType(ge, value, torch, msopgen, aliases)
 
 
 _DTYPE_ROWS = (
     _dt("DT_FLOAT", 0, "float32", "float", "float32", "fp32"),
     _dt("DT_FLOAT16", 1, "float16", "float16", "fp16", "half"),
-    _dt("DT_INT8", 2, "int8"),
-    _dt("DT_INT32", 3, "int32"),
-    _dt("DT_UINT8", 4, "uint8"),
-    _dt("DT_INT16", 6, "int16"),
-    _dt("DT_UINT16", 7, "uint16"),
-    _dt("DT_UINT32", 8, "uint32"),
-    _dt("DT_INT64", 9, "int64"),
-    _dt("DT_UINT64", 10, "uint64"),
+    _dt("DT_INT8", 2, "int8", "int8"),
+    _dt("DT_INT32", 3, "int32", "int32"),
+    _dt("DT_UINT8", 4, "uint8", "uint8"),
+    _dt("DT_INT16", 6, "int16", "int16"),
+    _dt("DT_UINT16", 7, "uint16", "uint16"),
+    _dt("DT_UINT32", 8, "uint32", "uint32"),
+    _dt("DT_INT64", 9, "int64", "int64"),
+    _dt("DT_UINT64", 10, "uint64", "uint64"),
     _dt("DT_DOUBLE", 11, "float64", "double", "float64", "fp64"),
-    _dt("DT_BOOL", 12, "bool"),
-    _dt("DT_STRING", 13, None),
-    _dt("DT_DUAL_SUB_INT8", 14, None),
-    _dt("DT_DUAL_SUB_UINT8", 15, None),
-    _dt("DT_COMPLEX64", 16, "complex64"),
-    _dt("DT_COMPLEX128", 17, "complex128"),
-    _dt("DT_QINT8", 18, "qint8"),
-    _dt("DT_QINT16", 19, None),
-    _dt("DT_QINT32", 20, "qint32"),
-    _dt("DT_QUINT8", 21, "quint8"),
-    _dt("DT_QUINT16", 22, None),
-    _dt("DT_RESOURCE", 23, None),
-    _dt("DT_STRING_REF", 24, None),
-    _dt("DT_DUAL", 25, None),
-    _dt("DT_VARIANT", 26, None),
+    _dt("DT_BOOL", 12, "bool", "bool"),
+    _dt("DT_STRING", 13, None, "string"),
+    _dt("DT_DUAL_SUB_INT8", 14, None, None),
+    _dt("DT_DUAL_SUB_UINT8", 15, None, None),
+    _dt("DT_COMPLEX64", 16, "complex64", "complex64"),
+    _dt("DT_COMPLEX128", 17, "complex128", "complex128"),
+    _dt("DT_QINT8", 18, "qint8", "qint8"),
+    _dt("DT_QINT16", 19, None, "qint16"),
+    _dt("DT_QINT32", 20, "qint32", "qint32"),
+    _dt("DT_QUINT8", 21, "quint8", "quint8"),
+    _dt("DT_QUINT16", 22, None, "quint16"),
+    _dt("DT_RESOURCE", 23, None, "resource"),
+    _dt("DT_STRING_REF", 24, None, None),
+    _dt("DT_DUAL", 25, None, None),
+    _dt("DT_VARIANT", 26, None, None),
     _dt("DT_BF16", 27, "bfloat16", "bfloat16", "bf16"),
-    _dt("DT_UNDEFINED", 28, None),
-    _dt("DT_INT4", 29, None),
-    _dt("DT_UINT1", 30, None),
-    _dt("DT_INT2", 31, None),
-    _dt("DT_UINT2", 32, None),
-    _dt("DT_COMPLEX32", 33, "complex32"),
-    _dt("DT_HIFLOAT8", 34, None),
-    _dt("DT_FLOAT8_E5M2", 35, "float8_e5m2"),
-    _dt("DT_FLOAT8_E4M3FN", 36, "float8_e4m3fn"),
-    _dt("DT_FLOAT8_E8M0", 37, None),
-    _dt("DT_FLOAT6_E3M2", 38, None),
-    _dt("DT_FLOAT6_E2M3", 39, None),
-    _dt("DT_FLOAT4_E2M1", 40, None),
-    _dt("DT_FLOAT4_E1M2", 41, None),
+    _dt("DT_UNDEFINED", 28, None, None),
+    _dt("DT_INT4", 29, None, None),
+    _dt("DT_UINT1", 30, None, "uint1"),
+    _dt("DT_INT2", 31, None, "int2"),
+    _dt("DT_UINT2", 32, None, None),
+    _dt("DT_COMPLEX32", 33, "complex32", "complex32"),
+    _dt("DT_HIFLOAT8", 34, None, None),
+    _dt("DT_FLOAT8_E5M2", 35, "float8_e5m2", None),
+    _dt("DT_FLOAT8_E4M3FN", 36, "float8_e4m3fn", None),
+    _dt("DT_FLOAT8_E8M0", 37, None, None),
+    _dt("DT_FLOAT6_E3M2", 38, None, None),
+    _dt("DT_FLOAT6_E2M3", 39, None, None),
+    _dt("DT_FLOAT4_E2M1", 40, None, None),
+    _dt("DT_FLOAT4_E1M2", 41, None, None),
 )
 
 DTYPES: dict[str, DType] = {d.ge: d for d in _DTYPE_ROWS}
@@ -228,7 +229,8 @@ DTYPES: dict[str, DType] = {d.ge: d for d in _DTYPE_ROWS}
 _DTYPE_SPELLINGS = {
     spelling.lower(): d
     for d in _DTYPE_ROWS
-    for spelling in (d.ge, d.msopgen, *(d.aliases), *((d.torch,) if d.torch else ()))
+    for spelling in (d.ge, d.ge.removeprefix("DT_"), d.msopgen, *d.aliases, d.torch)
+    if spelling
 }
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 
+from opsdk.errors import SpecError
 from opsdk.runtime import types
 from opsdk.runtime.irdef import IrDef
 from opsdk.scaffold.cann import CannOp
@@ -46,8 +47,14 @@ def msopgen_json(op: IrDef | CannOp) -> str:
     without declared data types accepts ``all``."""
     op = _as_model(op)
 
-    def tensor(name: str, kind: str) -> dict:
+    def tensor(side: str, name: str, kind: str) -> dict:
         dts = op.dtypes.get(name, ())
+        for d in dts:
+            if types.DTYPES[d].msopgen is None:
+                raise SpecError(
+                    f"{op.ir.op_type}: {side} {name!r} has data type {d}, which msopgen has "
+                    "no word for: leave it out of the specs to export the op as msopgen JSON"
+                )
         return {
             "name": name,
             "param_type": kind,
@@ -58,8 +65,8 @@ def msopgen_json(op: IrDef | CannOp) -> str:
     entry = {
         "op": op.ir.op_type,
         "language": "cpp",
-        "input_desc": [tensor(i.name, i.kind) for i in op.ir.inputs],
-        "output_desc": [tensor(o.name, o.kind) for o in op.ir.outputs],
+        "input_desc": [tensor("input", i.name, i.kind) for i in op.ir.inputs],
+        "output_desc": [tensor("output", o.name, o.kind) for o in op.ir.outputs],
     }
     if op.ir.attrs:
         entry["attr"] = [_attr_json(a) for a in op.ir.attrs]

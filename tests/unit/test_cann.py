@@ -1,4 +1,5 @@
-"""Reading CANN op definitions (msopgen JSON, REG_OP) into one model, against real ops.
+"""Reading CANN op definitions into one model, against real ops (msopgen JSON: its own
+test module).
 
 The REG_OP prototypes are CANN's own, from the docstrings of TorchAir's generated GE
 API in the torch-npu wheel (read at test time, never committed).
@@ -7,7 +8,6 @@ API in the torch-npu wheel (read at test time, never committed).
 from __future__ import annotations
 
 import ast
-import json
 
 import pytest
 
@@ -107,55 +107,61 @@ def test_header_with_several_ops_and_datatype_symbols():
     assert [op.ir.op_type for op in cann.read(HEADER, op_types=["Other"])] == ["Other"]
 
 
-# CANN's msopgen guide's example (ReduceMaxCustom), as written there.
-MSOPGEN = [
-    {
-        "op": "ReduceMaxCustom",
-        "input_desc": [
-            {"name": "x", "param_type": "required", "format": ["ND"], "type": ["float16"]}
-        ],
-        "output_desc": [
-            {"name": "y", "param_type": "required", "format": ["ND"], "type": ["float16"]},
-            {"name": "idx", "param_type": "required", "format": ["ND"], "type": ["int32"]},
-        ],
-        "attr": [
-            {"name": "reduceDim", "param_type": "required", "type": "int"},
-            {"name": "isKeepDim", "param_type": "optional", "type": "int", "default_value": 1},
-        ],
+# The op_proto.h opbuild generates from an OpDef, and what ops-nn's graph headers write:
+# ge::-qualified types, comments (a REG_OP named in one is no op), the header's macros.
+OPBUILD = """
+#ifndef OP_PROTO_H_
+#define OP_PROTO_H_
+#include "graph/operator_reg.h"
+#include "register/op_impl_registry.h"
+// REG_OP(Commented) is documentation, not an op
+/* as canndev's REG_OP(ArgMaxWithValue) */
+#define IDX_TYPES {ge::DT_INT32, DT_INT64}
+#define VALUE_TYPES                 \\
+    {                               \\
+        ge::DT_FLOAT, ge::DT_BF16   \\
     }
-]
+namespace ge {
+
+REG_OP(ArgMaxWithValue)
+    .INPUT(x, ge::TensorType::ALL())  /* "the input" */
+    // the outputs
+    .OUTPUT(indice, ge::TensorType(IDX_TYPES))
+    .OUTPUT(values, ge::TensorType({ge::DT_FLOAT16, DT_BF16}))
+    .OPTIONAL_INPUT(v, TensorType(VALUE_TYPES))
+    .REQUIRED_ATTR(dimension, Int)
+    .ATTR(keep_dims, Bool, false)
+    .ATTR(path, String, "a//b /* c */")
+    .OP_END_FACTORY_REG(ArgMaxWithValue);
+
+}
+
+#endif
+"""
 
 
-def test_msopgen_json(tmp_path):
-    path = tmp_path / "reduce_max_custom.json"
-    path.write_text(json.dumps(MSOPGEN))
-    (op,) = cann.read(path)
-    assert op.ir.op_type == "ReduceMaxCustom"
-    assert op.ir.outputs == (Output("y"), Output("idx"))
-    assert op.ir.attrs == (Attr("reduceDim", "VT_INT"), Attr("isKeepDim", "VT_INT", 1))
-    assert op.dtypes == {"x": ("DT_FLOAT16",), "y": ("DT_FLOAT16",), "idx": ("DT_INT32",)}
-
-
-def test_msopgen_fills_a_single_format_and_reads_aliases():
-    entry = {
-        "op": "AddCustom",
-        "input_desc": [{"name": "x", "format": ["ND"], "type": ["fp16", "float", "int32"]}],
-        "output_desc": [{"name": "z", "format": ["ND", "NZ"], "type": ["bf16"]}],
-        "attr": [
-            {"name": "m", "param_type": "optional", "type": "listInt", "default_value": "{1, 2}"}
-        ],
-    }
-    (op,) = cann.read(json.dumps(entry))
-    assert op.dtypes["x"] == ("DT_FLOAT16", "DT_FLOAT", "DT_INT32")
-    assert op.formats == {"x": ("ND",) * 3, "z": ("ND", "NZ")}
-    assert op.dtypes["z"] == ("DT_BF16",) * 2
-    assert op.ir.attrs == (Attr("m", "VT_LIST_INT", (1, 2)),)
+def test_opbuilds_op_proto_and_real_headers_c_constructs():
+    (op,) = cann.read(OPBUILD)
+    assert op.ir.op_type == "ArgMaxWithValue"
+    assert op.ir.inputs == (Input("x"), Input("v", "optional"))
+    assert op.ir.outputs == (Output("indice"), Output("values"))
+    assert op.ir.attrs == (
+        Attr("dimension", "VT_INT"),
+        Attr("keep_dims", "VT_BOOL", False),
+        Attr("path", "VT_STRING", "a//b /* c */"),
+    )
+    assert len(op.dtypes["x"]) == 23  # TensorType::ALL()
+    assert op.dtypes["indice"] == ("DT_INT32", "DT_INT64")
+    assert op.dtypes["values"] == ("DT_FLOAT16", "DT_BF16")
+    assert op.dtypes["v"] == ("DT_FLOAT", "DT_BF16")
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         ("REG_OP(A).INPUT(x, TensorType({DT_NOPE}))", "A).x: unknown data type 'DT_NOPE'"),
+        ("REG_OP(A).INPUT(x, TensorType({DT_FP8_E5M2}))", "unknown data type 'DT_FP8_E5M2'"),
+        ("/* REG_OP(A).INPUT(x, TensorType::ALL()) */", "no op definition found"),
         ("REG_OP(A).ATTR(k, ListListInt, {})", "attr type 'ListListInt' has no torch type"),
         ("REG_OP(A).ATTR(k, Int, 1.5)", "default '1.5' is not a Int"),
         ("REG_OP(A).ATTR(k, Bool, 0)", "default 0 is not a Bool"),
@@ -164,13 +170,6 @@ def test_msopgen_fills_a_single_format_and_reads_aliases():
         ("REG_OP(A).INPUT(x, TensorType({DT_FLOAT})", "unbalanced parentheses"),
         ("REG_OP(A).OP_END_FACTORY_REG(B)", "ends with OP_END_FACTORY_REG(B)"),
         ("int main() {}\n", "no op definition found"),
-        ("[{]", "not valid JSON"),
-        ('[{"op": "A", "attr": [{"name": "k", "type": "tensor"}]}]', "msopgen attr types"),
-        (
-            '[{"op": "A", "input_desc": [{"name": "x", "format": ["ND", "ND"], "type": '
-            '["int8", "int8", "int8"]}]}]',
-            "format and type lists differ",
-        ),
     ],
 )
 def test_bad_definitions_fail_in_one_line(text, message):

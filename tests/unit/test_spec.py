@@ -138,3 +138,19 @@ def test_the_pair_and_the_partner_agree_on_a_name_ending_in_two_underscores():
     inplace = spec.parse("upd__(Tensor(a!) self, Tensor y) -> Tensor(a!)", name="upd__")
     pair = spec.inplace_pair(inplace)
     assert [p.qualname for p in pair] == [inplace.qualname, spec.partner(inplace.qualname)]
+
+
+@pytest.mark.parametrize(
+    ("given", "printed"),
+    [
+        ("int[] s=[1,1,1,1]", "int[] s=[1, 1, 1, 1]"),
+        ("int[] s=[-1, -1]", "int[] s=[-1, -1]"),
+        ("int[] s=[2]", "int[] s=[2]"),
+        ("int[2] s=[3,3]", "int[2] s=3"),  # torch's sized spelling, which it parses back
+    ],
+)
+def test_an_int_list_default_of_equal_items_is_printed_as_torch_parses_it(given, printed):
+    """torch prints ``int[] s=[1, 1]`` as ``int[] s=1`` and then refuses that text."""
+    op = spec.parse(f'f(Tensor x, *, {given}, str t="int[] s=1") -> Tensor', namespace="lsd")
+    assert printed in op.schema and 't="int[] s=1"' in op.schema
+    assert spec.parse(op.schema, namespace="lsd").schema == op.schema

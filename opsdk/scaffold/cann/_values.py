@@ -58,6 +58,18 @@ def type_words(type_text: str) -> list[str]:
     return re.findall(r"(?:::)?\w+", type_text)
 
 
+# A string literal (kept), a line comment or a block comment (blanked).
+_COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*.*?\*/', re.S)
+
+
+def without_comments(text: str) -> str:
+    """C++ ``text`` with its comments blanked, string literals kept: same length and lines,
+    so positions still point into the source."""
+    return _COMMENT.sub(
+        lambda m: m[0] if m[0].startswith('"') else re.sub(r"[^\n]", " ", m[0]), text
+    )
+
+
 def unquoted(text: str, start: int = 0):
     """``(index, char, depth)`` of each character outside string literals; ``depth``
     counts the brackets open after it."""
@@ -103,7 +115,7 @@ def parse_value(text: str, row: types.SchemaType, what: str):
         return json.loads(text) if text.startswith('"') else text
     if row.schema == "bool" and text.lower() in ("true", "false"):
         return text.lower() == "true"
-    dt = types.dtype(text) if text.startswith("DT_") else None
+    dt = types.dtype(text) if text.startswith("DT_") or row.schema == "ScalarType" else None
     if dt is not None and row.schema in ("int", "ScalarType"):
         return dt.value
     try:

@@ -1,4 +1,10 @@
-"""``REG_OP(...)`` text: GE's C++ op prototypes (graph headers, TorchAir's docstrings)."""
+"""``REG_OP(...)`` text: GE's C++ op prototypes (graph headers, TorchAir's docstrings).
+
+Read as the C++ compiler reads a header: comments are no text (a ``REG_OP(X)`` named in
+one is no op, a comment between two calls ends no chain), ``ge::`` qualifies nothing
+(opbuild's own ``op_proto.h`` writes ``ge::TensorType::ALL()``) and the header's own
+object-like ``#define`` macros stand for their bodies (``TensorType(SUPPORT_TYPES)``).
+"""
 
 from __future__ import annotations
 
@@ -9,27 +15,39 @@ from opsdk.errors import SpecError
 from opsdk.runtime import types
 from opsdk.runtime.irdef import Attr, Input, IrDef, Output
 from opsdk.scaffold.cann._model import CannOp
-from opsdk.scaffold.cann._values import checked, closing, dtypes_of, parse_value, split, type_words
+from opsdk.scaffold.cann._values import (
+    checked,
+    closing,
+    dtypes_of,
+    parse_value,
+    split,
+    type_words,
+    without_comments,
+)
 
 _REG_OP = re.compile(r"\bREG_OP\s*\(\s*(\w+)\s*\)")
 # Between two ``.MACRO(...)`` calls: blanks, and the ``\n`` escapes of docstring source.
 _GAP = re.compile(r"(?:\s|\\n)*")
 _CALL = re.compile(r"\.\s*(\w+)\s*\(")
+# An object-like macro: #define NAME body, the body continued over lines ending in "\".
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+((?:[^\n]*\\\n)*[^\n]*)", re.M)
 _INPUTS = {"INPUT": "required", "OPTIONAL_INPUT": "optional", "DYNAMIC_INPUT": "dynamic"}
 _OUTPUTS = {"OUTPUT": "required", "DYNAMIC_OUTPUT": "dynamic"}
 
 
 def read(text: str, where: str, wanted) -> list[CannOp]:
+    text = without_comments(text)
+    macros = {m[1]: m[2].replace("\\\n", " ").strip() for m in _DEFINE.finditer(text)}
     ops = []
     for match in _REG_OP.finditer(text):
         op_type = match.group(1)
         if wanted is None or op_type in wanted:
-            calls = _calls(text, match.end(), f"{where}: REG_OP({op_type})")
+            calls = _calls(text, match.end(), f"{where}: REG_OP({op_type})", macros)
             ops.append(_reg_op(op_type, calls, f"{where}: REG_OP({op_type})"))
     return ops
 
 
-def _calls(text: str, pos: int, what: str) -> list[tuple[str, list[str]]]:
+def _calls(text: str, pos: int, what: str, macros: dict) -> list[tuple[str, list[str]]]:
     """The ``.MACRO(arg, ...)`` chain after ``REG_OP(name)``, up to OP_END_FACTORY_REG
     or the first text that is not a call."""
     calls = []
@@ -39,10 +57,24 @@ def _calls(text: str, pos: int, what: str) -> list[tuple[str, list[str]]]:
         if call is None:
             return calls
         end = closing(text, call.end() - 1, what)
-        calls.append((call.group(1), split(text[call.end() : end])))
+        args = split(text[call.end() : end])
+        calls.append((call.group(1), [_expanded(a, macros) for a in args]))
         pos = end + 1
         if call.group(1) == "OP_END_FACTORY_REG":
             return calls
+
+
+def _expanded(arg: str, macros: dict) -> str:
+    """A call's argument as the compiler sees it: the header's macros replaced by their
+    bodies (which may use other macros), ``ge::`` qualifiers dropped; a string is itself."""
+    if arg.startswith('"'):
+        return arg
+    for _ in range(8):  # a macro's body may name another macro
+        done = re.sub(r"\bge::", "", re.sub(r"\w+", lambda m: macros.get(m[0], m[0]), arg))
+        if done == arg:
+            break
+        arg = done
+    return arg
 
 
 def _reg_op(op_type: str, calls, what: str) -> CannOp:
