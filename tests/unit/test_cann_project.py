@@ -90,7 +90,7 @@ def test_name_selects_one_op_of_the_project(project, tmp_path):
 
 
 def test_an_op_that_fails_leaves_nothing_behind(project, tmp_path):
-    bad = dict(SCALE, type="no_such_type")
+    bad = dict(SCALE, type="list_list_int")  # no torch type: refused
     ops = [_json_op("AddCustom", "xy", "z"), _json_op("ZBad", "x", "y", [bad])]
     (project / "my_ops.json").write_text(json.dumps(ops))
     with pytest.raises(SpecError):
