@@ -11,6 +11,7 @@ the declared data types.
 from __future__ import annotations
 
 import keyword
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from opsdk.errors import SpecError
@@ -40,6 +41,7 @@ class TorchSide:
     schema: str  # without the op name: "(Tensor x, ...) -> ..."
     ir: IrDef  # CANN's IR, tied to the torch op by opsdk new (torch_op, arg_names)
     specs: tuple[str, ...]  # Python source of each Support(...) of specs.py
+    dtypes: Mapping[str, tuple[str, ...]]  # CANN's, per tensor (what its aclnn API follows)
 
 
 def pick(ops: list[cann.CannOp], name: str, where: str) -> cann.CannOp:
@@ -80,6 +82,7 @@ def torch_side(op: cann.CannOp) -> TorchSide:
         f"({', '.join(args)}) -> {returns}",
         replace(ir, arg_names=arg_names),
         _specs(op, torch_names),
+        op.dtypes,
     )
 
 
