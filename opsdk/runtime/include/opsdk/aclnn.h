@@ -40,34 +40,32 @@ namespace opsdk::aclnn {
 namespace detail {
 
 template <class T>
-struct Acl;  // the aclnn array of T elements, and ACL's function that makes one
+struct Acl;  // the aclnn array of T elements, and the ACL function that makes one
 
 template <>
 struct Acl<int64_t> {
   using type = aclIntArray;
-  static type* create(const int64_t* values, uint64_t size) {
-    static const auto make = GET_OP_API_FUNC(aclCreateIntArray);
-    return make == nullptr ? nullptr : make(values, size);
-  }
+  static constexpr const char* create = "aclCreateIntArray";
 };
 
 template <>
 struct Acl<float> {
   using type = aclFloatArray;
-  static type* create(const float* values, uint64_t size) {
-    static const auto make = GET_OP_API_FUNC(aclCreateFloatArray);
-    return make == nullptr ? nullptr : make(values, size);
-  }
+  static constexpr const char* create = "aclCreateFloatArray";
 };
 
 template <>
 struct Acl<bool> {
   using type = aclBoolArray;
-  static type* create(const bool* values, uint64_t size) {
-    static const auto make = GET_OP_API_FUNC(aclCreateBoolArray);
-    return make == nullptr ? nullptr : make(values, size);
-  }
+  static constexpr const char* create = "aclCreateBoolArray";
 };
+
+template <class T>
+typename Acl<T>::type* create(const T* values, uint64_t size) {
+  using Create = typename Acl<T>::type* (*)(const T*, uint64_t);
+  static const auto make = reinterpret_cast<Create>(GetOpApiFuncAddr(Acl<T>::create));
+  return make == nullptr ? nullptr : make(values, size);
+}
 
 }  // namespace detail
 
@@ -81,7 +79,7 @@ class Array {
   explicit Array(const Values& values) : values_(values.begin(), values.end()), present_(true) {}
 
   typename detail::Acl<T>::type* make() const {
-    return present_ ? detail::Acl<T>::create(values_.data(), values_.size()) : nullptr;
+    return present_ ? detail::create<T>(values_.data(), values_.size()) : nullptr;
   }
   void hash() const {
     MEMCPY_TO_BUF(&present_, sizeof(present_));
@@ -93,7 +91,6 @@ class Array {
   bool present_ = false;
 };
 
-using IntArray = Array<int64_t>;
 using FloatArray = Array<float>;
 using BoolArray = Array<bool>;
 
