@@ -311,7 +311,11 @@ def call(op: spec.OpSpec, ir: IrDef, dtypes: Mapping, returns: Sequence[str]) ->
         "file": file_name(ir),
         "prototypes": [found.workspace_prototype(), found.launch_prototype()],
         "args": args,
-        "written": [by_ir[p.source].name for p in found.params if p.ref],
+        "written": [
+            {"name": cppsig.param_name(by_ir[p.source].name), "param": p.name}
+            for p in found.params
+            if p.ref
+        ],
         "device": f"{device}.device()" if device else "c10::Device(c10::DeviceType::PrivateUse1)",
         "fresh": list(returns) if op.fresh_returns else [],
     }

@@ -148,7 +148,8 @@ EYE = """REG_OP(Eye)
 def test_an_in_place_cann_op_passes_the_written_tensor_once_as_its_ref(tmp_path):
     """An output named like an input is that input written in place: the op is
     ``eye(Tensor(a!) y, ...) -> ()``, aclnn takes ``aclTensor *yRef`` and no output, and the
-    dtype attr as GE's number (an int64_t); both branches of the kernel compile."""
+    dtype attr as GE's number (an int64_t); both branches of the kernel compile (offline, the
+    reference returns nothing)."""
     source = tmp_path / "eye_proto.h"
     source.write_text(EYE)
     req = NewRequest("eye", style="cpp", namespace="fc_eye", out=tmp_path, from_cann=source)
@@ -164,8 +165,9 @@ def test_an_in_place_cann_op_passes_the_written_tensor_once_as_its_ref(tmp_path)
     assert "OPSDK_EXEC_NPU_CMD(aclnnEye, y, num_rows, num_columns, batch_shape, dtype_acl);" in cpp
     # Offline the kernel runs the reference, which returns nothing.
     assert "eye_reference(y, num_rows, num_columns, batch_shape, dtype); #endif" in cpp
-    done = compile_cann_branch(cpp_file)
-    assert done.returncode == 0, done.stderr
+    for cann_branch in (True, False):
+        done = compile_cann_branch(cpp_file, cann=cann_branch)
+        assert done.returncode == 0, done.stderr
 
 
 # Every kind of aclnn parameter: optional, dynamic, ValueDepend and Scalar/ScalarList inputs

@@ -261,7 +261,7 @@ def test_the_call_passes_a_written_input_once_as_its_ref():
         [],
     )
     assert [a["passed"] for a in found["args"]] == ["y", "num_rows"]
-    assert found["written"] == ["y"] and found["fresh"] == []
+    assert found["written"] == [{"name": "y", "param": "yRef"}] and found["fresh"] == []
 
 
 def test_the_call_makes_what_exec_npu_cmd_cannot_convert():
