@@ -38,20 +38,10 @@ from opsdk.runtime.irdef import IrDef
 from opsdk.scaffold import cppsig
 from opsdk.scaffold.cann import CannOp
 
-__all__ = ["Api", "Param", "api", "call", "file_name", "header"]
+__all__ = ["Api", "Param", "api", "call", "camel", "file_name", "header"]
 
-_INTEGERS = frozenset(
-    {
-        "DT_INT64",
-        "DT_UINT64",
-        "DT_INT32",
-        "DT_UINT32",
-        "DT_INT16",
-        "DT_UINT16",
-        "DT_INT8",
-        "DT_UINT8",
-    }
-)
+# The integer data types a ValueDepend input may take as an aclIntArray.
+_INTEGERS = frozenset(f"DT_{u}INT{bits}" for u in ("", "U") for bits in (8, 16, 32, 64))
 # A ValueDepend input's host array (and the element type opsdk/aclnn.h reads it as), by the
 # data types it accepts.
 _HOST_ARRAYS = {
@@ -153,9 +143,8 @@ def api(ir: IrDef, dtypes: Mapping[str, Sequence[str]] | None = None) -> Api:
     mutable = any(o.depends_on_compute for o in ir.outputs)
     documented, tensor_inputs = [], []
     for i in ir.inputs:
-        name = camel(i.name) + ("Ref" if i.name in outputs else "")
-        name += "Optional" if i.kind == "optional" else ""
         ref = i.name in outputs
+        name = camel(i.name) + ("Ref" if ref else "") + ("Optional" if i.kind == "optional" else "")
         tensor_type = _tensor_type(i.kind, i.scalar, name, mutable)
         tensor = Param(tensor_type, name, i.name, "input", i.kind, ref)
         tensor_inputs.append(tensor)

@@ -7,12 +7,14 @@ Each expected signature is spelled as opbuild writes it in its generated ``aclnn
 ``aclTensor *runningMeanRef``); the definitions are written here.
 """
 
+import re
 import shutil
 import subprocess
 
 import pytest
 
 from opsdk.errors import SpecError
+from opsdk.offline import locator
 from opsdk.runtime import spec, types
 from opsdk.runtime.irdef import Attr, Input, IrDef, Output
 from opsdk.scaffold import aclnn
@@ -319,3 +321,13 @@ def test_the_call_uses_the_torch_names_of_renamed_arguments():
         ("double lambda", "lambda_"),
         ("const aclTensor *out", "out"),
     ]
+
+
+def test_acl_numbers_data_types_as_ge_does():
+    """The kernel passes a dtype attr as op-plugin's aclDataType of it (opsdk/aclnn.h's
+    ge_dtype) where aclnn takes GE's number: ACL's enum, in the torch-npu wheel, is GE's."""
+    text = locator.torch_npu_file("include/acl/acl_base_rt.h").read_text()
+    acl = {f"DT_{name}": int(value) for name, value in re.findall(r"\bACL_(\w+) = (-?\d+),", text)}
+    shared = acl.keys() & types.DTYPES.keys()
+    assert len(shared) >= 25 and {"DT_FLOAT", "DT_INT64", "DT_BF16"} <= shared
+    assert {name: acl[name] for name in shared} == {n: types.DTYPES[n].value for n in shared}

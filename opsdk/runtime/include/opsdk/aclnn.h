@@ -27,7 +27,8 @@
 // An aclnn function's status, as CANN's aclnn/acl_meta.h declares it (not in the torch-npu wheel).
 typedef int32_t aclnnStatus;
 
-// op-plugin releases what ConvertType makes with Release(); it has none for a float array.
+// op-plugin releases what ConvertType makes with Release(); it has none for a float array
+// (should a later op-plugin add one, this becomes a redefinition: drop it then).
 inline void Release(aclFloatArray* array) {
   static const auto aclDestroyFloatArray = GET_OP_API_FUNC(aclDestroyFloatArray);
   if (array != nullptr && aclDestroyFloatArray != nullptr) {
