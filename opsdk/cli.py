@@ -194,9 +194,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     fetch.add_argument("--force", action="store_true", help="download again over the cache")
 
-    ir = sub.add_parser("ir", help="export the ops' GE IR for CANN (msopgen JSON or REG_OP)")
+    ir = sub.add_parser(
+        "ir",
+        help="export the ops' GE IR for CANN (msopgen JSON or REG_OP), or the aclnn API "
+        "declarations CANN's build generates from it",
+    )
     ir.add_argument("target", help="op package directory or importable module")
-    ir.add_argument("--format", choices=("msopgen", "reg_op"), default="msopgen")
+    ir.add_argument("--format", choices=("msopgen", "reg_op", "aclnn"), default="msopgen")
     ir.add_argument(
         "--out", type=Path, metavar="DIR", help="write one file per op here (default: print)"
     )
@@ -474,12 +478,13 @@ def _ir(args) -> int:
     from opsdk import harness
     from opsdk.harness import target
     from opsdk.runtime import irdef
-    from opsdk.scaffold import ir_export
+    from opsdk.scaffold import aclnn, ir_export
 
     package = target.load(args.target)
-    render, suffix = {
-        "msopgen": (ir_export.msopgen_json, ".json"),
-        "reg_op": (ir_export.reg_op, "_proto.h"),
+    render, file_name = {
+        "msopgen": (ir_export.msopgen_json, lambda ir: f"{ir_export.file_stem(ir)}.json"),
+        "reg_op": (ir_export.reg_op, lambda ir: f"{ir_export.file_stem(ir)}_proto.h"),
+        "aclnn": (aclnn.header, aclnn.file_name),
     }[args.format]
     irs = {}  # op type -> IR, in discovery order (an in-place/functional pair shares one)
     for op in harness.discover(package):
@@ -490,12 +495,12 @@ def _ir(args) -> int:
                 f"torch_op={op.name!r} to the package's ir.py"
             )
         irs.update((ir.op_type, ir) for ir in found)
-    texts = {ir_export.file_stem(ir): render(ir_export.model(ir)) for ir in irs.values()}
-    for stem, text in texts.items():  # each rendered before any is written
+    texts = {file_name(ir): render(ir_export.model(ir)) for ir in irs.values()}  # all, or none
+    for name, text in texts.items():
         if args.out is None:
             print(text, end="")
             continue
-        path = args.out / f"{stem}{suffix}"
+        path = args.out / name
         path.write_text(text)
         print(f"wrote {path}")
     return 0

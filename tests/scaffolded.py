@@ -76,10 +76,11 @@ def _fill(op_dir, kernel, fake):
     fake_py.write_text(text.replace("from opsdk import ImplementMe", "from opsdk import meta"))
 
 
-def compile_cann_branch(source: Path) -> subprocess.CompletedProcess:
+def compile_cann_branch(source: Path, cann: bool = True) -> subprocess.CompletedProcess:
     """Compile a generated op library ``-fsyntax-only`` with its NPU-host branch on: against
     the headers the torch-npu wheel ships (op-plugin's EXEC_NPU_CMD, ACL), with the build's
-    defines and include paths (cpp_build's CANN recipe), warnings as errors."""
+    defines and include paths (cpp_build's CANN recipe), warnings as errors. ``cann=False``:
+    the offline branch instead, as the build compiles it without CANN."""
     import sysconfig
 
     from torch.utils import cpp_extension
@@ -87,12 +88,15 @@ def compile_cann_branch(source: Path) -> subprocess.CompletedProcess:
     from opsdk.offline import locator
     from opsdk.runtime import cpp_build
 
-    root = locator.torch_npu_file("include/graph/operator_reg.h").parents[2]
     system = [*cpp_extension.include_paths(), sysconfig.get_paths()["include"]]  # Python.h too
-    system += cpp_build.cann_include_paths(root)
+    defines = []
+    if cann:
+        root = locator.torch_npu_file("include/graph/operator_reg.h").parents[2]
+        system += cpp_build.cann_include_paths(root)
+        defines = cpp_build.cann_defines()
     includes = [f"-I{cpp_build.INCLUDE}", *(f"-isystem{p}" for p in system)]
     return subprocess.run(
-        ["c++", "-std=c++20", "-fsyntax-only", "-Wall", "-Werror", *cpp_build.cann_defines()]
+        ["c++", "-std=c++20", "-fsyntax-only", "-Wall", "-Werror", *defines]
         + [*includes, str(source)],
         capture_output=True,
         text=True,

@@ -15,6 +15,9 @@ one, so they cannot disagree. Where each column comes from:
 - ``value_type``: the IR attr value type ``get_registered_ir_def`` answers (GE ``VT_*``).
 - ``attr_field``: the ``AttrDef`` oneof field GE reads that attr from (GE ``ge_ir.proto``).
 - ``msopgen`` / ``reg_op``: the attr type in CANN's msopgen JSON and ``REG_OP`` macros.
+- ``aclnn``: the attr's parameter type in the aclnn API CANN's build (opbuild) generates for an
+  op; None: opbuild generates none for it. An OpDef declares a dtype attr ``.Int(ge::DT_X)``, so
+  a ``REG_OP`` ``Type`` is an ``int64_t`` holding GE's number.
 
 A type without ``value_type`` is never a GE attr; ``symbolic`` types (``SymInt``,
 ``Scalar``) may be symbolic under dynamic shapes, so they are GE host inputs instead.
@@ -56,6 +59,7 @@ class SchemaType:
     attr_field: str | None = None
     msopgen: str | None = None
     reg_op: str | None = None
+    aclnn: str | None = None
     symbolic: bool = False
 
 
@@ -66,25 +70,30 @@ def _list(element: SchemaType, cpp: str, **columns) -> SchemaType:
     )
 
 
-def _attr(ge_attr: str, value_type: str, field: str, msopgen: str, reg_op: str) -> dict:
-    """The GE columns of a type that can be a GE attr."""
+def _attr(
+    ge_attr: str, value_type: str, field: str, msopgen: str, reg_op: str, aclnn: str | None
+) -> dict:
+    """The GE and CANN columns of a type that can be a GE attr."""
     return {
         "ge_attr": ge_attr,
         "value_type": value_type,
         "attr_field": field,
         "msopgen": msopgen,
         "reg_op": reg_op,
+        "aclnn": aclnn,
     }
 
 
 _TENSOR = SchemaType("Tensor", "torch.Tensor", "at::Tensor")
 _OPTIONAL_TENSOR = SchemaType("Tensor?", "torch.Tensor | None")  # only as a list element
-_INT = SchemaType("int", "int", "int64_t", **_attr("Int", "VT_INT", "i", "int", "Int"))
+_INT = SchemaType("int", "int", "int64_t", **_attr("Int", "VT_INT", "i", "int", "Int", "int64_t"))
 _SYMINT = SchemaType("SymInt", "int", "c10::SymInt", symbolic=True)
-_FLOAT = SchemaType("float", "float", "double", **_attr("Float", "VT_FLOAT", "f", "float", "Float"))
-_BOOL = SchemaType("bool", "bool", "bool", **_attr("Bool", "VT_BOOL", "b", "bool", "Bool"))
+_FLOAT = SchemaType(
+    "float", "float", "double", **_attr("Float", "VT_FLOAT", "f", "float", "Float", "double")
+)
+_BOOL = SchemaType("bool", "bool", "bool", **_attr("Bool", "VT_BOOL", "b", "bool", "Bool", "bool"))
 _STR = SchemaType(
-    "str", "str", "c10::string_view", **_attr("Str", "VT_STRING", "s", "string", "String")
+    "str", "str", "c10::string_view", **_attr("Str", "VT_STRING", "s", "string", "String", "char *")
 )
 _SCALAR = SchemaType("Scalar", "float", "at::Scalar", symbolic=True)
 
@@ -101,7 +110,7 @@ _ROWS = (
         "torch.dtype",
         "at::ScalarType",
         ge_value="torch_type_to_ge_type",
-        **_attr("DataType", "VT_DATA_TYPE", "dt", "type", "Type"),
+        **_attr("DataType", "VT_DATA_TYPE", "dt", "type", "Type", "int64_t"),
     ),
     SchemaType("Layout", "torch.layout", "at::Layout"),
     SchemaType("Device", "torch.device", "at::Device"),
@@ -114,25 +123,29 @@ _ROWS = (
         "at::IntArrayRef",
         cpp_optional="at::OptionalIntArrayRef",
         cpp_return="std::vector<int64_t>",
-        **_attr("ListInt", "VT_LIST_INT", "list", "list_int", "ListInt"),
+        **_attr("ListInt", "VT_LIST_INT", "list", "list_int", "ListInt", "const aclIntArray *"),
     ),
     _list(_SYMINT, "c10::SymIntArrayRef", cpp_optional="at::OptionalSymIntArrayRef"),
     _list(
         _FLOAT,
         "at::ArrayRef<double>",
         cpp_optional="std::optional<at::ArrayRef<double>>",
-        **_attr("ListFloat", "VT_LIST_FLOAT", "list", "list_float", "ListFloat"),
+        **_attr(
+            "ListFloat", "VT_LIST_FLOAT", "list", "list_float", "ListFloat", "const aclFloatArray *"
+        ),
     ),
     _list(_SCALAR, "at::ArrayRef<at::Scalar>"),
     _list(
         _BOOL,
         "c10::List<bool>",
-        **_attr("ListBool", "VT_LIST_BOOL", "list", "list_bool", "ListBool"),
+        **_attr(
+            "ListBool", "VT_LIST_BOOL", "list", "list_bool", "ListBool", "const aclBoolArray *"
+        ),
     ),
     _list(
         _STR,
         "std::vector<c10::string_view>",
-        **_attr("ListStr", "VT_LIST_STRING", "list", "list_string", "ListString"),
+        **_attr("ListStr", "VT_LIST_STRING", "list", "list_string", "ListString", None),
     ),
 )
 

@@ -17,8 +17,7 @@ from opsdk.runtime.converters import (
     ge_input_args,
     ir_def_for,
 )
-from opsdk.runtime.irdef import IrDef
-from opsdk.scaffold import cann_specs, cppsig, pysig
+from opsdk.scaffold import aclnn, cann_specs, cppsig, pysig
 from opsdk.scaffold.cann_torch import TorchSide
 
 
@@ -44,9 +43,7 @@ def context(
         "opsdk_version": opsdk.__version__,
         "op": _op(op, cann, req.attach, working=op.is_default_add and req.writes_the_add),
         "pair": _op(partner) if partner else {},
-        "cpp": _cpp_context(op, module, _bound(cann.ir, op) if cann is not None else None)
-        if req.style == "cpp"
-        else {},
+        "cpp": _cpp_context(op, module, cann) if req.style == "cpp" else {},
     }
 
 
@@ -147,56 +144,19 @@ def _return_names(op: spec.OpSpec) -> list[str]:
     return [r.name or (f"out{i}" if several else "out") for i, r in enumerate(op.returns)]
 
 
-def _cpp_context(op: spec.OpSpec, module: str, cann_ir: IrDef | None) -> dict:
+def _cpp_context(op: spec.OpSpec, module: str, cann: TorchSide | None) -> dict:
     """What the C++ op library template reads: the kernels' parameter types and where the
     source is (its skeleton messages name it by path: C++ knows no ``__file__``); for a CANN
     op, its aclnn call."""
     return {
-        "aclnn": _aclnn(op, cann_ir) if cann_ir is not None else None,
+        "aclnn": aclnn.call(op, _bound(cann.ir, op), cann.op.dtypes, _return_names(op))
+        if cann is not None
+        else None,
         "file": f"{module.replace('.', '/')}/{op.name}.cpp",
         "returns": cppsig.return_type(op),
         "args": [{"name": cppsig.param_name(a.name), "type": cppsig.arg_type(a)} for a in op.args],
         "outputs": _return_names(op),
         "entry": cppsig.has_fast_entry(op),
-    }
-
-
-# Attr types EXEC_NPU_CMD passes as the aclnn API takes them (op-plugin's ConvertType: a
-# ScalarType becomes aclDataType, GE's numbering); a str goes as a C string, an lvalue as
-# EXEC_NPU_CMD's arguments must be.
-_ACLNN_ATTRS = {"int", "float", "bool", "str", "ScalarType", "int[]"}
-
-
-def _aclnn(op: spec.OpSpec, ir: IrDef) -> dict:
-    """``EXEC_NPU_CMD(aclnn<OpType>, ...)`` of a CANN op: the IR's inputs, attrs, then
-    outputs, in IR order (aclnn's own order); a written input is its own output. ``todo``
-    says what the generated call cannot pass."""
-    by_ir = {ir.ir_name(a.name): a for a in op.args}
-    fresh = iter(_return_names(op))
-    strings, args, todo = [], [], []
-    for name in (*ir.ir_input_names, *ir.ir_attr_names):
-        arg = by_ir[name]
-        param = cppsig.param_name(arg.name)
-        kind = types.base(arg.type).removesuffix("?") if not arg.is_tensor else "Tensor"
-        if not arg.is_tensor and kind not in _ACLNN_ATTRS:
-            todo.append(f"attr {name} ({arg.type})")
-        if kind == "str":
-            strings.append(param)
-            param = f"{param}_c"
-        args.append(param)
-    written = {ir.ir_name(a.name): cppsig.param_name(a.name) for a in op.mutated_args}
-    outputs = [written.get(o.name) or next(fresh) for o in ir.outputs]
-    todo += [f"dynamic output {o.name}" for o in ir.outputs if o.kind == "dynamic"]
-    if any(r.aliased for r in op.returns):
-        todo.append("a return aliasing an input")
-    device = next((cppsig.param_name(a.name) for a in op.args if a.type == "Tensor"), None)
-    return {
-        "op_type": ir.op_type,
-        "device": f"{device}.device()" if device else "c10::Device(c10::DeviceType::PrivateUse1)",
-        "strings": strings,
-        "args": args + outputs,
-        "fresh": list(_return_names(op)) if op.fresh_returns else [],
-        "todo": ", ".join(todo),
     }
 
 

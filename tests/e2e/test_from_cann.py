@@ -8,7 +8,9 @@ import pytest
 from real_ops import prototype
 from scaffolded import compile_cann_branch
 
+from opsdk.runtime.irdef import Attr, Input, IrDef, Output
 from opsdk.scaffold import NewRequest, cann, new
+from opsdk.scaffold.cann import CannOp
 from opsdk.scaffold.ir_export import file_stem
 
 
@@ -84,24 +86,47 @@ def test_a_type_attr_crosses_in_ges_numbering(opsdk_cli, tmp_path):
     assert "output 0 is torch.uint8, TorchAir expects torch.int64" in run.stdout
 
 
+# The call each real prototype's generated aclnn API takes: inputs, attrs, outputs (a str attr
+# as a char *, made first), and the declaration it is checked against.
+CALLS = {
+    "RmsNorm": (
+        "OPSDK_EXEC_NPU_CMD(aclnnRmsNorm, x, gamma, epsilon, y, rstd);",
+        "const aclTensor* x, const aclTensor* gamma, double epsilon, const aclTensor* yOut, "
+        "const aclTensor* rstdOut,",
+    ),
+    "NLLLoss": (
+        "OPSDK_EXEC_NPU_CMD(aclnnNLLLoss, x, target, weight, reduction_acl, ignore_index, y, "
+        "total_weight);",
+        "const aclTensor* x, const aclTensor* target, const aclTensor* weightOptional, "
+        "char* reductionOptional, int64_t ignoreIndex, const aclTensor* yOut, "
+        "const aclTensor* totalWeightOut,",
+    ),
+}
+
+
+def _flat(cpp: str) -> str:
+    """The C++ with clang-format's line breaks undone, to find a call or declaration in."""
+    return re.sub(r"\s*\n\s*", " ", cpp).replace("( ", "(")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("op_type", ["RmsNorm", "NLLLoss"])
+@pytest.mark.parametrize("op_type", CALLS)
 def test_the_cpp_style_calls_aclnn_and_its_fake_runs_the_reference(tmp_path, op_type):
     """--style cpp: the npu kernel allocates the outputs as the fake shapes them and calls
-    aclnn<OpType> (IR inputs, attrs, outputs) in the CANN branch, which compiles against the
-    wheel's headers; NLLLoss has an optional input, an int and a str attr, two outputs."""
+    aclnn<OpType> as CANN generates it (IR inputs, attrs, outputs; a single output is out,
+    several are <name>Out) in the CANN branch, which compiles against the wheel's headers, the
+    call proved against the declaration; NLLLoss has an optional input, an int and a str attr,
+    two outputs."""
     (op,) = cann.read(prototype(op_type))
     name = file_stem(op.ir)
     source = tmp_path / f"{name}_proto.h"
     source.write_text(prototype(op_type))
     req = NewRequest(name, style="cpp", namespace="fc_cpp", out=tmp_path, from_cann=source)
     pkg = new(req).path / name
-    cpp = (pkg / f"{name}.cpp").read_text()
-    ir = op.ir
-    args = ", ".join([*ir.ir_input_names, *ir.ir_attr_names, *(o.name for o in ir.outputs)])
-    if op_type == "NLLLoss":
-        args = args.replace("reduction", "reduction_c")
-    assert f"EXEC_NPU_CMD(aclnn{op_type}, {args});" in cpp
+    cpp = _flat((pkg / f"{name}.cpp").read_text())
+    call, params = CALLS[op_type]
+    assert call in cpp
+    assert f"aclnnStatus aclnn{op_type}GetWorkspaceSize({params} uint64_t* workspaceSize," in cpp
     assert "opsdk::empty_outputs(" in cpp and "implement me" not in cpp.split("#else")[0]
     fake = (pkg / "fake.py").read_text()
     assert "meta.contiguous(" in fake and "reference(OP, " in fake and "ImplementMe" not in fake
@@ -191,3 +216,116 @@ def test_msopgen_json_as_real_files_write_it_warns_and_makes_the_package(opsdk_c
         assert sum(needle in line for line in warned) == 1, (needle, warned)
     schema = (tmp_path / "conv_custom" / "conv_custom" / "schema.py").read_text()
     assert "(Tensor x, *, int[] strides=[1, 1], bool bias=False, int groups=1) -> Tensor" in schema
+
+
+EYE = """REG_OP(Eye)
+    .INPUT(y, TensorType({DT_FLOAT, DT_FLOAT16}))
+    .OUTPUT(y, TensorType({DT_FLOAT, DT_FLOAT16}))
+    .REQUIRED_ATTR(num_rows, Int)
+    .ATTR(num_columns, Int, 0)
+    .ATTR(batch_shape, ListInt, {})
+    .ATTR(dtype, Type, DT_INT64)
+    .OP_END_FACTORY_REG(Eye)
+"""
+
+
+@pytest.mark.slow
+def test_an_in_place_cann_op_passes_the_written_tensor_once_as_its_ref(tmp_path):
+    """An output named like an input is that input written in place: the op is
+    ``eye(Tensor(a!) y, ...) -> ()``, aclnn takes ``aclTensor *yRef`` and no output, and the
+    dtype attr as GE's number (an int64_t); both branches of the kernel compile (offline, the
+    reference returns nothing)."""
+    source = tmp_path / "eye_proto.h"
+    source.write_text(EYE)
+    req = NewRequest("eye", style="cpp", namespace="fc_eye", out=tmp_path, from_cann=source)
+    cpp_file = new(req).path / "eye" / "eye.cpp"
+    cpp = _flat(cpp_file.read_text())
+    assert "-> ()" in cpp and "void eye_npu(at::Tensor& y," in cpp
+    assert (
+        "aclnnStatus aclnnEyeGetWorkspaceSize(aclTensor* yRef, int64_t numRows, "
+        "int64_t numColumns, const aclIntArray* batchShapeOptional, int64_t dtype, "
+        "uint64_t* workspaceSize, aclOpExecutor** executor);"
+    ) in cpp
+    assert "const int64_t dtype_acl = opsdk::aclnn::ge_dtype(dtype);" in cpp
+    assert "OPSDK_EXEC_NPU_CMD(aclnnEye, y, num_rows, num_columns, batch_shape, dtype_acl);" in cpp
+    # Offline the kernel runs the reference, which returns nothing.
+    assert "eye_reference(y, num_rows, num_columns, batch_shape, dtype); #endif" in cpp
+    for cann_branch in (True, False):
+        done = compile_cann_branch(cpp_file, cann=cann_branch)
+        assert done.returncode == 0, done.stderr
+
+
+# Every kind of aclnn parameter: optional, dynamic, ValueDepend and Scalar/ScalarList inputs
+# (OpDef facts no REG_OP carries), list attrs incl. ListFloat, str, dtype, several outputs
+# incl. a dynamic one.
+RICH = IrDef(
+    "RichCustom",
+    [
+        Input("x"),
+        Input("bias", "optional"),
+        Input("xs", "dynamic"),
+        Input("shape", value_depend=True),
+        Input("alpha", scalar="scalar"),
+        Input("betas", scalar="scalar_list"),
+    ],
+    [Output("y"), Output("parts", "dynamic")],
+    [
+        Attr("scales", "VT_LIST_FLOAT"),
+        Attr("flags", "VT_LIST_BOOL", (True,)),
+        Attr("mode", "VT_STRING", "sum"),
+        Attr("dtype", "VT_DATA_TYPE", 9),
+        Attr("ks", "VT_LIST_INT", (1,)),
+        Attr("eps", "VT_FLOAT", 1e-5),
+        Attr("n", "VT_INT"),
+    ],
+)
+
+
+@pytest.mark.slow
+def test_the_cann_branch_passes_every_kind_of_argument_and_proves_the_call(tmp_path, monkeypatch):
+    """The kernel's CANN branch makes what EXEC_NPU_CMD cannot convert (opsdk/aclnn.h) and
+    compiles; swapping two arguments of different types, or passing the dtype as the
+    ScalarType op-plugin makes an aclDataType of where aclnn takes an int64_t, fails the build
+    with messages naming the parameters."""
+    dtypes = {t: ("DT_FLOAT",) for t in ("x", "bias", "xs", "alpha", "betas", "y", "parts")}
+    op = CannOp(RICH, {**dtypes, "shape": ("DT_INT32", "DT_INT64")})
+    monkeypatch.setattr(cann, "read", lambda source, op_types=None: [op])  # as an OpDef gives it
+    source = tmp_path / "rich_custom.cpp"
+    source.write_text("// read by the stand-in for cann.read above\n")
+    req = NewRequest(
+        "rich_custom", style="cpp", namespace="fc_rich", out=tmp_path, from_cann=source
+    )
+    cpp_file = new(req).path / "rich_custom" / "rich_custom.cpp"
+    text = cpp_file.read_text()
+    call = re.search(r"^ *OPSDK_EXEC_NPU_CMD\((.*?)\);", text, re.S | re.M)
+    args = [a.strip() for a in call.group(1).split(",")]
+    assert args == (
+        "aclnnRichCustom x bias xs shape_acl alpha_acl betas_acl scales_acl flags_acl mode_acl "
+        "dtype_acl ks eps n y parts_acl".split()
+    )
+    flat = _flat(text)
+    for local in (
+        "const auto shape_acl = opsdk::aclnn::host_values<int64_t>(shape);",
+        "const auto alpha_acl = opsdk::aclnn::scalar(alpha);",
+        "const opsdk::aclnn::ScalarList betas_acl(betas);",
+        "const opsdk::aclnn::FloatArray scales_acl(scales);",
+        "const opsdk::aclnn::BoolArray flags_acl(flags);",
+        "std::string mode_str(mode); char* mode_acl = mode_str.data();",
+        "const at::TensorList parts_acl(parts);",
+    ):
+        assert local in flat
+    done = compile_cann_branch(cpp_file)
+    assert done.returncode == 0, done.stderr
+
+    eps, n = args.index("eps"), args.index("n")
+    args[eps], args[n] = args[n], args[eps]
+    args[args.index("dtype_acl")] = "dtype"
+    cpp_file.write_text(text.replace(call.group(0), f"  OPSDK_EXEC_NPU_CMD({', '.join(args)});"))
+    done = compile_cann_branch(cpp_file)
+    assert done.returncode != 0
+    failed = re.findall(r"static assertion failed: (.*)", done.stderr)
+    assert failed == [
+        "aclnnRichCustom parameter 9 is int64_t dtype",
+        "aclnnRichCustom parameter 11 is double eps",
+        "aclnnRichCustom parameter 12 is int64_t n",
+    ], done.stderr

@@ -18,3 +18,19 @@ def test_cli_exports_the_package_ir(opsdk_cli, tmp_path):
     assert [d["name"] for d in op["output_desc"]] == ["x"]
     # The dtypes its specs feed it, int32 included, in both formats.
     assert op["input_desc"][1]["type"] == ["float", "float16", "bfloat16", "int32"]
+
+
+def test_cli_writes_the_aclnn_api_cann_generates(opsdk_cli, tmp_path):
+    """`--format aclnn`: aclnn_<op>.h as CANN's build writes it; the input the op writes in
+    place is its Ref, and its output no parameter."""
+    example = Path(__file__).parents[2] / "examples" / "custom_ops" / "my_inplace_add"
+    run = opsdk_cli("ir", example, "--format", "aclnn", "--out", tmp_path / "api")
+    assert run.code == 0, run.stderr
+    header = (tmp_path / "api" / "aclnn_my_inplace_add.h").read_text()
+    assert (
+        "aclnnStatus aclnnMyInplaceAddGetWorkspaceSize(\n"
+        "    aclTensor *xRef,\n"
+        "    const aclTensor *y,\n"
+        "    uint64_t *workspaceSize,\n"
+        "    aclOpExecutor **executor);"
+    ) in header

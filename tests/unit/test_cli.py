@@ -124,6 +124,23 @@ def test_cpp_style_without_clang_format_is_refused_before_anything_is_created(
     assert not (tmp_path / "o").exists()
 
 
+def test_a_cann_attr_aclnn_cannot_take_refuses_the_cpp_style_in_one_line(capsys, tmp_path):
+    """The cpp style calls the op's aclnn API, which CANN generates no parameter for a
+    ListString attr: refused before anything is written (the Python styles need no aclnn)."""
+    source = tmp_path / "named_proto.h"
+    source.write_text(
+        "REG_OP(Named)\n    .INPUT(x, TensorType({DT_FLOAT}))\n"
+        "    .OUTPUT(y, TensorType({DT_FLOAT}))\n    .REQUIRED_ATTR(names, ListString)\n"
+        "    .OP_END_FACTORY_REG(Named)\n"
+    )
+    out = tmp_path / "o"
+    argv = ["new", "named", "--from-cann", str(source), "--style", "cpp", "--out", str(out)]
+    code, _, err = _run(capsys, *argv)
+    assert code == 2 and err.count("\n") == 1
+    assert "Named: attr 'names' is a ListString, for which CANN generates no aclnn API" in err
+    assert not out.exists()
+
+
 def test_a_failure_after_out_was_made_removes_what_it_made(capsys, tmp_path, monkeypatch):
     def fail(package):
         raise _render.ScaffoldError("formatting the generated code failed: (test)")
