@@ -99,7 +99,8 @@ def _parser() -> argparse.ArgumentParser:
         "--from-cann",
         type=Path,
         metavar="FILE",
-        help="the op's CANN definition (msopgen JSON or REG_OP): schema, IR and specs follow it",
+        help="the op's CANN definition (msopgen JSON, REG_OP or an OpDef .cpp): schema, IR "
+        "and specs follow it",
     )
 
     check = sub.add_parser("check", help="run the conformance matrix of an op package")
@@ -192,9 +193,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     fetch.add_argument("--force", action="store_true", help="download again over the cache")
 
-    ir = sub.add_parser("ir", help="export the ops' GE IR for CANN (msopgen JSON or REG_OP)")
+    ir = sub.add_parser(
+        "ir", help="export the ops' GE IR for CANN (msopgen JSON, REG_OP or an OpDef .cpp)"
+    )
     ir.add_argument("target", help="op package directory or importable module")
-    ir.add_argument("--format", choices=("msopgen", "reg_op"), default="msopgen")
+    ir.add_argument("--format", choices=("msopgen", "reg_op", "opdef"), default="msopgen")
     ir.add_argument(
         "--out", type=Path, metavar="DIR", help="write one file per op here (default: print)"
     )
@@ -455,6 +458,7 @@ def _ir(args) -> int:
     render, suffix = {
         "msopgen": (ir_export.msopgen_json, ".json"),
         "reg_op": (ir_export.reg_op, "_proto.h"),
+        "opdef": (ir_export.opdef_cpp, "_def.cpp"),  # op_host/<op>_def.cpp in CANN's repos
     }[args.format]
     irs = {}  # op type -> IR, in discovery order (an in-place/functional pair shares one)
     for op in harness.discover(package):

@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 # --------------------------------------------------------------------------- tokens
 
@@ -108,6 +108,8 @@ def _quote(body: str) -> str:
 # --------------------------------------------------------------------------- preprocessor
 
 Resolver = Callable[[str, str], "tuple[str, str] | None"]
+# Include roots of CANN's own headers: never beside a project's file, never its names.
+_CANN_INCLUDES = ("register/", "graph/", "exe_graph/", "platform/", "tiling/", "aclnn/", "acl/")
 
 
 @dataclass
@@ -203,7 +205,8 @@ def preprocess(text: str, file: str, resolve: Resolver | None = None) -> Preproc
                 target = words[1].text[1:-1]
                 found = resolve(target, where.file) if resolve is not None else None
                 if found is None:
-                    result.missing.append(target)
+                    if not target.startswith(_CANN_INCLUDES):
+                        result.missing.append(target)
                     return
                 inc_text, inc_file = found
                 if inc_file in seen or depth > 16:
@@ -227,7 +230,9 @@ def _define(words: list[Tok], where: Tok, macros: dict[str, _Macro]) -> None:
     if rest and rest[0].text == "(" and not rest[0].space:
         close = next((k for k, t in enumerate(rest) if t.text == ")"), None)
         if close is None:
-            raise CppError(where.file, where.line, f"the macro {name.text}'s parameters")
+            raise CppError(
+                where.file, where.line, f"cannot read the macro {name.text}'s parameters"
+            )
         params = [t.text for t in rest[1:close] if t.text != ","]
         variadic = bool(params) and params[-1] == "..."
         if variadic:
@@ -670,14 +675,17 @@ def _brackets(toks: list[Tok], file: str) -> dict[int, int]:
         if t.text in pairs:
             stack.append(k)
         elif t.text in (")", "]", "}"):
-            if not stack or pairs[toks[stack[-1]].text] != t.text:
+            if not stack:
                 raise CppError(t.file, t.line, f"an unbalanced {t.text!r}")
+            if pairs[toks[stack[-1]].text] != t.text:
+                opener = toks[stack[-1]]
+                raise CppError(opener.file, opener.line, f"an unclosed {opener.text!r}")
             open_at = stack.pop()
             match[open_at] = k
             match[k] = open_at
     if stack:
         t = toks[stack[-1]]
-        raise CppError(t.file, t.line, f"an unbalanced {t.text!r}")
+        raise CppError(t.file, t.line, f"an unclosed {t.text!r}")
     return match
 
 
@@ -1186,11 +1194,22 @@ class Sym:
 
 @dataclass
 class Unknown:
-    """A name the file does not define; an error only where its value is needed."""
+    """A name the file does not define; an error only where its value is needed.
+    ``missing``: the quoted includes not found, which may have defined it."""
 
     name: str
     tok: Tok
     called: bool = False
+    missing: tuple[str, ...] = ()
+
+    def error(self) -> CppError:
+        where = f"{self.name}(...)" if self.called else self.name
+        hint = f" (its includes not found: {', '.join(self.missing)})" if self.missing else ""
+        return CppError(
+            self.tok.file,
+            self.tok.line,
+            f"cannot read {where}: it is not defined in this file{hint}",
+        )
 
 
 class Native:
@@ -1508,10 +1527,7 @@ class Interpreter:
         return bool(value)
 
     def _undefined(self, value: Unknown):
-        where = f"{value.name}(...)" if value.called else value.name
-        missing = self.p.missing
-        hint = f" (its file's includes not found: {', '.join(missing)})" if missing else ""
-        self.fail(value.tok, f"cannot read {where}: it is not defined in this file{hint}")
+        raise value.error()
 
     def eval(self, node, scope: Scope):
         kind, t = node[0], node[1]
@@ -1583,7 +1599,7 @@ class Interpreter:
         symbol = self.symbols(qualname)
         if symbol is not None:
             return symbol
-        return Unknown(qualname, t)
+        return Unknown(qualname, t, missing=tuple(self.p.missing))
 
     def _global(self, name: str, t: Tok):
         if name not in self.global_values:
@@ -1642,7 +1658,7 @@ class Interpreter:
             made = self.construct_native(fn.name.split("::")[-1], args, t)
             if made is not None:
                 return made
-            return Unknown(fn.name, fn.tok, called=True)
+            return replace(fn, called=True)
         self.fail(t, f"cannot call {_describe(fn)}")
 
     def _overload(self, funcs: list[Func], args: list, t: Tok) -> Func:
@@ -1654,7 +1670,7 @@ class Interpreter:
 
     def _method(self, obj, name: str, args: list, t: Tok):
         if isinstance(obj, Unknown):
-            return Unknown(f"{obj.name}.{name}", obj.tok, called=True)
+            return replace(obj, name=f"{obj.name}.{name}", called=True)
         if isinstance(obj, Native):
             cls = self.classes_of.get(id(obj))
             if cls is not None and name in cls.methods:
@@ -1671,7 +1687,7 @@ class Interpreter:
             if name in ("first", "second"):
                 return getattr(pair, name)
         if isinstance(obj, Unknown):
-            return Unknown(f"{obj.name}.{name}", obj.tok)
+            return replace(obj, name=f"{obj.name}.{name}")
         self.fail(t, f"cannot read the member {name} of {_describe(obj)}")
 
     def _index(self, obj, key, t: Tok):
@@ -1680,7 +1696,7 @@ class Interpreter:
         if isinstance(obj, dict) and key in obj:
             return obj[key]
         if isinstance(obj, Unknown) or isinstance(key, Unknown):
-            return Unknown(getattr(obj, "name", "?"), t)
+            return obj if isinstance(obj, Unknown) else key
         self.fail(t, f"cannot read the element {key!r} of {_describe(obj)}")
 
     def _unary(self, node, scope: Scope):
@@ -1817,9 +1833,9 @@ def _is_count(items: list) -> bool:
 def _unwrapped(items: list, typ: TypeInfo) -> list:
     """``std::vector<T> v = {{a, b}}`` or ``{other}``: one braced element that is itself
     the list copy-constructs the vector (T is no container)."""
-    nested = any(w in typ.text for w in ("vector", "list", "array", "map", "pair"))
-    inner = typ.text.split("<", 1)[1] if "<" in typ.text else ""
-    if len(items) == 1 and isinstance(items[0], list) and not (nested and "<" in inner.rstrip(">")):
+    element = typ.text.split("<", 1)[1] if "<" in typ.text else ""
+    nested = typ.kind == "map" or any(w in element for w in ("vector", "list", "array", "map"))
+    if len(items) == 1 and isinstance(items[0], list) and not nested:
         return items[0]
     return items
 

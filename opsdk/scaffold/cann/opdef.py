@@ -356,13 +356,15 @@ def _shown(args) -> str:
 def _option(args, site, method) -> str:
     value = args[0] if args else None
     if isinstance(value, Unknown):
-        _fail(value.tok, f"cannot read {value.name}: it is not defined in this file")
+        raise value.error()
     if not isinstance(value, Sym) or value.name not in _OPTIONS:
         _fail(site, f"cannot read {method}({_shown(args)}): give REQUIRED, OPTIONAL or DYNAMIC")
     return value.name
 
 
 def _one_list(args, site, method) -> list:
+    if args and isinstance(args[0], Unknown):
+        raise args[0].error()
     if len(args) != 1 or not isinstance(args[0], list):
         _fail(site, f"cannot read {method}({_shown(args)}): give a list")
     if len(args[0]) == 1 and isinstance(args[0][0], list):
@@ -372,7 +374,7 @@ def _one_list(args, site, method) -> list:
 
 def _word(value, site, method, prefix) -> str:
     if isinstance(value, Unknown):
-        _fail(value.tok, f"cannot read {value.name}: it is not defined in this file")
+        raise value.error()
     if not isinstance(value, Sym) or not value.name.startswith(prefix):
         _fail(site, f"cannot read {_cpp._describe(value)} in {method}: give ge::{prefix}* values")
     return value.name
@@ -388,7 +390,7 @@ def _attr_value(setter: str, value, site: Tok, name: str):
             return [_attr_value("ListInt", v, site, name) for v in value]
         return [_attr_value(element, v, site, name) for v in value]
     if isinstance(value, Unknown):
-        _fail(value.tok, f"cannot read {value.name}: it is not defined in this file")
+        raise value.error()
     if isinstance(value, Sym) and element == "Int" and value.value is not None:
         return value.value
     if element == "Int" and isinstance(value, float):
@@ -517,14 +519,14 @@ def _rows(params: list[_Param], op_type: str, chip: str | None) -> list[tuple[li
         first = next(iter(lengths.values()))
         _fail(first.site, f"cannot read {op_type}'s rows: its lists differ in length ({shown})")
     for p in params:
-        if p.types_status is None and not (p.scalar and p.to_type):
+        if p.types_status is None and not (p.scalar and (p.to_type or p.to_name)):
             on = f" for {chip}" if chip else ""
             _fail(p.site, f"cannot read {p.name!r}: it declares no DataType{on}")
     width = next(iter(lengths), 1)
     choices = []
     for p in params:
-        if p.scalar and p.to_type:
-            dtypes = [p.to_type]
+        if p.scalar and (p.to_type or p.to_name):
+            dtypes = [p.to_type or "DT_UNDEFINED"]  # To(name): that input's, set after
         elif p.types_status == "list":
             dtypes = [("list", v) for v in p.types_list]
         else:
