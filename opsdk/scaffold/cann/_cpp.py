@@ -795,12 +795,16 @@ class Parser:
         self.expect(";")
         return ("expr", t, e)
 
+    def _parenthesized(self):
+        self.expect("(")
+        value = self.expression()
+        self.expect(")")
+        return value
+
     def _stmt_if(self, t):
         if self.peek().text == "constexpr":
             self.i += 1
-        self.expect("(")
-        cond = self.expression()
-        self.expect(")")
+        cond = self._parenthesized()
         then = self.statement()
         other = None
         if self.peek().text == "else":
@@ -831,26 +835,18 @@ class Parser:
         return ("for", t, init, cond, step, self.statement())
 
     def _stmt_while(self, t):
-        self.expect("(")
-        cond = self.expression()
-        self.expect(")")
-        return ("while", t, cond, self.statement())
+        return ("while", t, self._parenthesized(), self.statement())
 
     def _stmt_do(self, t):
         body = self.statement()
         if self.next().text != "while":
             self.fail(t, "expected while after do")
-        self.expect("(")
-        cond = self.expression()
-        self.expect(")")
+        cond = self._parenthesized()
         self.expect(";")
         return ("do", t, body, cond)
 
     def _stmt_switch(self, t):
-        self.expect("(")
-        value = self.expression()
-        self.expect(")")
-        return ("switch", t, value, self.statement())
+        return ("switch", t, self._parenthesized(), self.statement())
 
     def _stmt_case(self, t):
         value = self.expression()
@@ -1041,18 +1037,21 @@ class Parser:
                 return node
 
     def _call_args(self) -> list:
-        open_at = self.i
+        return self._items(self.i, "an argument list")
+
+    def _items(self, open_at: int, where: str) -> list:
+        """The comma-separated expressions in the brackets opening at ``open_at``."""
         close = self.p.match[open_at]
         inner = Parser(self.p, open_at + 1, close)
-        args = []
+        items = []
         while inner.peek().kind != "eof":
-            args.append(inner.assignment())
+            items.append(inner.assignment())
             if inner.peek().text == ",":
                 inner.i += 1
             elif inner.peek().kind != "eof":
-                inner.fail(inner.peek(), f"cannot read {inner.peek().text!r} in an argument list")
+                inner.fail(inner.peek(), f"cannot read {inner.peek().text!r} in {where}")
         self.i = close + 1
-        return args
+        return items
 
     def primary(self):
         t = self.next()
@@ -1075,17 +1074,7 @@ class Parser:
             self.i = close + 1
             return e
         if x == "{":
-            close = self.p.match[self.i - 1]
-            inner = Parser(self.p, self.i, close)
-            items = []
-            while inner.peek().kind != "eof":
-                items.append(inner.assignment())
-                if inner.peek().text == ",":
-                    inner.i += 1
-                elif inner.peek().kind != "eof":
-                    inner.fail(inner.peek(), f"cannot read {inner.peek().text!r} in braces")
-            self.i = close + 1
-            return ("brace", t, items)
+            return ("brace", t, self._items(self.i - 1, "braces"))
         if x == "[":
             return self._lambda(t)
         if t.kind == "id":

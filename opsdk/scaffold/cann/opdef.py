@@ -61,6 +61,13 @@ _ENUMS = {
     "HcclServerType", "InitValueType", "AttrDataType",
 }  # fmt: skip
 _PARAM_KINDS = {"REQUIRED": "required", "OPTIONAL": "optional", "DYNAMIC": "dynamic"}
+# The list-stating OpParamDef methods: (field, its status field, the form, the words' prefix).
+_LISTS = {
+    "DataType": ("types", "types_status", "value", "DT_"),
+    "DataTypeList": ("types_list", "types_status", "list", "DT_"),
+    "Format": ("formats", "formats_status", "value", "FORMAT_"),
+    "FormatList": ("formats_list", "formats_status", "list", "FORMAT_"),
+}
 # The OpAttrDef setter of each REG_OP attr type (opbuild writes the setter's name).
 _ATTR_SETTERS = {
     "Bool",
@@ -175,6 +182,9 @@ class _Param(Native):
     type_name = "OpParamDef"
 
     def call(self, method, args, site):
+        if method in _LISTS:
+            self._declare(method, args, site)
+            return self
         handler = getattr(self, f"_m_{method}", None)
         if handler is None:
             _fail(site, f"cannot read the OpParamDef method .{method}() of {self.name!r}")
@@ -184,31 +194,16 @@ class _Param(Native):
     def _m_ParamType(self, args, site):
         self.kind = _option(args, site, "ParamType")
 
-    def _m_DataType(self, args, site):
-        self.types = self._dtypes(args, site, "DataType", "list")
-        self.types_status = "value"
-
-    def _m_DataTypeList(self, args, site):
-        self.types_list = self._dtypes(args, site, "DataTypeList", "value")
-        self.types_status = "list"
-
-    def _m_Format(self, args, site):
-        self.formats = self._formats(args, site, "Format", "list")
-        self.formats_status = "value"
-
-    def _m_FormatList(self, args, site):
-        self.formats_list = self._formats(args, site, "FormatList", "value")
-        self.formats_status = "list"
-
-    def _dtypes(self, args, site, method, other):
-        if self.types_status == other:
-            _fail(site, f"cannot read {self.name!r} declaring both DataType and DataTypeList")
-        return [_word(v, site, method, "DT_") for v in _one_list(args, site, method)]
-
-    def _formats(self, args, site, method, other):
-        if self.formats_status == other:
-            _fail(site, f"cannot read {self.name!r} declaring both Format and FormatList")
-        return [_word(v, site, method, "FORMAT_") for v in _one_list(args, site, method)]
+    def _declare(self, method: str, args, site) -> None:
+        """``DataType``/``Format`` (a value per row) or their ``...List`` (every value
+        with every row): CANN refuses a tensor stating both forms of one."""
+        values, status, form, prefix = _LISTS[method]
+        if getattr(self, status) not in (None, form):
+            other = method.removesuffix("List") + ("List" if form == "value" else "")
+            _fail(site, f"cannot read {self.name!r} declaring both {other} and {method}")
+        words = [_word(v, site, method, prefix) for v in _one_list(args, site, method)]
+        setattr(self, values, words)
+        setattr(self, status, form)
 
     def _m_ValueDepend(self, args, site):
         self.value_depend = _option(args[:1], site, "ValueDepend") in ("REQUIRED", "OPTIONAL")
