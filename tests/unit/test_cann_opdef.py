@@ -462,6 +462,14 @@ def test_ref_output_and_optional_output():
     assert torch_side(op).schema == "(Tensor(a!) var, Tensor grad) -> Tensor"
 
 
+def test_an_op_without_outputs_has_no_torch_side():
+    """CANN's in-place ops without outputs (``ForeachZeroInplace``) write an input the
+    definition does not name: refused before any torch schema is written."""
+    op = read_one(opdef('this->Input("x").DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});'))
+    with pytest.raises(SpecError, match="MyOp declares no output: which input it writes"):
+        torch_side(op)
+
+
 def test_several_ops_in_one_file_and_choosing_one():
     one = opdef('this->Input("x").DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});', name="A")
     two = opdef('this->Input("y").DataType({ge::DT_INT8}).Format({ge::FORMAT_ND});', name="B")

@@ -2,7 +2,7 @@
 
 ``class X : public OpDef`` with ``OP_ADD(X)`` registers op type ``X``; its constructor
 builds the definition through CANN's API (``register/op_def.h``). The file is run, not
-pattern-matched (:mod:`._cpp`): constants, helpers, templates, configs, macros and loops
+pattern-matched (:mod:`.cpp`): constants, helpers, templates, configs, macros and loops
 evaluate as C++ would, with CANN's objects as Python ones below. What the evaluator
 cannot read is refused in one line naming the construct and its ``file:line``.
 
@@ -45,9 +45,9 @@ from pathlib import Path
 from opsdk.errors import SpecError
 from opsdk.runtime import types
 from opsdk.runtime.irdef import Attr, Input, IrDef, Output
-from opsdk.scaffold.cann import _cpp
-from opsdk.scaffold.cann._cpp import CppError, Native, Sym, Tok, Unknown
+from opsdk.scaffold.cann import cpp
 from opsdk.scaffold.cann._model import CannOp, CannWarning
+from opsdk.scaffold.cann.cpp import CppError, Native, Sym, Tok, Unknown
 
 __all__ = ["is_opdef", "read", "resolver"]
 
@@ -107,7 +107,7 @@ def resolver(path: Path):
 def read(text: str, where: str, wanted, resolve=None) -> list[CannOp]:
     """Every op ``OP_ADD`` registers in the OpDef code ``text`` (of the file ``where``)."""
     try:
-        program = _cpp.Program(_cpp.preprocess(text, where, resolve), where)
+        program = cpp.Program(cpp.preprocess(text, where, resolve), where)
         ops = []
         for op_type, tok in program.op_adds:
             if wanted is None or op_type in wanted:
@@ -345,7 +345,7 @@ class _OpDef(_Trunk):
 
 
 def _shown(args) -> str:
-    return ", ".join(_cpp._describe(a) if not isinstance(a, str) else repr(a) for a in args)
+    return ", ".join(cpp.describe(a) if not isinstance(a, str) else repr(a) for a in args)
 
 
 def _option(args, site, method) -> str:
@@ -371,7 +371,7 @@ def _word(value, site, method, prefix) -> str:
     if isinstance(value, Unknown):
         raise value.error()
     if not isinstance(value, Sym) or not value.name.startswith(prefix):
-        _fail(site, f"cannot read {_cpp._describe(value)} in {method}: give ge::{prefix}* values")
+        _fail(site, f"cannot read {cpp.describe(value)} in {method}: give ge::{prefix}* values")
     return value.name
 
 
@@ -392,7 +392,7 @@ def _attr_value(setter: str, value, site: Tok, name: str):
         return int(value)  # C++ converts the argument to int64_t
     kinds = {"Int": int, "Float": (int, float), "Bool": (bool, int), "String": str}
     if not isinstance(value, kinds[element]):
-        _fail(site, f"cannot read attr {name!r}: {setter}({_cpp._describe(value)})")
+        _fail(site, f"cannot read attr {name!r}: {setter}({cpp.describe(value)})")
     if element == "Float":
         return float(value)
     if element == "Bool":
@@ -403,7 +403,7 @@ def _attr_value(setter: str, value, site: Tok, name: str):
 # --------------------------------------------------------------------------- the prototype
 
 
-def _read_op(program: _cpp.Program, op_type: str, site: Tok) -> CannOp:
+def _read_op(program: cpp.Program, op_type: str, site: Tok) -> CannOp:
     cls = program.classes.get(op_type)
     if cls is None:
         _fail(site, f"cannot read OP_ADD({op_type}): no class {op_type} in this file")
@@ -411,7 +411,7 @@ def _read_op(program: _cpp.Program, op_type: str, site: Tok) -> CannOp:
         bases = ", ".join(cls.bases) or "nothing"
         _fail(cls.tok, f"cannot read class {op_type} deriving from {bases} (not OpDef)")
     op = _OpDef()
-    _cpp.Interpreter(program, _symbol, _construct).construct(cls, op, op_type)
+    cpp.Interpreter(program, _symbol, _construct).construct(cls, op, op_type)
     chip, config = _chosen(op.aicore.configs)
     inputs = _merged(op.inputs, config.inputs if config else [])
     outputs = _merged(op.outputs, config.outputs if config else [])
