@@ -60,8 +60,8 @@ def torch_side(op: cann.CannOp) -> TorchSide:
     ir = op.ir
     if not ir.outputs:  # a torch op must return a tensor or mark the one it writes
         raise SpecError(
-            f"{ir.op_type} declares no output: which input it writes (if any) is not in its "
-            "definition; write the op's torch side by hand"
+            f"{ir.op_type}: no output is declared, so which input it writes (if any) is not in "
+            "its definition; write the op's torch side by hand"
         )
     torch_names = {n: _py_name(n) for n in (*ir.ir_input_names, *ir.ir_attr_names)}
     mutated = {o.name for o in ir.outputs} & set(ir.ir_input_names)

@@ -466,7 +466,7 @@ def test_an_op_without_outputs_has_no_torch_side():
     """CANN's in-place ops without outputs (``ForeachZeroInplace``) write an input the
     definition does not name: refused before any torch schema is written."""
     op = read_one(opdef('this->Input("x").DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});'))
-    with pytest.raises(SpecError, match="MyOp declares no output: which input it writes"):
+    with pytest.raises(SpecError, match="MyOp: no output is declared, so which input it writes"):
         torch_side(op)
 
 
