@@ -1,20 +1,17 @@
 """What expressions evaluate to besides Python's own values (lists, dicts, str, numbers):
 CANN's constants, undefined names, CANN's objects, iterators, functions; and the members
-of vectors, maps and strings the files call."""
+of vectors, maps and strings the files call. A member or builtin takes the running
+interpreter (``i``, :class:`~.run.Interpreter`) to call back and to fail with a line."""
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .lex import CppError, Tok
 from .parse import SCALAR_TYPES, TypeInfo
 from .program import ClassDef, Func, ParamDecl
-
-if TYPE_CHECKING:
-    from .run import Interpreter
 
 # --------------------------------------------------------------------------- values
 
@@ -187,7 +184,7 @@ def describe(value) -> str:
     return type(value).__name__
 
 
-def number_of(value, t: Tok, interp: Interpreter):
+def number_of(value, t: Tok, interp):
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, (int, float)):
@@ -230,7 +227,7 @@ def cast(type_text: str, value):
     return value
 
 
-def deref(value, t: Tok, interp: Interpreter):
+def deref(value, t: Tok, interp):
     if isinstance(value, Iter):
         if not 0 <= value.pos < len(value.seq):
             interp.fail(t, "cannot read an iterator past its container")
@@ -318,7 +315,7 @@ METHODS: dict[tuple[str, str], Callable] = {
 }
 
 
-def _for_each(i: Interpreter, args, t):
+def _for_each(i, args, t):
     if len(args) != 3 or not all(isinstance(a, Iter) for a in args[:2]):
         i.fail(t, "cannot read this std::for_each")
     for item in list(args[0].seq[args[0].pos : args[1].pos]):
@@ -326,7 +323,7 @@ def _for_each(i: Interpreter, args, t):
     return args[2]
 
 
-def _strcmp(i: Interpreter, args, t):
+def _strcmp(i, args, t):
     if not all(isinstance(a, str) for a in args[:2]):
         if any(isinstance(a, Unknown) for a in args):
             return next(a for a in args if isinstance(a, Unknown))
@@ -335,7 +332,7 @@ def _strcmp(i: Interpreter, args, t):
     return (a > b) - (a < b)
 
 
-def _to_string(i: Interpreter, args, t):
+def _to_string(i, args, t):
     value = args[0]
     if isinstance(value, Unknown):
         return value
