@@ -196,7 +196,7 @@ def test_op_level_calls_are_tolerated():
             """
         this->Input("x").DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
         this->Output("y").DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
-        this->Comment(CommentSection::BRIEF, "An op of the test.");
+        this->Comment(CommentSection::BRIEF, R"doc(An op of the "test".)doc");
         this->SetInferShape(ge::InferShapeMyOp).SetInferDataType(ge::InferDataTypeMyOp);
         this->AICore().SetTiling(optiling::TilingMyOp).SetCheckSupport(optiling::CheckMyOp);
         this->MC2().HcclGroup({"group_ep", "group_tp"});
@@ -791,3 +791,11 @@ def test_real_production_files(real_files):
     assert [i.name for i in fas.ir.inputs][:3] == ["query", "key", "value"]
     for op in ops.values():
         assert cann.read(opdef_cpp(op)) == [op]
+
+
+def test_a_type_attr_is_written_as_opdef_files_write_one():
+    """OpDef has no Type attr: ``.Int(ge::DT_X)``, read back as an Int of GE's number."""
+    op = read_one("REG_OP(A).INPUT(x, TensorType({DT_FLOAT})).ATTR(dst, Type, DT_INT16)")
+    exported = opdef_cpp(op)
+    assert 'this->Attr("dst").AttrType(OPTIONAL).Int(ge::DT_INT16);' in exported
+    assert read_one(exported).ir.attrs == (Attr("dst", "VT_INT", 6),)

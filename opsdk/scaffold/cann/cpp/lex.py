@@ -58,8 +58,6 @@ def _lex(text: str, file: str) -> list[tuple[Tok, bool]]:
             raise CppError(file, line, f"cannot read the character {text[pos]!r}")
         kind = m.lastgroup
         chunk = m.group()
-        if kind == "delim":  # the named subgroup of a raw string
-            kind = "rstr"
         if kind == "nl":
             bol = space = True
         elif kind in ("cont", "ws", "lc", "bc"):
@@ -99,7 +97,6 @@ class _Macro:
 class Preprocessed:
     tokens: list[Tok]
     missing: list[str] = field(default_factory=list)  # quoted includes not found
-    included: list[str] = field(default_factory=list)  # files read besides the main one
 
 
 def preprocess(text: str, file: str, resolve: Resolver | None = None) -> Preprocessed:
@@ -188,7 +185,6 @@ def preprocess(text: str, file: str, resolve: Resolver | None = None) -> Preproc
                 if inc_file in seen or depth > 16:
                     return
                 seen.add(inc_file)
-                result.included.append(inc_file)
                 out.extend(run(inc_text, inc_file, depth + 1))
         # pragma, error, warning, line: nothing the prototype depends on
 
