@@ -196,11 +196,11 @@ def _parser() -> argparse.ArgumentParser:
 
     ir = sub.add_parser(
         "ir",
-        help="export the ops' GE IR for CANN (msopgen JSON or REG_OP), or the aclnn API "
-        "declarations CANN's build generates from it",
+        help="export the ops' GE IR for CANN (msopgen JSON, REG_OP or an OpDef .cpp), or the "
+        "aclnn API declarations CANN's build generates from it",
     )
     ir.add_argument("target", help="op package directory or importable module")
-    ir.add_argument("--format", choices=("msopgen", "reg_op", "aclnn"), default="msopgen")
+    ir.add_argument("--format", choices=("msopgen", "reg_op", "opdef", "aclnn"), default="msopgen")
     ir.add_argument(
         "--out", type=Path, metavar="DIR", help="write one file per op here (default: print)"
     )
@@ -484,6 +484,8 @@ def _ir(args) -> int:
     render, file_name = {
         "msopgen": (ir_export.msopgen_json, lambda ir: f"{ir_export.file_stem(ir)}.json"),
         "reg_op": (ir_export.reg_op, lambda ir: f"{ir_export.file_stem(ir)}_proto.h"),
+        # op_host/<op>_def.cpp, as CANN's ops repositories name them
+        "opdef": (ir_export.opdef_cpp, lambda ir: f"{ir_export.file_stem(ir)}_def.cpp"),
         "aclnn": (aclnn.header, aclnn.file_name),
     }[args.format]
     irs = {}  # op type -> IR, in discovery order (an in-place/functional pair shares one)

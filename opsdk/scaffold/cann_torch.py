@@ -3,9 +3,9 @@
 CANN's prototype fixes the GE side (op type, input/output/attr names, data types);
 this module writes the matching torch schema (optional inputs ``Tensor?``, dynamic
 inputs ``Tensor[]``, attrs keyword-only with their defaults, an output named like
-an input makes that input ``Tensor(a!)``) and the IR tied to it (CANN names, with
-``arg_names`` where a CANN name cannot be a Python argument); the input specs are
-:mod:`opsdk.scaffold.cann_specs`'.
+an input makes that input ``Tensor(a!)``, an OpDef ``.Scalar()`` input is a
+``Scalar``) and the IR tied to it (CANN names, with ``arg_names`` where a CANN name cannot
+be a Python argument); the input specs are :mod:`opsdk.scaffold.cann_specs`'.
 """
 
 from __future__ import annotations
@@ -44,6 +44,11 @@ def pick(ops: list[cann.CannOp], name: str | None, where: str) -> cann.CannOp:
 
 def torch_side(op: cann.CannOp) -> TorchSide:
     ir = op.ir
+    if not ir.outputs:  # a torch op must return a tensor or mark the one it writes
+        raise SpecError(
+            f"{ir.op_type}: no output is declared, so which input it writes (if any) is not in "
+            "its definition; write the op's torch side by hand"
+        )
     torch_names = {n: _py_name(n) for n in (*ir.ir_input_names, *ir.ir_attr_names)}
     mutated = {o.name for o in ir.outputs} & set(ir.ir_input_names)
     args = []
@@ -51,6 +56,8 @@ def torch_side(op: cann.CannOp) -> TorchSide:
         kind = {"required": "Tensor", "optional": "Tensor?", "dynamic": "Tensor[]"}[i.kind]
         if i.name in mutated:
             kind = "Tensor(a!)" if i.kind == "required" else _refuse(ir, i.name)
+        if i.scalar is not None:
+            kind = _scalar_kind(ir, i)
         args.append(f"{kind} {torch_names[i.name]}")
     if ir.attrs:
         args.append("*")
@@ -71,6 +78,20 @@ def torch_side(op: cann.CannOp) -> TorchSide:
 
 def _refuse(ir: IrDef, name: str):
     raise SpecError(f"{ir.op_type}: input {name!r} is written in place but not required")
+
+
+def _scalar_kind(ir: IrDef, tensor) -> str:
+    """A ``.Scalar()`` input is a torch ``Scalar``: opsdk's converter passes it as the
+    GE host input of its name (``opsdk.converters.scalar_input``: int64 or float, as
+    CANN's scalar inputs are declared). A ``.ScalarList()`` has no such path: the
+    converters make no GE input of a ``Scalar[]`` (a list of symbolic values)."""
+    if tensor.scalar == "scalar" and tensor.kind != "dynamic":
+        return "Scalar?" if tensor.kind == "optional" else "Scalar"
+    what = "a ScalarList" if tensor.scalar == "scalar_list" else "a dynamic Scalar"
+    raise SpecError(
+        f"{ir.op_type}: input {tensor.name!r} is {what}: opsdk's converters pass one Scalar "
+        "as a GE input, no list of them; write the op's torch side by hand"
+    )
 
 
 def _py_name(name: str) -> str:

@@ -64,3 +64,31 @@ def test_the_phase_bench_splits_both_runs_by_phase(monkeypatch):
     assert "TorchAir + npugraph_ex import" not in full
     for run in (alone, full):
         assert run["total"] >= run["process start"] + run["cells aot_eager"]
+
+
+def test_the_opdef_sweep_reports_packages_and_refusals(tmp_path, capsys):
+    """A checkout of two op_host files: one becomes a package (opsdk new included), the
+    other is refused by the reader, its reason and file named."""
+    import opdef_sweep
+
+    good = tmp_path / "math" / "add_one" / "op_host" / "add_one_def.cpp"
+    bad = tmp_path / "math" / "odd_one" / "op_host" / "odd_one_def.cpp"
+    for path in (good, bad):
+        path.parent.mkdir(parents=True)
+    good.write_text(
+        "namespace ops {\nclass AddOne : public OpDef {\npublic:\n"
+        "    explicit AddOne(const char* name) : OpDef(name)\n    {\n"
+        '        this->Input("x").DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});\n'
+        '        this->Output("y").DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});\n'
+        "    }\n};\nOP_ADD(AddOne);\n}\n"
+    )
+    bad.write_text(good.read_text().replace("AddOne", "OddOne").replace("Format(", "Shape("))
+    rows = opdef_sweep.main([str(tmp_path), "--scaffold", "--json", str(tmp_path / "rows.json")])
+    assert [(r.path, r.package) for r in rows] == [
+        ("math/add_one/op_host/add_one_def.cpp", True),
+        ("math/odd_one/op_host/odd_one_def.cpp", False),
+    ]
+    out = capsys.readouterr().out
+    assert "files 2: read 1 (50.0 %), packages 1 (50.0 %)" in out
+    assert "cannot read the OpParamDef method .Shape() of _" in out
+    assert "odd_one_def.cpp:6: cannot read" in out

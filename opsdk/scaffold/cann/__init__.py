@@ -1,11 +1,12 @@
 """Read the op definitions an AscendC op project has into one model.
 
 An existing CANN op is declared in its project as msopgen JSON (what the kernel
-project was generated from) or ``REG_OP(...)`` prototype text (graph headers). Each
-becomes a :class:`CannOp`: the GE IR with CANN's names
-(:class:`~opsdk.runtime.irdef.IrDef`) and, per input and output, the data types and
-formats it accepts. ``opsdk new --from-cann`` writes the torch side from it and
-``opsdk ir`` writes the formats back. One module per format.
+project was generated from), ``REG_OP(...)`` prototype text (graph headers) or AscendC
+``OpDef`` code (``op_host/<op>_def.cpp``, what the project builds from). Each becomes a
+:class:`CannOp`: the GE IR with CANN's names (:class:`~opsdk.runtime.irdef.IrDef`) and,
+per input and output, the data types and formats it accepts. ``opsdk new --from-cann``
+writes the torch side from it and ``opsdk ir`` writes the formats back. One module per
+format.
 """
 
 from __future__ import annotations
@@ -13,26 +14,31 @@ from __future__ import annotations
 from pathlib import Path
 
 from opsdk.errors import SpecError
-from opsdk.scaffold.cann import msopgen, reg_op
+from opsdk.scaffold.cann import msopgen, opdef, reg_op
 from opsdk.scaffold.cann._model import CannOp, CannWarning
 
 __all__ = ["CannOp", "CannWarning", "read"]
 
 
 def read(source: str | Path, op_types=None) -> list[CannOp]:
-    """Every op defined in ``source``: a file path or its text, msopgen JSON or text
-    holding ``REG_OP(...)`` prototypes (a header, a docstring). ``op_types`` keeps only
+    """Every op defined in ``source``: a file path or its text, msopgen JSON, text
+    holding ``REG_OP(...)`` prototypes (a header, a docstring) or OpDef code (a file's
+    ``#include "..."`` of its project's headers is followed). ``op_types`` keeps only
     the ops of those types (others are not parsed)."""
     text, where = _text_of(source)
     wanted = None if op_types is None else set(op_types)
     if text.lstrip().startswith(("[", "{")):
         ops = msopgen.read(text, where, wanted)
+    elif opdef.is_opdef(text):
+        resolve = opdef.resolver(Path(where)) if where != "<text>" else None
+        ops = opdef.read(text, where, wanted, resolve)
     else:
         ops = reg_op.read(text, where, wanted)
     if not ops:
         missing = f" of type {', '.join(sorted(wanted))}" if wanted else ""
         raise SpecError(
-            f"{where}: no op definition{missing} found; give msopgen JSON or REG_OP(...) text"
+            f"{where}: no op definition{missing} found; give msopgen JSON, REG_OP(...) text "
+            "or an OpDef .cpp"
         )
     return ops
 
@@ -41,7 +47,10 @@ def _text_of(source) -> tuple[str, str]:
     """The text of ``source`` and how messages name it. A string holding a definition
     (JSON, ``REG_OP``, several lines) is the text itself; any other string is a path."""
     if isinstance(source, str) and (
-        "\n" in source or "REG_OP" in source or source.lstrip().startswith(("[", "{"))
+        "\n" in source
+        or "REG_OP" in source
+        or "OP_ADD(" in source
+        or source.lstrip().startswith(("[", "{"))
     ):
         return source, "<text>"
     path = Path(source)
