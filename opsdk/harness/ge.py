@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from opsdk.errors import SetupError
-from opsdk.harness import _compiled, _ge_dump, profiles
+from opsdk.harness import _compiled, _ge_dump, graph_hook, profiles
 from opsdk.harness._training import trainable
 from opsdk.harness.inputs import Case, tensors_of
 from opsdk.harness.model import Cell, CellFailure
@@ -131,12 +131,13 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
         for graph in forward:
             check_graph(cell, graph.graph)
             check_inputs(cell, graph, case)
+        graph_hook.case_done()
 
     with recorded_graphs() as recorded, checked_converter(cell.op.spec), warnings.catch_warnings():
         # TorchAir's backward compiler is not boxed; AOT autograd copes, but warns per graph.
         warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning")
         directory = Path(dump_dir) / case_dir(cell.op.name, cell.label) if dump_dir else None
-        with dumped(recorded.graphs, directory):
+        with dumped(recorded.graphs, directory), graph_hook.collected(cell):
             _compiled.run(
                 cell,
                 backend(cell.profile),
@@ -227,6 +228,7 @@ def check_graph(cell: Cell, graph) -> None:
                 "ge-graph",
                 f"{node.name} ({ir.op_type}) has {len(data_inputs)} inputs, the IR requires "
                 f"{required}; {NEXT_STEP_GRAPH}",
+                {node.name: f"{len(data_inputs)} inputs, the IR requires {len(required)}"},
             )
         # An attr the IR gives no default must be set, unless the torch argument it
         # stands for is optional (None leaves it unset).
@@ -241,6 +243,7 @@ def check_graph(cell: Cell, graph) -> None:
                 "ge-graph",
                 f"{node.name} ({ir.op_type}) lacks attrs {missing}, which its IR requires; "
                 "set them in the converter",
+                {node.name: f"lacks attrs {', '.join(missing)}"},
             )
 
 
@@ -297,6 +300,7 @@ def _check_data(shapes: str, data, values: list, fixed: set) -> None:
                 "ge-graph",
                 f"{where}: a dynamic=False graph must bake Python scalars in (Const or "
                 "attr), not take them as host inputs",
+                {data.name: "a host input in a static graph"},
             )
         dtype = _SYM_DTYPES[symbols[0]] if symbols else "DT_INT64"
         if desc.device_type != "CPU" or len(dims) > 1 or desc.dtype != DataType.Value(dtype):
@@ -304,10 +308,15 @@ def _check_data(shapes: str, data, values: list, fixed: set) -> None:
                 "ge-graph",
                 f"{where}: a symbolic scalar is a host input, {dtype[3:].lower()} of shape [] "
                 "(or [N] for a list) placed on CPU; tensors of the op must be npu tensors",
+                {data.name: f"a symbolic scalar must be {dtype[3:].lower()} [] on CPU"},
             )
         return
     if desc.device_type != "NPU":
-        raise CellFailure("ge-graph", f"{where}: npu tensors must be placed on NPU")
+        raise CellFailure(
+            "ge-graph",
+            f"{where}: npu tensors must be placed on NPU",
+            {data.name: f"an npu tensor placed on {desc.device_type or 'no device'}"},
+        )
     # Only an input whose sizes change must keep a -1 dim: Dynamo specializes sizes 0 and
     # 1 (a one-token index [1] stays [1]), and a size it is told is static.
     specialized = bool(dims) and all(d >= 0 for d in dims) and tuple(dims) not in fixed
@@ -316,11 +325,13 @@ def _check_data(shapes: str, data, values: list, fixed: set) -> None:
             "ge-graph",
             f"{where}: dynamic=True must leave symbolic dims as -1; a size was specialized, "
             "rerun with TORCH_LOGS=dynamic to see which guard did it",
+            {data.name: "a size that changes was specialized: no -1 dim"},
         )
     if shapes != "dynamic" and any(d < 0 for d in dims):
         raise CellFailure(
             "ge-graph",
             f"{where}: {shapes} shapes must be concrete in the GE graph; {NEXT_STEP_GRAPH}",
+            {data.name: f"a -1 dim in a {shapes} graph"},
         )
 
 
@@ -354,7 +365,8 @@ def _check_scalars_reach_the_op(spec, concrete, data_of: dict) -> None:
     """Each symbolic scalar argument of the op comes from the host input TorchAir made
     of it. A converter that bakes the value in leaves that Data unused, TorchAir drops
     it, and the graph would run with the first call's value forever."""
-    graph, op_types = concrete.graph, [ir.op_type for ir in irdef.for_op(spec.qualname)]
+    graph, irs = concrete.graph, {ir.op_type: ir for ir in irdef.for_op(spec.qualname)}
+    op_types = list(irs)
     # Without a registered IR the op node is unknown: then the Data must feed any node.
     producers = {op.name: op for op in graph.op}
     todo = [op for op in graph.op if op.type in op_types or (not op_types and op.type != "Data")]
@@ -377,10 +389,29 @@ def _check_scalars_reach_the_op(spec, concrete, data_of: dict) -> None:
                     "int64_input" if types.get(name, "").startswith("SymInt") else "scalar_input"
                 )
                 into = " or ".join(op_types) + " node" if op_types else "graph"
+                symbol = placeholder.meta["val"]
+                marks = {placeholder.name: f"symbolic {name} ({symbol}): no GE input carries it"}
+                marks |= _baked(graph, irs, name)
                 raise CellFailure(
                     "ge-graph",
                     f"argument {name} of {spec.qualname} is symbolic "
-                    f"({placeholder.meta['val']}), but no host input carries it into the "
+                    f"({symbol}), but no host input carries it into the "
                     f"{into}: the converter baked its value in (TorchAir then drops the "
                     f"unused Data); pass it on as a GE input: opsdk.converters.{helper}({name})",
+                    marks,
                 )
+
+
+def _baked(graph, irs: dict, argument: str) -> dict[str, str]:
+    """Per node of the op, what feeds it the input that stands for torch ``argument``
+    (a baked-in scalar's Const), or the node itself when nothing does: with a note."""
+    marks = {}
+    for node in (op for op in graph.op if op.type in irs):
+        name = irs[node.type].ir_name(argument)
+        data = [i for i in node.input if not i.endswith(":-1")]
+        fed = [e for d, e in zip(node.input_desc, data, strict=False) if d.name == name]
+        if fed:
+            marks[fed[0].rpartition(":")[0]] = f"{argument} baked in: read it from a host input"
+        else:
+            marks[node.name] = f"no input {name}"
+    return marks
