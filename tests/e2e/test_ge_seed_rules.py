@@ -112,10 +112,11 @@ def _check(graphs, shapes, edit=None, *, as_shapes=None):
     ge.check_inputs(_cell(PICK, as_shapes or shapes), copy, case)
 
 
-def _fails(match, *args, **kwargs):
+def _fails(match, *args, **kwargs) -> CellFailure:
     with pytest.raises(CellFailure, match=match) as failed:
         _check(*args, **kwargs)
     assert failed.value.layer == "ge-graph"
+    return failed.value
 
 
 def test_genuine_graphs_follow_the_rules_of_their_mode(graphs):
@@ -162,7 +163,11 @@ def test_npu_tensors_are_placed_on_npu(graphs):
     def on_host(graph):
         _data(graph, "NPU", 2).output_desc[0].device_type = "CPU"
 
-    _fails("npu tensors must be placed on NPU", graphs, "static", on_host)
+    failure = _fails("npu tensors must be placed on NPU", graphs, "static", on_host)
+    # The Data on the wrong side is what a picture of the graph marks.
+    assert failure.marks == {
+        _data(graphs["static"][1].graph, "NPU", 2).name: ("an npu tensor placed on CPU")
+    }
 
 
 @pytest.mark.parametrize("shapes", ["dynamic", "mark_static"])
@@ -196,6 +201,17 @@ def test_a_symbolic_scalar_reaches_the_op_from_its_host_input(graphs, shapes):
 
 @pytest.mark.parametrize("shapes", ["dynamic", "mark_static"])
 def test_a_converter_that_bakes_a_symbolic_scalar_in_fails(converters, shapes):
-    result = harness.run_cell(_cell(BAKED, shapes))
-    assert (result.status, result.layer) == ("fail", "ge-graph"), result.describe()
-    assert "opsdk.converters.int64_input(n)" in result.message
+    with ge.recorded_graphs() as recorded, pytest.raises(CellFailure) as failed:
+        ge.run(_cell(BAKED, shapes))
+    assert failed.value.layer == "ge-graph", failed.value
+    assert "opsdk.converters.int64_input(n)" in str(failed.value)
+    # Marked in the pictures: the Const it baked into the SeedBaked node, and the FX
+    # input whose Data TorchAir dropped.
+    [concrete] = recorded.forward()
+    const = next(op.name for op in concrete.graph.op if op.type == "Const")
+    [call] = [n for n in concrete.fx_graph.graph.nodes if n.target == BAKED]
+    symbol = call.args[2]  # n
+    assert failed.value.__cause__.marks == {
+        const: "n baked in: read it from a host input",
+        symbol.name: f"symbolic n ({symbol.meta['val']}): no GE input carries it",
+    }

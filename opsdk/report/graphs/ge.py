@@ -176,11 +176,13 @@ def dot_of(
                 pydot.Edge(
                     ids[output],
                     ids[data],
-                    label=f"output {index} written back into {data}",
+                    label=f"output {index}: written back into {data}",
                     style="dashed",
                     color=COLORS["ref"],
                     fontcolor=COLORS["ref"],
                     constraint="false",
+                    tailport="e",
+                    headport="e",
                 )
             )
     return dot
@@ -199,7 +201,7 @@ def _add_edges(dot: pydot.Dot, op, ops: dict, ids: dict, written: dict) -> None:
         label = target if len(producer.output_desc) < 2 else f"{source or port} → {target}"
         attrs = {}
         if index in written_here:
-            label += " (ref: written in place)"
+            label += " (ref)"  # GE's word: the op writes this input in place
             attrs = {"color": COLORS["ref"], "fontcolor": COLORS["ref"], "penwidth": "2"}
         dot.add_edge(pydot.Edge(ids[name], ids[op.name], label=label, **attrs))
         if op.type == "NetOutput":
