@@ -10,7 +10,6 @@ graph that cannot be drawn (no ``dot``, or ``dot`` failed) is written as text in
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,18 +36,16 @@ def wanted(backend: str, failed: bool, every: bool) -> bool:
 @dataclass
 class Pictures:
     """Draws the graphs handed over into ``directory``; ``every``: passing cells too;
-    ``png``: a PNG beside each SVG. ``seconds`` adds up the time spent drawing."""
+    ``png``: a PNG beside each SVG."""
 
     directory: Path
     every: bool = False
     png: bool = False
-    seconds: float = 0.0
     drawn: list[Path] = field(default_factory=list)  # the files written, in order
 
     def __call__(self, graphs: CellGraphs) -> None:
         if not wanted(graphs.backend, graphs.failed, self.every):
             return
-        start = time.perf_counter()
         self.forget([(graphs.op, graphs.label)])
         folder = Path(self.directory) / case_dir(graphs.op, graphs.label)
         folder.mkdir(parents=True, exist_ok=True)
@@ -65,7 +62,6 @@ class Pictures:
                 lambda: ge.dot_of(graphs.ge, graphs.op_types, graphs.symbols, graphs.marks),
                 lambda: _ge_dump.readable(graphs.ge),
             )
-        self.seconds += time.perf_counter() - start
 
     def forget(self, cells) -> None:
         """Remove what an earlier run drew of ``cells`` (``(op, label)`` pairs): a cell
