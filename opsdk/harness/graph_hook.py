@@ -21,7 +21,17 @@ from opsdk.errors import SetupError
 from opsdk.harness.failures import chain
 from opsdk.harness.model import Cell, CellFailure, CellSkipped
 
-__all__ = ["CellGraphs", "case_done", "collected", "listening", "paused", "received_by"]
+__all__ = [
+    "COLUMNS",
+    "CellGraphs",
+    "case_done",
+    "collected",
+    "listening",
+    "paused",
+    "received_by",
+]
+
+COLUMNS = ("ge", "npugraph_ex")  # the columns that hand their graphs over
 
 
 @dataclass(frozen=True)
@@ -32,7 +42,6 @@ class CellGraphs:
     label: str  # the cell within its op (``ge-dynamic/view``)
     backend: str
     failed: bool
-    layer: str | None  # of the failure
     fx: Any  # the post-AOT FX GraphModule the backend lowered (after its own passes)
     ge: Any | None  # the GE GraphDef TorchAir built for the engine; None for npugraph_ex
     op_nodes: frozenset[str]  # FX nodes that call the op (itself, or auto-functionalized)
@@ -150,7 +159,6 @@ def _graphs(cell: Cell, collector: _Collector, error: Exception | None) -> CellG
         label=cell.label,
         backend=cell.backend,
         failed=error is not None,
-        layer=failures[0].layer if failures else None,
         fx=fx,
         ge=ge_graph.model.graph[0] if ge_graph is not None else None,
         op_nodes=_op_nodes(cell, fx),

@@ -12,6 +12,7 @@ a CI summary. Real cells' pictures, in a browser: tests/e2e/test_reports.py.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import warnings
 from types import SimpleNamespace
@@ -249,7 +250,7 @@ def test_a_failing_case_hands_over_its_last_graph_with_the_failures_marks(handed
         except CellFailure as failure:  # as Case.named() wraps it
             raise CellFailure(failure.layer, f"case 2: {failure}") from failure
     [graphs] = received
-    assert graphs.ge.name == "alone" and graphs.failed and graphs.layer == "ge-graph"
+    assert graphs.ge.name == "alone" and graphs.failed
     assert graphs.marks == {"a1": "baked in"} and graphs.op_types == {"Shift"}
     assert graphs.op_nodes == set()  # the traced graph calls aten.add, not the op
 
@@ -288,15 +289,14 @@ def test_without_dot_each_graph_is_written_as_text_saying_why(monkeypatch, build
     drawer = pictures.Pictures(tmp_path)
     concrete = _concrete(build, traced, "g")
     graphs = graph_hook.CellGraphs(
-        CELL.op.name,
-        CELL.label,
-        "ge",
-        True,
-        "ge-exec",
-        traced,
-        concrete.graph.model.graph[0],
-        frozenset(),
-        frozenset({"WriteX"}),
+        op=CELL.op.name,
+        label=CELL.label,
+        backend="ge",
+        failed=True,
+        fx=traced,
+        ge=concrete.graph.model.graph[0],
+        op_nodes=frozenset(),
+        op_types=frozenset({"WriteX"}),
     )
     drawer(graphs)
     found = pictures.found(tmp_path, CELL.op.name, CELL.label)
@@ -304,7 +304,9 @@ def test_without_dot_each_graph_is_written_as_text_saying_why(monkeypatch, build
     why, _, text = found["ge"].read_text().partition("\n")
     assert why == f"not drawn: {render.missing()}" and "WriteX(x=TensorMove_0" in text
     assert "def forward" in found["fx"].read_text()
-    drawer(graph_hook.CellGraphs(**{**graphs.__dict__, "failed": False}))  # a pass: nothing
+    drawn = list(drawer.drawn)
+    drawer(dataclasses.replace(graphs, failed=False))  # a pass: nothing drawn
+    assert drawer.drawn == drawn and pictures.found(tmp_path, CELL.op.name, CELL.label) == found
     drawer.forget([(CELL.op.name, CELL.label)])
     assert pictures.found(tmp_path, CELL.op.name, CELL.label) == {}
 

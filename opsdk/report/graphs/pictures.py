@@ -15,7 +15,7 @@ from pathlib import Path
 
 from opsdk.harness import _ge_dump
 from opsdk.harness.ge import case_dir
-from opsdk.harness.graph_hook import CellGraphs
+from opsdk.harness.graph_hook import COLUMNS, CellGraphs
 from opsdk.report.graphs import render
 
 __all__ = ["CAPTIONS", "Pictures", "found", "wanted"]
@@ -25,12 +25,11 @@ CAPTIONS = {
     "fx": "FX graph after AOT: what the backend lowered (the op highlighted)",
     "ge": "GE graph TorchAir built for the engine (the op highlighted)",
 }
-_COLUMNS = ("ge", "npugraph_ex")  # the columns that hand their graphs over
 
 
 def wanted(backend: str, failed: bool, every: bool) -> bool:
     """Whether a cell of ``backend`` that ``failed`` (or not) gets pictures."""
-    return backend in _COLUMNS and (failed or every)
+    return backend in COLUMNS and (failed or every)
 
 
 @dataclass
