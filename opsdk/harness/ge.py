@@ -23,6 +23,7 @@ from opsdk.harness import _compiled, _ge_dump, graph_hook, profiles
 from opsdk.harness._training import trainable
 from opsdk.harness.inputs import Case, tensors_of
 from opsdk.harness.model import Cell, CellFailure
+from opsdk.harness.torchair_graphs import SYM_DTYPES, fx_inputs, op_arguments
 from opsdk.offline.torchair import torchair_config, torchair_with_converters
 from opsdk.runtime import irdef
 
@@ -258,19 +259,10 @@ def check_inputs(cell: Cell, concrete, case: Case) -> None:
     placeholders = [n for n in concrete.fx_graph.graph.nodes if n.op == "placeholder"]
     data_of = {}  # FX placeholder -> the Data that carries it into the GE graph
     for data in (op for op in graph.op if op.type == "Data"):
-        carried = [placeholders[i] for i in _fx_inputs(graph, data)]
+        carried = [placeholders[i] for i in fx_inputs(graph, data)]
         data_of.update((p, data) for p in carried)
         _check_data(cell.shapes, data, [p.meta.get("val") for p in carried], fixed)
     _check_scalars_reach_the_op(cell.op.spec, concrete, data_of)
-
-
-def _fx_inputs(graph, data) -> list[int]:
-    """The FX graph inputs (placeholder indexes) a GE ``Data`` carries: one, or several
-    symbols packed into one host list. TorchAir records them per Data in its private
-    ``_GeInputInfo.func``; checked against torch-npu 2.13.0."""
-    func = getattr(graph.named_inputs_info.get(data.name), "func", None)
-    index = getattr(func, "fx_input_idx", None)
-    return [index] if index is not None else list(getattr(func, "fx_input_idx_list", []))
 
 
 def _fixed_shapes(case: Case) -> set[tuple[int, ...]]:
@@ -278,10 +270,6 @@ def _fixed_shapes(case: Case) -> set[tuple[int, ...]]:
     has no symbol for them (Dynamo specializes sizes 0 and 1, and static dims)."""
     per_call = [[tuple(t.shape) for t in tensors_of([c.args, c.kwargs])] for c in case.calls]
     return {shapes[0] for shapes in zip(*per_call, strict=True) if len(set(shapes)) == 1}
-
-
-# The GE dtype TorchAir gives a symbolic scalar's host input (its sym_to_ge_dtype).
-_SYM_DTYPES = {torch.SymInt: "DT_INT64", torch.SymFloat: "DT_FLOAT", torch.SymBool: "DT_BOOL"}
 
 
 def _check_data(shapes: str, data, values: list, fixed: set) -> None:
@@ -292,7 +280,7 @@ def _check_data(shapes: str, data, values: list, fixed: set) -> None:
     desc = data.output_desc[0]
     dims = list(desc.shape.dim)
     where = f"Data {data.name} (index {data.attr['index'].i}, shape {dims}, on {desc.device_type})"
-    symbols = [type(v) for v in values if type(v) in _SYM_DTYPES]
+    symbols = [type(v) for v in values if type(v) in SYM_DTYPES]
     if symbols or (not values and desc.device_type == "CPU"):
         # A host input: one symbolic scalar (shape []), or symbols packed into a list ([N]).
         if shapes == "static":
@@ -302,7 +290,7 @@ def _check_data(shapes: str, data, values: list, fixed: set) -> None:
                 "attr), not take them as host inputs",
                 {data.name: "a host input in a static graph"},
             )
-        dtype = _SYM_DTYPES[symbols[0]] if symbols else "DT_INT64"
+        dtype = SYM_DTYPES[symbols[0]] if symbols else "DT_INT64"
         if desc.device_type != "CPU" or len(dims) > 1 or desc.dtype != DataType.Value(dtype):
             raise CellFailure(
                 "ge-graph",
@@ -335,20 +323,6 @@ def _check_data(shapes: str, data, values: list, fixed: set) -> None:
         )
 
 
-def _op_arguments(node, spec) -> dict | None:
-    """The op's arguments by name at an FX node that calls it (directly, or through
-    auto-functionalization for an in-place op); None for any other node."""
-    from torch._higher_order_ops import auto_functionalize
-
-    if node.target == spec.op():
-        positional = [a.name for a in spec.args if not a.kwarg_only]
-        return dict(zip(positional, node.args, strict=False)) | dict(node.kwargs)
-    wrappers = (auto_functionalize.auto_functionalized, auto_functionalize.auto_functionalized_v2)
-    if node.target in wrappers and node.args and node.args[0] == spec.op():
-        return {k: v for k, v in node.kwargs.items() if not k.startswith("_")}
-    return None
-
-
 def _symbolic_placeholders(value) -> list:
     """The FX placeholders of symbolic scalars in an argument (or its list)."""
     values = value if isinstance(value, (list, tuple)) else [value]
@@ -357,7 +331,7 @@ def _symbolic_placeholders(value) -> list:
         for v in values
         if isinstance(v, torch.fx.Node)
         and v.op == "placeholder"
-        and type(v.meta.get("val")) in _SYM_DTYPES
+        and type(v.meta.get("val")) in SYM_DTYPES
     ]
 
 
@@ -379,7 +353,7 @@ def _check_scalars_reach_the_op(spec, concrete, data_of: dict) -> None:
                 todo.append(producers[name])
     types = {a.name: a.type for a in spec.args}
     for node in concrete.fx_graph.graph.nodes:
-        arguments = _op_arguments(node, spec) if node.op == "call_function" else None
+        arguments = op_arguments(node, spec) if node.op == "call_function" else None
         for name, value in (arguments or {}).items():
             for placeholder in _symbolic_placeholders(value):
                 data = data_of.get(placeholder)

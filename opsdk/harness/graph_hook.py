@@ -20,6 +20,7 @@ from typing import Any
 from opsdk.errors import SetupError
 from opsdk.harness.failures import chain
 from opsdk.harness.model import Cell, CellFailure, CellSkipped
+from opsdk.harness.torchair_graphs import SYM_DTYPES, fx_inputs, op_arguments
 
 __all__ = [
     "COLUMNS",
@@ -169,13 +170,11 @@ def _graphs(cell: Cell, collector: _Collector, error: Exception | None) -> CellG
 
 
 def _op_nodes(cell: Cell, fx) -> frozenset[str]:
-    from opsdk.harness.ge import _op_arguments
-
     spec = cell.op.spec
     return frozenset(
         n.name
         for n in fx.graph.nodes
-        if n.op == "call_function" and _op_arguments(n, spec) is not None
+        if n.op == "call_function" and op_arguments(n, spec) is not None
     )
 
 
@@ -187,13 +186,11 @@ def _op_types(cell: Cell) -> frozenset[str]:
 
 def _symbols(ge_graph, fx) -> dict[str, str]:
     """Each GE ``Data`` that carries symbolic scalars (host inputs): their symbols."""
-    from opsdk.harness.ge import _SYM_DTYPES, _fx_inputs
-
     placeholders = [n for n in fx.graph.nodes if n.op == "placeholder"]
     found = {}
     for data in (op for op in ge_graph.op if op.type == "Data"):
-        values = [placeholders[i].meta.get("val") for i in _fx_inputs(ge_graph, data)]
-        symbols = [str(v) for v in values if type(v) in _SYM_DTYPES]
+        values = [placeholders[i].meta.get("val") for i in fx_inputs(ge_graph, data)]
+        symbols = [str(v) for v in values if type(v) in SYM_DTYPES]
         if symbols:
             found[data.name] = ", ".join(symbols)
     return found
