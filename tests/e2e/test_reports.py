@@ -5,14 +5,13 @@ in both (and from `opsdk graph`)."""
 import io
 import os
 import re
-import shutil
 import struct
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import pytest
+from browser import browser, colors
 from scaffolded import edit, implemented
 
 from opsdk.axes import SHAPE_MODES
@@ -123,50 +122,10 @@ def test_html_report_of_an_example_is_all_pass(tmp_path, opsdk_cli):
     assert f"wrote {report}" in run.stdout
 
 
-def _chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        pytest.skip("no chromium binary (apt-get install chromium)")
-    return found
-
-
-def _browser(tmp_path, *args) -> subprocess.CompletedProcess:
-    argv = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"]
-    argv += ["--no-first-run", "--disable-background-networking", "--disable-component-update"]
-    argv += ["--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", *args]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
-
-
-def _colors(png: bytes, rows: int) -> set[tuple[int, int, int]]:
-    """The RGB colours in the top ``rows`` rows of an 8-bit, non-interlaced PNG."""
-    width, height, depth, kind, _, _, interlace = struct.unpack(">IIBBBBB", png[16:29])
-    assert (depth, interlace) == (8, 0) and kind in (2, 6), (depth, kind, interlace)
-    chunks, at = [], 8
-    while at < len(png):
-        size, name = struct.unpack(">I4s", png[at : at + 8])
-        if name == b"IDAT":
-            chunks.append(png[at + 8 : at + 8 + size])
-        at += 12 + size
-    raw, bpp = zlib.decompress(b"".join(chunks)), 3 if kind == 2 else 4
-    stride, prev, colors = width * bpp, bytearray(width * bpp), set()
-    for y in range(min(rows, height)):
-        kind_of_filter = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-            p = a + b - c
-            paeth = min((abs(p - a), 0, a), (abs(p - b), 1, b), (abs(p - c), 2, c))[2]
-            line[i] = (line[i] + (0, a, b, (a + b) // 2, paeth)[kind_of_filter]) & 255
-        colors.update(tuple(line[x : x + 3]) for x in range(0, stride, bpp))
-        prev = line
-    return colors
-
-
 def test_html_report_renders_in_headless_chromium(broken, tmp_path):
     tmp, _ = broken
     page = (tmp / "r.html").read_text()
-    dom = _browser(tmp_path, "--dump-dom", (tmp / "r.html").as_uri())
+    dom = browser(tmp_path, "--dump-dom", (tmp / "r.html").as_uri())
     assert dom.returncode == 0, dom.stderr
     # The browser's own parse: the table's cells, a failing one linking to its <details>.
     assert len(re.findall(r'<td class="fail"><a href="#cell-1">fail in', dom.stdout)) == 1
@@ -176,13 +135,13 @@ def test_html_report_renders_in_headless_chromium(broken, tmp_path):
     opened = tmp_path / "opened.html"
     opened.write_text(page.replace("<details>", "<details open>"))
     shot = tmp_path / "report.png"
-    run = _browser(tmp_path, f"--screenshot={shot}", "--window-size=1200,800", opened.as_uri())
+    run = browser(tmp_path, f"--screenshot={shot}", "--window-size=1200,800", opened.as_uri())
     assert run.returncode == 0 and shot.exists(), run.stderr
     png = shot.read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (1200, 800)
     assert len(png) > 20_000, "a near-empty screenshot"
     # The matrix's pass (green) and fail (red) backgrounds are on screen.
-    assert {(0xE6, 0xF6, 0xE6), (0xFD, 0xE8, 0xE8)} <= _colors(png, 500)
+    assert {(0xE6, 0xF6, 0xE6), (0xFD, 0xE8, 0xE8)} <= colors(png, 500)
 
 
 LONG = "/a/path/" + "x" * 2500  # a token no line break fits in
@@ -225,7 +184,7 @@ def test_html_report_details_of_any_length_never_scroll_sideways(broken, tmp_pat
         probe = tmp_path / f"{name}.html"
         opened = page.replace("<details", "<details open")
         probe.write_text(opened.replace("</body>", _MEASURE + "</body>"))
-        dom = _browser(tmp_path, f"--window-size={width},800", "--dump-dom", probe.as_uri())
+        dom = browser(tmp_path, f"--window-size={width},800", "--dump-dom", probe.as_uri())
         assert dom.returncode == 0, dom.stderr
         assert re.findall(r'data-overflow="(-?\d+)"', dom.stdout) == ["0"], name
 
@@ -295,7 +254,7 @@ def test_a_failing_cells_pictures_render_in_chromium_op_highlighted_baked_scalar
     assert done.returncode == 1 and "fail in ge-graph" in done.stdout, done.stdout + done.stderr
     page = (tmp / "r.html").read_text()
     assert not re.search(r"<(script|link|img)|src=|url\(", page), "not self-contained"
-    dom = _browser(tmp_path, "--dump-dom", (tmp / "r.html").as_uri())
+    dom = browser(tmp_path, "--dump-dom", (tmp / "r.html").as_uri())
     assert dom.returncode == 0, dom.stderr
     svgs = re.findall(r"<svg.*?</svg>", dom.stdout, re.S)
     assert len(svgs) == 2  # the FX graph after AOT, the GE graph
@@ -312,11 +271,11 @@ def test_a_failing_cells_pictures_render_in_chromium_op_highlighted_baked_scalar
     opened = tmp_path / "opened.html"
     opened.write_text(page.replace("<details", "<details open"))
     shot = tmp_path / "graphs.png"
-    run = _browser(tmp_path, f"--screenshot={shot}", "--window-size=1200,2400", opened.as_uri())
+    run = browser(tmp_path, f"--screenshot={shot}", "--window-size=1200,2400", opened.as_uri())
     assert run.returncode == 0 and shot.exists(), run.stderr
-    colors = _colors(shot.read_bytes(), 2400)
+    seen = colors(shot.read_bytes(), 2400)
     highlight, marked = (tuple(bytes.fromhex(COLORS[k][1:])) for k in ("op", "marked"))
-    assert {highlight, marked} <= colors
+    assert {highlight, marked} <= seen
 
 
 def test_the_markdown_links_the_pictures_and_opsdk_graph_draws_one_cell(baked):
