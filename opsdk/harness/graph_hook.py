@@ -3,9 +3,9 @@
 While a receiver listens (``opsdk check --report``, ``opsdk graph``: see
 :mod:`opsdk.report.graphs`), these columns collect the concrete graphs TorchAir and
 npugraph_ex build or first run in a cell and, when the cell ends, hand over one: the
-last of the case that failed (run alone: a case that fails on a trace shared with
-other columns runs again on its own, and that run's verdict stands), or for a pass
-the last of the first case. With nobody listening nothing is hooked. What a receiver
+last forward graph of the case that failed (run alone: a case that fails on a trace
+shared with other columns runs again on its own, and that run's verdict stands), or
+for a pass the last of the first case. With nobody listening nothing is hooked. What a receiver
 does never changes the cell's verdict.
 """
 
@@ -76,7 +76,12 @@ class _Collector:
     paused: bool = False
 
     def see(self, graph) -> None:
-        if not self.paused and not any(g is graph for g in self.graphs):
+        """Note ``graph``, unless paused, seen before, or a backward graph (one AOT
+        autograd compiles while autograd runs a backward): pictures are of forward graphs."""
+        import torch
+
+        backward = torch._C._current_graph_task_id() != -1
+        if not (self.paused or backward or any(g is graph for g in self.graphs)):
             self.graphs.append(graph)
 
     def chosen(self, failed: bool):

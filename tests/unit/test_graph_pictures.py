@@ -257,10 +257,14 @@ def test_a_failing_case_hands_over_its_last_graph_with_the_failures_marks(handed
     assert graphs.op_nodes == set()  # the traced graph calls aten.add, not the op
 
 
-def test_a_pass_hands_over_the_last_graph_of_its_first_case(handed, build, traced):
+def test_a_pass_hands_over_the_last_forward_graph_of_its_first_case(handed, build, traced):
     see, received = handed
     with graph_hook.collected(CELL):
         see(_concrete(build, traced, "first"))
+        # A training op's backward graph, compiled while autograd runs the backward.
+        leaf = torch.ones(1, requires_grad=True)
+        leaf.register_hook(lambda grad: see(_concrete(build, traced, "backward")))
+        (leaf * 2).sum().backward()
         graph_hook.case_done()
         see(_concrete(build, traced, "second"))
         graph_hook.case_done()
