@@ -74,10 +74,11 @@ def _figures(pictures: dict[str, Path]) -> str:
     parts = ["<details><summary>graphs</summary>"]
     for kind, path in pictures.items():
         caption = html.escape(graph_pictures.CAPTIONS[kind])
+        drawn = path.read_text(encoding="utf-8")
         if path.suffix == ".svg":
-            parts.append(f"<figure>{inline_svg(path.read_text())}<figcaption>{caption}")
+            parts.append(f"<figure>{inline_svg(drawn)}<figcaption>{caption}")
         else:
-            why, _, text = path.read_text().partition("\n")
+            why, _, text = drawn.partition("\n")
             parts.append(f"<figure><p>{html.escape(why)}</p><pre>{html.escape(text)}</pre>")
             parts.append(f"<figcaption>{caption}")
         parts.append("</figcaption></figure>")

@@ -27,7 +27,7 @@ from opsdk.harness.model import Cell, CellFailure, OpUnderTest, Result
 from opsdk.irdef import Input, IrDef, Output, register
 from opsdk.offline import patches
 from opsdk.offline.torchair import torchair_with_converters
-from opsdk.report import markdown
+from opsdk.report import html, markdown
 from opsdk.report.graphs import fx, ge, pictures, render
 from opsdk.runtime import spec
 
@@ -306,6 +306,15 @@ def test_without_dot_each_graph_is_written_as_text_saying_why(monkeypatch, build
     why, _, text = found["ge"].read_text().partition("\n")
     assert why == f"not drawn: {render.missing()}" and "WriteX(x=TensorMove_0" in text
     assert "def forward" in found["fx"].read_text()
+    # The reports say so in one line and show the text instead.
+    result = Result(CELL.op.name, "ge", "dynamic", "fail", "ge-exec", "values differ")
+    page = html.render([result], {}, pictures=tmp_path)
+    assert page.count("<figure><p>not drawn: Graphviz") == 2 and "<svg" not in page
+    links = markdown.render([result], tmp_path, tmp_path).splitlines()[-1]
+    assert links == (
+        f"  Graphs: [FX graph (text)]({found['fx'].relative_to(tmp_path)}), "
+        f"[GE graph (text)]({found['ge'].relative_to(tmp_path)})"
+    )
     drawn = list(drawer.drawn)
     drawer(dataclasses.replace(graphs, failed=False))  # a pass: nothing drawn
     assert drawer.drawn == drawn and pictures.found(tmp_path, CELL.op.name, CELL.label) == found

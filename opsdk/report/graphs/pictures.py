@@ -79,7 +79,7 @@ class Pictures:
             self.drawn += outputs.values()
         except render.RenderError as err:
             path = stem.with_suffix(".txt")
-            path.write_text(f"not drawn: {err}\n{text()}")
+            path.write_text(f"not drawn: {err}\n{text()}", encoding="utf-8")
             self.drawn.append(path)
 
 
