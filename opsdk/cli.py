@@ -1,4 +1,4 @@
-"""The `opsdk` command: new, check, report merge, coverage, ir, fetch-torchair, doctor."""
+"""The `opsdk` command: new, check, graph, report merge, coverage, ir, fetch-torchair, doctor."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from pathlib import Path
 from opsdk.errors import OpsdkError
 
 # What the commands import beyond the op runtime: opsdk's `tools` extra (pyproject.toml).
-TOOLS = ("cookiecutter", "jinja2", "ruff", "google.protobuf", "packaging", "numpy", "yaml")
+TOOLS = ("cookiecutter", "jinja2", "ruff", "google.protobuf", "packaging", "numpy", "yaml", "pydot")
 DEFAULT_TIMEOUT = 600.0  # seconds per op under --isolate: a whole column set on 2 cores fits
+# `--graphs`: which ge/npugraph_ex cells the reports draw the graphs of.
+GRAPHS = ("failing", "all", "none")
 
 
 def _csv(choices):
@@ -154,6 +156,15 @@ def _parser() -> argparse.ArgumentParser:
         help="write the matrix as Markdown (also appended to $GITHUB_STEP_SUMMARY when set)",
     )
     check.add_argument(
+        "--graphs",
+        choices=GRAPHS,
+        default="failing",
+        help="with --report/--markdown: draw the FX and GE graphs of the failing ge and "
+        "npugraph_ex cells (default), of all of them, or none",
+    )
+    # Where an --isolate child draws them: the parent's folder for the pictures.
+    check.add_argument("--graphs-dir", type=Path, help=argparse.SUPPRESS)
+    check.add_argument(
         "--isolate",
         action="store_true",
         help="run each op in its own process: a crash or hang costs only that op's cells",
@@ -181,6 +192,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     # How --isolate runs one op in a child: the exact name, as reports spell it (ns::name).
     check.add_argument("--only-op", help=argparse.SUPPRESS)
+
+    graph = sub.add_parser(
+        "graph", help="draw the FX and GE graphs of one ge or npugraph_ex cell (SVG and PNG)"
+    )
+    graph.add_argument("target", help="op package directory or importable module")
+    graph.add_argument(
+        "-k", dest="pattern", required=True, help="the op whose name contains PATTERN"
+    )
+    graph.add_argument("--backend", choices=("ge", "npugraph_ex"), required=True)
+    graph.add_argument("--shapes", choices=SHAPE_MODES, required=True)
+    graph.add_argument("--context", choices=contexts.names(), help="the op in a usage context")
+    graph.add_argument("--out", type=Path, required=True, metavar="DIR", help="write them here")
 
     cov = sub.add_parser(
         "coverage", help="which ops have a kernel, fake, converter, IR and input specs"
@@ -318,13 +341,16 @@ def _check(args) -> int:
         raise OpsdkError(
             "--last-failed reads the cell cache of this checkout: drop --no-cache/--shard"
         )
-    _check_outputs(args, **{"--dump": args.dump})
+    folder = _pictures_folder(args)
+    own = folder if folder != args.dump else None  # --dump's folder is checked as --dump
+    _check_outputs(args, **{"--dump": args.dump, "--graphs": own})
     from opsdk import harness, report
     from opsdk.harness import interrupts, profiles, target
     from opsdk.report.merge import provenance
     from opsdk.report.progress import Progress
 
-    with interrupts.Interrupts() as interrupted:
+    with interrupts.Interrupts() as interrupted, _drawn(args, folder) as drawer:
+        folder = drawer.directory if drawer else None
         package = target.load(args.target)
         chosen = profiles.parse(args.options)
         cells = harness.cells(
@@ -337,11 +363,13 @@ def _check(args) -> int:
         if not cells:
             raise OpsdkError(f"no op of {package.__name__} matches -k {args.pattern!r}")
         ops = harness.discover(package)
-        cache, shard, cells = _incremental(args, package, ops, cells)
+        cache, shard, cells = _incremental(args, package, ops, cells, folder is not None)
+        if drawer:
+            drawer.forget((c.op.name, c.label) for c in cells)
         progress = Progress(len(cells))
         interrupted.say = progress.notice
         if args.isolate:
-            results = _run_isolated(args, cells, progress, cache)
+            results = _run_isolated(args, cells, progress, cache, folder)
         else:
             results = harness.run_matrix(
                 cells,
@@ -352,20 +380,61 @@ def _check(args) -> int:
                 cache=cache,
             )
         print(report.matrix(results))
-        _write_reports(args, results, args.target, provenance(package, ops, shard))
+        _write_reports(args, results, args.target, provenance(package, ops, shard), None, folder)
     if interrupted.requested:
         return interrupts.EXIT_CODE
     return 0 if report.succeeded(results) else 1
 
 
-def _incremental(args, package, ops, cells):
-    """The cell cache (None with --no-cache), the shard plan, and the cells this run runs."""
+def _pictures_folder(args) -> Path | None:
+    """Where `opsdk check` draws cells' graphs for its reports: an --isolate child where its
+    parent says, else in --dump's folder, else beside --markdown (``r.md``: ``r-graphs/``);
+    None with --graphs none, without a report, or for --report alone (a temporary folder)."""
+    if args.graphs == "none" or args.graphs_dir is not None:
+        return args.graphs_dir
+    if args.dump is not None and (args.report or args.markdown):
+        return args.dump
+    if args.markdown is not None:
+        return args.markdown.with_name(f"{args.markdown.stem}-graphs")
+    return None
+
+
+@contextlib.contextmanager
+def _drawn(args, folder: Path | None):
+    """While active, the ge and npugraph_ex cells that --graphs names are drawn into
+    ``folder`` (a temporary one for --report alone); yields the drawer, None when no
+    report shows pictures. Without Graphviz's dot, one line says so: they become text."""
+    if args.graphs == "none" or not (args.report or args.markdown or args.graphs_dir):
+        yield None
+        return
+    import tempfile
+
+    from opsdk.harness import graph_hook
+    from opsdk.report.graphs import pictures, render
+
+    missing = render.missing()
+    if missing and args.graphs_dir is None:
+        print(f"opsdk check: the reports show the graphs as text: {missing}")
+    with contextlib.ExitStack() as stack:
+        if folder is None:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="opsdk-graphs-")))
+        drawer = pictures.Pictures(folder, every=args.graphs == "all")
+        stack.enter_context(graph_hook.received_by(drawer))
+        yield drawer
+
+
+def _incremental(args, package, ops, cells, drawing: bool):
+    """The cell cache (None with --no-cache), the shard plan, and the cells this run runs;
+    ``drawing``: cells whose graphs the reports draw run again."""
     from opsdk.harness import cache as cell_cache
     from opsdk.harness import shard as shard_plan
+    from opsdk.report.graphs.pictures import wanted
 
     cache = None
     if not args.no_cache and cell_cache.enabled():
-        cache = cell_cache.CellCache(package, ops, reuse=args.dump is None)
+        every = args.graphs == "all"
+        rerun = (lambda r: wanted(r.backend, r.status != "pass", every)) if drawing else None
+        cache = cell_cache.CellCache(package, ops, reuse=args.dump is None, rerun=rerun)
     shard = None
     if args.shard:
         shard = shard_plan.plan(cells, *args.shard, cache.durations(cells) if cache else {})
@@ -381,7 +450,7 @@ def _incremental(args, package, ops, cells):
     return cache, shard, cells
 
 
-def _run_isolated(args, cells, progress, cache):
+def _run_isolated(args, cells, progress, cache, folder):
     """Each op's cells in a child `opsdk check --only-op`, one op after the other, until
     interrupted: the ops left are ``not run``. An op whose cells the cell cache holds all
     gets its cached results without a child."""
@@ -393,6 +462,7 @@ def _run_isolated(args, cells, progress, cache):
     selection += ["--options", ",".join(args.options)] if args.options else []
     selection += ["--contexts", ",".join(args.contexts)] if args.contexts is not None else []
     selection += ["--no-cache"] * args.no_cache + ["--last-failed"] * args.last_failed
+    selection += ["--graphs", args.graphs, "--graphs-dir", str(folder)] if folder else []
     by_op: dict[str, list] = {}
     for cell in cells:
         by_op.setdefault(cell.op.name, []).append(cell)
@@ -415,7 +485,8 @@ def _run_isolated(args, cells, progress, cache):
     return results + [harness.not_run(c) for c in cells if c.op.name not in done]
 
 
-def _write_reports(args, results, target, provenance=None, environment=None) -> None:
+def _write_reports(args, results, target, provenance=None, environment=None, pictures=None) -> None:
+    """The reports asked for; ``pictures`` is the folder the cells' graphs were drawn in."""
     from opsdk import report
     from opsdk.report import html as html_report
     from opsdk.report import markdown as markdown_report
@@ -426,11 +497,45 @@ def _write_reports(args, results, target, provenance=None, environment=None) -> 
         print(f"wrote {args.json}")
     if args.report:
         environment = environment or report.environment({r.backend for r in results})
-        html_report.write(args.report, results, environment, getattr(args, "dump", None), run)
+        dumps = getattr(args, "dump", None)
+        html_report.write(args.report, results, environment, dumps, run, pictures)
         print(f"wrote {args.report}")
     if args.markdown:
-        for path in markdown_report.write(args.markdown, results):
+        for path in markdown_report.write(args.markdown, results, pictures):
             print(f"wrote {path}")
+
+
+def _graph(args) -> int:
+    """One cell run with its graphs drawn into --out (SVG and PNG; text without dot)."""
+    from opsdk import _outputs
+
+    _outputs.check({}, {"--out": args.out})
+    from opsdk import harness
+    from opsdk.harness import graph_hook, target
+    from opsdk.report.graphs import pictures, render
+
+    package = target.load(args.target)
+    chosen = [args.context] if args.context else ["none"]
+    cells = harness.cells(package, [args.backend], [args.shapes], args.pattern, (), chosen)
+    ops = sorted({c.op.name for c in cells})
+    if len(ops) != 1:
+        found = f"matches {', '.join(ops)}" if ops else "matches no op"
+        raise OpsdkError(f"-k {args.pattern!r} {found} of {package.__name__}: name one op")
+    [cell] = [c for c in cells if c.context == args.context]
+    missing = render.missing()
+    if missing:
+        print(f"opsdk graph: the graphs are written as text: {missing}")
+    drawer = pictures.Pictures(args.out, every=True, png=True)
+    drawer.forget([(cell.op.name, cell.label)])
+    with graph_hook.received_by(drawer):
+        result = harness.run_cell(cell)
+    print(result.describe())
+    if not drawer.drawn:
+        print(f"opsdk graph: {cell.id} compiled no graph to draw", file=sys.stderr)
+        return 1
+    for path in drawer.drawn:
+        print(f"wrote {path}")
+    return 0
 
 
 def _report(args) -> int:
@@ -583,6 +688,7 @@ def main(argv: list[str] | None = None) -> int:
     handler = {
         "new": _new,
         "check": _check,
+        "graph": _graph,
         "coverage": _coverage,
         "doctor": _doctor,
         "fetch-torchair": _fetch_torchair,

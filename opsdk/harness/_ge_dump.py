@@ -16,17 +16,23 @@ def _value(node_name: str) -> str:
     return f"{name}_{index}" if index != "-1" else name
 
 
-def _describe(desc) -> str:
+def dtype_name(desc) -> str:
+    """A tensor descriptor's dtype as torch names it (``float32``), else GE's number."""
     try:
-        dtype = str(torch_dtype_from_proto(desc)).replace("torch.", "")
+        return str(torch_dtype_from_proto(desc)).replace("torch.", "")
     except GeGraphError:
-        dtype = str(desc.dtype)
+        return str(desc.dtype)
+
+
+def _describe(desc) -> str:
+    dtype = dtype_name(desc)
     if not desc.device_type:  # not inferred yet: GE fills shapes in when it compiles
         return dtype
     return f"{dtype}{list(desc.shape.dim)}@{desc.device_type}"
 
 
-def _attr_text(op) -> list[str]:
+def attr_text(op) -> list[str]:
+    """The node's own attrs (not TorchAir's ``_``-prefixed bookkeeping) as ``key=value``."""
     items = []
     for key in sorted(op.attr):
         if key.startswith("_"):
@@ -46,7 +52,7 @@ def readable(graph) -> str:
         control = [_value(i) for i in op.input if i.endswith(":-1")]
         names = [d.name or f"in{i}" for i, d in enumerate(op.input_desc)]
         args = [f"{names[i] if i < len(names) else i}={_value(v)}" for i, v in enumerate(data)]
-        args += _attr_text(op)
+        args += attr_text(op)
         if control:
             args.append(f"dependencies=[{', '.join(control)}]")
         outputs = [f"{op.name}_{i}" for i in range(len(op.output_desc))] or ["_"]

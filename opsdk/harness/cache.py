@@ -29,6 +29,7 @@ import os
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
 from types import ModuleType
@@ -70,11 +71,20 @@ def failed(result: Result) -> bool:
 
 class CellCache:
     """The cache of one op package's cells. ``reuse=False`` records results without
-    serving any (``--dump`` wants its graphs, ``--last-failed`` its failures run again)."""
+    serving any (``--dump`` wants its graphs, ``--last-failed`` its failures run again);
+    ``rerun(result)`` names results it holds but does not serve (cells whose pictures a
+    report draws)."""
 
-    def __init__(self, package: ModuleType, ops: list[OpUnderTest], reuse: bool = True):
+    def __init__(
+        self,
+        package: ModuleType,
+        ops: list[OpUnderTest],
+        reuse: bool = True,
+        rerun: Callable[[Result], bool] | None = None,
+    ):
         self.root = directory(package)
         self.reuse = reuse
+        self.rerun = rerun
         self._package, self._ops = package, ops
         self._sources: dict[str, str] | None = None
         self._unwritable: str | None = None
@@ -98,8 +108,9 @@ class CellCache:
 
     def get(self, cell: Cell) -> Result | None:
         """The cell's cached result to serve, marked cached; None when there is none to
-        trust or the cache serves none (``reuse=False``)."""
-        return self.read(cell) if self.reuse else None
+        trust or the cache serves none (``reuse=False``, or not this one: ``rerun``)."""
+        result = self.read(cell) if self.reuse else None
+        return None if result is not None and self.rerun and self.rerun(result) else result
 
     def read(self, cell: Cell) -> Result | None:
         """The cell's cached result, marked cached, whether or not the cache serves it."""

@@ -19,10 +19,11 @@ from pathlib import Path
 import torch
 
 from opsdk.errors import SetupError
-from opsdk.harness import _compiled, _ge_dump, profiles
+from opsdk.harness import _compiled, _ge_dump, graph_hook, profiles
 from opsdk.harness._training import trainable
 from opsdk.harness.inputs import Case, tensors_of
 from opsdk.harness.model import Cell, CellFailure
+from opsdk.harness.torchair_graphs import SYM_DTYPES, fx_inputs, op_arguments
 from opsdk.offline.torchair import torchair_config, torchair_with_converters
 from opsdk.runtime import irdef
 
@@ -71,7 +72,11 @@ def recorded_graphs():
         if torch._C._current_graph_task_id() != -1:
             recorded.backward.append(graph)
 
-    with patches.ge_compile_hooked(record, recorded.received.append):
+    def receive(graph):
+        if not any(graph is seen for seen in recorded.received):
+            recorded.received.append(graph)
+
+    with patches.ge_compile_hooked(record), patches.ge_graphs_seen(receive):
         yield recorded
 
 
@@ -134,12 +139,13 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
         for graph in forward:
             check_graph(cell, graph.graph)
             check_inputs(cell, graph, case)
+        graph_hook.case_done()
 
     with recorded_graphs() as recorded, checked_converter(cell.op.spec), warnings.catch_warnings():
         # TorchAir's backward compiler is not boxed; AOT autograd copes, but warns per graph.
         warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning")
         directory = Path(dump_dir) / case_dir(cell.op.name, cell.label) if dump_dir else None
-        with dumped(recorded.received, directory):
+        with dumped(recorded.received, directory), graph_hook.collected(cell):
             _compiled.run(
                 cell,
                 backend(cell.profile),
@@ -230,6 +236,7 @@ def check_graph(cell: Cell, graph) -> None:
                 "ge-graph",
                 f"{node.name} ({ir.op_type}) has {len(data_inputs)} inputs, the IR requires "
                 f"{required}; {NEXT_STEP_GRAPH}",
+                {node.name: f"{len(data_inputs)} inputs, the IR requires {len(required)}"},
             )
         # An attr the IR gives no default must be set, unless the torch argument it
         # stands for is optional (None leaves it unset).
@@ -244,6 +251,7 @@ def check_graph(cell: Cell, graph) -> None:
                 "ge-graph",
                 f"{node.name} ({ir.op_type}) lacks attrs {missing}, which its IR requires; "
                 "set them in the converter",
+                {node.name: f"lacks attrs {', '.join(missing)}"},
             )
 
 
@@ -258,19 +266,10 @@ def check_inputs(cell: Cell, concrete, case: Case) -> None:
     placeholders = [n for n in concrete.fx_graph.graph.nodes if n.op == "placeholder"]
     data_of = {}  # FX placeholder -> the Data that carries it into the GE graph
     for data in (op for op in graph.op if op.type == "Data"):
-        carried = [placeholders[i] for i in _fx_inputs(graph, data)]
+        carried = [placeholders[i] for i in fx_inputs(graph, data)]
         data_of.update((p, data) for p in carried)
         _check_data(cell.shapes, data, [p.meta.get("val") for p in carried], fixed)
     _check_scalars_reach_the_op(cell.op.spec, concrete, data_of)
-
-
-def _fx_inputs(graph, data) -> list[int]:
-    """The FX graph inputs (placeholder indexes) a GE ``Data`` carries: one, or several
-    symbols packed into one host list. TorchAir records them per Data in its private
-    ``_GeInputInfo.func``; checked against torch-npu 2.13.0."""
-    func = getattr(graph.named_inputs_info.get(data.name), "func", None)
-    index = getattr(func, "fx_input_idx", None)
-    return [index] if index is not None else list(getattr(func, "fx_input_idx_list", []))
 
 
 def _fixed_shapes(case: Case) -> set[tuple[int, ...]]:
@@ -278,10 +277,6 @@ def _fixed_shapes(case: Case) -> set[tuple[int, ...]]:
     has no symbol for them (Dynamo specializes sizes 0 and 1, and static dims)."""
     per_call = [[tuple(t.shape) for t in tensors_of([c.args, c.kwargs])] for c in case.calls]
     return {shapes[0] for shapes in zip(*per_call, strict=True) if len(set(shapes)) == 1}
-
-
-# The GE dtype TorchAir gives a symbolic scalar's host input (its sym_to_ge_dtype).
-_SYM_DTYPES = {torch.SymInt: "DT_INT64", torch.SymFloat: "DT_FLOAT", torch.SymBool: "DT_BOOL"}
 
 
 def _check_data(shapes: str, data, values: list, fixed: set) -> None:
@@ -292,7 +287,7 @@ def _check_data(shapes: str, data, values: list, fixed: set) -> None:
     desc = data.output_desc[0]
     dims = list(desc.shape.dim)
     where = f"Data {data.name} (index {data.attr['index'].i}, shape {dims}, on {desc.device_type})"
-    symbols = [type(v) for v in values if type(v) in _SYM_DTYPES]
+    symbols = [type(v) for v in values if type(v) in SYM_DTYPES]
     if symbols or (not values and desc.device_type == "CPU"):
         # A host input: one symbolic scalar (shape []), or symbols packed into a list ([N]).
         if shapes == "static":
@@ -300,17 +295,23 @@ def _check_data(shapes: str, data, values: list, fixed: set) -> None:
                 "ge-graph",
                 f"{where}: a dynamic=False graph must bake Python scalars in (Const or "
                 "attr), not take them as host inputs",
+                {data.name: "a host input in a static graph"},
             )
-        dtype = _SYM_DTYPES[symbols[0]] if symbols else "DT_INT64"
+        dtype = SYM_DTYPES[symbols[0]] if symbols else "DT_INT64"
         if desc.device_type != "CPU" or len(dims) > 1 or desc.dtype != DataType.Value(dtype):
             raise CellFailure(
                 "ge-graph",
                 f"{where}: a symbolic scalar is a host input, {dtype[3:].lower()} of shape [] "
                 "(or [N] for a list) placed on CPU; tensors of the op must be npu tensors",
+                {data.name: f"a symbolic scalar must be {dtype[3:].lower()} [] on CPU"},
             )
         return
     if desc.device_type != "NPU":
-        raise CellFailure("ge-graph", f"{where}: npu tensors must be placed on NPU")
+        raise CellFailure(
+            "ge-graph",
+            f"{where}: npu tensors must be placed on NPU",
+            {data.name: f"an npu tensor placed on {desc.device_type or 'no device'}"},
+        )
     # Only an input whose sizes change must keep a -1 dim: Dynamo specializes sizes 0 and
     # 1 (a one-token index [1] stays [1]), and a size it is told is static.
     specialized = bool(dims) and all(d >= 0 for d in dims) and tuple(dims) not in fixed
@@ -319,26 +320,14 @@ def _check_data(shapes: str, data, values: list, fixed: set) -> None:
             "ge-graph",
             f"{where}: dynamic=True must leave symbolic dims as -1; a size was specialized, "
             "rerun with TORCH_LOGS=dynamic to see which guard did it",
+            {data.name: "a size that changes was specialized: no -1 dim"},
         )
     if shapes != "dynamic" and any(d < 0 for d in dims):
         raise CellFailure(
             "ge-graph",
             f"{where}: {shapes} shapes must be concrete in the GE graph; {NEXT_STEP_GRAPH}",
+            {data.name: f"a -1 dim in a {shapes} graph"},
         )
-
-
-def _op_arguments(node, spec) -> dict | None:
-    """The op's arguments by name at an FX node that calls it (directly, or through
-    auto-functionalization for an in-place op); None for any other node."""
-    from torch._higher_order_ops import auto_functionalize
-
-    if node.target == spec.op():
-        positional = [a.name for a in spec.args if not a.kwarg_only]
-        return dict(zip(positional, node.args, strict=False)) | dict(node.kwargs)
-    wrappers = (auto_functionalize.auto_functionalized, auto_functionalize.auto_functionalized_v2)
-    if node.target in wrappers and node.args and node.args[0] == spec.op():
-        return {k: v for k, v in node.kwargs.items() if not k.startswith("_")}
-    return None
 
 
 def _symbolic_placeholders(value) -> list:
@@ -349,7 +338,7 @@ def _symbolic_placeholders(value) -> list:
         for v in values
         if isinstance(v, torch.fx.Node)
         and v.op == "placeholder"
-        and type(v.meta.get("val")) in _SYM_DTYPES
+        and type(v.meta.get("val")) in SYM_DTYPES
     ]
 
 
@@ -357,7 +346,8 @@ def _check_scalars_reach_the_op(spec, concrete, data_of: dict) -> None:
     """Each symbolic scalar argument of the op comes from the host input TorchAir made
     of it. A converter that bakes the value in leaves that Data unused, TorchAir drops
     it, and the graph would run with the first call's value forever."""
-    graph, op_types = concrete.graph, [ir.op_type for ir in irdef.for_op(spec.qualname)]
+    graph, irs = concrete.graph, {ir.op_type: ir for ir in irdef.for_op(spec.qualname)}
+    op_types = list(irs)
     # Without a registered IR the op node is unknown: then the Data must feed any node.
     producers = {op.name: op for op in graph.op}
     todo = [op for op in graph.op if op.type in op_types or (not op_types and op.type != "Data")]
@@ -370,7 +360,7 @@ def _check_scalars_reach_the_op(spec, concrete, data_of: dict) -> None:
                 todo.append(producers[name])
     types = {a.name: a.type for a in spec.args}
     for node in concrete.fx_graph.graph.nodes:
-        arguments = _op_arguments(node, spec) if node.op == "call_function" else None
+        arguments = op_arguments(node, spec) if node.op == "call_function" else None
         for name, value in (arguments or {}).items():
             for placeholder in _symbolic_placeholders(value):
                 data = data_of.get(placeholder)
@@ -380,10 +370,29 @@ def _check_scalars_reach_the_op(spec, concrete, data_of: dict) -> None:
                     "int64_input" if types.get(name, "").startswith("SymInt") else "scalar_input"
                 )
                 into = " or ".join(op_types) + " node" if op_types else "graph"
+                symbol = placeholder.meta["val"]
+                marks = {placeholder.name: f"symbolic {name} ({symbol}): no GE input carries it"}
+                marks |= _baked(graph, irs, name)
                 raise CellFailure(
                     "ge-graph",
                     f"argument {name} of {spec.qualname} is symbolic "
-                    f"({placeholder.meta['val']}), but no host input carries it into the "
+                    f"({symbol}), but no host input carries it into the "
                     f"{into}: the converter baked its value in (TorchAir then drops the "
                     f"unused Data); pass it on as a GE input: opsdk.converters.{helper}({name})",
+                    marks,
                 )
+
+
+def _baked(graph, irs: dict, argument: str) -> dict[str, str]:
+    """Per node of the op, what feeds it the input that stands for torch ``argument``
+    (a baked-in scalar's Const), or the node itself when nothing does: with a note."""
+    marks = {}
+    for node in (op for op in graph.op if op.type in irs):
+        name = irs[node.type].ir_name(argument)
+        data = [i for i in node.input if not i.endswith(":-1")]
+        fed = [e for d, e in zip(node.input_desc, data, strict=False) if d.name == name]
+        if fed:
+            marks[fed[0].rpartition(":")[0]] = f"{argument} baked in: read it from a host input"
+        else:
+            marks[node.name] = f"no input {name}"
+    return marks

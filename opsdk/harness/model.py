@@ -156,11 +156,13 @@ class Result(_Coordinates):
 
 
 class CellFailure(Exception):
-    """A check found a problem; carries the layer it belongs to."""
+    """A check found a problem; carries the layer it belongs to, and for a rule on a
+    graph the nodes it concerns (by name, with a short note: a cell's pictures mark them)."""
 
-    def __init__(self, layer: str, message: str):
+    def __init__(self, layer: str, message: str, marks: dict[str, str] | None = None):
         super().__init__(message)
         self.layer = layer
+        self.marks = dict(marks or {})
 
 
 class CellSkipped(Exception):

@@ -21,7 +21,7 @@ import torch
 import torch._dynamo
 
 from opsdk.errors import SetupError
-from opsdk.harness import profiles, shared_trace
+from opsdk.harness import graph_hook, profiles, shared_trace
 from opsdk.harness._compiled import recompiled
 from opsdk.harness.compare import assert_same_call
 from opsdk.harness.eager import checked_kernel
@@ -240,13 +240,14 @@ def _check_overwrite(previous, actual, index: int) -> None:
 
 def run(cell: Cell, dump_dir=None) -> None:
     graphs = []
-    if cell.profile:  # npugraph_ex is set up before its graphs can be hooked
+    if cell.profile or graph_hook.listening():  # set up before its graphs can be hooked
         _backend()
     hooked = patches.npugraph_ex_graphs_hooked if cell.profile else contextlib.nullcontext
-    with hooked(graphs.append):
+    with hooked(graphs.append), graph_hook.collected(cell):
         for use in usages(cell, _cases(cell)):
             with use.case.named():
                 _run_case(cell, use)
+            graph_hook.case_done()
     profiles.require_reached(cell.profile, "npugraph_ex", [g.config for g in graphs])
 
 
@@ -262,7 +263,9 @@ def _run_case(cell: Cell, use: Usage) -> None:
     try:
         counts = replay_loop(cell, use, _compiled(cell, use, _cell_backend(cell)))
     except CellFailure as failure:
-        raise _diagnose(cell, use, failure) from None
+        with graph_hook.paused():  # the ladder's reruns are not the graph that failed
+            diagnosed = _diagnose(cell, use, failure)
+        raise diagnosed from None
     _check_counts(case, counts, _profile_options(cell).get("capture_limit"))
 
 

@@ -22,10 +22,12 @@ __all__ = [
     "aot_calls_replaced",
     "ge_compile_hooked",
     "ge_converter_wrapped",
+    "ge_graphs_seen",
     "guard_profiling_skipped",
     "npu_storage_constructor",
     "npugraph_ex_config_defaults",
     "npugraph_ex_graphs_hooked",
+    "npugraph_ex_graphs_seen",
     "run_torchair_patches_first",
     "setup_privateuse1_backend",
 ]
@@ -119,35 +121,76 @@ def npugraph_ex_config_defaults(config_class: type, defaults: dict[str, Any]) ->
 
 
 @contextlib.contextmanager
-def ge_compile_hooked(
-    on_first_compile: Callable[[Any], None], on_fx_graph: Callable[[Any], None]
-) -> Iterator[None]:
-    """While active, TorchAir's ``GeConcreteGraph`` calls ``on_fx_graph(graph)`` when it is
-    handed the FX graph to convert (``save_fx_graph``), and ``on_first_compile(graph)``
-    before it compiles the converted graph for the first time.
+def ge_compile_hooked(on_first_compile: Callable[[Any], None]) -> Iterator[None]:
+    """While active, TorchAir's ``GeConcreteGraph.compile`` calls ``on_first_compile(graph)``
+    before it compiles a graph for the first time.
 
     Why: TorchAir has no hook that hands out the GE graphs it builds; a Python one
-    works the same offline and on an NPU host. The first hook sees the graphs whose
-    conversion then fails too. Checked against torch-npu 2.13.0.
+    works the same offline and on an NPU host. Checked against torch-npu 2.13.0.
     """
     from torchair._ge_concrete_graph.fx2ge_converter import GeConcreteGraph
 
-    compile_original, save_original = GeConcreteGraph.compile, GeConcreteGraph.save_fx_graph
+    original = GeConcreteGraph.compile
 
     def compile_hooked(self):
         if not self._is_compiled:
             on_first_compile(self)
-        return compile_original(self)
+        return original(self)
 
-    def save_hooked(self, graph_module):
-        save_original(self, graph_module)
-        on_fx_graph(self)
-
-    GeConcreteGraph.compile, GeConcreteGraph.save_fx_graph = compile_hooked, save_hooked
+    GeConcreteGraph.compile = compile_hooked
     try:
         yield
     finally:
-        GeConcreteGraph.compile, GeConcreteGraph.save_fx_graph = compile_original, save_original
+        GeConcreteGraph.compile = original
+
+
+@contextlib.contextmanager
+def _methods_hooked(cls: type, names: tuple[str, ...], on_call: Callable) -> Iterator[None]:
+    """While active, each method of ``cls`` in ``names`` calls ``on_call(self)`` first."""
+    originals = {name: getattr(cls, name) for name in names}
+
+    def hooked(original):
+        @functools.wraps(original)
+        def method(self, *args: Any, **kwargs: Any) -> Any:
+            on_call(self)
+            return original(self, *args, **kwargs)
+
+        return method
+
+    for name, original in originals.items():
+        setattr(cls, name, hooked(original))
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(cls, name, original)
+
+
+def ge_graphs_seen(on_graph: Callable[[Any], None]) -> contextlib.AbstractContextManager:
+    """While active, TorchAir's ``GeConcreteGraph`` calls ``on_graph(graph)`` when it saves
+    the FX graph it converts (``save_fx_graph``, before conversion) and on each ``compile``
+    (its first run hands the GE graph to the engine), possibly more than once per graph.
+
+    Why: TorchAir hands out no graph it builds; a cell's pictures need the one its case
+    ran, compiled by the cell or on a trace shared with another column (compiled when
+    first run), and one whose conversion failed. Checked against torch-npu 2.13.0.
+    """
+    from torchair._ge_concrete_graph.fx2ge_converter import GeConcreteGraph
+
+    return _methods_hooked(GeConcreteGraph, ("save_fx_graph", "compile"), on_graph)
+
+
+def npugraph_ex_graphs_seen(on_graph: Callable[[Any], None]) -> contextlib.AbstractContextManager:
+    """While active, npugraph_ex's ``AclConcreteGraph`` calls ``on_graph(graph)`` when it
+    saves the FX graph it captures (``save_fx_graph``) and when its first run generates
+    the code that runs it (``codegen``).
+
+    Why: as :func:`ge_graphs_seen`, for npugraph_ex (whose graphs of a shared trace are
+    built in another column's cell). Checked against torch-npu 2.13.0.
+    """
+    from npugraph_ex._acl_concrete_graph.fx2acl_converter import AclConcreteGraph
+
+    return _methods_hooked(AclConcreteGraph, ("save_fx_graph", "codegen"), on_graph)
 
 
 @contextlib.contextmanager

@@ -4,8 +4,10 @@ No scripts, styles inline, nothing fetched: the page opens from a CI artefact
 store or a mail attachment. It heads with how, when and with what the run was
 made; each matrix cell shows its outcome and duration, and a cell with more to
 say links to its ``<details>`` below the matrix, at the page's full width: its
-layer, message, waiver, warnings and, when the run dumped graphs, the dumps.
-Text wraps, long tokens included, so no detail makes the page scroll sideways.
+layer, message, waiver, warnings, the pictures of a ``ge``/``npugraph_ex`` cell's
+graphs (inline SVG, collapsed: :mod:`opsdk.report.graphs`) and, when the run dumped
+graphs, the dumps. Text wraps, long tokens included, and pictures shrink to the
+page's width, so no detail makes the page scroll sideways.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from opsdk.harness.ge import case_dir
 from opsdk.harness.model import Result
 from opsdk.harness.waivers import FILE_NAME as WAIVERS_FILE
 from opsdk.report import grid, summary
+from opsdk.report.graphs import pictures as graph_pictures
+from opsdk.report.graphs.render import inline_svg
 
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
@@ -37,13 +41,16 @@ details details summary{font-weight:400}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px;background:#fafafa;padding:.5em}
 dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2em 1em}
 dd{margin:0}
+figure{margin:.5em 0}
+figcaption{font-size:12px;color:#444}
+figure svg{max-width:100%;height:auto}
 """
 # What the page's head says of the environment (all of it is at the bottom).
 _HEAD_ENVIRONMENT = ("opsdk", "torch", "torch_npu", "torchair", "ge_execution")
 
 
-def _has_details(result: Result, dumps: dict[str, str]) -> bool:
-    return bool(result.message or result.waiver or result.warnings or dumps)
+def _has_details(result: Result, dumps: dict[str, str], pictures: dict[str, Path]) -> bool:
+    return bool(result.message or result.waiver or result.warnings or dumps or pictures)
 
 
 def _outcome(result: Result) -> str:
@@ -61,7 +68,24 @@ def _cell(result: Result | None, anchor: str | None) -> str:
     return f'<td class="{css}">{label} <small>{result.seconds:.2f} s</small></td>'
 
 
-def _details(result: Result, anchor: str, dumps: dict[str, str]) -> str:
+def _figures(pictures: dict[str, Path]) -> str:
+    """The cell's graphs, collapsed: each picture inline, or the text that stands in for
+    it (its first line says why it was not drawn)."""
+    parts = ["<details><summary>graphs</summary>"]
+    for kind, path in pictures.items():
+        caption = html.escape(graph_pictures.CAPTIONS[kind])
+        drawn = path.read_text(encoding="utf-8")
+        if path.suffix == ".svg":
+            parts.append(f"<figure>{inline_svg(drawn)}<figcaption>{caption}")
+        else:
+            why, _, text = drawn.partition("\n")
+            parts.append(f"<figure><p>{html.escape(why)}</p><pre>{html.escape(text)}</pre>")
+            parts.append(f"<figcaption>{caption}")
+        parts.append("</figcaption></figure>")
+    return "".join(parts) + "</details>"
+
+
+def _details(result: Result, anchor: str, dumps: dict[str, str], pictures: dict[str, Path]) -> str:
     """The cell's own section: everything it has to say, at full width."""
     title = f"{result.op} [{result.label}]: {_outcome(result)}"
     parts = [f'<details id="{anchor}"><summary>{html.escape(title)}</summary>']
@@ -73,6 +97,8 @@ def _details(result: Result, anchor: str, dumps: dict[str, str]) -> str:
         count = len(result.warnings)
         parts.append(f"<details><summary>{count} warning{'s' if count > 1 else ''}</summary>")
         parts.append(f"<pre>{html.escape(chr(10).join(result.warnings))}</pre></details>")
+    if pictures:
+        parts.append(_figures(pictures))
     for name, text in dumps.items():
         parts.append(f"<details><summary>{html.escape(name)}</summary>")
         parts.append(f"<pre>{html.escape(text)}</pre></details>")
@@ -84,7 +110,7 @@ def _dumps(dump_dir: Path | None, result: Result) -> dict[str, str]:
     if dump_dir is None or result.backend != "ge":
         return {}
     case = Path(dump_dir) / case_dir(result.op, result.label)
-    return {p.name: p.read_text() for p in sorted(case.glob("*"))}
+    return {p.name: p.read_text() for p in sorted(case.glob("graph*_*"))}
 
 
 def _definitions(items: dict) -> str:
@@ -94,8 +120,13 @@ def _definitions(items: dict) -> str:
 
 
 def render(
-    results: list[Result], environment: dict, dump_dir: Path | None = None, run: dict | None = None
+    results: list[Result],
+    environment: dict,
+    dump_dir: Path | None = None,
+    run: dict | None = None,
+    pictures: Path | None = None,
 ) -> str:
+    """The page; ``pictures`` is the folder the cells' graphs were drawn in."""
     ops, backends, shapes, by_cell = grid(results)
     rows = [
         "<tr><th rowspan=2>op</th>"
@@ -110,10 +141,11 @@ def render(
             for m in shapes:
                 result = by_cell.get((op, b, m))
                 dumps = _dumps(dump_dir, result) if result else {}
+                drawn = graph_pictures.found(pictures, op, result.label) if result else {}
                 anchor = None
-                if result and _has_details(result, dumps):
+                if result and _has_details(result, dumps, drawn):
                     anchor = f"cell-{len(sections) + 1}"
-                    sections.append(_details(result, anchor, dumps))
+                    sections.append(_details(result, anchor, dumps, drawn))
                 cells.append(_cell(result, anchor))
         rows.append(f"<tr><th>{html.escape(op)}</th>{''.join(cells)}</tr>")
     head = {**(run or {}), "time in cells": f"{sum(r.seconds for r in results):.1f} s"}
@@ -132,5 +164,7 @@ def render(
     )
 
 
-def write(path: Path, results: list[Result], environment: dict, dump_dir=None, run=None) -> None:
-    Path(path).write_text(render(results, environment, dump_dir, run))
+def write(
+    path: Path, results: list[Result], environment: dict, dump_dir=None, run=None, pictures=None
+) -> None:
+    Path(path).write_text(render(results, environment, dump_dir, run, pictures))

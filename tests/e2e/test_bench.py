@@ -32,6 +32,18 @@ def test_host_overhead_measures_every_style_and_the_cpp_entry_on_cpu_and_npu():
             assert row[f"{name}/torch.add {device}"] > 0
 
 
+@pytest.mark.slow
+def test_the_graph_pictures_bench_compares_reports_with_and_without_pictures():
+    """A process of its own, for the reason above."""
+    argv = [sys.executable, str(BENCH / "graph_pictures.py"), "--ops", "1", "--rounds", "1"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    row = dict(line.rsplit(None, 1) for line in done.stdout.splitlines()[1:])
+    assert row["failing cells"] == "3"  # the op's ge cell in each shape mode
+    assert float(row["drawing wall s/failing cell"]) > 0
+    assert float(row["drawing cpu s/failing cell"]) > 0
+
+
 def test_device_cost_covers_the_harness_aten_ops():
     rows = device_cost.main(["--number", "20"])
     assert set(rows) == set(device_cost.OPS)

@@ -6,23 +6,31 @@ the real TorchAir, pass every rule: in ``dynamic`` the cache keeps ``-1`` dims w
 the ``[1]`` index stays concrete (Dynamo specializes size 1), and ``n`` is an int64
 host input of shape ``[]`` (``dynamic`` and ``mark_static``) or a constant
 (``static``). Each test breaks one rule in a copy of a genuine graph, or compiles a
-converter that breaks it, and sees the cell fail in layer ``ge-graph``.
+converter that breaks it, and sees the cell fail in layer ``ge-graph``, with the node
+the rule concerns marked for the cell's pictures (one of them shown in Chromium).
 """
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import pytest
 import torch
+from browser import browser, colors
 
 from opsdk import harness, meta
 from opsdk.converters import int64_input
 from opsdk.harness import ge
+from opsdk.harness.graph_hook import CellGraphs
 from opsdk.harness.inputs import cases
-from opsdk.harness.model import CellFailure
+from opsdk.harness.model import CellFailure, Result
+from opsdk.harness.torchair_graphs import op_arguments
 from opsdk.inputs import F32, I64, Fixed, Support, declare_supported
 from opsdk.irdef import Input, IrDef, Output, register
+from opsdk.report import html as html_report
+from opsdk.report.graphs.ge import COLORS
+from opsdk.report.graphs.pictures import Pictures
 from opsdk.runtime.device import ensure_npu
 
 NS = "opsdk_seed_rules"
@@ -97,25 +105,32 @@ def _data(graph, device, rank):
     return data
 
 
+def _edited(graphs, shapes, edit=None):
+    """A copy of the ``shapes`` graph's GraphDef changed by ``edit(graph)``."""
+    from torchair._ge_concrete_graph.ge_ir_pb2 import GraphDef
+
+    proto = GraphDef()
+    proto.CopyFrom(graphs[shapes][1].graph._proto)
+    if edit is not None:
+        edit(proto)
+    return proto
+
+
 def _check(graphs, shapes, edit=None, *, as_shapes=None):
     """check_inputs on a copy of the ``shapes`` graph changed by ``edit(graph)``, judged
     as ``as_shapes`` (default: its own mode)."""
-    from torchair._ge_concrete_graph.ge_ir_pb2 import GraphDef
-
-    cell, concrete, case = graphs[shapes]
-    proto = GraphDef()
-    proto.CopyFrom(concrete.graph._proto)
-    if edit is not None:
-        edit(proto)
+    _, concrete, case = graphs[shapes]
+    proto = _edited(graphs, shapes, edit)
     graph = SimpleNamespace(op=proto.op, named_inputs_info=concrete.graph.named_inputs_info)
     copy = SimpleNamespace(graph=graph, fx_graph=concrete.fx_graph)
     ge.check_inputs(_cell(PICK, as_shapes or shapes), copy, case)
 
 
-def _fails(match, *args, **kwargs):
+def _fails(match, *args, **kwargs) -> CellFailure:
     with pytest.raises(CellFailure, match=match) as failed:
         _check(*args, **kwargs)
     assert failed.value.layer == "ge-graph"
+    return failed.value
 
 
 def test_genuine_graphs_follow_the_rules_of_their_mode(graphs):
@@ -158,11 +173,18 @@ def test_dynamic_exempts_an_input_whose_sizes_never_change(graphs):
     _fails("a size was specialized", graphs, "dynamic", index_of_two)
 
 
-def test_npu_tensors_are_placed_on_npu(graphs):
-    def on_host(graph):
-        _data(graph, "NPU", 2).output_desc[0].device_type = "CPU"
+def _on_host(graph):
+    _data(graph, "NPU", 2).output_desc[0].device_type = "CPU"
 
-    _fails("npu tensors must be placed on NPU", graphs, "static", on_host)
+
+def test_npu_tensors_are_placed_on_npu(graphs):
+    on_host = _on_host
+
+    failure = _fails("npu tensors must be placed on NPU", graphs, "static", on_host)
+    # The Data on the wrong side is what a picture of the graph marks.
+    assert failure.marks == {
+        _data(graphs["static"][1].graph, "NPU", 2).name: ("an npu tensor placed on CPU")
+    }
 
 
 @pytest.mark.parametrize("shapes", ["dynamic", "mark_static"])
@@ -196,6 +218,57 @@ def test_a_symbolic_scalar_reaches_the_op_from_its_host_input(graphs, shapes):
 
 @pytest.mark.parametrize("shapes", ["dynamic", "mark_static"])
 def test_a_converter_that_bakes_a_symbolic_scalar_in_fails(converters, shapes):
-    result = harness.run_cell(_cell(BAKED, shapes))
-    assert (result.status, result.layer) == ("fail", "ge-graph"), result.describe()
-    assert "opsdk.converters.int64_input(n)" in result.message
+    with ge.recorded_graphs() as recorded, pytest.raises(CellFailure) as failed:
+        ge.run(_cell(BAKED, shapes))
+    assert failed.value.layer == "ge-graph", failed.value
+    assert "opsdk.converters.int64_input(n)" in str(failed.value)
+    # Marked in the pictures: the Const it baked into the SeedBaked node, and the FX
+    # input whose Data TorchAir dropped.
+    [concrete] = recorded.forward()
+    const = next(op.name for op in concrete.graph.op if op.type == "Const")
+    [call] = [n for n in concrete.fx_graph.graph.nodes if n.target == BAKED]
+    symbol = call.args[2]  # n
+    assert failed.value.__cause__.marks == {
+        const: "n baked in: read it from a host input",
+        symbol.name: f"symbolic n ({symbol.meta['val']}): no GE input carries it",
+    }
+
+
+def test_the_cells_picture_marks_the_data_on_the_wrong_side(graphs, tmp_path):
+    """The report of that failure, in headless Chromium: the GE graph's picture has the
+    Data placed on the host marked with the rule's note, and the op's node highlighted."""
+    failure = _fails("npu tensors must be placed on NPU", graphs, "static", _on_host)
+    cell, concrete, _ = graphs["static"]
+    fx = concrete.fx_graph
+    drawn = CellGraphs(
+        op=cell.op.name,
+        label=cell.label,
+        backend="ge",
+        failed=True,
+        fx=fx,
+        ge=_edited(graphs, "static", _on_host),
+        op_nodes=frozenset(
+            n.name for n in fx.graph.nodes if op_arguments(n, cell.op.spec) is not None
+        ),
+        op_types=frozenset({"SeedPick"}),
+        marks=failure.marks,
+    )
+    Pictures(tmp_path / "pictures")(drawn)
+    result = Result(cell.op.name, "ge", "static", "fail", "ge-graph", str(failure))
+    page = html_report.render([result], {}, pictures=tmp_path / "pictures")
+    (tmp_path / "r.html").write_text(page.replace("<details", "<details open"))
+    dom = browser(tmp_path, "--dump-dom", (tmp_path / "r.html").as_uri())
+    assert dom.returncode == 0, dom.stderr
+    _, ge_svg = re.findall(r"<svg.*?</svg>", dom.stdout, re.S)
+    [marked] = re.findall(r'<g id="\w+" class="node marked">.*?</g>', ge_svg, re.S)
+    name = _data(graphs["static"][1].graph, "NPU", 2).name  # the cache, moved to the host
+    assert f'xlink:title="{name}"' in marked and "CPU (host)" in marked
+    assert "✗ an npu tensor placed on CPU" in marked
+    assert len(re.findall(r'<g id="\w+" class="node op">', ge_svg)) == 1
+    shot = tmp_path / "shot.png"
+    run = browser(
+        tmp_path, f"--screenshot={shot}", "--window-size=1000,2000", (tmp_path / "r.html").as_uri()
+    )
+    assert run.returncode == 0, run.stderr
+    wanted = {tuple(bytes.fromhex(COLORS[k][1:])) for k in ("op", "marked")}
+    assert wanted <= colors(shot.read_bytes(), 2000)

@@ -1,28 +1,29 @@
 """`opsdk check`'s reports: progress lines, the HTML page (rendered in headless
-Chromium), the Markdown summary for CI logs."""
+Chromium), the Markdown summary for CI logs, and the pictures of failing cells' graphs
+in both (and from `opsdk graph`)."""
 
 import io
 import os
 import re
-import shutil
 import struct
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import pytest
+from browser import browser, colors
+from scaffolded import edit, implemented
 
 from opsdk.axes import SHAPE_MODES
 from opsdk.harness.columns import names
 from opsdk.harness.model import Result
 from opsdk.report import html as html_report
 from opsdk.report import markdown as markdown_report
+from opsdk.report.graphs.ge import COLORS
 from opsdk.report.progress import Progress, unfinished
 
 REPO = Path(__file__).resolve().parents[2]
 NAMESPACE = "reports_t"
-BROKEN_CELLS = ("eager-static", "aot_eager-static", "ge-static")
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +94,9 @@ def test_html_report_links_each_failing_cell_to_layer_message_and_dumps(broken):
     assert "<summary>graph0_ge.pbtxt</summary>" in details
     assert "<summary>graph0_fx.py</summary>" in details
     assert f"torch.ops.{NAMESPACE}.my_add.default" in details  # the FX dump, escaped into the page
+    # The cell's graphs, drawn: collapsed, before the text dumps, one SVG each.
+    graphs = details.split("<details><summary>graphs</summary>")[1].split("</details>")[0]
+    assert graphs.count("<figure><svg") == 2 and graphs.count('class="node op"') == 2
     assert "<h1>opsdk conformance: 2 pass, 1 fail</h1>" in page
 
 
@@ -118,50 +122,10 @@ def test_html_report_of_an_example_is_all_pass(tmp_path, opsdk_cli):
     assert f"wrote {report}" in run.stdout
 
 
-def _chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        pytest.skip("no chromium binary (apt-get install chromium)")
-    return found
-
-
-def _browser(tmp_path, *args) -> subprocess.CompletedProcess:
-    argv = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"]
-    argv += ["--no-first-run", "--disable-background-networking", "--disable-component-update"]
-    argv += ["--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", *args]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
-
-
-def _colors(png: bytes, rows: int) -> set[tuple[int, int, int]]:
-    """The RGB colours in the top ``rows`` rows of an 8-bit, non-interlaced PNG."""
-    width, height, depth, kind, _, _, interlace = struct.unpack(">IIBBBBB", png[16:29])
-    assert (depth, interlace) == (8, 0) and kind in (2, 6), (depth, kind, interlace)
-    chunks, at = [], 8
-    while at < len(png):
-        size, name = struct.unpack(">I4s", png[at : at + 8])
-        if name == b"IDAT":
-            chunks.append(png[at + 8 : at + 8 + size])
-        at += 12 + size
-    raw, bpp = zlib.decompress(b"".join(chunks)), 3 if kind == 2 else 4
-    stride, prev, colors = width * bpp, bytearray(width * bpp), set()
-    for y in range(min(rows, height)):
-        kind_of_filter = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-            p = a + b - c
-            paeth = min((abs(p - a), 0, a), (abs(p - b), 1, b), (abs(p - c), 2, c))[2]
-            line[i] = (line[i] + (0, a, b, (a + b) // 2, paeth)[kind_of_filter]) & 255
-        colors.update(tuple(line[x : x + 3]) for x in range(0, stride, bpp))
-        prev = line
-    return colors
-
-
 def test_html_report_renders_in_headless_chromium(broken, tmp_path):
     tmp, _ = broken
     page = (tmp / "r.html").read_text()
-    dom = _browser(tmp_path, "--dump-dom", (tmp / "r.html").as_uri())
+    dom = browser(tmp_path, "--dump-dom", (tmp / "r.html").as_uri())
     assert dom.returncode == 0, dom.stderr
     # The browser's own parse: the table's cells, a failing one linking to its <details>.
     assert len(re.findall(r'<td class="fail"><a href="#cell-1">fail in', dom.stdout)) == 1
@@ -171,13 +135,13 @@ def test_html_report_renders_in_headless_chromium(broken, tmp_path):
     opened = tmp_path / "opened.html"
     opened.write_text(page.replace("<details>", "<details open>"))
     shot = tmp_path / "report.png"
-    run = _browser(tmp_path, f"--screenshot={shot}", "--window-size=1200,800", opened.as_uri())
+    run = browser(tmp_path, f"--screenshot={shot}", "--window-size=1200,800", opened.as_uri())
     assert run.returncode == 0 and shot.exists(), run.stderr
     png = shot.read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (1200, 800)
     assert len(png) > 20_000, "a near-empty screenshot"
     # The matrix's pass (green) and fail (red) backgrounds are on screen.
-    assert {(0xE6, 0xF6, 0xE6), (0xFD, 0xE8, 0xE8)} <= _colors(png, 500)
+    assert {(0xE6, 0xF6, 0xE6), (0xFD, 0xE8, 0xE8)} <= colors(png, 500)
 
 
 LONG = "/a/path/" + "x" * 2500  # a token no line break fits in
@@ -220,7 +184,7 @@ def test_html_report_details_of_any_length_never_scroll_sideways(broken, tmp_pat
         probe = tmp_path / f"{name}.html"
         opened = page.replace("<details", "<details open")
         probe.write_text(opened.replace("</body>", _MEASURE + "</body>"))
-        dom = _browser(tmp_path, f"--window-size={width},800", "--dump-dom", probe.as_uri())
+        dom = browser(tmp_path, f"--window-size={width},800", "--dump-dom", probe.as_uri())
         assert dom.returncode == 0, dom.stderr
         assert re.findall(r'data-overflow="(-?\d+)"', dom.stdout) == ["0"], name
 
@@ -230,11 +194,15 @@ def test_markdown_summary_holds_the_matrix_and_failing_cells(broken):
     text = (tmp / "r.md").read_text()
     lines = text.splitlines()
     assert lines[0] == "## opsdk conformance: 2 pass, 1 fail"
-    assert lines[2] == "| op | " + " | ".join(BROKEN_CELLS) + " |"
-    assert lines[4] == f"| {NAMESPACE}::my_add | ✅ pass | ✅ pass | ❌ fail `ge-exec` |"
+    assert lines[2] == "| op | eager | aot_eager | ge |"
+    assert lines[4] == f"| {NAMESPACE}::my_add | `✓` | `✓` | `✗` `ge-exec` |"
     assert f"- **{NAMESPACE}::my_add [eager-static]**: fail in layer `eager`" not in lines
     assert f"- **{NAMESPACE}::my_add [ge-static]**: fail in layer `ge-exec`" in lines
     assert text.count("values differ") == 1
+    # Its graphs' pictures, linked relative to the report (in --dump's folder here).
+    cell = f"dump/{NAMESPACE}.my_add.default/ge-static"
+    assert f"  Graphs: [FX graph]({cell}/fx.svg), [GE graph]({cell}/ge.svg)" in lines
+    assert (tmp / cell / "ge.svg").read_text().startswith("<?xml")
     summary = (tmp / "step_summary.md").read_text()
     assert summary == "earlier step\n" + text + "\n"
     assert f"wrote {tmp / 'step_summary.md'}" in done.stdout
@@ -246,6 +214,82 @@ def test_markdown_keeps_table_cells_on_one_line_and_lists_stale_waivers():
         Result("ns::a|b", "eager", "dynamic", "pass", message="remove the waiver", waiver="x"),
     ]
     text = markdown_report.render(results)
-    assert "| ns::a\\|b | ❌ fail `eager` | ✅ pass (stale waiver) |" in text
+    assert "| ns::a\\|b | `✗✓` `eager`, `stale waiver` |" in text
     assert "  line one\n  line two | pipe\n" in text
     assert "- **ns::a\\|b [eager-dynamic]**: pass" in text
+
+
+@pytest.fixture(scope="module")
+def baked(scaffolds, tmp_path_factory):
+    """`opsdk check --report --markdown` and `opsdk graph` of an op whose converter bakes
+    its symbolic scalar in (``int64_input(2)`` for ``int64_input(n)``): its specs only ever
+    pass n=2, so every number agrees and only the GE graph shows the bug."""
+    tmp = tmp_path_factory.mktemp("baked")
+    schema = "my_shift(Tensor x, SymInt n) -> Tensor"
+    pkg = implemented(scaffolds, tmp, "my_shift", schema, "return x + n")
+    op = pkg / "my_shift"
+    edit(op / "converter.py", '"n": int64_input(n)', '"n": int64_input(2)')
+    specs = "from opsdk.inputs import F32, Fixed, Support, declare_supported\n\n"
+    specs += "from .schema import OP\n\ndeclare_supported(OP, [Support(F32(2, 3), n=Fixed(2))])\n"
+    (op / "specs.py").write_text(specs)
+    edit(op / "__init__.py", "from . import fake, ir", "from . import fake, ir, specs")
+    opsdk = [sys.executable, "-m", "opsdk"]
+    check = [*opsdk, "check", str(pkg), "--backend", "ge", "--shapes", "dynamic", "--no-cache"]
+    check += ["--report", str(tmp / "r.html"), "--markdown", str(tmp / "r.md")]
+    graph = [*opsdk, "graph", str(pkg), "-k", "shift", "--backend", "ge", "--shapes", "dynamic"]
+    graph += ["--out", str(tmp / "drawn")]
+    runs = [
+        subprocess.run(argv, capture_output=True, text=True, cwd=tmp) for argv in (check, graph)
+    ]
+    return tmp, *runs
+
+
+CELL_DIR = "g_my_shift.my_shift.default/ge-dynamic"
+
+
+def test_a_failing_cells_pictures_render_in_chromium_op_highlighted_baked_scalar_marked(
+    baked, tmp_path
+):
+    tmp, done, _ = baked
+    assert done.returncode == 1 and "fail in ge-graph" in done.stdout, done.stdout + done.stderr
+    page = (tmp / "r.html").read_text()
+    assert not re.search(r"<(script|link|img)|src=|url\(", page), "not self-contained"
+    dom = browser(tmp_path, "--dump-dom", (tmp / "r.html").as_uri())
+    assert dom.returncode == 0, dom.stderr
+    svgs = re.findall(r"<svg.*?</svg>", dom.stdout, re.S)
+    assert len(svgs) == 2  # the FX graph after AOT, the GE graph
+    fx_svg, ge_svg = svgs
+    for svg in svgs:  # the op's node, highlighted in each
+        assert len(re.findall(r'<g id="\w+" class="node op">', svg)) == 1
+    # Marked: the FX input of n (no GE input carries it), the Const it was baked into.
+    fx_marked = re.findall(r'<g id="\w+" class="node marked">.*?</g>', fx_svg, re.S)
+    ge_marked = re.findall(r'<g id="\w+" class="node marked">.*?</g>', ge_svg, re.S)
+    assert len(fx_marked) == 1 and "no GE input carries it" in fx_marked[0]
+    assert len(ge_marked) == 1 and ">Const<" in ge_marked[0] and "int64 [] = 2" in ge_marked[0]
+    assert "✗ n baked in: read it from a host input" in ge_marked[0]
+    # On screen, as a reader who opens the cell and its graphs sees them.
+    opened = tmp_path / "opened.html"
+    opened.write_text(page.replace("<details", "<details open"))
+    shot = tmp_path / "graphs.png"
+    run = browser(tmp_path, f"--screenshot={shot}", "--window-size=1200,2400", opened.as_uri())
+    assert run.returncode == 0 and shot.exists(), run.stderr
+    seen = colors(shot.read_bytes(), 2400)
+    highlight, marked = (tuple(bytes.fromhex(COLORS[k][1:])) for k in ("op", "marked"))
+    assert {highlight, marked} <= seen
+
+
+def test_the_markdown_links_the_pictures_and_opsdk_graph_draws_one_cell(baked):
+    tmp, done, graph = baked
+    text = (tmp / "r.md").read_text()
+    assert (
+        f"  Graphs: [FX graph](r-graphs/{CELL_DIR}/fx.svg), [GE graph](r-graphs/{CELL_DIR}/ge.svg)"
+        in text
+    )
+    assert "| g_my_shift::my_shift | `✗` `ge-graph` |" in text
+    assert graph.returncode == 0, graph.stdout + graph.stderr
+    drawn = tmp / "drawn" / CELL_DIR
+    assert [line for line in graph.stdout.splitlines() if line.startswith("wrote")] == [
+        f"wrote {drawn / name}" for name in ("fx.svg", "fx.png", "ge.svg", "ge.png")
+    ]
+    assert (drawn / "ge.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert 'class="node marked"' in (drawn / "ge.svg").read_text()

@@ -230,6 +230,17 @@ def test_only_outcomes_that_say_something_about_the_op_are_kept(lib):
     assert not cell_cache.cacheable(process) and not cell_cache.cacheable(skip)
 
 
+def test_results_the_cache_must_not_serve_are_run_again_and_kept(lib):
+    """What a report draws pictures of (`opsdk check --report`: failing cells) runs again."""
+    failing = lib.cells[0].id
+    FAIL[failing] = CellFailure("ge-graph", "baked in")
+    _run(lib)
+    _run(lib, rerun=lambda result: result.status != "pass")
+    assert RAN == [failing]
+    _run(lib)
+    assert RAN == []  # kept: a run that draws nothing serves it
+
+
 def test_last_failures_and_durations_are_kept_per_cell(lib):
     FAIL[lib.cells[1].id] = CellFailure("eager", "wrong")
     _run(lib)

@@ -151,3 +151,48 @@ def test_a_failure_after_out_was_made_removes_what_it_made(capsys, tmp_path, mon
     assert code == 2 and "formatting" in err
     assert list(tmp_path.iterdir()) == [tmp_path / "kept"]
     assert list((tmp_path / "kept").iterdir()) == []
+
+
+def test_opsdk_graph_checks_its_folder_before_any_work(capsys, tmp_path):
+    (tmp_path / "taken").write_text("")
+    code, out, err = _run(
+        capsys, "graph", "no_such_pkg", "-k", "op", "--backend", "ge", "--shapes", "static",
+        "--out", str(tmp_path / "taken" / "pictures"),
+    )  # fmt: skip
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err.startswith("opsdk graph: error: --out ") and "is a file, not a folder" in err
+
+
+@pytest.fixture
+def two_ops(tmp_path, monkeypatch):
+    """An importable op package of two ops, ``twin_a`` and ``twin_b``."""
+    (tmp_path / "twins").mkdir()
+    (tmp_path / "twins" / "__init__.py").write_text(
+        "import torch\n_lib = torch.library.Library('opsdk_unit_twins', 'DEF')\n"
+        "_lib.define('twin_a(Tensor x) -> Tensor')\n_lib.define('twin_b(Tensor x) -> Tensor')\n"
+        "ops = torch.ops.opsdk_unit_twins\nOPS = (ops.twin_a.default, ops.twin_b.default)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return "twins"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "found"),
+    [
+        ("twin", "matches opsdk_unit_twins::twin_a, opsdk_unit_twins::twin_b"),
+        ("zz", "matches no op"),
+    ],
+)
+def test_opsdk_graph_draws_one_op_and_says_so_otherwise(capsys, tmp_path, two_ops, pattern, found):
+    out_dir = tmp_path / "drawn"
+    argv = ["graph", two_ops, "-k", pattern, "--backend", "ge", "--shapes", "static"]
+    code, out, err = _run(capsys, *argv, "--out", str(out_dir))
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err == f"opsdk graph: error: -k {pattern!r} {found} of twins: name one op\n"
+    assert not list(out_dir.rglob("*.*"))
+
+
+def test_check_graphs_flag_takes_its_choices_only(capsys):
+    code, _, err = _run(capsys, "check", "pkg", "--graphs", "some")
+    assert code == 2 and "argument --graphs: invalid choice: 'some'" in err
+    assert all(choice in err for choice in cli.GRAPHS)

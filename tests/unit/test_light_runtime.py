@@ -19,7 +19,16 @@ def test_base_dependencies_are_the_light_runtime():
     project = tomllib.loads(PYPROJECT.read_text())["project"]
     assert [d.split(">")[0].split("=")[0] for d in project["dependencies"]] == ["torch"]
     tools = {re.split(r"[<>=;\[ ]", d)[0] for d in project["optional-dependencies"]["tools"]}
-    wanted = ("cookiecutter", "jinja2", "ruff", "pytest", "pytest-xdist", "protobuf", "pyyaml")
+    wanted = (
+        "cookiecutter",
+        "jinja2",
+        "ruff",
+        "pytest",
+        "pytest-xdist",
+        "protobuf",
+        "pyyaml",
+        "pydot",
+    )
     for dist in (*wanted, "numpy"):
         assert dist in tools, dist
 

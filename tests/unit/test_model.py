@@ -31,5 +31,5 @@ def test_reports_keep_a_context_variant_apart_from_its_plain_column():
     assert grid.columns == ["ge", "ge/view"]
     assert grid.cell[(ADD.name, "ge/view", "dynamic")] is in_view
     text = markdown.render([plain, in_view])
-    assert "| ge-dynamic | ge/view-dynamic |" in text
+    assert "| myops::my_add | `✓` |\n| myops::my_add /view | `✗` `ge-exec` |" in text
     assert "[ge-dynamic/view]" in text

@@ -1,0 +1,98 @@
+"""A cell's pictures on disk: drawn as the run goes, read back by the reports.
+
+:class:`Pictures` receives each ``ge``/``npugraph_ex`` cell's graphs
+(:mod:`opsdk.harness.graph_hook`) and draws those of failing cells (every cell's with
+``every``) into ``DIR/ns.op.overload/LABEL/`` (the folder ``--dump`` uses for the same
+cell): ``fx.svg`` and, for ``ge``, ``ge.svg``, with PNGs beside them when asked. A
+graph that cannot be drawn (no ``dot``, or ``dot`` failed) is written as text instead,
+``fx.txt``/``ge.txt``, whose first line says why: a picture never fails a cell.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from opsdk.harness import _ge_dump
+from opsdk.harness.ge import case_dir
+from opsdk.harness.graph_hook import COLUMNS, CellGraphs
+from opsdk.report.graphs import render
+
+__all__ = ["CAPTIONS", "Pictures", "found", "wanted"]
+
+# The graphs of a cell, in the order reports show them, with what each is.
+CAPTIONS = {
+    "fx": "FX graph after AOT: what the backend lowered (the op highlighted)",
+    "ge": "GE graph TorchAir built for the engine (the op highlighted)",
+}
+
+
+def wanted(backend: str, failed: bool, every: bool) -> bool:
+    """Whether a cell of ``backend`` that ``failed`` (or not) gets pictures."""
+    return backend in COLUMNS and (failed or every)
+
+
+@dataclass
+class Pictures:
+    """Draws the graphs handed over into ``directory``; ``every``: passing cells too;
+    ``png``: a PNG beside each SVG."""
+
+    directory: Path
+    every: bool = False
+    png: bool = False
+    drawn: list[Path] = field(default_factory=list)  # the files written, in order
+
+    def __call__(self, graphs: CellGraphs) -> None:
+        if not wanted(graphs.backend, graphs.failed, self.every):
+            return
+        self.forget([(graphs.op, graphs.label)])
+        folder = Path(self.directory) / case_dir(graphs.op, graphs.label)
+        folder.mkdir(parents=True, exist_ok=True)
+        from opsdk.report.graphs import fx, ge  # torch's drawer and pydot: only to draw
+
+        self._draw(
+            folder / "fx",
+            lambda: fx.dot_of(graphs.fx, graphs.op_nodes, graphs.marks),
+            lambda: graphs.fx.print_readable(False),
+        )
+        if graphs.ge is not None:
+            self._draw(
+                folder / "ge",
+                lambda: ge.dot_of(graphs.ge, graphs.op_types, graphs.symbols, graphs.marks),
+                lambda: _ge_dump.readable(graphs.ge),
+            )
+
+    def forget(self, cells) -> None:
+        """Remove what an earlier run drew of ``cells`` (``(op, label)`` pairs): a cell
+        that now fails before compiling must not show an old picture."""
+        for op, label in cells:
+            folder = Path(self.directory) / case_dir(op, label)
+            for kind in CAPTIONS:
+                for suffix in (".svg", ".png", ".txt"):
+                    (folder / kind).with_suffix(suffix).unlink(missing_ok=True)
+
+    def _draw(self, stem: Path, picture, text) -> None:
+        formats = ("svg", "png") if self.png else ("svg",)
+        outputs = {fmt: stem.with_suffix(f".{fmt}") for fmt in formats}
+        try:
+            render.render(picture(), outputs)
+            self.drawn += outputs.values()
+        except render.RenderError as err:
+            path = stem.with_suffix(".txt")
+            path.write_text(f"not drawn: {err}\n{text()}", encoding="utf-8")
+            self.drawn.append(path)
+
+
+def found(directory: Path | None, op: str, label: str) -> dict[str, Path]:
+    """The pictures (or their text stand-ins) of a cell, by kind (:data:`CAPTIONS`)."""
+    if directory is None:
+        return {}
+    folder = Path(directory) / case_dir(op, label)
+    pictures = {}
+    for kind in CAPTIONS:
+        for suffix in (".svg", ".txt"):
+            path = folder / f"{kind}{suffix}"
+            if path.is_file():
+                pictures[kind] = path
+                break
+    return pictures
