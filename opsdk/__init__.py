@@ -10,7 +10,21 @@ does not import torch; ``opsdk.__version__`` is read from the installed metadata
 
 from opsdk.runtime.implement_me import ImplementMe
 
-_INPUTS = ("BF16", "BOOL", "F16", "F32", "I8", "I32", "I64", "Support", "declare_supported")
+_INPUTS = (
+    "BF16",
+    "BOOL",
+    "F16",
+    "F32",
+    "F64",
+    "I8",
+    "I16",
+    "I32",
+    "I64",
+    "U8",
+    "U64",
+    "Support",
+    "declare_supported",
+)
 __all__ = ["ImplementMe", "__version__", *_INPUTS]
 
 

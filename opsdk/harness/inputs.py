@@ -309,7 +309,7 @@ def _values(spec: TensorSpec, sizes, gen) -> torch.Tensor:
             return torch.randn(sizes, generator=gen).to(spec.dtype)
         low, high = spec.value_range
         return (torch.rand(sizes, generator=gen) * (high - low) + low).to(spec.dtype)
-    low, high = spec.value_range or (-10, 10)
+    low, high = spec.value_range or ((-10, 10) if spec.dtype.is_signed else (0, 10))
     return torch.randint(int(low), int(high), sizes, generator=gen).to(spec.dtype)
 
 

@@ -58,6 +58,10 @@ __all__ = [
     "I8",
     "I32",
     "I64",
+    "I16",
+    "U8",
+    "U64",
+    "F64",
     "Declaration",
     "Dim",
     "Fixed",
@@ -267,6 +271,11 @@ SPEC_NAMES = {
     torch.int32: "I32",
     torch.int64: "I64",
     torch.bool: "BOOL",
+    # the other dtypes CANN's op definitions declare that torch computes with on CPU
+    torch.int16: "I16",
+    torch.uint8: "U8",
+    torch.uint64: "U64",
+    torch.float64: "F64",
 }
 F32 = _typed(torch.float32, "F32")
 F16 = _typed(torch.float16, "F16")
@@ -275,6 +284,10 @@ I8 = _typed(torch.int8, "I8")
 I32 = _typed(torch.int32, "I32")
 I64 = _typed(torch.int64, "I64")
 BOOL = _typed(torch.bool, "BOOL")
+I16 = _typed(torch.int16, "I16")
+U8 = _typed(torch.uint8, "U8")
+U64 = _typed(torch.uint64, "U64")
+F64 = _typed(torch.float64, "F64")
 
 
 class ScalarSpec:

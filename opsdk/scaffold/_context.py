@@ -17,6 +17,7 @@ from opsdk.runtime.converters import (
     ge_input_args,
     ir_def_for,
 )
+from opsdk.runtime.inputs import SPEC_NAMES
 from opsdk.scaffold import aclnn, cann_specs, cppsig, pysig
 from opsdk.scaffold.cann_torch import TorchSide
 
@@ -41,6 +42,7 @@ def context(
         "autograd": req.autograd,
         "attach": req.attach,
         "opsdk_version": opsdk.__version__,
+        "spec_names": sorted(SPEC_NAMES.values()),  # the constructors specs.py may import
         "op": _op(op, cann, req.attach, working=op.is_default_add and req.writes_the_add),
         "pair": _op(partner) if partner else {},
         "cpp": _cpp_context(op, module, cann) if req.style == "cpp" else {},

@@ -74,3 +74,16 @@ def test_a_row_torch_cannot_make_is_left_out_and_none_left_is_refused():
     cann = _op([Input("x")], dtypes={"x": ("DT_UINT16",), "y": ("DT_UINT16",)})
     with pytest.raises(SpecError, match="no declared dtype combination has torch dtypes"):
         cases(op, cann.ir, cann)
+
+
+def test_unsigned_and_wide_dtypes_cann_declares_have_specs():
+    """A uint8 mask beside fp16 gradients (ReluGradV4's row), a uint64 dequant scale."""
+    dtypes = {
+        "g": ("DT_FLOAT16",),
+        "mask": ("DT_UINT8",),
+        "s": ("DT_UINT64",),
+        "y": ("DT_FLOAT16",),
+    }
+    cann = _op([Input("g"), Input("mask"), Input("s")], dtypes=dtypes)
+    op = spec.parse("t::op(Tensor g, Tensor mask, Tensor s) -> Tensor")
+    assert cases(op, cann.ir, cann) == ("Support(F16(4, 4), U8(4, 4), U64(4, 4))",)

@@ -15,6 +15,8 @@ from opsdk.runtime.inputs import (
     F16,
     F32,
     I32,
+    U8,
+    U64,
     Dim,
     Fixed,
     OneOf,
@@ -422,3 +424,14 @@ def test_tensor_bytes_is_bitwise_so_a_nan_equals_itself():
 )
 def test_tensor_bytes_are_the_bytes_of_a_views_values_not_of_its_storage(view, values):
     assert tensor_bytes(view) == _bytes_of(values)
+
+
+def test_unsigned_tensors_take_values_their_dtype_holds():
+    """An unsigned tensor's default values are non-negative (a signed range would wrap)."""
+    lib = torch.library.Library("t_inputs_u", "FRAGMENT")
+    lib.define("masked(Tensor x, Tensor mask) -> Tensor")
+    op = torch.ops.t_inputs_u.masked.default
+    declare_supported(op, [Support(F32(64), U8(64)), Support(F32(64), U64(64))])
+    for case in cases(parse(str(op._schema), validate=False), "static", "eager"):
+        mask = case.calls[0].args[1].to(torch.float64)
+        assert int(mask.min()) >= 0 and int(mask.max()) < 10, case.label
