@@ -70,14 +70,21 @@ def int64_input(value):
 
 
 def scalar_input(value):
-    """A Scalar argument as the GE input it is: a Const of its own type (int64 or
-    float) when concrete, the host tensor TorchAir made of it when symbolic."""
+    """A Scalar or Scalar[] argument as the GE input it is: a Const of its own type (int64
+    when every value is an int, else float; a list as one 1-D Const, as TorchAir's foreach
+    converters pass one) when concrete, the host tensor TorchAir made of it when symbolic."""
     from torchair import ge
 
     if value is None or isinstance(value, ge.Tensor):
         return value
-    dtype = ge.DataType.DT_INT64 if isinstance(value, int) else ge.DataType.DT_FLOAT
-    return ge.Const(value, dtype=dtype)
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if any(isinstance(v, ge.Tensor) for v in values):
+        raise TypeError(
+            "a Scalar[] with a symbolic item has no GE input opsdk can make: declare the "
+            "list's values in specs.py (Fixed([...])) so that they stay constants"
+        )
+    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+    return ge.Const(value, dtype=ge.DataType.DT_INT64 if ints else ge.DataType.DT_FLOAT)
 
 
 def _input_kind(arg: Arg) -> str:

@@ -81,17 +81,17 @@ def _refuse(ir: IrDef, name: str):
 
 
 def _scalar_kind(ir: IrDef, tensor) -> str:
-    """A ``.Scalar()`` input is a torch ``Scalar``: opsdk's converter passes it as the
-    GE host input of its name (``opsdk.converters.scalar_input``: int64 or float, as
-    CANN's scalar inputs are declared). A ``.ScalarList()`` has no such path: the
-    converters make no GE input of a ``Scalar[]`` (a list of symbolic values)."""
-    if tensor.scalar == "scalar" and tensor.kind != "dynamic":
-        return "Scalar?" if tensor.kind == "optional" else "Scalar"
-    what = "a ScalarList" if tensor.scalar == "scalar_list" else "a dynamic Scalar"
-    raise SpecError(
-        f"{ir.op_type}: input {tensor.name!r} is {what}: opsdk's converters pass one Scalar "
-        "as a GE input, no list of them; write the op's torch side by hand"
-    )
+    """A ``.Scalar()`` input is a torch ``Scalar``, a ``.ScalarList()`` one a ``Scalar[]``:
+    opsdk's converter passes either as the GE host input of its name
+    (``opsdk.converters.scalar_input``: int64 or float, a list as one 1-D input, as
+    TorchAir's own foreach converters pass a ``Scalar[]``)."""
+    if tensor.kind == "dynamic":
+        raise SpecError(
+            f"{ir.op_type}: input {tensor.name!r} is a dynamic Scalar: a list of scalar "
+            "inputs has no torch type opsdk can convert; write the op's torch side by hand"
+        )
+    kind = "Scalar[]" if tensor.scalar == "scalar_list" else "Scalar"
+    return f"{kind}?" if tensor.kind == "optional" else kind
 
 
 def _py_name(name: str) -> str:

@@ -24,7 +24,7 @@ OP_ADD({op});
 FLOATS = """.DataType({ge::DT_FLOAT, ge::DT_FLOAT16})
             .Format({ge::FORMAT_ND, ge::FORMAT_ND})"""
 # One op each of the issue's kinds: in place (a ref output), optional and dynamic inputs,
-# list attrs; with the reference each needs.
+# list attrs, and a ScalarList input; with the reference each needs.
 OPS = {
     "ScaleInplace": (
         f"""        this->Input("x").ParamType(REQUIRED){FLOATS};
@@ -37,6 +37,13 @@ OPS = {
         this->Input("bias").ParamType(OPTIONAL){FLOATS};
         this->Output("y").ParamType(REQUIRED){FLOATS};""",
         "return sum(xs) if bias is None else sum(xs) + bias",
+    ),
+    "ShiftBy": (
+        f"""        this->Input("x").ParamType(REQUIRED){FLOATS};
+        this->Input("offsets").ParamType(REQUIRED).ScalarList()
+            .DataType({{ge::DT_FLOAT, ge::DT_FLOAT}});
+        this->Output("y").ParamType(REQUIRED){FLOATS};""",
+        "return x + sum(offsets)",
     ),
     "SumDims": (
         f"""        this->Input("x").ParamType(REQUIRED){FLOATS};
@@ -68,13 +75,14 @@ def test_a_project_is_one_package_that_passes_only_once_its_references_are_writt
     assert run.code == 0, run.stderr
     pkg = tmp_path / "my_ops"
     modules = {"scale_inplace": pkg / "my_ops"}  # the first by name: the top-level modules
-    modules |= {n: pkg / "my_ops" / n for n in ("sum_dims", "weighted_sum")}
+    modules |= {n: pkg / "my_ops" / n for n in ("shift_by", "sum_dims", "weighted_sum")}
     for name, folder in modules.items():
         assert (folder / "ir.py").is_file(), name
     assert "Tensor(a!) x, *, float alpha=2." in (modules["scale_inplace"] / "schema.py").read_text()
     schema = (modules["weighted_sum"] / "schema.py").read_text()
     assert "Tensor[] xs, Tensor? bias" in schema
     assert "int[] dims=[1], bool keepdim=False" in (modules["sum_dims"] / "schema.py").read_text()
+    assert "Tensor x, Scalar[] offsets" in (modules["shift_by"] / "schema.py").read_text()
 
     run = opsdk_cli("check", pkg, "--backend", "eager", "--shapes", "static", json_report=True)
     assert run.code == 1 and {r["status"] for r in run.report["results"]} == {"fail"}
@@ -94,7 +102,7 @@ def test_a_project_is_one_package_that_passes_only_once_its_references_are_writt
         if r["status"] != "pass" and not (r["status"] == "skip" and "not apply" in r["message"])
     ]
     assert run.code == 0 and not failed, "\n".join(failed) or run.stderr
-    assert sum(r["status"] == "pass" for r in run.cells()) > 45
+    assert sum(r["status"] == "pass" for r in run.cells()) > 60
     ops = {r["op"].split(".")[0] for r in run.report["results"]}
     assert ops == {f"fc_proj::{n}" for n in modules}
     backends = {r["backend"] for r in run.report["results"]}
