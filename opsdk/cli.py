@@ -61,8 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     """The whole command line; it imports neither torch nor the harness (``--help``,
     ``--version`` and ``doctor`` stay fast)."""
     from opsdk.axes import DEFAULT_STYLE, SHAPE_MODES, STYLES
-    from opsdk.harness import columns, contexts, profiles
-    from opsdk.harness import shard as shard_plan
+    from opsdk.harness import columns
+    from opsdk.harness.run import shard as shard_plan
+    from opsdk.harness.variants import contexts, profiles
 
     parser = argparse.ArgumentParser(
         prog="opsdk", description="Scaffold Ascend NPU custom ops and prove they enter the graph."
@@ -291,7 +292,8 @@ def _check(args) -> int:
         )
     _check_outputs(args, **{"--dump": args.dump})
     from opsdk import harness, report
-    from opsdk.harness import interrupts, profiles, target
+    from opsdk.harness.run import interrupts, target
+    from opsdk.harness.variants import profiles
     from opsdk.report.merge import provenance
     from opsdk.report.progress import Progress
 
@@ -331,8 +333,8 @@ def _check(args) -> int:
 
 def _incremental(args, package, ops, cells):
     """The cell cache (None with --no-cache), the shard plan, and the cells this run runs."""
-    from opsdk.harness import cache as cell_cache
-    from opsdk.harness import shard as shard_plan
+    from opsdk.harness.run import cache as cell_cache
+    from opsdk.harness.run import shard as shard_plan
 
     cache = None
     if not args.no_cache and cell_cache.enabled():
@@ -357,7 +359,7 @@ def _run_isolated(args, cells, progress, cache):
     interrupted: the ops left are ``not run``. An op whose cells the cell cache holds all
     gets its cached results without a child."""
     from opsdk import harness
-    from opsdk.harness import interrupts, isolate
+    from opsdk.harness.run import interrupts, isolate
 
     timeout = args.timeout or DEFAULT_TIMEOUT
     selection = ["--backend", ",".join(args.backend), "--shapes", ",".join(args.shapes)]
@@ -422,7 +424,7 @@ def _coverage(args) -> int:
 
     _outputs.check({"--json": (args.json, "coverage.json")})
     from opsdk import harness
-    from opsdk.harness import coverage, target
+    from opsdk.harness.run import coverage, target
 
     package = target.load(args.target)
     specs = {op.spec.qualname: op.spec for op in harness.discover(package)}
@@ -447,7 +449,7 @@ def _ir(args) -> int:
 
     _outputs.check({}, {"--out": args.out})
     from opsdk import harness
-    from opsdk.harness import target
+    from opsdk.harness.run import target
     from opsdk.runtime import irdef
     from opsdk.scaffold import ir_export
 
@@ -563,7 +565,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"opsdk {args.command}: error: {err}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:  # Ctrl-C outside a check's cells: no traceback for that
-        from opsdk.harness.interrupts import EXIT_CODE
+        from opsdk.harness.run.interrupts import EXIT_CODE
 
         print(f"opsdk {args.command}: interrupted", file=sys.stderr)
         return EXIT_CODE

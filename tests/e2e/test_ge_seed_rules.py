@@ -18,9 +18,9 @@ import torch
 
 from opsdk import harness, meta
 from opsdk.converters import int64_input
-from opsdk.harness import ge
-from opsdk.harness.inputs import cases
+from opsdk.harness.columns import ge
 from opsdk.harness.model import CellFailure
+from opsdk.harness.variants.inputs import cases
 from opsdk.inputs import F32, I64, Fixed, Support, declare_supported
 from opsdk.irdef import Input, IrDef, Output, register
 from opsdk.runtime.device import ensure_npu

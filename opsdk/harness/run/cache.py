@@ -1,7 +1,7 @@
 """The cell cache: a cell whose inputs have not changed since it last ran is not run again.
 
 A cell's key digests everything its result depends on: the op's sources
-(:func:`opsdk.harness.fingerprint.op_sources`), opsdk's version and own files, the
+(:func:`opsdk.harness.run.fingerprint.op_sources`), opsdk's version and own files, the
 versions of Python, torch, torch_npu and TorchAir, the cell (op, backend, shape mode,
 context, profile) and the columns of the run it leaves work to (``opcheck`` leaves its
 AOT tests to ``aot_eager``). A cached result is reported as such (``Result.cached``).
@@ -33,8 +33,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from types import ModuleType
 
-from opsdk.harness import fingerprint, run_scope
 from opsdk.harness.model import Cell, OpUnderTest, Result
+from opsdk.harness.run import fingerprint, run_scope
 
 __all__ = ["DIR_NAME", "ENV_OFF", "CellCache", "cacheable", "directory", "enabled", "failed"]
 

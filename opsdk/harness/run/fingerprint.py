@@ -1,6 +1,6 @@
 """What a cell's result depends on, as digests: the op's source files and the platform.
 
-The cell cache (:mod:`opsdk.harness.cache`) keys results by them, and a report records
+The cell cache (:mod:`opsdk.harness.run.cache`) keys results by them, and a report records
 them so that shard reports of different sources or versions are never merged
 (:mod:`opsdk.report.merge`).
 
