@@ -62,6 +62,8 @@ class Library:
     reg_op: Callable[[str], object] = lambda op_type: None
     pairs: list = field(default_factory=list)
     schemas: dict = field(default_factory=dict)  # op name -> schema text, as the library has it
+    # What keeps the registrations alive (a torch Library deregisters when collected).
+    keep: list = field(default_factory=list, repr=False)
 
 
 def load(target: str) -> Library:
@@ -98,7 +100,7 @@ def _torch_npu() -> Library:
             # torchgen tags every op whose name ends in "_" inplace; torch_npu's codegen is torchgen
             tags = (torch.Tag.inplace,) if name.split(".")[0].endswith("_") else ()
             lib.define(text, tags=tags)
-    _exec_meta(wheel, sorted(names))
+    meta = _exec_meta(wheel, sorted(names))
     ops = []
     for c in overloads:
         packet = getattr(torch.ops.npu, c.name, None)
@@ -119,7 +121,7 @@ def _torch_npu() -> Library:
         warnings.simplefilter("ignore")
         for module in sorted({c.module for c in overloads}):
             importlib.import_module(f"{wheel.CONVERTER_MODULE}.{module}")
-    library = Library("torch_npu", ops, _reg_op, pairs, schemas)
+    library = Library("torch_npu", ops, _reg_op, pairs, schemas, keep=[lib, meta])
     for op in ops:
         audit_cases.attach(op)
     return library
@@ -141,9 +143,11 @@ def _defined(name: str) -> bool:
     return packet is not None and (overload or "default") in packet.overloads()
 
 
-def _exec_meta(wheel, names) -> None:
+def _exec_meta(wheel, names) -> dict:
     """Run torch_npu's Meta registrations of ``names`` from its own file (compiled under
-    its path, so a Meta function's traceback names its real line)."""
+    its path, so a Meta function's traceback names its real line); their namespace."""
     module = ast.Module(body=wheel.meta_nodes(names), type_ignores=[])
     path = str(wheel.locator.torch_npu_file(wheel.META))
-    exec(compile(module, path, "exec"), {"__name__": "opsdk_audit_meta"})  # noqa: S102
+    namespace = {"__name__": "opsdk_audit_meta"}
+    exec(compile(module, path, "exec"), namespace)  # noqa: S102
+    return namespace

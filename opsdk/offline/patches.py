@@ -22,6 +22,7 @@ __all__ = [
     "aot_calls_replaced",
     "ge_compile_hooked",
     "ge_converter_wrapped",
+    "ge_first_run_hooked",
     "guard_profiling_skipped",
     "npu_storage_constructor",
     "npugraph_ex_config_defaults",
@@ -140,6 +141,33 @@ def ge_compile_hooked(on_first_compile: Callable[[Any], None]) -> Iterator[None]
         yield
     finally:
         GeConcreteGraph.compile = original
+
+
+@contextlib.contextmanager
+def ge_first_run_hooked(on_first_run: Callable[[Any], None]) -> Iterator[None]:
+    """While active, TorchAir's ``GeConcreteGraph`` calls ``on_first_run(graph)`` on its first
+    run, once its runtime updates are applied and before it loads the graph into GE.
+
+    Why: ``opsdk audit`` takes the GE graph TorchAir built without loading or running it
+    (it has no kernel); TorchAir loads before it compiles, so :func:`ge_compile_hooked`
+    comes too late. Checked against torch-npu 2.13.0.
+    """
+    from torchair._ge_concrete_graph.fx2ge_converter import GeConcreteGraph
+
+    original = GeConcreteGraph.update_graph_with_runtime
+
+    @functools.wraps(original)
+    def hooked(self, *args: Any, **kwargs: Any) -> Any:
+        result = original(self, *args, **kwargs)
+        if not self._is_compiled:
+            on_first_run(self)
+        return result
+
+    GeConcreteGraph.update_graph_with_runtime = hooked
+    try:
+        yield
+    finally:
+        GeConcreteGraph.update_graph_with_runtime = original
 
 
 @contextlib.contextmanager

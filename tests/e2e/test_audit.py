@@ -3,6 +3,8 @@ defect and its correct twin, and the CLI's reports and exit codes."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from opsdk.offline import locator
@@ -33,3 +35,143 @@ def test_the_wheel_converts_142_overloads_each_with_schema_and_meta(wheel):
     assert ("npu_add_rms_norm_v2_functional", "npu_add_rms_norm_v2", (0, 1)) in [
         p[:3] for p in wheel.reinplace_pairs()
     ]
+
+
+# --- Each check against a planted defect and its correct twin --------------------------------
+
+import torch  # noqa: E402
+
+from opsdk.harness.model import CellFailure  # noqa: E402
+from opsdk.runtime.inputs import F32, Support, declare_supported  # noqa: E402
+
+_LIB = torch.library.Library("audit_t", "DEF")
+_SCHEMAS = {
+    "specializes": "specializes(Tensor x) -> Tensor",
+    "symbolic": "symbolic(Tensor x) -> Tensor",
+    "new_for_alias": "new_for_alias(Tensor(a!) x) -> Tensor(a!)",
+    "returns_alias": "returns_alias(Tensor(a!) x) -> Tensor(a!)",
+    "pair_": "pair_(Tensor(a!) x, Tensor y) -> Tensor",
+    "pair_functional": "pair_functional(Tensor x, Tensor y) -> (Tensor, Tensor)",
+}
+_METAS = {
+    "specializes": lambda x: x.new_empty((int(x.shape[0]), x.shape[1])),  # int(): a guard
+    "symbolic": lambda x: x.new_empty(x.shape),
+    "new_for_alias": lambda x: x.new_empty(x.shape),  # a new tensor for an aliased return
+    "returns_alias": lambda x: x,
+    "pair_": lambda x, y: x.new_empty(x.shape),
+    "pair_functional": lambda x, y: (x.new_empty(x.shape), x.new_empty(x.shape)),
+}
+
+
+@pytest.fixture(scope="module")
+def planted():
+    """The synthetic library: each op with its Meta function, the stand-in kernel and one
+    case, as the audit reads a library."""
+    from opsdk.audit import standin
+    from opsdk.audit.library import AuditOp, Library
+    from opsdk.runtime.device import ensure_npu
+
+    ensure_npu()
+    for name, text in _SCHEMAS.items():
+        _LIB.define(text)
+        _LIB.impl(name, _METAS[name], "Meta")
+    ops = {}
+    for name in _SCHEMAS:
+        op = getattr(torch.ops.audit_t, name).default
+        standin.register(_LIB, op)
+        cases = [Support(F32(2, 3), F32(2, 3))] if name.startswith("pair") else [Support(F32(2, 3))]
+        declare_supported(op, cases, non_contiguous=False)
+        ops[name] = AuditOp(op, f"audit_t::{name}", None, None, cases, "declared")
+    return Library("audit_t", list(ops.values())), ops
+
+
+def _fails(check, library, op, shapes, layer, words):
+    with pytest.raises(CellFailure) as found:
+        check(library, op, shapes)
+    assert found.value.layer == layer, found.value
+    assert words in str(found.value)
+
+
+@pytest.mark.parametrize("shapes", ["dynamic"])
+def test_fake_a_meta_that_specializes_a_size_recompiles(planted, shapes):
+    from opsdk.audit.checks import fake
+
+    library, ops = planted
+    _fails(fake.check, library, ops["specializes"], shapes, "recompile", "recompiled")
+    assert fake.check(library, ops["symbolic"], shapes) == []
+
+
+def test_schema_an_aliased_return_the_meta_makes_new(planted):
+    from opsdk.audit.checks import schema
+
+    library, ops = planted
+    _fails(schema.check, library, ops["new_for_alias"], "static", "schema", "returns a new tensor")
+    assert schema.check(library, ops["returns_alias"], "static") == []
+
+
+def test_schema_a_reinplace_pair_that_disagrees_with_its_schemas(planted):
+    from opsdk.audit.checks import schema
+
+    library, ops = planted
+    wrong = dataclasses.replace(library, pairs=[("pair_functional", "pair_", (1,), "here:1")])
+    pairs = lambda lib, op, _: schema.check_pairs(lib, op)  # noqa: E731
+    _fails(pairs, wrong, ops["pair_"], None, "schema", "writes arguments [1]")
+    right = dataclasses.replace(library, pairs=[("pair_functional", "pair_", (0,), "here:1")])
+    schema.check_pairs(right, ops["pair_"])  # its twin: no finding
+
+
+@pytest.fixture(scope="module")
+def torch_npu_library(wheel):
+    from opsdk.audit import library
+
+    return library.load("torch_npu")
+
+
+def _op(lib, qualname):
+    [op] = [o for o in lib.ops if o.qualname == qualname]
+    return op
+
+
+def test_converter_a_python_default_that_is_not_the_schemas(torch_npu_library):
+    """The real defect: npu_group_norm_silu's converter defaults eps to 1e-4, the schema
+    to 1e-5; npu_rms_norm's converter and schema agree (the twin)."""
+    from opsdk.audit.checks import converter
+
+    lib = torch_npu_library
+    _fails(
+        converter.check,
+        lib,
+        _op(lib, "npu::npu_group_norm_silu"),
+        "static",
+        "converter",
+        "eps at its schema default 1e-05 reaches GE as GroupNormSilu attr eps=9.99",
+    )
+    assert converter.check(lib, _op(lib, "npu::npu_rms_norm"), "static") == []
+
+
+def test_converter_a_node_without_a_required_attr(torch_npu_library):
+    from opsdk.audit.checks import converter
+
+    lib = torch_npu_library
+    op = _op(lib, "npu::npu_rms_norm")
+    graph = converter.lower(op.op, _first(op), "static").graph
+    [node] = [n for n in graph.op if n.type == "RmsNorm"]
+    converter.check_node(lib, node, op)  # the twin: as TorchAir builds it
+    required = dataclasses.replace(
+        lib.reg_op("RmsNorm").ir,
+        attrs=tuple(dataclasses.replace(a, default=None) for a in lib.reg_op("RmsNorm").ir.attrs),
+    )
+    del node.attr["epsilon"]
+    planted = dataclasses.replace(
+        lib, reg_op=lambda t: dataclasses.replace(lib.reg_op(t), ir=required)
+    )
+    with pytest.raises(CellFailure, match=r"lacks attrs \['epsilon'\]"):
+        converter.check_node(planted, node, op)
+
+
+def _first(op):
+    from opsdk.audit.checks import first_call
+    from opsdk.harness.variants.inputs import cases
+    from opsdk.runtime import spec
+
+    return first_call(cases(spec.of(op.op), "static", "ge")[0])
