@@ -83,6 +83,7 @@ def attach(audit_op) -> None:
             left = str(err)
             continue
         audit_op.cases.append(support)
-    if not audit_op.cases:
+    if audit_op.cases:  # each was checked against the schema alone; now all are the op's
+        inputs.declare_supported(op, audit_op.cases, non_contiguous=False)
+    else:
         audit_op.no_case = f"no case: {left or 'none fits the schema'}"
-    inputs.declare_supported(op, audit_op.cases, non_contiguous=False) if audit_op.cases else None
