@@ -10,13 +10,17 @@ mode as it does for ``opsdk check``.
 
 from __future__ import annotations
 
+import math
+
 from opsdk.errors import SpecError
 from opsdk.harness.variants.inputs import default_support
 from opsdk.runtime import inputs, spec
 
-__all__ = ["MAX_CASES", "attach", "from_torchair"]
+__all__ = ["MAX_BYTES", "MAX_CASES", "attach", "from_torchair"]
 
 MAX_CASES = 2  # per op: the first cases TorchAir declares (the sweep's cost grows with each)
+# A case's tensors at most (memory and time grow with them; dynamic mode grows each size)
+MAX_BYTES = 64 * 2**20
 
 
 class _Inexpressible(Exception):
@@ -39,6 +43,17 @@ def _value(value):
     return value
 
 
+def _bytes(support) -> int:
+    """What the tensors of ``support`` take at their declared sizes."""
+    tensors = [
+        t
+        for v in (*support.args, *support.kwargs.values())
+        for t in (v if isinstance(v, list) else [v])
+        if isinstance(t, inputs.TensorSpec)
+    ]
+    return sum(math.prod(t.sizes(0)) * t.dtype.itemsize for t in tensors)
+
+
 def from_torchair(supports) -> tuple[list, str]:
     """opsdk ``Support`` s for TorchAir's, and why any was left out ("" when none was)."""
     made, left = [], ""
@@ -52,6 +67,14 @@ def from_torchair(supports) -> tuple[list, str]:
             )
         except (_Inexpressible, SpecError) as err:
             left = f"a declared case was left out: {err}"
+            continue
+        size = _bytes(made[-1])
+        if size > MAX_BYTES:
+            made.pop()
+            left = (
+                f"a declared case was left out: its tensors take {size / 2**20:.0f} MiB, "
+                f"over the audit's {MAX_BYTES // 2**20} MiB (dynamic mode grows them)"
+            )
     return made, left
 
 
@@ -63,27 +86,38 @@ def _declared(op):
 
 
 def attach(audit_op) -> None:
-    """Give ``audit_op`` its cases and register them as its declaration."""
+    """Give ``audit_op`` its cases and register them as its declaration: TorchAir's that
+    fit the schema (at most :data:`MAX_CASES`), else one derived; ``left`` says why any
+    declared case was left out."""
     op = audit_op.op
     declared = _declared(op)
-    supports, left = from_torchair(declared) if declared else ([], "")
-    if supports:
-        audit_op.origin = "declared"
-    else:
+    supports, audit_op.left = from_torchair(declared) if declared else ([], "")
+    audit_op.cases, why = _fitting(op, supports[:MAX_CASES])
+    audit_op.left = audit_op.left or why
+    audit_op.origin = "declared"
+    if not audit_op.cases:
+        audit_op.origin = "derived"
         try:
-            supports = [default_support(spec.of(op))]
+            derived = [default_support(spec.of(op))]
         except Exception as err:  # noqa: BLE001 - any schema opsdk cannot derive a case of
             audit_op.no_case = f"no case: TorchAir declares none and none derives ({err})"
             return
-        audit_op.origin = "derived"
-    for support in supports[:MAX_CASES]:
+        audit_op.cases, why = _fitting(op, derived)
+        if not audit_op.cases:
+            audit_op.no_case = f"no case: {audit_op.left or why}; the derived one: {why}"
+            return
+    # each was checked against the schema alone; now all are the op's
+    inputs.declare_supported(op, audit_op.cases, non_contiguous=False)
+
+
+def _fitting(op, supports) -> tuple[list, str]:
+    """Those of ``supports`` that fit ``op``'s schema, and why one did not."""
+    fit, why = [], ""
+    for support in supports:
         try:
             inputs.declare_supported(op, [support], non_contiguous=False)
         except SpecError as err:
-            left = str(err)
+            why = f"a declared case does not fit the schema: {err}"
             continue
-        audit_op.cases.append(support)
-    if audit_op.cases:  # each was checked against the schema alone; now all are the op's
-        inputs.declare_supported(op, audit_op.cases, non_contiguous=False)
-    else:
-        audit_op.no_case = f"no case: {left or 'none fits the schema'}"
+        fit.append(support)
+    return fit, why

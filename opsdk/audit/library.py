@@ -21,6 +21,7 @@ import torch
 from opsdk.audit import cases as audit_cases
 from opsdk.audit import standin
 from opsdk.errors import TargetError
+from opsdk.harness.run import fingerprint
 
 __all__ = ["AuditOp", "Library", "load"]
 
@@ -40,7 +41,8 @@ class Source:
 class AuditOp:
     """One overload under audit. ``cases`` are opsdk ``Support`` s; ``origin`` says where
     they came from (``declared``: TorchAir's ``declare_supported``; ``derived``: the
-    schema), ``no_case`` why there are none."""
+    schema; ``searched``: derived, then changed until the Meta function took it), and
+    ``no_case`` why there are none."""
 
     op: torch._ops.OpOverload
     qualname: str
@@ -49,6 +51,8 @@ class AuditOp:
     cases: list = field(default_factory=list)
     origin: str = "derived"
     no_case: str = ""
+    left: str = ""  # why a case TorchAir declares was left out
+    searched: bool = False  # the derived case went through opsdk.audit.search
 
 
 @dataclass
@@ -62,6 +66,7 @@ class Library:
     reg_op: Callable[[str], object] = lambda op_type: None
     pairs: list = field(default_factory=list)
     schemas: dict = field(default_factory=dict)  # op name -> schema text, as the library has it
+    sources: str = ""  # the digest of the files read (what a cached result depends on)
     # What keeps the registrations alive (a torch Library deregisters when collected).
     keep: list = field(default_factory=list, repr=False)
 
@@ -75,6 +80,7 @@ def load(target: str) -> Library:
     return _torch_npu()
 
 
+@functools.cache  # its ops are defined and registered once per process
 def _torch_npu() -> Library:
     from opsdk.audit import torch_npu as wheel
     from opsdk.offline.torchair import torchair_with_converters
@@ -121,7 +127,9 @@ def _torch_npu() -> Library:
         warnings.simplefilter("ignore")
         for module in sorted({c.module for c in overloads}):
             importlib.import_module(f"{wheel.CONVERTER_MODULE}.{module}")
-    library = Library("torch_npu", ops, _reg_op, pairs, schemas, keep=[lib, meta])
+    read = [wheel.SCHEMAS, wheel.META, wheel.CONVERTERS, wheel.GE_RAW_OPS, wheel.REINPLACE]
+    sources = fingerprint.digest([wheel.locator.torch_npu_file(p) for p in read])
+    library = Library("torch_npu", ops, _reg_op, pairs, schemas, sources, keep=[lib, meta])
     for op in ops:
         audit_cases.attach(op)
     return library

@@ -2,7 +2,7 @@
 
 The audit checks schemas, Meta functions and converters, never numbers, and has no
 kernel of the op. Dynamo and AOT call the op on real (npu or CPU) tensors only to run
-the graph they traced; this stand-in answers with zero tensors of the shapes and dtypes
+the graph they traced; this stand-in answers with empty tensors of the shapes and dtypes
 the op's Meta function gives, and with the very input for a return the schema aliases
 to it, so a compiled call completes and the next one (new sizes) can show a recompile.
 """
@@ -53,7 +53,7 @@ def kernel(op):
             if i in aliases
             else torch.utils._pytree.tree_map(
                 lambda m: (
-                    torch.zeros(m.shape, dtype=m.dtype, device=device)
+                    torch.empty(m.shape, dtype=m.dtype, device=device)
                     if isinstance(m, torch.Tensor)
                     else m
                 ),

@@ -169,9 +169,106 @@ def test_converter_a_node_without_a_required_attr(torch_npu_library):
         converter.check_node(planted, node, op)
 
 
+def test_converter_a_node_without_a_required_input(torch_npu_library):
+    """RmsNorm(x, gamma): gamma left unfed is a finding; an input name the REG_OP text
+    lacks (TorchAir's GE API and its own REG_OP disagree) is a note."""
+    from opsdk.audit.checks import converter
+
+    lib = torch_npu_library
+    op = _op(lib, "npu::npu_rms_norm")
+    graph = converter.lower(op.op, _first(op), "static").graph
+    [node] = [n for n in graph.op if n.type == "RmsNorm"]
+    assert converter.check_node(lib, node, op) == []  # the twin
+    renamed = type(node)()
+    renamed.CopyFrom(node)
+    renamed.input_desc[1].name = "beta"
+    [note] = converter.check_node(lib, renamed, op)
+    assert "inputs ['beta']" in note and "cannot be decided offline" in note
+    node.input[1] = ""
+    with pytest.raises(CellFailure, match=r"required: \['x', 'gamma'\]"):
+        converter.check_node(lib, node, op)
+
+
 def _first(op):
     from opsdk.audit.checks import first_call
     from opsdk.harness.variants.inputs import cases
     from opsdk.runtime import spec
 
     return first_call(cases(spec.of(op.op), "static", "ge")[0])
+
+
+# --- The command: reports, exit codes, cache, waivers, shards ---------------------------------
+
+import json  # noqa: E402
+
+from opsdk import cli  # noqa: E402
+
+_SILU = "npu::npu_group_norm_silu"  # the real eps defect
+_RMS = "npu::npu_rms_norm"  # clean
+
+
+def _audit(capsys, *argv) -> tuple[int, str]:
+    code = cli.main(["audit", "torch_npu", *argv])
+    return code, capsys.readouterr().out
+
+
+def test_audit_command_reports_the_finding_and_exits_1(
+    torch_npu_library, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # the cell cache lives in the current directory
+    monkeypatch.delenv("OPSDK_NO_CACHE")
+    report, markdown = tmp_path / "a.json", tmp_path / "a.md"
+    code, out = _audit(
+        capsys, "-k", "group_norm_silu", "--json", str(report), "--markdown", str(markdown),
+        "--report", str(tmp_path / "a.html"),
+    )  # fmt: skip
+    assert code == 1, out
+    assert "[1/6] npu::npu_group_norm_silu [schema-static] ... pass" in out  # progress
+    assert "audited 1 of 1 ops" in out
+    results = {
+        r["backend"] + "-" + r["shapes"]: r for r in json.loads(report.read_text())["results"]
+    }
+    assert set(results) == {
+        "schema-static", "fake-static", "fake-dynamic", "fake-mark_static",
+        "converter-static", "converter-dynamic",
+    }  # fmt: skip
+    assert results["converter-static"]["status"] == "fail"
+    assert "eps at its schema default 1e-05" in results["converter-static"]["message"]
+    assert "converter-static" in markdown.read_text()
+    # Again: every cell from the cache, the same verdict.
+    code, out = _audit(capsys, "-k", "group_norm_silu")
+    assert code == 1 and "(6 cached)" in out, out
+    # A waiver for the finding: xfail, exit 0; the waiver's check must exist.
+    waivers = tmp_path / "w.toml"
+    waivers.write_text(
+        f'[[waiver]]\nop = "{_SILU}"\nbackend = "converter"\nshapes = "static"\n'
+        'reason = "eps default: torch_npu issue"\n'
+    )
+    code, out = _audit(capsys, "-k", "group_norm_silu", "--waivers", str(waivers))
+    assert code == 0 and "1 xfail" in out, out
+    waivers.write_text(waivers.read_text().replace('"converter"', '"ge"'))
+    assert cli.main(["audit", "torch_npu", "--waivers", str(waivers)]) == 2
+    assert "unknown backend 'ge': choose from schema, fake, converter" in capsys.readouterr().err
+
+
+def test_audit_shards_merge_into_the_whole_audit(torch_npu_library, tmp_path, capsys):
+    parts = []
+    for i in (1, 2):
+        parts.append(tmp_path / f"s{i}.json")
+        code, out = _audit(
+            capsys, "-k", "rms_norm", "--checks", "schema,converter", "--shapes", "static",
+            "--no-cache", "--shard", f"{i}/2", "--json", str(parts[-1]),
+        )  # fmt: skip
+        assert code == 0, out
+    code = cli.main(["report", "merge", *map(str, parts), "--json", str(tmp_path / "m.json")])
+    merged = json.loads((tmp_path / "m.json").read_text())["results"]
+    ops = {r["op"] for r in merged}
+    assert code == 0 and _RMS in ops and len(merged) == 2 * len(ops)
+
+
+def test_audit_refuses_what_it_cannot_audit_in_one_line(capsys):
+    assert cli.main(["audit", "no_such_library"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot audit 'no_such_library'" in err
+    assert cli.main(["audit", "torch_npu", "--timeout", "5"]) == 2
+    assert "--timeout applies to --isolate" in capsys.readouterr().err

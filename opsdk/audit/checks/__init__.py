@@ -8,16 +8,14 @@ what it could not decide; a note never fails the run.
 
 from __future__ import annotations
 
+import logging
+
+from opsdk.axes import AUDIT_CHECKS
 from opsdk.harness.variants.inputs import Call, on_device
 
 __all__ = ["CHECKS", "Undecided", "first_call", "fake_outputs", "where"]
 
-# check -> the shape modes it runs in (the schema does not depend on them)
-CHECKS = {
-    "schema": ("static",),
-    "fake": ("static", "dynamic", "mark_static"),
-    "converter": ("static", "dynamic"),
-}
+CHECKS = AUDIT_CHECKS  # check -> the shape modes it runs in
 
 
 class Undecided(Exception):
@@ -38,8 +36,14 @@ def fake_outputs(op, call: Call):
     fake = lambda t: mode.from_tensor(t) if isinstance(t, torch.Tensor) else t  # noqa: E731
     args = torch.utils._pytree.tree_map(fake, call.args)
     kwargs = torch.utils._pytree.tree_map(fake, call.kwargs)
-    with mode:
-        out = op(*args, **kwargs)
+    # a refusal is the caller's to report: not torch's log of it, traceback and all
+    quiet = logging.getLogger("torch._subclasses.fake_tensor")
+    level, quiet.level = quiet.level, logging.CRITICAL
+    try:
+        with mode:
+            out = op(*args, **kwargs)
+    finally:
+        quiet.level = level
     return out, args, kwargs
 
 

@@ -14,7 +14,7 @@ import torch._dynamo
 from torch._dynamo.testing import CompileCounterWithBackend
 
 from opsdk.audit.checks import Undecided, fake_outputs, where
-from opsdk.harness.failures import first_line, root_cause
+from opsdk.harness.failures import chain, first_line, root_cause
 from opsdk.harness.model import CellFailure
 from opsdk.harness.variants.inputs import cases, mark_static, on_device, tensors_of
 from opsdk.runtime import spec
@@ -68,6 +68,11 @@ def _check_compiled(op, calls, shapes: str, label: str) -> None:
         try:
             compiled(*call.args, **call.kwargs)
         except Exception as err:  # noqa: BLE001 - the Meta took these sizes eagerly
+            if any(isinstance(e, torch._dynamo.exc.Unsupported) for e in chain(err)):
+                # Dynamo's limit (a sparse result...), not the Meta function's
+                raise Undecided(
+                    f"case {label}: Dynamo cannot trace the call: {first_line(err)}"
+                ) from err
             raise CellFailure(
                 "fake",
                 f"case {label}, call {i} (sizes {sizes}): the Meta function{where(op.meta)} "

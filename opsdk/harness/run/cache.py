@@ -108,16 +108,20 @@ class CellCache:
         try:
             result = Result(**entry["result"])
             trusted = entry["key"] == key and result.op == cell.op.name
-            trusted = trusted and result.label == cell.label and cacheable(result)
+            trusted = trusted and result.label == cell.label and self.keeps(result)
         except (KeyError, TypeError, ValueError):  # not an entry this opsdk wrote
             return None
         return replace(result, cached=True) if trusted else None
 
     def put(self, cell: Cell, result: Result) -> None:
         """Keep ``result`` (unwaived, as the cell produced it) when it is worth keeping."""
-        if cacheable(result) and not result.cached:
+        if self.keeps(result) and not result.cached:
             key = self.key(cell)
             self._write(self._entry(key), {"key": key, "result": asdict(result)})
+
+    def keeps(self, result: Result) -> bool:
+        """Whether ``result`` is worth keeping (:func:`cacheable`)."""
+        return cacheable(result)
 
     # Last outcomes ---------------------------------------------------------------------
 

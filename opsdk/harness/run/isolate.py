@@ -37,10 +37,13 @@ def _where(stdout: str) -> str:
     return f" in {label}" if label else ""
 
 
-def run_op(target: str, cells: list[Cell], selection, timeout: float, dump_dir=None):
-    """Check one op's ``cells`` in a child `opsdk check --only-op` given the ``selection``
-    flags that lay them out (``--backend ...``); a crash or timeout becomes each cell's
-    error, a stop before the child's report each cell's ``not run``."""
+def run_op(
+    target: str, cells: list[Cell], selection, timeout: float, dump_dir=None, command="check"
+):
+    """Check one op's ``cells`` in a child `opsdk check --only-op` (`opsdk audit` for
+    ``command="audit"``) given the ``selection`` flags that lay them out (``--backend
+    ...``); a crash or timeout becomes each cell's error, a stop before the child's report
+    each cell's ``not run``."""
     op = cells[0].op.name
 
     def every_cell(status, layer=None, message="", seconds=0.0):
@@ -48,7 +51,7 @@ def run_op(target: str, cells: list[Cell], selection, timeout: float, dump_dir=N
 
     with tempfile.TemporaryDirectory(prefix="opsdk-isolate-") as scratch:
         report = Path(scratch) / "report.json"
-        argv = [sys.executable, "-m", "opsdk", "check", target, "--only-op", op, *selection]
+        argv = [sys.executable, "-m", "opsdk", command, target, "--only-op", op, *selection]
         argv += ["--json", str(report)]
         if dump_dir is not None:
             argv += ["--dump", str(dump_dir)]
