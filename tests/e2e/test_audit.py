@@ -52,6 +52,7 @@ _SCHEMAS = {
     "returns_alias": "returns_alias(Tensor(a!) x) -> Tensor(a!)",
     "pair_": "pair_(Tensor(a!) x, Tensor y) -> Tensor",
     "pair_functional": "pair_functional(Tensor x, Tensor y) -> (Tensor, Tensor)",
+    "kwonly": "kwonly(Tensor x, *, int k=1) -> Tensor",
 }
 _METAS = {
     "specializes": lambda x: x.new_empty((int(x.shape[0]), x.shape[1])),  # int(): a guard
@@ -60,6 +61,7 @@ _METAS = {
     "returns_alias": lambda x: x,
     "pair_": lambda x, y: x.new_empty(x.shape),
     "pair_functional": lambda x, y: (x.new_empty(x.shape), x.new_empty(x.shape)),
+    "kwonly": lambda x, k=1: x.new_empty(x.shape),
 }
 
 
@@ -189,6 +191,31 @@ def test_converter_a_node_without_a_required_input(torch_npu_library):
         converter.check_node(lib, node, op)
 
 
+def test_converter_outputs_against_the_reg_op(torch_npu_library):
+    """npu_rms_norm's Meta outputs (y, rstd) are RmsNorm's, of allowed dtypes (the twin);
+    a REG_OP allowing rstd only float16, or declaring one output, makes it a finding."""
+    from opsdk.audit.checks import converter, fake_outputs
+
+    lib = torch_npu_library
+    op = _op(lib, "npu::npu_rms_norm")
+    call = _first(op)
+    graph = converter.lower(op.op, call, "static").graph
+    meta, _, _ = fake_outputs(op.op, call)
+    converter.check_outputs(lib, op, graph, meta)
+    real = lib.reg_op("RmsNorm")
+    for planted, words in (
+        (dataclasses.replace(real, dtypes={**real.dtypes, "rstd": ("DT_FLOAT16",)}),
+         "allows only as DT_FLOAT16"),
+        (dataclasses.replace(real, ir=dataclasses.replace(real.ir, outputs=real.ir.outputs[:1])),
+         "returns more outputs than the GE op has"),
+    ):  # fmt: skip
+        narrowed = dataclasses.replace(
+            lib, reg_op=lambda t, p=planted: p if t == "RmsNorm" else lib.reg_op(t)
+        )
+        with pytest.raises(CellFailure, match=words):
+            converter.check_outputs(narrowed, op, graph, meta)
+
+
 def _first(op):
     from opsdk.audit.checks import first_call
     from opsdk.harness.variants.inputs import cases
@@ -200,6 +227,7 @@ def _first(op):
 # --- The command: reports, exit codes, cache, waivers, shards ---------------------------------
 
 import json  # noqa: E402
+import re  # noqa: E402
 
 from opsdk import cli  # noqa: E402
 
@@ -272,3 +300,38 @@ def test_audit_refuses_what_it_cannot_audit_in_one_line(capsys):
     assert err.count("\n") == 1 and "cannot audit 'no_such_library'" in err
     assert cli.main(["audit", "torch_npu", "--timeout", "5"]) == 2
     assert "--timeout applies to --isolate" in capsys.readouterr().err
+
+
+def test_converter_binds_every_schema_argument(planted):
+    """A converter whose parameters swap two positional arguments, take fewer, or lack a
+    keyword-only one is a finding; its twin binds them all."""
+    from opsdk.audit.checks import converter
+
+    _, ops = planted
+    pair, kwonly = ops["pair_functional"], ops["kwonly"]  # (x, y); (x, *, k=1)
+
+    def right(x, y, meta_outputs=None):
+        return None
+
+    def swapped(y, x, meta_outputs=None):
+        return None
+
+    def short(x, meta_outputs=None):
+        return None
+
+    def right_k(x, *, k=1, meta_outputs=None):
+        return None
+
+    planted_defects = (
+        (pair, swapped, "receives positional argument 0 (x"),
+        (pair, short, "takes 1 positional"),
+        (kwonly, short, "has no parameter k"),
+    )
+    for op, fn, words in planted_defects:
+        op.op._ge_converter = fn
+        with pytest.raises(CellFailure, match=re.escape(words)):
+            converter.check_binding(op)
+    for op, fn in ((pair, right), (kwonly, right_k)):  # the twins
+        op.op._ge_converter = fn
+        converter.check_binding(op)
+        del op.op._ge_converter

@@ -9,6 +9,7 @@ import pytest
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
 
+import audit_sweep  # noqa: E402
 import device_cost  # noqa: E402
 import harness_throughput  # noqa: E402
 from _ops import generate_library  # noqa: E402
@@ -64,3 +65,11 @@ def test_the_phase_bench_splits_both_runs_by_phase(monkeypatch):
     assert "TorchAir + npugraph_ex import" not in full
     for run in (alone, full):
         assert run["total"] >= run["process start"] + run["cells aot_eager"]
+
+
+@pytest.mark.slow
+def test_the_audit_sweep_reruns_from_the_cache(monkeypatch):
+    monkeypatch.delenv("OPSDK_NO_CACHE")
+    rows = audit_sweep.main(["-k", "npu_rms_norm_backward"])
+    assert rows["cold"]["cells"] == rows["cached"]["cached"] > 0
+    assert rows["cold"]["cached"] == 0 and rows["cold"]["audited"] == "audited 2 of 2 ops"

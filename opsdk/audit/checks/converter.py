@@ -1,23 +1,28 @@
 """Check ``converter``: TorchAir lowers the op, and the GE graph agrees with CANN's
 prototype and with the schema.
 
-The op's FX node goes through the real TorchAir (``max-autotune``, the GE column's
-backend) in ``static`` and ``dynamic`` mode, and the GE graph is taken when TorchAir
-compiles it (nothing runs). Then: every node of a type whose ``REG_OP`` is known has at
-least the prototype's required inputs, no more inputs than it declares, every attr it
-requires, and each attr in the field of the prototype's type; the graph's inputs follow
-the seed rules the ge column enforces (symbolic scalars reach the op as int64 host
-inputs); and, in ``static`` mode, arguments left at their schema default lower to the
-same GE graph as the schema's default passed explicitly (a converter's Python default
-that differs from the schema's changes an attr).
+First, every schema argument binds to the converter's parameter of its name (positional
+ones in order). The op's FX node then goes through the real TorchAir (``max-autotune``,
+the GE column's backend) in ``static`` and ``dynamic`` mode, and the GE graph is taken
+when TorchAir compiles it (nothing runs). Every node of a type whose ``REG_OP`` is known
+feeds its required inputs, names its inputs in the prototype's order, carries every attr
+it requires, each in the field of the prototype's type; the graph's inputs follow the
+seed rules the ge column enforces (symbolic scalars reach the op as int64 host inputs);
+in ``static`` mode, the Meta function's outputs are outputs of their GE node's REG_OP
+of a dtype it allows, and an argument left at its schema default reaches GE as that
+default (a converter's Python default that differs from the schema's changes an attr).
+What the REG_OP text cannot settle (it does not read, or TorchAir's generated GE API
+builds inputs it lacks) is a note.
 """
 
 from __future__ import annotations
 
+import inspect
+
 import torch
 import torch._dynamo
 
-from opsdk.audit.checks import Undecided, first_call, where
+from opsdk.audit.checks import Undecided, fake_outputs, first_call, where
 from opsdk.errors import OpsdkError
 from opsdk.harness.columns import ge
 from opsdk.harness.failures import chain, first_line
@@ -27,7 +32,7 @@ from opsdk.offline import patches
 from opsdk.offline.ge.proto import decode_attr
 from opsdk.runtime import spec, types
 
-__all__ = ["check", "check_node", "lower"]
+__all__ = ["check", "check_binding", "check_node", "check_outputs", "lower"]
 
 
 class _Lowered(Exception):
@@ -62,6 +67,8 @@ def lower(op, call, shapes: str):
 
 
 def check(library, audit_op, shapes: str) -> list[str]:
+    if shapes == "static":
+        check_binding(audit_op)
     if not audit_op.cases:
         raise Undecided(audit_op.no_case)
     op_spec = spec.of(audit_op.op)
@@ -87,10 +94,52 @@ def check(library, audit_op, shapes: str) -> list[str]:
             notes += check_node(library, node, audit_op)
         ge.check_inputs(cell, concrete, case)
         if shapes == "static" and index == 0:
+            meta, _, _ = fake_outputs(audit_op.op, call)
+            check_outputs(library, audit_op, concrete.graph, meta)
             _check_defaults(library, audit_op, op_spec, case)
     if not ran:
         raise Undecided("; ".join(notes))
     return notes
+
+
+def check_binding(audit_op) -> None:
+    """Every schema argument binds to the converter's parameter of its name: TorchAir
+    calls the converter with the FX node's args (the schema's positional arguments, in
+    order) and kwargs (its keyword-only ones)."""
+    converter = getattr(audit_op.op, "_ge_converter", None)
+    if converter is None:
+        return
+    params = inspect.signature(converter).parameters.values()
+    kinds = {p.kind for p in params}
+    positional = [  # TorchAir passes meta_outputs by name
+        p.name
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "meta_outputs"
+    ]
+    named = {p.name for p in params if p.kind != p.POSITIONAL_ONLY}
+    at = f"the converter{where(audit_op.converter)} of {audit_op.qualname}"
+    schema = audit_op.op._schema
+    for i, arg in enumerate(a for a in schema.arguments if not a.kwarg_only):
+        if i >= len(positional) and inspect.Parameter.VAR_POSITIONAL not in kinds:
+            raise CellFailure(
+                "converter",
+                f"{at} takes {len(positional)} positional parameters; the schema passes "
+                f"{arg.name} as positional argument {i}: add the parameter",
+            )
+        if i < len(positional) and positional[i] != arg.name and arg.name in positional:
+            raise CellFailure(
+                "converter",
+                f"{at} receives positional argument {i} ({arg.name} in the schema) as "
+                f"{positional[i]}; {arg.name} is its parameter {positional.index(arg.name)}: "
+                "order the parameters as the schema does",
+            )
+    for arg in (a for a in schema.arguments if a.kwarg_only):
+        if arg.name not in named and inspect.Parameter.VAR_KEYWORD not in kinds:
+            raise CellFailure(
+                "converter",
+                f"{at} has no parameter {arg.name}, a keyword-only argument of the schema: "
+                "a call passing it fails to convert; add the parameter",
+            )
 
 
 def _last(err):
@@ -159,6 +208,64 @@ def check_node(library, node, audit_op) -> list[str]:
                 f"{a.type} in the converter{where(audit_op.converter)}",
             )
     return []
+
+
+def check_outputs(library, audit_op, graph, meta) -> None:
+    """Each of the Meta function's outputs is an output its GE node's REG_OP declares,
+    of a dtype it allows when the node's inputs have dtypes it allows. The graph's
+    outputs are the op's in order (an op that writes an input has more: not checked); a
+    node without a readable REG_OP, or with dynamic outputs, is not checked, nor a dtype
+    torch_npu carries in another (uint8 for hifloat8)."""
+    outs = meta if isinstance(meta, tuple) else (meta,)
+    schema = audit_op.op._schema
+    written = any(a.alias_info and a.alias_info.is_write for a in schema.arguments)
+    net = [n for n in graph.op if n.type == "NetOutput"]
+    if written or len(net) != 1 or not all(isinstance(t, torch.Tensor) for t in outs):
+        return
+    refs = [i for i in net[0].input if not i.endswith(":-1")]
+    nodes = {n.name: n for n in graph.op}
+    for i, (ref, out) in enumerate(zip(refs, outs, strict=False) if len(refs) == len(outs) else ()):
+        name, _, index = ref.rpartition(":")
+        node = nodes.get(name)
+        try:
+            cann_op = library.reg_op(node.type) if node is not None else None
+        except OpsdkError:
+            continue
+        if cann_op is None or any(o.kind == "dynamic" for o in cann_op.ir.outputs):
+            continue
+        declared, at = cann_op.ir.outputs, f"GE node {node.name} ({node.type})"
+        if int(index) >= len(declared):
+            raise CellFailure(
+                "converter",
+                f"the op's output {i} is output {index} of {at}, whose REG_OP declares "
+                f"{len(declared)} ({[o.name for o in declared]}): the converter"
+                f"{where(audit_op.converter)} returns more outputs than the GE op has",
+            )
+        allowed = cann_op.dtypes.get(declared[int(index)].name, ())
+        row = types.dtype(str(out.dtype))
+        carried = row is not None and row.torch in ("uint8", "int8")
+        if not _inputs_allowed(cann_op, node):  # the case is outside the op's types
+            continue
+        if allowed and row is not None and row.ge not in allowed and not carried:
+            raise CellFailure(
+                "converter",
+                f"the Meta function{where(audit_op.meta)} gives output {i} dtype "
+                f"{out.dtype}; it is {declared[int(index)].name} of {at}, which its REG_OP "
+                f"allows only as {', '.join(allowed)}: fix the Meta function's dtype (or "
+                "the converter's mapping)",
+            )
+
+
+def _inputs_allowed(cann_op, node) -> bool:
+    """Every input the node is fed has a dtype its REG_OP allows."""
+    data = [i for i in node.input if not i.endswith(":-1")]
+    for ref, desc in zip(data, node.input_desc, strict=False):
+        allowed = cann_op.dtypes.get(_base(desc.name, cann_op.ir), ())
+        enum = desc.DESCRIPTOR.fields_by_name["dtype"].enum_type.values_by_number
+        name = enum[desc.dtype].name if desc.dtype in enum else None
+        if ref and allowed and name not in allowed:
+            return False
+    return True
 
 
 def _base(name: str, ir) -> str:
