@@ -322,16 +322,21 @@ def test_converter_binds_every_schema_argument(planted):
     def right_k(x, *, k=1, meta_outputs=None):
         return None
 
+    def renamed(self, y, meta_outputs=None):
+        return None
+
+    inplace = ops["pair_"]  # (Tensor(a!) x, Tensor y): every argument passed by name
     planted_defects = (
         (pair, swapped, "receives positional argument 0 (x"),
         (pair, short, "takes 1 positional"),
         (kwonly, short, "has no parameter k"),
+        (inplace, renamed, "has no parameter x: TorchAir converts the in-place op"),
     )
     for op, fn, words in planted_defects:
         op.op._ge_converter = fn
         with pytest.raises(CellFailure, match=re.escape(words)):
             converter.check_binding(op)
-    for op, fn in ((pair, right), (kwonly, right_k)):  # the twins
+    for op, fn in ((pair, right), (kwonly, right_k), (inplace, right)):  # the twins
         op.op._ge_converter = fn
         converter.check_binding(op)
         del op.op._ge_converter

@@ -105,7 +105,8 @@ def check(library, audit_op, shapes: str) -> list[str]:
 def check_binding(audit_op) -> None:
     """Every schema argument binds to the converter's parameter of its name: TorchAir
     calls the converter with the FX node's args (the schema's positional arguments, in
-    order) and kwargs (its keyword-only ones)."""
+    order) and kwargs (its keyword-only ones); an in-place op's with every argument by
+    name (auto_functionalized_v2)."""
     converter = getattr(audit_op.op, "_ge_converter", None)
     if converter is None:
         return
@@ -132,6 +133,16 @@ def check_binding(audit_op) -> None:
                 f"{at} receives positional argument {i} ({arg.name} in the schema) as "
                 f"{positional[i]}; {arg.name} is its parameter {positional.index(arg.name)}: "
                 "order the parameters as the schema does",
+            )
+    written = any(a.alias_info and a.alias_info.is_write for a in schema.arguments)
+    if written and inspect.Parameter.VAR_KEYWORD not in kinds:
+        missing = [a.name for a in schema.arguments if a.name not in named]
+        if missing:  # TorchAir's auto_functionalized_v2 converter: _mutable_op_converter(**kw)
+            raise CellFailure(
+                "converter",
+                f"{at} has no parameter {', '.join(missing)}: TorchAir converts the in-place "
+                "op through auto_functionalized_v2, which passes every argument by its "
+                "schema name; name the parameters as the schema does",
             )
     for arg in (a for a in schema.arguments if a.kwarg_only):
         if arg.name not in named and inspect.Parameter.VAR_KEYWORD not in kinds:
