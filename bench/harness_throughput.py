@@ -51,8 +51,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _ops import LIBRARIES, NAMESPACE, generate_library  # noqa: E402
 
 from opsdk.axes import SHAPE_MODES  # noqa: E402
-from opsdk.harness import contexts  # noqa: E402
 from opsdk.harness.columns import compiling, names  # noqa: E402
+from opsdk.harness.variants import contexts  # noqa: E402
 
 _RESULT_LINE = re.compile(r"\b(pass|fail|error|skip|xfail)\b")
 
@@ -139,7 +139,7 @@ def context_costs(count: int, root: Path) -> dict[str, float]:
     module = generate_library(root, count)
     sys.path.insert(0, str(root))
     from opsdk import harness
-    from opsdk.harness import target
+    from opsdk.harness.run import target
 
     package = target.load(module)
     costs = {}
@@ -203,7 +203,7 @@ def profile(count: int, root: Path, backends) -> tuple[dict[str, float], dict[st
     module = generate_library(root, count)
     sys.path.insert(0, str(root))
     from opsdk import harness
-    from opsdk.harness import target
+    from opsdk.harness.run import target
 
     cells = harness.cells(target.load(module), backends, SHAPE_MODES)
     profiler = cProfile.Profile(time.process_time)
@@ -275,7 +275,8 @@ def phases(module: str, backends: list[str]) -> dict[str, float]:
     column's include each case's shared compile) and, within those, TorchAir's and
     npugraph_ex's compilers; ``total`` is the whole process."""
     from opsdk import harness
-    from opsdk.harness import columns, target
+    from opsdk.harness import columns
+    from opsdk.harness.run import target
 
     spent = {"process start": _cpu(resource.RUSAGE_SELF)}
     _timed(spent, "Dynamo import", importlib.import_module)("torch._dynamo")

@@ -1,4 +1,5 @@
-"""The `opsdk` command: new, check, graph, report merge, coverage, ir, fetch-torchair, doctor."""
+"""The `opsdk` command: new, check, audit, graph, report merge, coverage, ir, fetch-torchair,
+doctor."""
 
 from __future__ import annotations
 
@@ -59,12 +60,24 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+def _same_flag(source: argparse.ArgumentParser, parser: argparse.ArgumentParser, flag: str):
+    """Give ``parser`` ``source``'s ``flag``, as it is (one spelling, one help text)."""
+    action = source._option_string_actions[flag]
+    kwargs = {"help": action.help, "default": action.default, "dest": action.dest}
+    if isinstance(action, argparse._StoreTrueAction):
+        kwargs["action"] = "store_true"
+    else:
+        kwargs |= {"type": action.type, "metavar": action.metavar}
+    parser.add_argument(*action.option_strings, **kwargs)
+
+
 def _parser() -> argparse.ArgumentParser:
     """The whole command line; it imports neither torch nor the harness (``--help``,
     ``--version`` and ``doctor`` stay fast)."""
-    from opsdk.axes import DEFAULT_STYLE, SHAPE_MODES, STYLES
-    from opsdk.harness import columns, contexts, profiles
-    from opsdk.harness import shard as shard_plan
+    from opsdk.axes import AUDIT_CHECKS, DEFAULT_STYLE, SHAPE_MODES, STYLES
+    from opsdk.harness import columns
+    from opsdk.harness.run import shard as shard_plan
+    from opsdk.harness.variants import contexts, profiles
 
     parser = argparse.ArgumentParser(
         prog="opsdk", description="Scaffold Ascend NPU custom ops and prove they enter the graph."
@@ -204,6 +217,42 @@ def _parser() -> argparse.ArgumentParser:
     graph.add_argument("--shapes", choices=SHAPE_MODES, required=True)
     graph.add_argument("--context", choices=contexts.names(), help="the op in a usage context")
     graph.add_argument("--out", type=Path, required=True, metavar="DIR", help="write them here")
+
+    audit = sub.add_parser(
+        "audit", help="check an existing op library's schemas, Meta functions and converters"
+    )
+    audit.add_argument("target", help="the op library: torch_npu (read from the torch-npu wheel)")
+    audit.add_argument(
+        "--checks",
+        type=_csv(AUDIT_CHECKS),
+        default=list(AUDIT_CHECKS),
+        metavar="CHECKS",
+        help=_choices_help("checks", AUDIT_CHECKS),
+    )
+    audit.add_argument(
+        "--shapes",
+        type=_csv(SHAPE_MODES),
+        default=list(SHAPE_MODES),
+        metavar="MODES",
+        help=_choices_help("shape modes", SHAPE_MODES),
+    )
+    audit.add_argument("-k", dest="pattern", help="only ops whose name contains PATTERN")
+    audit.add_argument(
+        "--waivers",
+        type=Path,
+        metavar="FILE",
+        help="known findings to report as xfail (opsdk-waivers.toml format; backend = the check)",
+    )
+    for flag in ("--json", "--report", "--markdown", "--isolate", "--timeout", "--no-cache"):
+        _same_flag(check, audit, flag)
+    audit.add_argument(
+        "--shard",
+        type=shard_plan.parse,
+        metavar="I/N",
+        help="audit shard I of N (whole ops); merge the shards' --json reports with "
+        "opsdk report merge",
+    )
+    audit.add_argument("--only-op", help=argparse.SUPPRESS)
 
     cov = sub.add_parser(
         "coverage", help="which ops have a kernel, fake, converter, IR and input specs"
@@ -345,7 +394,8 @@ def _check(args) -> int:
     own = folder if folder != args.dump else None  # --dump's folder is checked as --dump
     _check_outputs(args, **{"--dump": args.dump, "--graphs": own})
     from opsdk import harness, report
-    from opsdk.harness import interrupts, profiles, target
+    from opsdk.harness.run import interrupts, target
+    from opsdk.harness.variants import profiles
     from opsdk.report.merge import provenance
     from opsdk.report.progress import Progress
 
@@ -426,8 +476,8 @@ def _drawn(args, folder: Path | None):
 def _incremental(args, package, ops, cells, drawing: bool):
     """The cell cache (None with --no-cache), the shard plan, and the cells this run runs;
     ``drawing``: cells whose graphs the reports draw run again."""
-    from opsdk.harness import cache as cell_cache
-    from opsdk.harness import shard as shard_plan
+    from opsdk.harness.run import cache as cell_cache
+    from opsdk.harness.run import shard as shard_plan
     from opsdk.report.graphs.pictures import wanted
 
     cache = None
@@ -450,19 +500,84 @@ def _incremental(args, package, ops, cells, drawing: bool):
     return cache, shard, cells
 
 
-def _run_isolated(args, cells, progress, cache, folder):
-    """Each op's cells in a child `opsdk check --only-op`, one op after the other, until
-    interrupted: the ops left are ``not run``. An op whose cells the cell cache holds all
-    gets its cached results without a child."""
+def _audit(args) -> int:
+    if args.timeout is not None and not args.isolate:
+        raise OpsdkError("--timeout applies to --isolate: add --isolate")
+    _check_outputs(args)
+    from opsdk import report
+    from opsdk.audit import library as audit_library
+    from opsdk.audit import run as audit
+    from opsdk.harness.run import cache as cell_cache
+    from opsdk.harness.run import interrupts, waivers
+    from opsdk.harness.run import shard as shard_plan
+    from opsdk.report.progress import Progress
+
+    with interrupts.Interrupts("opsdk audit") as interrupted:
+        library = audit_library.load(args.target)
+        every = audit.cells(library, args.checks, args.shapes)
+        ops = list({c.op.name: c.op for c in every}.values())
+        waived = waivers.read(args.waivers, ops, args.checks) if args.waivers else []
+        cells = audit.cells(library, args.checks, args.shapes, args.pattern, waived)
+        if args.only_op is not None:
+            cells = [c for c in cells if c.op.name == args.only_op]
+        if not cells:
+            raise OpsdkError(f"no op of {library.name} matches -k {args.pattern or args.only_op!r}")
+        cache = None
+        if not args.no_cache and cell_cache.enabled():
+            cache = audit.AuditCache(library)
+        shard = None
+        if args.shard:
+            shard = shard_plan.plan(cells, *args.shard, cache.durations(cells) if cache else {})
+            cells = shard.select(cells)
+            print(f"shard {shard.index}/{shard.count}: {len(cells)} of {len(shard.cells)} cells")
+        progress = Progress(len(cells))
+        interrupted.say = progress.notice
+        if args.isolate:
+            selection = ["--checks", ",".join(args.checks), "--shapes", ",".join(args.shapes)]
+            selection += ["--no-cache"] * args.no_cache
+            selection += ["--waivers", str(args.waivers.resolve())] if args.waivers else []
+            lookup = (lambda op_cells: audit.cached(op_cells, cache)) if cache else None
+            results = _run_isolated(args, cells, progress, cache, "audit", selection, lookup)
+        else:
+            results = audit.run(
+                library,
+                cells,
+                cache,
+                on_start=lambda c: progress.start(f"{c.op.name} [{c.label}]"),
+                on_result=lambda r: progress.finish([r]),
+                stop=interrupts.requested,
+            )
+        print(report.matrix(results))
+        missing = audit.not_audited(results)
+        audited = len({r.op for r in results}) - len(missing)
+        print(f"audited {audited} of {len({r.op for r in results})} ops", end="")
+        print(f"; not audited: {', '.join(missing)} (reasons in the reports)" if missing else "")
+        _write_reports(args, results, args.target, audit.provenance(library, shard))
+    if interrupted.requested:
+        return interrupts.EXIT_CODE
+    return 0 if report.succeeded(results) else 1
+
+
+def _run_isolated(
+    args, cells, progress, cache, folder=None, command="check", selection=None, lookup=None
+):
+    """Each op's cells in a child `opsdk check --only-op` (``command``), one op after the
+    other, until interrupted: the ops left are ``not run``. An op whose cells the cell
+    cache holds all gets its cached results without a child. ``selection`` (the child's
+    flags that lay out the cells) and ``lookup`` (cached results) default to check's;
+    ``folder``: where a child draws its cells' graphs."""
     from opsdk import harness
-    from opsdk.harness import interrupts, isolate
+    from opsdk.harness.run import interrupts, isolate
 
     timeout = args.timeout or DEFAULT_TIMEOUT
-    selection = ["--backend", ",".join(args.backend), "--shapes", ",".join(args.shapes)]
-    selection += ["--options", ",".join(args.options)] if args.options else []
-    selection += ["--contexts", ",".join(args.contexts)] if args.contexts is not None else []
-    selection += ["--no-cache"] * args.no_cache + ["--last-failed"] * args.last_failed
-    selection += ["--graphs", args.graphs, "--graphs-dir", str(folder)] if folder else []
+    if selection is None:
+        selection = ["--backend", ",".join(args.backend), "--shapes", ",".join(args.shapes)]
+        selection += ["--options", ",".join(args.options)] if args.options else []
+        selection += ["--contexts", ",".join(args.contexts)] if args.contexts is not None else []
+        selection += ["--no-cache"] * args.no_cache + ["--last-failed"] * args.last_failed
+        selection += ["--graphs", args.graphs, "--graphs-dir", str(folder)] if folder else []
+    if lookup is None and cache is not None:
+        lookup = lambda op_cells: harness.cached(op_cells, cache)  # noqa: E731
     by_op: dict[str, list] = {}
     for cell in cells:
         by_op.setdefault(cell.op.name, []).append(cell)
@@ -471,10 +586,10 @@ def _run_isolated(args, cells, progress, cache, folder):
         for op, op_cells in by_op.items():
             if interrupts.requested():
                 break
-            served = harness.cached(op_cells, cache) if cache is not None else None
+            served = lookup(op_cells) if lookup is not None else None
             progress.start(f"{op} [{'cached' if served else 'own process'}]")
             op_results = served or isolate.run_op(
-                args.target, op_cells, selection, timeout, args.dump
+                args.target, op_cells, selection, timeout, getattr(args, "dump", None), command
             )
             progress.finish(op_results)
             results += op_results
@@ -511,7 +626,8 @@ def _graph(args) -> int:
 
     _outputs.check({}, {"--out": args.out})
     from opsdk import harness
-    from opsdk.harness import graph_hook, target
+    from opsdk.harness import graph_hook
+    from opsdk.harness.run import target
     from opsdk.report.graphs import pictures, render
 
     package = target.load(args.target)
@@ -556,7 +672,7 @@ def _coverage(args) -> int:
 
     _outputs.check({"--json": (args.json, "coverage.json")})
     from opsdk import harness
-    from opsdk.harness import coverage, target
+    from opsdk.harness.run import coverage, target
 
     package = target.load(args.target)
     specs = {op.spec.qualname: op.spec for op in harness.discover(package)}
@@ -581,7 +697,7 @@ def _ir(args) -> int:
 
     _outputs.check({}, {"--out": args.out})
     from opsdk import harness
-    from opsdk.harness import target
+    from opsdk.harness.run import target
     from opsdk.runtime import irdef
     from opsdk.scaffold import aclnn, ir_export
 
@@ -689,6 +805,7 @@ def main(argv: list[str] | None = None) -> int:
         "new": _new,
         "check": _check,
         "graph": _graph,
+        "audit": _audit,
         "coverage": _coverage,
         "doctor": _doctor,
         "fetch-torchair": _fetch_torchair,
@@ -702,7 +819,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"opsdk {args.command}: error: {err}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:  # Ctrl-C outside a check's cells: no traceback for that
-        from opsdk.harness.interrupts import EXIT_CODE
+        from opsdk.harness.run.interrupts import EXIT_CODE
 
         print(f"opsdk {args.command}: interrupted", file=sys.stderr)
         return EXIT_CODE

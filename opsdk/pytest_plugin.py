@@ -29,9 +29,9 @@ alone). Collection depends only on the package and the ini options, so
 pytest-xdist workers agree on it; each worker imports the package (which sets
 up the npu device) while collecting, and TorchAir at its first graph cell:
 once per process. The session's items are one run, as in ``opsdk check``: columns
-leave to each other what both would do (:mod:`opsdk.harness.run_scope`).
+leave to each other what both would do (:mod:`opsdk.harness.run.run_scope`).
 
-Cells use the cell cache ``opsdk check`` uses (:mod:`opsdk.harness.cache`): a cell whose
+Cells use the cell cache ``opsdk check`` uses (:mod:`opsdk.harness.run.cache`): a cell whose
 inputs did not change is not run, and its item reports the cached result (``PASSED
 (cached)`` with ``-v``; the item's ``user_properties`` hold ``("opsdk_cached", True)``);
 ``--opsdk-no-cache`` runs every cell. Each item is marked ``xdist_group(op name)``, so
@@ -48,7 +48,8 @@ import pytest
 
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import OpsdkError
-from opsdk.harness import columns, contexts, profiles
+from opsdk.harness import columns
+from opsdk.harness.variants import contexts, profiles
 
 INI_PACKAGE = "opsdk_package"
 INI_BACKENDS = "opsdk_backends"
@@ -108,7 +109,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def _shard_option(text: str) -> tuple[int, int]:
     import argparse
 
-    from opsdk.harness import shard
+    from opsdk.harness.run import shard
 
     try:
         return shard.parse(text)
@@ -182,7 +183,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     cell_items = [item for item in items if isinstance(item, ConformanceCell)]
     if wanted is None or not cell_items:
         return
-    from opsdk.harness import shard
+    from opsdk.harness.run import shard
 
     cells = [item.cell for item in cell_items]
     cache = config.stash.get(_CACHE, None)
@@ -219,7 +220,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session):
-    """Run the items as one run, as ``opsdk check`` does (:mod:`opsdk.harness.run_scope`)."""
+    """Run the items as one run, as ``opsdk check`` does (:mod:`opsdk.harness.run.run_scope`)."""
     cell_list = [item.cell for item in session.items if isinstance(item, ConformanceCell)]
     if not cell_list:
         return (yield)
@@ -234,7 +235,7 @@ class OpPackage(pytest.Collector):
 
     def collect(self):
         from opsdk import harness
-        from opsdk.harness import target
+        from opsdk.harness.run import target
 
         settings = self.config.stash[_SETTINGS]
         package = target.load(settings.package)
@@ -260,7 +261,7 @@ class OpPackage(pytest.Collector):
 
 def _cache(config: pytest.Config, package):
     from opsdk import harness
-    from opsdk.harness import cache
+    from opsdk.harness.run import cache
 
     if config.getoption("opsdk_no_cache") or not cache.enabled():
         return None

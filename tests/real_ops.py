@@ -10,94 +10,19 @@ that fit, the specs) is written by hand, in :data:`REAL_OPS`.
 
 from __future__ import annotations
 
-import ast
-import functools
-import re
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from opsdk.offline import locator
+from opsdk.audit.torch_npu import (  # noqa: F401  (SCHEMAS: what test_real_ops checks for)
+    CONVERTER_MODULE,
+    SCHEMAS,
+    converter_specs,
+    meta_source,
+    prototype,
+    schema,
+)
 from opsdk.scaffold import cann
-
-SCHEMAS = "csrc/aten/npu_native_functions_by_codegen.yaml"
-META = "op_plugin/meta/_meta_registrations.py"
-GE_RAW_OPS = "dynamo/torchair/_ge_concrete_graph/auto_generated_ge_raw_ops.py"
-CONVERTERS = "dynamo/torchair/_ge_concrete_graph/ge_converter/custom"
-CONVERTER_MODULE = "torchair._ge_concrete_graph.ge_converter.custom"
-
-
-@functools.cache
-def wheel_text(relpath: str) -> str:
-    return locator.torch_npu_file(relpath).read_text()
-
-
-def schema(name: str) -> str:
-    """The op's schema: its ``func:`` line in torch_npu's codegen yaml."""
-    found = re.search(rf"^\s*(?:- )?func: ({re.escape(name)}\(.*)$", wheel_text(SCHEMAS), re.M)
-    assert found, f"{name} is not in {SCHEMAS}"
-    return found.group(1).strip()
-
-
-@functools.cache
-def _meta_module() -> ast.Module:
-    return ast.parse(wheel_text(META))
-
-
-def meta_source(names) -> str:
-    """The Meta functions torch_npu registers for the ops ``names`` (``@impl(m, "name")``),
-    after the module-level names they read (``m`` itself, dtype tables), as source."""
-    module = _meta_module()
-    text = wheel_text(META)
-    functions = []
-    for name in names:
-        found = [
-            node
-            for node in module.body
-            if isinstance(node, ast.FunctionDef)
-            and any(
-                isinstance(d, ast.Call) and [ast.literal_eval(a) for a in d.args[1:]] == [name]
-                for d in node.decorator_list
-            )
-        ]
-        assert found, f"no Meta function for {name} in {META}"
-        functions += found
-    used = {n.id for f in functions for n in ast.walk(f) if isinstance(n, ast.Name)}
-    constants = [
-        node
-        for node in module.body
-        if isinstance(node, ast.Assign)
-        and any(isinstance(t, ast.Name) and t.id in used for t in node.targets)
-    ]
-    lines = text.splitlines()
-    return "\n\n\n".join(
-        "\n".join(lines[_first_line(node) - 1 : node.end_lineno]) for node in constants + functions
-    )
-
-
-def _first_line(node) -> int:
-    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
-
-
-def prototype(op_type: str) -> str:
-    """CANN's ``REG_OP(op_type)`` prototype, as TorchAir's generated GE API documents it."""
-    found = re.search(rf'"""(REG_OP\({op_type}\).*?)"""', wheel_text(GE_RAW_OPS), re.S)
-    assert found, f"no REG_OP({op_type}) in {GE_RAW_OPS}"
-    return "\n".join(line.strip().removesuffix("\\n") for line in found.group(1).splitlines())
-
-
-def converter_specs(module: str) -> str | None:
-    """The cases TorchAir's converter file declares (``declare_supported([...])``), as
-    source, or None when it declares none."""
-    text = wheel_text(f"{CONVERTERS}/{module}.py")
-    for node in ast.walk(ast.parse(text)):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "declare_supported"
-        ):
-            return ast.get_source_segment(text, node.args[0])
-    return None
 
 
 @dataclass(frozen=True)

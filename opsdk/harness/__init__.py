@@ -28,7 +28,7 @@ _MODEL = ("Cell", "Result")
 
 def __getattr__(name: str):
     if name in _MATRIX:
-        from opsdk.harness import _matrix
+        from opsdk.harness.run import _matrix
 
         return getattr(_matrix, name)
     if name in _MODEL:

@@ -97,7 +97,7 @@ class Cell(_Coordinates):
         return self._id(self.op.name)
 
     def result(self, status: str, layer: str | None = None, message: str = "", **more) -> Result:
-        """This cell's result (waiver not applied: see :mod:`opsdk.harness.waivers`)."""
+        """This cell's result (waiver not applied: see :mod:`opsdk.harness.run.waivers`)."""
         return Result(
             self.op.name,
             self.backend,
@@ -123,9 +123,9 @@ class Result(_Coordinates):
     waiver: str | None = None  # the reason of the waiver that covers the cell
     context: str | None = None
     profile: str | None = None
-    # What third-party code warned or logged while the cell ran, each once (harness._heard).
+    # What third-party code warned or logged while the cell ran, each once (harness.run._heard).
     warnings: tuple[str, ...] = ()
-    cached: bool = False  # read from the cell cache (opsdk.harness.cache), not run now
+    cached: bool = False  # read from the cell cache (opsdk.harness.run.cache), not run now
 
     def __post_init__(self):
         object.__setattr__(self, "warnings", tuple(self.warnings))  # a JSON list, read back

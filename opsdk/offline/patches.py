@@ -23,6 +23,7 @@ __all__ = [
     "ge_compile_hooked",
     "ge_converter_wrapped",
     "ge_graphs_seen",
+    "ge_first_run_hooked",
     "guard_profiling_skipped",
     "npu_storage_constructor",
     "npugraph_ex_config_defaults",
@@ -191,6 +192,33 @@ def npugraph_ex_graphs_seen(on_graph: Callable[[Any], None]) -> contextlib.Abstr
     from npugraph_ex._acl_concrete_graph.fx2acl_converter import AclConcreteGraph
 
     return _methods_hooked(AclConcreteGraph, ("save_fx_graph", "codegen"), on_graph)
+
+
+@contextlib.contextmanager
+def ge_first_run_hooked(on_first_run: Callable[[Any], None]) -> Iterator[None]:
+    """While active, TorchAir's ``GeConcreteGraph`` calls ``on_first_run(graph)`` on its first
+    run, once its runtime updates are applied and before it loads the graph into GE.
+
+    Why: ``opsdk audit`` takes the GE graph TorchAir built without loading or running it
+    (it has no kernel); TorchAir loads before it compiles, so :func:`ge_compile_hooked`
+    comes too late. Checked against torch-npu 2.13.0.
+    """
+    from torchair._ge_concrete_graph.fx2ge_converter import GeConcreteGraph
+
+    original = GeConcreteGraph.update_graph_with_runtime
+
+    @functools.wraps(original)
+    def hooked(self, *args: Any, **kwargs: Any) -> Any:
+        result = original(self, *args, **kwargs)
+        if not self._is_compiled:
+            on_first_run(self)
+        return result
+
+    GeConcreteGraph.update_graph_with_runtime = hooked
+    try:
+        yield
+    finally:
+        GeConcreteGraph.update_graph_with_runtime = original
 
 
 @contextlib.contextmanager

@@ -133,7 +133,7 @@ def summary(results: list[Result]) -> str:
         text += f" ({cached} cached)"
     stale = sum(r.stale_waiver for r in results)
     if stale:
-        from opsdk.harness.waivers import FILE_NAME as WAIVERS_FILE  # imports torch
+        from opsdk.harness.run.waivers import FILE_NAME as WAIVERS_FILE  # imports torch
 
         text += (
             f"; {stale} stale waiver{'s' if stale > 1 else ''}: "

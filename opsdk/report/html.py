@@ -15,9 +15,9 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from opsdk.harness.ge import case_dir
+from opsdk.harness.columns.ge import case_dir
 from opsdk.harness.model import Result
-from opsdk.harness.waivers import FILE_NAME as WAIVERS_FILE
+from opsdk.harness.run.waivers import FILE_NAME as WAIVERS_FILE
 from opsdk.report import grid, summary
 from opsdk.report.graphs import pictures as graph_pictures
 from opsdk.report.graphs.render import inline_svg
@@ -106,7 +106,7 @@ def _details(result: Result, anchor: str, dumps: dict[str, str], pictures: dict[
 
 
 def _dumps(dump_dir: Path | None, result: Result) -> dict[str, str]:
-    """The graph dumps of a GE cell, by file name (see ``opsdk.harness.ge.dump``)."""
+    """The graph dumps of a GE cell, by file name (see ``opsdk.harness.columns.ge.dump``)."""
     if dump_dir is None or result.backend != "ge":
         return {}
     case = Path(dump_dir) / case_dir(result.op, result.label)

@@ -2,7 +2,7 @@
 
 Each `opsdk check --json` report records its package (name and the digest of its
 sources), the versions it ran with and, under ``--shard I/N``, the shard plan
-(:mod:`opsdk.harness.shard`). Reports merge only when they agree on all of them: shards
+(:mod:`opsdk.harness.run.shard`). Reports merge only when they agree on all of them: shards
 of one commit, run with one opsdk, torch and TorchAir, that planned alike; together
 they must hold every cell of the plan exactly once, and the merged results are in the
 order an unsharded run gives them. Reports without a shard plan (say, one per backend)
@@ -18,9 +18,9 @@ from types import ModuleType
 from typing import NamedTuple
 
 from opsdk.errors import OpsdkError
-from opsdk.harness import fingerprint
 from opsdk.harness.model import OpUnderTest, Result
-from opsdk.harness.shard import Shard
+from opsdk.harness.run import fingerprint
+from opsdk.harness.run.shard import Shard
 
 __all__ = ["Merged", "merge", "provenance"]
 

@@ -3,7 +3,7 @@
 Named after TorchAir's converter test declarations
 (``declare_supported([Support(F32(2, 2), F16(2, 2))])``) so they read the same,
 but keyed by the op rather than its converter: the harness derives every
-column's cases from them (see :mod:`opsdk.harness.inputs`). For an op
+column's cases from them (see :mod:`opsdk.harness.variants.inputs`). For an op
 ``my_axpy(Tensor x, Tensor y, *, float alpha=1.0) -> Tensor``::
 
     declare_supported(
@@ -33,7 +33,7 @@ equality (the harness grows sizes between calls in dynamic mode)::
     Support([F32(a, 8), F32(b, 8)], F32(a + b))  # concatenation; 8 stays
 
 A scalar is varied between calls within what is declared: a plain value follows
-opsdk's default (see :mod:`opsdk.harness.inputs`), ``Fixed(v)`` never changes,
+opsdk's default (see :mod:`opsdk.harness.variants.inputs`), ``Fixed(v)`` never changes,
 ``OneOf(v, w, ...)`` takes those values and ``Range(low, high)`` values in
 ``[low, high)``: ``Support(F32(2, 3), alpha=OneOf(0.5, 2.0), dim=Range(0, 2))``.
 """
@@ -77,7 +77,7 @@ __all__ = [
 
 def _grown(size: int, step: int) -> int:
     """A growing size at dynamic ``step`` (0: as declared): each size moves by its own
-    amount, so sizes that differ stay different (see :mod:`opsdk.harness.inputs`)."""
+    amount, so sizes that differ stay different (see :mod:`opsdk.harness.variants.inputs`)."""
     return size + step * (size + 1)
 
 
@@ -225,7 +225,7 @@ class TensorSpec:
         )
 
     def sizes(self, step: int) -> tuple[int, ...]:
-        """The sizes at dynamic ``step`` (0: as declared); see opsdk.harness.inputs."""
+        """The sizes at dynamic ``step`` (0: as declared); see opsdk.harness.variants.inputs."""
         fixed = self.fixed
         return tuple(
             d.size(step)

@@ -98,7 +98,8 @@ class Arg:
 
     @property
     def is_list(self) -> bool:
-        return self.type.rstrip("?").endswith("[]")
+        """``int[]``, ``Tensor[]``, and ``int[N]`` (N of them)."""
+        return self.type.rstrip("?").endswith("]")
 
     @property
     def is_symbolic(self) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import opsdk
 from opsdk.errors import SpecError
-from opsdk.harness.inputs import default_support
+from opsdk.harness.variants.inputs import default_support
 from opsdk.runtime import spec, types
 from opsdk.runtime.converters import (
     attr_builder,

@@ -12,7 +12,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._pytree import tree_map
 
 from opsdk.errors import OpsdkError
-from opsdk.harness.inputs import cases
+from opsdk.harness.variants.inputs import cases
 from opsdk.runtime import spec, types
 from opsdk.runtime.irdef import IrDef
 

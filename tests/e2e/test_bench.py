@@ -9,6 +9,7 @@ import pytest
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
 
+import audit_sweep  # noqa: E402
 import device_cost  # noqa: E402
 import harness_throughput  # noqa: E402
 from _ops import generate_library  # noqa: E402
@@ -104,3 +105,11 @@ def test_the_opdef_sweep_reports_packages_and_refusals(tmp_path, capsys):
     assert "files 2: read 1 (50.0 %), packages 1 (50.0 %)" in out
     assert "cannot read the OpParamDef method .Shape() of _" in out
     assert "odd_one_def.cpp:6: cannot read" in out
+
+
+@pytest.mark.slow
+def test_the_audit_sweep_reruns_from_the_cache(monkeypatch):
+    monkeypatch.delenv("OPSDK_NO_CACHE")
+    rows = audit_sweep.main(["-k", "npu_rms_norm_backward"])
+    assert rows["cold"]["cells"] == rows["cached"]["cached"] > 0
+    assert rows["cold"]["cached"] == 0 and rows["cold"]["audited"] == "audited 2 of 2 ops"

@@ -21,11 +21,11 @@ from browser import browser, colors
 
 from opsdk import harness, meta
 from opsdk.converters import int64_input
-from opsdk.harness import ge
+from opsdk.harness.columns import ge
 from opsdk.harness.graph_hook import CellGraphs
-from opsdk.harness.inputs import cases
 from opsdk.harness.model import CellFailure, Result
 from opsdk.harness.torchair_graphs import op_arguments
+from opsdk.harness.variants.inputs import cases
 from opsdk.inputs import F32, I64, Fixed, Support, declare_supported
 from opsdk.irdef import Input, IrDef, Output, register
 from opsdk.report import html as html_report

@@ -9,7 +9,7 @@ import re
 import pytest
 from scaffolded import edit, implemented
 
-from opsdk.harness import ge
+from opsdk.harness.columns import ge
 
 
 @pytest.fixture

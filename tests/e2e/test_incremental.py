@@ -18,7 +18,7 @@ import pytest
 import yaml
 from scaffolded import edit
 
-from opsdk.harness.cache import DIR_NAME, ENV_OFF
+from opsdk.harness.run.cache import DIR_NAME, ENV_OFF
 from opsdk.scaffold import NewRequest, into
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide.md"

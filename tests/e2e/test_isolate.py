@@ -12,8 +12,8 @@ import re
 import pytest
 
 from opsdk import cli
-from opsdk.harness import isolate
-from opsdk.harness.cache import ENV_OFF
+from opsdk.harness.run import isolate
+from opsdk.harness.run.cache import ENV_OFF
 from opsdk.scaffold import NewRequest, into
 
 NAMESPACE = "isolate_t"

@@ -14,8 +14,9 @@ import torch._dynamo.guards as guards
 from torch._dynamo.testing import CompileCounter
 
 from opsdk import harness
-from opsdk.harness import opcheck, target
-from opsdk.harness.inputs import cases
+from opsdk.harness.columns import opcheck
+from opsdk.harness.run import target
+from opsdk.harness.variants.inputs import cases
 from opsdk.offline.patches import guard_profiling_skipped as no_guard_profiling
 
 
@@ -109,7 +110,7 @@ def test_a_full_run_starts_its_eager_cells_without_dynamo(scaffolds):
     script = f"""
 import sys
 from opsdk import harness
-from opsdk.harness import target
+from opsdk.harness.run import target
 cells = harness.cells(target.load({str(project)!r}), harness.columns.names(), ["static"])
 loaded = []
 def note(cell):

@@ -34,7 +34,7 @@ SCRIPT = textwrap.dedent(
     sys.modules["torchair"] = torchair
 
     from opsdk.runtime import device
-    from opsdk.harness import ge
+    from opsdk.harness.columns import ge
     from opsdk.offline import locator as torchair_locator
     from opsdk.offline.torchair import import_torchair
 

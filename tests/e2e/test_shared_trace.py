@@ -17,7 +17,8 @@ from torch._functorch import aot_autograd as aot
 from torch._functorch._aot_autograd.utils import make_boxed_func
 
 from opsdk import harness
-from opsdk.harness import columns, shared_trace, target
+from opsdk.harness import columns
+from opsdk.harness.run import shared_trace, target
 
 SHAPES = ["static", "dynamic"]
 

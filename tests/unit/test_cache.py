@@ -20,10 +20,11 @@ import torch
 import opsdk
 from opsdk import harness, report
 from opsdk.errors import SetupError
-from opsdk.harness import cache as cell_cache
-from opsdk.harness import columns, fingerprint, run_scope
-from opsdk.harness.cache import CellCache
+from opsdk.harness import columns
 from opsdk.harness.model import Cell, CellFailure, Result
+from opsdk.harness.run import cache as cell_cache
+from opsdk.harness.run import fingerprint, run_scope
+from opsdk.harness.run.cache import CellCache
 
 RAN: list[str] = []  # ids of the cells the counting column ran
 FAIL: dict[str, BaseException] = {}  # cell id -> what the counting column raises for it

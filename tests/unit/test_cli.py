@@ -13,7 +13,8 @@ import pytest
 import opsdk
 from opsdk import _versions, cli
 from opsdk.axes import SHAPE_MODES
-from opsdk.harness import columns, contexts, profiles
+from opsdk.harness import columns
+from opsdk.harness.variants import contexts, profiles
 from opsdk.scaffold import _render
 
 if sys.version_info >= (3, 11):

@@ -15,8 +15,9 @@ import torch
 from opsdk import harness, report
 from opsdk.cli import _parser
 from opsdk.errors import OpsdkError, SetupError
-from opsdk.harness import columns, coverage
+from opsdk.harness import columns
 from opsdk.harness.model import CellFailure
+from opsdk.harness.run import coverage
 from opsdk.runtime.device import ensure_npu
 
 NS = "opsdk_unit_columns"

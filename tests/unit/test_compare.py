@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from opsdk.harness.compare import assert_same_call
-from opsdk.harness.inputs import Call
+from opsdk.harness.columns.compare import assert_same_call
 from opsdk.harness.model import CellFailure
+from opsdk.harness.variants.inputs import Call
 
 
 def _check(actual, called, **kwargs):

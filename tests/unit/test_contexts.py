@@ -9,11 +9,13 @@ import torch
 
 from opsdk import harness
 from opsdk.errors import OpsdkError
-from opsdk.harness import columns, contexts, run_scope, usage
-from opsdk.harness.eager import checked_kernel
-from opsdk.harness.inputs import cases, on_device
+from opsdk.harness import columns
+from opsdk.harness.columns.eager import checked_kernel
 from opsdk.harness.model import CellFailure, Result
-from opsdk.harness.usage import usages
+from opsdk.harness.run import run_scope
+from opsdk.harness.variants import contexts, usage
+from opsdk.harness.variants.inputs import cases, on_device
+from opsdk.harness.variants.usage import usages
 from opsdk.inputs import F32, Support, declare_supported
 from opsdk.runtime.device import ensure_npu
 

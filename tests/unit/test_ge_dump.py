@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from opsdk.errors import SetupError
-from opsdk.harness import ge
+from opsdk.harness.columns import ge
 from opsdk.harness.model import CellFailure
 
 GRAPHS = [SimpleNamespace(fx_graph=None, graph=SimpleNamespace(name="g", op=[]))]

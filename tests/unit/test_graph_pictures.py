@@ -22,8 +22,9 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from opsdk.axes import SHAPE_MODES
-from opsdk.harness import columns, contexts, graph_hook
+from opsdk.harness import columns, graph_hook
 from opsdk.harness.model import Cell, CellFailure, OpUnderTest, Result
+from opsdk.harness.variants import contexts
 from opsdk.irdef import Input, IrDef, Output, register
 from opsdk.offline import patches
 from opsdk.offline.torchair import torchair_with_converters

@@ -1,5 +1,5 @@
 """Input specs (opsdk.runtime.inputs) and the cases the harness derives from them
-(opsdk.harness.inputs): dtypes, sizes and how they grow, named dims, scalars and how
+(opsdk.harness.variants.inputs): dtypes, sizes and how they grow, named dims, scalars and how
 they vary per column. In process; what the cases catch end to end is in
 tests/e2e/test_input_specs.py."""
 
@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from opsdk.errors import SpecError
-from opsdk.harness.inputs import Call, cases, mark_static, tensor_bytes, tensors_of
 from opsdk.harness.model import CellFailure
+from opsdk.harness.variants.inputs import Call, cases, mark_static, tensor_bytes, tensors_of
 from opsdk.runtime.inputs import (
     BF16,
     BOOL,

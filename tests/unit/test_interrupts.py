@@ -13,8 +13,8 @@ from types import SimpleNamespace
 import pytest
 
 from opsdk import report
-from opsdk.harness import _matrix, interrupts
 from opsdk.harness.model import Cell, Result
+from opsdk.harness.run import _matrix, interrupts
 from opsdk.report import html as html_report
 from opsdk.report import markdown as markdown_report
 from opsdk.report.progress import Progress, unfinished

@@ -18,8 +18,8 @@ import pytest
 import torch
 
 from opsdk import harness, meta
-from opsdk.harness import run_scope
 from opsdk.harness.failures import as_failure
+from opsdk.harness.run import run_scope
 from opsdk.inputs import F32, Support, declare_supported
 from opsdk.runtime.device import ensure_npu
 

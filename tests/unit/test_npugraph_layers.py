@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from opsdk.errors import SetupError
-from opsdk.harness import npugraph
+from opsdk.harness.columns import npugraph
 from opsdk.harness.model import CellFailure, CellSkipped
 
 NPUGRAPH_EX = "/cache/torch_npu-2.13.0/torch_npu/dynamo/npugraph_ex"

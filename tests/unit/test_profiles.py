@@ -8,9 +8,10 @@ from types import SimpleNamespace
 import pytest
 
 from opsdk import cli
-from opsdk.harness import profiles, waivers
 from opsdk.harness.model import OpUnderTest
-from opsdk.harness.profiles import Profile
+from opsdk.harness.run import waivers
+from opsdk.harness.variants import profiles
+from opsdk.harness.variants.profiles import Profile
 from opsdk.offline import locator
 from opsdk.runtime.spec import parse
 

@@ -9,8 +9,8 @@ import pytest
 
 from opsdk import cli
 from opsdk.errors import OpsdkError
-from opsdk.harness import shard
 from opsdk.harness.model import Cell, OpUnderTest, Result
+from opsdk.harness.run import shard
 from opsdk.report import merge
 from opsdk.runtime.spec import parse
 

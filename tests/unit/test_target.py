@@ -3,7 +3,7 @@
 import pytest
 
 from opsdk.errors import TargetError
-from opsdk.harness import target
+from opsdk.harness.run import target
 
 
 def test_a_schema_torch_refuses_is_shown_with_torchs_caret(tmp_path):

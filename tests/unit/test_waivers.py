@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 
 from opsdk import report
-from opsdk.harness import waivers
 from opsdk.harness.model import OpUnderTest, Result
-from opsdk.harness.waivers import Waiver, WaiverError
+from opsdk.harness.run import waivers
+from opsdk.harness.run.waivers import Waiver, WaiverError
 from opsdk.runtime.spec import parse
 
 ADD = OpUnderTest(parse("myops::my_add(Tensor x, Tensor y) -> Tensor"), "my_add")

@@ -41,6 +41,18 @@ from opsdk.offline.npu import device as npu_device
 from opsdk.offline.npu import native
 
 MODULE_NAME = "torch_npu"
+# The dtypes torch_npu defines natively beyond torch's, by their enum values, as
+# op-plugin's Meta file (op_plugin/meta/_meta_registrations.py) maps them: its Meta
+# functions and TorchAir's converters compare an ``int`` dtype argument with them.
+NPU_DTYPES = {
+    "int4": 285,
+    "hifloat8": 290,
+    "float8_e5m2": 291,
+    "float8_e4m3fn": 292,
+    "float8_e8m0fnu": 293,
+    "float4_e2m1fn_x2": 296,
+    "float4_e1m2fn_x2": 297,
+}
 FORMAT_ND = 2  # torch_npu's ACL_FORMAT_ND: the emulated device keeps every tensor in ND
 # torch_npu.npu modules run over the stand-in, and the names torch.npu takes from each
 # (None: the module's __all__), as torch_npu's npu/__init__ imports them.
@@ -184,6 +196,8 @@ def install() -> types.ModuleType:
         module.npu = npu
         module.get_npu_format = get_npu_format
         module.get_storage_size = get_storage_size
+        for name, value in NPU_DTYPES.items():
+            setattr(module, name, value)
         sys.modules.update(
             {
                 MODULE_NAME: module,

@@ -16,7 +16,7 @@ import html
 
 import pydot
 
-from opsdk.harness import _ge_dump
+from opsdk.harness.columns import _ge_dump
 from opsdk.offline.ge import GeGraphError, decode_const
 
 __all__ = ["COLORS", "dot_of"]

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from opsdk.harness import _ge_dump
-from opsdk.harness.ge import case_dir
+from opsdk.harness.columns import _ge_dump
+from opsdk.harness.columns.ge import case_dir
 from opsdk.harness.graph_hook import COLUMNS, CellGraphs
 from opsdk.report.graphs import render
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from opsdk.harness._training import gradients, requires_grad, trainable
-from opsdk.harness.compare import assert_same, assert_same_call
+from opsdk.harness.columns._training import gradients, requires_grad, trainable
+from opsdk.harness.columns.compare import assert_same, assert_same_call
 from opsdk.harness.failures import as_failure, kernel_failure
-from opsdk.harness.inputs import Call, Case, cases, on_device, tensor_bytes, tensors_of
 from opsdk.harness.model import Cell, CellFailure
+from opsdk.harness.variants.inputs import Call, Case, cases, on_device, tensor_bytes, tensors_of
 
 HINT = "fix the npu kernel in kernels.py (the CPU reference is the oracle)"
 
@@ -23,7 +23,7 @@ def run_op(op, call: Call, *, layer: str):
 
 
 def backward(outputs, leaves, index: int, *, layer: str, compile_layer: str | None = None):
-    """The training step's gradients (see :mod:`opsdk.harness._training`); an error in
+    """The training step's gradients (see :mod:`opsdk.harness.columns._training`); an error in
     the backward becomes a CellFailure in ``layer``."""
     try:
         return gradients(outputs, leaves, index)

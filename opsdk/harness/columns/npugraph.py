@@ -21,19 +21,21 @@ import torch
 import torch._dynamo
 
 from opsdk.errors import SetupError
-from opsdk.harness import graph_hook, profiles, shared_trace
-from opsdk.harness._compiled import recompiled
-from opsdk.harness.compare import assert_same_call
-from opsdk.harness.eager import checked_kernel
+from opsdk.harness import graph_hook
+from opsdk.harness.columns._compiled import recompiled
+from opsdk.harness.columns.compare import assert_same_call
+from opsdk.harness.columns.eager import checked_kernel
 from opsdk.harness.failures import as_failure, chain, first_line
-from opsdk.harness.inputs import Call, Case, cases, mark_static, on_device, tensors_of
 from opsdk.harness.model import Cell, CellFailure, CellSkipped
-from opsdk.harness.usage import Usage, usages
+from opsdk.harness.run import shared_trace
+from opsdk.harness.variants import profiles
+from opsdk.harness.variants.inputs import Call, Case, cases, mark_static, on_device, tensors_of
+from opsdk.harness.variants.usage import Usage, usages
 from opsdk.offline import patches
 from opsdk.offline import torchair as bringup
 
 REPLAYS = 3
-# Per shape mode: the size step of each call of a case (see opsdk.harness.inputs).
+# Per shape mode: the size step of each call of a case (see opsdk.harness.variants.inputs).
 # Each shape is captured once and replayed; dynamic mode changes shape once, which
 # must recapture.
 STEPS = {
@@ -253,7 +255,7 @@ def run(cell: Cell, dump_dir=None) -> None:
 
 def _run_case(cell: Cell, use: Usage) -> None:
     """On the run's shared compile of the case first (see
-    :mod:`opsdk.harness.shared_trace`); if anything fails there, alone, with the
+    :mod:`opsdk.harness.run.shared_trace`); if anything fails there, alone, with the
     diagnosis ladder, and that result stands."""
     case = use.case
     if shared_trace.passes_shared(

@@ -41,10 +41,11 @@ from torch._functorch import aot_autograd
 from torch._functorch._aot_autograd.utils import make_boxed_func
 from torch.utils._mode_utils import no_dispatch
 
-from opsdk.harness import columns, run_scope
-from opsdk.harness._training import trainable
+from opsdk.harness import columns
+from opsdk.harness.columns._training import trainable
 from opsdk.harness.model import Cell, OpUnderTest
-from opsdk.harness.usage import Usage
+from opsdk.harness.run import run_scope
+from opsdk.harness.variants.usage import Usage
 
 # The AOT settings besides decompositions that shape the traced graph.
 _TRACE_SETTINGS = (

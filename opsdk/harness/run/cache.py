@@ -1,7 +1,7 @@
 """The cell cache: a cell whose inputs have not changed since it last ran is not run again.
 
 A cell's key digests everything its result depends on: the op's sources
-(:func:`opsdk.harness.fingerprint.op_sources`), opsdk's version and own files, the
+(:func:`opsdk.harness.run.fingerprint.op_sources`), opsdk's version and own files, the
 versions of Python, torch, torch_npu and TorchAir, the cell (op, backend, shape mode,
 context, profile) and the columns of the run it leaves work to (``opcheck`` leaves its
 AOT tests to ``aot_eager``). A cached result is reported as such (``Result.cached``).
@@ -34,8 +34,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from types import ModuleType
 
-from opsdk.harness import fingerprint, run_scope
 from opsdk.harness.model import Cell, OpUnderTest, Result
+from opsdk.harness.run import fingerprint, run_scope
 
 __all__ = ["DIR_NAME", "ENV_OFF", "CellCache", "cacheable", "directory", "enabled", "failed"]
 
@@ -119,16 +119,20 @@ class CellCache:
         try:
             result = Result(**entry["result"])
             trusted = entry["key"] == key and result.op == cell.op.name
-            trusted = trusted and result.label == cell.label and cacheable(result)
+            trusted = trusted and result.label == cell.label and self.keeps(result)
         except (KeyError, TypeError, ValueError):  # not an entry this opsdk wrote
             return None
         return replace(result, cached=True) if trusted else None
 
     def put(self, cell: Cell, result: Result) -> None:
         """Keep ``result`` (unwaived, as the cell produced it) when it is worth keeping."""
-        if cacheable(result) and not result.cached:
+        if self.keeps(result) and not result.cached:
             key = self.key(cell)
             self._write(self._entry(key), {"key": key, "result": asdict(result)})
+
+    def keeps(self, result: Result) -> bool:
+        """Whether ``result`` is worth keeping (:func:`cacheable`)."""
+        return cacheable(result)
 
     # Last outcomes ---------------------------------------------------------------------
 

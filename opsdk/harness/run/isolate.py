@@ -4,7 +4,7 @@ A kernel that segfaults, aborts or hangs takes its process down; run in a child
 per op, it costs only that op's cells, reported as errors with the signal or
 the time (and the cell the child was running), and the other ops still run.
 The child runs in its own session and gets Ctrl-C and SIGTERM as forwarded by
-:mod:`opsdk.harness.interrupts`, so it stops as the parent does, report written.
+:mod:`opsdk.harness.run.interrupts`, so it stops as the parent does, report written.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from opsdk.harness import interrupts
 from opsdk.harness.model import Cell, Result
+from opsdk.harness.run import interrupts
 from opsdk.report.progress import unfinished
 
 
@@ -37,10 +37,13 @@ def _where(stdout: str) -> str:
     return f" in {label}" if label else ""
 
 
-def run_op(target: str, cells: list[Cell], selection, timeout: float, dump_dir=None):
-    """Check one op's ``cells`` in a child `opsdk check --only-op` given the ``selection``
-    flags that lay them out (``--backend ...``); a crash or timeout becomes each cell's
-    error, a stop before the child's report each cell's ``not run``."""
+def run_op(
+    target: str, cells: list[Cell], selection, timeout: float, dump_dir=None, command="check"
+):
+    """Check one op's ``cells`` in a child `opsdk check --only-op` (`opsdk audit` for
+    ``command="audit"``) given the ``selection`` flags that lay them out (``--backend
+    ...``); a crash or timeout becomes each cell's error, a stop before the child's report
+    each cell's ``not run``."""
     op = cells[0].op.name
 
     def every_cell(status, layer=None, message="", seconds=0.0):
@@ -48,7 +51,7 @@ def run_op(target: str, cells: list[Cell], selection, timeout: float, dump_dir=N
 
     with tempfile.TemporaryDirectory(prefix="opsdk-isolate-") as scratch:
         report = Path(scratch) / "report.json"
-        argv = [sys.executable, "-m", "opsdk", "check", target, "--only-op", op, *selection]
+        argv = [sys.executable, "-m", "opsdk", command, target, "--only-op", op, *selection]
         argv += ["--json", str(report)]
         if dump_dir is not None:
             argv += ["--dump", str(dump_dir)]
@@ -68,7 +71,7 @@ def run_op(target: str, cells: list[Cell], selection, timeout: float, dump_dir=N
                     "or needs a larger --timeout"
                 )
                 return every_cell("error", "process", message, timeout)
-            except BaseException:  # interrupted without opsdk.harness.interrupts: no orphan
+            except BaseException:  # interrupted without opsdk.harness.run.interrupts: no orphan
                 child.kill()
                 raise
         if report.exists():

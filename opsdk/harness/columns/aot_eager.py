@@ -1,7 +1,7 @@
 """Column ``aot_eager``: the op under Dynamo and AOT Autograd, no backend compiler.
 
 What any graph backend builds on: if this column fails, fix it before ``ge``
-and ``npugraph_ex`` (see :mod:`opsdk.harness._compiled` for the checks).
+and ``npugraph_ex`` (see :mod:`opsdk.harness.columns._compiled` for the checks).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import contextlib
 
 import torch._dynamo
 
-from opsdk.harness import _compiled
+from opsdk.harness.columns import _compiled
 from opsdk.harness.model import Cell
 
 

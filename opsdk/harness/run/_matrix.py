@@ -3,7 +3,7 @@
 ``cells`` lays out the matrix (with the package's waivers), ``run_cell`` runs
 one cell and never raises: whatever goes wrong becomes a :class:`Result` naming
 the layer. A cell first checks the registries for what its backend needs
-(:func:`opsdk.harness.coverage.require`), so a missing piece is named, not stumbled on.
+(:func:`opsdk.harness.run.coverage.require`), so a missing piece is named, not stumbled on.
 """
 
 from __future__ import annotations
@@ -16,12 +16,14 @@ from pathlib import Path
 
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import SetupError, TargetError
-from opsdk.harness import columns, contexts, coverage, run_scope, waivers
-from opsdk.harness import profiles as _profiles
-from opsdk.harness._heard import Heard
-from opsdk.harness.cache import CellCache
+from opsdk.harness import columns
 from opsdk.harness.failures import as_failure
 from opsdk.harness.model import Cell, CellFailure, CellSkipped, OpUnderTest, Result
+from opsdk.harness.run import coverage, run_scope, waivers
+from opsdk.harness.run._heard import Heard
+from opsdk.harness.run.cache import CellCache
+from opsdk.harness.variants import contexts
+from opsdk.harness.variants import profiles as _profiles
 from opsdk.offline.patches import guard_profiling_skipped
 from opsdk.runtime import spec
 from opsdk.runtime.device import ensure_npu
@@ -50,9 +52,9 @@ def cells(
 ) -> list[Cell]:
     """The matrix of the package's ops whose name contains ``pattern``, in ``backends``
     (default: every column); each op's plain cells, then its cells under each option
-    profile (:mod:`opsdk.harness.profiles`) in the columns and shape modes it applies
+    profile (:mod:`opsdk.harness.variants.profiles`) in the columns and shape modes it applies
     to; each compiled column also in the usage ``contexts`` (names, ``all`` or ``none``;
-    default: :func:`opsdk.harness.contexts.select`'s). Each cell carries the waiver the
+    default: :func:`opsdk.harness.variants.contexts.select`'s). Each cell carries the waiver the
     package's opsdk-waivers.toml declares for it (checked against all ops)."""
     ensure_npu()
     backends = columns.names() if backends is None else tuple(backends)
@@ -85,9 +87,9 @@ def _contexts_of(op: OpUnderTest, backend: str, chosen) -> tuple[str, ...]:
 
 def run_cell(cell: Cell, dump_dir: Path | None = None, cache: CellCache | None = None) -> Result:
     """Run one cell; the result carries pass, or the failing layer and message, with the
-    cell's waiver applied (see :mod:`opsdk.harness.waivers`). ``dump_dir`` receives the
+    cell's waiver applied (see :mod:`opsdk.harness.run.waivers`). ``dump_dir`` receives the
     graphs of compiled columns that can dump them. With a ``cache``, a cell whose key it
-    holds is not run: its cached result is (:mod:`opsdk.harness.cache`)."""
+    holds is not run: its cached result is (:mod:`opsdk.harness.run.cache`)."""
     result = cache.get(cell) if cache is not None else None
     if result is None:
         result = _run(cell, dump_dir, cache)
@@ -187,7 +189,7 @@ def _alone(cell: Cell, cache: CellCache | None) -> Result:
 
 def one_run(cell_list: Iterable[Cell]) -> contextlib.AbstractContextManager:
     """While active, the cells' columns run as one run: they leave to each other what
-    both would do (:mod:`opsdk.harness.run_scope`)."""
+    both would do (:mod:`opsdk.harness.run.run_scope`)."""
     return run_scope.one_run({cell.backend for cell in cell_list})
 
 
@@ -204,7 +206,7 @@ def run_matrix(
     stop: Callable[[], bool] | None = None,
     cache: CellCache | None = None,
 ) -> list[Result]:
-    """Every cell's result, in order. With ``stop`` (see :mod:`opsdk.harness.interrupts`)
+    """Every cell's result, in order. With ``stop`` (see :mod:`opsdk.harness.run.interrupts`)
     the run ends early when it says so before a cell, or when a KeyboardInterrupt aborts
     the cell running: the cells left are ``not run``. Without it an interrupt propagates.
     With a ``cache``, cells whose inputs did not change are read from it."""

@@ -1,10 +1,11 @@
 """The cells that run together, so a column can leave to another what both would do.
 
 Within one run (``opsdk check``, a pytest session): the compiled columns share
-each case's trace (:mod:`opsdk.harness.shared_trace`), and ``opcheck`` leaves
-AOT dispatch to ``aot_eager`` when that column runs too (:mod:`opsdk.harness.opcheck`).
-A run also remembers how each op did alone in each column and shape mode, so a
-usage context's failure can say whether the op alone passes (:mod:`opsdk.harness.contexts`).
+each case's trace (:mod:`opsdk.harness.run.shared_trace`), and ``opcheck`` leaves
+AOT dispatch to ``aot_eager`` when that column runs too
+(:mod:`opsdk.harness.columns.opcheck`). A run also remembers how each op did alone in
+each column and shape mode, so a usage context's failure can say whether the op alone
+passes (:mod:`opsdk.harness.variants.contexts`).
 Outside a run (one :func:`opsdk.harness.run_cell` on its own) every column does
 all of its own work. Entering a run imports nothing: eager cells of a run start
 without Dynamo.

@@ -29,10 +29,10 @@ class Column:
 
     name: str
     module: str
-    needs: tuple[str, ...]  # from an op, in the order a user adds them (see harness.coverage)
+    needs: tuple[str, ...]  # from an op, in the order a user adds them (see harness.run.coverage)
     error_layer: str  # where an error no check anticipated is reported
     compiles: bool = False  # under torch.compile: can share a case's trace
-    empty_cases: bool = True  # runs cases with an empty tensor (see harness.inputs)
+    empty_cases: bool = True  # runs cases with an empty tensor (see harness.variants.inputs)
     # Columns this one leaves part of its checks to when they are in the same run.
     leaves_to: tuple[str, ...] = ()
 
@@ -76,18 +76,24 @@ def compiling() -> tuple[str, ...]:
     return tuple(c.name for c in _registry.values() if c.compiles)
 
 
-register(Column("eager", "opsdk.harness.eager", ("kernel",), "eager"))
+register(Column("eager", "opsdk.harness.columns.eager", ("kernel",), "eager"))
 register(
     # opcheck's AOT dispatch tests trace what aot_eager traces, with the same AOT settings.
     Column(
-        "opcheck", "opsdk.harness.opcheck", ("kernel", "fake"), "schema", leaves_to=("aot_eager",)
+        "opcheck",
+        "opsdk.harness.columns.opcheck",
+        ("kernel", "fake"),
+        "schema",
+        leaves_to=("aot_eager",),
     )
 )
-register(Column("aot_eager", "opsdk.harness.aot_eager", ("kernel", "fake"), "aot", compiles=True))
+register(
+    Column("aot_eager", "opsdk.harness.columns.aot_eager", ("kernel", "fake"), "aot", compiles=True)
+)
 register(
     Column(
         "ge",
-        "opsdk.harness.ge",
+        "opsdk.harness.columns.ge",
         ("kernel", "fake", "ir", "converter"),
         "ge-exec",
         compiles=True,
@@ -95,5 +101,7 @@ register(
     )
 )
 register(
-    Column("npugraph_ex", "opsdk.harness.npugraph", ("kernel", "fake"), "replay", compiles=True)
+    Column(
+        "npugraph_ex", "opsdk.harness.columns.npugraph", ("kernel", "fake"), "replay", compiles=True
+    )
 )

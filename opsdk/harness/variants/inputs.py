@@ -301,7 +301,25 @@ def _tensor(spec: TensorSpec, step: int, gen, permuted: bool) -> torch.Tensor:
     return _values(spec, sizes, gen)
 
 
+_unread = False  # set by values_unread()
+
+
+@contextlib.contextmanager
+def values_unread():
+    """While active, tensors are made without values (``torch.empty``): for a reader of
+    shapes and dtypes only (``opsdk audit``), filling a large declared case costs time and
+    memory for nothing."""
+    global _unread
+    before, _unread = _unread, True
+    try:
+        yield
+    finally:
+        _unread = before
+
+
 def _values(spec: TensorSpec, sizes, gen) -> torch.Tensor:
+    if _unread:
+        return torch.empty(sizes, dtype=spec.dtype)
     if spec.dtype == torch.bool:
         return torch.randint(0, 2, sizes, generator=gen).bool()
     if spec.dtype.is_floating_point:

@@ -1,6 +1,6 @@
 """What a cell's result depends on, as digests: the op's source files and the platform.
 
-The cell cache (:mod:`opsdk.harness.cache`) keys results by them, and a report records
+The cell cache (:mod:`opsdk.harness.run.cache`) keys results by them, and a report records
 them so that shard reports of different sources or versions are never merged
 (:mod:`opsdk.report.merge`).
 
@@ -27,7 +27,7 @@ from types import ModuleType
 import opsdk
 from opsdk.harness.model import OpUnderTest
 
-__all__ = ["op_sources", "versions"]
+__all__ = ["digest", "op_sources", "versions"]
 
 _OPSDK_DIR = Path(opsdk.__file__).resolve().parent
 _PROJECT_FILE = "pyproject.toml"
@@ -50,7 +50,7 @@ def _files(root: Path, carved: frozenset[Path]) -> list[Path]:
     return found
 
 
-def _digest(roots: list[Path], carved: frozenset[Path] = frozenset()) -> str:
+def digest(roots: list[Path], carved: frozenset[Path] = frozenset()) -> str:
     """One digest of the files' paths (relative to their root) and contents."""
     sha = hashlib.sha256()
     for root in roots:
@@ -97,11 +97,11 @@ def op_sources(package: ModuleType, ops: list[OpUnderTest]) -> dict[str, str]:
     root = _location(package)
     own = {name: home for name, home in _homes(ops).items() if home is not None and home != root}
     carved = frozenset(own.values())
-    shared = _digest([root, *_beside(root)] if root else [], carved)
+    shared = digest([root, *_beside(root)] if root else [], carved)
     digests = {}
     for op in ops:
         home = own.get(op.name)
-        mine = _digest([home, *_beside(home)], carved - {home}) if home else ""
+        mine = digest([home, *_beside(home)], carved - {home}) if home else ""
         digests[op.name] = hashlib.sha256(f"{shared}:{mine}".encode()).hexdigest()
     return digests
 
@@ -122,7 +122,7 @@ def versions() -> dict[str, str]:
         npu, torchair = ensure_npu(), locate()
         _versions = {
             "opsdk": opsdk.__version__,
-            "opsdk_sources": _digest([_OPSDK_DIR]),
+            "opsdk_sources": digest([_OPSDK_DIR]),
             "python": platform.python_version(),
             "torch": torch.__version__,
             "npu": npu.kind,

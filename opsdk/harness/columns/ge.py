@@ -6,7 +6,7 @@ on opsdk's GE reference executor offline. The cell checks the numbers against
 eager, and the GE graph itself against what TorchAir must produce for the
 shape mode (see the seed ``dynamo_dynamic_static_graphs.txt``). An op with a
 backward also trains: its backward graph goes through TorchAir GE too, and the
-gradients must equal eager's (:mod:`opsdk.harness._training`).
+gradients must equal eager's (:mod:`opsdk.harness.columns._training`).
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ from pathlib import Path
 import torch
 
 from opsdk.errors import SetupError
-from opsdk.harness import _compiled, _ge_dump, graph_hook, profiles
-from opsdk.harness._training import trainable
-from opsdk.harness.inputs import Case, tensors_of
+from opsdk.harness import graph_hook
+from opsdk.harness.columns import _compiled, _ge_dump
+from opsdk.harness.columns._training import trainable
 from opsdk.harness.model import Cell, CellFailure
 from opsdk.harness.torchair_graphs import SYM_DTYPES, fx_inputs, op_arguments
+from opsdk.harness.variants import profiles
+from opsdk.harness.variants.inputs import Case, tensors_of
 from opsdk.offline.torchair import torchair_config, torchair_with_converters
 from opsdk.runtime import irdef
 

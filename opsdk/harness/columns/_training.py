@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from opsdk.harness.inputs import Call, tensors_of
+from opsdk.harness.variants.inputs import Call, tensors_of
 from opsdk.runtime.spec import OpSpec
 
 

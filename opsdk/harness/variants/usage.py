@@ -1,7 +1,7 @@
 """How a compiled cell uses the op: the function it compiles, and that function's inputs.
 
 The op alone is the function ``op(*args)`` of the case's inputs. A usage context
-(:mod:`opsdk.harness.contexts`) is another function around the op and other graph
+(:mod:`opsdk.harness.variants.contexts`) is another function around the op and other graph
 inputs built from the same calls (bases the op's tensors are views of, a module
 holding its written inputs). The compiled columns run a :class:`Usage` as they run
 the op: eager of :meth:`Usage.eager` (the npu kernel, checked against the CPU
@@ -19,12 +19,13 @@ from collections.abc import Callable
 
 import torch
 
-from opsdk.harness import contexts, layout
-from opsdk.harness._compile_call import compile_call
-from opsdk.harness.eager import run_op
+from opsdk.harness.columns import layout
+from opsdk.harness.columns._compile_call import compile_call
+from opsdk.harness.columns.eager import run_op
 from opsdk.harness.failures import first_line, root_cause
-from opsdk.harness.inputs import Call, Case, map_tensors, on_device, tensors_of
 from opsdk.harness.model import Cell, CellFailure, CellSkipped
+from opsdk.harness.variants import contexts
+from opsdk.harness.variants.inputs import Call, Case, map_tensors, on_device, tensors_of
 
 __all__ = ["Usage", "usages"]
 

@@ -29,8 +29,9 @@ from pathlib import Path
 
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import OpsdkError
-from opsdk.harness import columns, contexts, profiles
+from opsdk.harness import columns
 from opsdk.harness.model import OpUnderTest, Result
+from opsdk.harness.variants import contexts, profiles
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -84,6 +85,12 @@ def load(package, ops: list[OpUnderTest]) -> list[Waiver]:
     path = path_for(package)
     if not path.is_file():
         return []
+    return read(path, ops, columns.names())
+
+
+def read(path: Path, ops: list[OpUnderTest], backends) -> list[Waiver]:
+    """The waivers in ``path``, each checked against ``ops`` and the columns ``backends``
+    (``opsdk audit``'s are its checks)."""
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
@@ -91,10 +98,12 @@ def load(package, ops: list[OpUnderTest]) -> list[Waiver]:
     entries = data.get("waiver", [])
     if set(data) - {"waiver"} or not isinstance(entries, list):
         raise WaiverError(f"{path}: write each waiver as a [[waiver]] table ({', '.join(_KEYS)})")
-    return [_parse(entry, f"{path}: waiver {i}", ops) for i, entry in enumerate(entries, 1)]
+    return [
+        _parse(entry, f"{path}: waiver {i}", ops, backends) for i, entry in enumerate(entries, 1)
+    ]
 
 
-def _parse(entry, where: str, ops: list[OpUnderTest]) -> Waiver:
+def _parse(entry, where: str, ops: list[OpUnderTest], backends) -> Waiver:
     if not isinstance(entry, dict):
         raise WaiverError(f"{where} is not a table: write it as [[waiver]] with {', '.join(_KEYS)}")
     extra = sorted(set(entry) - set(_KEYS) - set(_OPTIONAL))
@@ -110,7 +119,7 @@ def _parse(entry, where: str, ops: list[OpUnderTest]) -> Waiver:
         )
     waiver = Waiver(**{k: given[k].strip() for k in (*_KEYS, *_OPTIONAL)})
     for key, choices in (
-        ("backend", columns.names()),
+        ("backend", backends),
         ("shapes", SHAPE_MODES),
         ("profile", profiles.names()),
         ("context", contexts.names()),

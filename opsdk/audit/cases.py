@@ -1,0 +1,123 @@
+"""An audited op's cases: TorchAir's own ``declare_supported`` where its converter has
+them, else one derived from the schema (opsdk's spec generator), said so.
+
+TorchAir's ``Support(F32(2, 2), ...)`` becomes opsdk's ``Support`` of the same sizes
+and dtypes; a case opsdk cannot express (a tensor of given values, ``T(...)``) is left
+out. Each case is registered as the op's declaration, so the harness's input generator
+(:func:`opsdk.harness.variants.inputs.cases`) makes its calls, growing sizes in dynamic
+mode as it does for ``opsdk check``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from opsdk.errors import SpecError
+from opsdk.harness.variants.inputs import default_support
+from opsdk.runtime import inputs, spec
+
+__all__ = ["MAX_BYTES", "MAX_CASES", "attach", "from_torchair"]
+
+MAX_CASES = 2  # per op: the first cases TorchAir declares (the sweep's cost grows with each)
+# A case's tensors at most (memory and time grow with them; dynamic mode grows each size)
+MAX_BYTES = 64 * 2**20
+
+
+class _Inexpressible(Exception):
+    pass
+
+
+def _tensor(value):
+    if value.value is not None:
+        raise _Inexpressible("a tensor of given values (T(...))")
+    return inputs.TensorSpec(tuple(value.dims), value.dtype, value.value_range)
+
+
+def _value(value):
+    from torchair._ge_concrete_graph.supported_declaration import _TypedTensor
+
+    if isinstance(value, _TypedTensor):
+        return _tensor(value)
+    if isinstance(value, (list, tuple)) and any(isinstance(v, _TypedTensor) for v in value):
+        return [_tensor(v) for v in value]
+    return value
+
+
+def _bytes(support) -> int:
+    """What the tensors of ``support`` take at their declared sizes."""
+    tensors = [
+        t
+        for v in (*support.args, *support.kwargs.values())
+        for t in (v if isinstance(v, list) else [v])
+        if isinstance(t, inputs.TensorSpec)
+    ]
+    return sum(math.prod(t.sizes(0)) * t.dtype.itemsize for t in tensors)
+
+
+def from_torchair(supports) -> tuple[list, str]:
+    """opsdk ``Support`` s for TorchAir's, and why any was left out ("" when none was)."""
+    made, left = [], ""
+    for support in supports:
+        try:
+            made.append(
+                inputs.Support(
+                    *(_value(a) for a in support.args),
+                    **{k: _value(v) for k, v in support.kwargs.items()},
+                )
+            )
+        except (_Inexpressible, SpecError) as err:
+            left = f"a declared case was left out: {err}"
+            continue
+        size = _bytes(made[-1])
+        if size > MAX_BYTES:
+            made.pop()
+            left = (
+                f"a declared case was left out: its tensors take {size / 2**20:.0f} MiB, "
+                f"over the audit's {MAX_BYTES // 2**20} MiB (dynamic mode grows them)"
+            )
+    return made, left
+
+
+def _declared(op):
+    from torchair._ge_concrete_graph.fx2ge_converter import _declare_supported_converters
+
+    converter = _declare_supported_converters().get(op)
+    return getattr(converter, "supported_cases", None)
+
+
+def attach(audit_op) -> None:
+    """Give ``audit_op`` its cases and register them as its declaration: TorchAir's that
+    fit the schema (at most :data:`MAX_CASES`), else one derived; ``left`` says why any
+    declared case was left out."""
+    op = audit_op.op
+    declared = _declared(op)
+    supports, audit_op.left = from_torchair(declared) if declared else ([], "")
+    audit_op.cases, why = _fitting(op, supports[:MAX_CASES])
+    audit_op.left = audit_op.left or why
+    audit_op.origin = "declared"
+    if not audit_op.cases:
+        audit_op.origin = "derived"
+        try:
+            derived = [default_support(spec.of(op))]
+        except Exception as err:  # noqa: BLE001 - any schema opsdk cannot derive a case of
+            audit_op.no_case = f"no case: TorchAir declares none and none derives ({err})"
+            return
+        audit_op.cases, why = _fitting(op, derived)
+        if not audit_op.cases:
+            audit_op.no_case = f"no case: {audit_op.left or why}; the derived one: {why}"
+            return
+    # each was checked against the schema alone; now all are the op's
+    inputs.declare_supported(op, audit_op.cases, non_contiguous=False)
+
+
+def _fitting(op, supports) -> tuple[list, str]:
+    """Those of ``supports`` that fit ``op``'s schema, and why one did not."""
+    fit, why = [], ""
+    for support in supports:
+        try:
+            inputs.declare_supported(op, [support], non_contiguous=False)
+        except SpecError as err:
+            why = f"a declared case does not fit the schema: {err}"
+            continue
+        fit.append(support)
+    return fit, why

@@ -1,0 +1,51 @@
+"""The audit's checks, one module each, by the layer they judge: ``schema``, ``fake``
+(the Meta function) and ``converter`` (TorchAir's lowering against CANN's prototype).
+
+Each ``check(library, op, shapes)`` raises :class:`~opsdk.harness.model.CellFailure` for a
+finding (certain: what was expected, what was seen, where, the fix) and returns notes,
+what it could not decide; a note never fails the run.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from opsdk.axes import AUDIT_CHECKS
+from opsdk.harness.variants.inputs import Call, on_device
+
+__all__ = ["CHECKS", "Undecided", "first_call", "fake_outputs", "where"]
+
+CHECKS = AUDIT_CHECKS  # check -> the shape modes it runs in
+
+
+class Undecided(Exception):
+    """The check cannot decide for this op here (a note, never a finding)."""
+
+
+def first_call(case) -> Call:
+    return on_device(case.calls[0], "npu")
+
+
+def fake_outputs(op, call: Call):
+    """The Meta function's outputs on fake copies of ``call``'s tensors, and those copies
+    (in argument order), under one ``FakeTensorMode``."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    mode = FakeTensorMode()
+    fake = lambda t: mode.from_tensor(t) if isinstance(t, torch.Tensor) else t  # noqa: E731
+    args = torch.utils._pytree.tree_map(fake, call.args)
+    kwargs = torch.utils._pytree.tree_map(fake, call.kwargs)
+    # a refusal is the caller's to report: not torch's log of it, traceback and all
+    quiet = logging.getLogger("torch._subclasses.fake_tensor")
+    level, quiet.level = quiet.level, logging.CRITICAL
+    try:
+        with mode:
+            out = op(*args, **kwargs)
+    finally:
+        quiet.level = level
+    return out, args, kwargs
+
+
+def where(source) -> str:
+    return f" ({source})" if source else ""

@@ -1,0 +1,361 @@
+"""Check ``converter``: TorchAir lowers the op, and the GE graph agrees with CANN's
+prototype and with the schema.
+
+First, every schema argument binds to the converter's parameter of its name (positional
+ones in order). The op's FX node then goes through the real TorchAir (``max-autotune``,
+the GE column's backend) in ``static`` and ``dynamic`` mode, and the GE graph is taken
+when TorchAir compiles it (nothing runs). Every node of a type whose ``REG_OP`` is known
+feeds its required inputs, names its inputs in the prototype's order, carries every attr
+it requires, each in the field of the prototype's type; the graph's inputs follow the
+seed rules the ge column enforces (symbolic scalars reach the op as int64 host inputs);
+in ``static`` mode, the Meta function's outputs are outputs of their GE node's REG_OP
+of a dtype it allows, and an argument left at its schema default reaches GE as that
+default (a converter's Python default that differs from the schema's changes an attr).
+What the REG_OP text cannot settle (it does not read, or TorchAir's generated GE API
+builds inputs it lacks) is a note.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import torch
+import torch._dynamo
+
+from opsdk.audit.checks import Undecided, fake_outputs, first_call, where
+from opsdk.errors import OpsdkError
+from opsdk.harness.columns import ge
+from opsdk.harness.failures import chain, first_line
+from opsdk.harness.model import Cell, CellFailure, OpUnderTest
+from opsdk.harness.variants.inputs import cases, mark_static
+from opsdk.offline import patches
+from opsdk.offline.ge.proto import decode_attr
+from opsdk.runtime import spec, types
+
+__all__ = ["check", "check_binding", "check_node", "check_outputs", "lower"]
+
+
+class _Lowered(Exception):
+    """Raised once TorchAir built the GE graph, before GE loads it: the audit runs nothing."""
+
+
+def lower(op, call, shapes: str):
+    """The ``GeConcreteGraph`` TorchAir builds for ``op`` on ``call`` in ``shapes`` mode."""
+    graphs = []
+
+    def stop(graph):
+        graphs.append(graph)
+        raise _Lowered
+
+    torch._dynamo.reset()
+    mark_static(call, shapes)
+    compiled = torch.compile(
+        lambda *a, **k: op(*a, **k),
+        backend=ge.backend(),
+        dynamic=shapes != "static",
+        fullgraph=True,
+    )
+    with patches.ge_first_run_hooked(stop):
+        try:
+            compiled(*call.args, **call.kwargs)
+        except Exception as err:  # noqa: BLE001 - _Lowered, or the lowering's own failure
+            if not graphs:
+                raise
+            if not any(isinstance(e, _Lowered) for e in chain(err)):
+                raise
+    return graphs[-1]
+
+
+def check(library, audit_op, shapes: str) -> list[str]:
+    if shapes == "static":
+        check_binding(audit_op)
+    if not audit_op.cases:
+        raise Undecided(audit_op.no_case)
+    op_spec = spec.of(audit_op.op)
+    cell = Cell(OpUnderTest(op_spec, library.name), "ge", shapes)
+    notes, ran = [], 0
+    for index, case in enumerate(cases(op_spec, shapes, "ge")):
+        call = first_call(case)
+        try:
+            concrete = lower(audit_op.op, call, shapes)
+        except Exception as err:  # noqa: BLE001
+            if _in_converter(err, audit_op) and audit_op.origin == "declared":
+                # a case TorchAir declares its converter supports (a derived one proves
+                # nothing: the converter may refuse its dtypes or sizes by design)
+                raise CellFailure(
+                    "converter",
+                    f"case {case.label}: the converter{where(audit_op.converter)} raised "
+                    f"{first_line(_last(err))}",
+                ) from err
+            notes.append(f"case {case.label}: not lowered ({first_line(_last(err))})")
+            continue
+        ran += 1
+        for node in concrete.graph.op:
+            notes += check_node(library, node, audit_op)
+        ge.check_inputs(cell, concrete, case)
+        if shapes == "static" and index == 0:
+            meta, _, _ = fake_outputs(audit_op.op, call)
+            check_outputs(library, audit_op, concrete.graph, meta)
+            _check_defaults(library, audit_op, op_spec, case)
+    if not ran:
+        raise Undecided("; ".join(notes))
+    return notes
+
+
+def check_binding(audit_op) -> None:
+    """Every schema argument binds to the converter's parameter of its name: TorchAir
+    calls the converter with the FX node's args (the schema's positional arguments, in
+    order) and kwargs (its keyword-only ones); an in-place op's with every argument by
+    name (auto_functionalized_v2)."""
+    converter = getattr(audit_op.op, "_ge_converter", None)
+    if converter is None:
+        return
+    params = inspect.signature(converter).parameters.values()
+    kinds = {p.kind for p in params}
+    positional = [  # TorchAir passes meta_outputs by name
+        p.name
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "meta_outputs"
+    ]
+    named = {p.name for p in params if p.kind != p.POSITIONAL_ONLY}
+    at = f"the converter{where(audit_op.converter)} of {audit_op.qualname}"
+    schema = audit_op.op._schema
+    for i, arg in enumerate(a for a in schema.arguments if not a.kwarg_only):
+        if i >= len(positional) and inspect.Parameter.VAR_POSITIONAL not in kinds:
+            raise CellFailure(
+                "converter",
+                f"{at} takes {len(positional)} positional parameters; the schema passes "
+                f"{arg.name} as positional argument {i}: add the parameter",
+            )
+        if i < len(positional) and positional[i] != arg.name and arg.name in positional:
+            raise CellFailure(
+                "converter",
+                f"{at} receives positional argument {i} ({arg.name} in the schema) as "
+                f"{positional[i]}; {arg.name} is its parameter {positional.index(arg.name)}: "
+                "order the parameters as the schema does",
+            )
+    written = any(a.alias_info and a.alias_info.is_write for a in schema.arguments)
+    if written and inspect.Parameter.VAR_KEYWORD not in kinds:
+        missing = [a.name for a in schema.arguments if a.name not in named]
+        if missing:  # TorchAir's auto_functionalized_v2 converter: _mutable_op_converter(**kw)
+            raise CellFailure(
+                "converter",
+                f"{at} has no parameter {', '.join(missing)}: TorchAir converts the in-place "
+                "op through auto_functionalized_v2, which passes every argument by its "
+                "schema name; name the parameters as the schema does",
+            )
+    for arg in (a for a in schema.arguments if a.kwarg_only):
+        if arg.name not in named and inspect.Parameter.VAR_KEYWORD not in kinds:
+            raise CellFailure(
+                "converter",
+                f"{at} has no parameter {arg.name}, a keyword-only argument of the schema: "
+                "a call passing it fails to convert; add the parameter",
+            )
+
+
+def _last(err):
+    *_, last = chain(err)
+    return last
+
+
+def _in_converter(err, audit_op) -> bool:
+    """The lowering failed with a frame of the op's converter file on the stack."""
+    path = audit_op.converter.path if audit_op.converter else None
+    for e in chain(err):
+        tb = e.__traceback__
+        while tb is not None:
+            if path and tb.tb_frame.f_code.co_filename == path:
+                return True
+            tb = tb.tb_next
+    return False
+
+
+def check_node(library, node, audit_op) -> list[str]:
+    """One GE node against its type's ``REG_OP`` (none known: nothing to check); notes
+    what cannot be decided."""
+    try:
+        cann_op = library.reg_op(node.type)
+    except OpsdkError as err:  # TorchAir's text of it is malformed (.ATRR, a stray paren)
+        return [f"REG_OP({node.type}) as TorchAir documents it does not read ({err})"]
+    if cann_op is None:
+        return []
+    ir, at = cann_op.ir, f"GE node {node.name} ({node.type}) of {audit_op.qualname}"
+    data = [i for i in node.input if not i.endswith(":-1")]
+    names = [_base(d.name, ir) for d in node.input_desc][: len(data)]
+    unknown = [n for n in names if n not in ir.ir_input_names]
+    if unknown:  # TorchAir's GE API builds inputs its own REG_OP text lacks
+        return [
+            f"{at} has inputs {unknown} that the REG_OP TorchAir documents for {node.type} "
+            "lacks: its generated GE API and that text disagree, which one CANN has cannot "
+            "be decided offline"
+        ]
+    fed = {n for n, i in zip(names, data, strict=False) if i}
+    required = [i.name for i in ir.inputs if i.kind == "required"]
+    order = [ir.ir_input_names.index(n) for n in names]
+    if [r for r in required if r not in fed] or order != sorted(order):
+        raise CellFailure(
+            "converter",
+            f"{at} has inputs {names} (fed: {sorted(fed)}); its REG_OP declares "
+            f"{list(ir.ir_input_names)} in that order (required: {required}): fix the "
+            f"converter{where(audit_op.converter)}",
+        )
+    missing = [a.name for a in ir.attrs if a.default is None and a.name not in node.attr]
+    if missing:
+        raise CellFailure(
+            "converter",
+            f"{at} lacks attrs {missing}, which its REG_OP requires: set them in the "
+            f"converter{where(audit_op.converter)}",
+        )
+    for a in ir.attrs:
+        if a.name not in node.attr:
+            continue
+        expected = types.BY_VALUE_TYPE[a.type].attr_field
+        seen = node.attr[a.name].WhichOneof("value")
+        if expected and seen != expected and not (seen == "list" and expected.startswith("list")):
+            raise CellFailure(
+                "converter",
+                f"{at}: attr {a.name} is {a.type} in its REG_OP but the node carries a "
+                f"'{seen}' value ({decode_attr(node.attr[a.name])!r}): pass it as "
+                f"{a.type} in the converter{where(audit_op.converter)}",
+            )
+    return []
+
+
+def check_outputs(library, audit_op, graph, meta) -> None:
+    """Each of the Meta function's outputs is an output its GE node's REG_OP declares,
+    of a dtype it allows when the node's inputs have dtypes it allows. The graph's
+    outputs are the op's in order (an op that writes an input has more: not checked); a
+    node without a readable REG_OP, or with dynamic outputs, is not checked, nor a dtype
+    torch_npu carries in another (uint8 for hifloat8)."""
+    outs = meta if isinstance(meta, tuple) else (meta,)
+    schema = audit_op.op._schema
+    written = any(a.alias_info and a.alias_info.is_write for a in schema.arguments)
+    net = [n for n in graph.op if n.type == "NetOutput"]
+    if written or len(net) != 1 or not all(isinstance(t, torch.Tensor) for t in outs):
+        return
+    refs = [i for i in net[0].input if not i.endswith(":-1")]
+    nodes = {n.name: n for n in graph.op}
+    for i, (ref, out) in enumerate(zip(refs, outs, strict=False) if len(refs) == len(outs) else ()):
+        name, _, index = ref.rpartition(":")
+        node = nodes.get(name)
+        try:
+            cann_op = library.reg_op(node.type) if node is not None else None
+        except OpsdkError:
+            continue
+        if cann_op is None or any(o.kind == "dynamic" for o in cann_op.ir.outputs):
+            continue
+        declared, at = cann_op.ir.outputs, f"GE node {node.name} ({node.type})"
+        if int(index) >= len(declared):
+            raise CellFailure(
+                "converter",
+                f"the op's output {i} is output {index} of {at}, whose REG_OP declares "
+                f"{len(declared)} ({[o.name for o in declared]}): the converter"
+                f"{where(audit_op.converter)} returns more outputs than the GE op has",
+            )
+        allowed = cann_op.dtypes.get(declared[int(index)].name, ())
+        row = types.dtype(str(out.dtype))
+        carried = row is not None and row.torch in ("uint8", "int8")
+        if not _inputs_allowed(cann_op, node):  # the case is outside the op's types
+            continue
+        if allowed and row is not None and row.ge not in allowed and not carried:
+            raise CellFailure(
+                "converter",
+                f"the Meta function{where(audit_op.meta)} gives output {i} dtype "
+                f"{out.dtype}; it is {declared[int(index)].name} of {at}, which its REG_OP "
+                f"allows only as {', '.join(allowed)}: fix the Meta function's dtype (or "
+                "the converter's mapping)",
+            )
+
+
+def _inputs_allowed(cann_op, node) -> bool:
+    """Every input the node is fed has a dtype its REG_OP allows."""
+    data = [i for i in node.input if not i.endswith(":-1")]
+    for ref, desc in zip(data, node.input_desc, strict=False):
+        allowed = cann_op.dtypes.get(_base(desc.name, cann_op.ir), ())
+        enum = desc.DESCRIPTOR.fields_by_name["dtype"].enum_type.values_by_number
+        name = enum[desc.dtype].name if desc.dtype in enum else None
+        if ref and allowed and name not in allowed:
+            return False
+    return True
+
+
+def _base(name: str, ir) -> str:
+    """A dynamic input's instance ``x0``, ``x1`` is input ``x``."""
+    stem = name.rstrip("0123456789")
+    return stem if stem != name and stem in ir.ir_input_names else name
+
+
+def _attrs(library, graph) -> list[tuple[str, dict]]:
+    """The attrs of the nodes whose REG_OP is known and reads, in graph order."""
+    found = []
+    for node in graph.op:
+        try:
+            cann_op = library.reg_op(node.type)
+        except OpsdkError:
+            continue
+        if cann_op is not None:
+            names = set(cann_op.ir.ir_attr_names)
+            found.append(
+                (node.type, {k: decode_attr(v) for k, v in node.attr.items() if k in names})
+            )
+    return found
+
+
+def _check_defaults(library, audit_op, op_spec, case) -> None:
+    """Each number or bool argument the schema gives a default reaches GE as that default.
+
+    torch drops an argument equal to its schema default from the FX node, so the
+    converter's own Python default applies. Which attr carries the argument is found by
+    lowering again with another value: the one attr that changes, and takes that value.
+    Then its value with the argument at its default must be the schema's default."""
+    call = first_call(case)
+    positional = [a.name for a in op_spec.args if not a.kwarg_only]
+    bound = dict(zip(positional, call.args, strict=False)) | call.kwargs
+    for arg in op_spec.args:
+        other = _other(arg.default) if arg.has_default and not arg.is_tensor else None
+        if other is None:
+            continue
+        try:
+            at_default = lower(
+                audit_op.op, type(call)([], bound | {arg.name: arg.default}), "static"
+            )
+            changed = lower(audit_op.op, type(call)([], bound | {arg.name: other}), "static")
+        except Exception:  # noqa: BLE001 - a value the op does not take here
+            continue
+        base = _attrs(library, at_default.graph)
+        carriers = [
+            (op_type, name, a[name])
+            for (op_type, a), (_, b) in zip(base, _attrs(library, changed.graph), strict=False)
+            for name in a.keys() & b.keys()
+            if a[name] != b[name] and _same(b[name], other)
+        ]
+        if len(carriers) != 1:
+            continue  # no attr carries it as it is (the converter maps it): undecidable
+        [(op_type, name, seen)] = carriers
+        if not _same(seen, arg.default):
+            raise CellFailure(
+                "converter",
+                f"case {case.label}: {arg.name} at its schema default {arg.default!r} reaches "
+                f"GE as {op_type} attr {name}={seen!r} ({arg.name}={other!r} gives "
+                f"{name}={other!r}): torch leaves an argument equal to its default out of the "
+                f"FX node, so the converter's{where(audit_op.converter)} Python default "
+                "applies; make it the schema's",
+            )
+
+
+def _other(default):
+    """Another value of the default's type, or None when none can be picked safely."""
+    if isinstance(default, bool):
+        return not default
+    if isinstance(default, float):
+        return default * 2 if default else 0.5
+    if isinstance(default, int):
+        return default + 1
+    return None
+
+
+def _same(seen, value) -> bool:
+    """An attr value equals an argument (GE floats are float32)."""
+    if isinstance(value, float) and isinstance(seen, float):
+        return abs(seen - value) <= 1e-6 * max(abs(value), 1e-30)
+    return seen == value and type(seen) is type(value)

@@ -1,0 +1,91 @@
+"""Check ``fake``: the Meta function traces in each shape mode without specializing.
+
+Each case runs through ``torch.compile(backend="aot_eager", fullgraph=True)`` (the
+stand-in kernel answers the calls), with the sizes the harness grows between calls in
+``dynamic`` mode (:mod:`opsdk.harness.variants.inputs`). Sizes the Meta function refuses
+eagerly prove nothing (a note); a failure under symbolic sizes the Meta accepts eagerly,
+or a recompile, is a finding. The Meta function's outputs must be on its inputs' device.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch._dynamo
+from torch._dynamo.testing import CompileCounterWithBackend
+
+from opsdk.audit.checks import Undecided, fake_outputs, where
+from opsdk.harness.failures import chain, first_line, root_cause
+from opsdk.harness.model import CellFailure
+from opsdk.harness.variants.inputs import cases, mark_static, on_device, tensors_of
+from opsdk.runtime import spec
+
+__all__ = ["check"]
+
+
+def check(library, op, shapes: str) -> list[str]:
+    if not op.cases:
+        raise Undecided(op.no_case)
+    notes, ran = [], 0
+    for case in cases(spec.of(op.op), shapes, "aot_eager"):
+        calls = [on_device(c, "npu") for c in case.calls]
+        refused = _refused(op.op, calls)
+        if refused:
+            notes.append(f"case {case.label}: {refused}")
+            continue
+        _check_compiled(op, calls, shapes, case.label)
+        ran += 1
+    if not ran:
+        raise Undecided("; ".join(notes) or f"no case varies in {shapes} mode")
+    return notes
+
+
+def _refused(op, calls) -> str:
+    """Why the Meta function refuses a call's sizes eagerly ("" if it takes them all)."""
+    for i, call in enumerate(calls):
+        try:
+            fake_outputs(op, call)
+        except Exception as err:  # noqa: BLE001 - any refusal
+            return f"the Meta function refuses call {i}'s sizes: {first_line(err)}"
+    return ""
+
+
+def _check_compiled(op, calls, shapes: str, label: str) -> None:
+    torch._dynamo.reset()
+    counter = CompileCounterWithBackend("aot_eager")
+    compiled = torch.compile(
+        lambda *a, **k: op.op(*a, **k),
+        backend=counter,
+        dynamic=shapes != "static",
+        fullgraph=True,
+    )
+    # Compiles up to the call after which no recompile is expected: in dynamic mode the
+    # second (its grown sizes may leave the first's 0/1 specializations, Dynamo's own),
+    # else the first.
+    settled, expected = 1 if shapes == "dynamic" else 0, None
+    for i, call in enumerate(calls):
+        mark_static(call, shapes)
+        sizes = [tuple(t.shape) for t in tensors_of([call.args, call.kwargs])]
+        try:
+            compiled(*call.args, **call.kwargs)
+        except Exception as err:  # noqa: BLE001 - the Meta took these sizes eagerly
+            if any(isinstance(e, torch._dynamo.exc.Unsupported) for e in chain(err)):
+                # Dynamo's limit (a sparse result...), not the Meta function's
+                raise Undecided(
+                    f"case {label}: Dynamo cannot trace the call: {first_line(err)}"
+                ) from err
+            raise CellFailure(
+                "fake",
+                f"case {label}, call {i} (sizes {sizes}): the Meta function{where(op.meta)} "
+                f"takes these sizes eagerly but fails under {shapes} shapes: "
+                f"{first_line(root_cause(err))}; keep sizes symbolic (no int(), no Python "
+                "branch on a size)",
+            ) from err
+        if i == settled:
+            expected = counter.frame_count
+        elif expected is not None and counter.frame_count > expected:
+            raise CellFailure(
+                "recompile",
+                f"case {label}, call {i} (sizes {sizes}): the op recompiled under {shapes} "
+                f"shapes: a guard in the Meta function{where(op.meta)} fixed a size; rerun "
+                "with TORCH_LOGS=recompiles to see it",
+            )

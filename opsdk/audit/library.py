@@ -1,0 +1,161 @@
+"""What an audit reads of an op library: each op with its schema, Meta function,
+converter and cases, and the CANN prototypes its converters build.
+
+:func:`load` reads ``torch_npu`` from the wheel (:mod:`opsdk.audit.torch_npu`): its
+schemas defined, its Meta functions and TorchAir's own converters registered unchanged,
+the ``REG_OP`` s parsed. Every op is served by the Meta-backed stand-in kernel
+(:mod:`opsdk.audit.standin`): the audit runs no kernel of its own.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from opsdk.audit import cases as audit_cases
+from opsdk.audit import standin
+from opsdk.errors import TargetError
+from opsdk.harness.run import fingerprint
+
+__all__ = ["AuditOp", "Library", "load"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """A place in the library's real source: ``path:line``."""
+
+    path: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass
+class AuditOp:
+    """One overload under audit. ``cases`` are opsdk ``Support`` s; ``origin`` says where
+    they came from (``declared``: TorchAir's ``declare_supported``; ``derived``: the
+    schema; ``searched``: derived, then changed until the Meta function took it), and
+    ``no_case`` why there are none."""
+
+    op: torch._ops.OpOverload
+    qualname: str
+    meta: Source | None
+    converter: Source | None
+    cases: list = field(default_factory=list)
+    origin: str = "derived"
+    no_case: str = ""
+    left: str = ""  # why a case TorchAir declares was left out
+    searched: bool = False  # the derived case went through opsdk.audit.search
+
+
+@dataclass
+class Library:
+    """The ops of one library, with its CANN prototypes (``reg_op(op_type)``: the
+    ``CannOp``, None when unknown) and the reinplace pairs (``(functional, inplace,
+    mutated_arg indexes, Source)``) it declares."""
+
+    name: str
+    ops: list[AuditOp]
+    reg_op: Callable[[str], object] = lambda op_type: None
+    pairs: list = field(default_factory=list)
+    schemas: dict = field(default_factory=dict)  # op name -> schema text, as the library has it
+    sources: str = ""  # the digest of the files read (what a cached result depends on)
+    # What keeps the registrations alive (a torch Library deregisters when collected).
+    keep: list = field(default_factory=list, repr=False)
+
+
+def load(target: str) -> Library:
+    """The library ``target`` names: ``torch_npu`` (read from the wheel)."""
+    if target != "torch_npu":
+        raise TargetError(
+            f"cannot audit {target!r}: give torch_npu (more targets are not implemented yet)"
+        )
+    return _torch_npu()
+
+
+@functools.cache  # its ops are defined and registered once per process
+def _torch_npu() -> Library:
+    from opsdk.audit import torch_npu as wheel
+    from opsdk.offline.torchair import torchair_with_converters
+
+    torchair_with_converters()  # the torch_npu stand-in first: the Meta file imports it
+    overloads = wheel.converted()
+    names = {c.name for c in overloads}
+    pairs = [
+        (f, i, m, Source(str(wheel.locator.torch_npu_file(wheel.REINPLACE)), line))
+        for f, i, m, line in wheel.reinplace_pairs()
+    ]
+    wanted = names | {n for f, i, _, _ in pairs for n in (f, i)}
+    wanted |= {n.removesuffix("_") for n in names if n.endswith("_")}
+    schemas = {}
+    for c in overloads:
+        schemas.setdefault(c.name if c.overload == "default" else f"{c.name}.{c.overload}", None)
+    for name in sorted(wanted):
+        schemas.setdefault(name, None)
+    schemas = {name: wheel.schema(name) for name in schemas}
+    lib = torch.library.Library("npu", "FRAGMENT")
+    for name, text in schemas.items():
+        if text is not None and not _defined(name):
+            # torchgen tags every op whose name ends in "_" inplace; torch_npu's codegen is torchgen
+            tags = (torch.Tag.inplace,) if name.split(".")[0].endswith("_") else ()
+            lib.define(text, tags=tags)
+    meta = _exec_meta(wheel, sorted(names))
+    ops = []
+    for c in overloads:
+        packet = getattr(torch.ops.npu, c.name, None)
+        op = getattr(packet, c.overload, None) if packet is not None else None
+        if op is None:
+            continue
+        standin.register(lib, op)
+        line = wheel.meta_line(c.name)
+        ops.append(
+            AuditOp(
+                op,
+                c.qualname,
+                Source(str(wheel.locator.torch_npu_file(wheel.META)), line) if line else None,
+                Source(c.path, c.line),
+            )
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for module in sorted({c.module for c in overloads}):
+            importlib.import_module(f"{wheel.CONVERTER_MODULE}.{module}")
+    read = [wheel.SCHEMAS, wheel.META, wheel.CONVERTERS, wheel.GE_RAW_OPS, wheel.REINPLACE]
+    sources = fingerprint.digest([wheel.locator.torch_npu_file(p) for p in read])
+    library = Library("torch_npu", ops, _reg_op, pairs, schemas, sources, keep=[lib, meta])
+    for op in ops:
+        audit_cases.attach(op)
+    return library
+
+
+@functools.cache
+def _reg_op(op_type: str):
+    """TorchAir's documented ``REG_OP`` of ``op_type``, parsed on first need."""
+    from opsdk.audit import torch_npu as wheel
+    from opsdk.scaffold import cann
+
+    text = wheel.prototypes().get(op_type)
+    return cann.read(text)[0] if text else None
+
+
+def _defined(name: str) -> bool:
+    base, _, overload = name.partition(".")
+    packet = getattr(torch.ops.npu, base, None)
+    return packet is not None and (overload or "default") in packet.overloads()
+
+
+def _exec_meta(wheel, names) -> dict:
+    """Run torch_npu's Meta registrations of ``names`` from its own file (compiled under
+    its path, so a Meta function's traceback names its real line); their namespace."""
+    module = ast.Module(body=wheel.meta_nodes(names), type_ignores=[])
+    path = str(wheel.locator.torch_npu_file(wheel.META))
+    namespace = {"__name__": "opsdk_audit_meta"}
+    exec(compile(module, path, "exec"), namespace)  # noqa: S102
+    return namespace

@@ -1,0 +1,75 @@
+"""The kernel an audited op runs on when the audit needs one: its own Meta function.
+
+The audit checks schemas, Meta functions and converters, never numbers, and has no
+kernel of the op. Dynamo and AOT call the op on real (npu or CPU) tensors only to run
+the graph they traced; this stand-in answers with empty tensors of the shapes and dtypes
+the op's Meta function gives, and with the very input for a return the schema aliases
+to it, so a compiled call completes and the next one (new sizes) can show a recompile.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["register"]
+
+
+def _aliased_inputs(schema) -> dict[int, int]:
+    """Return index -> the argument index it aliases (``Tensor(a!) x`` ... ``-> Tensor(a!)``)."""
+    by_set = {
+        next(iter(a.alias_info.before_set)): i
+        for i, a in enumerate(schema.arguments)
+        if a.alias_info is not None and a.alias_info.before_set
+    }
+    return {
+        i: by_set[next(iter(r.alias_info.before_set))]
+        for i, r in enumerate(schema.returns)
+        if r.alias_info is not None and next(iter(r.alias_info.before_set), None) in by_set
+    }
+
+
+def _on(device, value):
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_on(device, v) for v in value)
+    return value
+
+
+def kernel(op):
+    """The stand-in kernel of ``op`` (an ``OpOverload``)."""
+    aliases = _aliased_inputs(op._schema)
+    names = [a.name for a in op._schema.arguments]
+
+    def run(*args, **kwargs):
+        device = next(
+            t.device for t in torch.utils._pytree.tree_leaves((args, kwargs)) if torch.is_tensor(t)
+        )
+        meta = op(*_on("meta", args), **_on("meta", kwargs))
+        outs = meta if isinstance(meta, tuple) else (meta,)
+        bound = dict(zip(names, args, strict=False)) | kwargs
+        made = [
+            bound[names[aliases[i]]]
+            if i in aliases
+            else torch.utils._pytree.tree_map(
+                lambda m: (
+                    torch.empty(m.shape, dtype=m.dtype, device=device)
+                    if isinstance(m, torch.Tensor)
+                    else m
+                ),
+                out,
+            )
+            for i, out in enumerate(outs)
+        ]
+        return tuple(made) if isinstance(meta, tuple) else made[0]
+
+    return run
+
+
+def register(library: torch.library.Library, op) -> None:
+    """Serve ``op`` with its stand-in kernel on the npu (PrivateUse1) and on CPU."""
+    name = op._schema.name.split("::")[-1]
+    if op._overloadname != "default":
+        name += f".{op._overloadname}"
+    for key in ("PrivateUse1", "CPU"):
+        library.impl(name, kernel(op), key)
