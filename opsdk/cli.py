@@ -230,20 +230,21 @@ def _parser() -> argparse.ArgumentParser:
         help=_choices_help("checks", AUDIT_CHECKS),
     )
     audit.add_argument(
-        "--shapes",
-        type=_csv(SHAPE_MODES),
-        default=list(SHAPE_MODES),
-        metavar="MODES",
-        help=_choices_help("shape modes", SHAPE_MODES),
-    )
-    audit.add_argument("-k", dest="pattern", help="only ops whose name contains PATTERN")
-    audit.add_argument(
         "--waivers",
         type=Path,
         metavar="FILE",
         help="known findings to report as xfail (opsdk-waivers.toml format; backend = the check)",
     )
-    for flag in ("--json", "--report", "--markdown", "--isolate", "--timeout", "--no-cache"):
+    for flag in (
+        "--shapes",
+        "-k",
+        "--json",
+        "--report",
+        "--markdown",
+        "--isolate",
+        "--timeout",
+        "--no-cache",
+    ):
         _same_flag(check, audit, flag)
     audit.add_argument(
         "--shard",
