@@ -41,41 +41,64 @@ def cases(op: spec.OpSpec, ir: IrDef, cann: CannOp) -> tuple[str, ...]:
     shape = (4,) * rank if len(tensors) > 1 else tuple(range(2, 2 + rank))
     width = max((len(cann.dtypes.get(ir.ir_name(a.name), ())) for a in tensors), default=1)
     found: list[str] = []
-    for row in range(max(width, 1)):
+    rows = [r for r in range(max(width, 1)) if _case(op, ir, cann, r, shape, rank) is not None]
+    for row in rows:
         case = _case(op, ir, cann, row, shape, rank)
-        if case is not None and case not in found:
+        if case not in found:
             found.append(case)
     if not found:
         raise SpecError(
             f"{ir.op_type}: no declared dtype combination has torch dtypes "
             f"({', '.join(SPEC_NAMES.values())}); write specs.py by hand"
         )
-    return tuple(found)
+    # The rows leave optional inputs out and attrs at CANN's defaults, which GE fills in
+    # itself: a converter that drops one would pass them all. One case more gives them.
+    given = _case(op, ir, cann, rows[0], shape, rank, given=True)
+    return tuple(found) + ((f"# {GIVEN}\n{given}",) if given not in found else ())
 
 
-def _case(op, ir, cann, row: int, shape, rank: int) -> str | None:
+# What the last case is for, said above it where the user reads it (specs.py).
+GIVEN = "optional inputs given, float and bool attrs off their defaults (a dropped one fails)"
+
+
+def _case(op, ir, cann, row: int, shape, rank: int, given: bool = False) -> str | None:
     """Row ``row`` as a Support: tensors (and required values) positional while the schema
-    lets them be, the rest by keyword; arguments with defaults are left to them."""
+    lets them be, the rest by keyword; arguments with defaults are left to them, or, with
+    ``given``, passed: optional inputs, float and bool attrs away from their defaults."""
     parts, by_keyword = [], False
     for arg in op.args:
         if arg.is_tensor:
-            value = _tensor(arg, cann.dtypes.get(ir.ir_name(arg.name), ()), row, shape)
+            declared = cann.dtypes.get(ir.ir_name(arg.name), ())
+            value = _tensor(arg, declared, row, shape, given)
             if value is None:
                 return None
-        elif arg.has_default:
+        elif arg.has_default and (not given or _moved(arg) is None):
             by_keyword = True
             continue
         else:
-            value = repr(_sample(arg, rank))
+            value = repr(_moved(arg) if arg.has_default else _sample(arg, rank))
         by_keyword = by_keyword or arg.kwarg_only
         parts.append(f"{arg.name}={value}" if by_keyword else value)
     return f"Support({', '.join(parts)})"
 
 
-def _tensor(arg: spec.Arg, declared: tuple[str, ...], row: int, shape) -> str | None:
+def _moved(arg: spec.Arg):
+    """A value other than ``arg``'s default that the op surely takes: a float's default
+    plus 0.5 (an eps that changes the result), a bool's opposite; None for other types."""
+    if isinstance(arg.default, bool):
+        return not arg.default
+    if types.base(arg.type) == "float" and isinstance(arg.default, (int, float)):
+        return arg.default + 0.5
+    return None
+
+
+def _tensor(
+    arg: spec.Arg, declared: tuple[str, ...], row: int, shape, given: bool = False
+) -> str | None:
     """A tensor argument's spec in dtype row ``row`` (a one-entry list serves every row, an
-    undeclared type is float32); None when torch has no spec for that dtype."""
-    if arg.is_optional:
+    undeclared type is float32); None when torch has no spec for that dtype. An optional
+    input is None unless ``given``."""
+    if arg.is_optional and not given:
         return "None"
     ge = declared[row] if row < len(declared) else (declared[0] if declared else "DT_FLOAT")
     torch_name = types.DTYPES[ge].torch

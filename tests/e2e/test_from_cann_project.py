@@ -107,3 +107,15 @@ def test_a_project_is_one_package_that_passes_only_once_its_references_are_writt
     assert ops == {f"fc_proj::{n}" for n in modules}
     backends = {r["backend"] for r in run.report["results"]}
     assert backends == {"eager", "opcheck", "aot_eager", "ge", "npugraph_ex"}
+
+    # A converter that drops an attr or an optional input fails in ge: the specs' last case
+    # passes what the dtype rows leave to CANN's defaults.
+    converter = modules["scale_inplace"] / "converter.py"
+    converter.write_text(converter.read_text().replace('"alpha": attr.Float(alpha),', ""))
+    converter = modules["weighted_sum"] / "converter.py"
+    converter.write_text(converter.read_text().replace('"bias": bias', '"bias": None'))
+    argv = ("--backend", "ge", "--shapes", "static", "--contexts", "none")
+    run = opsdk_cli("check", pkg, *argv, json_report=True)
+    failed = {r["op"].split("::")[1].split(".")[0]: r for r in run.cells() if r["status"] == "fail"}
+    assert set(failed) == {"scale_inplace", "weighted_sum"}, run.stdout
+    assert all(r["layer"] == "ge-exec" for r in failed.values()), run.stdout

@@ -228,7 +228,7 @@ def test_torch_side_of_real_ops():
     assert side.schema.endswith("-> (Tensor y, Tensor expert_idx, Tensor y2)")
     assert _specs(side)[0] == "Support(F32(4, 4), None, None, None, k=1)"
     # Only dtype combinations torch has: x is int8 (int4, hifloat8... are skipped).
-    assert _specs(torch_side(ops["AscendAntiQuantV2"])) == ("Support(I8(4, 4), F32(4, 4), None)",)
+    assert _specs(torch_side(ops["AscendAntiQuantV2"]))[0] == "Support(I8(4, 4), F32(4, 4), None)"
 
 
 def test_cann_names_python_cannot_take_are_mapped():

@@ -7,7 +7,7 @@ from opsdk.errors import SpecError
 from opsdk.runtime import spec
 from opsdk.runtime.irdef import Attr, Input, IrDef, Output
 from opsdk.scaffold.cann import CannOp
-from opsdk.scaffold.cann_specs import cases
+from opsdk.scaffold.cann_specs import GIVEN, cases
 
 
 def _op(inputs, attrs=(), formats=None, dtypes=None):
@@ -61,8 +61,25 @@ def test_required_values_optional_dynamic_and_the_torch_ops_order():
         "t::op(Tensor[] xs, Tensor self, Tensor? idx, int k, float eps=1e-5, *, int[] perm)"
         " -> Tensor"
     )
-    assert cases(op, ir, cann) == (
-        "Support([F32(4, 4), F32(4, 4)], BF16(4, 4), None, 1, perm=[1, 0])",
+    rows, given = cases(op, ir, cann)
+    assert rows == "Support([F32(4, 4), F32(4, 4)], BF16(4, 4), None, 1, perm=[1, 0])"
+    # One case more passes what the rows leave out: a converter that drops it fails there.
+    assert given == (
+        f"# {GIVEN}\n"
+        "Support([F32(4, 4), F32(4, 4)], BF16(4, 4), I64(4, 4), 1, 0.50001, perm=[1, 0])"
+    )
+
+
+def test_bool_attrs_flip_and_attrs_without_a_sure_other_value_stay():
+    attrs = [Attr("keep", "VT_BOOL", False), Attr("mode", "VT_STRING", "mean")]
+    attrs.append(Attr("axes", "VT_LIST_INT", (0,)))
+    cann = _op([Input("x")], attrs, dtypes={"x": ("DT_FLOAT",), "y": ("DT_FLOAT",)})
+    op = spec.parse(
+        't::op(Tensor x, *, bool keep=False, str mode="mean", int[] axes=[0]) -> Tensor'
+    )
+    assert cases(op, cann.ir, cann) == (
+        "Support(F32(2, 3))",
+        f"# {GIVEN}\nSupport(F32(2, 3), keep=True)",
     )
 
 
