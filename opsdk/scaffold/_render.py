@@ -111,8 +111,11 @@ def attach_target(qualname: str, name: str | None, namespace: str | None) -> tup
 def _parse(req: NewRequest) -> spec.OpSpec:
     """The request's op: its schema, the CANN definition's (``--from-cann``), the default
     add, or (``--attach``) the live op's."""
-    if req.from_cann is not None and not req.attach and (req.schema or req.inplace):
-        raise SpecError("--from-cann gives the schema: drop --schema and --inplace")
+    if req.from_cann is not None and not req.attach and (req.schema or req.inplace or req.pair):
+        raise SpecError(
+            "--from-cann gives the schema (an output named like an input is written in place): "
+            "drop --schema, --inplace and --pair"
+        )
     if req.attach and not req.schema:  # with --from-cann, CANN's file gives only the IR
         return spec.parse(_live_schema(req), validate=False)
     name, text = req.name, req.schema or spec.default_schema(req.name, req.inplace)

@@ -5,7 +5,8 @@ truth; tiling and shape-inference sources beside it define none) and often the m
 JSON it was generated from. Every op defined there becomes one op of a package named
 after the directory: the first (by name) its top-level modules, the others subpackages,
 as ``opsdk new --into`` adds them. The package is built staged and appears whole or not
-at all.
+at all; an op opsdk cannot make (a refusal of its reader or of its torch side) is
+skipped with a warning naming its file and the reason, and the others still come.
 """
 
 from __future__ import annotations
@@ -45,14 +46,20 @@ def definitions(root: Path) -> list[Definition]:
     msopgen JSON files. An op in both is the OpDef's (the project's source of truth); a
     JSON file that is not msopgen's (CMakePresets.json...) is none of the project's ops."""
     found: dict[str, Definition] = {}
-    for path in _files(root, "*.json"):
-        if _is_msopgen(path):
-            for op in cann.read(path):
-                _add(found, Definition(op, path), root)
-    for path in _files(root, "op_host/*.cpp"):
-        if _OPDEF.search(path.read_text(encoding="utf-8", errors="replace")):
-            for op in cann.read(path):
-                _add(found, Definition(op, path), root)
+    sources = [p for p in _files(root, "*.json") if _is_msopgen(p)]
+    sources += [
+        p
+        for p in _files(root, "op_host/*.cpp")
+        if _OPDEF.search(p.read_text(encoding="utf-8", errors="replace"))
+    ]
+    for path in sources:
+        try:
+            ops = cann.read(path)
+        except SpecError as err:  # one file the readers refuse does not stop the others
+            _skipped(f"{path.relative_to(root)}", err)
+            continue
+        for op in ops:
+            _add(found, Definition(op, path), root)
     if not found:
         raise SpecError(
             f"--from-cann {root}: no op definition found; an AscendC project has "
@@ -71,13 +78,21 @@ def _files(root: Path, pattern: str) -> list[Path]:
 
 
 def _is_msopgen(path: Path) -> bool:
-    """Whether ``path`` holds msopgen JSON: an op object, or a list of them."""
+    """Whether ``path`` holds msopgen JSON: an op object, or a list of them. msopst's test
+    cases (``testcases/st/**/*_case.json``) look alike but name each case (``case_name``):
+    they describe calls of an op, not the op."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return False
     entries = data if isinstance(data, list) else [data]
-    return bool(entries) and all(isinstance(e, dict) and "op" in e for e in entries)
+    return bool(entries) and all(
+        isinstance(e, dict) and "op" in e and "case_name" not in e for e in entries
+    )
+
+
+def _skipped(what: str, err: SpecError) -> None:
+    warnings.warn(f"skipped {what}: {err}", cann.CannWarning, stacklevel=3)
 
 
 def _add(found: dict[str, Definition], definition: Definition, root: Path) -> None:
@@ -127,10 +142,22 @@ def new_project(req: NewRequest, root: Path) -> NewResult:
             names = ", ".join(d.name for d in found)
             raise SpecError(f"--from-cann {root} defines no op {req.name!r}; it defines {names}")
         return new(dataclasses.replace(req, name=chosen[0].name, from_cann=chosen[0].source))
-    first, *rest = (dataclasses.replace(req, name=d.name, from_cann=d.source) for d in found)
+    package = package_of(root)
+    requests = [dataclasses.replace(req, name=d.name, from_cann=d.source) for d in found]
+    where = {r.name: f"{r.from_cann.relative_to(root)}" for r in requests}
+    for i, first in enumerate(requests):  # the first op opsdk can make holds the package
 
-    def add_the_others(project: Path) -> None:
-        for other in rest:
-            into.add(dataclasses.replace(other, force=False), project)
+        def add_the_others(project: Path, rest=requests[i + 1 :]) -> None:
+            for other in rest:
+                try:
+                    into.add(dataclasses.replace(other, force=False), project)
+                except SpecError as err:  # the op's own refusal: the others still come
+                    _skipped(f"{other.name} ({where[other.name]})", err)
 
-    return new(dataclasses.replace(first, package=package_of(root)), then=add_the_others)
+        try:
+            return new(dataclasses.replace(first, package=package), then=add_the_others)
+        except SpecError as err:
+            _skipped(f"{first.name} ({where[first.name]})", err)
+    raise SpecError(
+        f"--from-cann {root}: opsdk can make none of its ops (each refusal is a warning above)"
+    )

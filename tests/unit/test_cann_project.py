@@ -7,6 +7,7 @@ import pytest
 from opsdk import cli
 from opsdk.errors import SpecError
 from opsdk.scaffold import NewRequest, into
+from opsdk.scaffold.cann import CannWarning
 from opsdk.scaffold.cann_project import definitions, new_project, package_of
 
 
@@ -89,12 +90,29 @@ def test_name_selects_one_op_of_the_project(project, tmp_path):
         new_project(NewRequest("nope", out=tmp_path), project)
 
 
-def test_an_op_that_fails_leaves_nothing_behind(project, tmp_path):
-    bad = dict(SCALE, type="list_list_int")  # no torch type: refused
-    ops = [_json_op("AddCustom", "xy", "z"), _json_op("ZBad", "x", "y", [bad])]
-    (project / "my_ops.json").write_text(json.dumps(ops))
-    with pytest.raises(SpecError):
-        new_project(NewRequest(None, out=tmp_path / "out"), project)
+def test_an_op_opsdk_cannot_make_is_skipped_with_a_warning_and_the_others_come(project, tmp_path):
+    bad = dict(SCALE, type="list_list_int")  # no torch type: the reader refuses the file
+    (project / "bad.json").write_text(json.dumps([_json_op("Bad", "x", "y", [bad])]))
+    silent = _json_op("Sleep", "x", "")  # no output: the torch side refuses the op
+    (project / "sleep.json").write_text(json.dumps([silent]))
+    (project / "testcases" / "st").mkdir(parents=True)  # msopst's cases are not ops
+    case = dict(_json_op("AddCustom", "xy", "z"), case_name="Test_AddCustom_001")
+    (project / "testcases" / "st" / "AddCustom_case.json").write_text(json.dumps([case]))
+    with pytest.warns(CannWarning) as heard:
+        made = new_project(NewRequest(None, out=tmp_path / "out"), project).path
+    assert into.read(made).ops == ("add_custom", "scale_inplace")
+    said = [str(w.message) for w in heard]
+    assert any(m.startswith("skipped bad.json: ") and "list_list_int" in m for m in said)
+    assert any(m.startswith("skipped sleep (sleep.json): ") for m in said), said
+    assert not any("AddCustom_case" in m for m in said)
+
+
+def test_a_project_none_of_whose_ops_can_be_made_leaves_nothing_behind(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "sleep.json").write_text(json.dumps([_json_op("Sleep", "x", "")]))
+    with pytest.warns(CannWarning), pytest.raises(SpecError, match="can make none of its ops"):
+        new_project(NewRequest(None, out=tmp_path / "out"), root)
     assert not (tmp_path / "out").exists()
 
 
@@ -118,3 +136,13 @@ def test_cli_project_refuses_into(project, tmp_path, capsys):
     argv = ["new", "--from-cann", str(project), "--into", str(tmp_path)]
     assert cli.main(argv) == 2
     assert "--from-cann DIR makes one package" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", [["--pair"], ["--inplace"], ["--schema", "a(Tensor x) -> Tensor"]])
+def test_the_definition_gives_the_schema_so_schema_flags_are_refused(tmp_path, capsys, flag):
+    source = tmp_path / "a.json"
+    source.write_text(json.dumps([_json_op("A", "x", "y")]))
+    assert cli.main(["new", "a", "--from-cann", str(source), "--out", str(tmp_path), *flag]) == 2
+    err = capsys.readouterr().err
+    assert "--from-cann gives the schema" in err and "drop --schema, --inplace and --pair" in err
+    assert not (tmp_path / "a").exists()
