@@ -53,6 +53,8 @@ _SCHEMAS = {
     "pair_": "pair_(Tensor(a!) x, Tensor y) -> Tensor",
     "pair_functional": "pair_functional(Tensor x, Tensor y) -> (Tensor, Tensor)",
     "kwonly": "kwonly(Tensor x, *, int k=1) -> Tensor",
+    "on_cpu": "on_cpu(Tensor x) -> Tensor",
+    "needs_ints": "needs_ints(Tensor x) -> Tensor",
 }
 _METAS = {
     "specializes": lambda x: x.new_empty((int(x.shape[0]), x.shape[1])),  # int(): a guard
@@ -62,7 +64,16 @@ _METAS = {
     "pair_": lambda x, y: x.new_empty(x.shape),
     "pair_functional": lambda x, y: (x.new_empty(x.shape), x.new_empty(x.shape)),
     "kwonly": lambda x, k=1: x.new_empty(x.shape),
+    "on_cpu": lambda x: torch.empty(x.shape, device="cpu"),  # not the inputs' device
+    "needs_ints": lambda x: _needs_ints(x),
 }
+
+
+def _needs_ints(x):
+    """A Meta function that takes concrete sizes only (fails under symbolic ones)."""
+    if not all(isinstance(d, int) for d in x.shape):
+        raise RuntimeError("the sizes must be known")
+    return x.new_empty(x.shape)
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +112,23 @@ def test_fake_a_meta_that_specializes_a_size_recompiles(planted, shapes):
     library, ops = planted
     _fails(fake.check, library, ops["specializes"], shapes, "recompile", "recompiled")
     assert fake.check(library, ops["symbolic"], shapes) == []
+
+
+def test_fake_a_meta_that_fails_under_symbolic_sizes(planted):
+    from opsdk.audit.checks import fake
+
+    library, ops = planted
+    _fails(fake.check, library, ops["needs_ints"], "dynamic", "fake", "fails under dynamic")
+    assert fake.check(library, ops["needs_ints"], "static") == []  # concrete sizes: fine
+    assert fake.check(library, ops["symbolic"], "dynamic") == []  # the twin
+
+
+def test_fake_an_output_off_the_inputs_device(planted):
+    from opsdk.audit.checks import fake
+
+    library, ops = planted
+    _fails(fake.check, library, ops["on_cpu"], "static", "fake", "makes a tensor on cpu")
+    assert fake.check(library, ops["symbolic"], "static") == []  # the twin
 
 
 def test_schema_an_aliased_return_the_meta_makes_new(planted):
