@@ -60,6 +60,17 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+def _choices_flag(parser: argparse.ArgumentParser, flag: str, choices, metavar: str, what: str):
+    """A comma-separated list flag of ``choices``, all of them by default."""
+    parser.add_argument(
+        flag,
+        type=_csv(choices),
+        default=list(choices),
+        metavar=metavar,
+        help=_choices_help(what, choices),
+    )
+
+
 def _same_flag(source: argparse.ArgumentParser, parser: argparse.ArgumentParser, flag: str):
     """Give ``parser`` ``source``'s ``flag``, as it is (one spelling, one help text)."""
     action = source._option_string_actions[flag]
@@ -121,20 +132,8 @@ def _parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="run the conformance matrix of an op package")
     check.add_argument("target", help="op package directory or importable module")
-    check.add_argument(
-        "--backend",
-        type=_csv(columns.names()),
-        default=list(columns.names()),
-        metavar="COLUMNS",
-        help=_choices_help("backend columns", columns.names()),
-    )
-    check.add_argument(
-        "--shapes",
-        type=_csv(SHAPE_MODES),
-        default=list(SHAPE_MODES),
-        metavar="MODES",
-        help=_choices_help("shape modes", SHAPE_MODES),
-    )
+    _choices_flag(check, "--backend", columns.names(), "COLUMNS", "backend columns")
+    _choices_flag(check, "--shapes", SHAPE_MODES, "MODES", "shape modes")
     check.add_argument(
         "--options",
         type=_csv((*profiles.names(), profiles.ALL)),
@@ -222,38 +221,18 @@ def _parser() -> argparse.ArgumentParser:
         "audit", help="check an existing op library's schemas, Meta functions and converters"
     )
     audit.add_argument("target", help="the op library: torch_npu (read from the torch-npu wheel)")
-    audit.add_argument(
-        "--checks",
-        type=_csv(AUDIT_CHECKS),
-        default=list(AUDIT_CHECKS),
-        metavar="CHECKS",
-        help=_choices_help("checks", AUDIT_CHECKS),
-    )
+    _choices_flag(audit, "--checks", AUDIT_CHECKS, "CHECKS", "checks")
+    _same_flag(check, audit, "--shapes")
+    _same_flag(check, audit, "-k")
     audit.add_argument(
         "--waivers",
         type=Path,
         metavar="FILE",
         help="known findings to report as xfail (opsdk-waivers.toml format; backend = the check)",
     )
-    for flag in (
-        "--shapes",
-        "-k",
-        "--json",
-        "--report",
-        "--markdown",
-        "--isolate",
-        "--timeout",
-        "--no-cache",
-    ):
+    flags = ("--json", "--report", "--markdown", "--isolate", "--timeout", "--no-cache")
+    for flag in (*flags, "--shard", "--only-op"):
         _same_flag(check, audit, flag)
-    audit.add_argument(
-        "--shard",
-        type=shard_plan.parse,
-        metavar="I/N",
-        help="audit shard I of N (whole ops); merge the shards' --json reports with "
-        "opsdk report merge",
-    )
-    audit.add_argument("--only-op", help=argparse.SUPPRESS)
 
     cov = sub.add_parser(
         "coverage", help="which ops have a kernel, fake, converter, IR and input specs"

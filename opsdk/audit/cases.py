@@ -2,8 +2,10 @@
 them, else one derived from the schema (opsdk's spec generator), said so.
 
 TorchAir's ``Support(F32(2, 2), ...)`` becomes opsdk's ``Support`` of the same sizes
-and dtypes; a case opsdk cannot express (a tensor of given values, ``T(...)``) is left
-out. Each case is registered as the op's declaration, so the harness's input generator
+and dtypes; a case opsdk cannot express (a tensor of given values, ``T(...)``), one
+whose tensors exceed :data:`MAX_BYTES` or one that does not fit the schema is left out.
+When the Meta function refuses the first case, :mod:`opsdk.audit.search` changes it.
+Each case is registered as the op's declaration, so the harness's input generator
 (:func:`opsdk.harness.variants.inputs.cases`) makes its calls, growing sizes in dynamic
 mode as it does for ``opsdk check``.
 """

@@ -19,12 +19,12 @@ from pathlib import Path
 
 from opsdk.audit import search
 from opsdk.audit.checks import CHECKS, Undecided
+from opsdk.harness import not_run
 from opsdk.harness.failures import as_failure
 from opsdk.harness.model import Cell, CellFailure, OpUnderTest, Result
 from opsdk.harness.run import cache as cell_cache
 from opsdk.harness.run import fingerprint, waivers
 from opsdk.harness.run._heard import Heard
-from opsdk.harness.run._matrix import not_run
 from opsdk.harness.variants.inputs import values_unread
 from opsdk.runtime import spec
 

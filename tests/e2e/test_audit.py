@@ -53,6 +53,8 @@ _SCHEMAS = {
     "pair_": "pair_(Tensor(a!) x, Tensor y) -> Tensor",
     "pair_functional": "pair_functional(Tensor x, Tensor y) -> (Tensor, Tensor)",
     "kwonly": "kwonly(Tensor x, *, int k=1) -> Tensor",
+    "on_cpu": "on_cpu(Tensor x) -> Tensor",
+    "needs_ints": "needs_ints(Tensor x) -> Tensor",
 }
 _METAS = {
     "specializes": lambda x: x.new_empty((int(x.shape[0]), x.shape[1])),  # int(): a guard
@@ -62,7 +64,16 @@ _METAS = {
     "pair_": lambda x, y: x.new_empty(x.shape),
     "pair_functional": lambda x, y: (x.new_empty(x.shape), x.new_empty(x.shape)),
     "kwonly": lambda x, k=1: x.new_empty(x.shape),
+    "on_cpu": lambda x: torch.empty(x.shape, device="cpu"),  # not the inputs' device
+    "needs_ints": lambda x: _needs_ints(x),
 }
+
+
+def _needs_ints(x):
+    """A Meta function that takes concrete sizes only (fails under symbolic ones)."""
+    if not all(isinstance(d, int) for d in x.shape):
+        raise RuntimeError("the sizes must be known")
+    return x.new_empty(x.shape)
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +112,23 @@ def test_fake_a_meta_that_specializes_a_size_recompiles(planted, shapes):
     library, ops = planted
     _fails(fake.check, library, ops["specializes"], shapes, "recompile", "recompiled")
     assert fake.check(library, ops["symbolic"], shapes) == []
+
+
+def test_fake_a_meta_that_fails_under_symbolic_sizes(planted):
+    from opsdk.audit.checks import fake
+
+    library, ops = planted
+    _fails(fake.check, library, ops["needs_ints"], "dynamic", "fake", "fails under dynamic")
+    assert fake.check(library, ops["needs_ints"], "static") == []  # concrete sizes: fine
+    assert fake.check(library, ops["symbolic"], "dynamic") == []  # the twin
+
+
+def test_fake_an_output_off_the_inputs_device(planted):
+    from opsdk.audit.checks import fake
+
+    library, ops = planted
+    _fails(fake.check, library, ops["on_cpu"], "static", "fake", "makes a tensor on cpu")
+    assert fake.check(library, ops["symbolic"], "static") == []  # the twin
 
 
 def test_schema_an_aliased_return_the_meta_makes_new(planted):
@@ -340,3 +368,53 @@ def test_converter_binds_every_schema_argument(planted):
         op.op._ge_converter = fn
         converter.check_binding(op)
         del op.op._ge_converter
+
+
+# --- CI's fixed subset of torch_npu (the whole sweep is bench/audit_sweep.py) ------------------
+
+# op -> the checks with a finding (triaged in docs/audit-torch-npu-2.13.0.md); None: not
+# audited. Different kinds: clean out-of-place and in-place ops and a reinplace pair, an op
+# registered by a call, cases declared, derived and searched, and one finding of each kind.
+SUBSET = {
+    "npu::npu_rms_norm": set(),
+    "npu::npu_swiglu": set(),
+    "npu::npu_add_rms_norm_v2_functional": set(),
+    "npu::npu_scatter_nd_update_": set(),
+    "npu::npu_grouped_matmul.List": set(),
+    "npu::npu_group_norm_silu": {"converter"},  # eps default
+    "npu::npu_moe_gating_top_k_softmax_v2": {"converter"},  # calls the v1 GE API
+    "npu::npu_rope_quant_kvcache": {"schema"},  # returns its caches, declared new
+    "npu::npu_grouped_dynamic_block_quant": {"fake"},  # int() on a size: recompiles
+    "npu::npu_fusion_attention_grad": {"converter"},  # no softmax_layout parameter
+    "npu::scatter_update_": {"converter"},  # in-place: parameters not the schema's names
+    "npu::npu_quant_conv2d": None,  # no case the Meta function takes was found
+}
+
+
+def test_the_ci_subset_of_torch_npu(torch_npu_library):
+    from opsdk.audit import run
+    from opsdk.audit.checks import CHECKS
+    from opsdk.axes import SHAPE_MODES
+
+    lib = torch_npu_library
+    cells = [c for c in run.cells(lib, list(CHECKS), SHAPE_MODES) if c.op.name in SUBSET]
+    results = run.run(lib, cells)
+    assert {r.op for r in results} == set(SUBSET)
+    assert not [r.describe() for r in results if r.status == "error"]
+    missing = run.not_audited(results)
+    for op, expected in SUBSET.items():
+        found = {r.backend for r in results if r.op == op and r.status == "fail"}
+        assert (op in missing) == (expected is None), (op, missing.get(op))
+        assert found == (expected or set()), (op, [r.describe() for r in results if r.op == op])
+
+
+def test_audit_isolate_runs_each_op_in_a_child(torch_npu_library, tmp_path, capsys):
+    report = tmp_path / "iso.json"
+    code, out = _audit(
+        capsys, "-k", "npu_swiglu_backward", "--checks", "schema", "--isolate", "--no-cache",
+        "--json", str(report),
+    )  # fmt: skip
+    assert code == 0, out
+    assert "npu::npu_swiglu_backward [own process] ... pass" in out
+    [result] = json.loads(report.read_text())["results"]
+    assert result["status"] == "pass" and result["backend"] == "schema"

@@ -4,22 +4,28 @@ Each case runs through ``torch.compile(backend="aot_eager", fullgraph=True)`` (t
 stand-in kernel answers the calls), with the sizes the harness grows between calls in
 ``dynamic`` mode (:mod:`opsdk.harness.variants.inputs`). Sizes the Meta function refuses
 eagerly prove nothing (a note); a failure under symbolic sizes the Meta accepts eagerly,
-or a recompile, is a finding. The Meta function's outputs must be on its inputs' device.
+or a recompile, is a finding; so is a tensor the Meta function makes on a real device
+(fake tensors follow their inputs' device: it must too).
 """
 
 from __future__ import annotations
+
+import re
 
 import torch
 import torch._dynamo
 from torch._dynamo.testing import CompileCounterWithBackend
 
 from opsdk.audit.checks import Undecided, fake_outputs, where
-from opsdk.harness.failures import chain, first_line, root_cause
+from opsdk.harness.failures import first_line, root_cause
 from opsdk.harness.model import CellFailure
 from opsdk.harness.variants.inputs import cases, mark_static, on_device, tensors_of
 from opsdk.runtime import spec
 
 __all__ = ["check"]
+
+# FakeTensorMode's words for a Meta function's tensor made on a real device
+_OFF_DEVICE = re.compile(r"tensor's device must be `meta`, got (\w+)")
 
 
 def check(library, op, shapes: str) -> list[str]:
@@ -28,7 +34,7 @@ def check(library, op, shapes: str) -> list[str]:
     notes, ran = [], 0
     for case in cases(spec.of(op.op), shapes, "aot_eager"):
         calls = [on_device(c, "npu") for c in case.calls]
-        refused = _refused(op.op, calls)
+        refused = _refused(op, calls)
         if refused:
             notes.append(f"case {case.label}: {refused}")
             continue
@@ -40,11 +46,21 @@ def check(library, op, shapes: str) -> list[str]:
 
 
 def _refused(op, calls) -> str:
-    """Why the Meta function refuses a call's sizes eagerly ("" if it takes them all)."""
+    """Why the Meta function refuses a call's sizes eagerly ("" if it takes them all).
+    A tensor it makes off the meta device is no refusal but a finding: under fake
+    tensors its outputs must follow its inputs' device."""
     for i, call in enumerate(calls):
         try:
-            fake_outputs(op, call)
+            fake_outputs(op.op, call)
         except Exception as err:  # noqa: BLE001 - any refusal
+            off = _OFF_DEVICE.search(str(err))
+            if off:
+                raise CellFailure(
+                    "fake",
+                    f"call {i}: the Meta function{where(op.meta)} makes a tensor on "
+                    f"{off.group(1)}, not on its inputs' device: make it with "
+                    "device=x.device (or x.new_empty)",
+                ) from err
             return f"the Meta function refuses call {i}'s sizes: {first_line(err)}"
     return ""
 
@@ -68,7 +84,7 @@ def _check_compiled(op, calls, shapes: str, label: str) -> None:
         try:
             compiled(*call.args, **call.kwargs)
         except Exception as err:  # noqa: BLE001 - the Meta took these sizes eagerly
-            if any(isinstance(e, torch._dynamo.exc.Unsupported) for e in chain(err)):
+            if isinstance(root_cause(err), torch._dynamo.exc.Unsupported):
                 # Dynamo's limit (a sparse result...), not the Meta function's
                 raise Undecided(
                     f"case {label}: Dynamo cannot trace the call: {first_line(err)}"
