@@ -120,7 +120,15 @@ def _parse(req: NewRequest) -> spec.OpSpec:
         return spec.parse(_live_schema(req), validate=False)
     name, text = req.name, req.schema or spec.default_schema(req.name, req.inplace)
     if req.from_cann is not None and not req.attach:
-        text = req.name + _from_cann(req).schema
+        side = _from_cann(req)
+        if req.style == "cpp" and side.op.versions:
+            versioned = ", ".join(f"{n} (.Version({v}))" for n, v in side.op.versions.items())
+            raise SpecError(
+                f"{side.ir.op_type}: {versioned}: CANN leaves versioned parameters out of "
+                f"aclnn{side.ir.op_type} and generates aclnn{side.ir.op_type}V<n> for them, "
+                "which the cpp style does not call yet; use --style library"
+            )
+        text = req.name + side.schema
     elif req.pair:  # NAME or NAME_, with the schema of either op of the pair
         stem = req.name.removesuffix("_")
         text = req.schema or spec.default_schema(f"{stem}_", True, returns_input=True)

@@ -801,3 +801,26 @@ def test_a_type_attr_is_written_as_opdef_files_write_one():
     exported = opdef_cpp(op)
     assert 'this->Attr("dst").AttrType(OPTIONAL).Int(ge::DT_INT16);' in exported
     assert read_one(exported).ir.attrs == (Attr("dst", "VT_INT", 6),)
+
+
+def test_versioned_parameters_are_recorded_and_the_cpp_style_refuses_them(tmp_path):
+    """``.Version(n)`` inputs and attrs are GE's like any other, but CANN's build leaves them
+    out of aclnn<Op> (they are aclnn<Op>V<n>'s): the cpp style would call the wrong API."""
+    from opsdk.scaffold import NewRequest, new
+
+    body = """
+        this->Input("x").DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Input("group").ParamType(OPTIONAL).DataType({ge::DT_INT64})
+            .Format({ge::FORMAT_ND}).Version(1);
+        this->Output("y").DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Attr("mode").AttrType(OPTIONAL).Int(0).Version(VERSION_TWO);
+"""
+    source = tmp_path / "vers_def.cpp"
+    source.write_text(opdef(body, name="Vers", head="constexpr int VERSION_TWO = 2;\n"))
+    op = read_one(source)
+    assert op.versions == {"group": 1, "mode": 2}
+    assert [i.name for i in op.ir.inputs] == ["x", "group"] and op.ir.attrs[0].name == "mode"
+    with pytest.raises(SpecError, match=r"group \(.Version\(1\)\), mode \(.Version\(2\)\): CANN"):
+        new(NewRequest("vers", style="cpp", out=tmp_path / "cpp", from_cann=source))
+    assert not (tmp_path / "cpp").exists()
+    assert new(NewRequest("vers", out=tmp_path / "py", from_cann=source)).path.is_dir()

@@ -23,6 +23,9 @@ class CannOp:
     dtypes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     formats: dict[str, tuple[str, ...]] = field(default_factory=dict)
     type_vars: dict[str, str] = field(default_factory=dict)
+    # OpDef ``.Version(n)`` inputs and attrs: CANN's build leaves them out of the op's base
+    # aclnn API and declares aclnn<Op>V<n> for them (GE's prototype has them all).
+    versions: dict[str, int] = field(default_factory=dict)
 
 
 class CannWarning(UserWarning):

@@ -178,6 +178,7 @@ class _Param(Native):
     to_name: str | None = None
     follow: tuple[str, str] | None = None  # (name, FollowType)
     depends_on_compute: bool = False
+    version: int = 0  # .Version(n): in the aclnn API aclnn<Op>V<n>, not the base one
 
     type_name = "OpParamDef"
 
@@ -235,7 +236,10 @@ class _Param(Native):
     def _tolerated(self, args, site):
         """Not the prototype: how the kernel is built or its memory initialised."""
 
-    _m_UnknownShapeFormat = _m_AutoContiguous = _m_IgnoreContiguous = _m_Version = _tolerated
+    def _m_Version(self, args, site):
+        self.version = _version(args)
+
+    _m_UnknownShapeFormat = _m_AutoContiguous = _m_IgnoreContiguous = _tolerated
     _m_InitValue = _m_Comment = _m_DataTypeForBinQuery = _m_FormatForBinQuery = _tolerated
 
     def merge(self, other: _Param) -> None:
@@ -246,7 +250,7 @@ class _Param(Native):
                 setattr(self, name, list(getattr(other, name)))
         self.value_depend = self.value_depend or other.value_depend
         for name in ("types_status", "formats_status", "scalar", "to_type", "to_name",
-                     "follow", "depends_on_compute"):  # fmt: skip
+                     "follow", "depends_on_compute", "version"):  # fmt: skip
             setattr(self, name, getattr(other, name))
 
 
@@ -259,6 +263,7 @@ class _AttrDef(Native):
     required: bool = True
     setter: str = "Bool"  # CANN's initial type
     value: object = None  # None: the setter's initial value
+    version: int = 0  # .Version(n), as for an OpParamDef
 
     type_name = "OpAttrDef"
 
@@ -268,7 +273,9 @@ class _AttrDef(Native):
         elif method in _ATTR_SETTERS:
             self.setter = method
             self.value = _attr_value(method, args[0], site, self.name) if args else None
-        elif method not in ("Version", "Comment"):
+        elif method == "Version":
+            self.version = _version(args)
+        elif method != "Comment":
             _fail(site, f"cannot read the OpAttrDef method .{method}() of {self.name!r}")
         return self
 
@@ -442,7 +449,15 @@ def _read_op(program: cpp.Program, op_type: str, site: Tok) -> CannOp:
         dtypes[params[k].name] = tuple(_ge(d, params[k], chip) for d in rows[k][0])
         formats[params[k].name] = tuple(f.removeprefix("FORMAT_") for f in rows[k][1])
     names = [t.name for t in (*ir.inputs, *ir.outputs)]
-    return CannOp(ir, {n: dtypes[n] for n in names}, {n: formats[n] for n in names})
+    versions = {x.name: x.version for x in (*(params[k] for k in kept), *op.attrs) if x.version}
+    return CannOp(
+        ir, {n: dtypes[n] for n in names}, {n: formats[n] for n in names}, versions=versions
+    )
+
+
+def _version(args) -> int:
+    """``.Version(n)``'s n (a constant the file names is evaluated; anything else is 1)."""
+    return args[0] if args and isinstance(args[0], int) and args[0] > 0 else 1
 
 
 def _kind(param: _Param) -> str:
