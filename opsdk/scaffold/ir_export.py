@@ -179,8 +179,14 @@ def opdef_cpp(op: IrDef | CannOp) -> str:
             calls.append(".ValueDepend(REQUIRED)")
         if getattr(tensor, "depends_on_compute", False):
             calls.append(".OutputShapeDependOnCompute()")
+        if tensor.name in op.versions and not output:
+            calls.append(f".Version({op.versions[tensor.name]})")
         lines.append("\n            ".join(calls) + ";")
-    lines += [_opdef_attr(ir, attr) for attr in ir.attrs]
+    lines += [
+        _opdef_attr(ir, attr).removesuffix(";")
+        + (f".Version({op.versions[attr.name]});" if attr.name in op.versions else ";")
+        for attr in ir.attrs
+    ]
     lines += [f'this->AICore().AddConfig("{chip}");' for chip in ("ascend910b", "ascend910_93")]
     body = "\n".join(f"        {line}" for line in lines)
     return (
