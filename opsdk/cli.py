@@ -220,7 +220,11 @@ def _parser() -> argparse.ArgumentParser:
     audit = sub.add_parser(
         "audit", help="check an existing op library's schemas, Meta functions and converters"
     )
-    audit.add_argument("target", help="the op library: torch_npu (read from the torch-npu wheel)")
+    audit.add_argument(
+        "target",
+        help="the op library: torch_npu (read from the torch-npu wheel), or an op package "
+        "directory or importable module",
+    )
     _choices_flag(audit, "--checks", AUDIT_CHECKS, "CHECKS", "checks")
     _same_flag(check, audit, "--shapes")
     _same_flag(check, audit, "-k")

@@ -1,5 +1,6 @@
 """An audited op's cases: TorchAir's own ``declare_supported`` where its converter has
-them, else one derived from the schema (opsdk's spec generator), said so.
+them (or an op package's own specs), else one derived from the schema (opsdk's spec
+generator), said so.
 
 TorchAir's ``Support(F32(2, 2), ...)`` becomes opsdk's ``Support`` of the same sizes
 and dtypes; a case opsdk cannot express (a tensor of given values, ``T(...)``), one
@@ -94,6 +95,9 @@ def attach(audit_op) -> None:
     op = audit_op.op
     declared = _declared(op)
     supports, audit_op.left = from_torchair(declared) if declared else ([], "")
+    own = inputs.declared(audit_op.qualname)  # an op package's specs.py
+    if not supports and own is not None:
+        supports = list(own.cases)
     audit_op.cases, why = _fitting(op, supports[:MAX_CASES])
     audit_op.left = audit_op.left or why
     audit_op.origin = "declared"

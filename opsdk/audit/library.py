@@ -3,8 +3,9 @@ converter and cases, and the CANN prototypes its converters build.
 
 :func:`load` reads ``torch_npu`` from the wheel (:mod:`opsdk.audit.torch_npu`): its
 schemas defined, its Meta functions and TorchAir's own converters registered unchanged,
-the ``REG_OP`` s parsed. Every op is served by the Meta-backed stand-in kernel
-(:mod:`opsdk.audit.standin`): the audit runs no kernel of its own.
+the ``REG_OP`` s parsed; any other target is an op package as ``opsdk check`` loads it.
+Every op is served by the Meta-backed stand-in kernel (:mod:`opsdk.audit.standin`): the
+audit runs no kernel of its own.
 """
 
 from __future__ import annotations
@@ -12,15 +13,16 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import inspect
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
 from opsdk.audit import cases as audit_cases
 from opsdk.audit import standin
-from opsdk.errors import TargetError
 from opsdk.harness.run import fingerprint
 
 __all__ = ["AuditOp", "Library", "load"]
@@ -72,12 +74,63 @@ class Library:
 
 
 def load(target: str) -> Library:
-    """The library ``target`` names: ``torch_npu`` (read from the wheel)."""
-    if target != "torch_npu":
-        raise TargetError(
-            f"cannot audit {target!r}: give torch_npu (more targets are not implemented yet)"
-        )
-    return _torch_npu()
+    """The library ``target`` names: ``torch_npu`` (read from the wheel), else an op
+    package as ``opsdk check`` loads one (a directory or an importable module)."""
+    return _torch_npu() if target == "torch_npu" else _package(target)
+
+
+def _package(target: str) -> Library:
+    """An op package's ops (its ``OPS``) with their fake functions and TorchAir converters
+    as registered, the GE IR its ``ir.py`` registers (the prototypes its converters
+    build), and the cases its specs declare. The stand-in kernel serves the calls, over
+    the package's own: the audit runs no kernel."""
+    from opsdk.harness import discover
+    from opsdk.harness.run import target as check_target
+    from opsdk.offline.torchair import torchair_with_converters
+
+    package = check_target.load(target)
+    torchair_with_converters()  # the package's converters register with TorchAir's import
+    ops, libraries = [], {}
+    for found in discover(package):
+        op = found.overload()
+        namespace = found.name.split("::")[0]
+        lib = libraries.setdefault(namespace, torch.library.Library(namespace, "IMPL"))
+        with warnings.catch_warnings():  # over the package's own kernels, as it means to
+            warnings.simplefilter("ignore")
+            standin.register(lib, op)
+        fake = torch._library.simple_registry.singleton.find(found.name).fake_impl.kernel
+        converter = getattr(op, "_ge_converter", None)
+        audit_op = AuditOp(op, found.name, _defined_at(fake and fake.func), _defined_at(converter))
+        audit_cases.attach(audit_op)
+        ops.append(audit_op)
+    home = Path(package.__file__).resolve().parent
+    return Library(
+        package.__name__,
+        ops,
+        _ir_def,
+        sources=fingerprint.digest([home]),
+        keep=list(libraries.values()),
+    )
+
+
+def _defined_at(fn) -> Source | None:
+    """Where a Python function is defined (through decorators' wrappers)."""
+    if fn is None:
+        return None
+    fn = inspect.unwrap(fn)
+    try:
+        return Source(inspect.getsourcefile(fn), inspect.getsourcelines(fn)[1])
+    except (OSError, TypeError):
+        return None
+
+
+def _ir_def(op_type: str):
+    """The GE IR an op package registers for ``op_type``, as a ``CannOp`` (no dtypes)."""
+    from opsdk.runtime import irdef
+    from opsdk.scaffold.cann import CannOp
+
+    ir = irdef.lookup(op_type)
+    return CannOp(ir) if ir is not None else None
 
 
 @functools.cache  # its ops are defined and registered once per process

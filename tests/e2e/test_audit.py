@@ -325,7 +325,7 @@ def test_audit_shards_merge_into_the_whole_audit(torch_npu_library, tmp_path, ca
 def test_audit_refuses_what_it_cannot_audit_in_one_line(capsys):
     assert cli.main(["audit", "no_such_library"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "cannot audit 'no_such_library'" in err
+    assert err.count("\n") == 1 and "'no_such_library' is neither a directory nor" in err
     assert cli.main(["audit", "torch_npu", "--timeout", "5"]) == 2
     assert "--timeout applies to --isolate" in capsys.readouterr().err
 
@@ -418,3 +418,27 @@ def test_audit_isolate_runs_each_op_in_a_child(torch_npu_library, tmp_path, caps
     assert "npu::npu_swiglu_backward [own process] ... pass" in out
     [result] = json.loads(report.read_text())["results"]
     assert result["status"] == "pass" and result["backend"] == "schema"
+
+
+def test_audit_an_op_package_a_converter_default_planted(tmp_path, opsdk_cli):
+    """An op package is a target as for opsdk check: its fake function, converter and IR
+    as registered, its cases (here derived). Its converter defaulting alpha to 3.0 where
+    the schema says 1.0 is a finding; as opsdk new wrote it (1.0), the twin, it is clean."""
+    made = opsdk_cli(
+        "new", "my_scale", "--schema", "my_scale(Tensor x, float alpha=1.0) -> Tensor",
+        "--out", tmp_path,
+    )  # fmt: skip
+    assert made.code == 0, made.stderr
+    package = tmp_path / "my_scale"
+    fake = package / "my_scale" / "fake.py"
+    fake.write_text(
+        re.sub(r"raise ImplementMe\([^)]*\)", "return torch.empty_like(x)", fake.read_text())
+    )
+    clean = opsdk_cli("audit", package, json_report=True)
+    assert clean.code == 0, clean.stdout + clean.stderr
+    assert {r["status"] for r in clean.report["results"]} == {"pass"}
+    converter = package / "my_scale" / "converter.py"
+    converter.write_text(converter.read_text().replace("alpha: float = 1.0", "alpha: float = 3.0"))
+    found = opsdk_cli("audit", package, "--checks", "converter", "--shapes", "static")
+    assert found.code == 1, found.stdout + found.stderr
+    assert "alpha at its schema default 1.0 reaches GE as MyScale attr alpha=3.0" in found.stdout
