@@ -676,6 +676,17 @@ def _coverage(args) -> int:
     return 0
 
 
+def _ir_model(ir, fmt: str):
+    """The op as an export needs it: with the data types its cases give (which runs the fake
+    function), except the aclnn API, which has none but a ValueDepend input's host array;
+    so it is written before the reference exists."""
+    from opsdk.scaffold import cann, ir_export
+
+    if fmt == "aclnn" and not any(i.value_depend for i in ir.inputs):
+        return cann.CannOp(ir)
+    return ir_export.model(ir)
+
+
 def _ir(args) -> int:
     from opsdk import _outputs
 
@@ -702,7 +713,9 @@ def _ir(args) -> int:
                 f"torch_op={op.name!r} to the package's ir.py"
             )
         irs.update((ir.op_type, ir) for ir in found)
-    texts = {file_name(ir): render(ir_export.model(ir)) for ir in irs.values()}  # all, or none
+    texts = {
+        file_name(ir): render(_ir_model(ir, args.format)) for ir in irs.values()
+    }  # all, or none
     for name, text in texts.items():
         if args.out is None:
             print(text, end="")

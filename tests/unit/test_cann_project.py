@@ -146,3 +146,18 @@ def test_the_definition_gives_the_schema_so_schema_flags_are_refused(tmp_path, c
     err = capsys.readouterr().err
     assert "--from-cann gives the schema" in err and "drop --schema, --inplace and --pair" in err
     assert not (tmp_path / "a").exists()
+
+
+def test_the_aclnn_api_of_a_fresh_package_is_written_before_its_reference(tmp_path, capsys):
+    """The aclnn API has no data types (but a ValueDepend input's array): it needs no fake
+    function, which runs the reference; the msopgen JSON, with data types, does."""
+    source = tmp_path / "fresh.json"
+    source.write_text(json.dumps([_json_op("FreshOp", "xy", "z")]))
+    argv = ["new", "--from-cann", str(source), "--namespace", "t_fresh", "--out", str(tmp_path)]
+    assert cli.main(argv) == 0
+    capsys.readouterr()
+    pkg = str(tmp_path / "fresh_op")
+    assert cli.main(["ir", pkg, "--format", "aclnn"]) == 0
+    assert "aclnnFreshOpGetWorkspaceSize(" in capsys.readouterr().out
+    assert cli.main(["ir", pkg, "--format", "msopgen"]) == 2
+    assert "takes the output data types from the fake function" in capsys.readouterr().err
