@@ -521,7 +521,9 @@ def _audit(args) -> int:
             selection += ["--no-cache"] * args.no_cache
             selection += ["--waivers", str(args.waivers.resolve())] if args.waivers else []
             lookup = (lambda op_cells: audit.cached(op_cells, cache)) if cache else None
-            results = _run_isolated(args, cells, progress, cache, "audit", selection, lookup)
+            results = _run_isolated(
+                args, cells, progress, cache, command="audit", selection=selection, lookup=lookup
+            )
         else:
             results = audit.run(
                 library,

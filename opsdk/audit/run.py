@@ -142,6 +142,7 @@ class AuditCache(cell_cache.CellCache):
     def __init__(self, library, reuse: bool = True):
         self.root = Path.cwd() / cell_cache.DIR_NAME
         self.reuse = reuse
+        self.rerun = None  # an audit draws no pictures: every kept result is served
         self._library = library.sources
         self._unwritable = None
 
