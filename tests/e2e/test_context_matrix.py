@@ -5,8 +5,7 @@ import pytest
 
 from opsdk.scaffold import NewRequest, into
 
-INPLACE = "{name}(Tensor(a!) x, Tensor y) -> ()"
-OUT = "{name}(Tensor x, Tensor y) -> Tensor"
+INPLACE, OUT = "in place", "out of place"  # the add opsdk new writes, either way
 SPECS = """
 from opsdk.inputs import F32, Support, declare_supported
 
@@ -15,7 +14,7 @@ from .schema import OP
 declare_supported(OP, [Support(F32(2, 3), F32(2, 3))])
 """
 
-# name: (schema, (file, old, new): the bug, an edit of the scaffolded add's npu kernel
+# name: (which add, (file, old, new): the bug, an edit of the scaffolded add's npu kernel
 # (its first match) or fake). Each passes the compiled columns alone.
 BUGS = {
     # writes from the start of the storage, as a kernel taking storage().data_ptr() does
@@ -65,7 +64,8 @@ def run(scaffolds, tmp_path_factory, opsdk_cli_module):
     )
     into.add(NewRequest("my_oadd"), pkg)
     for bug, (schema, (file, old, new)) in BUGS.items():
-        into.add(NewRequest(f"my_{bug}", schema=schema.format(name=f"my_{bug}")), pkg)
+        # opsdk new's own add (no --schema: a schema of the user's gets skeletons)
+        into.add(NewRequest(f"my_{bug}", inplace=schema == INPLACE), pkg)
         op_dir = next(pkg.glob(f"*/my_{bug}"))
         (op_dir / "specs.py").write_text(SPECS)
         path = op_dir / f"{file}.py"

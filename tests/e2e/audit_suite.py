@@ -1,0 +1,444 @@
+"""``opsdk audit``: torch_npu's library read from the wheel, each check against a planted
+defect and its correct twin, and the CLI's reports and exit codes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from opsdk.offline import locator
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def wheel():
+    from opsdk.audit import torch_npu
+
+    try:
+        locator.torch_npu_file(torch_npu.SCHEMAS)
+    except locator.TorchairUnavailable as err:
+        pytest.skip(f"the torch-npu wheel cannot be fetched: {err}")
+    return torch_npu
+
+
+def test_the_wheel_converts_142_overloads_each_with_schema_and_meta(wheel):
+    converted = wheel.converted()
+    names = {c.qualname for c in converted}
+    assert len(names) == len(converted) == 142
+    assert "npu::npu_grouped_matmul.List" in names  # registered by a call, not a decorator
+    for c in converted:
+        name = c.name if c.overload == "default" else f"{c.name}.{c.overload}"
+        assert wheel.schema(name), name
+        assert wheel.meta_line(c.name), c.name
+    assert ("npu_add_rms_norm_v2_functional", "npu_add_rms_norm_v2", (0, 1)) in [
+        p[:3] for p in wheel.reinplace_pairs()
+    ]
+
+
+# --- Each check against a planted defect and its correct twin --------------------------------
+
+import torch  # noqa: E402
+
+from opsdk.harness.model import CellFailure  # noqa: E402
+from opsdk.runtime.inputs import F32, Support, declare_supported  # noqa: E402
+
+_LIB = torch.library.Library("audit_t", "DEF")
+_SCHEMAS = {
+    "specializes": "specializes(Tensor x) -> Tensor",
+    "symbolic": "symbolic(Tensor x) -> Tensor",
+    "new_for_alias": "new_for_alias(Tensor(a!) x) -> Tensor(a!)",
+    "returns_alias": "returns_alias(Tensor(a!) x) -> Tensor(a!)",
+    "pair_": "pair_(Tensor(a!) x, Tensor y) -> Tensor",
+    "pair_functional": "pair_functional(Tensor x, Tensor y) -> (Tensor, Tensor)",
+    "kwonly": "kwonly(Tensor x, *, int k=1) -> Tensor",
+    "on_cpu": "on_cpu(Tensor x) -> Tensor",
+    "needs_ints": "needs_ints(Tensor x) -> Tensor",
+}
+_METAS = {
+    "specializes": lambda x: x.new_empty((int(x.shape[0]), x.shape[1])),  # int(): a guard
+    "symbolic": lambda x: x.new_empty(x.shape),
+    "new_for_alias": lambda x: x.new_empty(x.shape),  # a new tensor for an aliased return
+    "returns_alias": lambda x: x,
+    "pair_": lambda x, y: x.new_empty(x.shape),
+    "pair_functional": lambda x, y: (x.new_empty(x.shape), x.new_empty(x.shape)),
+    "kwonly": lambda x, k=1: x.new_empty(x.shape),
+    "on_cpu": lambda x: torch.empty(x.shape, device="cpu"),  # not the inputs' device
+    "needs_ints": lambda x: _needs_ints(x),
+}
+
+
+def _needs_ints(x):
+    """A Meta function that takes concrete sizes only (fails under symbolic ones)."""
+    if not all(isinstance(d, int) for d in x.shape):
+        raise RuntimeError("the sizes must be known")
+    return x.new_empty(x.shape)
+
+
+@pytest.fixture(scope="module")
+def planted():
+    """The synthetic library: each op with its Meta function, the stand-in kernel and one
+    case, as the audit reads a library."""
+    from opsdk.audit import standin
+    from opsdk.audit.library import AuditOp, Library
+    from opsdk.runtime.device import ensure_npu
+
+    ensure_npu()
+    for name, text in _SCHEMAS.items():
+        _LIB.define(text)
+        _LIB.impl(name, _METAS[name], "Meta")
+    ops = {}
+    for name in _SCHEMAS:
+        op = getattr(torch.ops.audit_t, name).default
+        standin.register(_LIB, op)
+        cases = [Support(F32(2, 3), F32(2, 3))] if name.startswith("pair") else [Support(F32(2, 3))]
+        declare_supported(op, cases, non_contiguous=False)
+        ops[name] = AuditOp(op, f"audit_t::{name}", None, None, cases, "declared")
+    return Library("audit_t", list(ops.values())), ops
+
+
+def _fails(check, library, op, shapes, layer, words):
+    with pytest.raises(CellFailure) as found:
+        check(library, op, shapes)
+    assert found.value.layer == layer, found.value
+    assert words in str(found.value)
+
+
+@pytest.mark.parametrize("shapes", ["dynamic"])
+def test_fake_a_meta_that_specializes_a_size_recompiles(planted, shapes):
+    from opsdk.audit.checks import fake
+
+    library, ops = planted
+    _fails(fake.check, library, ops["specializes"], shapes, "recompile", "recompiled")
+    assert fake.check(library, ops["symbolic"], shapes) == []
+
+
+def test_fake_a_meta_that_fails_under_symbolic_sizes(planted):
+    from opsdk.audit.checks import fake
+
+    library, ops = planted
+    _fails(fake.check, library, ops["needs_ints"], "dynamic", "fake", "fails under dynamic")
+    assert fake.check(library, ops["needs_ints"], "static") == []  # concrete sizes: fine
+    assert fake.check(library, ops["symbolic"], "dynamic") == []  # the twin
+
+
+def test_fake_an_output_off_the_inputs_device(planted):
+    from opsdk.audit.checks import fake
+
+    library, ops = planted
+    _fails(fake.check, library, ops["on_cpu"], "static", "fake", "makes a tensor on cpu")
+    assert fake.check(library, ops["symbolic"], "static") == []  # the twin
+
+
+def test_schema_an_aliased_return_the_meta_makes_new(planted):
+    from opsdk.audit.checks import schema
+
+    library, ops = planted
+    _fails(schema.check, library, ops["new_for_alias"], "static", "schema", "returns a new tensor")
+    assert schema.check(library, ops["returns_alias"], "static") == []
+
+
+def test_schema_a_reinplace_pair_that_disagrees_with_its_schemas(planted):
+    from opsdk.audit.checks import schema
+
+    library, ops = planted
+    wrong = dataclasses.replace(library, pairs=[("pair_functional", "pair_", (1,), "here:1")])
+    pairs = lambda lib, op, _: schema.check_pairs(lib, op)  # noqa: E731
+    _fails(pairs, wrong, ops["pair_"], None, "schema", "writes arguments [1]")
+    right = dataclasses.replace(library, pairs=[("pair_functional", "pair_", (0,), "here:1")])
+    schema.check_pairs(right, ops["pair_"])  # its twin: no finding
+
+
+@pytest.fixture(scope="module")
+def torch_npu_library(wheel):
+    from opsdk.audit import library
+
+    return library.load("torch_npu")
+
+
+def _op(lib, qualname):
+    [op] = [o for o in lib.ops if o.qualname == qualname]
+    return op
+
+
+def test_converter_a_python_default_that_is_not_the_schemas(torch_npu_library):
+    """The real defect: npu_group_norm_silu's converter defaults eps to 1e-4, the schema
+    to 1e-5; npu_rms_norm's converter and schema agree (the twin)."""
+    from opsdk.audit.checks import converter
+
+    lib = torch_npu_library
+    _fails(
+        converter.check,
+        lib,
+        _op(lib, "npu::npu_group_norm_silu"),
+        "static",
+        "converter",
+        "eps at its schema default 1e-05 reaches GE as GroupNormSilu attr eps=9.99",
+    )
+    assert converter.check(lib, _op(lib, "npu::npu_rms_norm"), "static") == []
+
+
+def test_converter_a_node_without_a_required_attr(torch_npu_library):
+    from opsdk.audit.checks import converter
+
+    lib = torch_npu_library
+    op = _op(lib, "npu::npu_rms_norm")
+    graph = converter.lower(op.op, _first(op), "static").graph
+    [node] = [n for n in graph.op if n.type == "RmsNorm"]
+    converter.check_node(lib, node, op)  # the twin: as TorchAir builds it
+    required = dataclasses.replace(
+        lib.reg_op("RmsNorm").ir,
+        attrs=tuple(dataclasses.replace(a, default=None) for a in lib.reg_op("RmsNorm").ir.attrs),
+    )
+    del node.attr["epsilon"]
+    planted = dataclasses.replace(
+        lib, reg_op=lambda t: dataclasses.replace(lib.reg_op(t), ir=required)
+    )
+    with pytest.raises(CellFailure, match=r"lacks attrs \['epsilon'\]"):
+        converter.check_node(planted, node, op)
+
+
+def test_converter_a_node_without_a_required_input(torch_npu_library):
+    """RmsNorm(x, gamma): gamma left unfed is a finding; an input name the REG_OP text
+    lacks (TorchAir's GE API and its own REG_OP disagree) is a note."""
+    from opsdk.audit.checks import converter
+
+    lib = torch_npu_library
+    op = _op(lib, "npu::npu_rms_norm")
+    graph = converter.lower(op.op, _first(op), "static").graph
+    [node] = [n for n in graph.op if n.type == "RmsNorm"]
+    assert converter.check_node(lib, node, op) == []  # the twin
+    renamed = type(node)()
+    renamed.CopyFrom(node)
+    renamed.input_desc[1].name = "beta"
+    [note] = converter.check_node(lib, renamed, op)
+    assert "inputs ['beta']" in note and "cannot be decided offline" in note
+    node.input[1] = ""
+    with pytest.raises(CellFailure, match=r"required: \['x', 'gamma'\]"):
+        converter.check_node(lib, node, op)
+
+
+def test_converter_outputs_against_the_reg_op(torch_npu_library):
+    """npu_rms_norm's Meta outputs (y, rstd) are RmsNorm's, of allowed dtypes (the twin);
+    a REG_OP allowing rstd only float16, or declaring one output, makes it a finding."""
+    from opsdk.audit.checks import converter, fake_outputs
+
+    lib = torch_npu_library
+    op = _op(lib, "npu::npu_rms_norm")
+    call = _first(op)
+    graph = converter.lower(op.op, call, "static").graph
+    meta, _, _ = fake_outputs(op.op, call)
+    converter.check_outputs(lib, op, graph, meta)
+    real = lib.reg_op("RmsNorm")
+    for planted, words in (
+        (dataclasses.replace(real, dtypes={**real.dtypes, "rstd": ("DT_FLOAT16",)}),
+         "allows only as DT_FLOAT16"),
+        (dataclasses.replace(real, ir=dataclasses.replace(real.ir, outputs=real.ir.outputs[:1])),
+         "returns more outputs than the GE op has"),
+    ):  # fmt: skip
+        narrowed = dataclasses.replace(
+            lib, reg_op=lambda t, p=planted: p if t == "RmsNorm" else lib.reg_op(t)
+        )
+        with pytest.raises(CellFailure, match=words):
+            converter.check_outputs(narrowed, op, graph, meta)
+
+
+def _first(op):
+    from opsdk.audit.checks import first_call
+    from opsdk.harness.variants.inputs import cases
+    from opsdk.runtime import spec
+
+    return first_call(cases(spec.of(op.op), "static", "ge")[0])
+
+
+# --- The command: reports, exit codes, cache, waivers, shards ---------------------------------
+
+import json  # noqa: E402
+import re  # noqa: E402
+
+from opsdk import cli  # noqa: E402
+
+_SILU = "npu::npu_group_norm_silu"  # the real eps defect
+_RMS = "npu::npu_rms_norm"  # clean
+
+
+def _audit(capsys, *argv) -> tuple[int, str]:
+    code = cli.main(["audit", "torch_npu", *argv])
+    return code, capsys.readouterr().out
+
+
+def test_audit_command_reports_the_finding_and_exits_1(
+    torch_npu_library, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # the cell cache lives in the current directory
+    monkeypatch.delenv("OPSDK_NO_CACHE")
+    report, markdown = tmp_path / "a.json", tmp_path / "a.md"
+    code, out = _audit(
+        capsys, "-k", "group_norm_silu", "--json", str(report), "--markdown", str(markdown),
+        "--report", str(tmp_path / "a.html"),
+    )  # fmt: skip
+    assert code == 1, out
+    assert "[1/6] npu::npu_group_norm_silu [schema-static] ... pass" in out  # progress
+    assert "audited 1 of 1 ops" in out
+    results = {
+        r["backend"] + "-" + r["shapes"]: r for r in json.loads(report.read_text())["results"]
+    }
+    assert set(results) == {
+        "schema-static", "fake-static", "fake-dynamic", "fake-mark_static",
+        "converter-static", "converter-dynamic",
+    }  # fmt: skip
+    assert results["converter-static"]["status"] == "fail"
+    assert "eps at its schema default 1e-05" in results["converter-static"]["message"]
+    assert "converter-static" in markdown.read_text()
+    # Again: every cell from the cache, the same verdict.
+    code, out = _audit(capsys, "-k", "group_norm_silu")
+    assert code == 1 and "(6 cached)" in out, out
+    # A waiver for the finding: xfail, exit 0; the waiver's check must exist.
+    waivers = tmp_path / "w.toml"
+    waivers.write_text(
+        f'[[waiver]]\nop = "{_SILU}"\nbackend = "converter"\nshapes = "static"\n'
+        'reason = "eps default: torch_npu issue"\n'
+    )
+    code, out = _audit(capsys, "-k", "group_norm_silu", "--waivers", str(waivers))
+    assert code == 0 and "1 xfail" in out, out
+    waivers.write_text(waivers.read_text().replace('"converter"', '"ge"'))
+    assert cli.main(["audit", "torch_npu", "--waivers", str(waivers)]) == 2
+    assert "unknown backend 'ge': choose from schema, fake, converter" in capsys.readouterr().err
+
+
+def test_audit_shards_merge_into_the_whole_audit(torch_npu_library, tmp_path, capsys):
+    parts = []
+    for i in (1, 2):
+        parts.append(tmp_path / f"s{i}.json")
+        code, out = _audit(
+            capsys, "-k", "rms_norm", "--checks", "schema,converter", "--shapes", "static",
+            "--no-cache", "--shard", f"{i}/2", "--json", str(parts[-1]),
+        )  # fmt: skip
+        assert code == 0, out
+    code = cli.main(["report", "merge", *map(str, parts), "--json", str(tmp_path / "m.json")])
+    merged = json.loads((tmp_path / "m.json").read_text())["results"]
+    ops = {r["op"] for r in merged}
+    assert code == 0 and _RMS in ops and len(merged) == 2 * len(ops)
+
+
+def test_audit_refuses_what_it_cannot_audit_in_one_line(capsys):
+    assert cli.main(["audit", "no_such_library"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'no_such_library' is neither a directory nor" in err
+    assert cli.main(["audit", "torch_npu", "--timeout", "5"]) == 2
+    assert "--timeout applies to --isolate" in capsys.readouterr().err
+
+
+def test_converter_binds_every_schema_argument(planted):
+    """A converter whose parameters swap two positional arguments, take fewer, or lack a
+    keyword-only one is a finding; its twin binds them all."""
+    from opsdk.audit.checks import converter
+
+    _, ops = planted
+    pair, kwonly = ops["pair_functional"], ops["kwonly"]  # (x, y); (x, *, k=1)
+
+    def right(x, y, meta_outputs=None):
+        return None
+
+    def swapped(y, x, meta_outputs=None):
+        return None
+
+    def short(x, meta_outputs=None):
+        return None
+
+    def right_k(x, *, k=1, meta_outputs=None):
+        return None
+
+    def renamed(self, y, meta_outputs=None):
+        return None
+
+    inplace = ops["pair_"]  # (Tensor(a!) x, Tensor y): every argument passed by name
+    planted_defects = (
+        (pair, swapped, "receives positional argument 0 (x"),
+        (pair, short, "takes 1 positional"),
+        (kwonly, short, "has no parameter k"),
+        (inplace, renamed, "has no parameter x: TorchAir converts the in-place op"),
+    )
+    for op, fn, words in planted_defects:
+        op.op._ge_converter = fn
+        with pytest.raises(CellFailure, match=re.escape(words)):
+            converter.check_binding(op)
+    for op, fn in ((pair, right), (kwonly, right_k), (inplace, right)):  # the twins
+        op.op._ge_converter = fn
+        converter.check_binding(op)
+        del op.op._ge_converter
+
+
+# --- CI's fixed subset of torch_npu (the whole sweep is bench/audit_sweep.py) ------------------
+
+# op -> the checks with a finding (triaged in docs/audit-torch-npu-2.13.0.md); None: not
+# audited. Different kinds: clean out-of-place and in-place ops and a reinplace pair, an op
+# registered by a call, cases declared, derived and searched, and one finding of each kind.
+SUBSET = {
+    "npu::npu_rms_norm": set(),
+    "npu::npu_swiglu": set(),
+    "npu::npu_add_rms_norm_v2_functional": set(),
+    "npu::npu_scatter_nd_update_": set(),
+    "npu::npu_grouped_matmul.List": set(),
+    "npu::npu_group_norm_silu": {"converter"},  # eps default
+    "npu::npu_moe_gating_top_k_softmax_v2": {"converter"},  # calls the v1 GE API
+    "npu::npu_rope_quant_kvcache": {"schema"},  # returns its caches, declared new
+    "npu::npu_grouped_dynamic_block_quant": {"fake"},  # int() on a size: recompiles
+    "npu::npu_fusion_attention_grad": {"converter"},  # no softmax_layout parameter
+    "npu::scatter_update_": {"converter"},  # in-place: parameters not the schema's names
+    "npu::npu_quant_conv2d": None,  # no case the Meta function takes was found
+}
+
+
+def test_the_ci_subset_of_torch_npu(torch_npu_library):
+    from opsdk.audit import run
+    from opsdk.audit.checks import CHECKS
+    from opsdk.axes import SHAPE_MODES
+
+    lib = torch_npu_library
+    cells = [c for c in run.cells(lib, list(CHECKS), SHAPE_MODES) if c.op.name in SUBSET]
+    results = run.run(lib, cells)
+    assert {r.op for r in results} == set(SUBSET)
+    assert not [r.describe() for r in results if r.status == "error"]
+    missing = run.not_audited(results)
+    for op, expected in SUBSET.items():
+        found = {r.backend for r in results if r.op == op and r.status == "fail"}
+        assert (op in missing) == (expected is None), (op, missing.get(op))
+        assert found == (expected or set()), (op, [r.describe() for r in results if r.op == op])
+
+
+def test_audit_isolate_runs_each_op_in_a_child(torch_npu_library, tmp_path, capsys):
+    report = tmp_path / "iso.json"
+    code, out = _audit(
+        capsys, "-k", "npu_swiglu_backward", "--checks", "schema", "--isolate", "--no-cache",
+        "--json", str(report),
+    )  # fmt: skip
+    assert code == 0, out
+    assert "npu::npu_swiglu_backward [own process] ... pass" in out
+    [result] = json.loads(report.read_text())["results"]
+    assert result["status"] == "pass" and result["backend"] == "schema"
+
+
+def test_audit_an_op_package_a_converter_default_planted(tmp_path, opsdk_cli):
+    """An op package is a target as for opsdk check: its fake function, converter and IR
+    as registered, its cases (here derived). Its converter defaulting alpha to 3.0 where
+    the schema says 1.0 is a finding; as opsdk new wrote it (1.0), the twin, it is clean."""
+    made = opsdk_cli(
+        "new", "my_scale", "--schema", "my_scale(Tensor x, float alpha=1.0) -> Tensor",
+        "--out", tmp_path,
+    )  # fmt: skip
+    assert made.code == 0, made.stderr
+    package = tmp_path / "my_scale"
+    fake = package / "my_scale" / "fake.py"
+    fake.write_text(
+        re.sub(r"raise ImplementMe\([^)]*\)", "return torch.empty_like(x)", fake.read_text())
+    )
+    clean = opsdk_cli("audit", package, json_report=True)
+    assert clean.code == 0, clean.stdout + clean.stderr
+    assert {r["status"] for r in clean.report["results"]} == {"pass"}
+    converter = package / "my_scale" / "converter.py"
+    converter.write_text(converter.read_text().replace("alpha: float = 1.0", "alpha: float = 3.0"))
+    found = opsdk_cli("audit", package, "--checks", "converter", "--shapes", "static")
+    assert found.code == 1, found.stdout + found.stderr
+    assert "alpha at its schema default 1.0 reaches GE as MyScale attr alpha=3.0" in found.stdout
