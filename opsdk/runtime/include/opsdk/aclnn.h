@@ -7,7 +7,7 @@
 // (add_param_to_buf_v2) and releases what it made once the kernel has run. It converts tensors,
 // optional tensors, tensor lists, int and bool lists, scalars, scalar lists and dtypes, and
 // passes anything else as it is. The types below add the hooks for the rest (a float list, a
-// tensor's values read on the host, a tensor as a scalar or a scalar list), found by
+// tensor's values read on the host, Scalar and Scalar[] inputs), found by
 // argument-dependent lookup: they are op-plugin's own customization points.
 #pragma once
 
@@ -127,26 +127,15 @@ void add_param_to_buf_v2(const Array<T>& array) {
   array.hash();
 }
 
-// A 0-dim tensor's value: what aclnn takes for a Scalar input.
-inline at::Scalar scalar(const at::Tensor& tensor) { return tensor.item(); }
+// A Scalar input's value (the schema's Scalar or Scalar?), as aclnn takes it.
+inline at::Scalar scalar(const at::Scalar& value) { return value; }
 
-inline std::optional<at::Scalar> scalar(const std::optional<at::Tensor>& tensor) {
-  return tensor.has_value() ? std::optional<at::Scalar>(tensor->item()) : std::nullopt;
-}
+inline std::optional<at::Scalar> scalar(const std::optional<at::Scalar>& value) { return value; }
 
-// A tensor's values as scalars, or none (nullptr): what aclnn takes for a ScalarList input.
+// A Scalar[] input's values, or none (nullptr): what aclnn takes for a ScalarList input.
 class ScalarList {
  public:
-  explicit ScalarList(const at::Tensor& tensor) : values_(std::vector<at::Scalar>()) {
-    for (const at::Tensor& value : tensor.cpu().flatten().unbind()) {
-      values_->push_back(value.item());
-    }
-  }
-  explicit ScalarList(const std::optional<at::Tensor>& tensor) {
-    if (tensor.has_value()) {
-      *this = ScalarList(*tensor);
-    }
-  }
+  explicit ScalarList(at::ArrayRef<at::Scalar> values) : values_(values.vec()) {}
 
   aclScalarList* make() const {
     return values_.has_value() ? ::ConvertType(at::ArrayRef<at::Scalar>(*values_)) : nullptr;
