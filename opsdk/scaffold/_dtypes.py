@@ -38,7 +38,8 @@ def columns(ir: IrDef) -> list[dict[str, str]]:
         for name, dt in column.items():
             if dt is None:
                 column[name] = next((c[name] for c in found if c[name]), "DT_FLOAT")
-    return found
+    # a case that gives the optional input may now be one of those that did not
+    return [c for i, c in enumerate(found) if c not in found[:i]]
 
 
 def _fake_outputs(op, call) -> list:

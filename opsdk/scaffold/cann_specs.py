@@ -120,8 +120,9 @@ def _rank(cann: CannOp) -> int:
     for attr in cann.ir.attrs:
         if attr.name in _RANK_LISTS and isinstance(attr.default, tuple) and attr.default:
             hints.append(len(attr.default))
-        if attr.name in _DIM_ATTRS and isinstance(attr.default, int):
-            hints.append(attr.default + 1 if attr.default >= 0 else -attr.default)
+        if attr.name in _DIM_ATTRS and isinstance(attr.default, int):  # at least that many
+            least = attr.default + 1 if attr.default >= 0 else -attr.default
+            hints.append(max(least, _DEFAULT_RANK))
     return max([h for h in hints if h], default=_DEFAULT_RANK)
 
 

@@ -41,6 +41,7 @@ def test_a_lone_tensor_gets_distinct_sizes():
         ((Attr("perm", "VT_LIST_INT", (0, 2, 1)),), None, "2, 3, 4"),  # a rank-long list
         ((Attr("axis", "VT_INT", -3),), None, "2, 3, 4"),  # a dim: rank >= 3
         ((Attr("dim", "VT_INT", 3),), None, "2, 3, 4, 5"),
+        ((Attr("axis", "VT_INT", 0),), None, "2, 3"),  # a lower bound: the default 2 stays
         ((Attr("scale", "VT_LIST_INT", (1, 1, 1)),), None, "2, 3"),  # no rank in its name
     ],
 )
