@@ -461,7 +461,6 @@ def _incremental(args, package, ops, cells, drawing: bool):
     """The cell cache (None with --no-cache), the shard plan, and the cells this run runs;
     ``drawing``: cells whose graphs the reports draw run again."""
     from opsdk.harness.run import cache as cell_cache
-    from opsdk.harness.run import shard as shard_plan
     from opsdk.report.graphs.pictures import wanted
 
     cache = None
@@ -469,11 +468,7 @@ def _incremental(args, package, ops, cells, drawing: bool):
         every = args.graphs == "all"
         rerun = (lambda r: wanted(r.backend, r.status != "pass", every)) if drawing else None
         cache = cell_cache.CellCache(package, ops, reuse=args.dump is None, rerun=rerun)
-    shard = None
-    if args.shard:
-        shard = shard_plan.plan(cells, *args.shard, cache.durations(cells) if cache else {})
-        cells = shard.select(cells)
-        print(f"shard {shard.index}/{shard.count}: {len(cells)} of {len(shard.cells)} cells")
+    shard, cells = _sharded(args, cells, cache)
     if args.last_failed and cache is not None:
         failed = cache.last_failed(cells)
         if failed:
@@ -482,6 +477,19 @@ def _incremental(args, package, ops, cells, drawing: bool):
         else:
             print("--last-failed: no cell failed last time: running every cell")
     return cache, shard, cells
+
+
+def _sharded(args, cells, cache):
+    """``--shard I/N``'s plan (None without it) and the cells of this shard, balanced by the
+    durations the cell cache remembers."""
+    from opsdk.harness.run import shard as shard_plan
+
+    if not args.shard:
+        return None, cells
+    shard = shard_plan.plan(cells, *args.shard, cache.durations(cells) if cache else {})
+    cells = shard.select(cells)
+    print(f"shard {shard.index}/{shard.count}: {len(cells)} of {len(shard.cells)} cells")
+    return shard, cells
 
 
 def _audit(args) -> int:
@@ -493,7 +501,6 @@ def _audit(args) -> int:
     from opsdk.audit import run as audit
     from opsdk.harness.run import cache as cell_cache
     from opsdk.harness.run import interrupts, waivers
-    from opsdk.harness.run import shard as shard_plan
     from opsdk.report.progress import Progress
 
     with interrupts.Interrupts("opsdk audit") as interrupted:
@@ -509,11 +516,7 @@ def _audit(args) -> int:
         cache = None
         if not args.no_cache and cell_cache.enabled():
             cache = audit.AuditCache(library)
-        shard = None
-        if args.shard:
-            shard = shard_plan.plan(cells, *args.shard, cache.durations(cells) if cache else {})
-            cells = shard.select(cells)
-            print(f"shard {shard.index}/{shard.count}: {len(cells)} of {len(shard.cells)} cells")
+        shard, cells = _sharded(args, cells, cache)
         progress = Progress(len(cells))
         interrupted.say = progress.notice
         if args.isolate:
