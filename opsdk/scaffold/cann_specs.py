@@ -40,12 +40,9 @@ def cases(op: spec.OpSpec, ir: IrDef, cann: CannOp) -> tuple[str, ...]:
     tensors = [a for a in op.args if a.is_tensor]
     shape = (4,) * rank if len(tensors) > 1 else tuple(range(2, 2 + rank))
     width = max((len(cann.dtypes.get(ir.ir_name(a.name), ())) for a in tensors), default=1)
-    found: list[str] = []
-    rows = [r for r in range(max(width, 1)) if _case(op, ir, cann, r, shape, rank) is not None]
-    for row in rows:
-        case = _case(op, ir, cann, row, shape, rank)
-        if case not in found:
-            found.append(case)
+    made = {row: _case(op, ir, cann, row, shape, rank) for row in range(max(width, 1))}
+    rows = [row for row, case in made.items() if case is not None]
+    found = list(dict.fromkeys(made[row] for row in rows))  # each case once, in row order
     if not found:
         raise SpecError(
             f"{ir.op_type}: no declared dtype combination has torch dtypes "
