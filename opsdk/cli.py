@@ -234,6 +234,16 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="known findings to report as xfail (opsdk-waivers.toml format; backend = the check)",
     )
+    audit.add_argument(
+        "--ir",
+        type=Path,
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="PATH",
+        help="the GE side's CANN definitions: REG_OP headers, op_host OpDef sources, msopgen "
+        "JSON, or folders of them (checked before the library's own)",
+    )
     flags = ("--json", "--report", "--markdown", "--isolate", "--timeout", "--no-cache")
     for flag in (*flags, "--shard", "--only-op"):
         _same_flag(check, audit, flag)
@@ -275,6 +285,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _new(args) -> int:
+    with _cann_warnings_said("opsdk new"):
+        return _new_package(args)
+
+
+@contextlib.contextmanager
+def _cann_warnings_said(command: str):
+    """What the CANN readers repaired or skipped, one line each on stderr, whether or
+    not the command succeeds; other warnings as Python shows them."""
     import warnings
 
     from opsdk.scaffold.cann import CannWarning
@@ -282,9 +300,9 @@ def _new(args) -> int:
     with warnings.catch_warnings(record=True) as heard:
         warnings.simplefilter("always", CannWarning)
         try:
-            return _new_package(args)
-        finally:  # what the CANN readers repaired, said whether or not the package was made
-            said = set()  # once each: opsdk new may read the definition more than once
+            yield
+        finally:
+            said = set()  # once each: opsdk new may read a definition more than once
             for warning in heard:
                 if not issubclass(warning.category, CannWarning):
                     warnings.showwarning(
@@ -292,7 +310,7 @@ def _new(args) -> int:
                     )
                 elif str(warning.message) not in said:
                     said.add(str(warning.message))
-                    print(f"opsdk new: warning: {warning.message}", file=sys.stderr)
+                    print(f"{command}: warning: {warning.message}", file=sys.stderr)
 
 
 def _new_package(args) -> int:
@@ -504,7 +522,8 @@ def _audit(args) -> int:
     from opsdk.report.progress import Progress
 
     with interrupts.Interrupts("opsdk audit") as interrupted:
-        library = audit_library.load(args.target)
+        with _cann_warnings_said("opsdk audit"):
+            library = audit_library.load(args.target, args.ir)
         every = audit.cells(library, args.checks, args.shapes)
         ops = list({c.op.name: c.op for c in every}.values())
         waived = waivers.read(args.waivers, ops, args.checks) if args.waivers else []
@@ -523,6 +542,7 @@ def _audit(args) -> int:
             selection = ["--checks", ",".join(args.checks), "--shapes", ",".join(args.shapes)]
             selection += ["--no-cache"] * args.no_cache
             selection += ["--waivers", str(args.waivers.resolve())] if args.waivers else []
+            selection += ["--ir", *(str(p.resolve()) for p in args.ir)] if args.ir else []
             lookup = (lambda op_cells: audit.cached(op_cells, cache)) if cache else None
             results = _run_isolated(
                 args, cells, progress, cache, command="audit", selection=selection, lookup=lookup

@@ -11,6 +11,7 @@ audit runs no kernel of its own.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import importlib
 import inspect
@@ -22,8 +23,9 @@ from pathlib import Path
 import torch
 
 from opsdk.audit import cases as audit_cases
-from opsdk.audit import standin
+from opsdk.audit import prototypes, standin
 from opsdk.harness.run import fingerprint
+from opsdk.runtime import spec
 
 __all__ = ["AuditOp", "Library", "load"]
 
@@ -73,44 +75,76 @@ class Library:
     keep: list = field(default_factory=list, repr=False)
 
 
-def load(target: str) -> Library:
+def load(target: str, ir=()) -> Library:
     """The library ``target`` names: ``torch_npu`` (read from the wheel), else an op
-    package as ``opsdk check`` loads one (a directory or an importable module)."""
-    return _torch_npu() if target == "torch_npu" else _package(target)
+    package as ``opsdk check`` loads one (a directory or an importable module). The
+    CANN definitions in ``ir`` (files or folders, :mod:`opsdk.audit.prototypes`) are the
+    GE side's prototypes, before the library's own."""
+    found = prototypes.read(ir) if ir else {}  # a wrong path is refused before the import
+    library = _torch_npu() if target == "torch_npu" else _package(target)
+    if not found:
+        return library
+    prototypes.register(found)
+    own = library.reg_op
+    return dataclasses.replace(
+        library,
+        reg_op=lambda op_type: found[op_type].op if op_type in found else own(op_type),
+        sources=fingerprint.digest([Path(p) for p in ir]) + library.sources,
+    )
 
 
 def _package(target: str) -> Library:
-    """An op package's ops (its ``OPS``) with their fake functions and TorchAir converters
-    as registered, the GE IR its ``ir.py`` registers (the prototypes its converters
-    build), and the cases its specs declare. The stand-in kernel serves the calls, over
-    the package's own: the audit runs no kernel."""
-    from opsdk.harness import discover
+    """An op library's ops with their fake functions and TorchAir converters as
+    registered, the GE IR it registers through opsdk (the prototypes its converters
+    build), and the cases its specs declare. The ops are its ``OPS`` (an opsdk package),
+    else every op its import defines (a library of ``torch.library`` definitions). The
+    stand-in kernel serves the calls, over the library's own: the audit runs no kernel."""
     from opsdk.harness.run import target as check_target
-    from opsdk.offline.torchair import torchair_with_converters
+    from opsdk.offline.torchair import import_torchair_stack
+    from opsdk.runtime.device import ensure_npu
 
+    ensure_npu()
+    import_torchair_stack()  # a library may import torchair (to register converters) at import
+    before = set(torch._C._dispatch_get_all_op_names())
     package = check_target.load(target)
-    torchair_with_converters()  # the package's converters register with TorchAir's import
     ops, libraries = [], {}
-    for found in discover(package):
-        op = found.overload()
-        namespace = found.name.split("::")[0]
+    for op in _ops_of(package, before):
+        qualname = spec.of(op).qualname
+        namespace = qualname.split("::")[0]
         lib = libraries.setdefault(namespace, torch.library.Library(namespace, "IMPL"))
         with warnings.catch_warnings():  # over the package's own kernels, as it means to
             warnings.simplefilter("ignore")
             standin.register(lib, op)
-        fake = torch._library.simple_registry.singleton.find(found.name).fake_impl.kernel
+        fake = torch._library.simple_registry.singleton.find(qualname).fake_impl.kernel
         converter = getattr(op, "_ge_converter", None)
-        audit_op = AuditOp(op, found.name, _defined_at(fake and fake.func), _defined_at(converter))
+        audit_op = AuditOp(op, qualname, _defined_at(fake and fake.func), _defined_at(converter))
         audit_cases.attach(audit_op)
         ops.append(audit_op)
-    home = Path(package.__file__).resolve().parent
+    home = Path(package.__file__).resolve()
     return Library(
         package.__name__,
         ops,
         _ir_def,
-        sources=fingerprint.digest([home]),
+        sources=fingerprint.digest([home.parent if home.name == "__init__.py" else home]),
         keep=list(libraries.values()),
     )
+
+
+def _ops_of(package, before: set[str]) -> list:
+    """The overloads ``package`` declares in ``OPS``, else those its import defined."""
+    from opsdk.errors import TargetError
+
+    declared = getattr(package, "OPS", None)
+    if declared:
+        return list(declared)
+    names = sorted(set(torch._C._dispatch_get_all_op_names()) - before)
+    if not names:
+        raise TargetError(
+            f"{package.__name__} defines no op at its import and declares no OPS: point "
+            "opsdk audit at the module that defines them (torch.library), or list them in "
+            "OPS = (torch.ops.ns.op.default, ...)"
+        )
+    return [torch._library.utils.lookup_op(n if "." in n else f"{n}.default") for n in names]
 
 
 def _defined_at(fn) -> Source | None:

@@ -12,7 +12,6 @@ skipped with a warning naming its file and the reason, and the others still come
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 import warnings
 from pathlib import Path
@@ -21,12 +20,10 @@ from opsdk.errors import SpecError
 from opsdk.runtime import spec
 from opsdk.scaffold import cann, into
 from opsdk.scaffold._render import NewRequest, NewResult, new
+from opsdk.scaffold.cann import files
 from opsdk.scaffold.ir_export import file_stem
 
 __all__ = ["Definition", "definitions", "new_project", "package_of"]
-
-# What marks an op_host source that defines an op (OP_ADD registers the OpDef class).
-_OPDEF = re.compile(r"\bOP_ADD\s*\(")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,13 +43,7 @@ def definitions(root: Path) -> list[Definition]:
     msopgen JSON files. An op in both is the OpDef's (the project's source of truth); a
     JSON file that is not msopgen's (CMakePresets.json...) is none of the project's ops."""
     found: dict[str, Definition] = {}
-    sources = [p for p in _files(root, "*.json") if _is_msopgen(p)]
-    sources += [
-        p
-        for p in _files(root, "op_host/*.cpp")
-        if _OPDEF.search(p.read_text(encoding="utf-8", errors="replace"))
-    ]
-    for path in sources:
+    for path in files.msopgen_files(root) + files.opdef_files(root):
         try:
             ops = cann.read(path)
         except SpecError as err:  # one file the readers refuse does not stop the others
@@ -66,29 +57,6 @@ def definitions(root: Path) -> list[Definition]:
             "op_host/<op>.cpp (an OpDef) or msopgen JSON: point at one of them or the project"
         )
     return [found[name] for name in sorted(found)]
-
-
-def _files(root: Path, pattern: str) -> list[Path]:
-    """Files matching ``pattern`` at any depth, outside hidden directories (.git...)."""
-    return sorted(
-        p
-        for p in root.rglob(pattern)
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    )
-
-
-def _is_msopgen(path: Path) -> bool:
-    """Whether ``path`` holds msopgen JSON: an op object, or a list of them. msopst's test
-    cases (``testcases/st/**/*_case.json``) look alike but name each case (``case_name``):
-    they describe calls of an op, not the op."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
-    entries = data if isinstance(data, list) else [data]
-    return bool(entries) and all(
-        isinstance(e, dict) and "op" in e and "case_name" not in e for e in entries
-    )
 
 
 def _skipped(what: str, err: SpecError) -> None:

@@ -1,0 +1,60 @@
+"""Which files under a directory define CANN ops, by format: msopgen JSON, AscendC
+``OpDef`` sources (``op_host/*.cpp`` that ``OP_ADD`` an op) and headers holding
+``REG_OP`` prototypes. ``opsdk new --from-cann DIR`` reads the first two (what a kernel
+project is made from); ``opsdk audit --ir DIR`` all three (what GE checks a node against).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+__all__ = ["msopgen_files", "opdef_files", "reg_op_files"]
+
+# What marks an op_host source that defines an op (OP_ADD registers the OpDef class).
+_OPDEF = re.compile(r"\bOP_ADD\s*\(")
+_REG_OP = re.compile(r"\bREG_OP\s*\(")
+
+
+def msopgen_files(root: Path) -> list[Path]:
+    """The msopgen JSON files under ``root``: an op object, or a list of them. msopst's
+    test cases (``testcases/st/**/*_case.json``) look alike but name each case
+    (``case_name``): they describe calls of an op, not the op. Other JSON
+    (``CMakePresets.json``) is none of them."""
+    return [p for p in _files(root, "*.json") if _is_msopgen(p)]
+
+
+def opdef_files(root: Path) -> list[Path]:
+    """The ``op_host/*.cpp`` sources under ``root`` that define an op (tiling and
+    shape-inference sources beside them define none)."""
+    return [p for p in _files(root, "op_host/*.cpp") if _OPDEF.search(_text(p))]
+
+
+def reg_op_files(root: Path) -> list[Path]:
+    """The C/C++ headers under ``root`` holding a ``REG_OP(...)`` prototype."""
+    return [p for p in _files(root, "*.h") if _REG_OP.search(_text(p))]
+
+
+def _files(root: Path, pattern: str) -> list[Path]:
+    """Files matching ``pattern`` at any depth, outside hidden directories (.git...)."""
+    return sorted(
+        p
+        for p in root.rglob(pattern)
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def _is_msopgen(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    entries = data if isinstance(data, list) else [data]
+    return bool(entries) and all(
+        isinstance(e, dict) and "op" in e and "case_name" not in e for e in entries
+    )

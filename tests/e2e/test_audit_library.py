@@ -1,0 +1,74 @@
+"""``opsdk audit`` of a team's op library written without opsdk (audit_library/team_ops:
+torch.library schemas, register_fake, TorchAir converters calling ge.custom_op), its GE
+side from its CANN files (``--ir``: a REG_OP header, an OpDef source, msopgen JSON).
+Two converters are planted wrong; their fixed twins make the library clean."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+LIBRARY = Path(__file__).with_name("audit_library")
+CHECKS = {"schema": 1, "fake": 3, "converter": 2}  # cells per op
+
+
+def _verdicts(run) -> dict[str, dict[str, set[str]]]:
+    found: dict[str, dict[str, set[str]]] = {}
+    for r in run.report["results"]:
+        found.setdefault(r["op"], {}).setdefault(r["backend"], set()).add(r["status"])
+    return found
+
+
+def test_planted_converters_fail_against_the_cann_files_and_their_twins_pass(tmp_path, opsdk_cli):
+    found = opsdk_cli("audit", LIBRARY / "team_ops", "--ir", LIBRARY / "cann", json_report=True)
+    assert found.code == 1, found.stdout + found.stderr
+    assert "audited 3 of 3 ops" in found.stdout
+    verdicts = _verdicts(found)
+    assert verdicts == {
+        "team::scale_add": {"schema": {"pass"}, "fake": {"pass"}, "converter": {"pass"}},
+        "team::swap_add": {"schema": {"pass"}, "fake": {"pass"}, "converter": {"fail"}},
+        "team::team_rms": {"schema": {"pass"}, "fake": {"pass"}, "converter": {"fail"}},
+    }
+    [rms] = found.cells(op="team::team_rms", backend="converter", shapes="static")
+    assert "lacks attrs ['epsilon']" in rms["message"]
+    assert "op_host/team_rms.cpp" in rms["message"]  # the definition it was checked against
+    [swap] = found.cells(op="team::swap_add", backend="converter", shapes="static")
+    assert "has inputs ['x2', 'x1']" in swap["message"] and "swap_add.json" in swap["message"]
+
+    # The twins: the same library with both converters fixed is clean.
+    fixed = tmp_path / "fixed"
+    shutil.copytree(LIBRARY, fixed)
+    source = fixed / "team_ops" / "__init__.py"
+    text = source.read_text()
+    text = text.replace(
+        'outputs=["y"])\n\n\n@register',
+        'outputs=["y"], attrs={"epsilon": ge.attr.Float(epsilon)})\n\n\n@register',
+    )
+    text = text.replace('inputs={"x2": x2, "x1": x1}', 'inputs={"x1": x1, "x2": x2}')
+    source.write_text(text)
+    clean = opsdk_cli("audit", fixed / "team_ops", "--ir", fixed / "cann", json_report=True)
+    assert clean.code == 0, clean.stdout + clean.stderr
+    assert {r["status"] for r in clean.report["results"]} == {"pass"}
+    assert len(clean.report["results"]) == 3 * sum(CHECKS.values())
+
+
+def test_without_its_cann_files_the_converter_is_not_audited_and_says_why(opsdk_cli):
+    run = opsdk_cli(
+        "audit", LIBRARY / "team_ops", "--checks", "converter", "--shapes", "static",
+        json_report=True,
+    )  # fmt: skip
+    assert run.code == 0, run.stdout + run.stderr  # nothing found, nothing passed
+    assert {r["status"] for r in run.report["results"]} == {"skip"}
+    assert "not audited: team::scale_add" in run.stdout
+    for r in run.report["results"]:
+        assert "give its CANN definition with --ir" in r["message"], r["message"]
+
+
+def test_a_wrong_ir_path_is_refused_in_one_line_before_the_library_loads(opsdk_cli):
+    run = opsdk_cli("audit", LIBRARY / "team_ops", "--ir", LIBRARY / "no_such_folder")
+    assert run.code == 2
+    assert run.stderr.strip().splitlines() == [
+        f"opsdk audit: error: --ir {LIBRARY / 'no_such_folder'}: no such file or folder"
+    ]
