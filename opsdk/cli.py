@@ -523,7 +523,7 @@ def _audit(args) -> int:
 
     with interrupts.Interrupts("opsdk audit") as interrupted:
         with _cann_warnings_said("opsdk audit"):
-            library = audit_library.load(args.target, args.ir)
+            library = audit_library.load(args.target, args.ir, args.only_op)
         every = audit.cells(library, args.checks, args.shapes)
         ops = list({c.op.name: c.op for c in every}.values())
         waived = waivers.read(args.waivers, ops, args.checks) if args.waivers else []

@@ -24,6 +24,7 @@ import torch
 
 from opsdk.audit import cases as audit_cases
 from opsdk.audit import prototypes, standin
+from opsdk.errors import OpsdkError
 from opsdk.harness.run import fingerprint
 from opsdk.runtime import spec
 
@@ -75,13 +76,14 @@ class Library:
     keep: list = field(default_factory=list, repr=False)
 
 
-def load(target: str, ir=()) -> Library:
+def load(target: str, ir=(), only: str | None = None) -> Library:
     """The library ``target`` names: ``torch_npu`` (read from the wheel), else an op
     package as ``opsdk check`` loads one (a directory or an importable module). The
     CANN definitions in ``ir`` (files or folders, :mod:`opsdk.audit.prototypes`) are the
-    GE side's prototypes, before the library's own."""
+    GE side's prototypes, before the library's own. ``only`` (a qualname) reads just
+    that op of torch_npu, as an ``--isolate`` child needs."""
     found = prototypes.read(ir) if ir else {}  # a wrong path is refused before the import
-    library = _torch_npu() if target == "torch_npu" else _package(target)
+    library = _torch_npu(only) if target == "torch_npu" else _package(target)
     if not found:
         return library
     prototypes.register(found)
@@ -167,17 +169,30 @@ def _ir_def(op_type: str):
     return CannOp(ir) if ir is not None else None
 
 
-@functools.cache  # its ops are defined and registered once per process
-def _torch_npu() -> Library:
+_read: list[tuple[str | None, Library]] = []  # its ops are defined once per process
+
+
+def _torch_npu(only: str | None) -> Library:
+    """torch_npu's library (only the op ``only``, when given), read once per process."""
+    if not _read:
+        _read.append((only, _read_torch_npu(only)))
+    [(read_for, library)] = _read
+    if read_for not in (None, only):
+        raise OpsdkError(f"this process read torch_npu for {read_for} alone; audit it whole")
+    return library
+
+
+def _read_torch_npu(only: str | None) -> Library:
     from opsdk.audit import torch_npu as wheel
     from opsdk.offline.torchair import torchair_with_converters
 
     torchair_with_converters()  # the torch_npu stand-in first: the Meta file imports it
-    overloads = wheel.converted()
+    overloads = [c for c in wheel.converted() if only in (None, c.qualname)]
     names = {c.name for c in overloads}
     pairs = [
         (f, i, m, Source(str(wheel.locator.torch_npu_file(wheel.REINPLACE)), line))
         for f, i, m, line in wheel.reinplace_pairs()
+        if only is None or names & {f, i}
     ]
     wanted = names | {n for f, i, _, _ in pairs for n in (f, i)}
     wanted |= {n.removesuffix("_") for n in names if n.endswith("_")}
