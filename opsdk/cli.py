@@ -302,14 +302,12 @@ def _cann_warnings_said(command: str):
         try:
             yield
         finally:
-            said = set()  # once each: opsdk new may read a definition more than once
             for warning in heard:
                 if not issubclass(warning.category, CannWarning):
                     warnings.showwarning(
                         warning.message, warning.category, warning.filename, warning.lineno
                     )
-                elif str(warning.message) not in said:
-                    said.add(str(warning.message))
+                else:
                     print(f"{command}: warning: {warning.message}", file=sys.stderr)
 
 

@@ -11,6 +11,7 @@ format.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from opsdk.errors import SpecError
@@ -24,9 +25,22 @@ def read(source: str | Path, op_types=None) -> list[CannOp]:
     """Every op defined in ``source``: a file path or its text, msopgen JSON, text
     holding ``REG_OP(...)`` prototypes (a header, a docstring) or OpDef code (a file's
     ``#include "..."`` of its project's headers is followed). ``op_types`` keeps only
-    the ops of those types (others are not parsed)."""
+    the ops of those types (others are not parsed). A file is read once per process
+    while it is unchanged (``opsdk new`` asks for it in several steps): its warnings
+    are given once."""
     text, where = _text_of(source)
-    wanted = None if op_types is None else set(op_types)
+    wanted = None if op_types is None else frozenset(op_types)
+    if where == "<text>":
+        return _read(text, where, wanted)
+    return list(_read_file(text, where, wanted))
+
+
+@functools.lru_cache(maxsize=64)
+def _read_file(text: str, where: str, wanted) -> tuple[CannOp, ...]:
+    return tuple(_read(text, where, wanted))
+
+
+def _read(text: str, where: str, wanted) -> list[CannOp]:
     if text.lstrip().startswith(("[", "{")):
         ops = msopgen.read(text, where, wanted)
     elif opdef.is_opdef(text):
