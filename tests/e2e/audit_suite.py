@@ -244,6 +244,71 @@ def test_converter_outputs_against_the_reg_op(torch_npu_library):
             converter.check_outputs(narrowed, op, graph, meta)
 
 
+# RmsNorm as msopgen JSON: its rows, y's types given (x, gamma -> y, rstd)
+_RMS_NORM_JSON = """[{"op": "RmsNorm",
+  "input_desc": [{"name": "x", "param_type": "required", "type": ["float", "float16"],
+                  "format": ["ND", "ND"]},
+                 {"name": "gamma", "param_type": "required", "type": ["float", "float16"],
+                  "format": ["ND", "ND"]}],
+  "output_desc": [{"name": "y", "param_type": "required", "type": %s, "format": ["ND", "ND"]},
+                  {"name": "rstd", "param_type": "required", "type": ["float", "float"],
+                   "format": ["ND", "ND"]}]}]"""
+
+# RmsNorm as a REG_OP whose y must have x's (and gamma's) dtype
+_RMS_NORM_LINKED = """REG_OP(RmsNorm)
+    .INPUT(x, "T")
+    .INPUT(gamma, "T")
+    .OUTPUT(y, "T")
+    .OUTPUT(rstd, TensorType({DT_FLOAT}))
+    .DATATYPE(T, TensorType({DT_FLOAT, DT_FLOAT16, DT_BF16}))
+    .OP_END_FACTORY_REG(RmsNorm)"""
+
+
+def _with_rms_norm(lib, text):
+    """``lib`` with RmsNorm defined by ``text`` (its other ops as they are)."""
+    from opsdk.scaffold import cann
+
+    [planted] = cann.read(text)
+    return dataclasses.replace(lib, reg_op=lambda t: planted if t == "RmsNorm" else lib.reg_op(t))
+
+
+def test_converter_outputs_one_row_with_the_inputs(torch_npu_library):
+    """msopgen rows: npu_rms_norm's float inputs match the float row, so y must be float;
+    its dtype in another row only (float16) is a finding, though each tensor allows it."""
+    from opsdk.audit.checks import converter, fake_outputs
+
+    lib = torch_npu_library
+    op = _op(lib, "npu::npu_rms_norm")
+    call = _first(op)
+    graph = converter.lower(op.op, call, "static").graph
+    meta, _, _ = fake_outputs(op.op, call)
+    assert meta[0].dtype == torch.float32
+    twin = _with_rms_norm(lib, _RMS_NORM_JSON % '["float", "float16"]')
+    converter.check_outputs(twin, op, graph, meta)
+    swapped = _with_rms_norm(lib, _RMS_NORM_JSON % '["float16", "float"]')
+    words = r"output 0 \(y\) torch.float32.*supports only \(y DT_FLOAT16, rstd DT_FLOAT\)"
+    with pytest.raises(CellFailure, match=words):
+        converter.check_outputs(swapped, op, graph, meta)
+
+
+def test_converter_an_output_sharing_its_inputs_datatype(torch_npu_library):
+    """REG_OP y typed "T" as x: the Meta's y of x's dtype is clean; float16 for float x,
+    though T allows float16, is a finding."""
+    from opsdk.audit.checks import converter, fake_outputs
+
+    lib = torch_npu_library
+    op = _op(lib, "npu::npu_rms_norm")
+    call = _first(op)
+    graph = converter.lower(op.op, call, "static").graph
+    meta, _, _ = fake_outputs(op.op, call)
+    assert meta[0].dtype == torch.float32
+    linked = _with_rms_norm(lib, _RMS_NORM_LINKED)
+    converter.check_outputs(linked, op, graph, meta)  # the twin
+    half = (torch.empty(meta[0].shape, dtype=torch.float16, device="meta"), meta[1])
+    with pytest.raises(CellFailure, match="types it T as input x, fed DT_FLOAT"):
+        converter.check_outputs(linked, op, graph, half)
+
+
 def _first(op):
     from opsdk.audit.checks import first_call
     from opsdk.harness.variants.inputs import cases
