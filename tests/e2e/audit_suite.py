@@ -487,8 +487,10 @@ def test_audit_isolate_runs_each_op_in_a_child(torch_npu_library, tmp_path, caps
 
 def test_audit_an_op_package_a_converter_default_planted(tmp_path, opsdk_cli):
     """An op package is a target as for opsdk check: its fake function, converter and IR
-    as registered, its cases (here derived). Its converter defaulting alpha to 3.0 where
-    the schema says 1.0 is a finding; as opsdk new wrote it (1.0), the twin, it is clean."""
+    as registered, its cases (here derived). Its converter defaulting alpha to 2.0 where
+    the schema says 1.0 is a finding, though 2.0 is the first other value the check tries
+    (it changes no attr: the second, 3.0, finds it); as opsdk new wrote it (1.0), the
+    twin, it is clean."""
     made = opsdk_cli(
         "new", "my_scale", "--schema", "my_scale(Tensor x, float alpha=1.0) -> Tensor",
         "--out", tmp_path,
@@ -503,7 +505,7 @@ def test_audit_an_op_package_a_converter_default_planted(tmp_path, opsdk_cli):
     assert clean.code == 0, clean.stdout + clean.stderr
     assert {r["status"] for r in clean.report["results"]} == {"pass"}
     converter = package / "my_scale" / "converter.py"
-    converter.write_text(converter.read_text().replace("alpha: float = 1.0", "alpha: float = 3.0"))
+    converter.write_text(converter.read_text().replace("alpha: float = 1.0", "alpha: float = 2.0"))
     found = opsdk_cli("audit", package, "--checks", "converter", "--shapes", "static")
     assert found.code == 1, found.stdout + found.stderr
-    assert "alpha at its schema default 1.0 reaches GE as MyScale attr alpha=3.0" in found.stdout
+    assert "alpha at its schema default 1.0 reaches GE as MyScale attr alpha=2.0" in found.stdout

@@ -364,30 +364,26 @@ def _check_defaults(library, audit_op, op_spec, case) -> None:
     torch drops an argument equal to its schema default from the FX node, so the
     converter's own Python default applies. Which attr carries the argument is found by
     lowering again with another value: the one attr that changes, and takes that value.
-    Then its value with the argument at its default must be the schema's default."""
+    A second value is tried when the first changes none (the converter's own default may
+    be that very value). Then the attr's value with the argument at its default must be
+    the schema's default."""
     call = first_call(case)
     positional = [a.name for a in op_spec.args if not a.kwarg_only]
     bound = dict(zip(positional, call.args, strict=False)) | call.kwargs
+    lowered = lambda name, value: _attrs(  # noqa: E731
+        library, lower(audit_op.op, type(call)([], bound | {name: value}), "static").graph
+    )
     for arg in op_spec.args:
-        other = _other(arg.default) if arg.has_default and not arg.is_tensor else None
-        if other is None:
+        others = _others(arg.default) if arg.has_default and not arg.is_tensor else ()
+        if not others:
             continue
         try:
-            at_default = lower(
-                audit_op.op, type(call)([], bound | {arg.name: arg.default}), "static"
-            )
-            changed = lower(audit_op.op, type(call)([], bound | {arg.name: other}), "static")
+            base = lowered(arg.name, arg.default)
         except Exception:  # noqa: BLE001 - a value the op does not take here
             continue
-        base = _attrs(library, at_default.graph)
-        carriers = [
-            (op_type, name, a[name])
-            for (op_type, a), (_, b) in zip(base, _attrs(library, changed.graph), strict=False)
-            for name in a.keys() & b.keys()
-            if a[name] != b[name] and _same(b[name], other)
-        ]
+        carriers, other = _carriers(base, lowered, arg.name, others)
         if len(carriers) != 1:
-            continue  # no attr carries it as it is (the converter maps it): undecidable
+            continue  # none carries it as it is (the converter maps it), or several
         [(op_type, name, seen)] = carriers
         if not _same(seen, arg.default):
             raise CellFailure(
@@ -400,15 +396,36 @@ def _check_defaults(library, audit_op, op_spec, case) -> None:
             )
 
 
-def _other(default):
-    """Another value of the default's type, or None when none can be picked safely."""
+def _carriers(base, lowered, arg: str, others) -> tuple[list, object]:
+    """The attrs (``(op_type, name, value at the default)``) that change to the value, for
+    the first of ``others`` given as ``arg`` that changes any, and that value; ``[]`` when
+    none does."""
+    for other in others:
+        try:
+            changed = lowered(arg, other)
+        except Exception:  # noqa: BLE001 - a value the op does not take here
+            continue
+        found = [
+            (op_type, name, a[name])
+            for (op_type, a), (_, b) in zip(base, changed, strict=False)
+            for name in a.keys() & b.keys()
+            if a[name] != b[name] and _same(b[name], other)
+        ]
+        if found:
+            return found, other
+    return [], None
+
+
+def _others(default) -> tuple:
+    """Two other values of the default's type (a bool has one), () when none can be
+    picked safely."""
     if isinstance(default, bool):
-        return not default
+        return (not default,)
     if isinstance(default, float):
-        return default * 2 if default else 0.5
+        return (default * 2, default * 3) if default else (0.5, 0.25)
     if isinstance(default, int):
-        return default + 1
-    return None
+        return (default + 1, default + 2)
+    return ()
 
 
 def _same(seen, value) -> bool:
