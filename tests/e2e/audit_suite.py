@@ -55,6 +55,7 @@ _SCHEMAS = {
     "kwonly": "kwonly(Tensor x, *, int k=1) -> Tensor",
     "on_cpu": "on_cpu(Tensor x) -> Tensor",
     "needs_ints": "needs_ints(Tensor x) -> Tensor",
+    "no_meta": "no_meta(Tensor x) -> Tensor",  # defined without a Meta function
 }
 _METAS = {
     "specializes": lambda x: x.new_empty((int(x.shape[0]), x.shape[1])),  # int(): a guard
@@ -87,7 +88,8 @@ def planted():
     ensure_npu()
     for name, text in _SCHEMAS.items():
         _LIB.define(text)
-        _LIB.impl(name, _METAS[name], "Meta")
+        if name in _METAS:
+            _LIB.impl(name, _METAS[name], "Meta")
     ops = {}
     for name in _SCHEMAS:
         op = getattr(torch.ops.audit_t, name).default
@@ -128,6 +130,16 @@ def test_fake_an_output_off_the_inputs_device(planted):
 
     library, ops = planted
     _fails(fake.check, library, ops["on_cpu"], "static", "fake", "makes a tensor on cpu")
+    assert fake.check(library, ops["symbolic"], "static") == []  # the twin
+
+
+def test_fake_an_op_without_a_fake_function(planted):
+    """No Meta function: torch.compile cannot trace the op, whatever its cases (the
+    stand-in kernel on PrivateUse1 and CPU hides nothing)."""
+    from opsdk.audit.checks import fake
+
+    library, ops = planted
+    _fails(fake.check, library, ops["no_meta"], "static", "fake", "has no fake (Meta) function")
     assert fake.check(library, ops["symbolic"], "static") == []  # the twin
 
 
