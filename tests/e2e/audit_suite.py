@@ -55,6 +55,7 @@ _SCHEMAS = {
     "kwonly": "kwonly(Tensor x, *, int k=1) -> Tensor",
     "on_cpu": "on_cpu(Tensor x) -> Tensor",
     "needs_ints": "needs_ints(Tensor x) -> Tensor",
+    "no_meta": "no_meta(Tensor x) -> Tensor",  # defined without a Meta function
 }
 _METAS = {
     "specializes": lambda x: x.new_empty((int(x.shape[0]), x.shape[1])),  # int(): a guard
@@ -87,7 +88,8 @@ def planted():
     ensure_npu()
     for name, text in _SCHEMAS.items():
         _LIB.define(text)
-        _LIB.impl(name, _METAS[name], "Meta")
+        if name in _METAS:
+            _LIB.impl(name, _METAS[name], "Meta")
     ops = {}
     for name in _SCHEMAS:
         op = getattr(torch.ops.audit_t, name).default
@@ -128,6 +130,16 @@ def test_fake_an_output_off_the_inputs_device(planted):
 
     library, ops = planted
     _fails(fake.check, library, ops["on_cpu"], "static", "fake", "makes a tensor on cpu")
+    assert fake.check(library, ops["symbolic"], "static") == []  # the twin
+
+
+def test_fake_an_op_without_a_fake_function(planted):
+    """No Meta function: torch.compile cannot trace the op, whatever its cases (the
+    stand-in kernel on PrivateUse1 and CPU hides nothing)."""
+    from opsdk.audit.checks import fake
+
+    library, ops = planted
+    _fails(fake.check, library, ops["no_meta"], "static", "fake", "has no fake (Meta) function")
     assert fake.check(library, ops["symbolic"], "static") == []  # the twin
 
 
@@ -242,6 +254,71 @@ def test_converter_outputs_against_the_reg_op(torch_npu_library):
         )
         with pytest.raises(CellFailure, match=words):
             converter.check_outputs(narrowed, op, graph, meta)
+
+
+# RmsNorm as msopgen JSON: its rows, y's types given (x, gamma -> y, rstd)
+_RMS_NORM_JSON = """[{"op": "RmsNorm",
+  "input_desc": [{"name": "x", "param_type": "required", "type": ["float", "float16"],
+                  "format": ["ND", "ND"]},
+                 {"name": "gamma", "param_type": "required", "type": ["float", "float16"],
+                  "format": ["ND", "ND"]}],
+  "output_desc": [{"name": "y", "param_type": "required", "type": %s, "format": ["ND", "ND"]},
+                  {"name": "rstd", "param_type": "required", "type": ["float", "float"],
+                   "format": ["ND", "ND"]}]}]"""
+
+# RmsNorm as a REG_OP whose y must have x's (and gamma's) dtype
+_RMS_NORM_LINKED = """REG_OP(RmsNorm)
+    .INPUT(x, "T")
+    .INPUT(gamma, "T")
+    .OUTPUT(y, "T")
+    .OUTPUT(rstd, TensorType({DT_FLOAT}))
+    .DATATYPE(T, TensorType({DT_FLOAT, DT_FLOAT16, DT_BF16}))
+    .OP_END_FACTORY_REG(RmsNorm)"""
+
+
+def _with_rms_norm(lib, text):
+    """``lib`` with RmsNorm defined by ``text`` (its other ops as they are)."""
+    from opsdk.scaffold import cann
+
+    [planted] = cann.read(text)
+    return dataclasses.replace(lib, reg_op=lambda t: planted if t == "RmsNorm" else lib.reg_op(t))
+
+
+def test_converter_outputs_one_row_with_the_inputs(torch_npu_library):
+    """msopgen rows: npu_rms_norm's float inputs match the float row, so y must be float;
+    its dtype in another row only (float16) is a finding, though each tensor allows it."""
+    from opsdk.audit.checks import converter, fake_outputs
+
+    lib = torch_npu_library
+    op = _op(lib, "npu::npu_rms_norm")
+    call = _first(op)
+    graph = converter.lower(op.op, call, "static").graph
+    meta, _, _ = fake_outputs(op.op, call)
+    assert meta[0].dtype == torch.float32
+    twin = _with_rms_norm(lib, _RMS_NORM_JSON % '["float", "float16"]')
+    converter.check_outputs(twin, op, graph, meta)
+    swapped = _with_rms_norm(lib, _RMS_NORM_JSON % '["float16", "float"]')
+    words = r"output 0 \(y\) torch.float32.*supports only \(y DT_FLOAT16, rstd DT_FLOAT\)"
+    with pytest.raises(CellFailure, match=words):
+        converter.check_outputs(swapped, op, graph, meta)
+
+
+def test_converter_an_output_sharing_its_inputs_datatype(torch_npu_library):
+    """REG_OP y typed "T" as x: the Meta's y of x's dtype is clean; float16 for float x,
+    though T allows float16, is a finding."""
+    from opsdk.audit.checks import converter, fake_outputs
+
+    lib = torch_npu_library
+    op = _op(lib, "npu::npu_rms_norm")
+    call = _first(op)
+    graph = converter.lower(op.op, call, "static").graph
+    meta, _, _ = fake_outputs(op.op, call)
+    assert meta[0].dtype == torch.float32
+    linked = _with_rms_norm(lib, _RMS_NORM_LINKED)
+    converter.check_outputs(linked, op, graph, meta)  # the twin
+    half = (torch.empty(meta[0].shape, dtype=torch.float16, device="meta"), meta[1])
+    with pytest.raises(CellFailure, match="types it T as input x, fed DT_FLOAT"):
+        converter.check_outputs(linked, op, graph, half)
 
 
 def _first(op):
@@ -422,8 +499,10 @@ def test_audit_isolate_runs_each_op_in_a_child(torch_npu_library, tmp_path, caps
 
 def test_audit_an_op_package_a_converter_default_planted(tmp_path, opsdk_cli):
     """An op package is a target as for opsdk check: its fake function, converter and IR
-    as registered, its cases (here derived). Its converter defaulting alpha to 3.0 where
-    the schema says 1.0 is a finding; as opsdk new wrote it (1.0), the twin, it is clean."""
+    as registered, its cases (here derived). Its converter defaulting alpha to 2.0 where
+    the schema says 1.0 is a finding, though 2.0 is the first other value the check tries
+    (it changes no attr: the second, 3.0, finds it); as opsdk new wrote it (1.0), the
+    twin, it is clean."""
     made = opsdk_cli(
         "new", "my_scale", "--schema", "my_scale(Tensor x, float alpha=1.0) -> Tensor",
         "--out", tmp_path,
@@ -438,7 +517,7 @@ def test_audit_an_op_package_a_converter_default_planted(tmp_path, opsdk_cli):
     assert clean.code == 0, clean.stdout + clean.stderr
     assert {r["status"] for r in clean.report["results"]} == {"pass"}
     converter = package / "my_scale" / "converter.py"
-    converter.write_text(converter.read_text().replace("alpha: float = 1.0", "alpha: float = 3.0"))
+    converter.write_text(converter.read_text().replace("alpha: float = 1.0", "alpha: float = 2.0"))
     found = opsdk_cli("audit", package, "--checks", "converter", "--shapes", "static")
     assert found.code == 1, found.stdout + found.stderr
-    assert "alpha at its schema default 1.0 reaches GE as MyScale attr alpha=3.0" in found.stdout
+    assert "alpha at its schema default 1.0 reaches GE as MyScale attr alpha=2.0" in found.stdout

@@ -693,14 +693,15 @@ def test_preprocessor_branches_and_undef():
 def test_round_trips(text):
     """OpDef -> opdef_cpp -> read is the same op; REG_OP and msopgen JSON, which have no
     value-depend, scalar or output-shape facts, give the same IR less those, and the
-    same data types."""
+    same data types: rows in OpDef and msopgen JSON, a set per tensor in a REG_OP."""
     op = read_one(text)
     exported = opdef_cpp(op)
-    assert read_one(exported) == op
+    assert read_one(exported) == op and op.rows
     assert "OP_ADD(" in exported and 'this->AICore().AddConfig("ascend910b");' in exported
     plain = _without_opdef_facts(op.ir)
-    for back in (read_one(reg_op(op)), read_one(msopgen_json(op))):
+    for back, rows in ((read_one(reg_op(op)), False), (read_one(msopgen_json(op)), True)):
         assert _without_opdef_facts(back.ir) == plain and back.dtypes == op.dtypes
+        assert back.rows is rows
 
 
 def _without_opdef_facts(ir):

@@ -9,8 +9,9 @@ feeds its required inputs, names its inputs in the prototype's order, carries ev
 it requires, each in the field of the prototype's type; the graph's inputs follow the
 seed rules the ge column enforces (symbolic scalars reach the op as int64 host inputs);
 in ``static`` mode, the Meta function's outputs are outputs of their GE node's REG_OP
-of a dtype it allows, and an argument left at its schema default reaches GE as that
-default (a converter's Python default that differs from the schema's changes an attr).
+of dtypes it supports with the node's inputs' (one row, each in its set, a shared
+symbol's), and an argument left at its schema default reaches GE as that default (a
+converter's Python default that differs from the schema's changes an attr).
 What the REG_OP text cannot settle (it does not read, or TorchAir's generated GE API
 builds inputs it lacks) is a note.
 """
@@ -223,10 +224,13 @@ def check_node(library, node, audit_op) -> list[str]:
 
 def check_outputs(library, audit_op, graph, meta) -> None:
     """Each of the Meta function's outputs is an output its GE node's REG_OP declares,
-    of a dtype it allows when the node's inputs have dtypes it allows. The graph's
-    outputs are the op's in order (an op that writes an input has more: not checked); a
-    node without a readable REG_OP, or with dynamic outputs, is not checked, nor a dtype
-    torch_npu carries in another (uint8 for hifloat8)."""
+    of a dtype the op supports with the dtypes the node's inputs are fed: one of the rows
+    they match (msopgen JSON, OpDef), else in its own set and, sharing a ``DATATYPE``
+    symbol with a fed input, of that input's dtype. Inputs the op does not take put the
+    case outside its types: not checked. The graph's outputs are the op's in order (an
+    op that writes an input has more: not checked); a node without a readable REG_OP, or
+    with dynamic outputs, is not checked, nor a dtype torch_npu carries in another
+    (uint8 for hifloat8)."""
     outs = meta if isinstance(meta, tuple) else (meta,)
     schema = audit_op.op._schema
     written = any(a.alias_info and a.alias_info.is_write for a in schema.arguments)
@@ -235,6 +239,7 @@ def check_outputs(library, audit_op, graph, meta) -> None:
         return
     refs = [i for i in net[0].input if not i.endswith(":-1")]
     nodes = {n.name: n for n in graph.op}
+    seen = {}  # node name -> (node, its CannOp, {output name: (i, torch dtype, GE dtype)})
     for i, (ref, out) in enumerate(zip(refs, outs, strict=False) if len(refs) == len(outs) else ()):
         name, _, index = ref.rpartition(":")
         node = nodes.get(name)
@@ -244,39 +249,91 @@ def check_outputs(library, audit_op, graph, meta) -> None:
             continue
         if cann_op is None or any(o.kind == "dynamic" for o in cann_op.ir.outputs):
             continue
-        declared, at = cann_op.ir.outputs, f"GE node {node.name} ({node.type})"
+        declared = cann_op.ir.outputs
         if int(index) >= len(declared):
             raise CellFailure(
                 "converter",
-                f"the op's output {i} is output {index} of {at}, whose REG_OP declares "
-                f"{len(declared)} ({[o.name for o in declared]}): the converter"
-                f"{where(audit_op.converter)} returns more outputs than the GE op has",
+                f"the op's output {i} is output {index} of GE node {node.name} ({node.type}), "
+                f"whose REG_OP declares {len(declared)} ({[o.name for o in declared]}): the "
+                f"converter{where(audit_op.converter)} returns more outputs than the GE op has",
             )
-        allowed = cann_op.dtypes.get(declared[int(index)].name, ())
         row = types.dtype(str(out.dtype))
-        carried = row is not None and row.torch in ("uint8", "int8")
-        if not _inputs_allowed(cann_op, node):  # the case is outside the op's types
-            continue
-        if allowed and row is not None and row.ge not in allowed and not carried:
+        if row is not None and row.torch not in ("uint8", "int8"):  # else carried: unchecked
+            outputs = seen.setdefault(name, (node, cann_op, {}))[2]
+            outputs[declared[int(index)].name] = (i, out.dtype, row.ge)
+    for node, cann_op, outputs in seen.values():
+        check = _check_rows if cann_op.rows else _check_sets
+        check(audit_op, node, cann_op, outputs)
+
+
+def _check_rows(audit_op, node, cann_op, outputs) -> None:
+    """The outputs' dtypes are one row with the fed inputs' (lists of unequal lengths are
+    no rows to read: not checked)."""
+    lists = {n: d for n, d in cann_op.dtypes.items() if d}  # () is any dtype
+    widths = {len(d) for d in lists.values()}
+    if len(widths) != 1:
+        return
+    fed = _fed(cann_op, node)
+    rows = [
+        r for r in range(widths.pop()) if all(n not in lists or lists[n][r] == d for n, d in fed)
+    ]
+    if not rows:
+        return  # the inputs match no row: outside the op's types
+    if any(all(n not in lists or lists[n][r] == o[2] for n, o in outputs.items()) for r in rows):
+        return
+    said = ", ".join(f"output {i} ({n}) {dtype}" for n, (i, dtype, _) in outputs.items())
+    allowed = " or ".join(
+        "(" + ", ".join(f"{n} {lists[n][r]}" for n in outputs if n in lists) + ")" for r in rows
+    )
+    raise CellFailure(
+        "converter",
+        f"the Meta function{where(audit_op.meta)} gives {said} of GE node {node.name} "
+        f"({node.type}); fed {', '.join(f'{n} {d}' for n, d in fed)}, its definition "
+        f"supports only {allowed}: fix the Meta function's dtypes (or the converter's "
+        "mapping)",
+    )
+
+
+def _check_sets(audit_op, node, cann_op, outputs) -> None:
+    """Each output's dtype is in its own set, and is the dtype of the fed inputs sharing
+    its ``DATATYPE`` symbol (inputs of different dtypes there: outside the op's types)."""
+    fed = _fed(cann_op, node)
+    if any(cann_op.dtypes.get(n) and d not in cann_op.dtypes[n] for n, d in fed):
+        return  # an input the op does not take: outside its types
+    at = f"GE node {node.name} ({node.type})"
+    for name, (i, dtype, got) in outputs.items():
+        allowed = cann_op.dtypes.get(name, ())
+        if allowed and got not in allowed:
             raise CellFailure(
                 "converter",
-                f"the Meta function{where(audit_op.meta)} gives output {i} dtype "
-                f"{out.dtype}; it is {declared[int(index)].name} of {at}, which its REG_OP "
-                f"allows only as {', '.join(allowed)}: fix the Meta function's dtype (or "
-                "the converter's mapping)",
+                f"the Meta function{where(audit_op.meta)} gives output {i} dtype {dtype}; "
+                f"it is {name} of {at}, which its REG_OP allows only as "
+                f"{', '.join(allowed)}: fix the Meta function's dtype (or the converter's "
+                "mapping)",
+            )
+        symbol = cann_op.type_vars.get(name)
+        linked = [(n, d) for n, d in fed if symbol and cann_op.type_vars.get(n) == symbol]
+        if len({d for _, d in linked}) == 1 and linked[0][1] not in (None, got):
+            raise CellFailure(
+                "converter",
+                f"the Meta function{where(audit_op.meta)} gives output {i} dtype {dtype}; "
+                f"it is {name} of {at}, whose REG_OP types it {symbol} as input "
+                f"{linked[0][0]}, fed {linked[0][1]}: give it its input's dtype in the Meta "
+                "function (or fix the converter's mapping)",
             )
 
 
-def _inputs_allowed(cann_op, node) -> bool:
-    """Every input the node is fed has a dtype its REG_OP allows."""
+def _fed(cann_op, node) -> list[tuple[str, str | None]]:
+    """Each input the node is fed, by its REG_OP name, with its GE dtype (None: a number
+    GE's enum does not name)."""
     data = [i for i in node.input if not i.endswith(":-1")]
+    fed = []
     for ref, desc in zip(data, node.input_desc, strict=False):
-        allowed = cann_op.dtypes.get(_base(desc.name, cann_op.ir), ())
         enum = desc.DESCRIPTOR.fields_by_name["dtype"].enum_type.values_by_number
-        name = enum[desc.dtype].name if desc.dtype in enum else None
-        if ref and allowed and name not in allowed:
-            return False
-    return True
+        if ref:
+            name = enum[desc.dtype].name if desc.dtype in enum else None
+            fed.append((_base(desc.name, cann_op.ir), name))
+    return fed
 
 
 def _base(name: str, ir) -> str:
@@ -307,30 +364,26 @@ def _check_defaults(library, audit_op, op_spec, case) -> None:
     torch drops an argument equal to its schema default from the FX node, so the
     converter's own Python default applies. Which attr carries the argument is found by
     lowering again with another value: the one attr that changes, and takes that value.
-    Then its value with the argument at its default must be the schema's default."""
+    A second value is tried when the first changes none (the converter's own default may
+    be that very value). Then the attr's value with the argument at its default must be
+    the schema's default."""
     call = first_call(case)
     positional = [a.name for a in op_spec.args if not a.kwarg_only]
     bound = dict(zip(positional, call.args, strict=False)) | call.kwargs
+    lowered = lambda name, value: _attrs(  # noqa: E731
+        library, lower(audit_op.op, type(call)([], bound | {name: value}), "static").graph
+    )
     for arg in op_spec.args:
-        other = _other(arg.default) if arg.has_default and not arg.is_tensor else None
-        if other is None:
+        others = _others(arg.default) if arg.has_default and not arg.is_tensor else ()
+        if not others:
             continue
         try:
-            at_default = lower(
-                audit_op.op, type(call)([], bound | {arg.name: arg.default}), "static"
-            )
-            changed = lower(audit_op.op, type(call)([], bound | {arg.name: other}), "static")
+            base = lowered(arg.name, arg.default)
         except Exception:  # noqa: BLE001 - a value the op does not take here
             continue
-        base = _attrs(library, at_default.graph)
-        carriers = [
-            (op_type, name, a[name])
-            for (op_type, a), (_, b) in zip(base, _attrs(library, changed.graph), strict=False)
-            for name in a.keys() & b.keys()
-            if a[name] != b[name] and _same(b[name], other)
-        ]
+        carriers, other = _carriers(base, lowered, arg.name, others)
         if len(carriers) != 1:
-            continue  # no attr carries it as it is (the converter maps it): undecidable
+            continue  # none carries it as it is (the converter maps it), or several
         [(op_type, name, seen)] = carriers
         if not _same(seen, arg.default):
             raise CellFailure(
@@ -343,15 +396,36 @@ def _check_defaults(library, audit_op, op_spec, case) -> None:
             )
 
 
-def _other(default):
-    """Another value of the default's type, or None when none can be picked safely."""
+def _carriers(base, lowered, arg: str, others) -> tuple[list, object]:
+    """The attrs (``(op_type, name, value at the default)``) that change to the value, for
+    the first of ``others`` given as ``arg`` that changes any, and that value; ``[]`` when
+    none does."""
+    for other in others:
+        try:
+            changed = lowered(arg, other)
+        except Exception:  # noqa: BLE001 - a value the op does not take here
+            continue
+        found = [
+            (op_type, name, a[name])
+            for (op_type, a), (_, b) in zip(base, changed, strict=False)
+            for name in a.keys() & b.keys()
+            if a[name] != b[name] and _same(b[name], other)
+        ]
+        if found:
+            return found, other
+    return [], None
+
+
+def _others(default) -> tuple:
+    """Two other values of the default's type (a bool has one), () when none can be
+    picked safely."""
     if isinstance(default, bool):
-        return not default
+        return (not default,)
     if isinstance(default, float):
-        return default * 2 if default else 0.5
+        return (default * 2, default * 3) if default else (0.5, 0.25)
     if isinstance(default, int):
-        return default + 1
-    return None
+        return (default + 1, default + 2)
+    return ()
 
 
 def _same(seen, value) -> bool:

@@ -5,7 +5,8 @@ stand-in kernel answers the calls), with the sizes the harness grows between cal
 ``dynamic`` mode (:mod:`opsdk.harness.variants.inputs`). Sizes the Meta function refuses
 eagerly prove nothing (a note); a failure under symbolic sizes the Meta accepts eagerly,
 or a recompile, is a finding; so is a tensor the Meta function makes on a real device
-(fake tensors follow their inputs' device: it must too).
+(fake tensors follow their inputs' device: it must too). An op with no fake function at
+all (nothing FakeTensorMode can run for it) is a finding before any case.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ import re
 
 import torch
 import torch._dynamo
+from torch._decomp import decomposition_table, meta_table
 from torch._dynamo.testing import CompileCounterWithBackend
+from torch._library.utils import has_fake_kernel
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 from opsdk.audit.checks import Undecided, fake_outputs, where
 from opsdk.harness.failures import first_line, root_cause
@@ -29,6 +33,7 @@ _OFF_DEVICE = re.compile(r"tensor's device must be `meta`, got (\w+)")
 
 
 def check(library, op, shapes: str) -> list[str]:
+    _check_has_fake(op)
     if not op.cases:
         raise Undecided(op.no_case)
     notes, ran = [], 0
@@ -43,6 +48,30 @@ def check(library, op, shapes: str) -> list[str]:
     if not ran:
         raise Undecided("; ".join(notes) or f"no case varies in {shapes} mode")
     return notes
+
+
+def _check_has_fake(op) -> None:
+    """torch.compile traces an op under FakeTensorMode, which runs, in its order: a
+    decomposition, the fake function, a Meta or composite kernel, nothing for an op that
+    returns nothing (torch's ``has_fake_kernel`` asks for these); the real kernel only in
+    torch's own namespaces. An op with none of them cannot be traced at all (the stand-in
+    kernel is on PrivateUse1 and CPU: it does not count)."""
+    overload = op.op
+    if (
+        has_fake_kernel(overload)
+        or torch._C._dispatch_has_kernel_for_dispatch_key(
+            overload.name(), "CompositeExplicitAutogradNonFunctional"
+        )
+        or overload in meta_table
+        or overload in decomposition_table
+        or overload.namespace in FakeTensorMode._can_run_unsafe_fallback_allowed_namespaces
+    ):
+        return
+    raise CellFailure(
+        "fake",
+        f"{op.qualname} has no fake (Meta) function: torch.compile cannot trace it; "
+        "register one with torch.library.register_fake",
+    )
 
 
 def _refused(op, calls) -> str:

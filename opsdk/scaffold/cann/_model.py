@@ -12,8 +12,10 @@ class CannOp:
     """One CANN op: its IR and what each tensor accepts.
 
     ``dtypes`` maps every input and output name to GE ``DataType`` enumerators
-    (``DT_FLOAT16``); as in msopgen JSON and OpDef, the i-th entries of equally long
-    lists form one supported combination. A tensor typed by a ``DATATYPE`` symbol that
+    (``DT_FLOAT16``). With ``rows`` (msopgen JSON, OpDef) the i-th entries of equally
+    long lists form one supported combination, and those are all the op supports; a
+    ``REG_OP``'s ``TensorType`` is a set of its own per tensor (``rows`` False: its lists
+    may look aligned, GE checks each alone). A tensor typed by a ``DATATYPE`` symbol that
     the text never declares has ``()`` (any). ``type_vars`` names the symbol a tensor
     shares with others (``"T"``: same dtype). ``formats`` are msopgen's, aligned with
     ``dtypes`` (``ND`` where the source states none).
@@ -26,6 +28,10 @@ class CannOp:
     # OpDef ``.Version(n)`` inputs and attrs: CANN's build leaves them out of the op's base
     # aclnn API and declares aclnn<Op>V<n> for them (GE's prototype has them all).
     versions: dict[str, int] = field(default_factory=dict)
+    # Not compared: it is how the source's format reads the lists, not the op. The same op
+    # exported as REG_OP, msopgen JSON and OpDef reads back equal, and opsdk new's check
+    # that a project's JSON and OpDef agree compares what they declare.
+    rows: bool = field(default=True, compare=False)
 
 
 class CannWarning(UserWarning):

@@ -107,7 +107,7 @@ def _reg_op(op_type: str, calls, what: str) -> CannOp:
     names = [t.name for t in (*inputs, *outputs)]
     formats = {n: ("ND",) * len(dtypes[n]) for n in names}
     ir = IrDef(op_type, inputs, outputs, attrs)
-    return CannOp(ir, {n: dtypes[n] for n in names}, formats, type_vars)
+    return CannOp(ir, {n: dtypes[n] for n in names}, formats, type_vars, rows=False)
 
 
 def _arity(macro: str, args: list, count: int, what: str) -> None:
