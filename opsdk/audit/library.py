@@ -69,6 +69,8 @@ class Library:
     name: str
     ops: list[AuditOp]
     reg_op: Callable[[str], object] = lambda op_type: None
+    # how a finding names the definition of an op type it was checked against
+    definition: Callable[[str], str] = lambda op_type: f"its REG_OP({op_type})"
     pairs: list = field(default_factory=list)
     schemas: dict = field(default_factory=dict)  # op name -> schema text, as the library has it
     sources: str = ""  # the digest of the files read (what a cached result depends on)
@@ -87,10 +89,15 @@ def load(target: str, ir=(), only: str | None = None) -> Library:
     if not found:
         return library
     prototypes.register(found)
-    own = library.reg_op
+    own, own_definition = library.reg_op, library.definition
     return dataclasses.replace(
         library,
         reg_op=lambda op_type: found[op_type].op if op_type in found else own(op_type),
+        definition=lambda op_type: (
+            f"its {found[op_type].format} ({found[op_type].source})"
+            if op_type in found
+            else own_definition(op_type)
+        ),
         sources=fingerprint.digest([Path(p) for p in ir]) + library.sources,
     )
 
@@ -127,6 +134,7 @@ def _package(target: str) -> Library:
         package.__name__,
         ops,
         _ir_def,
+        definition=lambda op_type: f"its IR definition ({op_type}, registered by the package)",
         sources=fingerprint.digest([home.parent if home.name == "__init__.py" else home]),
         keep=list(libraries.values()),
     )
@@ -231,7 +239,16 @@ def _read_torch_npu(only: str | None) -> Library:
             importlib.import_module(f"{wheel.CONVERTER_MODULE}.{module}")
     read = [wheel.SCHEMAS, wheel.META, wheel.CONVERTERS, wheel.GE_RAW_OPS, wheel.REINPLACE]
     sources = fingerprint.digest([wheel.locator.torch_npu_file(p) for p in read])
-    library = Library("torch_npu", ops, _reg_op, pairs, schemas, sources, keep=[lib, meta])
+    library = Library(
+        "torch_npu",
+        ops,
+        _reg_op,
+        lambda op_type: f"its REG_OP({op_type}), as TorchAir documents it,",
+        pairs,
+        schemas,
+        sources,
+        keep=[lib, meta],
+    )
     for op in ops:
         audit_cases.attach(op)
     return library

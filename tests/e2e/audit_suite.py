@@ -521,3 +521,24 @@ def test_audit_an_op_package_a_converter_default_planted(tmp_path, opsdk_cli):
     found = opsdk_cli("audit", package, "--checks", "converter", "--shapes", "static")
     assert found.code == 1, found.stdout + found.stderr
     assert "alpha at its schema default 1.0 reaches GE as MyScale attr alpha=2.0" in found.stdout
+
+
+def test_ir_files_are_the_prototypes_torch_npu_is_checked_against(torch_npu_library, tmp_path):
+    """``--ir``: TorchAir's own RmsNorm prototype, written as a header, is the twin (clean);
+    the same header requiring one attr more makes npu_rms_norm's converter a finding that
+    names the header."""
+    from opsdk.audit import library, torch_npu
+    from opsdk.audit.checks import converter
+
+    header = tmp_path / "rms_norm_proto.h"
+    real = torch_npu.prototype("RmsNorm")
+    header.write_text(real)
+    clean = library.load("torch_npu", ir=[tmp_path])
+    assert clean.definition("RmsNorm") == f"its REG_OP ({header})"
+    assert converter.check(clean, _op(clean, _RMS), "static") == []
+    header.write_text(f"{real}\n.REQUIRED_ATTR(planted, Int)")
+    planted = library.load("torch_npu", ir=[header])
+    with pytest.raises(
+        CellFailure, match=rf"lacks attrs \['planted'\], which its REG_OP \({header}\)"
+    ):
+        converter.check(planted, _op(planted, _RMS), "static")

@@ -19,6 +19,7 @@ builds inputs it lacks) is a note.
 from __future__ import annotations
 
 import inspect
+import re
 
 import torch
 import torch._dynamo
@@ -31,6 +32,7 @@ from opsdk.harness.model import Cell, CellFailure, OpUnderTest
 from opsdk.harness.variants.inputs import cases, mark_static
 from opsdk.offline import patches
 from opsdk.offline.ge.proto import decode_attr
+from opsdk.offline.torchair import is_offline
 from opsdk.runtime import spec, types
 
 __all__ = ["check", "check_binding", "check_node", "check_outputs", "lower"]
@@ -88,7 +90,7 @@ def check(library, audit_op, shapes: str) -> list[str]:
                     f"case {case.label}: the converter{where(audit_op.converter)} raised "
                     f"{first_line(_last(err))}",
                 ) from err
-            notes.append(f"case {case.label}: not lowered ({first_line(_last(err))})")
+            notes.append(f"case {case.label}: not lowered ({_why_not_lowered(err)})")
             continue
         ran += 1
         for node in concrete.graph.op:
@@ -154,6 +156,23 @@ def check_binding(audit_op) -> None:
             )
 
 
+# TorchAir's ge.custom_op on an op type GE has no definition of (ConverterErrorMsg)
+_UNREGISTERED = re.compile(r"No AscendIR (\w+) was found to be registered")
+
+
+def _why_not_lowered(err) -> str:
+    """TorchAir's first line, with the fix when GE does not know the op type: offline,
+    GE knows one from its CANN definition (on an NPU host, from the installed op)."""
+    said = first_line(_last(err))
+    unknown = _UNREGISTERED.search(said)
+    if unknown and is_offline():
+        return (
+            f"GE has no definition of {unknown.group(1)} offline: give its CANN definition "
+            "with --ir (a REG_OP header, its op_host OpDef source or msopgen JSON)"
+        )
+    return said
+
+
 def _last(err):
     *_, last = chain(err)
     return last
@@ -177,18 +196,18 @@ def check_node(library, node, audit_op) -> list[str]:
     try:
         cann_op = library.reg_op(node.type)
     except OpsdkError as err:  # TorchAir's text of it is malformed (.ATRR, a stray paren)
-        return [f"REG_OP({node.type}) as TorchAir documents it does not read ({err})"]
+        return [f"{library.definition(node.type)} does not read ({err})"]
     if cann_op is None:
         return []
     ir, at = cann_op.ir, f"GE node {node.name} ({node.type}) of {audit_op.qualname}"
+    defined = library.definition(node.type)
     data = [i for i in node.input if not i.endswith(":-1")]
     names = [_base(d.name, ir) for d in node.input_desc][: len(data)]
     unknown = [n for n in names if n not in ir.ir_input_names]
     if unknown:  # TorchAir's GE API builds inputs its own REG_OP text lacks
         return [
-            f"{at} has inputs {unknown} that the REG_OP TorchAir documents for {node.type} "
-            "lacks: its generated GE API and that text disagree, which one CANN has cannot "
-            "be decided offline"
+            f"{at} has inputs {unknown} that {defined} lacks: the GE API that built the node "
+            "and that definition disagree, which one CANN has cannot be decided offline"
         ]
     fed = {n for n, i in zip(names, data, strict=False) if i}
     required = [i.name for i in ir.inputs if i.kind == "required"]
@@ -196,7 +215,7 @@ def check_node(library, node, audit_op) -> list[str]:
     if [r for r in required if r not in fed] or order != sorted(order):
         raise CellFailure(
             "converter",
-            f"{at} has inputs {names} (fed: {sorted(fed)}); its REG_OP declares "
+            f"{at} has inputs {names} (fed: {sorted(fed)}); {defined} declares "
             f"{list(ir.ir_input_names)} in that order (required: {required}): fix the "
             f"converter{where(audit_op.converter)}",
         )
@@ -204,7 +223,7 @@ def check_node(library, node, audit_op) -> list[str]:
     if missing:
         raise CellFailure(
             "converter",
-            f"{at} lacks attrs {missing}, which its REG_OP requires: set them in the "
+            f"{at} lacks attrs {missing}, which {defined} requires: set them in the "
             f"converter{where(audit_op.converter)}",
         )
     for a in ir.attrs:
@@ -215,7 +234,7 @@ def check_node(library, node, audit_op) -> list[str]:
         if expected and seen != expected and not (seen == "list" and expected.startswith("list")):
             raise CellFailure(
                 "converter",
-                f"{at}: attr {a.name} is {a.type} in its REG_OP but the node carries a "
+                f"{at}: attr {a.name} is {a.type} in {defined} but the node carries a "
                 f"'{seen}' value ({decode_attr(node.attr[a.name])!r}): pass it as "
                 f"{a.type} in the converter{where(audit_op.converter)}",
             )
@@ -253,9 +272,10 @@ def check_outputs(library, audit_op, graph, meta) -> None:
         if int(index) >= len(declared):
             raise CellFailure(
                 "converter",
-                f"the op's output {i} is output {index} of GE node {node.name} ({node.type}), "
-                f"whose REG_OP declares {len(declared)} ({[o.name for o in declared]}): the "
-                f"converter{where(audit_op.converter)} returns more outputs than the GE op has",
+                f"the op's output {i} is output {index} of GE node {node.name} ({node.type}); "
+                f"{library.definition(node.type)} declares {len(declared)} "
+                f"({[o.name for o in declared]}): the converter{where(audit_op.converter)} "
+                "returns more outputs than the GE op has",
             )
         row = types.dtype(str(out.dtype))
         if row is not None and row.torch not in ("uint8", "int8"):  # else carried: unchecked
@@ -263,10 +283,10 @@ def check_outputs(library, audit_op, graph, meta) -> None:
             outputs[declared[int(index)].name] = (i, out.dtype, row.ge)
     for node, cann_op, outputs in seen.values():
         check = _check_rows if cann_op.rows else _check_sets
-        check(audit_op, node, cann_op, outputs)
+        check(audit_op, node, cann_op, outputs, library.definition(node.type))
 
 
-def _check_rows(audit_op, node, cann_op, outputs) -> None:
+def _check_rows(audit_op, node, cann_op, outputs, defined: str) -> None:
     """The outputs' dtypes are one row with the fed inputs' (lists of unequal lengths are
     no rows to read: not checked)."""
     lists = {n: d for n, d in cann_op.dtypes.items() if d}  # () is any dtype
@@ -288,13 +308,13 @@ def _check_rows(audit_op, node, cann_op, outputs) -> None:
     raise CellFailure(
         "converter",
         f"the Meta function{where(audit_op.meta)} gives {said} of GE node {node.name} "
-        f"({node.type}); fed {', '.join(f'{n} {d}' for n, d in fed)}, its definition "
+        f"({node.type}); fed {', '.join(f'{n} {d}' for n, d in fed)}, {defined} "
         f"supports only {allowed}: fix the Meta function's dtypes (or the converter's "
         "mapping)",
     )
 
 
-def _check_sets(audit_op, node, cann_op, outputs) -> None:
+def _check_sets(audit_op, node, cann_op, outputs, defined: str) -> None:
     """Each output's dtype is in its own set, and is the dtype of the fed inputs sharing
     its ``DATATYPE`` symbol (inputs of different dtypes there: outside the op's types)."""
     fed = _fed(cann_op, node)
@@ -307,7 +327,7 @@ def _check_sets(audit_op, node, cann_op, outputs) -> None:
             raise CellFailure(
                 "converter",
                 f"the Meta function{where(audit_op.meta)} gives output {i} dtype {dtype}; "
-                f"it is {name} of {at}, which its REG_OP allows only as "
+                f"it is {name} of {at}, which {defined} allows only as "
                 f"{', '.join(allowed)}: fix the Meta function's dtype (or the converter's "
                 "mapping)",
             )
@@ -317,7 +337,7 @@ def _check_sets(audit_op, node, cann_op, outputs) -> None:
             raise CellFailure(
                 "converter",
                 f"the Meta function{where(audit_op.meta)} gives output {i} dtype {dtype}; "
-                f"it is {name} of {at}, whose REG_OP types it {symbol} as input "
+                f"it is {name} of {at}; {defined} types it {symbol} as input "
                 f"{linked[0][0]}, fed {linked[0][1]}: give it its input's dtype in the Meta "
                 "function (or fix the converter's mapping)",
             )
