@@ -222,8 +222,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     audit.add_argument(
         "target",
-        help="the op library: torch_npu (read from the torch-npu wheel), or an op package "
-        "directory or importable module",
+        help="the op library: torch_npu (read from the torch-npu wheel), or a directory or "
+        "importable module: an opsdk package, or a module defining ops with torch.library",
     )
     _choices_flag(audit, "--checks", AUDIT_CHECKS, "CHECKS", "checks")
     _same_flag(check, audit, "--shapes")
@@ -237,12 +237,11 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_argument(
         "--ir",
         type=Path,
-        nargs="+",
-        action="extend",
+        action="append",
         default=[],
         metavar="PATH",
-        help="the GE side's CANN definitions: REG_OP headers, op_host OpDef sources, msopgen "
-        "JSON, or folders of them (checked before the library's own)",
+        help="the GE side's CANN definitions: a REG_OP header, op_host OpDef source, msopgen "
+        "JSON, or a folder of them (repeat for more; checked before the library's own)",
     )
     flags = ("--json", "--report", "--markdown", "--isolate", "--timeout", "--no-cache")
     for flag in (*flags, "--shard", "--only-op"):
@@ -540,7 +539,7 @@ def _audit(args) -> int:
             selection = ["--checks", ",".join(args.checks), "--shapes", ",".join(args.shapes)]
             selection += ["--no-cache"] * args.no_cache
             selection += ["--waivers", str(args.waivers.resolve())] if args.waivers else []
-            selection += ["--ir", *(str(p.resolve()) for p in args.ir)] if args.ir else []
+            selection += [arg for p in args.ir for arg in ("--ir", str(p.resolve()))]
             lookup = (lambda op_cells: audit.cached(op_cells, cache)) if cache else None
             results = _run_isolated(
                 args, cells, progress, cache, command="audit", selection=selection, lookup=lookup

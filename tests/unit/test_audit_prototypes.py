@@ -39,6 +39,11 @@ def test_files_one_by_one_read_as_the_folder_does():
     assert {t: p.op for t, p in files.items()} == {t: p.op for t, p in folder.items()}
 
 
+def test_an_op_host_folder_is_read_as_its_project_holds_it():
+    found, _ = _read(CANN / "op_host")
+    assert list(found) == ["TeamRms"]
+
+
 def test_an_op_defined_twice_is_the_reg_ops_and_a_difference_is_said(tmp_path):
     shutil.copy(CANN / "op_graph" / "scale_add_proto.h", tmp_path)
     entry = json.loads((CANN / "swap_add.json").read_text())[0]

@@ -26,9 +26,11 @@ def msopgen_files(root: Path) -> list[Path]:
 
 
 def opdef_files(root: Path) -> list[Path]:
-    """The ``op_host/*.cpp`` sources under ``root`` that define an op (tiling and
-    shape-inference sources beside them define none)."""
-    return [p for p in _files(root, "op_host/*.cpp") if _OPDEF.search(_text(p))]
+    """The ``op_host/*.cpp`` sources under ``root`` (or in it, when it is an ``op_host``)
+    that define an op (tiling and shape-inference sources beside them define none)."""
+    return [
+        p for p in _files(root, "*.cpp") if p.parent.name == "op_host" and _OPDEF.search(_text(p))
+    ]
 
 
 def reg_op_files(root: Path) -> list[Path]:
