@@ -37,7 +37,7 @@ def test_planted_converters_fail_against_the_cann_files_and_their_twins_pass(tmp
     [swap] = found.cells(op="team::swap_add", backend="converter", shapes="static")
     assert "has inputs ['x2', 'x1']" in swap["message"] and "swap_add.json" in swap["message"]
 
-    # The twins: the same library with both converters fixed is clean.
+    # The twins: the same library with both converters fixed is clean, each op in a child.
     fixed = tmp_path / "fixed"
     shutil.copytree(LIBRARY, fixed)
     source = fixed / "team_ops" / "__init__.py"
@@ -48,7 +48,10 @@ def test_planted_converters_fail_against_the_cann_files_and_their_twins_pass(tmp
     )
     text = text.replace('inputs={"x2": x2, "x1": x1}', 'inputs={"x1": x1, "x2": x2}')
     source.write_text(text)
-    clean = opsdk_cli("audit", fixed / "team_ops", "--ir", fixed / "cann", json_report=True)
+    # --isolate: each op's child reads the --ir files too
+    clean = opsdk_cli(
+        "audit", fixed / "team_ops", "--ir", fixed / "cann", "--isolate", json_report=True
+    )
     assert clean.code == 0, clean.stdout + clean.stderr
     assert {r["status"] for r in clean.report["results"]} == {"pass"}
     assert len(clean.report["results"]) == 3 * sum(CHECKS.values())
