@@ -61,3 +61,17 @@ def scaffolds(tmp_path_factory):
     from scaffolded import Scaffolds  # opsdk.scaffold loads only for tests that scaffold
 
     return Scaffolds(tmp_path_factory.mktemp("scaffolds"))
+
+
+@pytest.fixture(scope="session")
+def wheel():
+    """torch_npu's library as the torch-npu wheel ships it (:mod:`opsdk.audit.torch_npu`),
+    or a skip saying why the wheel cannot be had."""
+    from opsdk.audit import torch_npu
+    from opsdk.offline import locator
+
+    try:
+        locator.torch_npu_file(torch_npu.SCHEMAS)
+    except locator.TorchairUnavailable as err:
+        pytest.skip(f"the torch-npu wheel cannot be fetched: {err}")
+    return torch_npu

@@ -14,9 +14,8 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from opsdk.audit.torch_npu import (  # noqa: F401  (SCHEMAS: what test_real_ops checks for)
+from opsdk.audit.torch_npu import (
     CONVERTER_MODULE,
-    SCHEMAS,
     converter_specs,
     meta_source,
     prototype,

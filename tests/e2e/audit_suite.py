@@ -7,20 +7,7 @@ import dataclasses
 
 import pytest
 
-from opsdk.offline import locator
-
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def wheel():
-    from opsdk.audit import torch_npu
-
-    try:
-        locator.torch_npu_file(torch_npu.SCHEMAS)
-    except locator.TorchairUnavailable as err:
-        pytest.skip(f"the torch-npu wheel cannot be fetched: {err}")
-    return torch_npu
 
 
 def test_the_wheel_converts_142_overloads_each_with_schema_and_meta(wheel):

@@ -15,18 +15,8 @@ import real_ops
 
 from opsdk.axes import SHAPE_MODES
 from opsdk.harness import columns
-from opsdk.offline import locator
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def wheel():
-    """The torch-npu wheel's files, or a skip saying why they cannot be had."""
-    try:
-        locator.torch_npu_file(real_ops.SCHEMAS)
-    except locator.TorchairUnavailable as err:
-        pytest.skip(f"the torch-npu wheel cannot be fetched: {err}")
 
 
 @pytest.fixture(scope="module")
