@@ -113,3 +113,10 @@ def test_the_audit_sweep_reruns_from_the_cache(monkeypatch):
     rows = audit_sweep.main(["-k", "npu_rms_norm_backward"])
     assert rows["cold"]["cells"] == rows["cached"]["cached"] > 0
     assert rows["cold"]["cached"] == 0 and rows["cold"]["audited"] == "audited 2 of 2 ops"
+
+
+@pytest.mark.slow
+def test_the_audit_bench_measures_audit_against_check_of_one_real_op():
+    row = audit_sweep.versus_check("npu_rms_norm", rounds=1)
+    assert row["audit"]["cells"] == 6 and row["check"]["cells"] > row["audit"]["cells"]
+    assert row["ratio_cells_s"] == round(row["audit"]["cells_s"] / row["check"]["cells_s"], 2)
