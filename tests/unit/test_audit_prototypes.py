@@ -60,3 +60,11 @@ def test_refusals_are_one_line(tmp_path):
         _read(tmp_path)
     with pytest.raises(SpecError, match="bad_proto.h"):  # a file named on its own must read
         prototypes.read([tmp_path / "bad_proto.h"])
+
+
+def test_an_op_host_folder_itself_gives_its_opdef_sources():
+    found, said = _read(CANN / "op_host")
+    assert said == []
+    assert {t: (p.format, p.source.name) for t, p in found.items()} == {
+        "TeamRms": ("OpDef", "team_rms.cpp")
+    }

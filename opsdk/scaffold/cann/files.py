@@ -27,8 +27,11 @@ def msopgen_files(root: Path) -> list[Path]:
 
 def opdef_files(root: Path) -> list[Path]:
     """The ``op_host/*.cpp`` sources under ``root`` that define an op (tiling and
-    shape-inference sources beside them define none)."""
-    return [p for p in _files(root, "op_host/*.cpp") if _OPDEF.search(_text(p))]
+    shape-inference sources beside them define none); ``root`` may be an ``op_host``
+    folder itself."""
+    here = [p for p in root.glob("*.cpp") if p.is_file()] if root.name == "op_host" else []
+    found = here + _files(root, "op_host/*.cpp")
+    return [p for p in sorted(set(found)) if _OPDEF.search(_text(p))]
 
 
 def reg_op_files(root: Path) -> list[Path]:
