@@ -68,3 +68,22 @@ def test_an_op_host_folder_itself_gives_its_opdef_sources():
     assert {t: (p.format, p.source.name) for t, p in found.items()} == {
         "TeamRms": ("OpDef", "team_rms.cpp")
     }
+
+
+def test_a_register_fake_function_is_found_where_it_is_defined_not_in_torch():
+    import inspect
+
+    import torch
+
+    from opsdk.audit.library import _defined_at
+
+    lib = torch.library.Library("opsdk_defined_at", "DEF")
+    lib.define("f(Tensor x) -> Tensor")
+
+    @torch.library.register_fake("opsdk_defined_at::f", lib=lib)
+    def _fake(x):
+        return torch.empty_like(x)
+
+    kernel = torch._library.simple_registry.singleton.find("opsdk_defined_at::f").fake_impl.kernel
+    at = _defined_at(kernel.func)
+    assert (at.path, at.line) == (__file__, inspect.getsourcelines(_fake)[1])
