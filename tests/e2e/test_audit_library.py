@@ -75,3 +75,47 @@ def test_a_wrong_ir_path_is_refused_in_one_line_before_the_library_loads(opsdk_c
     assert run.stderr.strip().splitlines() == [
         f"opsdk audit: error: --ir {LIBRARY / 'no_such_folder'}: no such file or folder"
     ]
+
+
+_ROWS = '''
+import torch
+from torchair import ge, register_fx_node_ge_converter
+from torchair._ge_concrete_graph.ge_converter.converter_utils import F16, F32, Support, declare_supported
+
+_lib = torch.library.Library("rows", "DEF")
+_lib.define("rms(Tensor x, Tensor gamma) -> (Tensor, Tensor)")
+
+
+@torch.library.register_fake("rows::rms")
+def _rms_fake(x, gamma):
+    return torch.empty_like(x), x.new_empty(x.shape[:-1] + (1,))  # rstd: x's dtype, not float
+
+
+@declare_supported([Support(F32(4, 8), F32(8)), Support(F16(4, 8), F16(8))])
+@register_fx_node_ge_converter(torch.ops.rows.rms.default)
+def _convert_rms(x, gamma, meta_outputs=None):
+    return ge.custom_op("RowsRms", inputs={"x": x, "gamma": gamma}, outputs=["y", "rstd"])
+'''
+
+_ROWS_PROTO = """REG_OP(RowsRms)
+    .INPUT(x, TensorType({DT_FLOAT, DT_FLOAT16}))
+    .INPUT(gamma, TensorType({DT_FLOAT, DT_FLOAT16}))
+    .OUTPUT(y, TensorType({DT_FLOAT, DT_FLOAT16}))
+    .OUTPUT(rstd, TensorType({DT_FLOAT}))
+    .OP_END_FACTORY_REG(RowsRms)
+"""
+
+
+def test_the_meta_functions_dtypes_are_checked_in_every_declared_case_not_the_first_alone(
+    tmp_path, opsdk_cli
+):
+    (tmp_path / "rows_ops").mkdir()
+    (tmp_path / "rows_ops" / "__init__.py").write_text(_ROWS)
+    (tmp_path / "rows_proto.h").write_text(_ROWS_PROTO)
+    run = opsdk_cli(
+        "audit", tmp_path / "rows_ops", "--checks", "converter", "--shapes", "static",
+        "--ir", tmp_path / "rows_proto.h", json_report=True,
+    )  # fmt: skip
+    assert run.code == 1, run.stdout + run.stderr
+    [cell] = run.cells(op="rows::rms", backend="converter", shapes="static")
+    assert "gives output 1 dtype torch.float16; it is rstd" in cell["message"], cell["message"]

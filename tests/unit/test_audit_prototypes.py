@@ -39,11 +39,6 @@ def test_files_one_by_one_read_as_the_folder_does():
     assert {t: p.op for t, p in files.items()} == {t: p.op for t, p in folder.items()}
 
 
-def test_an_op_host_folder_is_read_as_its_project_holds_it():
-    found, _ = _read(CANN / "op_host")
-    assert list(found) == ["TeamRms"]
-
-
 def test_an_op_defined_twice_is_the_reg_ops_and_a_difference_is_said(tmp_path):
     shutil.copy(CANN / "op_graph" / "scale_add_proto.h", tmp_path)
     entry = json.loads((CANN / "swap_add.json").read_text())[0]
@@ -65,3 +60,30 @@ def test_refusals_are_one_line(tmp_path):
         _read(tmp_path)
     with pytest.raises(SpecError, match="bad_proto.h"):  # a file named on its own must read
         prototypes.read([tmp_path / "bad_proto.h"])
+
+
+def test_an_op_host_folder_itself_gives_its_opdef_sources():
+    found, said = _read(CANN / "op_host")
+    assert said == []
+    assert {t: (p.format, p.source.name) for t, p in found.items()} == {
+        "TeamRms": ("OpDef", "team_rms.cpp")
+    }
+
+
+def test_a_register_fake_function_is_found_where_it_is_defined_not_in_torch():
+    import inspect
+
+    import torch
+
+    from opsdk.audit.library import _defined_at
+
+    lib = torch.library.Library("opsdk_defined_at", "DEF")
+    lib.define("f(Tensor x) -> Tensor")
+
+    @torch.library.register_fake("opsdk_defined_at::f", lib=lib)
+    def _fake(x):
+        return torch.empty_like(x)
+
+    kernel = torch._library.simple_registry.singleton.find("opsdk_defined_at::f").fake_impl.kernel
+    at = _defined_at(kernel.func)
+    assert (at.path, at.line) == (__file__, inspect.getsourcelines(_fake)[1])

@@ -8,7 +8,7 @@ when TorchAir compiles it (nothing runs). Every node of a type whose ``REG_OP`` 
 feeds its required inputs, names its inputs in the prototype's order, carries every attr
 it requires, each in the field of the prototype's type; the graph's inputs follow the
 seed rules the ge column enforces (symbolic scalars reach the op as int64 host inputs);
-in ``static`` mode, the Meta function's outputs are outputs of their GE node's REG_OP
+in ``static`` mode, in each case, the Meta function's outputs are outputs of their GE node's REG_OP
 of dtypes it supports with the node's inputs' (one row, each in its set, a shared
 symbol's), and an argument left at its schema default reaches GE as that default (a
 converter's Python default that differs from the schema's changes an attr).
@@ -96,9 +96,10 @@ def check(library, audit_op, shapes: str) -> list[str]:
         for node in concrete.graph.op:
             notes += check_node(library, node, audit_op)
         ge.check_inputs(cell, concrete, case)
-        if shapes == "static" and index == 0:
+        if shapes == "static":  # every case: each may be another dtype row
             meta, _, _ = fake_outputs(audit_op.op, call)
             check_outputs(library, audit_op, concrete.graph, meta)
+        if shapes == "static" and index == 0:
             _check_defaults(library, audit_op, op_spec, case)
     if not ran:
         raise Undecided("; ".join(notes))
