@@ -80,7 +80,12 @@ def test_a_wrong_ir_path_is_refused_in_one_line_before_the_library_loads(opsdk_c
 _ROWS = '''
 import torch
 from torchair import ge, register_fx_node_ge_converter
-from torchair._ge_concrete_graph.ge_converter.converter_utils import F16, F32, Support, declare_supported
+from torchair._ge_concrete_graph.ge_converter.converter_utils import (
+    F16,
+    F32,
+    Support,
+    declare_supported,
+)
 
 _lib = torch.library.Library("rows", "DEF")
 _lib.define("rms(Tensor x, Tensor gamma) -> (Tensor, Tensor)")
