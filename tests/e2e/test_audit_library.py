@@ -77,7 +77,7 @@ def test_a_wrong_ir_path_is_refused_in_one_line_before_the_library_loads(opsdk_c
     ]
 
 
-_ROWS = '''
+_ROWS = """
 import torch
 from torchair import ge, register_fx_node_ge_converter
 from torchair._ge_concrete_graph.ge_converter.converter_utils import (
@@ -100,7 +100,7 @@ def _rms_fake(x, gamma):
 @register_fx_node_ge_converter(torch.ops.rows.rms.default)
 def _convert_rms(x, gamma, meta_outputs=None):
     return ge.custom_op("RowsRms", inputs={"x": x, "gamma": gamma}, outputs=["y", "rstd"])
-'''
+"""
 
 _ROWS_PROTO = """REG_OP(RowsRms)
     .INPUT(x, TensorType({DT_FLOAT, DT_FLOAT16}))
