@@ -86,14 +86,15 @@ def _add(found: dict[str, Prototype], ops, source: Path, fmt: str) -> None:
         known = found.setdefault(op.ir.op_type, new)
         if known is new:
             continue
+        best = _best(known, new)
         if known.op.ir != op.ir:
             warnings.warn(
                 f"--ir: {source} ({fmt}) and {known.source} ({known.format}) define "
-                f"{op.ir.op_type} differently: using the {_best(known, new).format}",
+                f"{op.ir.op_type} differently: using {best.source}",
                 cann.CannWarning,
                 stacklevel=3,
             )
-        found[op.ir.op_type] = _best(known, new)
+        found[op.ir.op_type] = best
 
 
 def _best(a: Prototype, b: Prototype) -> Prototype:

@@ -87,7 +87,10 @@ def _derived(audit_op) -> str:
         "derived": "derived from the schema",
         "searched": "changed until the Meta function took it",
     }[audit_op.origin]
-    return f"the case is {how}: TorchAir declares none that opsdk runs{left}"
+    return (
+        f"the case is {how}: its converter declares none that opsdk runs (TorchAir's "
+        f"declare_supported; an opsdk package's specs.py){left}"
+    )
 
 
 def run(

@@ -3,6 +3,7 @@ torch.library schemas, register_fake, TorchAir converters calling ge.custom_op),
 side from its CANN files (``--ir``: a REG_OP header, an OpDef source, msopgen JSON).
 Two converters are planted wrong; their fixed twins make the library clean."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -124,3 +125,115 @@ def test_the_meta_functions_dtypes_are_checked_in_every_declared_case_not_the_fi
     assert run.code == 1, run.stdout + run.stderr
     [cell] = run.cells(op="rows::rms", backend="converter", shapes="static")
     assert "gives output 1 dtype torch.float16; it is rstd" in cell["message"], cell["message"]
+
+
+_PLANTED = """
+import torch
+from torchair import ge, register_fx_node_ge_converter
+from torchair._ge_concrete_graph.ge_converter.converter_utils import (
+    F16,
+    F32,
+    Support,
+    declare_supported,
+)
+
+_lib = torch.library.Library("planted", "DEF")
+for schema in (
+    "drops(Tensor x, Tensor? scale=None) -> Tensor",
+    "feeds(Tensor x, Tensor? scale=None) -> Tensor",
+    "int_eps(Tensor x, float epsilon=1e-06) -> Tensor",
+    "dim_default(Tensor x, int dim=-1) -> Tensor",
+    "f16_only(Tensor x) -> Tensor",
+):
+    _lib.define(schema)
+    torch.library.register_fake(
+        f"planted::{schema.split('(')[0]}", lambda x, *a, **k: torch.empty_like(x), lib=_lib
+    )
+
+
+@declare_supported([Support(F32(2, 4), scale=F32(4))])
+@register_fx_node_ge_converter(torch.ops.planted.drops.default)
+def _drops(x, scale=None, meta_outputs=None):  # scale given, never fed
+    return ge.custom_op("Scaled", inputs={"x": x, "scale": None}, outputs=["y"])
+
+
+@declare_supported([Support(F32(2, 4), scale=F32(4))])
+@register_fx_node_ge_converter(torch.ops.planted.feeds.default)
+def _feeds(x, scale=None, meta_outputs=None):
+    return ge.custom_op("Scaled", inputs={"x": x, "scale": scale}, outputs=["y"])
+
+
+@register_fx_node_ge_converter(torch.ops.planted.int_eps.default)
+def _int_eps(x, epsilon: float = 1e-06, meta_outputs=None):
+    attrs = {"epsilon": ge.attr.Int(epsilon)}  # a float schema argument
+    return ge.custom_op("Eps", inputs={"x": x}, outputs=["y"], attrs=attrs)
+
+
+@declare_supported([Support(F32(2, 4))])
+@register_fx_node_ge_converter(torch.ops.planted.dim_default.default)
+def _dim_default(x, dim: int = 0, meta_outputs=None):  # the schema says -1
+    return ge.custom_op("Dim", inputs={"x": x}, outputs=["y"], attrs={"dim": ge.attr.Int(dim)})
+
+
+@declare_supported([Support(F32(2, 4))])
+@register_fx_node_ge_converter(torch.ops.planted.f16_only.default)
+def _f16_only(x, meta_outputs=None):
+    return ge.custom_op("Half", inputs={"x": x}, outputs=["y"])
+"""
+
+_PLANTED_PROTOS = """REG_OP(Scaled)
+    .INPUT(x, TensorType({DT_FLOAT}))
+    .OPTIONAL_INPUT(scale, TensorType({DT_FLOAT}))
+    .OUTPUT(y, TensorType({DT_FLOAT}))
+    .OP_END_FACTORY_REG(Scaled)
+
+REG_OP(Eps)
+    .INPUT(x, TensorType({DT_FLOAT}))
+    .OUTPUT(y, TensorType({DT_FLOAT}))
+    .ATTR(epsilon, Float, 1e-06)
+    .OP_END_FACTORY_REG(Eps)
+
+REG_OP(Dim)
+    .INPUT(x, TensorType({DT_FLOAT}))
+    .OUTPUT(y, TensorType({DT_FLOAT}))
+    .ATTR(dim, Int, -1)
+    .OP_END_FACTORY_REG(Dim)
+"""
+
+_HALF = [
+    {
+        "op": "Half",
+        "input_desc": [{"name": "x", "param_type": "required", "format": ["ND"], "type": ["fp16"]}],
+        "output_desc": [
+            {"name": "y", "param_type": "required", "format": ["ND"], "type": ["fp16"]}
+        ],
+        "attr": [],
+    }
+]
+
+
+def test_planted_converter_mistakes_each_caught_and_an_unchecked_row_said(tmp_path, opsdk_cli):
+    """A given optional input left unfed, an Int attr built of a float, a converter default
+    (0) that is the first value tried for the schema's (-1); a case outside every dtype row
+    is a note on the pass. The twin feeding the optional input is clean."""
+    (tmp_path / "planted_ops.py").write_text(_PLANTED)
+    (tmp_path / "planted_proto.h").write_text(_PLANTED_PROTOS)
+    (tmp_path / "half.json").write_text(json.dumps(_HALF))
+    run = opsdk_cli(
+        "audit", tmp_path / "planted_ops.py", "--checks", "converter", "--shapes", "static",
+        "--ir", tmp_path / "planted_proto.h", "--ir", tmp_path / "half.json", json_report=True,
+    )  # fmt: skip
+    assert run.code == 1, run.stdout + run.stderr
+    cells = {r["op"].split("::")[1]: r for r in run.report["results"]}
+    assert cells["feeds"]["status"] == "pass", cells["feeds"]["message"]
+    expected = {
+        "drops": "the call gives scale, an optional input of GE node",
+        "int_eps": "setting a GE attr: build the attr as the argument's type",
+        "dim_default": "dim at its schema default -1 reaches GE as Dim attr dim=0",
+    }
+    for op, words in expected.items():
+        assert cells[op]["status"] == "fail" and words in cells[op]["message"], cells[op]
+    half = cells["f16_only"]
+    assert (
+        half["status"] == "pass" and "is fed x DT_FLOAT, no row its msopgen JSON" in half["message"]
+    )

@@ -47,7 +47,18 @@ def test_an_op_defined_twice_is_the_reg_ops_and_a_difference_is_said(tmp_path):
     found, said = _read(tmp_path)
     assert found["ScaleAdd"].format == "REG_OP"
     [warning] = said
-    assert "define ScaleAdd differently: using the REG_OP" in warning
+    assert f"define ScaleAdd differently: using {tmp_path / 'scale_add_proto.h'}" in warning
+
+
+def test_test_folders_are_not_read(tmp_path):
+    """ops-nn's tests/ut/op_host/ hold stub prototypes of other ops: never the op's own."""
+    stubs = tmp_path / "op" / "tests" / "ut" / "op_host"
+    stubs.mkdir(parents=True)
+    shutil.copy(CANN / "op_graph" / "scale_add_proto.h", stubs)
+    shutil.copy(CANN / "op_host" / "team_rms.cpp", stubs)
+    with pytest.raises(SpecError, match="no op definition found"):
+        prototypes.read([tmp_path / "op"])
+    assert set(_read(stubs)[0]) == {"ScaleAdd", "TeamRms"}  # named itself, it is read
 
 
 def test_refusals_are_one_line(tmp_path):

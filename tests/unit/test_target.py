@@ -30,3 +30,11 @@ def test_other_import_errors_stay_one_line(tmp_path):
     with pytest.raises(TargetError, match="ValueError: first; fix the package") as err:
         target.load(str(pkg))
     assert "\n" not in str(err.value)
+
+
+def test_a_module_file_is_a_target_and_another_file_is_refused(tmp_path):
+    (tmp_path / "tgt_one_file.py").write_text("VALUE = 7\n")
+    assert target.load(str(tmp_path / "tgt_one_file.py")).VALUE == 7
+    (tmp_path / "notes.txt").write_text("")
+    with pytest.raises(TargetError, match="neither an op package directory nor a module's .py"):
+        target.load(str(tmp_path / "notes.txt"))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from pathlib import Path
 
 import torch
 import torch._dynamo
@@ -82,25 +83,29 @@ def check(library, audit_op, shapes: str) -> list[str]:
         try:
             concrete = lower(audit_op.op, call, shapes)
         except Exception as err:  # noqa: BLE001
-            if _in_converter(err, audit_op) and audit_op.origin == "declared":
+            attr = _attr_refused(err)
+            if _in_converter(err, audit_op) and (audit_op.origin == "declared" or attr):
                 # a case TorchAir declares its converter supports (a derived one proves
-                # nothing: the converter may refuse its dtypes or sizes by design)
+                # nothing: the converter may refuse its dtypes or sizes by design), or an
+                # attr built of a value its type cannot hold (never a refusal by design)
+                fix = ": build the attr as the argument's type (ge.attr.Float for a float)"
                 raise CellFailure(
                     "converter",
                     f"case {case.label}: the converter{where(audit_op.converter)} raised "
-                    f"{first_line(_last(err))}",
+                    f"{first_line(_last(err))}" + (f" setting a GE attr{fix}" if attr else ""),
                 ) from err
             notes.append(f"case {case.label}: not lowered ({_why_not_lowered(err)})")
             continue
         ran += 1
         for node in concrete.graph.op:
             notes += check_node(library, node, audit_op)
+        check_given_inputs(library, concrete.graph, audit_op, _bound(op_spec, call))
         ge.check_inputs(cell, concrete, case)
         if shapes == "static":  # every case: each may be another dtype row
             meta, _, _ = fake_outputs(audit_op.op, call)
-            check_outputs(library, audit_op, concrete.graph, meta)
+            notes += check_outputs(library, audit_op, concrete.graph, meta)
         if shapes == "static" and index == 0:
-            _check_defaults(library, audit_op, op_spec, case)
+            notes += _check_defaults(library, audit_op, op_spec, case)
     if not ran:
         raise Undecided("; ".join(notes))
     return notes
@@ -174,6 +179,59 @@ def _why_not_lowered(err) -> str:
     return said
 
 
+def _attr_refused(err) -> bool:
+    """The lowering failed with a TypeError setting a GE attr (``ge.attr.Int(1e-06)``):
+    TorchAir's attr setter takes the value as the converter built it."""
+    for e in chain(err):
+        tb = e.__traceback__
+        while isinstance(e, TypeError) and tb is not None:
+            code = tb.tb_frame.f_code
+            if code.co_name == "setter" and Path(code.co_filename).match("torchair/ge/attr.py"):
+                return True
+            tb = tb.tb_next
+    return False
+
+
+def _bound(op_spec, call) -> dict:
+    """The call's arguments by schema name."""
+    positional = [a.name for a in op_spec.args if not a.kwarg_only]
+    return dict(zip(positional, call.args, strict=False)) | call.kwargs
+
+
+def check_given_inputs(library, graph, audit_op, bound: dict) -> None:
+    """A tensor the call gives for an argument named as an optional input of a GE node's
+    definition is fed to that input of some node: a converter that leaves it unfed
+    drops what the caller gave (a ``None`` left out is right)."""
+    given = {
+        name
+        for name, value in bound.items()
+        if isinstance(value, torch.Tensor) or (isinstance(value, list) and value)
+    }
+    declaring, fed = {}, set()
+    for node in graph.op:
+        try:
+            cann_op = library.reg_op(node.type)
+        except OpsdkError:
+            continue
+        if cann_op is None:
+            continue
+        optional = {i.name for i in cann_op.ir.inputs if i.kind == "optional"}
+        data = [i for i in node.input if not i.endswith(":-1")]
+        names = [_base(d.name, cann_op.ir) for d in node.input_desc][: len(data)]
+        fed |= {n for n, i in zip(names, data, strict=False) if i}
+        for name in given & optional:
+            declaring.setdefault(name, node)
+    for name, node in declaring.items():
+        if name not in fed:
+            raise CellFailure(
+                "converter",
+                f"the call gives {name}, an optional input of GE node {node.name} "
+                f"({node.type}) in {library.definition(node.type)}, and no GE node is fed "
+                f"it: the converter{where(audit_op.converter)} drops it; feed it when it is "
+                "not None",
+            )
+
+
 def _last(err):
     *_, last = chain(err)
     return last
@@ -210,13 +268,13 @@ def check_node(library, node, audit_op) -> list[str]:
             f"{at} has inputs {unknown} that {defined} lacks: the GE API that built the node "
             "and that definition disagree, which one CANN has cannot be decided offline"
         ]
-    fed = {n for n, i in zip(names, data, strict=False) if i}
+    fed = [n for n, i in zip(names, data, strict=False) if i]  # in the node's order
     required = [i.name for i in ir.inputs if i.kind == "required"]
     order = [ir.ir_input_names.index(n) for n in names]
     if [r for r in required if r not in fed] or order != sorted(order):
         raise CellFailure(
             "converter",
-            f"{at} has inputs {names} (fed: {sorted(fed)}); {defined} declares "
+            f"{at} has inputs {names} (fed: {fed}); {defined} declares "
             f"{list(ir.ir_input_names)} in that order (required: {required}): fix the "
             f"converter{where(audit_op.converter)}",
         )
@@ -242,7 +300,7 @@ def check_node(library, node, audit_op) -> list[str]:
     return []
 
 
-def check_outputs(library, audit_op, graph, meta) -> None:
+def check_outputs(library, audit_op, graph, meta) -> list[str]:
     """Each of the Meta function's outputs is an output its GE node's REG_OP declares,
     of a dtype the op supports with the dtypes the node's inputs are fed: one of the rows
     they match (msopgen JSON, OpDef), else in its own set and, sharing a ``DATATYPE``
@@ -250,13 +308,14 @@ def check_outputs(library, audit_op, graph, meta) -> None:
     case outside its types: not checked. The graph's outputs are the op's in order (an
     op that writes an input has more: not checked); a node without a readable REG_OP, or
     with dynamic outputs, is not checked, nor a dtype torch_npu carries in another
-    (uint8 for hifloat8)."""
+    (uint8 for hifloat8). Returns notes: inputs outside every row the definition
+    declares leave the dtypes unchecked."""
     outs = meta if isinstance(meta, tuple) else (meta,)
     schema = audit_op.op._schema
     written = any(a.alias_info and a.alias_info.is_write for a in schema.arguments)
     net = [n for n in graph.op if n.type == "NetOutput"]
     if written or len(net) != 1 or not all(isinstance(t, torch.Tensor) for t in outs):
-        return
+        return []
     refs = [i for i in net[0].input if not i.endswith(":-1")]
     nodes = {n.name: n for n in graph.op}
     seen = {}  # node name -> (node, its CannOp, {output name: (i, torch dtype, GE dtype)})
@@ -282,26 +341,31 @@ def check_outputs(library, audit_op, graph, meta) -> None:
         if row is not None and row.torch not in ("uint8", "int8"):  # else carried: unchecked
             outputs = seen.setdefault(name, (node, cann_op, {}))[2]
             outputs[declared[int(index)].name] = (i, out.dtype, row.ge)
+    notes = []
     for node, cann_op, outputs in seen.values():
         check = _check_rows if cann_op.rows else _check_sets
-        check(audit_op, node, cann_op, outputs, library.definition(node.type))
+        notes += check(audit_op, node, cann_op, outputs, library.definition(node.type))
+    return notes
 
 
-def _check_rows(audit_op, node, cann_op, outputs, defined: str) -> None:
+def _check_rows(audit_op, node, cann_op, outputs, defined: str) -> list[str]:
     """The outputs' dtypes are one row with the fed inputs' (lists of unequal lengths are
     no rows to read: not checked)."""
     lists = {n: d for n, d in cann_op.dtypes.items() if d}  # () is any dtype
     widths = {len(d) for d in lists.values()}
     if len(widths) != 1:
-        return
+        return []
     fed = _fed(cann_op, node)
     rows = [
         r for r in range(widths.pop()) if all(n not in lists or lists[n][r] == d for n, d in fed)
     ]
-    if not rows:
-        return  # the inputs match no row: outside the op's types
+    if not rows:  # outside the op's types
+        return [
+            f"GE node {node.name} ({node.type}) is fed {_said(fed)}, no row {defined} "
+            "declares: its output dtypes are not checked (declare a case of a declared row)"
+        ]
     if any(all(n not in lists or lists[n][r] == o[2] for n, o in outputs.items()) for r in rows):
-        return
+        return []
     said = ", ".join(f"output {i} ({n}) {dtype}" for n, (i, dtype, _) in outputs.items())
     allowed = " or ".join(
         "(" + ", ".join(f"{n} {lists[n][r]}" for n in outputs if n in lists) + ")" for r in rows
@@ -309,18 +373,18 @@ def _check_rows(audit_op, node, cann_op, outputs, defined: str) -> None:
     raise CellFailure(
         "converter",
         f"the Meta function{where(audit_op.meta)} gives {said} of GE node {node.name} "
-        f"({node.type}); fed {', '.join(f'{n} {d}' for n, d in fed)}, {defined} "
+        f"({node.type}); fed {_said(fed)}, {defined} "
         f"supports only {allowed}: fix the Meta function's dtypes (or the converter's "
         "mapping)",
     )
 
 
-def _check_sets(audit_op, node, cann_op, outputs, defined: str) -> None:
+def _check_sets(audit_op, node, cann_op, outputs, defined: str) -> list[str]:
     """Each output's dtype is in its own set, and is the dtype of the fed inputs sharing
     its ``DATATYPE`` symbol (inputs of different dtypes there: outside the op's types)."""
     fed = _fed(cann_op, node)
     if any(cann_op.dtypes.get(n) and d not in cann_op.dtypes[n] for n, d in fed):
-        return  # an input the op does not take: outside its types
+        return []  # an input the op does not take: outside its types
     at = f"GE node {node.name} ({node.type})"
     for name, (i, dtype, got) in outputs.items():
         allowed = cann_op.dtypes.get(name, ())
@@ -329,8 +393,8 @@ def _check_sets(audit_op, node, cann_op, outputs, defined: str) -> None:
                 "converter",
                 f"the Meta function{where(audit_op.meta)} gives output {i} dtype {dtype}; "
                 f"it is {name} of {at}, which {defined} allows only as "
-                f"{', '.join(allowed)}: fix the Meta function's dtype (or the converter's "
-                "mapping)",
+                f"{', '.join(dict.fromkeys(allowed))}: fix the Meta function's dtype (or the "
+                "converter's mapping)",
             )
         symbol = cann_op.type_vars.get(name)
         linked = [(n, d) for n, d in fed if symbol and cann_op.type_vars.get(n) == symbol]
@@ -342,6 +406,11 @@ def _check_sets(audit_op, node, cann_op, outputs, defined: str) -> None:
                 f"{linked[0][0]}, fed {linked[0][1]}: give it its input's dtype in the Meta "
                 "function (or fix the converter's mapping)",
             )
+    return []
+
+
+def _said(fed) -> str:
+    return ", ".join(f"{n} {d}" for n, d in fed)
 
 
 def _fed(cann_op, node) -> list[tuple[str, str | None]]:
@@ -379,18 +448,18 @@ def _attrs(library, graph) -> list[tuple[str, dict]]:
     return found
 
 
-def _check_defaults(library, audit_op, op_spec, case) -> None:
+def _check_defaults(library, audit_op, op_spec, case) -> list[str]:
     """Each number or bool argument the schema gives a default reaches GE as that default.
 
     torch drops an argument equal to its schema default from the FX node, so the
     converter's own Python default applies. Which attr carries the argument is found by
     lowering again with another value: the one attr that changes, and takes that value.
-    A second value is tried when the first changes none (the converter's own default may
-    be that very value). Then the attr's value with the argument at its default must be
-    the schema's default."""
+    Other values are tried while one changes none (the converter's own default may be
+    that very value). Then the attr's value with the argument at its default must be the
+    schema's default. Returns notes: the arguments no other value lowered for."""
     call = first_call(case)
-    positional = [a.name for a in op_spec.args if not a.kwarg_only]
-    bound = dict(zip(positional, call.args, strict=False)) | call.kwargs
+    bound = _bound(op_spec, call)
+    notes = []
     lowered = lambda name, value: _attrs(  # noqa: E731
         library, lower(audit_op.op, type(call)([], bound | {name: value}), "static").graph
     )
@@ -403,6 +472,12 @@ def _check_defaults(library, audit_op, op_spec, case) -> None:
         except Exception:  # noqa: BLE001 - a value the op does not take here
             continue
         carriers, other = _carriers(base, lowered, arg.name, others)
+        if other is _NONE_LOWERED:
+            notes.append(
+                f"case {case.label}: no value of {arg.name} but its default "
+                f"({', '.join(map(repr, others))} tried) lowers: its default is not checked"
+            )
+            continue
         if len(carriers) != 1:
             continue  # none carries it as it is (the converter maps it), or several
         [(op_type, name, seen)] = carriers
@@ -410,22 +485,28 @@ def _check_defaults(library, audit_op, op_spec, case) -> None:
             raise CellFailure(
                 "converter",
                 f"case {case.label}: {arg.name} at its schema default {arg.default!r} reaches "
-                f"GE as {op_type} attr {name}={seen!r} ({arg.name}={other!r} gives "
+                f"GE as {op_type} attr {name}={_shown(seen)} ({arg.name}={other!r} gives "
                 f"{name}={other!r}): torch leaves an argument equal to its default out of the "
                 f"FX node, so the converter's{where(audit_op.converter)} Python default "
                 "applies; make it the schema's",
             )
+    return notes
+
+
+_NONE_LOWERED = object()  # _carriers' value when no other value lowered
 
 
 def _carriers(base, lowered, arg: str, others) -> tuple[list, object]:
     """The attrs (``(op_type, name, value at the default)``) that change to the value, for
     the first of ``others`` given as ``arg`` that changes any, and that value; ``[]`` when
-    none does."""
+    none does (and :data:`_NONE_LOWERED` when none lowered)."""
+    tried = False
     for other in others:
         try:
             changed = lowered(arg, other)
         except Exception:  # noqa: BLE001 - a value the op does not take here
             continue
+        tried = True
         found = [
             (op_type, name, a[name])
             for (op_type, a), (_, b) in zip(base, changed, strict=False)
@@ -434,19 +515,24 @@ def _carriers(base, lowered, arg: str, others) -> tuple[list, object]:
         ]
         if found:
             return found, other
-    return [], None
+    return [], None if tried else _NONE_LOWERED
 
 
 def _others(default) -> tuple:
-    """Two other values of the default's type (a bool has one), () when none can be
-    picked safely."""
+    """Other values of the default's type (a bool has one), () when none can be picked
+    safely; an int's both ways (a dim's -1 takes -2, not 1, in a one-dim case)."""
     if isinstance(default, bool):
         return (not default,)
     if isinstance(default, float):
         return (default * 2, default * 3) if default else (0.5, 0.25)
     if isinstance(default, int):
-        return (default + 1, default + 2)
+        return (default + 1, default - 1, default + 2)
     return ()
+
+
+def _shown(value) -> str:
+    """An attr value as GE holds it: a float32 to its 7 significant digits."""
+    return f"{value:.7g}" if isinstance(value, float) else repr(value)
 
 
 def _same(seen, value) -> bool:

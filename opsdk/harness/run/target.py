@@ -1,4 +1,5 @@
-"""Load what `opsdk check` is pointed at: an op package directory or a module name."""
+"""Load what `opsdk check` and `opsdk audit` are pointed at: an op package directory, a
+module's ``.py`` file (a team's library is often one file) or a module name."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def package_dir(path: Path) -> Path:
         return (named or candidates)[0]
     raise TargetError(
         f"{path} holds no single op package (found {[p.name for p in candidates] or 'none'}): "
-        "point opsdk check at the package directory"
+        "point opsdk at the package directory (or a module's .py file)"
     )
 
 
@@ -28,9 +29,14 @@ def load(target: str):
     """Import the target (after the npu device exists) and return the module."""
     ensure_npu()
     path = Path(target)
-    if path.exists():
-        if not path.is_dir():
-            raise TargetError(f"{target} is a file: point opsdk check at an op package directory")
+    if path.is_file():
+        if path.suffix != ".py":
+            raise TargetError(
+                f"{target} is neither an op package directory nor a module's .py file"
+            )
+        sys.path.insert(0, str(path.resolve().parent))
+        name = path.stem
+    elif path.exists():
         pkg = package_dir(path.resolve())
         sys.path.insert(0, str(pkg.parent))
         name = pkg.name

@@ -15,6 +15,7 @@ __all__ = ["msopgen_files", "opdef_files", "reg_op_files"]
 # What marks an op_host source that defines an op (OP_ADD registers the OpDef class).
 _OPDEF = re.compile(r"\bOP_ADD\s*\(")
 _REG_OP = re.compile(r"\bREG_OP\s*\(")
+_TEST_FOLDERS = frozenset({"test", "tests"})
 
 
 def msopgen_files(root: Path) -> list[Path]:
@@ -39,11 +40,16 @@ def reg_op_files(root: Path) -> list[Path]:
 
 
 def _files(root: Path, pattern: str) -> list[Path]:
-    """Files matching ``pattern`` at any depth, outside hidden directories (.git...)."""
+    """Files matching ``pattern`` at any depth, outside hidden directories (.git...) and
+    test folders (ops-nn's ``tests/ut/op_host/`` hold stub prototypes of other ops)."""
     return sorted(
         p
         for p in root.rglob(pattern)
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+        if p.is_file()
+        and not any(
+            part.startswith(".") or part in _TEST_FOLDERS
+            for part in p.relative_to(root).parent.parts
+        )
     )
 
 
