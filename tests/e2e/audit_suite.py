@@ -173,7 +173,7 @@ def test_converter_a_python_default_that_is_not_the_schemas(torch_npu_library):
         _op(lib, "npu::npu_group_norm_silu"),
         "static",
         "converter",
-        "eps at its schema default 1e-05 reaches GE as GroupNormSilu attr eps=9.99",
+        "eps at its schema default 1e-05 reaches GE as GroupNormSilu attr eps=0.0001 ",
     )
     assert converter.check(lib, _op(lib, "npu::npu_rms_norm"), "static") == []
 
