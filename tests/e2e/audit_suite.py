@@ -59,6 +59,7 @@ _SCHEMAS = {
     "feeds_n": "feeds_n(Tensor x, SymInt n) -> Tensor",
     "bakes_n": "bakes_n(Tensor x, SymInt n) -> Tensor",
     "crashes": "crashes(Tensor x) -> Tensor",
+    "sparse_out": "sparse_out(Tensor x) -> Tensor",
 }
 _METAS = {
     "specializes": lambda x: x.new_empty((int(x.shape[0]), x.shape[1])),  # int(): a guard
@@ -73,6 +74,12 @@ _METAS = {
     "feeds_n": lambda x, n: x.new_empty(x.shape),
     "bakes_n": lambda x, n: x.new_empty(x.shape),
     "crashes": lambda x: x.new_empty(x.shape),
+    "sparse_out": lambda x: torch.sparse_coo_tensor(  # x its values: a view of x
+        torch.empty((2, x.numel()), dtype=torch.long, device=x.device),
+        x.reshape(-1),
+        x.shape,
+        check_invariants=False,
+    ),
 }
 _ARGS = {  # each op's one case; (F32(2, 3),) unless given
     "pair_": (F32(2, 3), F32(2, 3)),
@@ -193,6 +200,19 @@ def test_schema_an_aliased_return_the_meta_makes_new(planted):
     library, ops = planted
     _fails(schema.check, library, ops["new_for_alias"], "static", "schema", "returns a new tensor")
     assert schema.check(library, ops["returns_alias"], "static") == []
+
+
+def test_a_sparse_result_is_neither_compared_nor_traced(planted):
+    """npu_gather_backward's kind: a sparse result holds its input as its values by design
+    (no alias finding), and Dynamo cannot trace it (its limit, not the Meta function's: a
+    note); a dense result (the twin) is traced."""
+    from opsdk.audit.checks import Undecided, fake, schema
+
+    library, ops = planted
+    assert schema.check(library, ops["sparse_out"], "static") == []
+    with pytest.raises(Undecided, match="Dynamo cannot trace the call"):
+        fake.check(library, ops["sparse_out"], "static")
+    assert fake.check(library, ops["symbolic"], "static") == []
 
 
 @pytest.mark.parametrize(
