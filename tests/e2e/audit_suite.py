@@ -310,9 +310,7 @@ def test_converter_a_node_without_a_required_attr(torch_npu_library):
     from opsdk.audit.checks import converter
 
     lib = torch_npu_library
-    op = _op(lib, "npu::npu_rms_norm")
-    graph = converter.lower(op.op, _first(op), "static").graph
-    [node] = [n for n in graph.op if n.type == "RmsNorm"]
+    op, node = _rms_norm_node(lib)
     converter.check_node(lib, node, op)  # the twin: as TorchAir builds it
     required = dataclasses.replace(
         lib.reg_op("RmsNorm").ir,
@@ -326,15 +324,35 @@ def test_converter_a_node_without_a_required_attr(torch_npu_library):
         converter.check_node(planted, node, op)
 
 
+def test_converter_an_attr_of_another_type(torch_npu_library):
+    """RmsNorm's epsilon is Float in its REG_OP: a node carrying it as an int is a finding."""
+    from opsdk.audit.checks import converter
+
+    lib = torch_npu_library
+    op, node = _rms_norm_node(lib)
+    assert converter.check_node(lib, node, op) == []  # the twin: as TorchAir builds it
+    node.attr["epsilon"].i = 1
+    with pytest.raises(CellFailure, match="attr epsilon is VT_FLOAT in .* carries a 'i' value"):
+        converter.check_node(lib, node, op)
+
+
+def _rms_norm_node(lib):
+    """npu_rms_norm and the RmsNorm node TorchAir builds for its first case."""
+    from opsdk.audit.checks import converter
+
+    op = _op(lib, "npu::npu_rms_norm")
+    graph = converter.lower(op.op, _first(op), "static").graph
+    [node] = [n for n in graph.op if n.type == "RmsNorm"]
+    return op, node
+
+
 def test_converter_a_node_without_a_required_input(torch_npu_library):
     """RmsNorm(x, gamma): gamma left unfed is a finding; an input name the REG_OP text
     lacks (TorchAir's GE API and its own REG_OP disagree) is a note."""
     from opsdk.audit.checks import converter
 
     lib = torch_npu_library
-    op = _op(lib, "npu::npu_rms_norm")
-    graph = converter.lower(op.op, _first(op), "static").graph
-    [node] = [n for n in graph.op if n.type == "RmsNorm"]
+    op, node = _rms_norm_node(lib)
     assert converter.check_node(lib, node, op) == []  # the twin
     renamed = type(node)()
     renamed.CopyFrom(node)
