@@ -43,6 +43,10 @@ _SCHEMAS = {
     "on_cpu": "on_cpu(Tensor x) -> Tensor",
     "needs_ints": "needs_ints(Tensor x) -> Tensor",
     "no_meta": "no_meta(Tensor x) -> Tensor",  # defined without a Meta function
+    "feeds_n": "feeds_n(Tensor x, SymInt n) -> Tensor",
+    "bakes_n": "bakes_n(Tensor x, SymInt n) -> Tensor",
+    "crashes": "crashes(Tensor x) -> Tensor",
+    "sparse_out": "sparse_out(Tensor x) -> Tensor",
 }
 _METAS = {
     "specializes": lambda x: x.new_empty((int(x.shape[0]), x.shape[1])),  # int(): a guard
@@ -54,6 +58,21 @@ _METAS = {
     "kwonly": lambda x, k=1: x.new_empty(x.shape),
     "on_cpu": lambda x: torch.empty(x.shape, device="cpu"),  # not the inputs' device
     "needs_ints": lambda x: _needs_ints(x),
+    "feeds_n": lambda x, n: x.new_empty(x.shape),
+    "bakes_n": lambda x, n: x.new_empty(x.shape),
+    "crashes": lambda x: x.new_empty(x.shape),
+    "sparse_out": lambda x: torch.sparse_coo_tensor(  # x its values: a view of x
+        torch.empty((2, x.numel()), dtype=torch.long, device=x.device),
+        x.reshape(-1),
+        x.shape,
+        check_invariants=False,
+    ),
+}
+_ARGS = {  # each op's one case; (F32(2, 3),) unless given
+    "pair_": (F32(2, 3), F32(2, 3)),
+    "pair_functional": (F32(2, 3), F32(2, 3)),
+    "feeds_n": (F32(2, 3), 3),
+    "bakes_n": (F32(2, 3), 3),
 }
 
 
@@ -66,10 +85,11 @@ def _needs_ints(x):
 
 @pytest.fixture(scope="module")
 def planted():
-    """The synthetic library: each op with its Meta function, the stand-in kernel and one
-    case, as the audit reads a library."""
+    """The synthetic library: each op with its Meta function, the stand-in kernel, one
+    case and, for the ops the converter check lowers, a TorchAir converter, as the audit
+    reads a library."""
     from opsdk.audit import standin
-    from opsdk.audit.library import AuditOp, Library
+    from opsdk.audit.library import AuditOp, Library, _defined_at
     from opsdk.runtime.device import ensure_npu
 
     ensure_npu()
@@ -77,14 +97,45 @@ def planted():
         _LIB.define(text)
         if name in _METAS:
             _LIB.impl(name, _METAS[name], "Meta")
+    _register_converters()
     ops = {}
     for name in _SCHEMAS:
         op = getattr(torch.ops.audit_t, name).default
         standin.register(_LIB, op)
-        cases = [Support(F32(2, 3), F32(2, 3))] if name.startswith("pair") else [Support(F32(2, 3))]
+        cases = [Support(*_ARGS.get(name, (F32(2, 3),)))]
         declare_supported(op, cases, non_contiguous=False)
-        ops[name] = AuditOp(op, f"audit_t::{name}", None, None, cases, "declared")
+        converter = _defined_at(getattr(op, "_ge_converter", None))
+        ops[name] = AuditOp(op, f"audit_t::{name}", None, converter, cases, "declared")
     return Library("audit_t", list(ops.values())), ops
+
+
+def _register_converters():
+    """feeds_n's converter passes its SymInt n on to GE as the host input TorchAir gives
+    it; bakes_n's bakes the first call's value in (a Const), the seed rules' defect;
+    crashes' raises."""
+    from opsdk.converters import int64_input
+    from opsdk.irdef import Input, IrDef, Output, register
+    from opsdk.offline.torchair import torchair_with_converters
+
+    torchair = torchair_with_converters()
+    ops = torch.ops.audit_t
+    for op_type, op in (("FeedsN", ops.feeds_n.default), ("BakesN", ops.bakes_n.default)):
+        inputs = [Input("x"), Input("n")]
+        register(IrDef(op_type, inputs=inputs, outputs=[Output("y")], torch_op=op.name()))
+
+    @torchair.register_fx_node_ge_converter(ops.feeds_n.default)
+    def _feeds_n(x, n, meta_outputs=None):
+        inputs = {"x": x, "n": int64_input(n)}
+        return torchair.ge.custom_op("FeedsN", inputs=inputs, outputs=["y"])
+
+    @torchair.register_fx_node_ge_converter(ops.bakes_n.default)
+    def _bakes_n(x, n, meta_outputs=None):
+        inputs = {"x": x, "n": int64_input(3)}
+        return torchair.ge.custom_op("BakesN", inputs=inputs, outputs=["y"])
+
+    @torchair.register_fx_node_ge_converter(ops.crashes.default)
+    def _crashes(x, meta_outputs=None):
+        raise ValueError("planted: this converter raises")
 
 
 def _fails(check, library, op, shapes, layer, words):
@@ -138,15 +189,79 @@ def test_schema_an_aliased_return_the_meta_makes_new(planted):
     assert schema.check(library, ops["returns_alias"], "static") == []
 
 
-def test_schema_a_reinplace_pair_that_disagrees_with_its_schemas(planted):
+def test_a_sparse_result_is_neither_compared_nor_traced(planted):
+    """npu_gather_backward's kind: a sparse result holds its input as its values by design
+    (no alias finding), and Dynamo cannot trace it (its limit, not the Meta function's: a
+    note); a dense result (the twin) is traced."""
+    from opsdk.audit.checks import Undecided, fake, schema
+
+    library, ops = planted
+    assert schema.check(library, ops["sparse_out"], "static") == []
+    with pytest.raises(Undecided, match="Dynamo cannot trace the call"):
+        fake.check(library, ops["sparse_out"], "static")
+    assert fake.check(library, ops["symbolic"], "static") == []
+
+
+@pytest.mark.parametrize(
+    ("functional", "mutated", "words"),
+    [
+        ("pair_functional", (1,), "writes arguments [1]"),
+        ("pair_gone", (0,), "pair_gone has no schema"),
+        ("symbolic", (0,), "symbolic returns 1 tensors"),  # pair_'s output and its x: 2
+    ],
+)
+def test_schema_a_reinplace_pair_that_disagrees_with_its_schemas(
+    planted, functional, mutated, words
+):
     from opsdk.audit.checks import schema
 
     library, ops = planted
-    wrong = dataclasses.replace(library, pairs=[("pair_functional", "pair_", (1,), "here:1")])
+    wrong = dataclasses.replace(library, pairs=[(functional, "pair_", mutated, "here:1")])
     pairs = lambda lib, op, _: schema.check_pairs(lib, op)  # noqa: E731
-    _fails(pairs, wrong, ops["pair_"], None, "schema", "writes arguments [1]")
+    _fails(pairs, wrong, ops["pair_"], None, "schema", words)
     right = dataclasses.replace(library, pairs=[("pair_functional", "pair_", (0,), "here:1")])
     schema.check_pairs(right, ops["pair_"])  # its twin: no finding
+
+
+def test_an_op_without_a_case_is_not_audited(planted):
+    """No case (``no_case`` says why): each check says so rather than run the op's
+    declared one; with its case the op is clean (the twin)."""
+    from opsdk.audit.checks import Undecided, converter, fake, schema
+
+    library, ops = planted
+    caseless = dataclasses.replace(ops["feeds_n"], cases=[], no_case="planted: no case")
+    for check in (schema.check, fake.check, converter.check):
+        assert check(library, ops["feeds_n"], "static") == []
+        with pytest.raises(Undecided, match="planted: no case"):
+            check(library, caseless, "static")
+
+
+def test_converter_a_symint_baked_into_the_graph(planted):
+    """The seed rules, as the converter check applies them: in dynamic mode a SymInt
+    reaches the GE op as the int64 host input TorchAir makes of it. bakes_n's Const of
+    the first call's value is a finding; feeds_n (the twin) is clean, and a static graph
+    bakes n in rightly."""
+    from opsdk.audit.checks import converter
+
+    library, ops = planted
+    words = "argument n of audit_t::bakes_n is symbolic"
+    _fails(converter.check, library, ops["bakes_n"], "dynamic", "ge-graph", words)
+    assert converter.check(library, ops["feeds_n"], "dynamic") == []
+    assert converter.check(library, ops["bakes_n"], "static") == []
+
+
+def test_converter_raising_on_a_declared_case(planted):
+    """A converter that raises on a case TorchAir declares it supports is a finding; on a
+    derived case it proves nothing (the converter may refuse it by design), nor does a
+    failure no frame of the converter's file raised (here its file unknown): notes."""
+    from opsdk.audit.checks import Undecided, converter
+
+    library, ops = planted
+    crashes = ops["crashes"]
+    _fails(converter.check, library, crashes, "static", "converter", "planted: this converter")
+    for changed in ({"origin": "derived"}, {"converter": None}):
+        with pytest.raises(Undecided, match="not lowered"):
+            converter.check(library, dataclasses.replace(crashes, **changed), "static")
 
 
 @pytest.fixture(scope="module")
@@ -182,9 +297,7 @@ def test_converter_a_node_without_a_required_attr(torch_npu_library):
     from opsdk.audit.checks import converter
 
     lib = torch_npu_library
-    op = _op(lib, "npu::npu_rms_norm")
-    graph = converter.lower(op.op, _first(op), "static").graph
-    [node] = [n for n in graph.op if n.type == "RmsNorm"]
+    op, node = _rms_norm_node(lib)
     converter.check_node(lib, node, op)  # the twin: as TorchAir builds it
     required = dataclasses.replace(
         lib.reg_op("RmsNorm").ir,
@@ -198,15 +311,35 @@ def test_converter_a_node_without_a_required_attr(torch_npu_library):
         converter.check_node(planted, node, op)
 
 
+def test_converter_an_attr_of_another_type(torch_npu_library):
+    """RmsNorm's epsilon is Float in its REG_OP: a node carrying it as an int is a finding."""
+    from opsdk.audit.checks import converter
+
+    lib = torch_npu_library
+    op, node = _rms_norm_node(lib)
+    assert converter.check_node(lib, node, op) == []  # the twin: as TorchAir builds it
+    node.attr["epsilon"].i = 1
+    with pytest.raises(CellFailure, match="attr epsilon is VT_FLOAT in .* carries a 'i' value"):
+        converter.check_node(lib, node, op)
+
+
+def _rms_norm_node(lib):
+    """npu_rms_norm and the RmsNorm node TorchAir builds for its first case."""
+    from opsdk.audit.checks import converter
+
+    op = _op(lib, "npu::npu_rms_norm")
+    graph = converter.lower(op.op, _first(op), "static").graph
+    [node] = [n for n in graph.op if n.type == "RmsNorm"]
+    return op, node
+
+
 def test_converter_a_node_without_a_required_input(torch_npu_library):
     """RmsNorm(x, gamma): gamma left unfed is a finding; an input name the REG_OP text
     lacks (TorchAir's GE API and its own REG_OP disagree) is a note."""
     from opsdk.audit.checks import converter
 
     lib = torch_npu_library
-    op = _op(lib, "npu::npu_rms_norm")
-    graph = converter.lower(op.op, _first(op), "static").graph
-    [node] = [n for n in graph.op if n.type == "RmsNorm"]
+    op, node = _rms_norm_node(lib)
     assert converter.check_node(lib, node, op) == []  # the twin
     renamed = type(node)()
     renamed.CopyFrom(node)

@@ -34,9 +34,11 @@ def test_a_folder_gives_every_format_with_its_source():
 
 
 def test_files_one_by_one_read_as_the_folder_does():
+    """Each file's format is told by its text, as the folder's by where it lies."""
     folder, _ = _read(CANN)
     files, _ = _read(*sorted(p for p in CANN.rglob("*") if p.is_file()))
-    assert {t: p.op for t, p in files.items()} == {t: p.op for t, p in folder.items()}
+    read = lambda found: {t: (p.op, p.format) for t, p in found.items()}  # noqa: E731
+    assert read(files) == read(folder)
 
 
 def test_an_op_defined_twice_is_the_reg_ops_and_a_difference_is_said(tmp_path):
@@ -44,10 +46,13 @@ def test_an_op_defined_twice_is_the_reg_ops_and_a_difference_is_said(tmp_path):
     entry = json.loads((CANN / "swap_add.json").read_text())[0]
     entry["op"] = "ScaleAdd"  # inputs x1, x2: not the REG_OP's x, y
     (tmp_path / "scale_add.json").write_text(json.dumps([entry]))
-    found, said = _read(tmp_path)
-    assert found["ScaleAdd"].format == "REG_OP"
-    [warning] = said
-    assert f"define ScaleAdd differently: using {tmp_path / 'scale_add_proto.h'}" in warning
+    # a folder reads REG_OP headers first; files named on their own, in the order given
+    header = tmp_path / "scale_add_proto.h"
+    for paths in ([tmp_path], [tmp_path / "scale_add.json", header]):
+        found, said = _read(*paths)
+        assert found["ScaleAdd"].format == "REG_OP"
+        [warning] = said
+        assert f"define ScaleAdd differently: using {header}" in warning
 
 
 def test_test_folders_are_not_read(tmp_path):
