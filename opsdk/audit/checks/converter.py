@@ -532,7 +532,7 @@ def _others(default) -> tuple:
 
 def _shown(value) -> str:
     """An attr value as GE holds it: a float32 to its 7 significant digits."""
-    return f"{value:.7g}" if isinstance(value, float) else repr(value)
+    return repr(float(f"{value:.7g}")) if isinstance(value, float) else repr(value)
 
 
 def _same(seen, value) -> bool:
