@@ -319,7 +319,8 @@ def test_converter_an_attr_of_another_type(torch_npu_library):
     op, node = _rms_norm_node(lib)
     assert converter.check_node(lib, node, op) == []  # the twin: as TorchAir builds it
     node.attr["epsilon"].i = 1
-    with pytest.raises(CellFailure, match="attr epsilon is VT_FLOAT in .* carries a 'i' value"):
+    found = r"attr epsilon is Float in .* carries a 'i' value \(1\): build it with ge.attr.Float"
+    with pytest.raises(CellFailure, match=found):
         converter.check_node(lib, node, op)
 
 

@@ -288,14 +288,15 @@ def check_node(library, node, audit_op) -> list[str]:
     for a in ir.attrs:
         if a.name not in node.attr:
             continue
-        expected = types.BY_VALUE_TYPE[a.type].attr_field
+        row = types.BY_VALUE_TYPE[a.type]
         seen = node.attr[a.name].WhichOneof("value")
+        expected = row.attr_field
         if expected and seen != expected and not (seen == "list" and expected.startswith("list")):
             raise CellFailure(
                 "converter",
-                f"{at}: attr {a.name} is {a.type} in {defined} but the node carries a "
-                f"'{seen}' value ({decode_attr(node.attr[a.name])!r}): pass it as "
-                f"{a.type} in the converter{where(audit_op.converter)}",
+                f"{at}: attr {a.name} is {row.reg_op} in {defined} but the node carries a "
+                f"'{seen}' value ({decode_attr(node.attr[a.name])!r}): build it with "
+                f"ge.attr.{row.ge_attr} in the converter{where(audit_op.converter)}",
             )
     return []
 
