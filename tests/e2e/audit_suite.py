@@ -28,6 +28,7 @@ def test_the_wheel_converts_142_overloads_each_with_schema_and_meta(wheel):
 
 import torch  # noqa: E402
 
+from opsdk.audit.checks import ge_node  # noqa: E402
 from opsdk.harness.model import CellFailure  # noqa: E402
 from opsdk.runtime.inputs import F32, Support, declare_supported  # noqa: E402
 
@@ -294,11 +295,10 @@ def test_converter_a_python_default_that_is_not_the_schemas(torch_npu_library):
 
 
 def test_converter_a_node_without_a_required_attr(torch_npu_library):
-    from opsdk.audit.checks import converter
 
     lib = torch_npu_library
     op, node = _rms_norm_node(lib)
-    converter.check_node(lib, node, op)  # the twin: as TorchAir builds it
+    ge_node.check_node(lib, node, op)  # the twin: as TorchAir builds it
     required = dataclasses.replace(
         lib.reg_op("RmsNorm").ir,
         attrs=tuple(dataclasses.replace(a, default=None) for a in lib.reg_op("RmsNorm").ir.attrs),
@@ -308,20 +308,19 @@ def test_converter_a_node_without_a_required_attr(torch_npu_library):
         lib, reg_op=lambda t: dataclasses.replace(lib.reg_op(t), ir=required)
     )
     with pytest.raises(CellFailure, match=r"lacks attrs \['epsilon'\]"):
-        converter.check_node(planted, node, op)
+        ge_node.check_node(planted, node, op)
 
 
 def test_converter_an_attr_of_another_type(torch_npu_library):
     """RmsNorm's epsilon is Float in its REG_OP: a node carrying it as an int is a finding."""
-    from opsdk.audit.checks import converter
 
     lib = torch_npu_library
     op, node = _rms_norm_node(lib)
-    assert converter.check_node(lib, node, op) == []  # the twin: as TorchAir builds it
+    assert ge_node.check_node(lib, node, op) == []  # the twin: as TorchAir builds it
     node.attr["epsilon"].i = 1
     found = r"attr epsilon is Float in .* carries a 'i' value \(1\): build it with ge.attr.Float"
     with pytest.raises(CellFailure, match=found):
-        converter.check_node(lib, node, op)
+        ge_node.check_node(lib, node, op)
 
 
 def _rms_norm_node(lib):
@@ -337,19 +336,18 @@ def _rms_norm_node(lib):
 def test_converter_a_node_without_a_required_input(torch_npu_library):
     """RmsNorm(x, gamma): gamma left unfed is a finding; an input name the REG_OP text
     lacks (TorchAir's GE API and its own REG_OP disagree) is a note."""
-    from opsdk.audit.checks import converter
 
     lib = torch_npu_library
     op, node = _rms_norm_node(lib)
-    assert converter.check_node(lib, node, op) == []  # the twin
+    assert ge_node.check_node(lib, node, op) == []  # the twin
     renamed = type(node)()
     renamed.CopyFrom(node)
     renamed.input_desc[1].name = "beta"
-    [note] = converter.check_node(lib, renamed, op)
+    [note] = ge_node.check_node(lib, renamed, op)
     assert "inputs ['beta']" in note and "cannot be decided offline" in note
     node.input[1] = ""
     with pytest.raises(CellFailure, match=r"required: \['x', 'gamma'\]"):
-        converter.check_node(lib, node, op)
+        ge_node.check_node(lib, node, op)
 
 
 def test_converter_outputs_against_the_reg_op(torch_npu_library):
@@ -362,7 +360,7 @@ def test_converter_outputs_against_the_reg_op(torch_npu_library):
     call = _first(op)
     graph = converter.lower(op.op, call, "static").graph
     meta, _, _ = fake_outputs(op.op, call)
-    converter.check_outputs(lib, op, graph, meta)
+    ge_node.check_outputs(lib, op, graph, meta)
     real = lib.reg_op("RmsNorm")
     for planted, words in (
         (dataclasses.replace(real, dtypes={**real.dtypes, "rstd": ("DT_FLOAT16",)}),
@@ -374,7 +372,7 @@ def test_converter_outputs_against_the_reg_op(torch_npu_library):
             lib, reg_op=lambda t, p=planted: p if t == "RmsNorm" else lib.reg_op(t)
         )
         with pytest.raises(CellFailure, match=words):
-            converter.check_outputs(narrowed, op, graph, meta)
+            ge_node.check_outputs(narrowed, op, graph, meta)
 
 
 # RmsNorm as msopgen JSON: its rows, y's types given (x, gamma -> y, rstd)
@@ -417,11 +415,11 @@ def test_converter_outputs_one_row_with_the_inputs(torch_npu_library):
     meta, _, _ = fake_outputs(op.op, call)
     assert meta[0].dtype == torch.float32
     twin = _with_rms_norm(lib, _RMS_NORM_JSON % '["float", "float16"]')
-    converter.check_outputs(twin, op, graph, meta)
+    ge_node.check_outputs(twin, op, graph, meta)
     swapped = _with_rms_norm(lib, _RMS_NORM_JSON % '["float16", "float"]')
     words = r"output 0 \(y\) torch.float32.*supports only \(y DT_FLOAT16, rstd DT_FLOAT\)"
     with pytest.raises(CellFailure, match=words):
-        converter.check_outputs(swapped, op, graph, meta)
+        ge_node.check_outputs(swapped, op, graph, meta)
 
 
 def test_converter_an_output_sharing_its_inputs_datatype(torch_npu_library):
@@ -436,10 +434,10 @@ def test_converter_an_output_sharing_its_inputs_datatype(torch_npu_library):
     meta, _, _ = fake_outputs(op.op, call)
     assert meta[0].dtype == torch.float32
     linked = _with_rms_norm(lib, _RMS_NORM_LINKED)
-    converter.check_outputs(linked, op, graph, meta)  # the twin
+    ge_node.check_outputs(linked, op, graph, meta)  # the twin
     half = (torch.empty(meta[0].shape, dtype=torch.float16, device="meta"), meta[1])
     with pytest.raises(CellFailure, match="types it T as input x, fed DT_FLOAT"):
-        converter.check_outputs(linked, op, graph, half)
+        ge_node.check_outputs(linked, op, graph, half)
 
 
 def _first(op):

@@ -1,5 +1,6 @@
 """The audit's checks, one module each, by the layer they judge: ``schema``, ``fake``
-(the Meta function) and ``converter`` (TorchAir's lowering against CANN's prototype).
+(the Meta function) and ``converter`` (TorchAir's lowering against CANN's definitions,
+whose GE graph :mod:`~opsdk.audit.checks.ge_node` reads node by node).
 
 Each ``check(library, op, shapes)`` raises :class:`~opsdk.harness.model.CellFailure` for a
 finding (certain: what was expected, what was seen, where, the fix) and returns notes,
