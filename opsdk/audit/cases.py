@@ -4,7 +4,7 @@ generator), said so.
 
 TorchAir's ``Support(F32(2, 2), ...)`` becomes opsdk's ``Support`` of the same sizes
 and dtypes; a case opsdk cannot express (a tensor of given values, ``T(...)``), one
-whose tensors exceed :data:`MAX_BYTES` or one that does not fit the schema is left out.
+whose tensors exceed :data:`MAX_BYTES` in its largest call or one that does not fit the schema is left out.
 When the Meta function refuses the first case, :mod:`opsdk.audit.search` changes it.
 Each case is registered as the op's declaration, so the harness's input generator
 (:func:`opsdk.harness.variants.inputs.cases`) makes its calls, growing sizes in dynamic
@@ -16,14 +16,16 @@ from __future__ import annotations
 import math
 
 from opsdk.errors import SpecError
-from opsdk.harness.variants.inputs import default_support
+from opsdk.harness.variants.inputs import STEPS, default_support
 from opsdk.runtime import inputs, spec
 
 __all__ = ["MAX_BYTES", "MAX_CASES", "attach", "from_torchair"]
 
 MAX_CASES = 2  # per op: the first cases TorchAir declares (the sweep's cost grows with each)
-# A case's tensors at most (memory and time grow with them; dynamic mode grows each size)
-MAX_BYTES = 64 * 2**20
+# A case's tensors at most, in its largest call: dynamic mode grows every size of the
+# declared one (TensorSpec.sizes), a 4-D tensor ~100x by its third call, and memory and
+# time grow with them (npu_rotary_mul's 48 MiB case took 12 GB).
+MAX_BYTES = 2**30
 
 
 class _Inexpressible(Exception):
@@ -47,14 +49,15 @@ def _value(value):
 
 
 def _bytes(support) -> int:
-    """What the tensors of ``support`` take at their declared sizes."""
+    """What the tensors of ``support`` take in its largest call (dynamic mode's last)."""
     tensors = [
         t
         for v in (*support.args, *support.kwargs.values())
         for t in (v if isinstance(v, list) else [v])
         if isinstance(t, inputs.TensorSpec)
     ]
-    return sum(math.prod(t.sizes(0)) * t.dtype.itemsize for t in tensors)
+    step = max(STEPS["dynamic"])
+    return sum(math.prod(t.sizes(step)) * t.dtype.itemsize for t in tensors)
 
 
 def from_torchair(supports) -> tuple[list, str]:
@@ -75,8 +78,9 @@ def from_torchair(supports) -> tuple[list, str]:
         if size > MAX_BYTES:
             made.pop()
             left = (
-                f"a declared case was left out: its tensors take {size / 2**20:.0f} MiB, "
-                f"over the audit's {MAX_BYTES // 2**20} MiB (dynamic mode grows them)"
+                f"a declared case was left out: its tensors take {size / 2**20:.0f} MiB in "
+                f"its largest call (dynamic mode grows them), over the audit's "
+                f"{MAX_BYTES // 2**20} MiB"
             )
     return made, left
 
