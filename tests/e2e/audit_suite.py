@@ -661,3 +661,18 @@ def test_ir_files_are_the_prototypes_torch_npu_is_checked_against(torch_npu_libr
         CellFailure, match=rf"lacks attrs \['planted'\], which its REG_OP \({header}\)"
     ):
         converter.check(planted, _op(planted, _RMS), "static")
+
+
+def test_a_declared_case_is_bounded_by_its_largest_call(torch_npu_library):
+    """A 40 MiB tensor of npu_rotary_mul's declared case takes 4.8 GiB by dynamic mode's
+    third call: it is left out with the reason; a small one (its twin) is kept."""
+    from torchair._ge_concrete_graph.supported_declaration import F32 as TorchairF32
+    from torchair._ge_concrete_graph.supported_declaration import Support as TorchairSupport
+
+    from opsdk.audit import cases
+
+    big = TorchairSupport(TorchairF32(2, 8192, 5, 128))
+    small = TorchairSupport(TorchairF32(2, 8, 5, 128))
+    made, left = cases.from_torchair([big, small])
+    assert [tuple(s.args[0].dims) for s in made] == [(2, 8, 5, 128)]
+    assert "its tensors take 4922 MiB in its largest call" in left
