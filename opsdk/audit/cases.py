@@ -1,14 +1,15 @@
 """An audited op's cases: TorchAir's own ``declare_supported`` where its converter has
-them (or an op package's own specs), else one derived from the schema (opsdk's spec
-generator), said so.
+them (or an op package's own specs), else derived, said so: one per dtype row of the op's
+``--ir`` definition (as ``opsdk new --from-cann`` writes them), else one from the schema
+(opsdk's spec generator).
 
 TorchAir's ``Support(F32(2, 2), ...)`` becomes opsdk's ``Support`` of the same sizes
 and dtypes; a case opsdk cannot express (a tensor of given values, ``T(...)``), one
-whose tensors exceed :data:`MAX_BYTES` in its largest call or one that does not fit the schema is left out.
-When the Meta function refuses the first case, :mod:`opsdk.audit.search` changes it.
-Each case is registered as the op's declaration, so the harness's input generator
-(:func:`opsdk.harness.variants.inputs.cases`) makes its calls, growing sizes in dynamic
-mode as it does for ``opsdk check``.
+whose tensors exceed :data:`MAX_BYTES` in its largest call, or one that does not fit the
+schema is left out. When the Meta function refuses the first case,
+:mod:`opsdk.audit.search` changes it. Each case is registered as the op's declaration,
+so the harness's input generator (:func:`opsdk.harness.variants.inputs.cases`) makes its
+calls, growing sizes in dynamic mode as it does for ``opsdk check``.
 """
 
 from __future__ import annotations
@@ -92,10 +93,11 @@ def _declared(op):
     return getattr(converter, "supported_cases", None)
 
 
-def attach(audit_op) -> None:
+def attach(audit_op, definitions=None) -> None:
     """Give ``audit_op`` its cases and register them as its declaration: TorchAir's that
-    fit the schema (at most :data:`MAX_CASES`), else one derived; ``left`` says why any
-    declared case was left out."""
+    fit the schema (at most :data:`MAX_CASES`), else derived: from the dtype rows of the
+    op's CANN definition among ``definitions`` (``--ir``: op type -> ``CannOp``), else
+    from the schema. ``left`` says why any declared case was left out."""
     op = audit_op.op
     declared = _declared(op)
     supports, audit_op.left = from_torchair(declared) if declared else ([], "")
@@ -105,6 +107,9 @@ def attach(audit_op) -> None:
     audit_op.cases, why = _fitting(op, supports[:MAX_CASES])
     audit_op.left = audit_op.left or why
     audit_op.origin = "declared"
+    if not audit_op.cases:
+        audit_op.cases, _ = _fitting(op, _from_definition(op, definitions or {})[:MAX_CASES])
+        audit_op.origin = "defined"
     if not audit_op.cases:
         audit_op.origin = "derived"
         try:
@@ -118,6 +123,29 @@ def attach(audit_op) -> None:
             return
     # each was checked against the schema alone; now all are the op's
     inputs.declare_supported(op, audit_op.cases, non_contiguous=False)
+
+
+def _from_definition(op, definitions: dict) -> list:
+    """One case per dtype row of ``op``'s CANN definition, as ``opsdk new --from-cann``
+    writes them (:mod:`opsdk.scaffold.cann_specs`); [] when no definition is the op's.
+    The op's is the one of its own type (``my_op``: ``MyOp``), else the one definition
+    whose inputs are the schema's tensor arguments, by name."""
+    from opsdk.scaffold import cann_specs
+
+    op_spec = spec.of(op)
+    tensors = {a.name for a in op_spec.args if a.is_tensor}
+    named = [c for c in definitions.values() if set(c.ir.ir_input_names) == tensors]
+    cann_op = definitions.get(spec.camel_case(op_spec.name))
+    if cann_op is None or not tensors <= set(cann_op.ir.ir_input_names):
+        cann_op = named[0] if len(named) == 1 else None
+    if cann_op is None:
+        return []
+    try:
+        sources = cann_specs.cases(op_spec, cann_op.ir, cann_op)
+    except SpecError:  # no row torch computes with
+        return []
+    namespace = vars(inputs)  # F16, Support...: the names specs.py imports
+    return [eval(source, namespace) for source in sources]  # noqa: S307 - opsdk's own text
 
 
 def _fitting(op, supports) -> tuple[list, str]:

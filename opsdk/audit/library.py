@@ -45,8 +45,9 @@ class Source:
 @dataclass
 class AuditOp:
     """One overload under audit. ``cases`` are opsdk ``Support`` s; ``origin`` says where
-    they came from (``declared``: TorchAir's ``declare_supported``; ``derived``: the
-    schema; ``searched``: derived, then changed until the Meta function took it), and
+    they came from (``declared``: TorchAir's ``declare_supported`` or the package's specs;
+    ``defined``: the dtype rows of the op's ``--ir`` definition; ``derived``: the schema;
+    ``searched``: then changed until the Meta function took it), and
     ``no_case`` why there are none."""
 
     op: torch._ops.OpOverload
@@ -85,7 +86,10 @@ def load(target: str, ir=(), only: str | None = None) -> Library:
     GE side's prototypes, before the library's own. ``only`` (a qualname) reads just
     that op of torch_npu, as an ``--isolate`` child needs."""
     found = prototypes.read(ir) if ir else {}  # a wrong path is refused before the import
-    library = _torch_npu(only) if target == "torch_npu" else _package(target)
+    if target == "torch_npu":
+        library = _torch_npu(only)
+    else:
+        library = _package(target, {t: p.op for t, p in found.items()})
     if not found:
         return library
     prototypes.register(found)
@@ -102,12 +106,14 @@ def load(target: str, ir=(), only: str | None = None) -> Library:
     )
 
 
-def _package(target: str) -> Library:
+def _package(target: str, definitions: dict) -> Library:
     """An op library's ops with their fake functions and TorchAir converters as
     registered, the GE IR it registers through opsdk (the prototypes its converters
-    build), and the cases its specs declare. The ops are its ``OPS`` (an opsdk package),
-    else every op its import defines (a library of ``torch.library`` definitions). The
-    stand-in kernel serves the calls, over the library's own: the audit runs no kernel."""
+    build), and the cases its specs declare (else derived, from the dtype rows of the op's
+    one of ``definitions``: :func:`opsdk.audit.cases.attach`). The ops are its ``OPS``
+    (an opsdk package), else every op its import defines (a library of ``torch.library``
+    definitions). The stand-in kernel serves the calls, over the library's own: the
+    audit runs no kernel."""
     from opsdk.harness.run import target as check_target
     from opsdk.offline.torchair import import_torchair_stack
     from opsdk.runtime.device import ensure_npu
@@ -127,7 +133,7 @@ def _package(target: str) -> Library:
         fake = torch._library.simple_registry.singleton.find(qualname).fake_impl.kernel
         converter = getattr(op, "_ge_converter", None)
         audit_op = AuditOp(op, qualname, _defined_at(fake and fake.func), _defined_at(converter))
-        audit_cases.attach(audit_op)
+        audit_cases.attach(audit_op, definitions)
         ops.append(audit_op)
     home = Path(package.__file__).resolve()
     return Library(

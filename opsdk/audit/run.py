@@ -84,6 +84,7 @@ def _searched(audit_op) -> None:
 def _derived(audit_op) -> str:
     left = f" ({audit_op.left})" if audit_op.left else ""
     how = {
+        "defined": "derived from the dtype rows of its CANN definition (--ir)",
         "derived": "derived from the schema",
         "searched": "changed until the Meta function took it",
     }[audit_op.origin]

@@ -34,6 +34,8 @@ def test_planted_converters_fail_against_the_cann_files_and_their_twins_pass(tmp
     }
     [rms] = found.cells(op="team::team_rms", backend="converter", shapes="static")
     assert "lacks attrs ['epsilon']" in rms["message"]
+    [traced] = found.cells(op="team::team_rms", backend="fake", shapes="static")
+    assert "derived from the dtype rows of its CANN definition" in traced["message"]
     assert "op_host/team_rms.cpp" in rms["message"]  # the definition it was checked against
     [swap] = found.cells(op="team::swap_add", backend="converter", shapes="static")
     assert "has inputs ['x2', 'x1']" in swap["message"] and "swap_add.json" in swap["message"]
@@ -144,11 +146,13 @@ for schema in (
     "int_eps(Tensor x, float epsilon=1e-06) -> Tensor",
     "dim_default(Tensor x, int dim=-1) -> Tensor",
     "f16_only(Tensor x) -> Tensor",
+    "half_rstd(Tensor x) -> (Tensor, Tensor)",
 ):
     _lib.define(schema)
-    torch.library.register_fake(
-        f"planted::{schema.split('(')[0]}", lambda x, *a, **k: torch.empty_like(x), lib=_lib
-    )
+    if not schema.startswith("half_rstd"):
+        torch.library.register_fake(
+            f"planted::{schema.split('(')[0]}", lambda x, *a, **k: torch.empty_like(x), lib=_lib
+        )
 
 
 @declare_supported([Support(F32(2, 4), scale=F32(4))])
@@ -173,6 +177,16 @@ def _int_eps(x, epsilon: float = 1e-06, meta_outputs=None):
 @register_fx_node_ge_converter(torch.ops.planted.dim_default.default)
 def _dim_default(x, dim: int = 0, meta_outputs=None):  # the schema says -1
     return ge.custom_op("Dim", inputs={"x": x}, outputs=["y"], attrs={"dim": ge.attr.Int(dim)})
+
+
+@torch.library.register_fake("planted::half_rstd", lib=_lib)
+def _half_rstd_fake(x):  # rstd of x's dtype: its definition's rows make it float
+    return torch.empty_like(x), x.new_empty(x.shape[:-1] + (1,))
+
+
+@register_fx_node_ge_converter(torch.ops.planted.half_rstd.default)
+def _half_rstd(x, meta_outputs=None):  # declares no case: derived from the JSON's rows
+    return ge.custom_op("HalfRstd", inputs={"x": x}, outputs=["y", "rstd"])
 
 
 @declare_supported([Support(F32(2, 4))])
@@ -208,14 +222,41 @@ _HALF = [
             {"name": "y", "param_type": "required", "format": ["ND"], "type": ["fp16"]}
         ],
         "attr": [],
-    }
+    },
+    {
+        "op": "HalfRstd",
+        "input_desc": [
+            {
+                "name": "x",
+                "param_type": "required",
+                "format": ["ND", "ND"],
+                "type": ["fp16", "bf16"],
+            }
+        ],
+        "output_desc": [
+            {
+                "name": "y",
+                "param_type": "required",
+                "format": ["ND", "ND"],
+                "type": ["fp16", "bf16"],
+            },
+            {
+                "name": "rstd",
+                "param_type": "required",
+                "format": ["ND", "ND"],
+                "type": ["float", "float"],
+            },
+        ],
+        "attr": [],
+    },
 ]
 
 
 def test_planted_converter_mistakes_each_caught_and_an_unchecked_row_said(tmp_path, opsdk_cli):
     """A given optional input left unfed, an Int attr built of a float, a converter default
-    (0) that is the first value tried for the schema's (-1); a case outside every dtype row
-    is a note on the pass. The twin feeding the optional input is clean."""
+    (0) that is the first value tried for the schema's (-1), a Meta dtype outside the row
+    of the case derived from the op's definition; a case outside every dtype row is a note
+    on the pass. The twin feeding the optional input is clean."""
     (tmp_path / "planted_ops.py").write_text(_PLANTED)
     (tmp_path / "planted_proto.h").write_text(_PLANTED_PROTOS)
     (tmp_path / "half.json").write_text(json.dumps(_HALF))
@@ -230,6 +271,8 @@ def test_planted_converter_mistakes_each_caught_and_an_unchecked_row_said(tmp_pa
         "drops": "the call gives scale, an optional input of GE node",
         "int_eps": "setting a GE attr: build the attr as the argument's type",
         "dim_default": "dim at its schema default -1 reaches GE as Dim attr dim=0",
+        # its definition's first row (fp16), not a float32 case outside every row
+        "half_rstd": "output 1 (rstd) torch.float16 of GE node",
     }
     for op, words in expected.items():
         assert cells[op]["status"] == "fail" and words in cells[op]["message"], cells[op]
