@@ -323,6 +323,15 @@ def test_converter_an_attr_of_another_type(torch_npu_library):
         ge_node.check_node(lib, node, op)
 
 
+def _rms_norm_lowered(lib):
+    """npu_rms_norm, the GE graph TorchAir builds for its first case, and its Meta outputs."""
+    from opsdk.audit.checks import converter, fake_outputs
+
+    op = _op(lib, "npu::npu_rms_norm")
+    call = _first(op)
+    return op, converter.lower(op.op, call, "static").graph, fake_outputs(op.op, call)[0]
+
+
 def _rms_norm_node(lib):
     """npu_rms_norm and the RmsNorm node TorchAir builds for its first case."""
     from opsdk.audit.checks import converter
@@ -353,13 +362,8 @@ def test_converter_a_node_without_a_required_input(torch_npu_library):
 def test_converter_outputs_against_the_reg_op(torch_npu_library):
     """npu_rms_norm's Meta outputs (y, rstd) are RmsNorm's, of allowed dtypes (the twin);
     a REG_OP allowing rstd only float16, or declaring one output, makes it a finding."""
-    from opsdk.audit.checks import converter, fake_outputs
-
     lib = torch_npu_library
-    op = _op(lib, "npu::npu_rms_norm")
-    call = _first(op)
-    graph = converter.lower(op.op, call, "static").graph
-    meta, _, _ = fake_outputs(op.op, call)
+    op, graph, meta = _rms_norm_lowered(lib)
     ge_node.check_outputs(lib, op, graph, meta)
     real = lib.reg_op("RmsNorm")
     for planted, words in (
@@ -406,13 +410,8 @@ def _with_rms_norm(lib, text):
 def test_converter_outputs_one_row_with_the_inputs(torch_npu_library):
     """msopgen rows: npu_rms_norm's float inputs match the float row, so y must be float;
     its dtype in another row only (float16) is a finding, though each tensor allows it."""
-    from opsdk.audit.checks import converter, fake_outputs
-
     lib = torch_npu_library
-    op = _op(lib, "npu::npu_rms_norm")
-    call = _first(op)
-    graph = converter.lower(op.op, call, "static").graph
-    meta, _, _ = fake_outputs(op.op, call)
+    op, graph, meta = _rms_norm_lowered(lib)
     assert meta[0].dtype == torch.float32
     twin = _with_rms_norm(lib, _RMS_NORM_JSON % '["float", "float16"]')
     ge_node.check_outputs(twin, op, graph, meta)
@@ -425,13 +424,8 @@ def test_converter_outputs_one_row_with_the_inputs(torch_npu_library):
 def test_converter_an_output_sharing_its_inputs_datatype(torch_npu_library):
     """REG_OP y typed "T" as x: the Meta's y of x's dtype is clean; float16 for float x,
     though T allows float16, is a finding."""
-    from opsdk.audit.checks import converter, fake_outputs
-
     lib = torch_npu_library
-    op = _op(lib, "npu::npu_rms_norm")
-    call = _first(op)
-    graph = converter.lower(op.op, call, "static").graph
-    meta, _, _ = fake_outputs(op.op, call)
+    op, graph, meta = _rms_norm_lowered(lib)
     assert meta[0].dtype == torch.float32
     linked = _with_rms_norm(lib, _RMS_NORM_LINKED)
     ge_node.check_outputs(linked, op, graph, meta)  # the twin

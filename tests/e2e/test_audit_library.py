@@ -80,7 +80,8 @@ def test_a_wrong_ir_path_is_refused_in_one_line_before_the_library_loads(opsdk_c
     ]
 
 
-_ROWS = """
+# What a team's converter module imports (the planted libraries below start with it).
+_IMPORTS = """
 import torch
 from torchair import ge, register_fx_node_ge_converter
 from torchair._ge_concrete_graph.ge_converter.converter_utils import (
@@ -89,7 +90,11 @@ from torchair._ge_concrete_graph.ge_converter.converter_utils import (
     Support,
     declare_supported,
 )
+"""
 
+_ROWS = (
+    _IMPORTS
+    + """
 _lib = torch.library.Library("rows", "DEF")
 _lib.define("rms(Tensor x, Tensor gamma) -> (Tensor, Tensor)")
 
@@ -104,6 +109,7 @@ def _rms_fake(x, gamma):
 def _convert_rms(x, gamma, meta_outputs=None):
     return ge.custom_op("RowsRms", inputs={"x": x, "gamma": gamma}, outputs=["y", "rstd"])
 """
+)
 
 _ROWS_PROTO = """REG_OP(RowsRms)
     .INPUT(x, TensorType({DT_FLOAT, DT_FLOAT16}))
@@ -129,16 +135,9 @@ def test_the_meta_functions_dtypes_are_checked_in_every_declared_case_not_the_fi
     assert "gives output 1 dtype torch.float16; it is rstd" in cell["message"], cell["message"]
 
 
-_PLANTED = """
-import torch
-from torchair import ge, register_fx_node_ge_converter
-from torchair._ge_concrete_graph.ge_converter.converter_utils import (
-    F16,
-    F32,
-    Support,
-    declare_supported,
-)
-
+_PLANTED = (
+    _IMPORTS
+    + """
 _lib = torch.library.Library("planted", "DEF")
 for schema in (
     "drops(Tensor x, Tensor? scale=None) -> Tensor",
@@ -194,6 +193,7 @@ def _half_rstd(x, meta_outputs=None):  # declares no case: derived from the JSON
 def _f16_only(x, meta_outputs=None):
     return ge.custom_op("Half", inputs={"x": x}, outputs=["y"])
 """
+)
 
 _PLANTED_PROTOS = """REG_OP(Scaled)
     .INPUT(x, TensorType({DT_FLOAT}))
