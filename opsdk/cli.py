@@ -507,6 +507,10 @@ def _sharded(args, cells, cache):
     return shard, cells
 
 
+# Not-audited cells whose reasons the terminal shows (more are left to the reports).
+_UNAUDITED_SAID = 12
+
+
 def _audit(args) -> int:
     if args.timeout is not None and not args.isolate:
         raise OpsdkError("--timeout applies to --isolate: add --isolate")
@@ -554,6 +558,9 @@ def _audit(args) -> int:
                 stop=interrupts.requested,
             )
         print(report.matrix(results))
+        unaudited = [r for r in results if r.status == "skip"]
+        if 0 < len(unaudited) <= _UNAUDITED_SAID:  # a sweep's many are in its reports
+            print("\n" + "\n".join(r.describe() for r in unaudited))
         missing = audit.not_audited(results)
         audited = len({r.op for r in results}) - len(missing)
         print(f"audited {audited} of {len({r.op for r in results})} ops", end="")
