@@ -73,12 +73,17 @@ def test_without_its_cann_files_the_converter_is_not_audited_and_says_why(opsdk_
         assert "give its CANN definition with --ir" in r["message"], r["message"]
 
 
-def test_a_wrong_ir_path_is_refused_in_one_line_before_the_library_loads(opsdk_cli):
+def test_a_wrong_ir_path_or_a_module_defining_no_op_is_refused_in_one_line(tmp_path, opsdk_cli):
     run = opsdk_cli("audit", LIBRARY / "team_ops", "--ir", LIBRARY / "no_such_folder")
     assert run.code == 2
     assert run.stderr.strip().splitlines() == [
         f"opsdk audit: error: --ir {LIBRARY / 'no_such_folder'}: no such file or folder"
     ]
+    (tmp_path / "no_ops.py").write_text("import torch\n")
+    run = opsdk_cli("audit", tmp_path / "no_ops.py")
+    assert run.code == 2
+    [line] = run.stderr.strip().splitlines()
+    assert line.startswith("opsdk audit: error: no_ops defines no op at its import"), line
 
 
 # What a team's converter module imports (the planted libraries below start with it).
