@@ -90,11 +90,6 @@ def _reach(op, op_spec, support, meta_file: str) -> tuple[tuple[int, ...] | None
     return None, ""
 
 
-def _named(op_spec, support) -> dict:
-    positional = [a.name for a in op_spec.args if not a.kwarg_only]
-    return dict(zip(positional, support.args, strict=False)) | dict(support.kwargs)
-
-
 def _rebuilt(op_spec, values: dict):
     args = [values[a.name] for a in op_spec.args if not a.kwarg_only and a.name in values]
     kwargs = {a.name: values[a.name] for a in op_spec.args if a.kwarg_only and a.name in values}
@@ -103,7 +98,7 @@ def _rebuilt(op_spec, values: dict):
 
 def _uniform(op_spec, support, dims):
     """``support`` with every tensor of sizes ``dims``."""
-    values = _named(op_spec, support)
+    values = op_spec.by_name(support.args, support.kwargs)
     return _rebuilt(
         op_spec,
         {
@@ -116,7 +111,7 @@ def _uniform(op_spec, support, dims):
 def _variants(op_spec, support, said: str):
     """Every support that differs from ``support`` in one argument, those of the
     arguments the Meta function's last error names first."""
-    values = _named(op_spec, support)
+    values = op_spec.by_name(support.args, support.kwargs)
     words = said.lower()
     named = sorted(
         (a for a in op_spec.args if a.name in values),

@@ -30,8 +30,7 @@ def op_arguments(node, spec) -> dict | None:
     from torch._higher_order_ops import auto_functionalize
 
     if node.target == spec.op():
-        positional = [a.name for a in spec.args if not a.kwarg_only]
-        return dict(zip(positional, node.args, strict=False)) | dict(node.kwargs)
+        return spec.by_name(node.args, node.kwargs)
     wrappers = (auto_functionalize.auto_functionalized, auto_functionalize.auto_functionalized_v2)
     if node.target in wrappers and node.args and node.args[0] == spec.op():
         return {k: v for k, v in node.kwargs.items() if not k.startswith("_")}

@@ -162,6 +162,12 @@ class OpSpec:
     def tensor_args(self) -> tuple[Arg, ...]:
         return tuple(a for a in self.args if a.is_tensor)
 
+    def by_name(self, args, kwargs) -> dict:
+        """A call's arguments by schema name: ``args`` bind to the positional arguments
+        in order; a keyword-only one is passed in ``kwargs``."""
+        positional = [a.name for a in self.args if not a.kwarg_only]
+        return dict(zip(positional, args, strict=False)) | dict(kwargs)
+
     @property
     def is_default_add(self) -> bool:
         """True for the schemas `opsdk new` writes a working add for."""

@@ -26,8 +26,7 @@ def columns(ir: IrDef) -> list[dict[str, str]]:
     found: list[dict] = []
     for case in cases(op_spec, "static", "eager"):
         call = case.calls[0]
-        positional = [a.name for a in op_spec.args if not a.kwarg_only]
-        values = dict(zip(positional, call.args, strict=False)) | call.kwargs
+        values = op_spec.by_name(call.args, call.kwargs)
         column = {i.name: _ge(values.get(torch_arg.get(i.name, i.name))) for i in ir.inputs}
         fresh = iter(_fake_outputs(op, call))
         for o in ir.outputs:

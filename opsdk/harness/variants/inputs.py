@@ -262,8 +262,7 @@ def _call(
         changed.append(f"{arg.name} {first!r} -> {other!r}")
         return other
 
-    positional = [a.name for a in spec.args if not a.kwarg_only]
-    named = dict(zip(positional, support.args, strict=False)) | support.kwargs
+    named = spec.by_name(support.args, support.kwargs)
     args, kwargs = [], {}
     for arg in spec.args:
         if arg.name not in named:

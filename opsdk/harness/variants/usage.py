@@ -206,13 +206,8 @@ def _fake_strides(op, err: BaseException, call: Call) -> CellFailure | None:
 
 def _written(spec, call: Call, names: list[str]) -> list[torch.Tensor]:
     """The tensors of ``call`` bound to the written arguments ``names``."""
-    bound = _by_name(spec, call)
+    bound = spec.by_name(call.args, call.kwargs)
     return tensors_of([bound[n] for n in names if n in bound])
-
-
-def _by_name(spec, call: Call) -> dict:
-    positional = [a.name for a in spec.args if not a.kwarg_only]
-    return dict(zip(positional, call.args, strict=False)) | call.kwargs
 
 
 # ----- twice: the second call reads what the first wrote -----
