@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import traceback
 from pathlib import Path
 
 import torch
@@ -93,7 +94,8 @@ def check(library, audit_op, shapes: str) -> list[str]:
         ran += 1
         for node in concrete.graph.op:
             notes += ge_node.check_node(library, node, audit_op)
-        ge_node.check_given_inputs(library, concrete.graph, audit_op, _bound(op_spec, call))
+        given = op_spec.by_name(call.args, call.kwargs)
+        ge_node.check_given_inputs(library, concrete.graph, audit_op, given)
         ge.check_inputs(cell, concrete, case)
         if shapes == "static":  # every case: each may be another dtype row
             meta, _, _ = fake_outputs(audit_op.op, call)
@@ -176,20 +178,12 @@ def _why_not_lowered(err) -> str:
 def _attr_refused(err) -> bool:
     """The lowering failed with a TypeError setting a GE attr (``ge.attr.Int(1e-06)``):
     TorchAir's attr setter takes the value as the converter built it."""
-    for e in chain(err):
-        tb = e.__traceback__
-        while isinstance(e, TypeError) and tb is not None:
-            code = tb.tb_frame.f_code
-            if code.co_name == "setter" and Path(code.co_filename).match("torchair/ge/attr.py"):
-                return True
-            tb = tb.tb_next
-    return False
-
-
-def _bound(op_spec, call) -> dict:
-    """The call's arguments by schema name."""
-    positional = [a.name for a in op_spec.args if not a.kwarg_only]
-    return dict(zip(positional, call.args, strict=False)) | call.kwargs
+    return any(
+        frame.name == "setter" and Path(frame.filename).match("torchair/ge/attr.py")
+        for e in chain(err)
+        if isinstance(e, TypeError)
+        for frame in traceback.extract_tb(e.__traceback__)
+    )
 
 
 def _last(err):
@@ -200,13 +194,11 @@ def _last(err):
 def _in_converter(err, audit_op) -> bool:
     """The lowering failed with a frame of the op's converter file on the stack."""
     path = audit_op.converter.path if audit_op.converter else None
-    for e in chain(err):
-        tb = e.__traceback__
-        while tb is not None:
-            if path and tb.tb_frame.f_code.co_filename == path:
-                return True
-            tb = tb.tb_next
-    return False
+    return path is not None and any(
+        frame.filename == path
+        for e in chain(err)
+        for frame in traceback.extract_tb(e.__traceback__)
+    )
 
 
 def _check_defaults(library, audit_op, op_spec, case) -> list[str]:
@@ -219,7 +211,7 @@ def _check_defaults(library, audit_op, op_spec, case) -> list[str]:
     that very value). Then the attr's value with the argument at its default must be the
     schema's default. Returns notes: the arguments no other value lowered for."""
     call = first_call(case)
-    bound = _bound(op_spec, call)
+    bound = op_spec.by_name(call.args, call.kwargs)
     notes = []
     lowered = lambda name, value: ge_node.attrs(  # noqa: E731
         library, lower(audit_op.op, type(call)([], bound | {name: value}), "static").graph

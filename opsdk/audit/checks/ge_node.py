@@ -14,7 +14,7 @@ import torch
 from opsdk.audit.checks import where
 from opsdk.errors import OpsdkError
 from opsdk.harness.model import CellFailure
-from opsdk.offline.ge.proto import decode_attr
+from opsdk.offline.ge.proto import decode_attr, dtype_name
 from opsdk.runtime import types
 
 __all__ = ["attrs", "check_given_inputs", "check_node", "check_outputs"]
@@ -40,15 +40,15 @@ def check_node(library, node, audit_op) -> list[str]:
         return []
     ir, at = cann_op.ir, f"GE node {node.name} ({node.type}) of {audit_op.qualname}"
     defined = library.definition(node.type)
-    data = [i for i in node.input if not i.endswith(":-1")]
-    names = [_base(d.name, ir) for d in node.input_desc][: len(data)]
+    slots = _inputs(node, ir)
+    names = [n for n, _, _ in slots]
     unknown = [n for n in names if n not in ir.ir_input_names]
     if unknown:  # TorchAir's GE API builds inputs its own REG_OP text lacks
         return [
             f"{at} has inputs {unknown} that {defined} lacks: the GE API that built the node "
             "and that definition disagree, which one CANN has cannot be decided offline"
         ]
-    fed = [n for n, i in zip(names, data, strict=False) if i]  # in the node's order
+    fed = [n for n, ref, _ in slots if ref]  # in the node's order
     required = [i.name for i in ir.inputs if i.kind == "required"]
     order = [ir.ir_input_names.index(n) for n in names]
     if [r for r in required if r not in fed] or order != sorted(order):
@@ -96,9 +96,7 @@ def check_given_inputs(library, graph, audit_op, bound: dict) -> None:
         if cann_op is None:
             continue
         optional = {i.name for i in cann_op.ir.inputs if i.kind == "optional"}
-        data = [i for i in node.input if not i.endswith(":-1")]
-        names = [_base(d.name, cann_op.ir) for d in node.input_desc][: len(data)]
-        fed |= {n for n, i in zip(names, data, strict=False) if i}
+        fed |= {n for n, ref, _ in _inputs(node, cann_op.ir) if ref}
         for name in given & optional:
             declaring.setdefault(name, node)
     for name, node in declaring.items():
@@ -223,16 +221,18 @@ def _said(fed) -> str:
 
 
 def _fed(cann_op, node) -> list[tuple[str, str | None]]:
-    """Each input the node is fed, by its REG_OP name, with its GE dtype (None: a number
-    GE's enum does not name)."""
+    """Each input the node is fed, by its definition's name, with its GE dtype (None: a
+    number GE's enum does not name)."""
+    return [(n, dtype_name(desc)) for n, ref, desc in _inputs(node, cann_op.ir) if ref]
+
+
+def _inputs(node, ir) -> list[tuple[str, str, object]]:
+    """The node's data input slots: the definition's name, the producer ("" when unfed)
+    and the input's descriptor (control inputs, ``:-1``, are none)."""
     data = [i for i in node.input if not i.endswith(":-1")]
-    fed = []
-    for ref, desc in zip(data, node.input_desc, strict=False):
-        enum = desc.DESCRIPTOR.fields_by_name["dtype"].enum_type.values_by_number
-        if ref:
-            name = enum[desc.dtype].name if desc.dtype in enum else None
-            fed.append((_base(desc.name, cann_op.ir), name))
-    return fed
+    return [
+        (_base(desc.name, ir), ref, desc) for ref, desc in zip(data, node.input_desc, strict=False)
+    ]
 
 
 def _base(name: str, ir) -> str:

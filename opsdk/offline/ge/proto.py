@@ -32,11 +32,17 @@ def torch_dtype_from_ge(value: int) -> torch.dtype:
     return _TORCH_BY_NAME[name]
 
 
-def torch_dtype_from_proto(desc) -> torch.dtype:
-    """torch dtype of a ``TensorDescriptor`` (protobuf numbering: DT_FLOAT=1, DT_FLOAT16=2...)."""
+def dtype_name(desc) -> str | None:
+    """The GE ``DataType`` name of a ``TensorDescriptor``'s dtype (protobuf numbering:
+    DT_FLOAT=1, DT_FLOAT16=2...), None for a number the enum does not name."""
     enum = desc.DESCRIPTOR.fields_by_name["dtype"].enum_type
     value = enum.values_by_number.get(desc.dtype)
-    name = value.name if value is not None else str(desc.dtype)
+    return value.name if value is not None else None
+
+
+def torch_dtype_from_proto(desc) -> torch.dtype:
+    """torch dtype of a ``TensorDescriptor``."""
+    name = dtype_name(desc) or str(desc.dtype)
     if name not in _TORCH_BY_NAME:
         raise GeGraphError(
             f"tensor data type {name} has no torch equivalent in the reference executor"
