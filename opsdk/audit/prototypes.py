@@ -16,7 +16,7 @@ from pathlib import Path
 
 from opsdk.errors import SpecError
 from opsdk.scaffold import cann
-from opsdk.scaffold.cann import files, opdef
+from opsdk.scaffold.cann import files
 
 __all__ = ["Prototype", "read", "register"]
 
@@ -38,28 +38,20 @@ def read(paths) -> dict[str, Prototype]:
     found: dict[str, Prototype] = {}
     for path in map(Path, paths):
         if path.is_dir():
-            chosen = [
-                (p, fmt)
-                for fmt, listed in zip(
-                    _FORMATS,
-                    (files.reg_op_files, files.opdef_files, files.msopgen_files),
-                    strict=True,
-                )
-                for p in listed(path)
-            ]
+            chosen = files.reg_op_files(path) + files.opdef_files(path) + files.msopgen_files(path)
             if not chosen:
                 raise SpecError(
                     f"--ir {path}: no op definition found (REG_OP headers, op_host/*.cpp "
                     "OpDef sources, msopgen JSON): point --ir at them or their folder"
                 )
             read_any = False
-            for file, fmt in chosen:
+            for file in chosen:
                 try:
                     ops = cann.read(file)
                 except SpecError as err:  # one file refused does not stop the others
                     warnings.warn(f"--ir: skipped {err}", cann.CannWarning, stacklevel=2)
                     continue
-                _add(found, ops, file, fmt)
+                _add(found, ops, file)
                 read_any = True
             if not read_any:
                 raise SpecError(
@@ -67,20 +59,14 @@ def read(paths) -> dict[str, Prototype]:
                     "(the warnings say why): fix them, or point --ir at the files that read"
                 )
         elif path.is_file():
-            _add(found, cann.read(path), path, _format_of(path))
+            _add(found, cann.read(path), path)
         else:
             raise SpecError(f"--ir {path}: no such file or folder")
     return found
 
 
-def _format_of(path: Path) -> str:
-    text = path.read_text(encoding="utf-8", errors="replace")
-    if text.lstrip().startswith(("[", "{")):
-        return "msopgen JSON"
-    return "OpDef" if opdef.is_opdef(text) else "REG_OP"
-
-
-def _add(found: dict[str, Prototype], ops, source: Path, fmt: str) -> None:
+def _add(found: dict[str, Prototype], ops, source: Path) -> None:
+    fmt = cann.format_of(source.read_text(encoding="utf-8", errors="replace"))
     for op in ops:
         new = Prototype(op, source, fmt)
         known = found.setdefault(op.ir.op_type, new)

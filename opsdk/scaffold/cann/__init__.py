@@ -18,7 +18,7 @@ from opsdk.errors import SpecError
 from opsdk.scaffold.cann import msopgen, opdef, reg_op
 from opsdk.scaffold.cann._model import CannOp, CannWarning
 
-__all__ = ["CannOp", "CannWarning", "read"]
+__all__ = ["CannOp", "CannWarning", "format_of", "read"]
 
 
 def read(source: str | Path, op_types=None) -> list[CannOp]:
@@ -40,10 +40,18 @@ def _read_file(text: str, where: str, wanted) -> tuple[CannOp, ...]:
     return tuple(_read(text, where, wanted))
 
 
-def _read(text: str, where: str, wanted) -> list[CannOp]:
+def format_of(text: str) -> str:
+    """Which format ``text`` is read as: ``msopgen JSON``, ``OpDef`` or ``REG_OP``."""
     if text.lstrip().startswith(("[", "{")):
+        return "msopgen JSON"
+    return "OpDef" if opdef.is_opdef(text) else "REG_OP"
+
+
+def _read(text: str, where: str, wanted) -> list[CannOp]:
+    fmt = format_of(text)
+    if fmt == "msopgen JSON":
         ops = msopgen.read(text, where, wanted)
-    elif opdef.is_opdef(text):
+    elif fmt == "OpDef":
         resolve = opdef.resolver(Path(where)) if where != "<text>" else None
         ops = opdef.read(text, where, wanted, resolve)
     else:
