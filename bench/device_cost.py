@@ -18,7 +18,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from host_overhead import per_call_us  # noqa: E402
 
-from opsdk.runtime.device import ensure_npu  # noqa: E402
+from opsdk._runtime.device import ensure_npu  # noqa: E402
 
 # What the harness does to npu tensors: make them, compute, copy, compare.
 OPS = {

@@ -55,7 +55,7 @@ def function_lines(path: str) -> frozenset[int]:
 
 def _import_stack() -> Path:
     """Import what an NPU host has imported before user code runs; the wheel's root."""
-    from opsdk.offline import locator
+    from opsdk._runtime import locator
     from opsdk.offline import torchair as bringup
 
     bringup.import_npugraph_ex()

@@ -180,7 +180,7 @@ def incremental(count: int, root: Path) -> dict[str, float]:
 _AREAS = [
     ("TorchAir GE (convert, passes)", "torchair/"),
     ("npugraph_ex", "npugraph_ex/"),
-    ("emulated npu device", "opsdk/offline/npu/"),
+    ("emulated npu device", "opsdk/_runtime/npu/"),
     ("opsdk GE executor / stand-ins", "opsdk/offline/"),
     ("opsdk harness", "opsdk/harness/"),
     ("AOT Autograd", "torch/_functorch/"),

@@ -26,8 +26,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from _ops import generate_style  # noqa: E402
 
+from opsdk._runtime.device import ensure_npu  # noqa: E402
 from opsdk.axes import STYLES  # noqa: E402
-from opsdk.runtime.device import ensure_npu  # noqa: E402
 
 
 def per_call_us(fn, number: int, repeat: int = 5) -> float:

@@ -3,7 +3,7 @@
 Runs, in this process, over every ``op_host/*_def.cpp`` of the given repositories (CANN's
 ``hicann/ops-nn`` and ``hicann/ops-transformer``: a checkout, or a bare mirror whose
 ``*_def.cpp`` files and headers are extracted to a temporary folder): the reader
-(:func:`opsdk.scaffold.cann.read`), the torch side of each op read
+(:func:`opsdk.cann.read`), the torch side of each op read
 (:func:`opsdk.scaffold.cann_torch.torch_side`) and, with ``--scaffold``, the whole
 ``opsdk new`` (formatting included: the slow part). Reports the figure overall, per
 repository, per construct the files use, and each refusal reason with a file:line.
@@ -27,9 +27,9 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from opsdk.cann.exports import file_stem
 from opsdk.errors import OpsdkError
 from opsdk.scaffold import NewRequest, cann, cann_torch, new
-from opsdk.scaffold.ir_export import file_stem
 
 # What a file is written with, found by its text (a report's rows, not the reader's logic).
 CONSTRUCTS = {

@@ -8,7 +8,7 @@ importable from here, loaded on first use so that ``import opsdk`` (and the CLI)
 does not import torch; ``opsdk.__version__`` is read from the installed metadata.
 """
 
-from opsdk.runtime.implement_me import ImplementMe
+from opsdk._runtime.implement_me import ImplementMe
 
 _INPUTS = (
     "BF16",
@@ -34,7 +34,7 @@ def __getattr__(name: str):
 
         return _versions.opsdk_version()
     if name in _INPUTS:
-        from opsdk.runtime import inputs
+        from opsdk._runtime import inputs
 
         return getattr(inputs, name)
     raise AttributeError(f"module 'opsdk' has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """Public: register an op's pieces only where its own library has not (``opsdk new --attach``)."""
 
-from opsdk.runtime.attach import define, impl, register_converter, register_fake
+from opsdk._runtime.attach import define, impl, register_converter, register_fake
 
 __all__ = ["define", "impl", "register_converter", "register_fake"]

@@ -294,7 +294,7 @@ def _cann_warnings_said(command: str):
     not the command succeeds; other warnings as Python shows them."""
     import warnings
 
-    from opsdk.scaffold.cann import CannWarning
+    from opsdk.cann import CannWarning
 
     with warnings.catch_warnings(record=True) as heard:
         warnings.simplefilter("always", CannWarning)
@@ -363,8 +363,9 @@ def _new_package(args) -> int:
 
 def _only_op_name(path: Path) -> str:
     """The op name of a CANN file that defines one op: the snake_case of its type."""
-    from opsdk.scaffold import cann, cann_torch
-    from opsdk.scaffold.ir_export import file_stem
+    from opsdk import cann
+    from opsdk.cann.exports import file_stem
+    from opsdk.scaffold import cann_torch
 
     return file_stem(cann_torch.pick(cann.read(path), None, str(path)).ir)
 
@@ -394,9 +395,9 @@ def _check(args) -> int:
     _check_outputs(args, **{"--dump": args.dump, "--graphs": own})
     from opsdk import harness, report
     from opsdk.harness.run import interrupts, target
+    from opsdk.harness.run.progress import Progress
     from opsdk.harness.variants import profiles
     from opsdk.report.merge import provenance
-    from opsdk.report.progress import Progress
 
     with interrupts.Interrupts() as interrupted, _drawn(args, folder) as drawer:
         folder = drawer.directory if drawer else None
@@ -517,10 +518,10 @@ def _audit(args) -> int:
     _check_outputs(args)
     from opsdk import report
     from opsdk.audit import library as audit_library
-    from opsdk.audit import run as audit
+    from opsdk.audit import matrix as audit
     from opsdk.harness.run import cache as cell_cache
     from opsdk.harness.run import interrupts, waivers
-    from opsdk.report.progress import Progress
+    from opsdk.harness.run.progress import Progress
 
     with interrupts.Interrupts("opsdk audit") as interrupted:
         with _cann_warnings_said("opsdk audit"):
@@ -709,11 +710,12 @@ def _ir_model(ir, fmt: str):
     """The op as an export needs it: with the data types its cases give (which runs the fake
     function), except the aclnn API, which has none but a ValueDepend input's host array;
     so it is written before the reference exists."""
-    from opsdk.scaffold import cann, ir_export
+    from opsdk import cann
+    from opsdk.harness import dtypes
 
     if fmt == "aclnn" and not any(i.value_depend for i in ir.inputs):
         return cann.CannOp(ir)
-    return ir_export.model(ir)
+    return dtypes.model(ir)
 
 
 def _ir(args) -> int:
@@ -721,16 +723,16 @@ def _ir(args) -> int:
 
     _outputs.check({}, {"--out": args.out})
     from opsdk import harness
+    from opsdk._runtime import irdef
+    from opsdk.cann import aclnn, exports
     from opsdk.harness.run import target
-    from opsdk.runtime import irdef
-    from opsdk.scaffold import aclnn, ir_export
 
     package = target.load(args.target)
     render, file_name = {
-        "msopgen": (ir_export.msopgen_json, lambda ir: f"{ir_export.file_stem(ir)}.json"),
-        "reg_op": (ir_export.reg_op, lambda ir: f"{ir_export.file_stem(ir)}_proto.h"),
+        "msopgen": (exports.msopgen_json, lambda ir: f"{exports.file_stem(ir)}.json"),
+        "reg_op": (exports.reg_op, lambda ir: f"{exports.file_stem(ir)}_proto.h"),
         # op_host/<op>_def.cpp, as CANN's ops repositories name them
-        "opdef": (ir_export.opdef_cpp, lambda ir: f"{ir_export.file_stem(ir)}_def.cpp"),
+        "opdef": (exports.opdef_cpp, lambda ir: f"{exports.file_stem(ir)}_def.cpp"),
         "aclnn": (aclnn.header, aclnn.file_name),
     }[args.format]
     irs = {}  # op type -> IR, in discovery order (an in-place/functional pair shares one)
@@ -756,7 +758,7 @@ def _ir(args) -> int:
 
 
 def _fetch_torchair(args) -> int:
-    from opsdk.offline import locator
+    from opsdk._runtime import locator
 
     corrupt = None
     if not args.force:
@@ -773,7 +775,7 @@ def _fetch_torchair(args) -> int:
 
 def _doctor(args) -> int:
     from opsdk import report
-    from opsdk.offline import locator
+    from opsdk._runtime import locator
 
     env = report.environment()
     for key, value in env.items():

@@ -5,6 +5,6 @@
 GE host inputs they are.
 """
 
-from opsdk.runtime.converters import int64_input, load_converters, scalar_input
+from opsdk._runtime.converters import int64_input, load_converters, scalar_input
 
 __all__ = ["int64_input", "load_converters", "scalar_input"]

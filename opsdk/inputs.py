@@ -3,5 +3,5 @@
 The names are the implementation's ``__all__``, pinned by tests/unit/test_public_api.py.
 """
 
-from opsdk.runtime.inputs import *  # noqa: F403 - this module is that public surface
-from opsdk.runtime.inputs import __all__  # noqa: F401
+from opsdk._runtime.inputs import *  # noqa: F403 - this module is that public surface
+from opsdk._runtime.inputs import __all__  # noqa: F401

@@ -1,7 +1,7 @@
-"""Public: helpers for fake (meta) functions, by op family (see :mod:`opsdk.runtime.meta`).
+"""Public: helpers for fake (meta) functions, by op family (see :mod:`opsdk._runtime.meta`).
 
 The names are the implementation's ``__all__``, pinned by tests/unit/test_public_api.py.
 """
 
-from opsdk.runtime.meta import *  # noqa: F403 - this module is that public surface
-from opsdk.runtime.meta import __all__  # noqa: F401
+from opsdk._runtime.meta import *  # noqa: F403 - this module is that public surface
+from opsdk._runtime.meta import __all__  # noqa: F401

@@ -67,8 +67,8 @@ def scaffolds(tmp_path_factory):
 def wheel():
     """torch_npu's library as the torch-npu wheel ships it (:mod:`opsdk.audit.torch_npu`),
     or a skip saying why the wheel cannot be had."""
+    from opsdk._runtime import locator
     from opsdk.audit import torch_npu
-    from opsdk.offline import locator
 
     try:
         locator.torch_npu_file(torch_npu.SCHEMAS)

@@ -2,7 +2,7 @@
 
 An Ascend developer who brings an existing op has its schema, its Meta function,
 TorchAir's converter and CANN's ``REG_OP``; all four come from the wheel opsdk
-already fetches for TorchAir (:func:`opsdk.offline.locator.torch_npu_file`), never
+already fetches for TorchAir (:func:`opsdk._runtime.locator.torch_npu_file`), never
 from this repository. :func:`write_package` lays them out as the op package such a
 developer would have: only the reference kernel (and, where TorchAir declares none
 that fit, the specs) is written by hand, in :data:`REAL_OPS`.
@@ -14,6 +14,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from opsdk import cann
 from opsdk.audit.torch_npu import (
     CONVERTER_MODULE,
     converter_specs,
@@ -21,7 +22,6 @@ from opsdk.audit.torch_npu import (
     prototype,
     schema,
 )
-from opsdk.scaffold import cann
 
 
 @dataclass(frozen=True)

@@ -85,8 +85,7 @@ def compile_cann_branch(source: Path, cann: bool = True) -> subprocess.Completed
 
     from torch.utils import cpp_extension
 
-    from opsdk.offline import locator
-    from opsdk.runtime import cpp_build
+    from opsdk._runtime import cpp_build, locator
 
     system = [*cpp_extension.include_paths(), sysconfig.get_paths()["include"]]  # Python.h too
     defines = []

@@ -3,4 +3,4 @@ converters together, offline, without a kernel (the first library: torch_npu's o
 TorchAir converts). The library is read by :mod:`opsdk.audit.library`, its cases made
 by :mod:`opsdk.audit.cases` (and :mod:`opsdk.audit.search` when the Meta function
 refuses them), each check is a module of :mod:`opsdk.audit.checks`, and
-:mod:`opsdk.audit.run` turns them into the results ``opsdk check``'s reports show."""
+:mod:`opsdk.audit.matrix` turns them into the results ``opsdk check``'s reports show."""

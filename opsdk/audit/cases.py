@@ -8,7 +8,7 @@ and dtypes; a case opsdk cannot express (a tensor of given values, ``T(...)``), 
 whose tensors exceed :data:`MAX_BYTES` in its largest call, or one that does not fit the
 schema is left out. When the Meta function refuses the first case,
 :mod:`opsdk.audit.search` changes it. Each case is registered as the op's declaration,
-so the harness's input generator (:func:`opsdk.harness.variants.inputs.cases`) makes its
+so the harness's input generator (:func:`opsdk.harness.variants.cases.cases`) makes its
 calls, growing sizes in dynamic mode as it does for ``opsdk check``.
 """
 
@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import math
 
+from opsdk._runtime import inputs, spec
+from opsdk._runtime.inputs import default_support
 from opsdk.errors import SpecError
-from opsdk.harness.variants.inputs import STEPS, default_support
-from opsdk.runtime import inputs, spec
+from opsdk.harness.variants.cases import STEPS
 
 __all__ = ["MAX_BYTES", "MAX_CASES", "attach", "from_torchair"]
 
@@ -127,10 +128,10 @@ def attach(audit_op, definitions=None) -> None:
 
 def _from_definition(op, definitions: dict) -> list:
     """One case per dtype row of ``op``'s CANN definition, as ``opsdk new --from-cann``
-    writes them (:mod:`opsdk.scaffold.cann_specs`); [] when no definition is the op's.
+    writes them (:mod:`opsdk.cann.specs`); [] when no definition is the op's.
     The op's is the one of its own type (``my_op``: ``MyOp``), else the one definition
     whose inputs are the schema's tensor arguments, by name."""
-    from opsdk.scaffold import cann_specs
+    from opsdk.cann import specs as cann_specs
 
     op_spec = spec.of(op)
     tensors = {a.name for a in op_spec.args if a.is_tensor}

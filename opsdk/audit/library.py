@@ -22,11 +22,11 @@ from pathlib import Path
 
 import torch
 
+from opsdk._runtime import spec
 from opsdk.audit import cases as audit_cases
 from opsdk.audit import prototypes, standin
 from opsdk.errors import OpsdkError
 from opsdk.harness.run import fingerprint
-from opsdk.runtime import spec
 
 __all__ = ["AuditOp", "Library", "load"]
 
@@ -114,9 +114,9 @@ def _package(target: str, definitions: dict) -> Library:
     (an opsdk package), else every op its import defines (a library of ``torch.library``
     definitions). The stand-in kernel serves the calls, over the library's own: the
     audit runs no kernel."""
+    from opsdk._runtime.device import ensure_npu
     from opsdk.harness.run import target as check_target
     from opsdk.offline.torchair import import_torchair_stack
-    from opsdk.runtime.device import ensure_npu
 
     ensure_npu()
     import_torchair_stack()  # a library may import torchair (to register converters) at import
@@ -194,8 +194,8 @@ def _contents(cell):
 
 def _ir_def(op_type: str):
     """The GE IR an op package registers for ``op_type``, as a ``CannOp`` (no dtypes)."""
-    from opsdk.runtime import irdef
-    from opsdk.scaffold.cann import CannOp
+    from opsdk._runtime import irdef
+    from opsdk.cann import CannOp
 
     ir = irdef.lookup(op_type)
     return CannOp(ir) if ir is not None else None
@@ -281,8 +281,8 @@ def _read_torch_npu(only: str | None) -> Library:
 @functools.cache
 def _reg_op(op_type: str):
     """TorchAir's documented ``REG_OP`` of ``op_type``, parsed on first need."""
+    from opsdk import cann
     from opsdk.audit import torch_npu as wheel
-    from opsdk.scaffold import cann
 
     text = wheel.prototypes().get(op_type)
     return cann.read(text)[0] if text else None

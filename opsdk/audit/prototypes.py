@@ -1,6 +1,6 @@
 """The CANN prototypes an audit checks GE nodes against, from ``--ir`` files or folders:
 ``REG_OP`` headers, AscendC ``OpDef`` sources (``op_host/*.cpp``) and msopgen JSON, read
-by opsdk's CANN readers (:mod:`opsdk.scaffold.cann`).
+by opsdk's CANN readers (:mod:`opsdk.cann`).
 
 An op type defined more than once is taken from the ``REG_OP`` (the prototype GE itself
 checks a node against), else the ``OpDef`` (what CANN's build generates that prototype
@@ -14,9 +14,9 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from opsdk import cann
+from opsdk.cann import files
 from opsdk.errors import SpecError
-from opsdk.scaffold import cann
-from opsdk.scaffold.cann import files
 
 __all__ = ["Prototype", "read", "register"]
 
@@ -91,7 +91,7 @@ def register(found: dict[str, Prototype]) -> None:
     """Make the GE stand-in know the op types the library itself does not register, as
     the op's installed CANN package does on an NPU host (TorchAir's ``ge.custom_op``
     asks it for the op's inputs, outputs and attrs)."""
-    from opsdk.runtime import irdef
+    from opsdk._runtime import irdef
 
     for op_type, prototype in found.items():
         if irdef.lookup(op_type) is None:

@@ -19,10 +19,10 @@ import dataclasses
 
 import torch
 
+from opsdk._runtime import inputs, spec
 from opsdk.audit.checks import fake_outputs, first_call
 from opsdk.errors import SpecError
-from opsdk.harness.variants.inputs import cases
-from opsdk.runtime import inputs, spec
+from opsdk.harness.variants.cases import cases
 
 __all__ = ["BUDGET", "search"]
 

@@ -1,6 +1,6 @@
 """torch_npu's op library, read from the torch-npu wheel opsdk fetches for TorchAir.
 
-Everything comes from the wheel (:func:`opsdk.offline.locator.torch_npu_file`), never
+Everything comes from the wheel (:func:`opsdk._runtime.locator.torch_npu_file`), never
 from opsdk: the schemas from torch_npu's codegen yaml, the Meta functions from
 op-plugin's ``_meta_registrations.py`` (its own source, compiled under its own file name
 so tracebacks point into it), TorchAir's converters under ``ge_converter/custom/``
@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from opsdk.offline import locator
+from opsdk._runtime import locator
 
 __all__ = [
     "CONVERTERS",

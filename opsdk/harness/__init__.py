@@ -32,7 +32,7 @@ def __getattr__(name: str):
 
         return getattr(_matrix, name)
     if name in _MODEL:
-        from opsdk.harness import model
+        from opsdk.harness import cell
 
-        return getattr(model, name)
+        return getattr(cell, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,7 +12,7 @@ import sysconfig
 import traceback
 from pathlib import Path
 
-from opsdk.harness.model import CellFailure
+from opsdk.harness.cell import CellFailure
 
 
 def chain(err: BaseException):

@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from opsdk.errors import SetupError
+from opsdk.harness.cell import Cell, CellFailure, CellSkipped
 from opsdk.harness.failures import chain
-from opsdk.harness.model import Cell, CellFailure, CellSkipped
-from opsdk.harness.torchair_graphs import SYM_DTYPES, fx_inputs, op_arguments
 
 __all__ = [
     "COLUMNS",
@@ -123,7 +122,7 @@ def collected(cell: Cell) -> Iterator[None]:
     if not _receivers:
         yield
         return
-    from opsdk.offline import patches
+    from opsdk._runtime import patches
 
     seen = patches.ge_graphs_seen if cell.backend == "ge" else patches.npugraph_ex_graphs_seen
     previous, _active = _active, _Collector()
@@ -175,6 +174,8 @@ def _graphs(cell: Cell, collector: _Collector, error: Exception | None) -> CellG
 
 
 def _op_nodes(cell: Cell, fx) -> frozenset[str]:
+    from opsdk.harness.torchair_graphs import op_arguments  # torch: the reports load without
+
     spec = cell.op.spec
     return frozenset(
         n.name
@@ -184,13 +185,15 @@ def _op_nodes(cell: Cell, fx) -> frozenset[str]:
 
 
 def _op_types(cell: Cell) -> frozenset[str]:
-    from opsdk.runtime import irdef
+    from opsdk._runtime import irdef
 
     return frozenset(ir.op_type for ir in irdef.for_op(cell.op.spec.qualname))
 
 
 def _symbols(ge_graph, fx) -> dict[str, str]:
     """Each GE ``Data`` that carries symbolic scalars (host inputs): their symbols."""
+    from opsdk.harness.torchair_graphs import SYM_DTYPES, fx_inputs
+
     placeholders = [n for n in fx.graph.nodes if n.op == "placeholder"]
     found = {}
     for data in (op for op in ge_graph.op if op.type == "Data"):

@@ -1,8 +1,6 @@
-"""Offline stand-ins for the native layers a CPU machine lacks.
+"""TorchAir offline: its real Python over a stand-in for its native graph engine.
 
-``ge``: the ``_torchair`` native module (IR queries, GE graph sessions) and a
-GE reference executor; ``npu``: the emulated npu device, its streams and graph
-capture, and a torch_npu stand-in. ``locator`` finds (or fetches) TorchAir's
-Python code; ``torchair`` brings TorchAir and npugraph_ex up on either;
-``patches`` holds every patch of a private torch, TorchAir or torch_npu API.
+``ge``: the ``_torchair`` native module (IR queries, GE graph sessions), a GE
+reference executor and readable dumps of its graphs; ``torchair`` brings TorchAir and
+npugraph_ex up over it and the emulated npu device (:mod:`opsdk._runtime.npu`).
 """

@@ -3,16 +3,16 @@ config, and npugraph_ex (aclgraph capture-and-replay) as a Dynamo backend.
 
 Offline, TorchAir's one native module, ``torchair.core._torchair``, is replaced by
 :mod:`opsdk.offline.ge.standin`, and torch_npu's native layer by
-:mod:`opsdk.offline.npu.native` under torch_npu's real Python
-(:mod:`opsdk.offline.npu.torch_npu`), before TorchAir is imported from the cache
-:mod:`opsdk.offline.locator` fills.
+:mod:`opsdk._runtime.npu.native` under torch_npu's real Python
+(:mod:`opsdk._runtime.npu.torch_npu`), before TorchAir is imported from the cache
+:mod:`opsdk._runtime.locator` fills.
 
 ``backend="npugraph_ex"`` is torch_npu's, registered by its ``torch_npu.dynamo``
 package as on an NPU host: a fresh ``CompilerConfig`` with ``mode="npugraph_ex"``
 per graph, then npugraph_ex's ``get_npu_backend``. One option differs offline,
 :data:`OFFLINE_OPTIONS`: ``pattern_fusion_pass`` is off, because its fusions
 rewrite graphs to ``torch.ops.npu.*`` kernels that only a real torch_npu has
-(:func:`opsdk.offline.patches.npugraph_ex_config_defaults`).
+(:func:`opsdk._runtime.patches.npugraph_ex_config_defaults`).
 
 The older TorchAir spelling, ``CompilerConfig.mode = "reduce-overhead"`` with
 ``torchair.get_npu_backend``, runs TorchAir's own copy of the acl-graph code and
@@ -33,10 +33,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from opsdk.offline import locator as torchair_locator
-from opsdk.offline import patches
-from opsdk.runtime.converters import load_pending
-from opsdk.runtime.device import ensure_npu
+from opsdk._runtime import locator as torchair_locator
+from opsdk._runtime import patches
+from opsdk._runtime.converters import load_pending
+from opsdk._runtime.device import ensure_npu
 
 OFFLINE_OPTIONS: dict[str, Any] = {"pattern_fusion_pass": False}
 """npugraph_ex ``CompilerConfig`` options opsdk sets offline (the user's options win)."""
@@ -66,7 +66,7 @@ def import_torchair_stack() -> ModuleType:
     """TorchAir, with the torch_npu stand-in installed first when offline (TorchAir and
     npugraph_ex decide at import time whether torch_npu is there)."""
     if is_offline():
-        from opsdk.offline.npu import torch_npu as torch_npu_standin
+        from opsdk._runtime.npu import torch_npu as torch_npu_standin
 
         torch_npu_standin.install()
     else:
@@ -125,7 +125,7 @@ def _keeping_signal_handlers():
 @functools.cache
 def torchair_with_converters() -> ModuleType:
     """TorchAir, imported once per process as on an NPU host, with every op package's
-    waiting converter loaded (:func:`opsdk.runtime.converters.load_pending`)."""
+    waiting converter loaded (:func:`opsdk._runtime.converters.load_pending`)."""
     module = import_torchair_stack()
     load_pending()
     return module
@@ -162,7 +162,7 @@ def torchair_config(mode: str):
 
 @functools.cache
 def _apply_torchair_patches_first() -> None:
-    """Once per process: :func:`opsdk.offline.patches.run_torchair_patches_first`."""
+    """Once per process: :func:`opsdk._runtime.patches.run_torchair_patches_first`."""
     patches.run_torchair_patches_first(import_torchair_stack(), torchair_config("max-autotune"))
 
 

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from opsdk import _versions
+from opsdk._runtime.device import choose
 from opsdk.axes import SHAPE_MODES
 from opsdk.harness import columns
-from opsdk.runtime.device import choose
 
 if TYPE_CHECKING:  # the results' module imports torch, which `opsdk doctor` does not need
-    from opsdk.harness.model import Result
+    from opsdk.harness.cell import Result
 
 __all__ = [
     "Grid",
@@ -54,7 +54,7 @@ def environment(backends=()) -> dict:
     metadata and nothing is set up, so ``opsdk doctor`` imports torch only to try an
     installed torch_npu."""
     npu = choose()
-    from opsdk.offline.locator import locate
+    from opsdk._runtime.locator import locate
 
     torchair = locate()
     return {

@@ -15,8 +15,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from opsdk.harness.columns.ge import case_dir
-from opsdk.harness.model import Result
+from opsdk.harness.cell import Result, case_dir
 from opsdk.harness.run.waivers import FILE_NAME as WAIVERS_FILE
 from opsdk.report import grid, summary
 from opsdk.report.graphs import pictures as graph_pictures

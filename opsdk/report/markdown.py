@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from opsdk.axes import SHAPE_MODES
-from opsdk.harness.model import Result
+from opsdk.harness.cell import Result
 from opsdk.report import problems, summary
 from opsdk.report.graphs import pictures as graph_pictures
 

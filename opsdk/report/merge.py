@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import NamedTuple
 
 from opsdk.errors import OpsdkError
-from opsdk.harness.model import OpUnderTest, Result
+from opsdk.harness.cell import OpUnderTest, Result
 from opsdk.harness.run import fingerprint
 from opsdk.harness.run.shard import Shard
 

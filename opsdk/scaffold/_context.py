@@ -7,18 +7,19 @@ becomes is in the templates and their macros (``templates/templates/macros.jinja
 from __future__ import annotations
 
 import opsdk
-from opsdk.errors import SpecError
-from opsdk.harness.variants.inputs import default_support
-from opsdk.runtime import spec, types
-from opsdk.runtime.converters import (
+from opsdk._runtime import spec, types
+from opsdk._runtime.converters import (
     attr_builder,
     bind,
     ge_attr_args,
     ge_input_args,
     ir_def_for,
 )
-from opsdk.runtime.inputs import SPEC_NAMES
-from opsdk.scaffold import aclnn, cann_specs, cppsig, pysig
+from opsdk._runtime.inputs import SPEC_NAMES, default_support
+from opsdk.cann import aclnn, cppsig
+from opsdk.cann import specs as cann_specs
+from opsdk.errors import SpecError
+from opsdk.scaffold import pysig
 from opsdk.scaffold.cann_torch import TorchSide
 
 

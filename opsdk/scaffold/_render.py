@@ -20,10 +20,12 @@ from pathlib import Path
 
 from cookiecutter.generate import generate_files
 
+from opsdk import cann
+from opsdk._runtime import spec
 from opsdk.axes import DEFAULT_STYLE, STYLES
+from opsdk.cann import cppsig
 from opsdk.errors import ScaffoldError, SpecError
-from opsdk.runtime import spec
-from opsdk.scaffold import cann, cann_torch, cppsig
+from opsdk.scaffold import cann_torch
 from opsdk.scaffold._context import context
 
 # The cookiecutter template: package data beside this module, in a checkout and installed.

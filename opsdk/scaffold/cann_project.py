@@ -16,12 +16,13 @@ import re
 import warnings
 from pathlib import Path
 
+from opsdk import cann
+from opsdk._runtime import spec
+from opsdk.cann import files
+from opsdk.cann.exports import file_stem
 from opsdk.errors import SpecError
-from opsdk.runtime import spec
-from opsdk.scaffold import cann, into
+from opsdk.scaffold import into
 from opsdk.scaffold._render import NewRequest, NewResult, new
-from opsdk.scaffold.cann import files
-from opsdk.scaffold.ir_export import file_stem
 
 __all__ = ["Definition", "definitions", "new_project", "package_of"]
 

@@ -5,7 +5,7 @@ this module writes the matching torch schema (optional inputs ``Tensor?``, dynam
 inputs ``Tensor[]``, attrs keyword-only with their defaults, an output named like
 an input makes that input ``Tensor(a!)``, an OpDef ``.Scalar()`` input is a
 ``Scalar``) and the IR tied to it (CANN names, with ``arg_names`` where a CANN name cannot
-be a Python argument); the input specs are :mod:`opsdk.scaffold.cann_specs`'.
+be a Python argument); the input specs are :mod:`opsdk.cann.specs`'.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from __future__ import annotations
 import keyword
 from dataclasses import dataclass, replace
 
+from opsdk import cann
+from opsdk._runtime import types
+from opsdk._runtime.irdef import IrDef
 from opsdk.errors import SpecError
-from opsdk.runtime import types
-from opsdk.runtime.irdef import IrDef
-from opsdk.scaffold import cann
 
 __all__ = ["TorchSide", "pick", "torch_side"]
 
@@ -33,7 +33,7 @@ def pick(ops: list[cann.CannOp], name: str | None, where: str) -> cann.CannOp:
     one if there is one."""
     if len(ops) == 1:
         return ops[0]
-    from opsdk.scaffold.ir_export import file_stem
+    from opsdk.cann.exports import file_stem
 
     found = [op for op in ops if name in (op.ir.op_type, file_stem(op.ir))]
     if not found:

@@ -2,7 +2,7 @@
 
 The op is rendered like a package of its own, and only its modules are kept:
 they become the subpackage ``PKG/NAME/``, which the package's ``__init__``
-discovers (see :mod:`opsdk.runtime.oplib`), so no existing op's file is touched. The
+discovers (see :mod:`opsdk._runtime.oplib`), so no existing op's file is touched. The
 one edit is appending a ``[[tool.opsdk.ops]]`` table to ``pyproject.toml``,
 recording how the op was generated. Everything is checked and rendered first;
 then the subpackage is moved in and the new pyproject.toml replaces the old
@@ -16,8 +16,8 @@ import os
 import sys
 from pathlib import Path
 
+from opsdk._runtime import spec
 from opsdk.errors import ScaffoldError
-from opsdk.runtime import spec
 from opsdk.scaffold._render import (
     NewRequest,
     NewResult,

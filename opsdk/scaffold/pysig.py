@@ -11,8 +11,8 @@ import functools
 
 import torch
 
-from opsdk.runtime.spec import Arg
-from opsdk.runtime.types import DTYPES, TYPES, base
+from opsdk._runtime.spec import Arg
+from opsdk._runtime.types import DTYPES, TYPES, base
 
 
 def py_type(schema_type: str) -> str:

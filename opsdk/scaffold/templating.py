@@ -11,7 +11,7 @@ import textwrap
 
 from jinja2.ext import Extension
 
-from opsdk.runtime.spec import check_identifier
+from opsdk._runtime.spec import check_identifier
 
 SPLIT_AT = 80
 

@@ -28,9 +28,9 @@ def test_the_wheel_converts_142_overloads_each_with_schema_and_meta(wheel):
 
 import torch  # noqa: E402
 
+from opsdk._runtime.inputs import F32, Support, declare_supported  # noqa: E402
 from opsdk.audit.checks import ge_node  # noqa: E402
-from opsdk.harness.model import CellFailure  # noqa: E402
-from opsdk.runtime.inputs import F32, Support, declare_supported  # noqa: E402
+from opsdk.harness.cell import CellFailure  # noqa: E402
 
 _LIB = torch.library.Library("audit_t", "DEF")
 _SCHEMAS = {
@@ -89,9 +89,9 @@ def planted():
     """The synthetic library: each op with its Meta function, the stand-in kernel, one
     case and, for the ops the converter check lowers, a TorchAir converter, as the audit
     reads a library."""
+    from opsdk._runtime.device import ensure_npu
     from opsdk.audit import standin
     from opsdk.audit.library import AuditOp, Library, _defined_at
-    from opsdk.runtime.device import ensure_npu
 
     ensure_npu()
     for name, text in _SCHEMAS.items():
@@ -401,7 +401,7 @@ _RMS_NORM_LINKED = """REG_OP(RmsNorm)
 
 def _with_rms_norm(lib, text):
     """``lib`` with RmsNorm defined by ``text`` (its other ops as they are)."""
-    from opsdk.scaffold import cann
+    from opsdk import cann
 
     [planted] = cann.read(text)
     return dataclasses.replace(lib, reg_op=lambda t: planted if t == "RmsNorm" else lib.reg_op(t))
@@ -435,9 +435,9 @@ def test_converter_an_output_sharing_its_inputs_datatype(torch_npu_library):
 
 
 def _first(op):
+    from opsdk._runtime import spec
     from opsdk.audit.checks import first_call
-    from opsdk.harness.variants.inputs import cases
-    from opsdk.runtime import spec
+    from opsdk.harness.variants.cases import cases
 
     return first_call(cases(spec.of(op.op), "static", "ge")[0])
 
@@ -582,16 +582,16 @@ SUBSET = {
 
 
 def test_the_ci_subset_of_torch_npu(torch_npu_library):
-    from opsdk.audit import run
+    from opsdk.audit import matrix
     from opsdk.audit.checks import CHECKS
     from opsdk.axes import SHAPE_MODES
 
     lib = torch_npu_library
-    cells = [c for c in run.cells(lib, list(CHECKS), SHAPE_MODES) if c.op.name in SUBSET]
-    results = run.run(lib, cells)
+    cells = [c for c in matrix.cells(lib, list(CHECKS), SHAPE_MODES) if c.op.name in SUBSET]
+    results = matrix.run(lib, cells)
     assert {r.op for r in results} == set(SUBSET)
     assert not [r.describe() for r in results if r.status == "error"]
-    missing = run.not_audited(results)
+    missing = matrix.not_audited(results)
     for op, expected in SUBSET.items():
         found = {r.backend for r in results if r.op == op and r.status == "fail"}
         assert (op in missing) == (expected is None), (op, missing.get(op))

@@ -14,10 +14,10 @@ from scaffolded import compile_cann_branch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from opsdk._runtime import cpp_build, spec
+from opsdk.cann import cppsig
 from opsdk.errors import BuildError, SpecError
 from opsdk.harness.failures import as_failure
-from opsdk.runtime import cpp_build, spec
-from opsdk.scaffold import cppsig
 from opsdk.scaffold.templating import cppcomment
 
 # Fixed namespaces keep the generated sources, hence their cache keys, the same from run

@@ -1,7 +1,7 @@
 """`opsdk new --from-cann op_host/<op>_def.cpp`: an AscendC project's OpDef in, a package out,
 and `opsdk ir --format opdef` writing the OpDef back."""
 
-from opsdk.scaffold import cann
+from opsdk import cann
 
 # An in-place op with an optional input and attrs, written as CANN's op repositories write
 # their op_host files: file constants, a per-chip config, comments.

@@ -20,18 +20,18 @@ import torch
 from browser import browser, colors
 
 from opsdk import harness, meta
+from opsdk._runtime.device import ensure_npu
 from opsdk.converters import int64_input
+from opsdk.harness.cell import CellFailure, Result
 from opsdk.harness.columns import ge
 from opsdk.harness.graph_hook import CellGraphs
-from opsdk.harness.model import CellFailure, Result
 from opsdk.harness.torchair_graphs import op_arguments
-from opsdk.harness.variants.inputs import cases
+from opsdk.harness.variants.cases import cases
 from opsdk.inputs import F32, I64, Fixed, Support, declare_supported
 from opsdk.irdef import Input, IrDef, Output, register
 from opsdk.report import html as html_report
 from opsdk.report.graphs.ge import COLORS
 from opsdk.report.graphs.pictures import Pictures
-from opsdk.runtime.device import ensure_npu
 
 NS = "opsdk_seed_rules"
 SHAPES = ("static", "dynamic", "mark_static")

@@ -9,7 +9,7 @@ import re
 import pytest
 from scaffolded import edit, implemented
 
-from opsdk.harness.columns import ge
+from opsdk.harness.cell import case_dir
 
 
 @pytest.fixture
@@ -128,7 +128,7 @@ def test_dump_writes_fx_and_ge_graphs_with_the_custom_node(axpy, opsdk_cli, tmp_
     disk filled up mid-run): that cell is ``setup``, naming the file, while the same op
     passes its other cell."""
     dump = tmp_path / "dump"
-    full = dump / ge.case_dir("g_my_axpy::my_axpy", "ge-static") / "graph0_fx.py"
+    full = dump / case_dir("g_my_axpy::my_axpy", "ge-static") / "graph0_fx.py"
     full.parent.mkdir(parents=True)
     full.symlink_to("/dev/full")
     run = opsdk_cli("check", axpy, "--backend", "ge", "--dump", dump, json_report=True)

@@ -7,7 +7,7 @@ from scaffolded import added, edit, implemented
 
 SPECS_PY = """
 import torch
-from opsdk.runtime.inputs import F16, F32, Support, declare_supported
+from opsdk._runtime.inputs import F16, F32, Support, declare_supported
 
 declare_supported(
     torch.ops.{ns}.my_add.default,

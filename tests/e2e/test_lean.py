@@ -14,10 +14,10 @@ import torch._dynamo.guards as guards
 from torch._dynamo.testing import CompileCounter
 
 from opsdk import harness
+from opsdk._runtime.patches import guard_profiling_skipped as no_guard_profiling
 from opsdk.harness.columns import opcheck
 from opsdk.harness.run import target
-from opsdk.harness.variants.inputs import cases
-from opsdk.offline.patches import guard_profiling_skipped as no_guard_profiling
+from opsdk.harness.variants.cases import cases
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[2]
 # opsdk's tools (its `tools` extra): none of them may be imported to run an op.
-TOOLS = ("cookiecutter", "ruff", "pytest", "_pytest", "google", "yaml", "pydot")
+TOOLS = ("cookiecutter", "ruff", "pytest", "_pytest", "google", "yaml", "pydot", "packaging")
 
 
 def _blocker(tools) -> str:

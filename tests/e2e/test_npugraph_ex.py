@@ -21,17 +21,16 @@ from pathlib import Path
 import pytest
 import torch
 
+from opsdk._runtime.device import NpuInfo
+from opsdk._runtime.npu import capture, emulator, native, streams
+from opsdk._runtime.npu import torch_npu as torch_npu_standin
+from opsdk._runtime.npu.capture import NpuGraphCaptureError, NpuGraphError
 from opsdk.offline import torchair as npugraph_ex_backend
-from opsdk.offline.npu import capture, native, streams
-from opsdk.offline.npu import device as npu_device
-from opsdk.offline.npu import torch_npu as torch_npu_standin
-from opsdk.offline.npu.capture import NpuGraphCaptureError, NpuGraphError
-from opsdk.runtime.device import NpuInfo
 
 REPO = Path(__file__).resolve().parents[2]
 NPU = "npu"
 
-npu_device.install()
+emulator.install()
 
 
 @torch.library.custom_op("opsdk_test_graph::scale_add", mutates_args=(), device_types=NPU)
@@ -234,7 +233,7 @@ def test_cann_versions_compare_like_cann_releases():
 def test_on_an_npu_host_torch_npu_and_its_backend_are_left_alone(monkeypatch):
     real = NpuInfo("real", "2.13.0", "detection faked by the test")
     monkeypatch.setattr(npugraph_ex_backend, "ensure_npu", lambda: real)
-    monkeypatch.setattr(npu_device, "is_installed", lambda: False)  # the device is torch_npu's
+    monkeypatch.setattr(emulator, "is_installed", lambda: False)  # the device is torch_npu's
     # An earlier test in this process may have installed the stand-in; a real host has none.
     for name in [m for m in sys.modules if m == "torch_npu" or m.startswith("torch_npu.")]:
         monkeypatch.delitem(sys.modules, name)
@@ -257,7 +256,7 @@ import json, warnings
 warnings.simplefilter("ignore")
 import torch
 from opsdk.offline import torchair as npugraph_ex_backend
-from opsdk.offline import locator as torchair_locator
+from opsdk._runtime import locator as torchair_locator
 try:
     npugraph_ex_backend.install()
 except torchair_locator.TorchairUnavailable as err:
@@ -710,8 +709,8 @@ def test_torch_npu_graph_api_is_there_for_kernels_without_torchair_imported():
     code = textwrap.dedent(
         """
         import sys, torch
-        from opsdk.runtime.device import ensure_npu
-        from opsdk.offline import locator
+        from opsdk._runtime.device import ensure_npu
+        from opsdk._runtime import locator
         ensure_npu()
         try:
             locator.fetch()

@@ -33,9 +33,9 @@ SCRIPT = textwrap.dedent(
     torchair.get_npu_backend = lambda compiler_config: SEEN.setdefault("config", compiler_config)
     sys.modules["torchair"] = torchair
 
-    from opsdk.runtime import device
+    from opsdk._runtime import device
     from opsdk.harness.columns import ge
-    from opsdk.offline import locator as torchair_locator
+    from opsdk._runtime import locator as torchair_locator
     from opsdk.offline.torchair import import_torchair
 
     device._info = device.NpuInfo("real", "2.13.0", "detection faked by the test")

@@ -15,12 +15,12 @@ from browser import browser, colors
 from scaffolded import edit, implemented
 
 from opsdk.axes import SHAPE_MODES
+from opsdk.harness.cell import Result
 from opsdk.harness.columns import names
-from opsdk.harness.model import Result
+from opsdk.harness.run.progress import Progress, unfinished
 from opsdk.report import html as html_report
 from opsdk.report import markdown as markdown_report
 from opsdk.report.graphs.ge import COLORS
-from opsdk.report.progress import Progress, unfinished
 
 REPO = Path(__file__).resolve().parents[2]
 NAMESPACE = "reports_t"

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from opsdk._runtime import irdef
+from opsdk._runtime import locator as torchair_locator
 from opsdk.offline import ge as offline_ge
-from opsdk.offline import locator as torchair_locator
 from opsdk.offline.ge import proto as ge_proto
 from opsdk.offline.ge import standin as torchair_standin
 from opsdk.offline.torchair import import_torchair, torchair_config
-from opsdk.runtime import irdef
 
 # --- Test ops: out-of-place with an attr, in-place, and one with no GE IR -------------------
 

@@ -13,12 +13,10 @@ import subprocess
 
 import pytest
 
+from opsdk._runtime import locator, spec, types
+from opsdk._runtime.irdef import Attr, Input, IrDef, Output
+from opsdk.cann import CannOp, aclnn
 from opsdk.errors import SpecError
-from opsdk.offline import locator
-from opsdk.runtime import spec, types
-from opsdk.runtime.irdef import Attr, Input, IrDef, Output
-from opsdk.scaffold import aclnn
-from opsdk.scaffold.cann import CannOp
 
 
 def _params(ir: IrDef, dtypes=None) -> list[str]:

@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from opsdk import attach
+from opsdk._runtime import attach as runtime_attach
+from opsdk._runtime import spec
 from opsdk.errors import ScaffoldError, SpecError
-from opsdk.runtime import attach as runtime_attach
-from opsdk.runtime import spec
 from opsdk.scaffold import NewRequest, attach_target, build_spec, into, new
 
 _count = itertools.count()

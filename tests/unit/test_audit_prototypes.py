@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from opsdk.audit import prototypes
+from opsdk.cann import CannWarning
 from opsdk.errors import SpecError
-from opsdk.scaffold.cann import CannWarning
 
 CANN = Path(__file__).parents[1] / "e2e" / "audit_library" / "cann"
 

@@ -21,7 +21,7 @@ import opsdk
 from opsdk import harness, report
 from opsdk.errors import SetupError
 from opsdk.harness import columns
-from opsdk.harness.model import Cell, CellFailure, Result
+from opsdk.harness.cell import Cell, CellFailure, Result
 from opsdk.harness.run import cache as cell_cache
 from opsdk.harness.run import fingerprint, run_scope
 from opsdk.harness.run.cache import CellCache

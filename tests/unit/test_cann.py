@@ -11,11 +11,10 @@ import ast
 
 import pytest
 
+from opsdk import cann
+from opsdk._runtime import locator, types
+from opsdk._runtime.irdef import Attr, Input, Output
 from opsdk.errors import SpecError
-from opsdk.offline import locator
-from opsdk.runtime import types
-from opsdk.runtime.irdef import Attr, Input, Output
-from opsdk.scaffold import cann
 
 RAW_OPS = "dynamo/torchair/_ge_concrete_graph/auto_generated_ge_raw_ops.py"
 F3 = ("DT_FLOAT", "DT_FLOAT16", "DT_BF16")
@@ -204,8 +203,8 @@ def test_unreadable_file_is_named(tmp_path):
 
 
 def _specs(side, name="op"):
-    from opsdk.runtime import spec
-    from opsdk.scaffold.cann_specs import cases
+    from opsdk._runtime import spec
+    from opsdk.cann.specs import cases
 
     return cases(spec.parse(f"t::{name}{side.schema}"), side.ir, side.op)
 

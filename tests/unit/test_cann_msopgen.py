@@ -12,11 +12,11 @@ import warnings
 
 import pytest
 
+from opsdk import cann
+from opsdk._runtime import spec, types
+from opsdk._runtime.irdef import Attr, Input, IrDef, Output
+from opsdk.cann import CannOp, CannWarning, exports
 from opsdk.errors import SpecError
-from opsdk.runtime import spec, types
-from opsdk.runtime.irdef import Attr, Input, IrDef, Output
-from opsdk.scaffold import cann, ir_export
-from opsdk.scaffold.cann import CannOp, CannWarning
 from opsdk.scaffold.cann_torch import torch_side
 
 # msopgen's attr types that a torch schema type holds, with the row each must map to.
@@ -381,7 +381,7 @@ def _every_attr_type() -> CannOp:
 
 def test_the_export_writes_msopgens_words_and_reads_back_the_same_op():
     op = _every_attr_type()
-    text = ir_export.msopgen_json(op)
+    text = exports.msopgen_json(op)
     kinds = [a["type"] for a in json.loads(text)[0]["attr"]]
     assert set(kinds) == set(ATTR_TYPES) and "listInt" not in text
     assert json.loads(text)[0]["input_desc"][0]["type"] == ["float16", "bfloat16"]
@@ -391,7 +391,7 @@ def test_the_export_writes_msopgens_words_and_reads_back_the_same_op():
 def test_the_export_refuses_a_data_type_msopgen_has_no_word_for():
     op = CannOp(IrDef("F8", [Input("x")], [Output("y")]), {"x": ("DT_FLOAT8_E5M2",), "y": ()})
     with pytest.raises(SpecError, match=r"F8: input 'x' has data type DT_FLOAT8_E5M2, which"):
-        ir_export.msopgen_json(op)
+        exports.msopgen_json(op)
 
 
 def test_list_defaults_of_equal_items_make_a_schema_torch_takes_back():

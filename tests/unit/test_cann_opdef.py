@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from opsdk import cann
+from opsdk._runtime.irdef import Attr, Input, Output
+from opsdk.cann import CannWarning
+from opsdk.cann.exports import msopgen_json, opdef_cpp, reg_op
 from opsdk.errors import SpecError
-from opsdk.runtime.irdef import Attr, Input, Output
-from opsdk.scaffold import cann
-from opsdk.scaffold.cann import CannWarning
 from opsdk.scaffold.cann_torch import torch_side
-from opsdk.scaffold.ir_export import msopgen_json, opdef_cpp, reg_op
 
 F16, F32, BF16 = "DT_FLOAT16", "DT_FLOAT", "DT_BF16"
 

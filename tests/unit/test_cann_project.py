@@ -5,9 +5,9 @@ import json
 import pytest
 
 from opsdk import cli
+from opsdk.cann import CannWarning
 from opsdk.errors import SpecError
 from opsdk.scaffold import NewRequest, into
-from opsdk.scaffold.cann import CannWarning
 from opsdk.scaffold.cann_project import definitions, new_project, package_of
 
 

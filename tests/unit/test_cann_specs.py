@@ -3,11 +3,11 @@ ranks it hints, sizes that keep tensors compatible, in the torch op's argument o
 
 import pytest
 
+from opsdk._runtime import spec
+from opsdk._runtime.irdef import Attr, Input, IrDef, Output
+from opsdk.cann import CannOp
+from opsdk.cann.specs import GIVEN, cases
 from opsdk.errors import SpecError
-from opsdk.runtime import spec
-from opsdk.runtime.irdef import Attr, Input, IrDef, Output
-from opsdk.scaffold.cann import CannOp
-from opsdk.scaffold.cann_specs import GIVEN, cases
 
 
 def _op(inputs, attrs=(), formats=None, dtypes=None):

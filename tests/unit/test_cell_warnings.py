@@ -14,9 +14,9 @@ import pytest
 import torch
 
 from opsdk import harness
+from opsdk._runtime.device import ensure_npu
 from opsdk.harness import columns
-from opsdk.harness.model import CellFailure, Result
-from opsdk.runtime.device import ensure_npu
+from opsdk.harness.cell import CellFailure, Result
 
 NS = "opsdk_unit_cell_warnings"
 ensure_npu()
@@ -70,7 +70,7 @@ def noisy_cell(monkeypatch, tmp_path):
 
 def test_a_cells_warnings_and_logs_are_on_its_result_once_each(noisy_cell, capfd):
     result = harness.run_cell(noisy_cell)
-    assert result.status == "pass"
+    assert result.status == "pass", result.message
     assert result.warnings == (
         f"UserWarning: {BOXED}",
         "torchair.opsdk_unit_test ERROR: graph fell back",

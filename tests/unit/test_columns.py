@@ -13,12 +13,12 @@ import pytest
 import torch
 
 from opsdk import harness, report
+from opsdk._runtime.device import ensure_npu
 from opsdk.cli import _parser
 from opsdk.errors import OpsdkError, SetupError
 from opsdk.harness import columns
-from opsdk.harness.model import CellFailure
+from opsdk.harness.cell import CellFailure
 from opsdk.harness.run import coverage
-from opsdk.runtime.device import ensure_npu
 
 NS = "opsdk_unit_columns"
 ensure_npu()

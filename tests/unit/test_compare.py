@@ -3,9 +3,9 @@
 import pytest
 import torch
 
+from opsdk.harness.cell import CellFailure
 from opsdk.harness.columns.compare import assert_same_call
-from opsdk.harness.model import CellFailure
-from opsdk.harness.variants.inputs import Call
+from opsdk.harness.variants.cases import Call
 
 
 def _check(actual, called, **kwargs):

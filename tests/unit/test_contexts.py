@@ -8,16 +8,16 @@ import pytest
 import torch
 
 from opsdk import harness
+from opsdk._runtime.device import ensure_npu
 from opsdk.errors import OpsdkError
 from opsdk.harness import columns
+from opsdk.harness.cell import CellFailure, Result
 from opsdk.harness.columns.eager import checked_kernel
-from opsdk.harness.model import CellFailure, Result
 from opsdk.harness.run import run_scope
 from opsdk.harness.variants import contexts, usage
-from opsdk.harness.variants.inputs import cases, on_device
+from opsdk.harness.variants.cases import cases, on_device
 from opsdk.harness.variants.usage import usages
 from opsdk.inputs import F32, Support, declare_supported
-from opsdk.runtime.device import ensure_npu
 
 NS = "opsdk_unit_contexts"
 ensure_npu()

@@ -1,7 +1,7 @@
 """The user guides stay true to the code they describe.
 
 Checks docs/guide.md and docs/guide.zh-CN.md against the CLI parser, the
-harness's layers, opsdk.runtime.meta and the repository, and against each other.
+harness's layers, opsdk._runtime.meta and the repository, and against each other.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from opsdk.cli import _parser
-from opsdk.harness.model import LAYERS
+from opsdk.harness.cell import LAYERS
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDES = [ROOT / "docs" / "guide.md", ROOT / "docs" / "guide.zh-CN.md"]
@@ -128,21 +128,21 @@ def test_guides_have_the_same_structure():
 
 
 def test_meta_helpers_named_in_the_guide_exist(guide):
-    from opsdk.runtime import meta
+    from opsdk._runtime import meta
 
     named = set(re.findall(r"\bmeta\.([a-z_]+)\b", _text(guide)))
     assert named, guide.name
     unknown = named - set(meta.__all__)
-    assert not unknown, f"{guide.name}: opsdk.runtime.meta has no {sorted(unknown)}"
+    assert not unknown, f"{guide.name}: opsdk._runtime.meta has no {sorted(unknown)}"
 
 
 def test_input_spec_names_in_the_guide_exist(guide):
-    """What the guides import from opsdk.runtime.inputs, the dtype constructors they list
+    """What the guides import from opsdk._runtime.inputs, the dtype constructors they list
     (``F32/F16/...`` or one by one) and the keywords they pass to them and to
-    declare_supported are opsdk.runtime.inputs' own."""
+    declare_supported are opsdk._runtime.inputs' own."""
     import inspect
 
-    from opsdk.runtime import inputs
+    from opsdk._runtime import inputs
 
     text = _text(guide)
     imported = {
@@ -157,7 +157,7 @@ def test_input_spec_names_in_the_guide_exist(guide):
     assert {"F32", "F16", "BF16", "I8", "I32", "I64", "BOOL"} <= constructors, guide.name
     named = imported | constructors | set(re.findall(r"\binputs\.([A-Za-z_]\w*)", text))
     unknown = named - set(inputs.__all__)
-    assert not unknown, f"{guide.name}: opsdk.runtime.inputs has no {sorted(unknown)}"
+    assert not unknown, f"{guide.name}: opsdk._runtime.inputs has no {sorted(unknown)}"
     spec_kwargs = set(inspect.signature(inputs.F32).parameters) - {"dims"}
     used = set(re.findall(r"\b(?:F32|F16|BF16|I8|I32|I64|BOOL)\([^()]*?\b(\w+)=", text))
     assert used <= spec_kwargs, f"{guide.name}: F32(...) takes no {sorted(used - spec_kwargs)}"
@@ -209,8 +209,9 @@ def test_the_reg_op_export_shown_is_what_opsdk_ir_prints(guide):
     schema of §3 and the fake function of §5 (no specs: the default float32 case)."""
     import torch
 
-    from opsdk.runtime import converters, meta, spec
-    from opsdk.scaffold import ir_export
+    from opsdk._runtime import converters, meta, spec
+    from opsdk.cann import exports
+    from opsdk.harness import dtypes
 
     text = _text(guide)
     assert '"my_op(Tensor x, float scale) -> Tensor"' in text and "meta.same_as(x)" in text
@@ -222,7 +223,7 @@ def test_the_reg_op_export_shown_is_what_opsdk_ir_prints(guide):
     [at] = [
         i for i, b in enumerate(blocks) if b.startswith("opsdk ir /tmp/g/my_op --format reg_op")
     ]
-    printed = ir_export.reg_op(ir_export.model(ir))
+    printed = exports.reg_op(dtypes.model(ir))
     # The block trims with "..." lines: what is left is the output's, in order.
     shown = [part for part in re.split(r"^\.\.\.\n", blocks[at + 1], flags=re.M) if part]
     assert "REG_OP(MyOp)" in "".join(shown), guide.name

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 from opsdk.errors import SetupError
+from opsdk.harness.cell import CellFailure
 from opsdk.harness.columns import ge
-from opsdk.harness.model import CellFailure
 
 GRAPHS = [SimpleNamespace(fx_graph=None, graph=SimpleNamespace(name="g", op=[]))]
 NO_SPACE = f"({os.strerror(errno.ENOSPC)}); free space or drop --dump"

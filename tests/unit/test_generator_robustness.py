@@ -8,8 +8,8 @@ import string
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from opsdk._runtime import spec
 from opsdk.errors import OpsdkError
-from opsdk.runtime import spec
 from opsdk.scaffold import NewRequest, build_spec, new
 
 IDENT = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True)

@@ -21,16 +21,15 @@ import pytest
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
+from opsdk._runtime import patches, spec
 from opsdk.axes import SHAPE_MODES
 from opsdk.harness import columns, graph_hook
-from opsdk.harness.model import Cell, CellFailure, OpUnderTest, Result
+from opsdk.harness.cell import Cell, CellFailure, OpUnderTest, Result
 from opsdk.harness.variants import contexts
 from opsdk.irdef import Input, IrDef, Output, register
-from opsdk.offline import patches
 from opsdk.offline.torchair import torchair_with_converters
 from opsdk.report import html, markdown
 from opsdk.report.graphs import fx, ge, pictures, render
-from opsdk.runtime import spec
 
 NS = "opsdk_unit_pictures"
 _lib = torch.library.Library(NS, "DEF")

@@ -129,3 +129,92 @@ def test_test_modules_have_unique_basenames_across_tiers():
     tests = Path(__file__).resolve().parents[1]
     names = [p.name for tier in ("unit", "e2e") for p in (tests / tier).glob("test_*.py")]
     assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+# The layers, lowest first: a module may import its own package's modules and those of
+# a lower layer, never a higher one nor another package of its own layer. Named by
+# package (a module belongs to the longest prefix listed). docs/architecture.md says why.
+LAYERS = (
+    ("opsdk.errors",),
+    ("opsdk.axes", "opsdk._versions", "opsdk._outputs"),
+    ("opsdk._runtime",),
+    (
+        "opsdk",
+        "opsdk.attach",
+        "opsdk.converters",
+        "opsdk.cpp_build",
+        "opsdk.device",
+        "opsdk.fast_entry",
+        "opsdk.inputs",
+        "opsdk.irdef",
+        "opsdk.meta",
+        "opsdk.oplib",
+    ),
+    ("opsdk.offline", "opsdk.cann"),
+    ("opsdk.harness", "opsdk.scaffold"),
+    ("opsdk.report", "opsdk.audit"),
+    ("opsdk.cli", "opsdk.pytest_plugin"),
+    ("opsdk.__main__",),
+)
+
+
+def layer_of(module: str) -> tuple[int, str]:
+    """The layer ``module`` is in and the package that places it there."""
+    places = [(len(p), rank, p) for rank, layer in enumerate(LAYERS) for p in layer]
+    found = [(n, rank, p) for n, rank, p in places if module == p or module.startswith(p + ".")]
+    if not found:
+        raise AssertionError(f"{module} is in no layer: add its package to LAYERS")
+    _, rank, package = max(found)
+    return rank, package
+
+
+def _is_private(module: str, package: str) -> bool:
+    """Whether ``module`` is private to its layer package (a ``_name`` below it)."""
+    inner = module.removeprefix(package).split(".")
+    return any(p.startswith("_") and not p.startswith("__") for p in inner)
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    found = []
+    for module, targets in sorted(graph.items()):
+        rank, package = layer_of(module)
+        for target in sorted(targets):
+            target_rank, target_package = layer_of(target)
+            if target_package != package and _is_private(target, target_package):
+                found.append(f"{module} -> {target}: private to {target_package}")
+            elif target_package != package and target_rank >= rank:
+                found.append(f"{module} -> {target}: {target_package} is not below {package}")
+    return found
+
+
+def test_imports_only_point_down_the_layers():
+    bad = layer_violations(import_graph())
+    assert not bad, "imports against the layer order (function-level imports count):\n" + (
+        "\n".join(bad)
+    )
+
+
+def test_an_upward_import_and_a_private_one_are_found():
+    graph = {
+        "opsdk._runtime.spec": {"opsdk.errors"},
+        "opsdk._runtime.device": {"opsdk.offline.torchair"},
+        "opsdk.offline.torchair": {"opsdk._runtime.device"},
+        "opsdk.report.html": {"opsdk.harness.columns._ge_dump"},
+        "opsdk.harness.columns.ge": {"opsdk.harness.columns._ge_dump"},
+        "opsdk.harness.run.cache": {"opsdk.scaffold"},
+    }
+    assert layer_violations(graph) == [
+        "opsdk._runtime.device -> opsdk.offline.torchair: opsdk.offline is not below "
+        "opsdk._runtime",
+        "opsdk.harness.run.cache -> opsdk.scaffold: opsdk.scaffold is not below opsdk.harness",
+        "opsdk.report.html -> opsdk.harness.columns._ge_dump: private to opsdk.harness",
+    ]
+
+
+def test_the_architecture_doc_names_every_layered_package():
+    """docs/architecture.md explains the layers: a package added to LAYERS is added there."""
+    doc = (ROOT.parent / "docs" / "architecture.md").read_text()
+    named = {p.removeprefix("opsdk.") for layer in LAYERS for p in layer if p != "opsdk"}
+    spellings = ("`{}`", "`{}/`", "`opsdk.{}`")
+    missing = sorted(n for n in named if not any(s.format(n) in doc for s in spellings))
+    assert missing == [], f"docs/architecture.md does not name {missing}"

@@ -1,15 +1,12 @@
-"""Input specs (opsdk.runtime.inputs) and the cases the harness derives from them
-(opsdk.harness.variants.inputs): dtypes, sizes and how they grow, named dims, scalars and how
+"""Input specs (opsdk._runtime.inputs) and the cases the harness derives from them
+(opsdk.harness.variants.cases): dtypes, sizes and how they grow, named dims, scalars and how
 they vary per column. In process; what the cases catch end to end is in
 tests/e2e/test_input_specs.py."""
 
 import pytest
 import torch
 
-from opsdk.errors import SpecError
-from opsdk.harness.model import CellFailure
-from opsdk.harness.variants.inputs import Call, cases, mark_static, tensor_bytes, tensors_of
-from opsdk.runtime.inputs import (
+from opsdk._runtime.inputs import (
     BF16,
     BOOL,
     F16,
@@ -24,7 +21,10 @@ from opsdk.runtime.inputs import (
     Support,
     declare_supported,
 )
-from opsdk.runtime.spec import parse
+from opsdk._runtime.spec import parse
+from opsdk.errors import SpecError
+from opsdk.harness.cell import CellFailure
+from opsdk.harness.variants.cases import Call, cases, mark_static, tensor_bytes, tensors_of
 
 _LIB = torch.library.Library("t_inputs", "FRAGMENT")
 _LIB.define("scaled(Tensor x, Tensor y, *, float alpha=1.0) -> Tensor")

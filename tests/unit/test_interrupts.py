@@ -13,11 +13,11 @@ from types import SimpleNamespace
 import pytest
 
 from opsdk import report
-from opsdk.harness.model import Cell, Result
+from opsdk.harness.cell import Cell, Result
 from opsdk.harness.run import _matrix, interrupts
+from opsdk.harness.run.progress import Progress, unfinished
 from opsdk.report import html as html_report
 from opsdk.report import markdown as markdown_report
-from opsdk.report.progress import Progress, unfinished
 
 CELLS = [
     Cell(SimpleNamespace(name="ns::op"), backend, shapes)

@@ -6,8 +6,9 @@ import subprocess
 
 import pytest
 
-from opsdk.runtime import converters, irdef, spec
-from opsdk.scaffold import ir_export
+from opsdk._runtime import converters, irdef, spec
+from opsdk.cann import exports
+from opsdk.harness import dtypes
 
 RICH = (
     "my_op(Tensor x, Tensor? w, Tensor[] xs, Tensor(a!) acc, *, float alpha=1.0, "
@@ -47,7 +48,7 @@ def test_unnamed_returns_do_not_collide_with_argument_names():
 
 def test_msopgen_json_lists_every_input_output_and_attr():
     ir = converters.ir_def_for(spec.parse(RICH, namespace="irt"))
-    [op] = json.loads(ir_export.msopgen_json(ir))
+    [op] = json.loads(exports.msopgen_json(ir))
     assert op["op"] == "MyOp"
     assert [(d["name"], d["param_type"]) for d in op["input_desc"]] == [
         ("x", "required"),
@@ -69,7 +70,7 @@ def test_msopgen_json_lists_every_input_output_and_attr():
 
 def test_reg_op_declares_the_same_prototype():
     ir = converters.ir_def_for(spec.parse(RICH, namespace="irt"))
-    text = ir_export.reg_op(ir)
+    text = exports.reg_op(ir)
     assert "namespace ge {\nREG_OP(MyOp)\n" in text and '#include "graph/operator_reg.h"' in text
     for line in (
         ".INPUT(x, TensorType::ALL())",
@@ -98,7 +99,7 @@ def test_registry_keeps_one_definition_per_op_type():
 def test_reg_op_header_compiles_against_the_wheels_operator_reg(tmp_path):
     """GE's enumerators for data types (torch's ScalarType numbering would not compile:
     ``ScalarType dt=float`` is torch's 6, an int where GE wants a DataType)."""
-    from opsdk.offline import locator
+    from opsdk._runtime import locator
 
     compiler = shutil.which("c++")
     if compiler is None:
@@ -107,7 +108,7 @@ def test_reg_op_header_compiles_against_the_wheels_operator_reg(tmp_path):
     ir = converters.ir_def_for(op)
     assert ir.attrs[0].default == 0  # GE's DT_FLOAT
     header = tmp_path / "f_proto.h"
-    header.write_text(ir_export.reg_op(ir))
+    header.write_text(exports.reg_op(ir))
     assert ".ATTR(dt, Type, DT_FLOAT)" in header.read_text()
     include = locator.torch_npu_file("include/graph/operator_reg.h").parents[1]
     argv = [compiler, "-std=c++17", "-fsyntax-only", f"-I{include}", "-x", "c++", str(header)]
@@ -118,7 +119,7 @@ def test_reg_op_header_compiles_against_the_wheels_operator_reg(tmp_path):
 
 
 def test_exports_agree_and_read_back_as_the_same_model():
-    from opsdk.scaffold import cann
+    from opsdk import cann
 
     text = (
         "REG_OP(Mix).INPUT(x, TensorType({DT_FLOAT, DT_BF16})).OPTIONAL_INPUT(i, "
@@ -127,8 +128,8 @@ def test_exports_agree_and_read_back_as_the_same_model():
         ".OP_END_FACTORY_REG(Mix)"
     )
     (source,) = cann.read(text)
-    assert cann.read(ir_export.reg_op(source)) == [source]
-    assert cann.read(ir_export.msopgen_json(source)) == [source]
+    assert cann.read(exports.reg_op(source)) == [source]
+    assert cann.read(exports.msopgen_json(source)) == [source]
 
 
 def _rms_norm_ir():
@@ -209,8 +210,8 @@ def test_both_exports_of_a_package_op_declare_the_same_data_types():
     an int index output, an int64 host scalar), read back as one model."""
     import torch
 
+    from opsdk import cann
     from opsdk.inputs import F16, F32, I32, I64, Support, declare_supported
-    from opsdk.scaffold import cann
 
     def fake(x, idx, n):
         return torch.empty_like(x), torch.empty_like(idx, dtype=torch.int64)
@@ -219,7 +220,7 @@ def test_both_exports_of_a_package_op_declare_the_same_data_types():
         "irt_pkg", "mix(Tensor x, Tensor idx, SymInt n) -> (Tensor y, Tensor i)", fake
     )
     declare_supported(op, [Support(F32(2, 3), I64(2, 3), 2), Support(F16(2, 3), I32(2, 3), 2)])
-    model = ir_export.model(ir)
+    model = dtypes.model(ir)
     assert model.dtypes == {
         "x": ("DT_FLOAT", "DT_FLOAT16"),
         "idx": ("DT_INT64", "DT_INT32"),
@@ -227,18 +228,18 @@ def test_both_exports_of_a_package_op_declare_the_same_data_types():
         "y": ("DT_FLOAT", "DT_FLOAT16"),
         "i": ("DT_INT64", "DT_INT64"),
     }
-    from_reg_op = cann.read(ir_export.reg_op(model))
-    assert from_reg_op == cann.read(ir_export.msopgen_json(model))
+    from_reg_op = cann.read(exports.reg_op(model))
+    assert from_reg_op == cann.read(exports.msopgen_json(model))
     assert [read.dtypes for read in from_reg_op] == [model.dtypes]
 
 
 def test_a_skeletons_export_asks_for_the_fake_function():
+    from opsdk._runtime.implement_me import ImplementMe
     from opsdk.errors import OpsdkError
-    from opsdk.runtime.implement_me import ImplementMe
 
     def fake(x):
         raise ImplementMe(__file__, "sk_fake", "return empty tensors of the output shapes")
 
     _lib, _, ir = _op("irt_skel", "sk(Tensor x) -> Tensor", fake)
     with pytest.raises(OpsdkError, match=r"^irt_skel::sk: .*fake function.*implement me: sk_fake"):
-        ir_export.model(ir)
+        dtypes.model(ir)

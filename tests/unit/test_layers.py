@@ -18,10 +18,10 @@ import pytest
 import torch
 
 from opsdk import harness, meta
+from opsdk._runtime.device import ensure_npu
 from opsdk.harness.failures import as_failure
 from opsdk.harness.run import run_scope
 from opsdk.inputs import F32, Support, declare_supported
-from opsdk.runtime.device import ensure_npu
 
 NS = "opsdk_unit_layers"
 ensure_npu()

@@ -1,4 +1,4 @@
-"""opsdk.runtime.meta helpers, each held to the real torch op it describes.
+"""opsdk._runtime.meta helpers, each held to the real torch op it describes.
 
 Three ways per helper: on concrete CPU tensors (output shape, dtype and device equal
 the real op's; inputs the real op refuses are refused with the same exception type);
@@ -15,7 +15,7 @@ from torch._dynamo.testing import CompileCounterWithBackend
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
 
-from opsdk.runtime import meta
+from opsdk._runtime import meta
 
 f16, f32, f64 = torch.float16, torch.float32, torch.float64
 i8, i16, i32, i64 = torch.int8, torch.int16, torch.int32, torch.int64

@@ -19,15 +19,14 @@ import torch
 import torch._dynamo.testing
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from opsdk.offline.npu import MissingNpuKernelError, NpuDeviceError, as_cpu, as_npu
-from opsdk.offline.npu import _fallback as npu_fallback
-from opsdk.offline.npu import device as npu_device
+from opsdk._runtime.npu import MissingNpuKernelError, NpuDeviceError, as_cpu, as_npu, emulator
+from opsdk._runtime.npu import _fallback as npu_fallback
 
 REPO = Path(__file__).resolve().parents[2]
 NPU = "npu"
 CHECKS = ("test_schema", "test_faketensor", "test_aot_dispatch_static", "test_aot_dispatch_dynamic")
 
-npu_device.install()
+emulator.install()
 
 
 def same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -37,9 +36,7 @@ def same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 def run_python(code: str) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter with the npu device installed."""
-    prelude = (
-        "import torch\nfrom opsdk.offline.npu import device as npu_device\nnpu_device.install()\n"
-    )
+    prelude = "import torch\nfrom opsdk._runtime.npu import emulator\nemulator.install()\n"
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
@@ -63,11 +60,11 @@ def assert_ran(done: subprocess.CompletedProcess, *expected: str) -> None:
 
 
 def test_install_is_idempotent_and_registers_torch_npu():
-    npu_device.install()
-    npu_device.install()
-    assert npu_device.is_installed()
+    emulator.install()
+    emulator.install()
+    assert emulator.is_installed()
     assert torch._C._get_privateuse1_backend_name() == NPU
-    assert torch.npu is npu_device.npu_module() is sys.modules["torch.npu"]
+    assert torch.npu is emulator.npu_module() is sys.modules["torch.npu"]
     assert torch.npu.is_available() and torch.npu.device_count() == 1
     assert torch.npu.current_device() == 0
     torch.npu.set_device(0)
@@ -81,10 +78,10 @@ def test_install_refuses_a_privateuse1_named_otherwise():
     code = """
         import torch
         torch.utils.rename_privateuse1_backend("foo")
-        from opsdk.offline.npu import device as npu_device
+        from opsdk._runtime.npu import emulator
         try:
-            npu_device.install()
-        except npu_device.NpuDeviceError as err:
+            emulator.install()
+        except emulator.NpuDeviceError as err:
             print("refused:", err)
     """
     done = subprocess.run(
@@ -593,7 +590,7 @@ PITFALLS = {
         ):
             try:
                 make()
-            except npu_device.NpuDeviceError as err:
+            except emulator.NpuDeviceError as err:
                 print("refused", err)
         """,
         "npu:1 does not exist",

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from opsdk.errors import SetupError
+from opsdk.harness.cell import CellFailure, CellSkipped
 from opsdk.harness.columns import npugraph
-from opsdk.harness.model import CellFailure, CellSkipped
 
 NPUGRAPH_EX = "/cache/torch_npu-2.13.0/torch_npu/dynamo/npugraph_ex"
 
@@ -42,7 +42,7 @@ SETUP = {
         f"{NPUGRAPH_EX}/__init__.py", ImportError("cannot import name y")
     ),
     "lazy torchair": RuntimeError("boom\nAn error occurred when import `torchair` and ..."),
-    "setup below": raised_in("/x/opsdk/offline/locator.py", SetupError("no wheel"), "wrapped"),
+    "setup below": raised_in("/x/opsdk/_runtime/locator.py", SetupError("no wheel"), "wrapped"),
 }
 
 

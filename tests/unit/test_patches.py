@@ -1,4 +1,4 @@
-"""opsdk.offline.patches: every patch of a private torch/TorchAir/torch_npu API says
+"""opsdk._runtime.patches: every patch of a private torch/TorchAir/torch_npu API says
 what it patches, why, and which release it was checked against."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from opsdk.offline import patches
+from opsdk._runtime import patches
 
 _CHECKED = re.compile(r"Checked against (torch|torch-npu) \d+\.\d+\.\d+")
 

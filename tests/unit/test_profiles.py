@@ -8,12 +8,12 @@ from types import SimpleNamespace
 import pytest
 
 from opsdk import cli
-from opsdk.harness.model import OpUnderTest
+from opsdk._runtime import locator
+from opsdk._runtime.spec import parse
+from opsdk.harness.cell import OpUnderTest
 from opsdk.harness.run import waivers
 from opsdk.harness.variants import profiles
 from opsdk.harness.variants.profiles import Profile
-from opsdk.offline import locator
-from opsdk.runtime.spec import parse
 
 ADD = parse("myops::my_add(Tensor x, Tensor y) -> Tensor")
 IADD = parse("myops::my_iadd(Tensor(a!) x, Tensor y) -> ()")

@@ -9,7 +9,7 @@ import re
 
 from opsdk import report
 from opsdk.axes import SHAPE_MODES
-from opsdk.harness.model import Result
+from opsdk.harness.cell import Result
 from opsdk.report import html as html_report
 from opsdk.report import markdown as markdown_report
 

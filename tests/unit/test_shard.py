@@ -4,15 +4,17 @@ shard reports merge back into the unsharded matrix, and only reports of one run 
 import argparse
 import json
 import random
+import subprocess
+import sys
 
 import pytest
 
 from opsdk import cli
+from opsdk._runtime.spec import parse
 from opsdk.errors import OpsdkError
-from opsdk.harness.model import Cell, OpUnderTest, Result
+from opsdk.harness.cell import Cell, OpUnderTest, Result
 from opsdk.harness.run import shard
 from opsdk.report import merge
-from opsdk.runtime.spec import parse
 
 OPS = [OpUnderTest(parse(f"myops::op{i}(Tensor x, Tensor y) -> Tensor"), "mylib") for i in range(7)]
 CELLS = [Cell(op, b, s) for op in OPS for b in ("eager", "ge") for s in ("static", "dynamic")]
@@ -119,6 +121,35 @@ def test_merge_gives_one_exit_code_and_writes_the_reports(tmp_path, capsys):
     assert "1 fail" in capsys.readouterr().out
     (tmp_path / "passing").mkdir()
     assert cli.main(["report", "merge", *map(str, _shard_reports(tmp_path / "passing"))]) == 0
+
+
+# torch made unimportable: the merge must not need it (a CI merge job installs no torch).
+_WITHOUT_TORCH = """
+import importlib.abc, sys
+
+class _NoTorch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "torch":
+            raise ModuleNotFoundError("torch is blocked", name=name)
+
+sys.meta_path.insert(0, _NoTorch())
+from opsdk.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_merge_and_its_reports_import_no_torch(tmp_path):
+    paths = _shard_reports(tmp_path)
+    reports = ["--json", "m.json", "--markdown", "m.md", "--report", "m.html"]
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_TORCH, "report", "merge", *map(str, paths), *reports],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert all((tmp_path / name).is_file() for name in ("m.json", "m.md", "m.html"))
 
 
 @pytest.mark.parametrize(

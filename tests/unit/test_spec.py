@@ -3,8 +3,8 @@
 import pytest
 import torch
 
+from opsdk._runtime import converters, spec
 from opsdk.errors import SpecError
-from opsdk.runtime import converters, spec
 
 
 def test_default_out_of_place_schema():

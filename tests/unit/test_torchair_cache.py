@@ -1,4 +1,4 @@
-"""The offline TorchAir cache (:mod:`opsdk.offline.locator`), built from a small fake
+"""The offline TorchAir cache (:mod:`opsdk._runtime.locator`), built from a small fake
 torch-npu wheel: what it keeps, its manifest checked on use, by ``opsdk doctor`` and by
 ``opsdk fetch-torchair`` (which repairs it), and what it says when it cannot be built."""
 
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from opsdk import cli
+from opsdk._runtime import locator
 from opsdk.errors import SetupError
-from opsdk.offline import locator
 
 VERSION = locator.expected_torch_npu_version()
 TORCHAIR_INIT = "torch_npu/dynamo/torchair/__init__.py"

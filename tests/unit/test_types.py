@@ -5,11 +5,11 @@ import ast
 import pytest
 import torch
 
+from opsdk._runtime import converters, irdef, locator, spec, types
+from opsdk._runtime.spec import Arg
+from opsdk.cann import cppsig, exports
 from opsdk.errors import SpecError
-from opsdk.offline import locator
-from opsdk.runtime import converters, irdef, spec, types
-from opsdk.runtime.spec import Arg
-from opsdk.scaffold import cppsig, ir_export, pysig
+from opsdk.scaffold import pysig
 
 ROWS = list(types.TYPES.values())
 ATTR_ROWS = [r for r in ROWS if r.value_type]
@@ -30,8 +30,8 @@ def test_attr_spellings_derive_from_the_row(row):
     assert converters.attr_builder(op.args[1]) == row.ge_attr
     ir = converters.ir_def_for(op)
     assert [(a.name, a.type) for a in ir.attrs] == [("a", row.value_type)]
-    assert f'"type": "{row.msopgen}"' in ir_export.msopgen_json(ir)
-    assert f".REQUIRED_ATTR(a, {row.reg_op})" in ir_export.reg_op(ir)
+    assert f'"type": "{row.msopgen}"' in exports.msopgen_json(ir)
+    assert f".REQUIRED_ATTR(a, {row.reg_op})" in exports.reg_op(ir)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.schema)

@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import pytest
 
 from opsdk import report
-from opsdk.harness.model import OpUnderTest, Result
+from opsdk._runtime.spec import parse
+from opsdk.harness.cell import OpUnderTest, Result
 from opsdk.harness.run import waivers
 from opsdk.harness.run.waivers import Waiver, WaiverError
-from opsdk.runtime.spec import parse
 
 ADD = OpUnderTest(parse("myops::my_add(Tensor x, Tensor y) -> Tensor"), "my_add")
 MUL = OpUnderTest(parse("myops::my_mul(Tensor x, Tensor y) -> Tensor"), "my_add")

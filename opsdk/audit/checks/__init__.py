@@ -2,7 +2,7 @@
 (the Meta function) and ``converter`` (TorchAir's lowering against CANN's definitions,
 whose GE graph :mod:`~opsdk.audit.checks.ge_node` reads node by node).
 
-Each ``check(library, op, shapes)`` raises :class:`~opsdk.harness.model.CellFailure` for a
+Each ``check(library, op, shapes)`` raises :class:`~opsdk.harness.cell.CellFailure` for a
 finding (certain: what was expected, what was seen, where, the fix) and returns notes,
 what it could not decide; a note never fails the run.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 
 from opsdk.axes import AUDIT_CHECKS
-from opsdk.harness.variants.inputs import Call, on_device
+from opsdk.harness.variants.cases import Call, on_device
 
 __all__ = ["CHECKS", "Undecided", "first_call", "fake_outputs", "where"]
 

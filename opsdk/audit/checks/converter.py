@@ -22,14 +22,13 @@ from pathlib import Path
 import torch
 import torch._dynamo
 
+from opsdk._runtime import patches, spec
 from opsdk.audit.checks import Undecided, fake_outputs, first_call, ge_node, where
+from opsdk.harness.cell import Cell, CellFailure, OpUnderTest
 from opsdk.harness.columns import ge
 from opsdk.harness.failures import chain, first_line
-from opsdk.harness.model import Cell, CellFailure, OpUnderTest
-from opsdk.harness.variants.inputs import cases, mark_static
-from opsdk.offline import patches
+from opsdk.harness.variants.cases import cases, mark_static
 from opsdk.offline.torchair import is_offline
-from opsdk.runtime import spec
 
 __all__ = ["check", "check_binding", "lower"]
 

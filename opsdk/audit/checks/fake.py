@@ -2,7 +2,7 @@
 
 Each case runs through ``torch.compile(backend="aot_eager", fullgraph=True)`` (the
 stand-in kernel answers the calls), with the sizes the harness grows between calls in
-``dynamic`` mode (:mod:`opsdk.harness.variants.inputs`). Sizes the Meta function refuses
+``dynamic`` mode (:mod:`opsdk.harness.variants.cases`). Sizes the Meta function refuses
 eagerly prove nothing (a note); a failure under symbolic sizes the Meta accepts eagerly,
 or a recompile, is a finding; so is a tensor the Meta function makes on a real device
 (fake tensors follow their inputs' device: it must too). An op with no fake function at
@@ -20,11 +20,11 @@ from torch._dynamo.testing import CompileCounterWithBackend
 from torch._library.utils import has_fake_kernel
 from torch._subclasses.fake_tensor import FakeTensorMode
 
+from opsdk._runtime import spec
 from opsdk.audit.checks import Undecided, fake_outputs, where
+from opsdk.harness.cell import CellFailure
 from opsdk.harness.failures import first_line, root_cause
-from opsdk.harness.model import CellFailure
-from opsdk.harness.variants.inputs import cases, mark_static, on_device, tensors_of
-from opsdk.runtime import spec
+from opsdk.harness.variants.cases import cases, mark_static, on_device, tensors_of
 
 __all__ = ["check"]
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import torch
 
+from opsdk._runtime import types
 from opsdk.audit.checks import where
 from opsdk.errors import OpsdkError
-from opsdk.harness.model import CellFailure
+from opsdk.harness.cell import CellFailure
 from opsdk.offline.ge.proto import decode_attr, dtype_name
-from opsdk.runtime import types
 
 __all__ = ["attrs", "check_given_inputs", "check_node", "check_outputs"]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import torch
 
 from opsdk.audit.checks import Undecided, fake_outputs, first_call, where
+from opsdk.harness.cell import CellFailure
 from opsdk.harness.failures import first_line
-from opsdk.harness.model import CellFailure
 
 __all__ = ["check", "check_aliasing", "check_pairs"]
 
@@ -70,8 +70,8 @@ def check_aliasing(op) -> list[str]:
     schema = op.op._schema
     if not op.cases:
         raise Undecided(op.no_case)
-    from opsdk.harness.variants.inputs import cases
-    from opsdk.runtime import spec
+    from opsdk._runtime import spec
+    from opsdk.harness.variants.cases import cases
 
     [case, *_] = cases(spec.of(op.op), "static", "eager")
     try:

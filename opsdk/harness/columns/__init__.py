@@ -32,7 +32,7 @@ class Column:
     needs: tuple[str, ...]  # from an op, in the order a user adds them (see harness.run.coverage)
     error_layer: str  # where an error no check anticipated is reported
     compiles: bool = False  # under torch.compile: can share a case's trace
-    empty_cases: bool = True  # runs cases with an empty tensor (see harness.variants.inputs)
+    empty_cases: bool = True  # runs cases with an empty tensor (see harness.variants.cases)
     # Columns this one leaves part of its checks to when they are in the same run.
     leaves_to: tuple[str, ...] = ()
 

@@ -1,6 +1,6 @@
 """Compiled columns: the op under ``torch.compile(fullgraph=True)`` vs eager.
 
-Every case of the op (see :mod:`opsdk.harness.variants.inputs`) runs its calls through
+Every case of the op (see :mod:`opsdk.harness.variants.cases`) runs its calls through
 one compiled function: results, in-place mutations and, for an op with a
 backward, the inputs' gradients (see :mod:`opsdk.harness.columns._training`) must equal
 eager on every call, and no call after the first may compile again (static
@@ -18,13 +18,13 @@ import torch
 import torch._dynamo
 from torch._dynamo.testing import CompileCounterWithBackend
 
+from opsdk.harness.cell import Cell, CellFailure
 from opsdk.harness.columns._training import requires_grad, trainable
 from opsdk.harness.columns.compare import assert_same, assert_same_call
 from opsdk.harness.columns.eager import backward, checked_kernel
 from opsdk.harness.failures import as_failure
-from opsdk.harness.model import Cell, CellFailure
 from opsdk.harness.run import shared_trace
-from opsdk.harness.variants.inputs import Case, cases, mark_static, on_device
+from opsdk.harness.variants.cases import Case, cases, mark_static, on_device
 from opsdk.harness.variants.usage import usages
 
 

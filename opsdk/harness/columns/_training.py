@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import torch
 
-from opsdk.harness.variants.inputs import Call, tensors_of
-from opsdk.runtime.spec import OpSpec
+from opsdk._runtime.spec import OpSpec
+from opsdk.harness.variants.cases import Call, tensors_of
 
 
 def trainable(spec: OpSpec) -> bool:

@@ -10,8 +10,8 @@ import contextlib
 
 import torch._dynamo
 
+from opsdk.harness.cell import Cell
 from opsdk.harness.columns import _compiled
-from opsdk.harness.model import Cell
 
 
 def run(cell: Cell, dump_dir=None) -> None:

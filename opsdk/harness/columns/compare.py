@@ -10,8 +10,8 @@ from collections.abc import Mapping
 
 import torch
 
-from opsdk.harness.model import CellFailure
-from opsdk.harness.variants.inputs import Call, tensors_of
+from opsdk.harness.cell import CellFailure
+from opsdk.harness.variants.cases import Call, tensors_of
 
 TOLERANCES = {  # dtype: (rtol, atol)
     torch.float16: (1e-3, 1e-3),

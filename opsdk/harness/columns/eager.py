@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from opsdk.harness.cell import Cell, CellFailure
 from opsdk.harness.columns._training import gradients, requires_grad, trainable
 from opsdk.harness.columns.compare import assert_same, assert_same_call
 from opsdk.harness.failures import as_failure, kernel_failure
-from opsdk.harness.model import Cell, CellFailure
-from opsdk.harness.variants.inputs import Call, Case, cases, on_device, tensor_bytes, tensors_of
+from opsdk.harness.variants.cases import Call, Case, cases, on_device, tensor_bytes, tensors_of
 
 HINT = "fix the npu kernel in kernels.py (the CPU reference is the oracle)"
 

@@ -18,16 +18,17 @@ from pathlib import Path
 
 import torch
 
+from opsdk._runtime import irdef
 from opsdk.errors import SetupError
 from opsdk.harness import graph_hook
-from opsdk.harness.columns import _compiled, _ge_dump
+from opsdk.harness.cell import Cell, CellFailure, case_dir
+from opsdk.harness.columns import _compiled
 from opsdk.harness.columns._training import trainable
-from opsdk.harness.model import Cell, CellFailure
 from opsdk.harness.torchair_graphs import SYM_DTYPES, fx_inputs, op_arguments
 from opsdk.harness.variants import profiles
-from opsdk.harness.variants.inputs import Case, tensors_of
+from opsdk.harness.variants.cases import Case, tensors_of
+from opsdk.offline.ge import dump as ge_dump
 from opsdk.offline.torchair import torchair_config, torchair_with_converters
-from opsdk.runtime import irdef
 
 NEXT_STEP_GRAPH = "rerun with --dump DIR and compare the GE graph with the FX graph"
 
@@ -65,7 +66,7 @@ def recorded_graphs():
     works the same offline and on an NPU host)."""
     import torch
 
-    from opsdk.offline import patches
+    from opsdk._runtime import patches
 
     recorded = Recorded()
 
@@ -112,7 +113,7 @@ def _returns_problem(spec, result) -> str | None:
 def checked_converter(spec):
     """Check every call of the op's registered converter against TorchAir's rules
     (an op without one may still get TorchAir's automatic converter)."""
-    from opsdk.offline import patches
+    from opsdk._runtime import patches
 
     def checking(converter):
         def checked(*args, **kwargs):
@@ -164,15 +165,6 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
         )
 
 
-def case_dir(qualname: str, label: str) -> str:
-    """Where ``--dump`` puts the GE graphs of an op's cell labelled ``label``
-    (:attr:`Cell.label`): ``ns.name.overload/ge-SHAPES``, ``ge+PROFILE-SHAPES`` under an
-    option profile, ``ge-SHAPES-CONTEXT`` in a usage context."""
-    namespace, _, rest = qualname.partition("::")
-    name, _, overload = rest.partition(".")
-    return f"{namespace}.{name}.{overload or 'default'}/{label.replace('/', '-')}"
-
-
 @contextlib.contextmanager
 def dumped(graphs: list, directory: Path | None):
     """:func:`dump` ``graphs`` as they are when the block ends, passed or failed (a failed
@@ -202,7 +194,7 @@ def dump(graphs, directory: Path) -> None:
     for i, graph in enumerate(graphs):
         if graph.fx_graph is not None:
             texts[f"graph{i}_fx.py"] = graph.fx_graph.print_readable(False)
-        texts[f"graph{i}_ge.py"] = _ge_dump.readable(graph.graph)
+        texts[f"graph{i}_ge.py"] = ge_dump.readable(graph.graph)
         texts[f"graph{i}_ge.pbtxt"] = str(graph.graph)
     path = directory
     try:

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import torch
 
-from opsdk.harness.model import CellFailure
-from opsdk.harness.variants.inputs import Call, map_tensors, on_device, tensors_of
+from opsdk.harness.cell import CellFailure
+from opsdk.harness.variants.cases import Call, map_tensors, on_device, tensors_of
 
 RULE = "an op's outputs are contiguous, as an aclnn kernel's are"
 KERNEL_FIX = "end the npu kernel with .contiguous()"

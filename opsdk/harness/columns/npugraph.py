@@ -20,22 +20,22 @@ from dataclasses import dataclass
 import torch
 import torch._dynamo
 
+from opsdk._runtime import patches
 from opsdk.errors import SetupError
 from opsdk.harness import graph_hook
+from opsdk.harness.cell import Cell, CellFailure, CellSkipped
 from opsdk.harness.columns._compiled import recompiled
 from opsdk.harness.columns.compare import assert_same_call
 from opsdk.harness.columns.eager import checked_kernel
 from opsdk.harness.failures import as_failure, chain, first_line
-from opsdk.harness.model import Cell, CellFailure, CellSkipped
 from opsdk.harness.run import shared_trace
 from opsdk.harness.variants import profiles
-from opsdk.harness.variants.inputs import Call, Case, cases, mark_static, on_device, tensors_of
+from opsdk.harness.variants.cases import Call, Case, cases, mark_static, on_device, tensors_of
 from opsdk.harness.variants.usage import Usage, usages
-from opsdk.offline import patches
 from opsdk.offline import torchair as bringup
 
 REPLAYS = 3
-# Per shape mode: the size step of each call of a case (see opsdk.harness.variants.inputs).
+# Per shape mode: the size step of each call of a case (see opsdk.harness.variants.cases).
 # Each shape is captured once and replayed; dynamic mode changes shape once, which
 # must recapture.
 STEPS = {

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import torch
 
+from opsdk._runtime.spec import validate_rules
 from opsdk.errors import SpecError
+from opsdk.harness.cell import Cell, CellFailure
 from opsdk.harness.columns import layout
 from opsdk.harness.columns._training import requires_grad, trainable
 from opsdk.harness.failures import first_line, implement_me, kernel_failure, raised_at
-from opsdk.harness.model import Cell, CellFailure
 from opsdk.harness.run import run_scope
-from opsdk.harness.variants.inputs import (
+from opsdk.harness.variants.cases import (
     Call,
     cases,
     map_tensors,
@@ -32,7 +33,6 @@ from opsdk.harness.variants.inputs import (
     tensor_bytes,
     tensors_of,
 )
-from opsdk.runtime.spec import validate_rules
 
 # test util -> (layer, what to do when it fails)
 _UTILS = {

@@ -14,19 +14,19 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from opsdk._runtime import spec
+from opsdk._runtime.device import ensure_npu
+from opsdk._runtime.patches import guard_profiling_skipped
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import SetupError, TargetError
 from opsdk.harness import columns
+from opsdk.harness.cell import Cell, CellFailure, CellSkipped, OpUnderTest, Result
 from opsdk.harness.failures import as_failure
-from opsdk.harness.model import Cell, CellFailure, CellSkipped, OpUnderTest, Result
 from opsdk.harness.run import coverage, run_scope, waivers
-from opsdk.harness.run._heard import Heard
 from opsdk.harness.run.cache import CellCache
+from opsdk.harness.run.heard import Heard
 from opsdk.harness.variants import contexts
 from opsdk.harness.variants import profiles as _profiles
-from opsdk.offline.patches import guard_profiling_skipped
-from opsdk.runtime import spec
-from opsdk.runtime.device import ensure_npu
 
 __all__ = ["cached", "cells", "discover", "not_run", "one_run", "run_cell", "run_matrix"]
 
@@ -136,7 +136,7 @@ def _run(cell: Cell, dump_dir: Path | None, cache: CellCache | None) -> Result:
                     )
                     if idle:
                         raise CellSkipped(idle)
-                # Dynamo's guard timing proves nothing about an op (see offline.patches).
+                # Dynamo's guard timing proves nothing about an op (see _runtime.patches).
                 with (
                     heard.logs(),
                     guard_profiling_skipped() if column.compiles else contextlib.nullcontext(),

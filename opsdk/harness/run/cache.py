@@ -34,7 +34,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from types import ModuleType
 
-from opsdk.harness.model import Cell, OpUnderTest, Result
+from opsdk.harness.cell import Cell, OpUnderTest, Result
 from opsdk.harness.run import fingerprint, run_scope
 
 __all__ = ["DIR_NAME", "ENV_OFF", "CellCache", "cacheable", "directory", "enabled", "failed"]

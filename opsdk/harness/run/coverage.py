@@ -17,11 +17,11 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from opsdk._runtime import attach, inputs, irdef
+from opsdk._runtime import spec as opspec
+from opsdk._runtime.spec import OpSpec
 from opsdk.harness import columns
-from opsdk.harness.model import CellFailure
-from opsdk.runtime import attach, inputs, irdef
-from opsdk.runtime import spec as opspec
-from opsdk.runtime.spec import OpSpec
+from opsdk.harness.cell import CellFailure
 
 # What each column needs is its Column.needs (opsdk.harness.columns).
 # piece -> (layer a missing piece fails in, what is missing, where to add it)

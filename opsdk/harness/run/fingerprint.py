@@ -25,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 
 import opsdk
-from opsdk.harness.model import OpUnderTest
+from opsdk.harness.cell import OpUnderTest
 
 __all__ = ["digest", "op_sources", "versions"]
 
@@ -116,8 +116,8 @@ def versions() -> dict[str, str]:
     if _versions is None:
         import torch
 
-        from opsdk.offline.locator import locate
-        from opsdk.runtime.device import ensure_npu
+        from opsdk._runtime.device import ensure_npu
+        from opsdk._runtime.locator import locate
 
         npu, torchair = ensure_npu(), locate()
         _versions = {

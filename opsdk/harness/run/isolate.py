@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from opsdk.harness.model import Cell, Result
+from opsdk.harness.cell import Cell, Result
 from opsdk.harness.run import interrupts
-from opsdk.report.progress import unfinished
+from opsdk.harness.run.progress import unfinished
 
 
 def _death(returncode: int) -> str:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from opsdk.harness import columns
-from opsdk.harness.model import Result
+from opsdk.harness.cell import Result
 
 
 @dataclass

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the CLI parser reads this module: no torch
-    from opsdk.harness.model import Cell
+    from opsdk.harness.cell import Cell
 
 __all__ = ["Shard", "parse", "plan"]
 

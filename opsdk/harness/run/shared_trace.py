@@ -42,8 +42,8 @@ from torch._functorch._aot_autograd.utils import make_boxed_func
 from torch.utils._mode_utils import no_dispatch
 
 from opsdk.harness import columns
+from opsdk.harness.cell import Cell, OpUnderTest
 from opsdk.harness.columns._training import trainable
-from opsdk.harness.model import Cell, OpUnderTest
 from opsdk.harness.run import run_scope
 from opsdk.harness.variants.usage import Usage
 
@@ -134,7 +134,7 @@ class _Request:
 @contextlib.contextmanager
 def _held_aot_requests(requests: list[_Request], column: str, checks) -> Iterator[None]:
     """While a backend compiles, its AOT Autograd call is recorded, not run."""
-    from opsdk.offline import patches
+    from opsdk._runtime import patches
 
     def hold(mod, args, **kwargs):
         request = _Request(column, checks, mod, list(args), kwargs)

@@ -7,8 +7,8 @@ import importlib
 import sys
 from pathlib import Path
 
+from opsdk._runtime.device import ensure_npu
 from opsdk.errors import TargetError
-from opsdk.runtime.device import ensure_npu
 
 
 def package_dir(path: Path) -> Path:

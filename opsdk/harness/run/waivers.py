@@ -30,7 +30,7 @@ from pathlib import Path
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import OpsdkError
 from opsdk.harness import columns
-from opsdk.harness.model import OpUnderTest, Result
+from opsdk.harness.cell import OpUnderTest, Result
 from opsdk.harness.variants import contexts, profiles
 
 if sys.version_info >= (3, 11):

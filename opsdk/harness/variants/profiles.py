@@ -252,7 +252,7 @@ def declared(column: str) -> dict[str, Declared]:
     """The options of the ``CompilerConfig`` that ``column`` builds, by dotted path, read
     from the source of the TorchAir opsdk runs (the cache offline, torch_npu's on a
     host), not imported: importing TorchAir costs seconds and installs its patches."""
-    from opsdk.offline import locator
+    from opsdk._runtime import locator
 
     folder = locator.locate().path / _CONFIG_SOURCES[column]
     modules = {f.stem: ast.parse(f.read_text()) for f in sorted(folder.glob("*.py"))}

@@ -19,13 +19,13 @@ from collections.abc import Callable
 
 import torch
 
+from opsdk.harness.cell import Cell, CellFailure, CellSkipped
 from opsdk.harness.columns import layout
 from opsdk.harness.columns._compile_call import compile_call
 from opsdk.harness.columns.eager import run_op
 from opsdk.harness.failures import first_line, root_cause
-from opsdk.harness.model import Cell, CellFailure, CellSkipped
 from opsdk.harness.variants import contexts
-from opsdk.harness.variants.inputs import Call, Case, map_tensors, on_device, tensors_of
+from opsdk.harness.variants.cases import Call, Case, map_tensors, on_device, tensors_of
 
 __all__ = ["Usage", "usages"]
 

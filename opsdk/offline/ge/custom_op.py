@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import torch
 
+from opsdk._runtime import irdef, types
+from opsdk._runtime import spec as op_spec
 from opsdk.errors import SpecError
 from opsdk.offline.ge.errors import GeExecutionError, GeGraphError
 from opsdk.offline.ge.kernels import Node
-from opsdk.runtime import irdef, types
-from opsdk.runtime import spec as op_spec
 
 
 def _resolve_torch_op(ir: irdef.IrDef):

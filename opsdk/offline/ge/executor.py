@@ -3,7 +3,7 @@
 Offline there is no Graph Engine, so the ``ModelDef`` TorchAir builds is run
 here instead: every GE op type gets a small torch kernel with GE's semantics
 (inputs by position, attributes by name), and every custom op type registered
-in :mod:`opsdk.runtime.irdef` runs through the CPU kernel of the torch op its
+in :mod:`opsdk._runtime.irdef` runs through the CPU kernel of the torch op its
 ``IrDef.torch_op`` names, which is that op's reference implementation.
 
 What the executor promises, as GE does:
@@ -30,12 +30,12 @@ from dataclasses import dataclass
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
+from opsdk._runtime import irdef
 from opsdk.offline.ge import kernels
 from opsdk.offline.ge.custom_op import _CustomOp
 from opsdk.offline.ge.errors import GeExecutionError, GeGraphError
 from opsdk.offline.ge.kernels import Kernel, Node
 from opsdk.offline.ge.proto import decode_const, torch_dtype_from_proto
-from opsdk.runtime import irdef
 
 _GRAPH_OPS = {"Data", "RefData", "Const", "NetOutput"}
 

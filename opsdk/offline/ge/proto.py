@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from opsdk._runtime import types
 from opsdk.offline.ge.errors import GeGraphError
-from opsdk.runtime import types
 
 # --- Data types --------------------------------------------------------------------------
 # GE has two numberings for the same data types: ge::DataType (C++, also

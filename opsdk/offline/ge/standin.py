@@ -2,7 +2,7 @@
 
 TorchAir's Python code (Dynamo backend, AOT, converters, graph passes) runs
 unchanged; only this pybind module, which links CANN, is replaced. It answers
-GE IR definition queries from :mod:`opsdk.runtime.irdef` as CANN would, and its
+GE IR definition queries from :mod:`opsdk._runtime.irdef` as CANN would, and its
 ``TorchNpuGraphBase`` plays the GE session: ``load`` parses and validates the
 serialized ``ModelDef`` TorchAir hands over, ``run`` executes it with
 :mod:`opsdk.offline.ge.executor` and returns outputs under GE's contract (one
@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 import torch
 
+from opsdk._runtime import irdef
 from opsdk.errors import OpFault, SetupError
 from opsdk.offline import ge
-from opsdk.runtime import irdef
 
 MODULE_NAME = "torchair.core._torchair"
 

@@ -16,8 +16,8 @@ import html
 
 import pydot
 
-from opsdk.harness.columns import _ge_dump
 from opsdk.offline.ge import GeGraphError, decode_const
+from opsdk.offline.ge import dump as ge_dump
 
 __all__ = ["COLORS", "dot_of"]
 
@@ -54,7 +54,7 @@ def _label(rows: list[str]) -> str:
 
 def _desc(desc) -> str:
     """``float32 [-1, 4]``; ``float32`` while GE has not inferred the shape."""
-    dtype = _ge_dump.dtype_name(desc)
+    dtype = ge_dump.dtype_name(desc)
     return f"{dtype} {list(desc.shape.dim)}" if desc.device_type else dtype
 
 
@@ -62,7 +62,7 @@ def _const_rows(op) -> list[str]:
     tensor = op.attr["value"].t if "value" in op.attr else None
     if tensor is None:
         return []
-    desc = f"{_ge_dump.dtype_name(tensor.desc)} {list(tensor.desc.shape.dim)}"
+    desc = f"{ge_dump.dtype_name(tensor.desc)} {list(tensor.desc.shape.dim)}"
     try:
         value = decode_const(tensor)
     except GeGraphError:
@@ -156,7 +156,7 @@ def dot_of(
         elif op.type == "Const":
             rows += _const_rows(op)
         else:
-            rows += [_row(item) for item in _ge_dump.attr_text(op)]
+            rows += [_row(item) for item in ge_dump.attr_text(op)]
         attrs = {"fillcolor": _fill(op, is_op)}
         classes = ["op"] * is_op
         if is_op:

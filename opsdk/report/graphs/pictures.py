@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from opsdk.harness.columns import _ge_dump
-from opsdk.harness.columns.ge import case_dir
+from opsdk.harness.cell import case_dir
 from opsdk.harness.graph_hook import COLUMNS, CellGraphs
 from opsdk.report.graphs import render
 
@@ -48,7 +47,8 @@ class Pictures:
         self.forget([(graphs.op, graphs.label)])
         folder = Path(self.directory) / case_dir(graphs.op, graphs.label)
         folder.mkdir(parents=True, exist_ok=True)
-        from opsdk.report.graphs import fx, ge  # torch's drawer and pydot: only to draw
+        from opsdk.offline.ge import dump as ge_dump  # torch, pydot: only to draw
+        from opsdk.report.graphs import fx, ge
 
         self._draw(
             folder / "fx",
@@ -59,7 +59,7 @@ class Pictures:
             self._draw(
                 folder / "ge",
                 lambda: ge.dot_of(graphs.ge, graphs.op_types, graphs.symbols, graphs.marks),
-                lambda: _ge_dump.readable(graphs.ge),
+                lambda: ge_dump.readable(graphs.ge),
             )
 
     def forget(self, cells) -> None:

@@ -1,0 +1,174 @@
+"""The GE IR definition of an op: what CANN's op prototype (``REG_OP``) declares.
+
+An op package states its IR definition in its ``ir.py``; opsdk keeps a registry
+of them so the offline ``_torchair`` stand-in can answer
+``get_registered_ir_def`` the way CANN does, and the GE reference executor can
+run a custom node through the op's CPU reference kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from opsdk._runtime import types
+
+INPUT_KINDS = ("required", "optional", "dynamic")
+OUTPUT_KINDS = ("required", "dynamic")
+# An AscendC OpDef input declared ``.Scalar()`` / ``.ScalarList()``: a GE tensor input that
+# the op's aclnn API takes as ``aclScalar`` / ``aclScalarList``.
+SCALAR_KINDS = ("scalar", "scalar_list")
+ATTR_TYPES = tuple(types.BY_VALUE_TYPE)
+
+
+@dataclass(frozen=True)
+class Input:
+    """An IR input. ``value_depend`` and ``scalar`` are AscendC OpDef facts GE's prototype
+    does not carry but the op's generated aclnn API does: a ``.ValueDepend(...)`` input is
+    read on the host (aclnn takes it as a host array), a ``.Scalar()`` /
+    ``.ScalarList()`` one as an ``aclScalar`` / ``aclScalarList``."""
+
+    name: str
+    kind: str = "required"
+    value_depend: bool = False
+    scalar: str | None = None
+
+    def __post_init__(self):
+        if self.kind not in INPUT_KINDS:
+            raise ValueError(f"IR input {self.name!r}: kind must be one of {INPUT_KINDS}")
+        if self.scalar is not None and self.scalar not in SCALAR_KINDS:
+            raise ValueError(f"IR input {self.name!r}: scalar must be one of {SCALAR_KINDS}")
+
+
+@dataclass(frozen=True)
+class Output:
+    """An IR output. ``depends_on_compute``: its shape is known only once the kernel ran
+    (OpDef ``.OutputShapeDependOnCompute()``), so no fake function can state it ahead."""
+
+    name: str
+    kind: str = "required"
+    depends_on_compute: bool = False
+
+    def __post_init__(self):
+        if self.kind not in OUTPUT_KINDS:
+            raise ValueError(f"IR output {self.name!r}: kind must be one of {OUTPUT_KINDS}")
+
+
+@dataclass(frozen=True)
+class Attr:
+    """An IR attr; ``default`` (None: the attr is required) is what CANN uses when a
+    node leaves the attr unset."""
+
+    name: str
+    type: str
+    default: object = None
+
+    def __post_init__(self):
+        if isinstance(self.default, list):  # keep the definition immutable and hashable
+            object.__setattr__(self, "default", tuple(self.default))
+        if self.type not in ATTR_TYPES:
+            raise ValueError(f"IR attr {self.name!r}: type must be one of {ATTR_TYPES}")
+
+
+@dataclass(frozen=True)
+class IrDef:
+    """One GE op prototype, and how it stands for a torch op.
+
+    ``torch_op`` (``"ns::name"`` or ``"ns::name.overload"``) is the torch op a node
+    of this type computes: the harness finds an op's IR through it, and the offline
+    executor runs the node with that op's CPU kernel. CANN names its inputs and attrs
+    its own way (``x`` where torch_npu says ``self``): ``arg_names`` maps a torch
+    argument to its IR input or attr (unlisted: the same name). ``fixed_args`` gives
+    the torch arguments a converter consumes in Python instead of passing them on
+    (a mode that picks this GE op over another): the values this op type stands for.
+    An output named like the IR name of a mutated argument is that argument, written
+    in place (a GE ref output); the other outputs are the op's returns, in order.
+    """
+
+    op_type: str
+    inputs: tuple[Input, ...] = ()
+    outputs: tuple[Output, ...] = ()
+    attrs: tuple[Attr, ...] = ()
+    torch_op: str | None = field(default=None, compare=False)
+    arg_names: tuple[tuple[str, str], ...] = ()
+    fixed_args: tuple[tuple[str, object], ...] = ()
+
+    def __post_init__(self):
+        # Accept lists and dicts from hand-written ir.py files; store tuples (hashable,
+        # immutable).
+        for name in ("inputs", "outputs", "attrs"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        for name in ("arg_names", "fixed_args"):
+            value = getattr(self, name)
+            pairs = value.items() if isinstance(value, dict) else value
+            object.__setattr__(self, name, tuple(sorted((k, _frozen(v)) for k, v in pairs)))
+        targets = [ir for _, ir in self.arg_names]
+        if len(set(targets)) != len(targets):
+            raise ValueError(f"IrDef {self.op_type}: arg_names maps two arguments to one name")
+
+    def ir_name(self, torch_arg: str) -> str:
+        """The IR input or attr name of a torch argument."""
+        return dict(self.arg_names).get(torch_arg, torch_arg)
+
+    @property
+    def ir_input_names(self) -> tuple[str, ...]:
+        return tuple(i.name for i in self.inputs)
+
+    @property
+    def ir_attr_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.attrs)
+
+    def as_torchair_answer(self):
+        """The tuple ``_torchair.get_registered_ir_def`` returns for a known op."""
+        return (
+            "SUCCESS",
+            [(i.name, i.kind) for i in self.inputs],
+            [(o.name, o.kind) for o in self.outputs],
+            [(a.name, a.type) for a in self.attrs],
+        )
+
+
+def _frozen(value):
+    return tuple(value) if isinstance(value, list) else value
+
+
+_REGISTRY: dict[str, IrDef] = {}
+
+
+def register(ir: IrDef) -> IrDef:
+    """Make ``ir`` known to the offline GE stand-in. Re-registering the same
+    definition is a no-op; a different one under the same op type is an error,
+    because CANN would hold only one."""
+    known = _REGISTRY.get(ir.op_type)
+    if known is not None and known != ir:
+        raise ValueError(
+            f"GE op type {ir.op_type!r} is already registered with a different definition; "
+            "give each op a unique IR name"
+        )
+    _REGISTRY[ir.op_type] = ir
+    return ir
+
+
+def lookup(op_type: str) -> IrDef | None:
+    return _REGISTRY.get(op_type)
+
+
+def for_op(qualname: str) -> list[IrDef]:
+    """The IR definitions a torch op lowers to: those naming it as ``torch_op`` or,
+    failing that, naming its in-place or functional partner (``name_`` and ``name``
+    lower to the same GE op; TorchAir turns one into the other)."""
+    from opsdk._runtime.spec import partner  # spec imports torch: only when asked
+
+    for name in (qualname, partner(qualname)):
+        found = [ir for ir in _REGISTRY.values() if _same_op(ir.torch_op, name)]
+        if found:
+            return found
+    return []
+
+
+def _same_op(a: str | None, b: str) -> bool:
+    """``ns::name`` and ``ns::name.default`` are the same overload."""
+    return a is not None and a.removesuffix(".default") == b.removesuffix(".default")
+
+
+def registered() -> dict[str, IrDef]:
+    return dict(_REGISTRY)

@@ -1,0 +1,40 @@
+"""The model every CANN reader fills and every exporter writes: one op, its IR and dtypes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from opsdk._runtime.irdef import IrDef
+
+
+@dataclass(frozen=True)
+class CannOp:
+    """One CANN op: its IR and what each tensor accepts.
+
+    ``dtypes`` maps every input and output name to GE ``DataType`` enumerators
+    (``DT_FLOAT16``). With ``rows`` (msopgen JSON, OpDef) the i-th entries of equally
+    long lists form one supported combination, and those are all the op supports; a
+    ``REG_OP``'s ``TensorType`` is a set of its own per tensor (``rows`` False: its lists
+    may look aligned, GE checks each alone). A tensor typed by a ``DATATYPE`` symbol that
+    the text never declares has ``()`` (any). ``type_vars`` names the symbol a tensor
+    shares with others (``"T"``: same dtype). ``formats`` are msopgen's, aligned with
+    ``dtypes`` (``ND`` where the source states none).
+    """
+
+    ir: IrDef
+    dtypes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    formats: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    type_vars: dict[str, str] = field(default_factory=dict)
+    # OpDef ``.Version(n)`` inputs and attrs: CANN's build leaves them out of the op's base
+    # aclnn API and declares aclnn<Op>V<n> for them (GE's prototype has them all).
+    versions: dict[str, int] = field(default_factory=dict)
+    # Not compared: it is how the source's format reads the lists, not the op. The same op
+    # exported as REG_OP, msopgen JSON and OpDef reads back equal, and opsdk new's check
+    # that a project's JSON and OpDef agree compares what they declare.
+    rows: bool = field(default=True, compare=False)
+
+
+class CannWarning(UserWarning):
+    """Something a CANN file says that its own tool ignores or repairs (msopgen drops an
+    attr of an unknown type, takes a missing ``param_type`` as required): the reader does
+    the same and says so, one line naming the file, op and key. ``opsdk new`` prints them."""

@@ -1,0 +1,181 @@
+"""The harness's vocabulary: cells of the matrix, their results and where their files go.
+
+A cell is one op under one backend with one shape mode, optionally in a usage
+context (the op inside a realistic graph: ``view``, ``chain``...) and under an option
+profile (TorchAir settings users turn on); its result says pass, or in which layer it
+failed and what to do next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the reports and `opsdk report merge` read cells without torch
+    from opsdk._runtime.spec import OpSpec
+
+__all__ = [
+    "Cell",
+    "CellFailure",
+    "CellSkipped",
+    "OpUnderTest",
+    "Result",
+    "case_dir",
+]
+
+# "not run": an interrupted run did not reach the cell (or aborted it); never a pass.
+STATUSES = ("pass", "fail", "skip", "xfail", "error", "not run")
+# Where a failure happened, from the user's code outwards.
+LAYERS = (
+    "eager",
+    "schema",
+    "fake",
+    "autograd",
+    "dynamo",
+    "aot",
+    "recompile",
+    "converter",
+    "ge-graph",
+    "ge-exec",
+    "capture",
+    "replay",
+    "stale-input",
+    "setup",
+    "process",  # --isolate: the op's process crashed or timed out
+)
+
+
+@dataclass(frozen=True)
+class OpUnderTest:
+    """An op of the target package, with its parsed spec."""
+
+    spec: OpSpec
+    package: str
+
+    @property
+    def name(self) -> str:
+        return self.spec.qualname
+
+    def overload(self):
+        return self.spec.op()
+
+
+class _Coordinates:
+    """Where a cell sits in the matrix, spelled once for cells and their results."""
+
+    backend: str
+    shapes: str
+    context: str | None
+    profile: str | None
+
+    @property
+    def column(self) -> str:
+        """The report column: ``ge``, ``ge+frozen_parameter``, ``ge/view``."""
+        variant = f"{self.backend}+{self.profile}" if self.profile else self.backend
+        return f"{variant}/{self.context}" if self.context else variant
+
+    @property
+    def label(self) -> str:
+        """``ge-dynamic``, ``ge+frozen_parameter-dynamic/view``: the cell within its op."""
+        variant = f"{self.backend}+{self.profile}" if self.profile else self.backend
+        label = f"{variant}-{self.shapes}"
+        return f"{label}/{self.context}" if self.context else label
+
+    def _id(self, op: str) -> str:
+        """``ns::op[backend-shapes]``, the id pytest and reports show."""
+        return f"{op}[{self.label}]"
+
+
+@dataclass(frozen=True)
+class Cell(_Coordinates):
+    op: OpUnderTest
+    backend: str
+    shapes: str
+    waiver: str | None = None  # why the cell is expected to fail (opsdk-waivers.toml)
+    context: str | None = None  # a usage context; None: the op alone on whole tensors
+    profile: str | None = None  # a TorchAir option profile; None: TorchAir's defaults
+
+    @property
+    def id(self) -> str:
+        return self._id(self.op.name)
+
+    def result(self, status: str, layer: str | None = None, message: str = "", **more) -> Result:
+        """This cell's result (waiver not applied: see :mod:`opsdk.harness.run.waivers`)."""
+        return Result(
+            self.op.name,
+            self.backend,
+            self.shapes,
+            status,
+            layer,
+            message,
+            context=self.context,
+            profile=self.profile,
+            **more,
+        )
+
+
+@dataclass(frozen=True)
+class Result(_Coordinates):
+    op: str
+    backend: str
+    shapes: str
+    status: str
+    layer: str | None = None
+    message: str = ""
+    seconds: float = 0.0
+    waiver: str | None = None  # the reason of the waiver that covers the cell
+    context: str | None = None
+    profile: str | None = None
+    # What third-party code warned or logged while the cell ran, each once (harness.run.heard).
+    warnings: tuple[str, ...] = ()
+    cached: bool = False  # read from the cell cache (opsdk.harness.run.cache), not run now
+
+    def __post_init__(self):
+        object.__setattr__(self, "warnings", tuple(self.warnings))  # a JSON list, read back
+        if self.status not in STATUSES or (self.layer is not None and self.layer not in LAYERS):
+            raise ValueError(f"unknown status/layer {self.status!r}/{self.layer!r}")
+
+    @property
+    def id(self) -> str:
+        return self._id(self.op)
+
+    def describe(self) -> str:
+        """One line: the cell, then its outcome."""
+        cached = " (cached)" if self.cached else ""
+        return f"{self.op} [{self.label}]{cached}: {self.outcome()}"
+
+    def outcome(self) -> str:
+        """Status, layer and message, for a report that already names the cell."""
+        where = f" in layer {self.layer}" if self.layer else ""
+        return f"{self.status}{where}: {self.message}" if self.message else self.status + where
+
+    @property
+    def stale_waiver(self) -> bool:
+        """Waived, yet it passed: the waiver has outlived its bug and must go."""
+        return self.status == "pass" and self.waiver is not None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+class CellFailure(Exception):
+    """A check found a problem; carries the layer it belongs to, and for a rule on a
+    graph the nodes it concerns (by name, with a short note: a cell's pictures mark them)."""
+
+    def __init__(self, layer: str, message: str, marks: dict[str, str] | None = None):
+        super().__init__(message)
+        self.layer = layer
+        self.marks = dict(marks or {})
+
+
+class CellSkipped(Exception):
+    """The cell would check nothing here; the message says why (a skip, never a pass)."""
+
+
+def case_dir(qualname: str, label: str) -> str:
+    """Where ``--dump`` puts the GE graphs of an op's cell labelled ``label``
+    (:attr:`Cell.label`): ``ns.name.overload/ge-SHAPES``, ``ge+PROFILE-SHAPES`` under an
+    option profile, ``ge-SHAPES-CONTEXT`` in a usage context."""
+    namespace, _, rest = qualname.partition("::")
+    name, _, overload = rest.partition(".")
+    return f"{namespace}.{name}.{overload or 'default'}/{label.replace('/', '-')}"
