@@ -4,16 +4,15 @@ doctor."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import sys
 from pathlib import Path
 
 from opsdk.errors import OpsdkError
+from opsdk.matrix_run import DEFAULT_TIMEOUT
 
 # What the commands import beyond the op runtime: opsdk's `tools` extra (pyproject.toml).
 TOOLS = ("cookiecutter", "jinja2", "ruff", "google.protobuf", "packaging", "numpy", "yaml", "pydot")
-DEFAULT_TIMEOUT = 600.0  # seconds per op under --isolate: a whole column set on 2 cores fits
 # `--graphs`: which ge/npugraph_ex cells the reports draw the graphs of.
 GRAPHS = ("failing", "all", "none")
 
@@ -71,15 +70,53 @@ def _choices_flag(parser: argparse.ArgumentParser, flag: str, choices, metavar: 
     )
 
 
-def _same_flag(source: argparse.ArgumentParser, parser: argparse.ArgumentParser, flag: str):
-    """Give ``parser`` ``source``'s ``flag``, as it is (one spelling, one help text)."""
-    action = source._option_string_actions[flag]
-    kwargs = {"help": action.help, "default": action.default, "dest": action.dest}
-    if isinstance(action, argparse._StoreTrueAction):
-        kwargs["action"] = "store_true"
-    else:
-        kwargs |= {"type": action.type, "metavar": action.metavar}
-    parser.add_argument(*action.option_strings, **kwargs)
+def _matrix_flags() -> argparse.ArgumentParser:
+    """The flags `opsdk check` and `opsdk audit` share (argparse ``parents=``)."""
+    from opsdk.axes import SHAPE_MODES
+    from opsdk.harness.run import shard as shard_plan
+
+    shared = argparse.ArgumentParser(add_help=False)
+    _choices_flag(shared, "--shapes", SHAPE_MODES, "MODES", "shape modes")
+    shared.add_argument("-k", dest="pattern", help="only ops whose name contains PATTERN")
+    shared.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report here")
+    shared.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE.html",
+        help="write the matrix as a self-contained HTML page",
+    )
+    shared.add_argument(
+        "--markdown",
+        type=Path,
+        metavar="FILE",
+        help="write the matrix as Markdown (also appended to $GITHUB_STEP_SUMMARY when set)",
+    )
+    shared.add_argument(
+        "--isolate",
+        action="store_true",
+        help="run each op in its own process: a crash or hang costs only that op's cells",
+    )
+    shared.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        metavar="SECONDS",
+        help=f"with --isolate, seconds an op may run (default {DEFAULT_TIMEOUT:g})",
+    )
+    shared.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="run every cell: neither read nor write the cell cache (.opsdk_cache/)",
+    )
+    shared.add_argument(
+        "--shard",
+        type=shard_plan.parse,
+        metavar="I/N",
+        help="run shard I of N (whole ops, balanced by recorded durations); merge the shards' "
+        "--json reports with opsdk report merge",
+    )
+    # How --isolate runs one op in a child: the exact name, as reports spell it (ns::name).
+    shared.add_argument("--only-op", help=argparse.SUPPRESS)
+    return shared
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -87,7 +124,6 @@ def _parser() -> argparse.ArgumentParser:
     ``--version`` and ``doctor`` stay fast)."""
     from opsdk.axes import AUDIT_CHECKS, DEFAULT_STYLE, SHAPE_MODES, STYLES
     from opsdk.harness import columns
-    from opsdk.harness.run import shard as shard_plan
     from opsdk.harness.variants import contexts, profiles
 
     parser = argparse.ArgumentParser(
@@ -130,10 +166,12 @@ def _parser() -> argparse.ArgumentParser:
         "specs follow it",
     )
 
-    check = sub.add_parser("check", help="run the conformance matrix of an op package")
+    matrix = _matrix_flags()
+    check = sub.add_parser(
+        "check", help="run the conformance matrix of an op package", parents=[matrix]
+    )
     check.add_argument("target", help="op package directory or importable module")
     _choices_flag(check, "--backend", columns.names(), "COLUMNS", "backend columns")
-    _choices_flag(check, "--shapes", SHAPE_MODES, "MODES", "shape modes")
     check.add_argument(
         "--options",
         type=_csv((*profiles.names(), profiles.ALL)),
@@ -150,22 +188,8 @@ def _parser() -> argparse.ArgumentParser:
         f"{', '.join(contexts.names())}, {contexts.ALL} or {contexts.NONE} "
         "(default: view,buffer for in-place ops)",
     )
-    check.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report here")
-    check.add_argument("-k", dest="pattern", help="only ops whose name contains PATTERN")
     check.add_argument(
         "--dump", type=Path, metavar="DIR", help="write each compiled graph (FX and GE) here"
-    )
-    check.add_argument(
-        "--report",
-        type=Path,
-        metavar="FILE.html",
-        help="write the matrix as a self-contained HTML page",
-    )
-    check.add_argument(
-        "--markdown",
-        type=Path,
-        metavar="FILE",
-        help="write the matrix as Markdown (also appended to $GITHUB_STEP_SUMMARY when set)",
     )
     check.add_argument(
         "--graphs",
@@ -177,33 +201,8 @@ def _parser() -> argparse.ArgumentParser:
     # Where an --isolate child draws them: the parent's folder for the pictures.
     check.add_argument("--graphs-dir", type=Path, help=argparse.SUPPRESS)
     check.add_argument(
-        "--isolate",
-        action="store_true",
-        help="run each op in its own process: a crash or hang costs only that op's cells",
-    )
-    check.add_argument(
-        "--timeout",
-        type=_positive_seconds,
-        metavar="SECONDS",
-        help=f"with --isolate, seconds an op may run (default {DEFAULT_TIMEOUT:g})",
-    )
-    check.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="run every cell: neither read nor write the cell cache (.opsdk_cache/)",
-    )
-    check.add_argument(
         "--last-failed", action="store_true", help="run only the cells that failed last time"
     )
-    check.add_argument(
-        "--shard",
-        type=shard_plan.parse,
-        metavar="I/N",
-        help="run shard I of N (whole ops, balanced by recorded durations); merge the shards' "
-        "--json reports with opsdk report merge",
-    )
-    # How --isolate runs one op in a child: the exact name, as reports spell it (ns::name).
-    check.add_argument("--only-op", help=argparse.SUPPRESS)
 
     graph = sub.add_parser(
         "graph", help="draw the FX and GE graphs of one ge or npugraph_ex cell (SVG and PNG)"
@@ -218,7 +217,9 @@ def _parser() -> argparse.ArgumentParser:
     graph.add_argument("--out", type=Path, required=True, metavar="DIR", help="write them here")
 
     audit = sub.add_parser(
-        "audit", help="check an existing op library's schemas, Meta functions and converters"
+        "audit",
+        help="check an existing op library's schemas, Meta functions and converters",
+        parents=[matrix],
     )
     audit.add_argument(
         "target",
@@ -226,8 +227,6 @@ def _parser() -> argparse.ArgumentParser:
         "importable module: an opsdk package, or a module defining ops with torch.library",
     )
     _choices_flag(audit, "--checks", AUDIT_CHECKS, "CHECKS", "checks")
-    _same_flag(check, audit, "--shapes")
-    _same_flag(check, audit, "-k")
     audit.add_argument(
         "--waivers",
         type=Path,
@@ -243,9 +242,6 @@ def _parser() -> argparse.ArgumentParser:
         help="the GE side's CANN definitions: a REG_OP header, op_host OpDef source, msopgen "
         "JSON, or a folder of them (repeat for more; checked before the library's own)",
     )
-    flags = ("--json", "--report", "--markdown", "--isolate", "--timeout", "--no-cache")
-    for flag in (*flags, "--shard", "--only-op"):
-        _same_flag(check, audit, flag)
 
     cov = sub.add_parser(
         "coverage", help="which ops have a kernel, fake, converter, IR and input specs"
@@ -284,30 +280,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _new(args) -> int:
-    with _cann_warnings_said("opsdk new"):
+    from opsdk import cann
+
+    with cann.warnings_said("opsdk new"):
         return _new_package(args)
-
-
-@contextlib.contextmanager
-def _cann_warnings_said(command: str):
-    """What the CANN readers repaired or skipped, one line each on stderr, whether or
-    not the command succeeds; other warnings as Python shows them."""
-    import warnings
-
-    from opsdk.cann import CannWarning
-
-    with warnings.catch_warnings(record=True) as heard:
-        warnings.simplefilter("always", CannWarning)
-        try:
-            yield
-        finally:
-            for warning in heard:
-                if not issubclass(warning.category, CannWarning):
-                    warnings.showwarning(
-                        warning.message, warning.category, warning.filename, warning.lineno
-                    )
-                else:
-                    print(f"{command}: warning: {warning.message}", file=sys.stderr)
 
 
 def _new_package(args) -> int:
@@ -370,268 +346,27 @@ def _only_op_name(path: Path) -> str:
     return file_stem(cann_torch.pick(cann.read(path), None, str(path)).ir)
 
 
-_REPORTS = {"--json": ".json", "--report": ".html", "--markdown": ".md"}
-
-
-def _check_outputs(args, **folders) -> None:
-    """The report paths (and ``folders``) checked before any work (:mod:`opsdk._outputs`)."""
-    from opsdk import _outputs
-
-    _outputs.check(
-        {flag: (getattr(args, flag[2:]), f"report{suffix}") for flag, suffix in _REPORTS.items()},
-        folders,
-    )
-
-
 def _check(args) -> int:
-    if args.timeout is not None and not args.isolate:
-        raise OpsdkError("--timeout applies to --isolate: add --isolate")
-    if args.last_failed and (args.no_cache or args.shard):
-        raise OpsdkError(
-            "--last-failed reads the cell cache of this checkout: drop --no-cache/--shard"
-        )
-    folder = _pictures_folder(args)
-    own = folder if folder != args.dump else None  # --dump's folder is checked as --dump
-    _check_outputs(args, **{"--dump": args.dump, "--graphs": own})
-    from opsdk import harness, report
-    from opsdk.harness.run import interrupts, target
-    from opsdk.harness.run.progress import Progress
-    from opsdk.harness.variants import profiles
-    from opsdk.report.merge import provenance
-
-    with interrupts.Interrupts() as interrupted, _drawn(args, folder) as drawer:
-        folder = drawer.directory if drawer else None
-        package = target.load(args.target)
-        chosen = profiles.parse(args.options)
-        cells = harness.cells(
-            package, args.backend, args.shapes, args.pattern, chosen, args.contexts
-        )
-        if args.only_op is not None:
-            cells = [c for c in cells if c.op.name == args.only_op]
-            if not cells:
-                raise OpsdkError(f"{package.__name__} declares no op named {args.only_op!r}")
-        if not cells:
-            raise OpsdkError(f"no op of {package.__name__} matches -k {args.pattern!r}")
-        ops = harness.discover(package)
-        cache, shard, cells = _incremental(args, package, ops, cells, folder is not None)
-        if drawer:
-            drawer.forget((c.op.name, c.label) for c in cells)
-        progress = Progress(len(cells))
-        interrupted.say = progress.notice
-        if args.isolate:
-            results = _run_isolated(args, cells, progress, cache, folder)
-        else:
-            results = harness.run_matrix(
-                cells,
-                on_start=lambda c: progress.start(f"{c.op.name} [{c.label}]"),
-                on_result=lambda r: progress.finish([r]),
-                dump_dir=args.dump,
-                stop=interrupts.requested,
-                cache=cache,
-            )
-        print(report.matrix(results))
-        _write_reports(args, results, args.target, provenance(package, ops, shard), None, folder)
-    if interrupted.requested:
-        return interrupts.EXIT_CODE
-    return 0 if report.succeeded(results) else 1
-
-
-def _pictures_folder(args) -> Path | None:
-    """Where `opsdk check` draws cells' graphs for its reports: an --isolate child where its
-    parent says, else in --dump's folder, else beside --markdown (``r.md``: ``r-graphs/``);
-    None with --graphs none, without a report, or for --report alone (a temporary folder)."""
-    if args.graphs == "none" or args.graphs_dir is not None:
-        return args.graphs_dir
-    if args.dump is not None and (args.report or args.markdown):
-        return args.dump
-    if args.markdown is not None:
-        return args.markdown.with_name(f"{args.markdown.stem}-graphs")
-    return None
-
-
-@contextlib.contextmanager
-def _drawn(args, folder: Path | None):
-    """While active, the ge and npugraph_ex cells that --graphs names are drawn into
-    ``folder`` (a temporary one for --report alone); yields the drawer, None when no
-    report shows pictures. Without Graphviz's dot, one line says so: they become text."""
-    if args.graphs == "none" or not (args.report or args.markdown or args.graphs_dir):
-        yield None
-        return
-    import tempfile
-
-    from opsdk.harness import graph_hook
-    from opsdk.report.graphs import pictures, render
-
-    missing = render.missing()
-    if missing and args.graphs_dir is None:
-        print(f"opsdk check: the reports show the graphs as text: {missing}")
-    with contextlib.ExitStack() as stack:
-        if folder is None:
-            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="opsdk-graphs-")))
-        drawer = pictures.Pictures(folder, every=args.graphs == "all")
-        stack.enter_context(graph_hook.received_by(drawer))
-        yield drawer
-
-
-def _incremental(args, package, ops, cells, drawing: bool):
-    """The cell cache (None with --no-cache), the shard plan, and the cells this run runs;
-    ``drawing``: cells whose graphs the reports draw run again."""
-    from opsdk.harness.run import cache as cell_cache
-    from opsdk.report.graphs.pictures import wanted
-
-    cache = None
-    if not args.no_cache and cell_cache.enabled():
-        every = args.graphs == "all"
-        rerun = (lambda r: wanted(r.backend, r.status != "pass", every)) if drawing else None
-        cache = cell_cache.CellCache(package, ops, reuse=args.dump is None, rerun=rerun)
-    shard, cells = _sharded(args, cells, cache)
-    if args.last_failed and cache is not None:
-        failed = cache.last_failed(cells)
-        if failed:
-            print(f"--last-failed: running the {len(failed)} cell(s) that failed last time")
-            cells, cache.reuse = failed, False
-        else:
-            print("--last-failed: no cell failed last time: running every cell")
-    return cache, shard, cells
-
-
-def _sharded(args, cells, cache):
-    """``--shard I/N``'s plan (None without it) and the cells of this shard, balanced by the
-    durations the cell cache remembers."""
-    from opsdk.harness.run import shard as shard_plan
-
-    if not args.shard:
-        return None, cells
-    shard = shard_plan.plan(cells, *args.shard, cache.durations(cells) if cache else {})
-    cells = shard.select(cells)
-    print(f"shard {shard.index}/{shard.count}: {len(cells)} of {len(shard.cells)} cells")
-    return shard, cells
-
-
-# Not-audited cells whose reasons the terminal shows (more are left to the reports).
-_UNAUDITED_SAID = 12
+    return _matrix(args)
 
 
 def _audit(args) -> int:
-    if args.timeout is not None and not args.isolate:
-        raise OpsdkError("--timeout applies to --isolate: add --isolate")
-    _check_outputs(args)
-    from opsdk import report
-    from opsdk.audit import library as audit_library
-    from opsdk.audit import matrix as audit
-    from opsdk.harness.run import cache as cell_cache
-    from opsdk.harness.run import interrupts, waivers
-    from opsdk.harness.run.progress import Progress
+    return _matrix(args)
 
-    with interrupts.Interrupts("opsdk audit") as interrupted:
-        with _cann_warnings_said("opsdk audit"):
-            library = audit_library.load(args.target, args.ir, args.only_op)
-        every = audit.cells(library, args.checks, args.shapes)
-        ops = list({c.op.name: c.op for c in every}.values())
-        waived = waivers.read(args.waivers, ops, args.checks) if args.waivers else []
-        cells = audit.cells(library, args.checks, args.shapes, args.pattern, waived)
-        if args.only_op is not None:
-            cells = [c for c in cells if c.op.name == args.only_op]
-        if not cells:
-            raise OpsdkError(f"no op of {library.name} matches -k {args.pattern or args.only_op!r}")
-        cache = None
-        if not args.no_cache and cell_cache.enabled():
-            cache = audit.AuditCache(library)
-        shard, cells = _sharded(args, cells, cache)
-        progress = Progress(len(cells))
-        interrupted.say = progress.notice
-        if args.isolate:
-            selection = ["--checks", ",".join(args.checks), "--shapes", ",".join(args.shapes)]
-            selection += ["--no-cache"] * args.no_cache
-            selection += ["--waivers", str(args.waivers.resolve())] if args.waivers else []
-            selection += [arg for p in args.ir for arg in ("--ir", str(p.resolve()))]
-            lookup = (lambda op_cells: audit.cached(op_cells, cache)) if cache else None
-            results = _run_isolated(
-                args, cells, progress, cache, command="audit", selection=selection, lookup=lookup
-            )
-        else:
-            results = audit.run(
-                library,
-                cells,
-                cache,
-                on_start=lambda c: progress.start(f"{c.op.name} [{c.label}]"),
-                on_result=lambda r: progress.finish([r]),
-                stop=interrupts.requested,
-            )
-        print(report.matrix(results))
-        unaudited = [r for r in results if r.status == "skip"]
-        if 0 < len(unaudited) <= _UNAUDITED_SAID:  # a sweep's many are in its reports
-            print("\n" + "\n".join(r.describe() for r in unaudited))
-        missing = audit.not_audited(results)
-        audited = len({r.op for r in results}) - len(missing)
-        print(f"audited {audited} of {len({r.op for r in results})} ops", end="")
-        print(f"; not audited: {', '.join(missing)} (reasons in the reports)" if missing else "")
-        _write_reports(args, results, args.target, audit.provenance(library, shard))
-    if interrupted.requested:
+
+def _matrix(args) -> int:
+    """`opsdk check` and `opsdk audit`: one run (:mod:`opsdk.matrix_run`), its summary and
+    the reports it wrote."""
+    from opsdk import matrix_run, report
+    from opsdk.harness.run import interrupts
+
+    outcome = matrix_run.execute(matrix_run.Settings.from_args(args))
+    print(outcome.summary)
+    for path in outcome.written:
+        print(f"wrote {path}")
+    if outcome.interrupted:
         return interrupts.EXIT_CODE
-    return 0 if report.succeeded(results) else 1
-
-
-def _run_isolated(
-    args, cells, progress, cache, folder=None, command="check", selection=None, lookup=None
-):
-    """Each op's cells in a child `opsdk check --only-op` (``command``), one op after the
-    other, until interrupted: the ops left are ``not run``. An op whose cells the cell
-    cache holds all gets its cached results without a child. ``selection`` (the child's
-    flags that lay out the cells) and ``lookup`` (cached results) default to check's;
-    ``folder``: where a child draws its cells' graphs."""
-    from opsdk import harness
-    from opsdk.harness.run import interrupts, isolate
-
-    timeout = args.timeout or DEFAULT_TIMEOUT
-    if selection is None:
-        selection = ["--backend", ",".join(args.backend), "--shapes", ",".join(args.shapes)]
-        selection += ["--options", ",".join(args.options)] if args.options else []
-        selection += ["--contexts", ",".join(args.contexts)] if args.contexts is not None else []
-        selection += ["--no-cache"] * args.no_cache + ["--last-failed"] * args.last_failed
-        selection += ["--graphs", args.graphs, "--graphs-dir", str(folder)] if folder else []
-    if lookup is None and cache is not None:
-        lookup = lambda op_cells: harness.cached(op_cells, cache)  # noqa: E731
-    by_op: dict[str, list] = {}
-    for cell in cells:
-        by_op.setdefault(cell.op.name, []).append(cell)
-    results = []
-    with contextlib.suppress(KeyboardInterrupt):  # a second signal between two ops' processes
-        for op, op_cells in by_op.items():
-            if interrupts.requested():
-                break
-            served = lookup(op_cells) if lookup is not None else None
-            progress.start(f"{op} [{'cached' if served else 'own process'}]")
-            op_results = served or isolate.run_op(
-                args.target, op_cells, selection, timeout, getattr(args, "dump", None), command
-            )
-            progress.finish(op_results)
-            results += op_results
-    if cache is not None:  # a crash the child could not record: --last-failed reruns it
-        for result in results:
-            cache.remember(result)
-    done = {r.op for r in results}
-    return results + [harness.not_run(c) for c in cells if c.op.name not in done]
-
-
-def _write_reports(args, results, target, provenance=None, environment=None, pictures=None) -> None:
-    """The reports asked for; ``pictures`` is the folder the cells' graphs were drawn in."""
-    from opsdk import report
-    from opsdk.report import html as html_report
-    from opsdk.report import markdown as markdown_report
-
-    run = report.run_info(target)
-    if args.json:
-        report.write_json(args.json, results, run, provenance, environment)
-        print(f"wrote {args.json}")
-    if args.report:
-        environment = environment or report.environment({r.backend for r in results})
-        dumps = getattr(args, "dump", None)
-        html_report.write(args.report, results, environment, dumps, run, pictures)
-        print(f"wrote {args.report}")
-    if args.markdown:
-        for path in markdown_report.write(args.markdown, results, pictures):
-            print(f"wrote {path}")
+    return 0 if report.succeeded(outcome.results) else 1
 
 
 def _graph(args) -> int:
@@ -669,13 +404,19 @@ def _graph(args) -> int:
 
 
 def _report(args) -> int:
-    _check_outputs(args)
+    from opsdk import matrix_run
+
+    matrix_run.check_outputs(args)
     from opsdk import report
     from opsdk.report import merge
 
     merged = merge.merge(args.reports)
     print(report.matrix(merged.results))
-    _write_reports(args, merged.results, merged.target, merged.provenance, merged.environment)
+    written = matrix_run.write_reports(
+        args, merged.results, merged.target, merged.provenance, merged.environment
+    )
+    for path in written:
+        print(f"wrote {path}")
     return 0 if report.succeeded(merged.results) else 1
 
 

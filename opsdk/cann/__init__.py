@@ -11,14 +11,18 @@ format.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import sys
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 from opsdk.cann import msopgen, opdef, reg_op
 from opsdk.cann._model import CannOp, CannWarning
 from opsdk.errors import SpecError
 
-__all__ = ["CannOp", "CannWarning", "format_of", "read"]
+__all__ = ["CannOp", "CannWarning", "format_of", "read", "warnings_said"]
 
 
 def read(source: str | Path, op_types=None) -> list[CannOp]:
@@ -80,3 +84,22 @@ def _text_of(source) -> tuple[str, str]:
         return path.read_text(encoding="utf-8"), str(path)
     except OSError as err:
         raise SpecError(f"{path}: cannot read it ({err.strerror})") from None
+
+
+@contextlib.contextmanager
+def warnings_said(command: str) -> Iterator[None]:
+    """What the readers repaired or skipped while the block ran, one line each on stderr
+    (``opsdk new: warning: ...``), whether or not the command succeeds; other warnings
+    as Python shows them."""
+    with warnings.catch_warnings(record=True) as heard:
+        warnings.simplefilter("always", CannWarning)
+        try:
+            yield
+        finally:
+            for warning in heard:
+                if not issubclass(warning.category, CannWarning):
+                    warnings.showwarning(
+                        warning.message, warning.category, warning.filename, warning.lineno
+                    )
+                else:
+                    print(f"{command}: warning: {warning.message}", file=sys.stderr)

@@ -197,3 +197,48 @@ def test_check_graphs_flag_takes_its_choices_only(capsys):
     code, _, err = _run(capsys, "check", "pkg", "--graphs", "some")
     assert code == 2 and "argument --graphs: invalid choice: 'some'" in err
     assert all(choice in err for choice in cli.GRAPHS)
+
+
+_LAYOUT = ("columns", "shapes", "options", "contexts", "waivers", "ir", "no_cache", "last_failed")
+
+
+def _layout(settings) -> dict:
+    """The settings that lay out cells, paths made absolute (a child gets them so)."""
+
+    def absolute(value):
+        if isinstance(value, list):
+            return [absolute(v) for v in value]
+        return value.resolve() if isinstance(value, Path) else value
+
+    return {name: absolute(getattr(settings, name)) for name in _LAYOUT}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "pkg", "--backend", "eager,ge", "--shapes", "dynamic", "--options", "all"],
+        ["check", "pkg", "--contexts", "view", "--no-cache", "--isolate"],
+        ["check", "pkg", "--last-failed", "--isolate", "--timeout", "5"],
+        ["audit", "lib", "--checks", "fake", "--waivers", "w.toml", "--ir", "a", "--ir", "b"],
+    ],
+)
+def test_an_isolated_child_lays_out_the_parents_cells(argv, tmp_path):
+    """--isolate's child gets the parent's settings as flags (Settings.child_flags): parsed
+    again with --only-op, they lay out the same cells."""
+    from opsdk import matrix_run
+
+    parent = matrix_run.Settings.from_args(cli._parse(argv))
+    again = [argv[0], argv[1], "--only-op", "ns::op", *parent.child_flags(None)]
+    child = matrix_run.Settings.from_args(cli._parse(again))
+    assert _layout(child) == _layout(parent)
+    assert child.only_op == "ns::op" and not child.isolate and child.json is None
+
+
+def test_a_childs_pictures_go_to_the_parents_folder(tmp_path):
+    from opsdk import matrix_run
+
+    parent = matrix_run.Settings.from_args(cli._parse(["check", "pkg", "--graphs", "all"]))
+    flags = parent.child_flags(tmp_path)
+    assert flags[-4:] == ["--graphs", "all", "--graphs-dir", str(tmp_path)]
+    child = matrix_run.Settings.from_args(cli._parse(["check", "pkg", *flags]))
+    assert child.pictures_folder() == tmp_path

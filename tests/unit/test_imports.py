@@ -153,6 +153,7 @@ LAYERS = (
     ("opsdk.offline", "opsdk.cann"),
     ("opsdk.harness", "opsdk.scaffold"),
     ("opsdk.report", "opsdk.audit"),
+    ("opsdk.matrix_run",),
     ("opsdk.cli", "opsdk.pytest_plugin"),
     ("opsdk.__main__",),
 )

@@ -1,0 +1,457 @@
+"""One `opsdk check` or `opsdk audit` run: its settings, in one pass from cells to reports.
+
+The CLI parses flags into :class:`Settings` and calls :func:`execute`, as cookiecutter's
+``cli.py`` calls ``main.cookiecutter()``. Both commands run alike: lay out the cells, keep
+the one op asked for, serve cached cells (``--no-cache``, ``--last-failed``), take the
+shard, run the cells in this process or each op in a child (``--isolate``, whose flags
+are the settings' own, :meth:`Settings.child_flags`), say progress, write the reports.
+What differs is a :class:`Suite`: which cells an op library has, how one is run and
+cached, what a report records of the run. An ``--isolate`` child is the same command
+with ``--only-op``: it runs through here too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from opsdk import _outputs
+from opsdk.errors import OpsdkError
+
+__all__ = ["DEFAULT_TIMEOUT", "Outcome", "Settings", "execute"]
+
+DEFAULT_TIMEOUT = 600.0  # seconds per op under --isolate: a whole column set on 2 cores fits
+# The reports a run can write, by flag, with the file an example error message names.
+REPORTS = {"--json": ".json", "--report": ".html", "--markdown": ".md"}
+# Not-audited cells whose reasons an audit says (more are left to the reports).
+_UNAUDITED_SAID = 12
+
+
+def _child(flag: str, show: Callable[[Any], list[str]] | None = None):
+    """A setting an ``--isolate`` child gets again, as ``flag`` (``show`` spells the
+    value; default: a list is comma-joined, True is the bare flag, None is left out)."""
+    return field(default=None, metadata={"flag": flag, "show": show})
+
+
+def _spelled(flag: str, value, show) -> list[str]:
+    if value is None or value is False or value == []:
+        return []
+    if show is not None:
+        return show(value)
+    if value is True:
+        return [flag]
+    return [flag, ",".join(value) if isinstance(value, (list, tuple)) else str(value)]
+
+
+@dataclass
+class Settings:
+    """What a run was asked for. ``columns`` are check's backend columns or audit's checks
+    (``--backend`` / ``--checks``); fields made with :func:`_child` lay out the cells and
+    are what an ``--isolate`` child is given again."""
+
+    command: str  # "check" or "audit"
+    target: str
+    columns: list[str] = _child("--backend")
+    shapes: list[str] = _child("--shapes")
+    options: list[str] = _child("--options")
+    contexts: list[str] | None = _child("--contexts")
+    waivers: Path | None = _child("--waivers", lambda p: ["--waivers", str(p.resolve())])
+    ir: list[Path] = _child("--ir", lambda ps: [a for p in ps for a in ("--ir", str(p.resolve()))])
+    no_cache: bool = _child("--no-cache")
+    last_failed: bool = _child("--last-failed")
+    graphs: str = "failing"
+    graphs_dir: Path | None = None
+    pattern: str | None = None
+    only_op: str | None = None
+    dump: Path | None = None
+    json: Path | None = None
+    report: Path | None = None
+    markdown: Path | None = None
+    isolate: bool = False
+    timeout: float | None = None
+    shard: tuple[int, int] | None = None
+
+    @classmethod
+    def from_args(cls, args) -> Settings:
+        """The settings an argparse namespace of `opsdk check` or `opsdk audit` holds."""
+        given = vars(args)
+        columns = given.get("backend") if args.command == "check" else given.get("checks")
+        names = {f.name for f in dataclasses.fields(cls)} - {"columns"}
+        return cls(columns=columns, **{k: v for k, v in given.items() if k in names})
+
+    def __post_init__(self):
+        if self.timeout is not None and not self.isolate:
+            raise OpsdkError("--timeout applies to --isolate: add --isolate")
+        if self.last_failed and (self.no_cache or self.shard):
+            raise OpsdkError(
+                "--last-failed reads the cell cache of this checkout: drop --no-cache/--shard"
+            )
+
+    @property
+    def columns_flag(self) -> str:
+        return "--checks" if self.command == "audit" else "--backend"
+
+    def child_flags(self, pictures: Path | None) -> list[str]:
+        """The flags that lay out this run's cells again in an ``--isolate`` child, which
+        draws its cells' graphs into ``pictures`` (the parent's folder)."""
+        flags = []
+        for f in dataclasses.fields(self):
+            if "flag" in f.metadata:
+                flag = self.columns_flag if f.name == "columns" else f.metadata["flag"]
+                flags += _spelled(flag, getattr(self, f.name), f.metadata["show"])
+        if pictures is not None:
+            flags += ["--graphs", self.graphs, "--graphs-dir", str(pictures)]
+        return flags
+
+    def pictures_folder(self) -> Path | None:
+        """Where a check draws cells' graphs for its reports: an --isolate child where its
+        parent says, else in --dump's folder, else beside --markdown (``r.md``:
+        ``r-graphs/``); None with --graphs none, without a report, or for --report alone
+        (a temporary folder). An audit draws none."""
+        if self.command != "check":
+            return None
+        if self.graphs == "none" or self.graphs_dir is not None:
+            return self.graphs_dir
+        if self.dump is not None and (self.report or self.markdown):
+            return self.dump
+        if self.markdown is not None:
+            return self.markdown.with_name(f"{self.markdown.stem}-graphs")
+        return None
+
+    @property
+    def draws(self) -> bool:
+        """Whether the reports show pictures of cells' graphs."""
+        wanted = self.report or self.markdown or self.graphs_dir
+        return self.command == "check" and self.graphs != "none" and bool(wanted)
+
+
+@dataclass
+class Outcome:
+    """What a run found: the results, the text to print after the progress lines, the
+    files written, and whether an interrupt cut it short."""
+
+    results: list
+    summary: str
+    written: list[Path]
+    interrupted: bool
+
+
+class Suite(Protocol):
+    """What differs between `opsdk check` and `opsdk audit`."""
+
+    name: str  # what the reports name as the run's target
+
+    def cells(self, settings: Settings) -> list: ...
+
+    def cache(self): ...
+
+    def run(self, cells, cache, on_start, on_result, stop) -> list: ...
+
+    def cached(self, op_cells, cache) -> list | None: ...
+
+    def provenance(self, shard) -> dict: ...
+
+    def said(self, results) -> list[str]: ...
+
+
+class _Check:
+    """An op package's conformance matrix."""
+
+    def __init__(self, settings: Settings):
+        from opsdk import harness
+        from opsdk.harness.run import target
+
+        self._settings = settings
+        self.package = target.load(settings.target)
+        self.name = self.package.__name__
+        self._ops = harness.discover(self.package)
+
+    def cells(self, settings: Settings) -> list:
+        from opsdk import harness
+        from opsdk.harness.variants import profiles
+
+        chosen = profiles.parse(settings.options or [])
+        return harness.cells(
+            self.package,
+            settings.columns,
+            settings.shapes,
+            settings.pattern,
+            chosen,
+            settings.contexts,
+        )
+
+    def cache(self):
+        from opsdk.harness.run import cache as cell_cache
+        from opsdk.report.graphs.pictures import wanted
+
+        drawing = self._settings.draws
+        every = self._settings.graphs == "all"
+        rerun = (lambda r: wanted(r.backend, r.status != "pass", every)) if drawing else None
+        return cell_cache.CellCache(
+            self.package, self._ops, reuse=self._settings.dump is None, rerun=rerun
+        )
+
+    def run(self, cells, cache, on_start, on_result, stop) -> list:
+        from opsdk import harness
+
+        return harness.run_matrix(
+            cells,
+            on_result=on_result,
+            dump_dir=self._settings.dump,
+            on_start=on_start,
+            stop=stop,
+            cache=cache,
+        )
+
+    def cached(self, op_cells, cache) -> list | None:
+        from opsdk import harness
+
+        return harness.cached(op_cells, cache)
+
+    def provenance(self, shard) -> dict:
+        from opsdk.report.merge import provenance
+
+        return provenance(self.package, self._ops, shard)
+
+    def said(self, results) -> list[str]:
+        return []
+
+
+class _Audit:
+    """An op library's audit: its schemas, Meta functions and converters."""
+
+    def __init__(self, settings: Settings):
+        from opsdk import cann
+        from opsdk.audit import library as audit_library
+
+        with cann.warnings_said("opsdk audit"):
+            self.library = audit_library.load(settings.target, settings.ir, settings.only_op)
+        self.name = self.library.name
+
+    def cells(self, settings: Settings) -> list:
+        from opsdk.audit import matrix
+        from opsdk.harness.run import waivers
+
+        every = matrix.cells(self.library, settings.columns, settings.shapes)
+        ops = list({c.op.name: c.op for c in every}.values())
+        waived = waivers.read(settings.waivers, ops, settings.columns) if settings.waivers else []
+        return matrix.cells(
+            self.library, settings.columns, settings.shapes, settings.pattern, waived
+        )
+
+    def cache(self):
+        from opsdk.audit import matrix
+
+        return matrix.AuditCache(self.library)
+
+    def run(self, cells, cache, on_start, on_result, stop) -> list:
+        from opsdk.audit import matrix
+
+        return matrix.run(
+            self.library, cells, cache, on_start=on_start, on_result=on_result, stop=stop
+        )
+
+    def cached(self, op_cells, cache) -> list | None:
+        from opsdk.audit import matrix
+
+        return matrix.cached(op_cells, cache)
+
+    def provenance(self, shard) -> dict:
+        from opsdk.audit import matrix
+
+        return matrix.provenance(self.library, shard)
+
+    def said(self, results) -> list[str]:
+        from opsdk.audit import matrix
+
+        lines = []
+        unaudited = [r for r in results if r.status == "skip"]
+        if 0 < len(unaudited) <= _UNAUDITED_SAID:  # a sweep's many are in its reports
+            lines += ["", *(r.describe() for r in unaudited)]
+        missing = matrix.not_audited(results)
+        ops = len({r.op for r in results})
+        line = f"audited {ops - len(missing)} of {ops} ops"
+        if missing:
+            line += f"; not audited: {', '.join(missing)} (reasons in the reports)"
+        return [*lines, line]
+
+
+_SUITES = {"check": _Check, "audit": _Audit}
+
+
+def check_outputs(settings, **folders) -> None:
+    """The report paths (and ``folders``) checked before any work (:mod:`opsdk._outputs`)."""
+    _outputs.check(
+        {
+            flag: (getattr(settings, flag[2:]), f"report{suffix}")
+            for flag, suffix in REPORTS.items()
+        },
+        folders,
+    )
+
+
+def execute(settings: Settings) -> Outcome:
+    """Run ``settings``' cells, each decision made once: which cells, which cached, which
+    in this shard, where each runs; then the reports."""
+    folder = settings.pictures_folder()
+    own = folder if folder != settings.dump else None  # --dump's folder is checked as --dump
+    check_outputs(settings, **{"--dump": settings.dump, "--graphs": own})
+    from opsdk import report
+    from opsdk.harness.run import interrupts
+    from opsdk.harness.run.progress import Progress
+
+    with (
+        interrupts.Interrupts(f"opsdk {settings.command}") as interrupted,
+        _drawn(settings, folder) as drawer,
+    ):
+        folder = drawer.directory if drawer else None
+        suite: Suite = _SUITES[settings.command](settings)
+        cells = _chosen(suite, settings)
+        caching = not settings.no_cache and _cache_enabled()
+        cache = suite.cache() if caching else None
+        shard, cells = _sharded(settings, cells, cache)
+        cells = _last_failed(settings, cells, cache)
+        if drawer:
+            drawer.forget((c.op.name, c.label) for c in cells)
+        progress = Progress(len(cells))
+        interrupted.say = progress.notice
+        if settings.isolate:
+            results = _isolated(settings, suite, cells, progress, cache, folder)
+        else:
+            results = suite.run(
+                cells,
+                cache,
+                on_start=lambda c: progress.start(f"{c.op.name} [{c.label}]"),
+                on_result=lambda r: progress.finish([r]),
+                stop=interrupts.requested,
+            )
+        summary = "\n".join([report.matrix(results), *suite.said(results)])
+        provenance = suite.provenance(shard)
+        written = write_reports(settings, results, settings.target, provenance, pictures=folder)
+    return Outcome(results, summary, written, interrupted.requested)
+
+
+def _cache_enabled() -> bool:
+    from opsdk.harness.run import cache as cell_cache
+
+    return cell_cache.enabled()
+
+
+def _chosen(suite: Suite, settings: Settings) -> list:
+    cells = suite.cells(settings)
+    if settings.only_op is not None:
+        cells = [c for c in cells if c.op.name == settings.only_op]
+        if not cells and settings.command == "check":
+            raise OpsdkError(f"{suite.name} declares no op named {settings.only_op!r}")
+    if not cells:
+        raise OpsdkError(
+            f"no op of {suite.name} matches -k {settings.pattern or settings.only_op!r}"
+        )
+    return cells
+
+
+def _sharded(settings: Settings, cells, cache):
+    """``--shard I/N``'s plan (None without it) and the cells of this shard, balanced by the
+    durations the cell cache remembers."""
+    from opsdk.harness.run import shard as shard_plan
+
+    if not settings.shard:
+        return None, cells
+    shard = shard_plan.plan(cells, *settings.shard, cache.durations(cells) if cache else {})
+    cells = shard.select(cells)
+    print(f"shard {shard.index}/{shard.count}: {len(cells)} of {len(shard.cells)} cells")
+    return shard, cells
+
+
+def _last_failed(settings: Settings, cells, cache):
+    if not settings.last_failed or cache is None:
+        return cells
+    failed = cache.last_failed(cells)
+    if not failed:
+        print("--last-failed: no cell failed last time: running every cell")
+        return cells
+    print(f"--last-failed: running the {len(failed)} cell(s) that failed last time")
+    cache.reuse = False
+    return failed
+
+
+@contextlib.contextmanager
+def _drawn(settings: Settings, folder: Path | None) -> Iterator[Any]:
+    """While active, the ge and npugraph_ex cells that --graphs names are drawn into
+    ``folder`` (a temporary one for --report alone); yields the drawer, None when no
+    report shows pictures. Without Graphviz's dot, one line says so: they become text."""
+    if not settings.draws:
+        yield None
+        return
+    from opsdk.harness import graph_hook
+    from opsdk.report.graphs import pictures, render
+
+    missing = render.missing()
+    if missing and settings.graphs_dir is None:
+        print(f"opsdk check: the reports show the graphs as text: {missing}")
+    with contextlib.ExitStack() as stack:
+        if folder is None:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="opsdk-graphs-")))
+        drawer = pictures.Pictures(folder, every=settings.graphs == "all")
+        stack.enter_context(graph_hook.received_by(drawer))
+        yield drawer
+
+
+def _isolated(settings: Settings, suite: Suite, cells, progress, cache, folder) -> list:
+    """Each op's cells in a child of the same command with ``--only-op``, one op after the
+    other, until interrupted: the ops left are ``not run``. An op whose cells the cell
+    cache holds all gets its cached results without a child."""
+    from opsdk import harness
+    from opsdk.harness.run import interrupts, isolate
+
+    timeout = settings.timeout or DEFAULT_TIMEOUT
+    flags = settings.child_flags(folder)
+    by_op: dict[str, list] = {}
+    for cell in cells:
+        by_op.setdefault(cell.op.name, []).append(cell)
+    results = []
+    with contextlib.suppress(KeyboardInterrupt):  # a second signal between two ops' processes
+        for op, op_cells in by_op.items():
+            if interrupts.requested():
+                break
+            served = suite.cached(op_cells, cache) if cache is not None else None
+            progress.start(f"{op} [{'cached' if served else 'own process'}]")
+            op_results = served or isolate.run_op(
+                settings.target, op_cells, flags, timeout, settings.dump, settings.command
+            )
+            progress.finish(op_results)
+            results += op_results
+    if cache is not None:  # a crash the child could not record: --last-failed reruns it
+        for result in results:
+            cache.remember(result)
+    done = {r.op for r in results}
+    return results + [harness.not_run(c) for c in cells if c.op.name not in done]
+
+
+def write_reports(
+    settings, results, target, provenance=None, environment=None, pictures=None
+) -> list[Path]:
+    """The reports ``settings`` ask for (``json``, ``report``, ``markdown``: a run's or a
+    merge's), the files written in order; ``pictures`` is where cells' graphs were drawn."""
+    from opsdk import report
+    from opsdk.report import html as html_report
+    from opsdk.report import markdown as markdown_report
+
+    written = []
+    run = report.run_info(target)
+    if settings.json:
+        report.write_json(settings.json, results, run, provenance, environment)
+        written.append(settings.json)
+    if settings.report:
+        environment = environment or report.environment({r.backend for r in results})
+        dumps = getattr(settings, "dump", None)
+        html_report.write(settings.report, results, environment, dumps, run, pictures)
+        written.append(settings.report)
+    if settings.markdown:
+        written += markdown_report.write(settings.markdown, results, pictures)
+    return written
