@@ -122,7 +122,8 @@ def _matrix_flags() -> argparse.ArgumentParser:
 def _parser() -> argparse.ArgumentParser:
     """The whole command line; it imports neither torch nor the harness (``--help``,
     ``--version`` and ``doctor`` stay fast)."""
-    from opsdk.axes import AUDIT_CHECKS, DEFAULT_STYLE, SHAPE_MODES, STYLES
+    from opsdk.audit import AUDIT  # registers the audit's checks
+    from opsdk.axes import DEFAULT_STYLE, SHAPE_MODES, STYLES
     from opsdk.harness import columns
     from opsdk.harness.variants import contexts, profiles
 
@@ -226,7 +227,7 @@ def _parser() -> argparse.ArgumentParser:
         help="the op library: torch_npu (read from the torch-npu wheel), or a directory or "
         "importable module: an opsdk package, or a module defining ops with torch.library",
     )
-    _choices_flag(audit, "--checks", AUDIT_CHECKS, "CHECKS", "checks")
+    _choices_flag(audit, "--checks", columns.names(AUDIT), "CHECKS", "checks")
     audit.add_argument(
         "--waivers",
         type=Path,

@@ -4,3 +4,40 @@ TorchAir converts). The library is read by :mod:`opsdk.audit.library`, its cases
 by :mod:`opsdk.audit.cases` (and :mod:`opsdk.audit.search` when the Meta function
 refuses them), each check is a module of :mod:`opsdk.audit.checks`, and
 :mod:`opsdk.audit.matrix` turns them into the results ``opsdk check``'s reports show."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+from opsdk.axes import SHAPE_MODES
+from opsdk.harness import columns
+
+__all__ = ["AUDIT", "Check"]
+
+AUDIT = "audit"  # the suite of the audit's checks in the judges' registry
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of the audit, a :class:`~opsdk.harness.columns.Judge`: its module
+    (``opsdk.audit.checks.NAME``) has ``check(library, op, shapes)``, which raises a
+    finding and returns notes; a crash in it is reported in its own layer."""
+
+    name: str
+    shape_modes: tuple[str, ...]
+    suite: str = AUDIT
+
+    @property
+    def error_layer(self) -> str:
+        return self.name
+
+    def implementation(self) -> ModuleType:
+        return importlib.import_module(f"{__name__}.checks.{self.name}")
+
+
+# The checks, each with the shape modes it runs in (the schema's do not vary).
+columns.register(Check("schema", ("static",)))
+columns.register(Check("fake", SHAPE_MODES))
+columns.register(Check("converter", ("static", "dynamic")))

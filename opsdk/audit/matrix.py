@@ -11,16 +11,15 @@ never a pass); a note on a check that ran is the message of its ``pass``.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from opsdk._runtime import spec
-from opsdk.audit import search
-from opsdk.audit.checks import CHECKS, Undecided
-from opsdk.harness import not_run
+from opsdk.audit import AUDIT, search
+from opsdk.audit.checks import Undecided
+from opsdk.harness import columns, not_run
 from opsdk.harness.cell import Cell, CellFailure, OpUnderTest, Result
 from opsdk.harness.failures import as_failure
 from opsdk.harness.run import cache as cell_cache
@@ -42,7 +41,7 @@ def cells(library, checks, shapes, pattern: str | None = None, waived=()) -> lis
             continue
         op = OpUnderTest(spec.of(audit_op.op), library.name)
         for check in checks:
-            for mode in (m for m in shapes if m in CHECKS[check]):
+            for mode in (m for m in shapes if m in columns.get(check, AUDIT).shape_modes):
                 reason = waivers.reason_for(waived, op, check, mode)
                 found.append(Cell(op, check, mode, waiver=reason))
     return found
@@ -50,7 +49,8 @@ def cells(library, checks, shapes, pattern: str | None = None, waived=()) -> lis
 
 def _run(library, audit_op, cell: Cell) -> Result:
     start = time.perf_counter()
-    check = importlib.import_module(f"opsdk.audit.checks.{cell.backend}")
+    judge = columns.get(cell.backend, AUDIT)
+    check = judge.implementation()
     status, layer, message = "pass", None, ""
     heard = Heard()
     with heard.warnings(), heard.logs():
@@ -65,7 +65,7 @@ def _run(library, audit_op, cell: Cell) -> Result:
         except Undecided as undecided:
             status, message = "skip", NOT_AUDITED + str(undecided)
         except Exception as err:  # noqa: BLE001 - one op's crash must not end the audit
-            failure = as_failure(err, default_layer=cell.backend)
+            failure = as_failure(err, default_layer=judge.error_layer)
             status, layer, message = "error", failure.layer, f"opsdk could not check: {failure}"
     seconds = round(time.perf_counter() - start, 4)
     return cell.result(status, layer, message, seconds=seconds, warnings=heard.lines)

@@ -76,6 +76,28 @@ def test_builtin_columns_load_without_torch_in_matrix_order():
         columns.register(columns.Column("eager", __name__, (), "eager"))
 
 
+def test_columns_and_audit_checks_are_judges_of_one_registry(monkeypatch):
+    from opsdk.audit import AUDIT, Check
+
+    assert columns.names(AUDIT) == ("schema", "fake", "converter")
+    for judge in (columns.get("ge"), columns.get("fake", AUDIT)):
+        assert {"name", "suite", "error_layer", "shape_modes"} <= set(dir(judge))
+        assert judge.implementation().__name__.startswith("opsdk.")
+    assert columns.get("converter", AUDIT).shape_modes == ("static", "dynamic")
+    monkeypatch.setattr(columns, "_registry", dict(columns._registry))
+    columns.register(Check("eager", ("static",)))  # a name is unique within its suite only
+    assert columns.get("eager").suite == "check" and columns.get("eager", AUDIT).suite == AUDIT
+    assert "eager" not in columns.names(AUDIT)[:-1] and columns.names() == (
+        "eager",
+        "opcheck",
+        "aot_eager",
+        "ge",
+        "npugraph_ex",
+    )
+    with pytest.raises(ValueError, match="'fake' is registered already among the audit judges"):
+        columns.register(Check("fake", ("static",)))
+
+
 def test_a_registered_column_is_in_every_part_of_opsdk(registered, package):
     assert columns.names()[-2:] == ("throwaway", "needy")
     args = _parser().parse_args(["check", "pkg"])

@@ -1,4 +1,5 @@
-"""The audit's checks, one module each, by the layer they judge: ``schema``, ``fake``
+"""The audit's checks (registered in :mod:`opsdk.audit`), one module each, by the layer
+they judge: ``schema``, ``fake``
 (the Meta function) and ``converter`` (TorchAir's lowering against CANN's definitions,
 whose GE graph :mod:`~opsdk.audit.checks.ge_node` reads node by node).
 
@@ -11,12 +12,9 @@ from __future__ import annotations
 
 import logging
 
-from opsdk.axes import AUDIT_CHECKS
 from opsdk.harness.variants.cases import Call, on_device
 
-__all__ = ["CHECKS", "Undecided", "first_call", "fake_outputs", "where"]
-
-CHECKS = AUDIT_CHECKS  # check -> the shape modes it runs in
+__all__ = ["Undecided", "first_call", "fake_outputs", "where"]
 
 
 class Undecided(Exception):

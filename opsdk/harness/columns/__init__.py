@@ -1,4 +1,7 @@
-"""The backend columns of the matrix: one :class:`Column` each, in one registry.
+"""Whatever judges a cell, in one registry: the backend columns of `opsdk check` (one
+:class:`Column` each) and the checks of `opsdk audit` (:class:`opsdk.audit.Check`), each
+a :class:`Judge`, by suite and name (the name cells, waivers and reports use; the JSON
+key ``backend``).
 
 A column's facts (its name, what it needs from an op, where an unexpected error
 is reported, whether it compiles) are read without importing torch: the CLI
@@ -13,8 +16,33 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Protocol
 
-__all__ = ["Column", "compiling", "get", "names", "register"]
+from opsdk.axes import SHAPE_MODES
+
+__all__ = ["Column", "Judge", "compiling", "get", "names", "register"]
+
+CHECK = "check"  # the suite of `opsdk check`'s columns
+
+
+class Judge(Protocol):
+    """What the matrices know of whatever judges a cell before running it: its name, its
+    suite (``check`` or ``audit``), the layer a crash in it is reported in, the shape
+    modes it judges, and the module that does the judging (imported on first use)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def suite(self) -> str: ...
+
+    @property
+    def error_layer(self) -> str: ...
+
+    @property
+    def shape_modes(self) -> tuple[str, ...]: ...
+
+    def implementation(self) -> ModuleType: ...
 
 
 @dataclass(frozen=True)
@@ -35,6 +63,8 @@ class Column:
     empty_cases: bool = True  # runs cases with an empty tensor (see harness.variants.cases)
     # Columns this one leaves part of its checks to when they are in the same run.
     leaves_to: tuple[str, ...] = ()
+    suite: str = CHECK
+    shape_modes: tuple[str, ...] = SHAPE_MODES
 
     def implementation(self) -> ModuleType:
         return importlib.import_module(self.module)
@@ -51,29 +81,29 @@ class Column:
         return describe() if describe is not None else {}
 
 
-_registry: dict[str, Column] = {}
+_registry: dict[tuple[str, str], Judge] = {}
 
 
-def register(column: Column) -> Column:
-    """Add ``column`` after those registered before it (the matrix's column order)."""
-    if column.name in _registry:
-        raise ValueError(f"a column named {column.name!r} is registered already")
-    _registry[column.name] = column
-    return column
+def register(judge: Judge) -> Judge:
+    """Add ``judge`` after those of its suite registered before it (the matrix's order)."""
+    if (judge.suite, judge.name) in _registry:
+        raise ValueError(f"{judge.name!r} is registered already among the {judge.suite} judges")
+    _registry[judge.suite, judge.name] = judge
+    return judge
 
 
-def names() -> tuple[str, ...]:
-    """Every column's name, in matrix order."""
-    return tuple(_registry)
+def names(suite: str = CHECK) -> tuple[str, ...]:
+    """The names of the suite's judges (default: check's columns), in matrix order."""
+    return tuple(name for kind, name in _registry if kind == suite)
 
 
-def get(name: str) -> Column | None:
-    return _registry.get(name)
+def get(name: str, suite: str = CHECK) -> Judge | None:
+    return _registry.get((suite, name))
 
 
 def compiling() -> tuple[str, ...]:
     """The columns that compile with torch.compile, in matrix order."""
-    return tuple(c.name for c in _registry.values() if c.compiles)
+    return tuple(n for n in names() if get(n).compiles)
 
 
 register(Column("eager", "opsdk.harness.columns.eager", ("kernel",), "eager"))
