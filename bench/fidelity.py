@@ -5,7 +5,8 @@ coverage.py and counts, per file, the distinct lines executed inside function bo
 after imports: TorchAir, npugraph_ex and torch_npu are imported first, then coverage
 starts; a line of module or class scope (what an import runs) is not counted even
 when a lazy import runs it later. Real: files of the torch-npu wheel (the offline
-cache). Stand-in: files under ``opsdk/offline/``. The figure is real / (real +
+cache). Stand-in: opsdk's stand-ins for native layers and their bring-up
+(:data:`STANDINS`). The figure is real / (real +
 stand-in); opsdk's harness and torch itself are neither and are not counted.
 
     python bench/fidelity.py [PACKAGE ...] [--top 15]
@@ -26,18 +27,28 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "custom_ops"
 DEFAULT_PACKAGES = (EXAMPLES / "my_add", EXAMPLES / "my_inplace_add")
-STANDINS = REPO / "opsdk" / "offline"
-# What each stand-in file stands in for, by path under opsdk/offline (first match),
-# and whether that is a native layer (C++/CANN: what offline must stand in).
+OPSDK = REPO / "opsdk"
+# The stand-ins: the emulated npu device (with torch_npu._C and its install), the wheel
+# locator and the patches, under the runtime; TorchAir's native side and its bring-up.
+STANDINS = tuple(
+    OPSDK / part
+    for part in ("_runtime/npu", "_runtime/locator.py", "_runtime/patches.py", "offline")
+)
+# What each stand-in file stands in for, by path under opsdk/ (first match), and whether
+# that is a native layer (C++/CANN: what offline must stand in).
 PARTS = {
-    "npu/native.py": ("torch_npu._C (native)", True),
-    "npu/capture.py": ("torch_npu._C (native)", True),
-    "npu/streams.py": ("torch_npu._C (native)", True),
-    "npu/torch_npu.py": ("torch_npu install", False),
-    "npu/": ("the npu device (CANN kernels, native)", True),
-    "ge/": ("TorchAir's _torchair and GE (native)", True),
+    "_runtime/npu/native.py": ("torch_npu._C (native)", True),
+    "_runtime/npu/capture.py": ("torch_npu._C (native)", True),
+    "_runtime/npu/streams.py": ("torch_npu._C (native)", True),
+    "_runtime/npu/torch_npu.py": ("torch_npu install", False),
+    "_runtime/npu/": ("the npu device (CANN kernels, native)", True),
+    "offline/ge/": ("TorchAir's _torchair and GE (native)", True),
     "": ("opsdk bring-up and patches", False),
 }
+
+
+def _is_standin(path: str) -> bool:
+    return any(Path(path).is_relative_to(root) for root in STANDINS)
 
 
 @functools.cache
@@ -71,7 +82,8 @@ def measure(packages: list[Path]) -> dict[str, dict[str, int]]:
     from opsdk.cli import main
 
     real_root = _import_stack()
-    cov = coverage.Coverage(data_file=None, include=[f"{real_root}/*", f"{STANDINS}/*"])
+    roots = [f"{real_root}/*", *(f"{r}/*" if r.is_dir() else str(r) for r in STANDINS)]
+    cov = coverage.Coverage(data_file=None, include=roots)
     cov.start()
     try:
         for package in packages:
@@ -85,7 +97,7 @@ def measure(packages: list[Path]) -> dict[str, dict[str, int]]:
         executed = set(data.lines(path) or ()) & function_lines(path)
         if not executed:
             continue
-        if Path(path).is_relative_to(STANDINS):
+        if _is_standin(path):
             counts["standin"][str(Path(path).relative_to(REPO))] = len(executed)
         else:
             counts["real"][str(Path(path).relative_to(real_root))] = len(executed)
@@ -96,7 +108,7 @@ def by_part(standin: dict[str, int]) -> dict[tuple[str, bool], int]:
     """Stand-in lines summed by :data:`PARTS`."""
     parts: dict[tuple[str, bool], int] = {}
     for path, lines in standin.items():
-        inside = str(Path(path).relative_to(STANDINS.relative_to(REPO)))
+        inside = str(Path(path).relative_to(OPSDK.relative_to(REPO)))
         part = next(part for prefix, part in PARTS.items() if inside.startswith(prefix))
         parts[part] = parts.get(part, 0) + lines
     return parts
