@@ -27,9 +27,10 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from opsdk import cann
 from opsdk.cann.exports import file_stem
 from opsdk.errors import OpsdkError
-from opsdk.scaffold import NewRequest, cann, cann_torch, new
+from opsdk.scaffold import NewRequest, cann_torch, new
 
 # What a file is written with, found by its text (a report's rows, not the reader's logic).
 CONSTRUCTS = {

@@ -8,10 +8,11 @@ import pytest
 from real_ops import prototype
 from scaffolded import compile_cann_branch
 
+from opsdk import cann
 from opsdk._runtime.irdef import Attr, Input, IrDef, Output
 from opsdk.cann import CannOp
 from opsdk.cann.exports import file_stem
-from opsdk.scaffold import NewRequest, cann, new
+from opsdk.scaffold import NewRequest, new
 
 
 def test_real_reg_op_needs_only_the_reference(opsdk_cli, tmp_path):
