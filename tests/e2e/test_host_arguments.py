@@ -1,0 +1,71 @@
+"""Host arguments under npugraph_ex (#31), end to end through `opsdk check`: an op whose
+kernel reads a SymInt[] on the host recaptures per value (a warning while the list is a
+plain value, a failure in ``capture`` once specs declare it varying), GE stays right for
+every value; and the twice context passes torch_npu's in-place pair (`opsdk new --pair`)."""
+
+from scaffolded import edit, implemented
+
+SCHEMA = "my_lens(Tensor x, SymInt[] lens) -> Tensor"
+KERNEL = "return (x * float(sum(lens))).contiguous()"  # the host reads lens: a tiling
+SPECS = """
+from opsdk.inputs import F32, OneOf, Support, declare_supported
+
+from .schema import OP
+
+declare_supported(OP, [Support(F32(2, 3), OneOf([3, 5], [4, 6]))], non_contiguous=False)
+"""
+
+
+def _lens_package(scaffolds, out, declared: bool):
+    pkg = implemented(scaffolds, out, "my_lens", SCHEMA, KERNEL)
+    if declared:
+        (pkg / "my_lens" / "specs.py").write_text(SPECS)
+        edit(pkg / "my_lens" / "__init__.py", "import fake, ir", "import fake, ir, specs")
+    return pkg
+
+
+def _check(opsdk_cli, pkg, *more):
+    run = opsdk_cli(
+        "check", pkg, "--backend", "ge,npugraph_ex", "--shapes", "dynamic,mark_static", *more,
+        json_report=True,
+    )  # fmt: skip
+    return {f"{r['backend']}-{r['shapes']}": r for r in run.report["results"]}
+
+
+def test_a_plain_host_list_that_recaptures_warns_on_the_passing_cell(
+    scaffolds, tmp_path, opsdk_cli
+):
+    cells = _check(opsdk_cli, _lens_package(scaffolds, tmp_path, declared=False))
+    assert {k: c["status"] for k, c in cells.items()} == dict.fromkeys(cells, "pass")
+    [warning] = [w for w in cells["npugraph_ex-mark_static"]["warnings"] if "recaptured" in w]
+    assert warning.startswith(
+        "RecaptureWarning: recaptured per value: 3 captures for 3 values of host argument(s) "
+        "lens at 1 shape(s) (values taken: lens: [2], [3], [4])"
+    )
+    assert "--updatable lens" in warning and "Fixed(...)" in warning
+    assert not cells["ge-mark_static"]["warnings"]
+
+
+def test_a_declared_varying_host_list_that_recaptures_fails_in_capture(
+    scaffolds, tmp_path, opsdk_cli
+):
+    cells = _check(opsdk_cli, _lens_package(scaffolds, tmp_path, declared=True))
+    assert cells["ge-dynamic"]["status"] == cells["ge-mark_static"]["status"] == "pass"
+    for shapes, counted in (("mark_static", 2), ("dynamic", 4)):
+        cell = cells[f"npugraph_ex-{shapes}"]
+        assert (cell["status"], cell["layer"]) == ("fail", "capture"), cell
+        assert (
+            f"recaptured per value: {counted} captures for {counted} values of host argument(s) "
+            "lens" in cell["message"]
+        )
+        assert "values taken: lens: [3, 5], [4, 6]" in cell["message"]
+
+
+def test_the_twice_context_passes_torch_npus_in_place_pair(scaffolds, tmp_path, opsdk_cli):
+    pkg = scaffolds.copy(tmp_path, "my_padd", pair=True)
+    run = opsdk_cli(
+        "check", pkg, "--backend", "aot_eager,ge", "--shapes", "static", "--contexts", "twice",
+        json_report=True,
+    )  # fmt: skip
+    twice = run.cells(op="custom::my_padd_", context="twice")
+    assert len(twice) == 2 and {c["status"] for c in twice} == {"pass"}, twice
