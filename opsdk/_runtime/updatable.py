@@ -31,7 +31,17 @@ from dataclasses import dataclass
 from opsdk._runtime import spec as _spec
 from opsdk.errors import SetupError, SpecError
 
-__all__ = ["TABLE_MODULES", "Updatable", "register_updatable", "registered"]
+__all__ = [
+    "TABLE_MODULES",
+    "Updatable",
+    "check_op",
+    "check_params",
+    "out_schema",
+    "register_updatable",
+    "registered",
+    "workspace_name",
+    "workspace_schema",
+]
 
 # The modules holding the update table, in npugraph_ex and in TorchAir (torch-npu 2.13.0).
 TABLE_MODULES = (
@@ -130,6 +140,40 @@ def check_params(op_spec, params: tuple[str, ...]) -> None:
                 f"--updatable {name}: TorchAir updates a single SymInt passed by position "
                 f"only: move {name!r} before '*' in the schema of {op_spec.qualname}"
             )
+
+
+def check_op(op_spec) -> None:
+    """Refuse, in one line, an op TorchAir cannot update: it passes the ``.out`` overload
+    one ``out=`` for one new tensor (a list for several, which no schema takes by name)."""
+    if len(op_spec.returns) != 1 or op_spec.returns[0].aliased or op_spec.inplace:
+        raise SpecError(
+            f"--updatable: {op_spec.qualname} must return one new tensor and write no input "
+            "(TorchAir gives the op's .out overload one out= tensor it captured)"
+        )
+
+
+def out_schema(op_spec) -> str:
+    """The ``.out`` overload's schema (name included): the op's arguments, then the keyword
+    ``workspace`` and ``out`` TorchAir passes (``construct_and_add_workspace``/``_output``)."""
+    star = "" if any(a.kwarg_only for a in op_spec.args) else "*, "
+    return (
+        f"{op_spec.name}.out({_args_text(op_spec)}, {star}Tensor? workspace=None, "
+        "Tensor(a!) out) -> Tensor(a!)"
+    )
+
+
+def workspace_schema(op_spec) -> str:
+    """The workspace getter's schema (name included): the op's arguments, one tensor back."""
+    return f"{workspace_name(op_spec)}({_args_text(op_spec)}) -> Tensor"
+
+
+def workspace_name(op_spec) -> str:
+    return f"{op_spec.name}_workspace"
+
+
+def _args_text(op_spec) -> str:
+    text = op_spec.schema_args
+    return text[1 : text.rindex(") ->")]
 
 
 def is_host(arg) -> bool:
