@@ -100,6 +100,7 @@ def register_updatable(op, *, out, workspace, params) -> Updatable:
     host argument TorchAir can update, :class:`SetupError` when the installed TorchAir
     keeps no such table where torch-npu 2.13.0 does."""
     params = (params,) if isinstance(params, str) else tuple(params)
+    check_op(_spec.of(op))
     check_params(_spec.of(op), params)
     updatable = Updatable(op, out, workspace, params)
     _registered[op] = updatable

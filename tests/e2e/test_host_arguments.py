@@ -5,19 +5,22 @@ every value; and the twice context passes torch_npu's in-place pair (`opsdk new 
 
 from scaffolded import edit, implemented
 
-SCHEMA = "my_lens(Tensor x, SymInt[] lens) -> Tensor"
+SCHEMA = "my_lens(Tensor x, *, SymInt[] lens) -> Tensor"  # keyword: TorchAir can update it
 KERNEL = "return (x * float(sum(lens))).contiguous()"  # the host reads lens: a tiling
 SPECS = """
 from opsdk.inputs import F32, OneOf, Support, declare_supported
 
 from .schema import OP
 
-declare_supported(OP, [Support(F32(2, 3), OneOf([3, 5], [4, 6]))], non_contiguous=False)
+declare_supported(
+    OP, [Support(F32(2, 3), lens=OneOf([3, 5], [4, 6]))], non_contiguous=False
+)
 """
 
 
-def _lens_package(scaffolds, out, declared: bool):
-    pkg = implemented(scaffolds, out, "my_lens", SCHEMA, KERNEL)
+def _lens_package(scaffolds, out, declared: bool, updatable=(), schema=SCHEMA, kernel=KERNEL):
+    options = {"updatable": updatable} if updatable else {}
+    pkg = implemented(scaffolds, out, "my_lens", schema, kernel, **options)
     if declared:
         (pkg / "my_lens" / "specs.py").write_text(SPECS)
         edit(pkg / "my_lens" / "__init__.py", "import fake, ir", "import fake, ir, specs")
@@ -69,3 +72,59 @@ def test_the_twice_context_passes_torch_npus_in_place_pair(scaffolds, tmp_path, 
     )  # fmt: skip
     twice = run.cells(op="custom::my_padd_", context="twice")
     assert len(twice) == 2 and {c["status"] for c in twice} == {"pass"}, twice
+
+
+def _npugraph_ex(cells):
+    return {k: (c["status"], c["layer"]) for k, c in cells.items() if k.startswith("npugraph")}
+
+
+def test_the_same_op_made_updatable_captures_once_per_shape_and_replays_right(
+    scaffolds, tmp_path, opsdk_cli
+):
+    cells = _check(opsdk_cli, _lens_package(scaffolds, tmp_path, True, updatable=("lens",)))
+    assert {k: c["status"] for k, c in cells.items()} == dict.fromkeys(cells, "pass"), cells
+    assert not any("recaptured" in w for c in cells.values() for w in c["warnings"])
+
+
+def test_an_update_registration_that_leaves_out_a_parameter_recaptures_and_hangs_a_replay(
+    scaffolds, tmp_path, opsdk_cli
+):
+    # offs, read by the op but not updated, recaptures per value; npugraph_ex then updates
+    # only the latest capture, so the first one's replay waits forever (a device hang)
+    schema = "my_lens(Tensor x, *, SymInt[] lens, SymInt[] offs) -> Tensor"
+    kernel = "return (x * float(sum(lens)) + float(sum(offs))).contiguous()"
+    pkg = _lens_package(scaffolds, tmp_path, True, ("lens",), schema, kernel)
+    edit(
+        pkg / "my_lens" / "specs.py",
+        "lens=OneOf([3, 5], [4, 6])",
+        "lens=[3], offs=OneOf([1], [2])",
+    )
+    cell = _check(opsdk_cli, pkg)["npugraph_ex-mark_static"]
+    assert (cell["status"], cell["layer"]) == ("fail", "replay"), cell
+    assert (
+        "call 3: a replay of a captured graph waits for a parameter update that never comes"
+        in (cell["message"])
+    )
+    assert "2 captures for 2 values of host argument(s) offs at 1 shape(s)" in cell["message"]
+    assert "--updatable offs" in cell["message"]
+
+
+def test_a_kernel_that_keeps_its_captured_tiling_replays_stale(scaffolds, tmp_path, opsdk_cli):
+    pkg = _lens_package(scaffolds, tmp_path, True, updatable=("lens",))
+    # the .out kernel computes its tiling once per output buffer: the update changes nothing
+    edit(
+        pkg / "my_lens" / "updatable.py",
+        "return out.copy_(OP(x, lens=lens))",
+        "tiling = _TILING.setdefault(out.data_ptr(), list(lens))\n"
+        "    return out.copy_(OP(x, lens=tiling))\n\n\n_TILING = {}",
+    )
+    run = opsdk_cli(
+        "check", pkg, "--backend", "npugraph_ex", "--shapes", "mark_static", json_report=True
+    )
+    [cell] = run.report["results"]
+    assert (cell["status"], cell["layer"]) == ("fail", "stale-input"), cell
+    assert (
+        "stale replay: the result is the op's on the captured value of host argument(s) lens"
+        in cell["message"]
+    )
+    assert "lens captured [3, 5], new [4, 6]" in cell["message"]

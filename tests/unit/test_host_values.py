@@ -91,8 +91,8 @@ def test_a_dim_the_reference_refuses_keeps_its_declared_value():
 # ----- the ledger of captures per value -----------------------------------------------
 
 
-def _call(lens, declared=()):
-    return Call([torch.ones(2, 3), lens, [1]], {}, declared=declared)
+def _call(lens, declared=(), sizes=(1,)):
+    return Call([torch.ones(2, 3), lens, list(sizes)], {}, declared=declared)
 
 
 def _ledger(calls, captures):
@@ -137,12 +137,20 @@ def test_eager_calls_past_capture_limit_of_a_captured_shape_are_a_recapture_too(
 def test_a_replay_computed_with_the_captured_host_values_is_stale():
     captured, now = _call([2]), _call([5])
     stale_out = _lens(now.args[0], [2], [1])
-    failure = stale(LENS, LENS_OP, 3, now, captured, stale_out, now, {})
+    failure = stale(LENS, LENS_OP, 3, now, [captured], stale_out, now, {})
     assert failure.layer == "stale-input"
     assert "call 3: stale replay" in str(failure)
     assert "lens captured [2], new [5]" in str(failure)
     # the right result, or one wrong otherwise, is not stale
     right = _lens(now.args[0], [5], [1])
-    assert stale(LENS, LENS_OP, 3, now, captured, right, now, {}) is None
-    assert stale(LENS, LENS_OP, 3, now, captured, right * 0, now, {}) is None
-    assert stale(LENS, LENS_OP, 3, now, now, right, now, {}) is None  # nothing changed
+    assert stale(LENS, LENS_OP, 3, now, [captured], right, now, {}) is None
+    assert stale(LENS, LENS_OP, 3, now, [captured], right * 0, now, {}) is None
+    assert stale(LENS, LENS_OP, 3, now, [now], right, now, {}) is None  # nothing changed
+
+
+def test_a_replay_stale_in_one_argument_of_an_earlier_capture_names_that_argument():
+    first, second = _call([2], sizes=[1]), _call([3], sizes=[4])
+    now = _call([5], sizes=[7])
+    stale_out = _lens(now.args[0], [5], [1])  # sizes from the first capture, lens updated
+    failure = stale(LENS, LENS_OP, 4, now, [first, second], stale_out, now, {})
+    assert "host argument(s) sizes (sizes captured [1], new [7])" in str(failure)

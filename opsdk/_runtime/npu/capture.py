@@ -479,15 +479,22 @@ class NPUGraphBase:
             if self._failure is not None:
                 raise NpuGraphError(f"cannot replay: the capture failed ({self._failure})")
             raise NpuGraphError("replay() before a successful capture")
+        if self in _waiting:
+            raise NpuGraphError(
+                f"graph {self._id} replayed while its previous replay still waits at an "
+                "external event nothing recorded (on a device its stream hangs there)"
+            )
         self._run_from(0)
 
     def _run_from(self, start: int) -> None:
         """Run the steps from ``start``; at a wait on an external event not yet recorded,
         the rest runs when it is (the replay's stream waits there, as on the device)."""
+        _waiting.discard(self)
         with torch.no_grad():
             for index in range(start, len(self._steps)):
                 step = self._steps[index]
                 if isinstance(step, streams.EventStep) and step.blocks():
+                    _waiting.add(self)
                     step.event.when_recorded(lambda index=index: self._run_from(index + 1))
                     return
                 step.run()
@@ -514,6 +521,21 @@ class NPUGraphBase:
         """The ops a replay runs, in order (for reports and tests); a task group's in
         brackets, an external event's step by its kind."""
         return _names(self._steps)
+
+
+# Graphs whose replay waits at an external event not yet recorded.
+_waiting: weakref.WeakSet[NPUGraphBase] = weakref.WeakSet()
+
+
+def waiting_replays() -> list[int]:
+    """The ids of the graphs whose last replay still waits at an external event: on a
+    device their streams hang there, whatever the host does next."""
+    return sorted(g._id for g in _waiting)
+
+
+def reset_waiting() -> None:
+    """Give up the waiting replays (a harness moving on after reporting them)."""
+    _waiting.clear()
 
 
 def _names(steps: list) -> list:

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from opsdk._runtime.updatable import registered
 from opsdk.harness.cell import CellFailure
 from opsdk.harness.columns.compare import assert_same_call
 from opsdk.harness.columns.eager import run_op
 from opsdk.harness.variants.cases import Call, on_device, tensors_of
 
-__all__ = ["Ledger", "RecaptureWarning", "stale"]
+__all__ = ["Ledger", "RecaptureWarning", "stale", "updated_params"]
 
 FIXES = (
     "declare it updatable on replay (opsdk new ... --updatable {name}) if it changes per "
@@ -38,6 +39,12 @@ FIXES = (
 
 class RecaptureWarning(UserWarning):
     """A plain-valued host argument recaptured the graph per value (see the module)."""
+
+
+def updated_params(op) -> tuple[str, ...]:
+    """The host arguments of ``op`` registered updatable on replay (:mod:`opsdk.updatable`)."""
+    found = registered().get(op)
+    return found.params if found else ()
 
 
 def host_values(spec, call: Call) -> dict:
@@ -63,6 +70,7 @@ class Ledger:
     spec: object
     shapes: dict = field(default_factory=dict)
     declared: set = field(default_factory=set)  # arguments the specs declare varying
+    updated: tuple = ()  # arguments registered updatable on replay: they never recapture
 
     def record(self, shape, call: Call, *, captured: bool, eager: bool) -> None:
         seen = self.shapes.setdefault(shape, _Shape())
@@ -80,7 +88,7 @@ class Ledger:
         eager = sum(s.eager_after_capture for s in shapes)
         if not shapes or (captures <= len(shapes) and not eager):
             return None
-        names = _changed(shapes)
+        names = [n for n in _changed(shapes) if n not in self.updated]
         taken = "; ".join(
             f"{n}: {', '.join(repr(v[n]) for v in _distinct(shapes, n))}" for n in names
         )
@@ -121,45 +129,53 @@ def _distinct(shapes: list[_Shape], name: str) -> list:
     return found
 
 
-def _with_host_values(call: Call, source: Call) -> Call:
-    """``call``'s tensors with ``source``'s host arguments (same op, same positions)."""
-    pick = lambda mine, theirs: mine if tensors_of(mine) else theirs  # noqa: E731
-    args = [pick(a, b) for a, b in zip(call.args, source.args, strict=True)]
-    kwargs = {k: pick(v, source.kwargs.get(k, v)) for k, v in call.kwargs.items()}
+def _with_host_values(spec, call: Call, values: dict) -> Call:
+    """``call`` with the host arguments in ``values`` (by schema name) replaced."""
+    positional = [a.name for a in spec.args if not a.kwarg_only]
+    args = [values.get(n, v) for n, v in zip(positional, call.args, strict=False)]
+    kwargs = {k: values.get(k, v) for k, v in call.kwargs.items()}
     return Call(args, kwargs, call.fixed)
 
 
+def _suspects(now: dict, then: dict) -> list[dict]:
+    """The captured values a stale replay may have used: all of them, or one argument's."""
+    changed = {n: then[n] for n in now if n in then and now[n] != then[n]}
+    singles = [{n: v} for n, v in changed.items()] if len(changed) > 1 else []
+    return [changed, *singles] if changed else []
+
+
 def stale(
-    spec, op, index: int, call: Call, captured: Call, actual, buffers: Call, tolerances
+    spec, op, index: int, call: Call, captures: list, actual, buffers: Call, tolerances
 ) -> CellFailure | None:
     """The stale-replay failure of call ``index`` when its result (``actual``, the
-    inputs ``buffers`` after it) is the op's on the host values of ``captured`` (the
-    call that captured the graph), else None."""
-    now, then = host_values(spec, call), host_values(spec, captured)
-    names = [n for n in now if now[n] != then.get(n)]
-    if not names:
-        return None
-    old = on_device(_with_host_values(call, captured), "cpu")
-    expected = run_op(op, old, layer="eager")
+    inputs ``buffers`` after it) is the op's with some host arguments at the values of
+    a call that captured this shape (``captures``, latest last), else None."""
+    now = host_values(spec, call)
+    for captured in reversed(captures):
+        then = host_values(spec, captured)
+        for suspect in _suspects(now, then):
+            old = on_device(_with_host_values(spec, call, suspect), "cpu")
+            if _matches(index, actual, run_op(op, old, layer="eager"), buffers, old, tolerances):
+                changes = "; ".join(
+                    f"{n} captured {v!r}, new {now[n]!r}" for n, v in suspect.items()
+                )
+                return CellFailure(
+                    "stale-input",
+                    f"call {index}: stale replay: the result is the op's on the captured value "
+                    f"of host argument(s) {', '.join(suspect)} ({changes}): the replay did not "
+                    "update them; an update registration must list every host argument the "
+                    "kernel reads (opsdk new ... --updatable ARG,...), or pass the value as a "
+                    "tensor",
+                )
+    return None
+
+
+def _matches(index, actual, expected, buffers, reference, tolerances) -> bool:
     try:
         assert_same_call(
-            index,
-            actual,
-            expected,
-            buffers,
-            old,
-            layer="stale-input",
-            hint="",
-            writes_hint="",
-            tolerances=tolerances,
-        )
+            index, actual, expected, buffers, reference,
+            layer="stale-input", hint="", writes_hint="", tolerances=tolerances,
+        )  # fmt: skip
     except CellFailure:
-        return None  # wrong, but not the captured values' result
-    changes = "; ".join(f"{n} captured {then.get(n)!r}, new {now[n]!r}" for n in names)
-    return CellFailure(
-        "stale-input",
-        f"call {index}: stale replay: the result is the op's on the captured value of host "
-        f"argument(s) {', '.join(names)} ({changes}): the replay did not update them; an "
-        "update registration must list every host argument the kernel reads (opsdk new "
-        "... --updatable ARG,...), or pass the value as a tensor",
-    )
+        return False
+    return True

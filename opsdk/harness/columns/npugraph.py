@@ -21,11 +21,12 @@ import torch
 import torch._dynamo
 
 from opsdk._runtime import patches
+from opsdk._runtime.npu import capture
 from opsdk.errors import SetupError
 from opsdk.harness import graph_hook
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
 from opsdk.harness.columns._compiled import recompiled
-from opsdk.harness.columns._host_values import Ledger, RecaptureWarning, stale
+from opsdk.harness.columns._host_values import Ledger, RecaptureWarning, stale, updated_params
 from opsdk.harness.columns.compare import assert_same_call
 from opsdk.harness.columns.eager import checked_kernel
 from opsdk.harness.failures import as_failure, chain, first_line
@@ -181,9 +182,9 @@ def replay_loop(cell: Cell, use: Usage, fn) -> _Counts:
     op, case = use.eager, use.case
     buffers, shape, previous = None, None, None
     after_first = None
-    captured = {}  # shape -> the call that captured it last
+    captured: dict = {}  # shape -> the calls that captured it, in order
     with counting_graphs() as counts, warnings.catch_warnings():
-        counts.ledger = Ledger(cell.op.spec)
+        counts.ledger = Ledger(cell.op.spec, updated=updated_params(cell.op.overload()))
         # The loop keeps the previous outputs on purpose, to check the documented overwrite.
         warnings.filterwarnings("ignore", message=".*retained memory of acl graph output")
         for i, values in enumerate(case.calls):
@@ -206,12 +207,13 @@ def replay_loop(cell: Cell, use: Usage, fn) -> _Counts:
                 except Exception as err:  # noqa: BLE001 - classified by the ladder
                     _raise_if_setup(err)
                     raise as_failure(err, default_layer="replay", compile_layer="capture") from err
+                _check_no_replay_waits(i, counts)
                 capturing = counts.captures > captures
                 eager = not capturing and counts.replays == replays
                 counts.eager += eager
                 counts.ledger.record(shape, values, captured=capturing, eager=eager)
                 if capturing:
-                    captured[shape] = values
+                    captured.setdefault(shape, []).append(values)
                 try:
                     assert_same_call(
                         i,
@@ -225,11 +227,11 @@ def replay_loop(cell: Cell, use: Usage, fn) -> _Counts:
                         tolerances=case.tolerances,
                     )
                 except CellFailure as failure:
-                    source = captured.get(shape)
+                    sources = captured.get(shape, [])
                     found = None
-                    if not capturing and not eager and source is not None:
+                    if not capturing and not eager:
                         found = stale(
-                            cell.op.spec, op, i, values, source, actual, buffers, case.tolerances
+                            cell.op.spec, op, i, values, sources, actual, buffers, case.tolerances
                         )
                     raise found or failure from None
                 _check_overwrite(previous, actual, i)
@@ -238,6 +240,29 @@ def replay_loop(cell: Cell, use: Usage, fn) -> _Counts:
     if _frames() > after_first:  # a size specialized (dynamic) or a value guarded
         raise recompiled(_frames() - after_first, cell.shapes, case)
     return counts
+
+
+_NEVER_UPDATED = "waits for a parameter update that never comes"
+
+
+def _check_no_replay_waits(index: int, counts: _Counts) -> None:
+    """Offline, a replay left waiting at an external event (a parameter update that never
+    came) is a hang on a device: fail the call in ``replay``, with what recaptured."""
+    waiting = capture.waiting_replays()
+    if not waiting:
+        return
+    capture.reset_waiting()
+    recaptured = counts.ledger.recaptured() if counts.ledger else None
+    raise CellFailure(
+        "replay",
+        f"call {index}: a replay of a captured graph {_NEVER_UPDATED} (on a device its "
+        "stream hangs): npugraph_ex keeps one list of update records "
+        "per compiled graph, replaced at each capture, so replaying an earlier capture "
+        "updates the latest one's task group (torch-npu 2.13.0)"
+        + (f"; the earlier capture exists because the graph {recaptured[0]}" if recaptured else "")
+        + "; make every host argument the kernel reads updatable, so one capture serves "
+        "every value",
+    )
 
 
 def _frames() -> int:
@@ -327,7 +352,9 @@ def _then(failure: CellFailure, more: str) -> str:
 
 def _diagnose(cell: Cell, use: Usage, failure: CellFailure) -> CellFailure:
     """The seed guide's ladder: which rerun fixes the case says where the bug is."""
-    if failure.layer in ("eager", "fake", "recompile", "stale-input"):
+    if failure.layer in ("eager", "fake", "recompile", "stale-input") or _NEVER_UPDATED in str(
+        failure
+    ):
         return failure
 
     def passes(backend) -> bool:
