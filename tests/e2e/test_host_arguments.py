@@ -3,6 +3,8 @@ kernel reads a SymInt[] on the host recaptures per value (a warning while the li
 plain value, a failure in ``capture`` once specs declare it varying), GE stays right for
 every value; and the twice context passes torch_npu's in-place pair (`opsdk new --pair`)."""
 
+import re
+
 from scaffolded import edit, implemented
 
 SCHEMA = "my_lens(Tensor x, *, SymInt[] lens) -> Tensor"  # keyword: TorchAir can update it
@@ -128,3 +130,46 @@ def test_a_kernel_that_keeps_its_captured_tiling_replays_stale(scaffolds, tmp_pa
         in cell["message"]
     )
     assert "lens captured [3, 5], new [4, 6]" in cell["message"]
+
+
+POSITIONAL = "my_pos(Tensor x, SymInt[] lens) -> Tensor"
+
+
+def test_an_attached_op_made_updatable_passes_and_a_positional_list_is_refused(tmp_path, opsdk_cli):
+    refused = opsdk_cli(
+        "new", "--attach", "ext_upd::my_pos", "--schema", POSITIONAL, "--updatable", "lens",
+        "--out", tmp_path,
+    )  # fmt: skip
+    assert refused.code == 2 and not list(tmp_path.iterdir())
+    assert (
+        refused.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            "--updatable lens: TorchAir updates a SymInt[] passed by keyword only: move 'lens' "
+            "after '*' in the schema of ext_upd::my_pos"
+        )
+    )
+    made = opsdk_cli(
+        "new", "--attach", "ext_upd::my_att", "--schema", SCHEMA.replace("my_lens", "my_att"),
+        "--updatable", "lens", "--out", tmp_path,
+    )  # fmt: skip
+    assert made.code == 0, made.stderr
+    pkg = tmp_path / "my_att"
+    kernels, fake = pkg / "my_att" / "kernels.py", pkg / "my_att" / "fake.py"
+    kernels.write_text(
+        re.sub(
+            r"raise ImplementMe\(\s*__file__,[^)]*\)",
+            "return x * float(sum(lens))",
+            kernels.read_text(),
+        )
+    )
+    fake.write_text(
+        re.sub(
+            r"raise ImplementMe\(\s*__file__,[^)]*\)",
+            "return x.new_empty(x.shape)",
+            fake.read_text(),
+        )
+    )
+    cells = _check(opsdk_cli, pkg)
+    assert {k: c["status"] for k, c in cells.items()} == dict.fromkeys(cells, "pass"), cells
+    assert not any("recaptured" in w for c in cells.values() for w in c["warnings"])
