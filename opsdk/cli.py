@@ -147,6 +147,14 @@ def _parser() -> argparse.ArgumentParser:
         help="attach to an op defined elsewhere (torch_npu, op-plugin, C++): register only "
         "what it lacks",
     )
+    new.add_argument(
+        "--updatable",
+        metavar="ARG[,ARG...]",
+        type=lambda text: tuple(a.strip() for a in text.split(",") if a.strip()),
+        default=(),
+        help="host arguments (SymInt, SymInt[]) npugraph_ex updates on replay instead of "
+        "capturing a graph per value",
+    )
     new.add_argument("--namespace", help="torch.library namespace (default: custom)")
     new.add_argument("--schema", help='torch schema, e.g. "my_op(Tensor x, float a=1.0) -> Tensor"')
     new.add_argument("--style", choices=STYLES, default=DEFAULT_STYLE, help="registration style")
@@ -310,6 +318,7 @@ def _new_package(args) -> int:
         args.from_cann,
         pair=args.pair,
         attach=args.attach is not None,
+        updatable=args.updatable,
     )
     if args.into is not None and args.out is not None:
         raise OpsdkError(

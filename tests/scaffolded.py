@@ -43,9 +43,10 @@ def edit(path, old, new_text):
     path.write_text(text.replace(old, new_text))
 
 
-def implemented(scaffolds, out, name, schema, kernel, fake="meta.same_as(x)"):
-    """A copy of a scaffolded skeleton at ``out/NAME`` with its kernels and fake filled in."""
-    pkg = scaffolds.copy(out, name, namespace=f"g_{name}", schema=schema)
+def implemented(scaffolds, out, name, schema, kernel, fake="meta.same_as(x)", **options):
+    """A copy of a scaffolded skeleton at ``out/NAME`` with its kernels and fake filled in
+    (``options``: more of `opsdk new`'s, e.g. ``updatable=("lens",)``)."""
+    pkg = scaffolds.copy(out, name, namespace=f"g_{name}", schema=schema, **options)
     _fill(pkg / name, kernel, fake)
     return pkg
 

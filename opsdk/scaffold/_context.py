@@ -7,7 +7,7 @@ becomes is in the templates and their macros (``templates/templates/macros.jinja
 from __future__ import annotations
 
 import opsdk
-from opsdk._runtime import spec, types
+from opsdk._runtime import spec, types, updatable
 from opsdk._runtime.converters import (
     attr_builder,
     bind,
@@ -47,6 +47,22 @@ def context(
         "op": _op(op, cann, req.attach, working=op.is_default_add and req.writes_the_add),
         "pair": _op(partner) if partner else {},
         "cpp": _cpp_context(op, module, cann) if req.style == "cpp" else {},
+        "updatable": _updatable(op, req.updatable) if req.updatable else {},
+    }
+
+
+def _updatable(op: spec.OpSpec, params: tuple[str, ...]) -> dict:
+    """What updatable.py reads: the ``.out`` overload and workspace getter opsdk defines
+    for TorchAir's update table, and the Python call of the op from their arguments."""
+    positional = [a.name for a in op.args if not a.kwarg_only]
+    keyword = [a.name for a in op.args if a.kwarg_only]
+    return {
+        "params": list(params),
+        "out_schema": updatable.out_schema(op),
+        "workspace_schema": updatable.workspace_schema(op),
+        "workspace_name": updatable.workspace_name(op),
+        "signature": ", ".join([*positional, "*", *keyword]),
+        "call": ", ".join([*positional, *(f"{k}={k}" for k in keyword)]),
     }
 
 

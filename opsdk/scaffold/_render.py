@@ -21,7 +21,7 @@ from pathlib import Path
 from cookiecutter.generate import generate_files
 
 from opsdk import cann
-from opsdk._runtime import spec
+from opsdk._runtime import spec, updatable
 from opsdk.axes import DEFAULT_STYLE, STYLES
 from opsdk.cann import cppsig
 from opsdk.errors import ScaffoldError, SpecError
@@ -52,6 +52,8 @@ class NewRequest:
     attach: bool = False
     # the Python package's name where it is not the op's: a CANN project's directory
     package: str | None = None
+    # host arguments npugraph_ex/TorchAir update on replay (opsdk.updatable)
+    updatable: tuple[str, ...] = ()
 
     @property
     def writes_the_add(self) -> bool:
@@ -92,6 +94,13 @@ def build_spec(req: NewRequest) -> spec.OpSpec:
         spec.require_inplace(op)
     if req.autograd:
         spec.require_differentiable(op)
+    if req.updatable:
+        if req.style == "cpp" or req.pair:
+            raise SpecError(
+                "--updatable: the library and custom_op styles, one op: drop --style cpp and --pair"
+            )
+        updatable.check_op(op)
+        updatable.check_params(op, req.updatable)
     if req.style == "cpp":
         cppsig.signature(op.name, op)  # refuses a type without a C++ kernel type
         _clang_format()  # before anything is written

@@ -145,6 +145,7 @@ LAYERS = (
         "opsdk.cpp_build",
         "opsdk.device",
         "opsdk.fast_entry",
+        "opsdk.updatable",
         "opsdk.inputs",
         "opsdk.irdef",
         "opsdk.meta",

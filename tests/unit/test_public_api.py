@@ -77,6 +77,7 @@ PUBLIC = {
     "opsdk.oplib": ["import_added_ops"],
     "opsdk.cpp_build": ["load_library", "load_module", "reference"],
     "opsdk.fast_entry": ["traceable"],
+    "opsdk.updatable": ["register_updatable"],
 }
 
 

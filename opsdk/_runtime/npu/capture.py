@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -89,13 +90,87 @@ def graph_pool_handle() -> tuple[int, int]:
     return (0, next(_pool_ids))
 
 
-def task_group_unsupported(*args: Any) -> None:
-    """``_graph_task_group_*``: updating captured kernel parameters (npugraph_ex's
-    updated nodes, ``NPUGraph.update``) needs device task groups."""
-    raise NpuGraphError(
-        "graph task groups (captured kernels updated in place: NPUGraph.update, "
-        "npugraph_ex's parameter updates) are not emulated offline"
-    )
+# --------------------------------------------------------------------------- task groups
+#
+# On a device, ``graph_task_group_begin/end(stream)`` around a launch while capturing
+# make its kernels one task group of the graph, with a handle; later, between
+# ``graph_task_update_begin(stream, handle)`` and ``graph_task_update_end(stream)``, the
+# same op launched again (with new host values: its tiling) is not run but rewrites the
+# group's kernels in the captured graph, in place, for every replay after it. npugraph_ex
+# and TorchAir update ops of their ``_REPLACE_FUNC_MAP`` this way, the group waiting on an
+# external event the update records (see :mod:`.streams`).
+
+
+class _Group:
+    """A task group of a captured graph: its recorded steps, which an update replaces."""
+
+    def __init__(self, steps: list) -> None:
+        self.steps = steps
+        self.keep: list[torch.Tensor] = []  # memory an update's relaunch allocated
+
+    def run(self) -> None:
+        for step in self.steps:
+            step.run()
+
+
+def task_group_begin(stream: Any) -> None:
+    """``_graph_task_group_begin``: the launches from now on form one task group."""
+    recorder = _capturing_recorder("graph_task_group_begin")
+    if recorder.group_start is not None:
+        raise NpuGraphError("graph_task_group_begin() inside a task group: end it first")
+    recorder.group_start = len(recorder.steps)
+
+
+def task_group_end(stream: Any) -> _Group:
+    """``_graph_task_group_end``: close the task group; its handle."""
+    recorder = _capturing_recorder("graph_task_group_end")
+    if recorder.group_start is None:
+        raise NpuGraphError("graph_task_group_end() without graph_task_group_begin()")
+    group = _Group(recorder.steps[recorder.group_start :])
+    recorder.steps[recorder.group_start :] = [group]
+    recorder.group_start = None
+    return group
+
+
+def task_update_begin(stream: Any, handle: _Group) -> None:
+    """``_graph_task_update_begin``: the launches on this thread until the update ends are
+    recorded (not run) as the new kernels of the task group ``handle``."""
+    if not isinstance(handle, _Group):
+        raise NpuGraphError(f"graph_task_update_begin(): {handle!r} is no task group handle")
+    if streams.capture_underway() is not None or getattr(_updating, "update", None):
+        raise NpuGraphError("graph_task_update_begin() during a capture or another update")
+    recorder = _Recorder(_Updating())
+    _updating.update = (handle, recorder)
+    recorder.__enter__()
+
+
+def task_update_end(stream: Any) -> None:
+    """``_graph_task_update_end``: the task group's kernels are now those recorded."""
+    underway = getattr(_updating, "update", None)
+    if not underway:
+        raise NpuGraphError("graph_task_update_end() without graph_task_update_begin()")
+    handle, recorder = underway
+    recorder.__exit__(None, None, None)
+    _updating.update = None
+    handle.steps = recorder.steps
+    handle.keep = recorder.keep  # memory the relaunch allocated lives with the group
+
+
+_updating = threading.local()
+
+
+class _Updating:
+    """What a task update records into: it refuses what a capture refuses."""
+
+    def _refuse(self, op: str, cause: str) -> None:
+        raise NpuGraphCaptureError.refused(op, cause)
+
+
+def _capturing_recorder(what: str) -> _Recorder:
+    graph = streams.capture_underway()
+    if graph is None or graph._recorder is None:
+        raise NpuGraphError(f"{what}() outside a graph capture")
+    return graph._recorder
 
 
 # --------------------------------------------------------------------------- memory
@@ -266,8 +341,9 @@ class _Recorder(TorchDispatchMode):
     def __init__(self, graph: NPUGraphBase):
         super().__init__()
         self.graph = graph
-        self.steps: list[_Step] = []
+        self.steps: list = []  # _Step, _Group and streams' event steps, in launch order
         self.keep: list[torch.Tensor] = []
+        self.group_start: int | None = None  # where an open task group starts in steps
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -403,9 +479,29 @@ class NPUGraphBase:
             if self._failure is not None:
                 raise NpuGraphError(f"cannot replay: the capture failed ({self._failure})")
             raise NpuGraphError("replay() before a successful capture")
+        if self in _waiting:
+            raise NpuGraphError(
+                f"graph {self._id} replayed while its previous replay still waits at an "
+                "external event nothing recorded (on a device its stream hangs there)"
+            )
+        self._run_from(0)
+
+    def _run_from(self, start: int) -> None:
+        """Run the steps from ``start``; at a wait on an external event not yet recorded,
+        the rest runs when it is (the replay's stream waits there, as on the device)."""
+        _waiting.discard(self)
         with torch.no_grad():
-            for step in self._steps:
+            for index in range(start, len(self._steps)):
+                step = self._steps[index]
+                if isinstance(step, streams.EventStep) and step.blocks():
+                    _waiting.add(self)
+                    step.event.when_recorded(lambda index=index: self._run_from(index + 1))
+                    return
                 step.run()
+
+    def record_event_step(self, step: streams.EventStep) -> None:
+        """An external event's record, wait or reset captured into this graph."""
+        self._recorder.steps.append(step)
 
     def reset(self) -> None:
         self._steps, self._keep = [], []
@@ -422,5 +518,28 @@ class NPUGraphBase:
 
     @property
     def recorded_ops(self) -> list[str]:
-        """The ops a replay runs, in order (for reports and tests)."""
-        return [str(step.op) for step in self._steps]
+        """The ops a replay runs, in order (for reports and tests); a task group's in
+        brackets, an external event's step by its kind."""
+        return _names(self._steps)
+
+
+# Graphs whose replay waits at an external event not yet recorded.
+_waiting: weakref.WeakSet[NPUGraphBase] = weakref.WeakSet()
+
+
+def waiting_replays() -> list[int]:
+    """The ids of the graphs whose last replay still waits at an external event: on a
+    device their streams hang there, whatever the host does next."""
+    return sorted(g._id for g in _waiting)
+
+
+def reset_waiting() -> None:
+    """Give up the waiting replays (a harness moving on after reporting them)."""
+    _waiting.clear()
+
+
+def _names(steps: list) -> list:
+    return [
+        _names(s.steps) if isinstance(s, _Group) else getattr(s, "kind", None) or str(s.op)
+        for s in steps
+    ]

@@ -80,7 +80,9 @@ class _NPUStreamBase:
 
 class _NPUEventBase:
     """``torch_npu._C._NPUEventBase``: always complete, since work finishes before a call
-    returns, so recording and waiting have nothing to wait for."""
+    returns, so recording and waiting have nothing to wait for; except an external event
+    (``graph_external``, torch_npu's ``ExternalEvent``): one a captured graph waits on
+    blocks that graph's replay until it is recorded (see :class:`EventStep`)."""
 
     def __new__(
         cls,
@@ -91,22 +93,62 @@ class _NPUEventBase:
     ):
         self = super().__new__(cls)
         self.npu_event = 0  # created lazily, at the first record, as on the device
+        self.graph_external = graph_external
+        self.recorded = False  # an external event's flag: set by record, cleared by reset
+        self._waiting: list = []  # replays blocked on it, resumed when it is recorded
         return self
 
     def record(self, stream: _NPUStreamBase) -> None:
         self.npu_event = self.npu_event or next(_event_ids)
+        if not self._captured("record"):
+            self._set(True)
 
     def wait(self, stream: _NPUStreamBase) -> None:
-        return None
+        self._captured("wait")
 
     def reset(self, stream: _NPUStreamBase) -> None:
-        return None
+        if not self._captured("reset"):
+            self._set(False)
+
+    def _captured(self, kind: str) -> bool:
+        """Whether this call went into a graph being captured (an external event's
+        record, wait and reset are nodes of the graph there, run at replay)."""
+        graph = capture_underway()
+        if not self.graph_external or graph is None:
+            return False
+        graph.record_event_step(EventStep(self, kind))
+        return True
+
+    def _set(self, recorded: bool) -> None:
+        self.recorded = recorded
+        while recorded and self._waiting:
+            self._waiting.pop(0)()
+
+    def when_recorded(self, resume) -> None:
+        """Run ``resume`` (the rest of a blocked replay) once this event is recorded."""
+        self._waiting.append(resume)
 
     def query(self) -> bool:
         return True
 
     def synchronize(self) -> None:
         check_host_sync("torch.npu.Event.synchronize()")
+
+
+class EventStep:
+    """An external event's ``record``, ``wait`` or ``reset`` in a captured graph: a
+    ``wait`` on an event not yet recorded blocks the replay there (:meth:`blocks`)."""
+
+    def __init__(self, event: _NPUEventBase, kind: str) -> None:
+        self.event, self.kind = event, f"external event {kind}"
+        self._kind = kind
+
+    def blocks(self) -> bool:
+        return self._kind == "wait" and not self.event.recorded
+
+    def run(self) -> None:
+        if self._kind != "wait":
+            self.event._set(self._kind == "record")
 
 
 def _stream_data(stream_id: int) -> tuple[int, int, int]:

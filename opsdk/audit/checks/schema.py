@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from opsdk.audit.checks import Undecided, fake_outputs, first_call, where
+from opsdk.audit.checks import Undecided, fake_outputs, first_call, host_args, where
 from opsdk.harness.cell import CellFailure
 from opsdk.harness.failures import first_line
 
@@ -22,7 +22,7 @@ __all__ = ["check", "check_aliasing", "check_pairs"]
 
 def check(library, op, shapes: str) -> list[str]:
     check_pairs(library, op)
-    return check_aliasing(op)
+    return check_aliasing(op) + host_args.notes(op.op)
 
 
 def _schema(namespace: str, name: str):

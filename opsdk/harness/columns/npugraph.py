@@ -21,10 +21,12 @@ import torch
 import torch._dynamo
 
 from opsdk._runtime import patches
+from opsdk._runtime.npu import capture
 from opsdk.errors import SetupError
 from opsdk.harness import graph_hook
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
 from opsdk.harness.columns._compiled import recompiled
+from opsdk.harness.columns._host_values import Ledger, RecaptureWarning, stale, updated_params
 from opsdk.harness.columns.compare import assert_same_call
 from opsdk.harness.columns.eager import checked_kernel
 from opsdk.harness.failures import as_failure, chain, first_line
@@ -43,13 +45,16 @@ STEPS = {
     "mark_static": (0,) * (1 + REPLAYS),
     "dynamic": (0,) * (1 + REPLAYS) + (1,) * 2,
 }
+# The call from which host arguments take new values: a capture and a plain replay first.
+VARY_FROM = 2
 
 
 @dataclass
 class _Counts:
     captures: int = 0
     replays: int = 0
-    eager: int = 0  # calls of a shape npugraph_ex did not capture: past capture_limit
+    eager: int = 0  # calls npugraph_ex neither captured nor replayed: past capture_limit
+    ledger: Ledger | None = None  # per shape, the host values and their captures
 
 
 @contextlib.contextmanager
@@ -154,10 +159,11 @@ def _refill(buffers, values):
 
 
 def _cases(cell: Cell) -> list[Case]:
-    """The op's cases, shaped by STEPS; the last call of each also changes the scalars
-    the graph takes as inputs (a captured graph must not replay a stale one)."""
+    """The op's cases, shaped by STEPS; from the third call on, each also changes the
+    host arguments the graph takes as inputs (a captured graph must neither recapture
+    per value nor replay a stale one: :mod:`._host_values`)."""
     steps = STEPS[cell.shapes]
-    return cases(cell.op.spec, cell.shapes, cell.backend, steps=steps, vary_from=len(steps) - 1)
+    return cases(cell.op.spec, cell.shapes, cell.backend, steps=steps, vary_from=VARY_FROM)
 
 
 def _shapes(call: Call) -> tuple:
@@ -176,8 +182,9 @@ def replay_loop(cell: Cell, use: Usage, fn) -> _Counts:
     op, case = use.eager, use.case
     buffers, shape, previous = None, None, None
     after_first = None
-    captured = set()  # the shapes npugraph_ex captured; others ran eagerly past capture_limit
+    captured: dict = {}  # shape -> the calls that captured it, in order
     with counting_graphs() as counts, warnings.catch_warnings():
+        counts.ledger = Ledger(cell.op.spec, updated=updated_params(cell.op.overload()))
         # The loop keeps the previous outputs on purpose, to check the documented overwrite.
         warnings.filterwarnings("ignore", message=".*retained memory of acl graph output")
         for i, values in enumerate(case.calls):
@@ -194,32 +201,68 @@ def replay_loop(cell: Cell, use: Usage, fn) -> _Counts:
                 eager_call = on_device(values, "npu")
                 reference = on_device(values, "cpu")
                 expected, _ = checked_kernel(op, i, eager_call, reference, case.tolerances)
-                captures = counts.captures
+                captures, replays = counts.captures, counts.replays
                 try:
                     actual = fn(*buffers.args, **buffers.kwargs)
                 except Exception as err:  # noqa: BLE001 - classified by the ladder
                     _raise_if_setup(err)
                     raise as_failure(err, default_layer="replay", compile_layer="capture") from err
-                if counts.captures > captures:
-                    captured.add(shape)
-                counts.eager += shape not in captured
-                assert_same_call(
-                    i,
-                    actual,
-                    expected,
-                    buffers,
-                    eager_call,
-                    layer="replay",
-                    hint="",
-                    writes_hint="the schema must mark every written input Tensor(a!)",
-                    tolerances=case.tolerances,
-                )
+                _check_no_replay_waits(i, counts)
+                capturing = counts.captures > captures
+                eager = not capturing and counts.replays == replays
+                counts.eager += eager
+                counts.ledger.record(shape, values, captured=capturing, eager=eager)
+                if capturing:
+                    captured.setdefault(shape, []).append(values)
+                try:
+                    assert_same_call(
+                        i,
+                        actual,
+                        expected,
+                        buffers,
+                        eager_call,
+                        layer="replay",
+                        hint="",
+                        writes_hint="the schema must mark every written input Tensor(a!)",
+                        tolerances=case.tolerances,
+                    )
+                except CellFailure as failure:
+                    sources = captured.get(shape, [])
+                    found = None
+                    if not capturing and not eager:
+                        found = stale(
+                            cell.op.spec, op, i, values, sources, actual, buffers, case.tolerances
+                        )
+                    raise found or failure from None
                 _check_overwrite(previous, actual, i)
                 previous = actual
             after_first = _frames() if after_first is None else after_first
     if _frames() > after_first:  # a size specialized (dynamic) or a value guarded
         raise recompiled(_frames() - after_first, cell.shapes, case)
     return counts
+
+
+_NEVER_UPDATED = "waits for a parameter update that never comes"
+
+
+def _check_no_replay_waits(index: int, counts: _Counts) -> None:
+    """Offline, a replay left waiting at an external event (a parameter update that never
+    came) is a hang on a device: fail the call in ``replay``, with what recaptured."""
+    waiting = capture.waiting_replays()
+    if not waiting:
+        return
+    capture.reset_waiting()
+    recaptured = counts.ledger.recaptured() if counts.ledger else None
+    raise CellFailure(
+        "replay",
+        f"call {index}: a replay of a captured graph {_NEVER_UPDATED} (on a device its "
+        "stream hangs): npugraph_ex keeps one list of update records "
+        "per compiled graph, replaced at each capture, so replaying an earlier capture "
+        "updates the latest one's task group (torch-npu 2.13.0)"
+        + (f"; the earlier capture exists because the graph {recaptured[0]}" if recaptured else "")
+        + "; make every host argument the kernel reads updatable, so one capture serves "
+        "every value",
+    )
 
 
 def _frames() -> int:
@@ -281,12 +324,16 @@ def _check_counts(case: Case, counts: _Counts, capture_limit: int | None = None)
             "or replayed: the option did not take effect, so the cell checked nothing"
         )
     if counts.captures < min(shapes, capture_limit or shapes) or counts.replays < REPLAYS:
+        found = counts.ledger.recaptured() if counts.ledger else None
         raise CellFailure(
             "capture",
             f"expected a capture per shape ({shapes}) and at least {REPLAYS} replays, saw "
             f"{counts.captures} captures and {counts.replays} replays: npugraph_ex fell "
-            "back to eager; run with TORCH_LOGS=+npugraph_ex to see why",
+            "back to eager; "
+            + (found[0] if found else "run with TORCH_LOGS=+npugraph_ex to see why"),
         )
+    if counts.ledger is not None:
+        counts.ledger.check(lambda message: warnings.warn(message, RecaptureWarning, 2))
 
 
 def _passes(attempt) -> bool:
@@ -305,7 +352,9 @@ def _then(failure: CellFailure, more: str) -> str:
 
 def _diagnose(cell: Cell, use: Usage, failure: CellFailure) -> CellFailure:
     """The seed guide's ladder: which rerun fixes the case says where the bug is."""
-    if failure.layer in ("eager", "fake", "recompile"):
+    if failure.layer in ("eager", "fake", "recompile", "stale-input") or _NEVER_UPDATED in str(
+        failure
+    ):
         return failure
 
     def passes(backend) -> bool:

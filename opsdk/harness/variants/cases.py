@@ -16,16 +16,20 @@ within a case get fresh values; by shape mode:
   its int sizes stay. Sizes that stay are marked static for Dynamo
   (:func:`mark_static`), so duck sizing never ties one to a growing size.
 
-Scalars. A column that varies them (``vary_from``) keeps the first value on
-the calls before that index and takes the next values after it, within what
-the spec declares (``Fixed``, ``OneOf``, ``Range``). A plain value varies by
-opsdk's default: ints and floats step by 1 (``0.5 -> 1.5 -> 2.5``), except an
-int named like a dimension (``dim``, ``axis``, ``k``, ``*_dim``), which stays
-like a bool, a str, a dtype or a list. Compiled columns vary only what the
-compiled graph takes as an input: a symbolic (``SymInt``, ``Scalar``) int in
-``dynamic`` and ``mark_static`` mode; Dynamo bakes any other scalar in and
-recompiles when it changes, as it should. A failure on a call with changed
-scalars says so (``alpha 0.5 -> 1.5 on call 1``).
+Host arguments. A column that varies them (``vary_from``) keeps the first value
+on the calls before that index and takes the next values after it, within what
+the spec declares (``Fixed``, ``OneOf``, ``Range``; a list's ``OneOf`` gives whole
+lists). A plain value varies by opsdk's default: ints and floats step by 1
+(``0.5 -> 1.5 -> 2.5``), an int list steps every element by 1 (``[2, 3] ->
+[3, 4]``); an int named like a dimension (``dim``, ``axis``, ``*_dim``) takes the
+case's other dims (``-1 -> 0``, within the rank of its largest tensor); a count
+named ``k``, a list of dims, a bool, a str, a dtype and a float list stay.
+Compiled columns vary only what the compiled graph takes as an input: a symbolic
+int or int list (``SymInt``, ``SymInt[]``, an int ``Scalar``) in ``dynamic`` and
+``mark_static`` mode; Dynamo bakes any other value in and recompiles when it
+changes, as it should. A value opsdk picked that the op's CPU reference refuses
+is not taken (the declared values are). A failure on a call with changed values
+says so (``alpha 0.5 -> 1.5 on call 1``).
 
 The declared cases, in order, then derived ones:
 
@@ -75,21 +79,27 @@ STEPS = {
     "mark_static": (0, 0, 0),
     "dynamic": (0, 1, 2),
 }
-# Ints named like these pick or count dims (sum's dim, topk's k): another value means
-# another op, so they stay unless the spec declares values.
-_DIM_NAME = re.compile(r"dims?|axis|axes|k|dim\d+|\w+_(?:dims?|axis)")
+# Ints named like these pick a dim (sum's dim): the columns that call the op afresh each
+# time (eager, opcheck) move them to the case's other dims; compiled graphs bake them in.
+_DIM_NAME = re.compile(r"dim|axis|dim\d+|\w+_(?:dim|axis)")
+# Names of ints and lists that count or list dims (topk's k, sum's dims): they stay.
+_DIMS_NAME = re.compile(r"dims|axes|k|\w+_(?:dims|axes)")
 
 
 @dataclass
 class Call:
     """One call's arguments (CPU tensors; the runner moves them to the device).
     ``fixed`` holds, per tensor in :func:`tensors_of` order, the dims whose size
-    stays (see :func:`mark_static`); ``changed`` the scalars this call changed."""
+    stays (see :func:`mark_static`); ``changed`` the host arguments this call changed,
+    ``by_default`` whether opsdk picked any of the new values, ``declared`` the names
+    of those the specs declare (``OneOf``, ``Range``)."""
 
     args: list
     kwargs: dict
     fixed: tuple[tuple[int, ...], ...] = ()
     changed: str = ""
+    by_default: bool = False
+    declared: tuple[str, ...] = ()
 
     @contextlib.contextmanager
     def noted(self):
@@ -161,24 +171,22 @@ def cases(
             may_vary=functools.partial(_may_vary, column, shapes),
         )
 
-        def call(i, step, variant, case_call=case_call, index=index):
-            return case_call(step, seed=1234 + 100 * index + i, index=i, variant=variant)
+        def call(i, step, variant, case_call=case_call, index=index, defaults=True):
+            seed = 1234 + 100 * index + i
+            return case_call(step, seed=seed, index=i, variant=variant, defaults=defaults)
 
         calls = []
         for i, step in enumerate(steps):
-            made = call(i, step, 0 if vary_from is None or i < vary_from else i - vary_from + 1)
-            if made.changed and not _declares_scalars(support) and not _accepts(spec, made):
+            variant = 0 if vary_from is None or i < vary_from else i - vary_from + 1
+            made = call(i, step, variant)
+            if made.by_default and not _accepts(spec, made):
                 # A value opsdk picked that the op's own reference refuses (groups must
-                # divide channels) proves nothing about a graph: keep the declared one.
-                first = call(i, step, 0)
-                made = first if _accepts(spec, first) else made
+                # divide channels) proves nothing about a graph: keep the declared ones.
+                declared_only = call(i, step, variant, defaults=False)
+                made = declared_only if _accepts(spec, declared_only) else made
             calls.append(made)
         result.append(Case(label, calls, tolerances))
     return result
-
-
-def _declares_scalars(support: Support) -> bool:
-    return any(isinstance(v, ScalarSpec) for v in (*support.args, *support.kwargs.values()))
 
 
 def _accepts(spec: OpSpec, call: Call) -> bool:
@@ -211,11 +219,14 @@ def _call(
     index: int,
     variant: int,
     may_vary,
+    defaults: bool = True,
 ) -> Call:
-    """Call ``index`` of a case: tensors at size ``step``, scalars at ``variant`` (0: the
-    first value) where ``may_vary(arg, first, other)`` allows."""
+    """Call ``index`` of a case: tensors at size ``step``, host arguments at ``variant``
+    (0: the first value) where ``may_vary(arg, first, other)`` allows; plain values
+    vary by opsdk's default only with ``defaults``."""
     gen = torch.Generator().manual_seed(seed)
-    fixed, changed = [], []
+    fixed, changed, declared_names, by_default = [], [], [], False
+    rank = max((len(t.sizes(0)) for t in support.tensor_specs()), default=0)
 
     def tensor(v):
         if not isinstance(v, TensorSpec):
@@ -226,11 +237,18 @@ def _call(
     def value(arg: Arg, v):
         if arg.is_tensor:
             return [tensor(x) for x in v] if isinstance(v, list) else tensor(v)
-        values = v if isinstance(v, ScalarSpec) else _default_values(arg, v)
+        declared_values = isinstance(v, ScalarSpec)
+        if not declared_values and not defaults:
+            return v
+        values = v if declared_values else _default_values(arg, v, rank)
         first, other = values.at(0), values.at(variant)
         if variant == 0 or other == first or not may_vary(arg, first, other):
             return first
+        nonlocal by_default
         changed.append(f"{arg.name} {first!r} -> {other!r}")
+        if declared_values:
+            declared_names.append(arg.name)
+        by_default = by_default or not declared_values
         return other
 
     named = spec.by_name(support.args, support.kwargs)
@@ -243,23 +261,38 @@ def _call(
         else:
             args.append(value(arg, named[arg.name]))
     note = f"{', '.join(changed)} on call {index}" if changed else ""
-    return Call(args, kwargs, tuple(fixed), note)
+    return Call(args, kwargs, tuple(fixed), note, by_default, tuple(declared_names))
 
 
-def _default_values(arg: Arg, value) -> ScalarSpec:
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int_list(value) -> bool:
+    return isinstance(value, (list, tuple)) and bool(value) and all(map(_is_int, value))
+
+
+def _default_values(arg: Arg, value, rank: int) -> ScalarSpec:
     """How a plain value varies: see the module docstring."""
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not number or (isinstance(value, int) and _DIM_NAME.fullmatch(arg.name)):
+    if _DIMS_NAME.fullmatch(arg.name):
         return Fixed(value)
-    return OneOf(value, value + 1, value + 2)
+    if _is_int(value) and _DIM_NAME.fullmatch(arg.name):
+        if not -rank <= value < rank:
+            return Fixed(value)
+        return OneOf(value, *(d for d in range(rank) if d != value % rank))
+    if _int_list(value):
+        return OneOf(value, *([v + step for v in value] for step in (1, 2)))
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return OneOf(value, value + 1, value + 2)
+    return Fixed(value)
 
 
 def _may_vary(column: columns.Column, shapes: str, arg: Arg, first, other) -> bool:
     """Whether ``column`` may change ``arg`` from ``first`` to ``other`` in ``shapes``
-    mode: a compiled graph takes only symbolic ints as inputs."""
+    mode: a compiled graph takes only symbolic ints and int lists as inputs."""
     if not column.compiles:
         return True
-    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in (first, other))
+    ints = all(_is_int(v) or _int_list(v) for v in (first, other))
     return shapes != "static" and arg.is_symbolic and ints
 
 

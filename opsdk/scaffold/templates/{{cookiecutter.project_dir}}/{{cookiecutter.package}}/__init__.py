@@ -24,6 +24,9 @@ host, opsdk's emulated device elsewhere), then registers the op from its modules
 {%- if cookiecutter.autograd %}
 - autograd.py: the backward
 {%- endif %}
+{%- if cookiecutter.updatable %}
+- updatable.py: {{ cookiecutter.updatable.params | join(", ") }} updated on npugraph_ex replay
+{%- endif %}
 - converter.py: the GE converter, loaded as soon as TorchAir is importable
 
 Each subpackage with an ``OPS`` tuple is one more op of this library (``opsdk
@@ -58,7 +61,7 @@ OP = torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }}
 from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir{% if specs %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
 {%- else %}
 
-from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir{% if specs %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
+from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir{% if specs %}, specs{% endif %}{% if cookiecutter.updatable %}, updatable{% endif %}  # noqa: E402, F401  (imported to register the op)
 from .schema import {% if pair %}FUNCTIONAL_OP, {% endif %}OP  # noqa: E402
 {%- endif %}
 

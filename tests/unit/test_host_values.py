@@ -1,0 +1,156 @@
+"""Host arguments (#31): which calls change them per column (opsdk.harness.variants.cases),
+and what npugraph_ex's captures of them say (opsdk.harness.columns._host_values): a
+recapture per value (a warning for a plain value, a failure for a declared one) and a
+stale replay. In process; the column end to end is in tests/e2e/test_host_arguments.py."""
+
+import pytest
+import torch
+
+from opsdk._runtime.inputs import F32, OneOf, Support, declare_supported
+from opsdk._runtime.spec import parse
+from opsdk.harness.cell import CellFailure
+from opsdk.harness.columns._host_values import Ledger, stale
+from opsdk.harness.variants.cases import Call, cases
+
+_LIB = torch.library.Library("t_host_values", "FRAGMENT")
+
+
+def _define(name: str, schema: str, fn):
+    _LIB.define(f"{name}{schema}")
+    _LIB.impl(name, fn, "CPU")
+    op = getattr(torch.ops.t_host_values, name).default
+    return op, parse(str(op._schema), validate=False)
+
+
+def _lens(x, lens, sizes, dim=-1):
+    return x * float(sum(lens)) + float(sum(sizes)) + dim
+
+
+LENS_OP, LENS = _define(
+    "lens", "(Tensor x, SymInt[] lens, int[] sizes, int dim=-1) -> Tensor", _lens
+)
+DECLARED_OP, DECLARED = _define(
+    "declared_lens", "(Tensor x, SymInt[] lens, int[] sizes, int dim=-1) -> Tensor", _lens
+)
+declare_supported(
+    DECLARED_OP,
+    [Support(F32(2, 3), OneOf([3, 5], [4, 6]), [1], dim=-1)],
+    non_contiguous=False,
+)
+
+
+def _values(case, name):
+    index = [a.name for a in LENS.args].index(name)
+    return [(c.args + list(c.kwargs.values()))[index] for c in case.calls]
+
+
+@pytest.mark.parametrize("shapes", ["dynamic", "mark_static"])
+def test_compiled_columns_step_an_undeclared_symint_list_and_keep_a_plain_int_list(shapes):
+    [case] = cases(LENS, shapes, "npugraph_ex", steps=(0, 0, 0, 0), vary_from=2)
+    assert _values(case, "lens") == [[2], [2], [3], [4]]
+    assert _values(case, "sizes") == [[2]] * 4  # int[]: Dynamo bakes it in
+    assert case.calls[2].changed == "lens [2] -> [3] on call 2"
+    assert case.calls[2].by_default and not case.calls[2].declared
+
+
+def test_a_static_graph_varies_no_list():
+    [case] = cases(LENS, "static", "aot_eager", vary_from=1)
+    assert not any(c.changed for c in case.calls)
+
+
+def test_a_list_declared_with_oneof_takes_its_values_in_order_in_compiled_columns():
+    [case] = cases(DECLARED, "dynamic", "npugraph_ex", steps=(0, 0, 0, 0), vary_from=2)
+    assert _values(case, "lens") == [[3, 5], [3, 5], [4, 6], [3, 5]]
+    assert case.calls[2].declared == ("lens",)
+
+
+def test_eager_moves_lists_and_dim_like_ints_within_the_rank():
+    [case] = cases(LENS, "static", "eager", vary_from=1)
+    assert _values(case, "sizes") == [[2], [3], [4]]
+    assert _values(case, "lens") == [[2], [3], [4]]
+    assert [c.args[3] for c in case.calls] == [-1, 0, -1]  # without specs too (rank 2)
+    [case] = cases(DECLARED, "static", "eager", vary_from=1)
+    assert [c.args[3] for c in case.calls] == [-1, 0, -1]  # rank 2: -1 -> 0 -> -1
+    [case] = cases(DECLARED, "dynamic", "aot_eager", vary_from=1)
+    assert [c.args[3] for c in case.calls] == [-1] * 3  # a graph bakes an int in
+
+
+_LIB.define("pick(Tensor x, int dim) -> Tensor")
+_LIB.impl("pick", lambda x, dim: x.sum(dim) if dim == -1 else x.sum(99), "CPU")
+declare_supported(
+    torch.ops.t_host_values.pick.default, [Support(F32(2, 3), -1)], non_contiguous=False
+)
+PICK = parse(str(torch.ops.t_host_values.pick.default._schema), validate=False)
+
+
+def test_a_dim_the_reference_refuses_keeps_its_declared_value():
+    [case] = cases(PICK, "static", "eager", vary_from=1)
+    assert [c.args[1] for c in case.calls] == [-1, -1, -1]
+
+
+# ----- the ledger of captures per value -----------------------------------------------
+
+
+def _call(lens, declared=(), sizes=(1,)):
+    return Call([torch.ones(2, 3), lens, list(sizes)], {}, declared=declared)
+
+
+def _ledger(calls, captures):
+    ledger = Ledger(LENS)
+    for call, captured in zip(calls, captures, strict=True):
+        ledger.record((2, 3), call, captured=captured, eager=False)
+    return ledger
+
+
+def test_a_capture_per_plain_value_is_a_warning_naming_both_fixes():
+    ledger = _ledger([_call([2]), _call([2]), _call([3]), _call([4])], [1, 0, 1, 1])
+    warned = []
+    ledger.check(warned.append)
+    [message] = warned
+    assert message.startswith("recaptured per value: 3 captures for 3 values of host ")
+    assert "argument(s) lens at 1 shape(s) (values taken: lens: [2], [3], [4])" in message
+    assert "--updatable lens" in message and "Fixed(...)" in message
+
+
+def test_a_capture_per_declared_value_fails_in_capture():
+    calls = [_call([3, 5]), _call([3, 5]), _call([4, 6], declared=("lens",))]
+    with pytest.raises(CellFailure, match="recaptured per value: 2 captures for 2") as failed:
+        _ledger(calls, [1, 0, 1]).check(pytest.fail)
+    assert failed.value.layer == "capture"
+
+
+def test_one_capture_for_many_values_says_nothing():
+    _ledger([_call([2]), _call([3]), _call([4])], [1, 0, 0]).check(pytest.fail)
+
+
+def test_eager_calls_past_capture_limit_of_a_captured_shape_are_a_recapture_too():
+    ledger = Ledger(LENS)
+    ledger.record((2, 3), _call([2]), captured=True, eager=False)
+    ledger.record((2, 3), _call([3]), captured=False, eager=True)
+    message, declared = ledger.recaptured()
+    assert "1 call(s) ran eagerly past capture_limit" in message and not declared
+
+
+# ----- stale replays --------------------------------------------------------------------
+
+
+def test_a_replay_computed_with_the_captured_host_values_is_stale():
+    captured, now = _call([2]), _call([5])
+    stale_out = _lens(now.args[0], [2], [1])
+    failure = stale(LENS, LENS_OP, 3, now, [captured], stale_out, now, {})
+    assert failure.layer == "stale-input"
+    assert "call 3: stale replay" in str(failure)
+    assert "lens captured [2], new [5]" in str(failure)
+    # the right result, or one wrong otherwise, is not stale
+    right = _lens(now.args[0], [5], [1])
+    assert stale(LENS, LENS_OP, 3, now, [captured], right, now, {}) is None
+    assert stale(LENS, LENS_OP, 3, now, [captured], right * 0, now, {}) is None
+    assert stale(LENS, LENS_OP, 3, now, [now], right, now, {}) is None  # nothing changed
+
+
+def test_a_replay_stale_in_one_argument_of_an_earlier_capture_names_that_argument():
+    first, second = _call([2], sizes=[1]), _call([3], sizes=[4])
+    now = _call([5], sizes=[7])
+    stale_out = _lens(now.args[0], [5], [1])  # sizes from the first capture, lens updated
+    failure = stale(LENS, LENS_OP, 4, now, [first, second], stale_out, now, {})
+    assert "host argument(s) sizes (sizes captured [1], new [7])" in str(failure)
