@@ -52,6 +52,8 @@ class NewRequest:
     attach: bool = False
     # the Python package's name where it is not the op's: a CANN project's directory
     package: str | None = None
+    # a fusion pattern (patterns.py): the torch code the op replaces in a model's graph
+    pattern: bool = False
 
     @property
     def writes_the_add(self) -> bool:
@@ -92,6 +94,11 @@ def build_spec(req: NewRequest) -> spec.OpSpec:
         spec.require_inplace(op)
     if req.autograd:
         spec.require_differentiable(op)
+    if req.pattern and (op.inplace or req.pair or not op.returns):
+        raise SpecError(
+            "--pattern: a fusion pattern replaces functional torch code by the op's outputs; "
+            "give the op a functional schema (new tensors returned, no Tensor(a!))"
+        )
     if req.style == "cpp":
         cppsig.signature(op.name, op)  # refuses a type without a C++ kernel type
         _clang_format()  # before anything is written

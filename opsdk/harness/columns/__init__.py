@@ -35,6 +35,8 @@ class Column:
     empty_cases: bool = True  # runs cases with an empty tensor (see harness.variants.cases)
     # Columns this one leaves part of its checks to when they are in the same run.
     leaves_to: tuple[str, ...] = ()
+    # Only for some ops: the module's ``applies(spec)`` says which (e.g. ops with a pattern).
+    selective: bool = False
 
     def implementation(self) -> ModuleType:
         return importlib.import_module(self.module)
@@ -45,6 +47,10 @@ class Column:
     def lowering(self, spec):
         """The Dynamo backend, and a context factory for the checks kept while compiling."""
         return self.implementation().lowering(spec)
+
+    def applies(self, spec) -> bool:
+        """Whether the op ``spec`` has cells in this column."""
+        return not self.selective or self.implementation().applies(spec)
 
     def environment(self) -> dict:
         describe = getattr(self.implementation(), "environment", None)
@@ -103,5 +109,15 @@ register(
 register(
     Column(
         "npugraph_ex", "opsdk.harness.columns.npugraph", ("kernel", "fake"), "replay", compiles=True
+    )
+)
+register(
+    Column(
+        "fusion",
+        "opsdk.harness.columns.fusion",
+        ("kernel", "fake", "ir", "converter"),
+        "pattern-results",
+        empty_cases=False,  # as ge: TorchAir folds an empty output into a Const
+        selective=True,
     )
 )

@@ -359,4 +359,5 @@ def environment() -> dict:
         "npugraph_ex": info["npugraph_ex"],
         "npugraph_ex_runs_on": info["torch_npu"],
         "npugraph_ex_offline_options": info["options"],
+        "fusion_patterns": info["patterns"],
     }

@@ -1,0 +1,150 @@
+"""Column ``fusion``: the op's fusion pattern fires, changes no result, and spares a near miss.
+
+For an op whose package registers a pattern (``opsdk new --pattern``: patterns.py,
+:mod:`opsdk._runtime.patterns`), every case's search function (the unfused torch code the
+op replaces) is compiled through TorchAir GE and through npugraph_ex, with the fusion
+pass on for the package's own patterns (offline torch_npu's are off:
+:data:`opsdk.offline.torchair.OFFLINE_PATTERNS`). Each cell proves, in its own layer:
+
+- ``pattern-duplicate``: the pattern is registered (no other op registered it first);
+- ``pattern-not-fired``: every graph the pass saw holds the op in place of the searched
+  subgraph (counted), and TorchAir's GE graph holds a node of the op's IR; if not, where
+  the graph parted from the pattern (a cast, a view, a scalar baked in);
+- ``pattern-results``: the compiled search function equals it run eagerly, within the
+  op's tolerances, on every call (later calls vary the scalars, eps included);
+- ``pattern-near-miss``: the search function with one literal changed (a computation the
+  op does not do, made by opsdk) is left alone.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch._dynamo
+
+from opsdk._runtime import irdef, patterns
+from opsdk.harness import pattern_pass
+from opsdk.harness.cell import Cell, CellFailure, CellSkipped
+from opsdk.harness.columns import ge, npugraph
+from opsdk.harness.columns._compile_call import compile_call
+from opsdk.harness.columns.compare import assert_same
+from opsdk.harness.failures import as_failure
+from opsdk.harness.variants.cases import Case, cases, mark_static, on_device
+
+# The backends a search function is compiled through: their pass manager's module,
+# and the layer a failure to compile the fused graph belongs to.
+_PASS_OF = {"ge": "torchair", "npugraph_ex": "npugraph_ex"}
+_COMPILE_LAYER = {"ge": "converter", "npugraph_ex": "capture"}
+
+
+def applies(spec) -> bool:
+    """Only an op with a registered pattern has fusion cells."""
+    return patterns.registered(spec.qualname) is not None
+
+
+def run(cell: Cell, dump_dir=None) -> None:
+    pattern = patterns.registered(cell.op.spec.qualname)
+    if pattern is None:
+        raise CellSkipped("the op registers no fusion pattern (opsdk new --pattern writes one)")
+    backends = {"ge": ge.backend(cell.profile), "npugraph_ex": npugraph.lowering(None)[0]}
+    if pattern.problem is not None:  # known once a backend took the pattern (just now)
+        raise CellFailure("pattern-duplicate", pattern.problem)
+    for case in cases(cell.op.spec, cell.shapes, cell.backend, vary_from=1):
+        with case.named():
+            for name, backend in backends.items():
+                _fires_and_keeps_results(cell, pattern, case, name, backend)
+            _spares_a_near_miss(cell, pattern, case, backends["npugraph_ex"])
+
+
+def _fires_and_keeps_results(cell: Cell, pattern, case: Case, name: str, backend) -> None:
+    """The case's calls through the search function compiled by ``backend``."""
+    op = cell.op.overload()
+    torch._dynamo.reset()
+    compiled = compile_call(pattern.search, backend, cell.shapes, name=f"fusion_{name}")
+    with pattern_pass.observed() as runs, ge.recorded_graphs() as recorded:
+        for i, call in enumerate(case.calls):
+            with call.noted():
+                eager_call = on_device(call, "npu")
+                expected = pattern.search(*eager_call.args, **eager_call.kwargs)
+                npu_call = on_device(call, "npu")
+                mark_static(npu_call, cell.shapes)
+                seen = len(runs)
+                try:
+                    actual = compiled(*npu_call.args, **npu_call.kwargs)
+                except Exception as err:  # noqa: BLE001 - classified into a layer below
+                    raise as_failure(
+                        err, default_layer="pattern-results", compile_layer=_COMPILE_LAYER[name]
+                    ) from err
+                for run in runs[seen:]:
+                    _require_fired(cell, pattern, op, run, name, call)
+                assert_same(
+                    actual,
+                    expected,
+                    what=f"{name}, call {i}: the compiled search function",
+                    layer="pattern-results",
+                    hint="the fused op computes something else than the search function it "
+                    "replaces: check the replacement maps the op's outputs in the search's order",
+                    tolerances=case.tolerances,
+                )
+    if not any(r.backend == _PASS_OF[name] for r in runs):
+        raise CellFailure(
+            "pattern-not-fired",
+            f"{name}: the fusion pass never ran: turn pattern_fusion_pass on",
+        )
+    if name == "ge":
+        _require_ge_node(cell, [g.graph for g in recorded.forward()])
+
+
+def _require_fired(cell: Cell, pattern, op, run, name: str, call) -> None:
+    count = pattern_pass.fused(run, op)
+    if count == 1:
+        return
+    if count > 1:
+        raise CellFailure(
+            "pattern-not-fired",
+            f"{name}: the pattern fired {count} times on one search function: it matches "
+            "less than the search function computes",
+        )
+    inputs = _ordered(cell, on_device(call, "cpu"))
+    raise CellFailure(
+        "pattern-not-fired",
+        f"{name} ({cell.shapes} shapes): the pattern of {cell.op.name} did not fire on the "
+        f"search function's own graph: {pattern_pass.why_not(pattern, run.after.graph, inputs)}",
+    )
+
+
+def _require_ge_node(cell: Cell, graphs: list) -> None:
+    types = {ir.op_type for ir in irdef.for_op(cell.op.spec.qualname)}
+    nodes = [n for g in graphs for n in g.op if n.type in types]
+    if types and not nodes:
+        raise CellFailure(
+            "pattern-not-fired",
+            f"ge: the FX graph was fused but no GE graph holds a {' or '.join(sorted(types))} "
+            "node: check the op's converter",
+        )
+
+
+def _spares_a_near_miss(cell: Cell, pattern, case: Case, backend) -> None:
+    """The search function with one literal changed must stay unfused."""
+    inputs = _ordered(cell, on_device(case.calls[0], "npu"))
+    made = pattern_pass.near_miss(pattern, inputs)
+    if made is None:
+        return  # no literal to change: the search function is all the op's arguments
+    graph, what = made
+    torch._dynamo.reset()
+    compiled = compile_call(graph, backend, cell.shapes, name="fusion_near_miss")
+    with pattern_pass.observed() as runs:
+        compiled(*inputs)
+    fired = sum(pattern_pass.fused(r, cell.op.overload()) for r in runs)
+    if fired:
+        raise CellFailure(
+            "pattern-near-miss",
+            f"the pattern of {cell.op.name} fired on a near miss, the search function with "
+            f"{what}: a computation the op does not do; the registration matches too loosely "
+            "(a search_fn_pattern traced with literals ignored, an extra check too lenient)",
+        )
+
+
+def _ordered(cell: Cell, call) -> list:
+    """The call's arguments in the op's order, defaults filled in: the search function's."""
+    given = cell.op.spec.by_name(call.args, call.kwargs)
+    return [given.get(a.name, a.default) for a in cell.op.spec.args]
