@@ -136,9 +136,10 @@ def pattern_passes_observed(on_pass: Callable[[str, Any, Any], None]) -> Iterato
     def observed(name, original):
         def apply_pass(self, fx_graph):
             before = str(fx_graph.graph)
-            result = original(self, fx_graph)
-            on_pass(name, before, fx_graph)
-            return result
+            try:
+                return original(self, fx_graph)
+            finally:
+                on_pass(name, before, fx_graph)
 
         return apply_pass
 

@@ -21,6 +21,7 @@ torch-npu 2.13.0 wheel); a package registers its pattern with both through
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 from collections.abc import Callable, Iterable, Sequence
@@ -75,8 +76,7 @@ class Pattern:
                 # one op's dtypes may trace to one pattern: that is not a duplicate
                 "skip_duplicates": True,
             }
-            if self.extra_check is not None:
-                kwargs["extra_check"] = self.extra_check
+            kwargs["extra_check"] = functools.partial(_numbers_only, self.scalars, self.extra_check)
             calls.append(kwargs)
         return calls
 
@@ -91,6 +91,15 @@ def sentinels(names: Iterable[str]) -> dict[str, float]:
     """A distinct, improbable float per scalar argument: torch turns the pattern's constant
     equal to it into a keyword, so the pattern matches any value the model passes."""
     return {name: 0.000123456789 * (i + 1) for i, name in enumerate(names)}
+
+
+def _numbers_only(scalars: Sequence[str], extra_check: Callable | None, match) -> bool:
+    """Refuse a match whose scalar is a tensor (a float Dynamo made a graph input under
+    dynamic=True, as it does one read from a variable): the op's float argument cannot
+    take it, and the graph stays as the model wrote it."""
+    if any(isinstance(match.kwargs.get(name), torch.fx.Node) for name in scalars):
+        return False
+    return extra_check is None or extra_check(match)
 
 
 def keyword_scalars(op_spec: spec.OpSpec) -> list[str]:

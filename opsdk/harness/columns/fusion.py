@@ -18,6 +18,8 @@ pass on for the package's own patterns (offline torch_npu's are off:
 
 from __future__ import annotations
 
+import inspect
+
 import torch
 import torch._dynamo
 
@@ -56,20 +58,26 @@ def run(cell: Cell, dump_dir=None) -> None:
 
 
 def _fires_and_keeps_results(cell: Cell, pattern, case: Case, name: str, backend) -> None:
-    """The case's calls through the search function compiled by ``backend``."""
+    """The case's calls through the search function compiled by ``backend``, its scalars
+    constants as a model's are (``self.eps``): a new value compiles anew, and the pattern
+    must fire again."""
     op = cell.op.overload()
     torch._dynamo.reset()
-    compiled = compile_call(pattern.search, backend, cell.shapes, name=f"fusion_{name}")
+    compiled, bound = None, None
     with pattern_pass.observed() as runs, ge.recorded_graphs() as recorded:
         for i, call in enumerate(case.calls):
             with call.noted():
-                eager_call = on_device(call, "npu")
-                expected = pattern.search(*eager_call.args, **eager_call.kwargs)
+                eager, scalars = _split(cell, on_device(call, "npu"))
+                if scalars != bound:
+                    bound = scalars
+                    compiled = _compiled(pattern, backend, cell.shapes, name, scalars)
+                expected = pattern.search(**eager, **scalars)
                 npu_call = on_device(call, "npu")
                 mark_static(npu_call, cell.shapes)
+                tensors, _ = _split(cell, npu_call)
                 seen = len(runs)
                 try:
-                    actual = compiled(*npu_call.args, **npu_call.kwargs)
+                    actual = compiled(*tensors.values())
                 except Exception as err:  # noqa: BLE001 - classified into a layer below
                     raise as_failure(
                         err, default_layer="pattern-results", compile_layer=_COMPILE_LAYER[name]
@@ -92,6 +100,28 @@ def _fires_and_keeps_results(cell: Cell, pattern, case: Case, name: str, backend
         )
     if name == "ge":
         _require_ge_node(cell, [g.graph for g in recorded.forward()])
+
+
+def _split(cell: Cell, call) -> tuple[dict, dict]:
+    """The call's arguments in the op's order: tensors, and the others."""
+    given = _ordered(cell, call)
+    tensors, scalars = {}, {}
+    for arg, value in zip(cell.op.spec.args, given, strict=True):
+        (tensors if arg.is_tensor else scalars)[arg.name] = value
+    return tensors, scalars
+
+
+def _compiled(pattern, backend, shapes: str, name: str, scalars: dict):
+    """The search function compiled with ``scalars`` written in as literals, as a model
+    writes them (``rms_norm(x, w, 1e-6)``): under dynamic=True Dynamo makes a float it
+    reads from a variable a graph input, a tensor no float argument of an op takes (the
+    pattern then leaves it alone: :mod:`opsdk._runtime.patterns`)."""
+    names = [n for n in inspect.signature(pattern.search).parameters if n not in scalars]
+    given = ", ".join([*names, *(f"{k}={v!r}" for k, v in scalars.items())])
+    source = f"def model({', '.join(names)}):\n    return search({given})\n"
+    namespace = {"search": pattern.search, "torch": torch}
+    exec(compile(source, f"<fusion model of {pattern.owner}>", "exec"), namespace)  # noqa: S102
+    return compile_call(namespace["model"], backend, shapes, name=f"fusion_{name}")
 
 
 def _require_fired(cell: Cell, pattern, op, run, name: str, call) -> None:
