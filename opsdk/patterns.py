@@ -38,7 +38,11 @@ def fires(fn, *inputs, op, backend: str = "npugraph_ex", dynamic: bool = False) 
     with pattern_pass.observed() as runs:
         torch.compile(fn, backend=compiler, fullgraph=True, dynamic=dynamic)(*inputs)
     count = sum(pattern_pass.fused(r, op) for r in runs)
+    if not runs:
+        raise AssertionError(f"{backend} ran no fusion pass: turn pattern_fusion_pass on")
     if not count:
-        graphs = "\n".join(r.before for r in runs) or "(the fusion pass never ran)"
-        raise AssertionError(f"the pattern of {pattern.owner} did not fire; the graph:\n{graphs}")
+        why = pattern_pass.why_not(pattern, runs[-1].after)
+        raise AssertionError(
+            f"the pattern of {pattern.owner} did not fire: {why}; the graph:\n{runs[-1].before}"
+        )
     return count

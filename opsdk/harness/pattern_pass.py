@@ -22,110 +22,139 @@ import torch.fx
 
 from opsdk._runtime import patches, patterns
 
-__all__ = ["PassRun", "fused", "near_miss", "observed", "why_not"]
+__all__ = ["Node", "PassRun", "fused", "near_miss", "observed", "why_not"]
 
 # aten ops that only change a tensor's dtype or how it is viewed: the usual reasons a
 # pattern traced at one dtype or shape mode does not match another's graph.
-_CASTS = {"_to_copy", "to", "convert_element_type", "type_as"}
+_CASTS = {"_to_copy", "to", "convert_element_type", "type_as", "npu_dtype_cast"}
 _VIEWS = {"view", "reshape", "_unsafe_view", "expand", "squeeze", "unsqueeze", "permute", "t"}
 _SYMBOLIC = {"sym_size", "sym_numel", "sym_stride"}
 
 
+@dataclass(frozen=True)
+class Node:
+    """A node of a graph as the fusion pass left it (later passes rewrite the graph)."""
+
+    op: str
+    name: str
+    target: object
+    literals: tuple  # its number arguments after the first
+    dtype: torch.dtype | None  # a placeholder tensor's
+
+
 @dataclass
 class PassRun:
-    """One run of a backend's fusion pass: ``before`` the graph's text, ``after`` the
-    graph module it rewrote."""
+    """One run of a backend's fusion pass: ``before`` the graph's text, ``after`` its
+    nodes as the pass left them."""
 
     backend: str
     before: str
-    after: torch.fx.GraphModule
+    after: tuple[Node, ...]
 
 
 @contextlib.contextmanager
 def observed() -> Iterator[list[PassRun]]:
     """The fusion passes run while the block runs, in order."""
     runs: list[PassRun] = []
-    with patches.pattern_passes_observed(lambda b, before, gm: runs.append(PassRun(b, before, gm))):
+
+    def on_pass(backend: str, before: str, gm: torch.fx.GraphModule) -> None:
+        runs.append(PassRun(backend, before, tuple(_node(n) for n in gm.graph.nodes)))
+
+    with patches.pattern_passes_observed(on_pass):
         yield runs
 
 
-def _is_op(node: torch.fx.Node, op) -> bool:
-    return node.op == "call_function" and node.target in (op, getattr(op, "overloadpacket", None))
+def _node(node: torch.fx.Node) -> Node:
+    val = node.meta.get("val")
+    dtype = val.dtype if node.op == "placeholder" and isinstance(val, torch.Tensor) else None
+    return Node(node.op, node.name, node.target, tuple(_literals(node)), dtype)
 
 
 def fused(run: PassRun, op) -> int:
     """How many nodes call ``op`` (an OpOverload) after the pass."""
-    return sum(_is_op(n, op) for n in run.after.graph.nodes)
+    targets = (op, getattr(op, "overloadpacket", None))
+    return sum(n.op == "call_function" and n.target in targets for n in run.after)
 
 
 def _name(target) -> str:
-    return getattr(target, "__name__", str(target)).split(".")[0]
+    """An aten op's name with its overload (``add.Scalar``): overloads trace apart."""
+    return getattr(target, "__name__", str(target))
+
+
+def _base(kind: str) -> str:
+    return kind.split(".")[0]
 
 
 def _literals(node: torch.fx.Node) -> list:
     return [a for a in node.args[1:] if isinstance(a, (int, float)) and not isinstance(a, bool)]
 
 
-def why_not(pattern: patterns.Pattern, graph: torch.fx.Graph, inputs: list) -> str:
-    """Where ``graph`` (one the pass left unfused) parts from ``pattern`` traced at the
-    dtypes of ``inputs`` (the op's arguments): the first node whose kind the pattern
-    lacks, or whose literal differs (a scalar the pattern baked in)."""
-    traced = _pattern_graph(pattern, inputs)
-    if traced is None:
+def why_not(pattern: patterns.Pattern, graph: tuple[Node, ...]) -> str:
+    """Where ``graph`` (the nodes of one the pass left unfused) parts from ``pattern`` traced at the
+    graph's dtypes: those it was not traced at, or the first node whose kind the pattern
+    lacks (a cast, a view), or whose literal differs (a scalar baked into the pattern)."""
+    dtypes = _dtypes(graph)
+    calls = {_dtypes_of(c["example_inputs"]): c for c in pattern.registration_calls()}
+    call = calls.get(dtypes) or next((c for k, c in calls.items() if dtypes and dtypes <= k), None)
+    if call is None:
+        traced = " and ".join(_names(k) for k in calls) or "no dtype"
         return (
-            "the pattern was not traced at these inputs' dtypes: declare them in specs.py "
-            "so that opsdk.patterns registers the pattern for them"
+            f"the pattern was traced at {traced}, the graph computes in {_names(dtypes)}: "
+            "its casts differ; declare these dtypes in the op's specs.py (the pattern is "
+            "traced at every dtype of its cases)"
         )
+    from torch._inductor.pattern_matcher import fwd_only
+
+    traced = fwd_only(pattern.search, _with_sentinels(pattern, call["example_inputs"]))
     kinds = {_name(n.target) for n in traced.graph.nodes if n.op == "call_function"}
     literals: dict[str, list] = {}
     for n in traced.graph.nodes:
         if n.op == "call_function":
             literals.setdefault(_name(n.target), []).append(_literals(n))
     sentinels = set(patterns.sentinels(pattern.scalars).values())
-    for node in graph.nodes:
+    for node in graph:
         if node.op != "call_function":
             continue
         kind = _name(node.target)
         if kind not in kinds:
-            what = (
-                "a cast"
-                if kind in _CASTS
-                else "a view"
-                if kind in _VIEWS
-                else "a symbolic size"
-                if kind in _SYMBOLIC
-                else "an op"
-            )
             return (
-                f"the graph has {what} the pattern lacks, at node {node.name} ({kind}): write "
-                "the search function so that it traces to the graph a model makes"
+                f"the graph has {_what(kind)} the pattern lacks, at node {node.name} ({kind}): "
+                "write the search function as the model's code traces"
             )
-        mine = _literals(node)
+        mine = list(node.literals)
         theirs = [v for v in literals.get(kind, []) if len(v) == len(mine)]
         baked = [lit for lit in theirs if lit and not set(lit) & sentinels]
         if mine and baked and all(lit != mine for lit in theirs):
             return (
                 f"a scalar baked into the pattern: node {node.name} ({kind}) has {mine}, the "
-                f"pattern {baked[0]}; pass it as an argument of the op (a float argument "
-                "is matched whatever its value)"
+                f"pattern {baked[0]}; let the op take it as a float argument (matched whatever "
+                "its value) and use that argument in the search function"
             )
     return (
         "the graph holds every node of the pattern: an extra check of the registration "
-        "refused the match (e.g. one that wants static shapes)"
+        "refused the match (e.g. one that wants static shapes, or a scalar that is a tensor)"
     )
 
 
-def _pattern_graph(pattern: patterns.Pattern, inputs: list) -> torch.fx.GraphModule | None:
-    """The search function as the pattern was traced, at the registration whose tensors
-    have the dtypes of ``inputs``."""
-    from torch._inductor.pattern_matcher import fwd_only
+def _what(kind: str) -> str:
+    if _base(kind) in _CASTS:
+        return "a cast"
+    if _base(kind) in _VIEWS:
+        return "a view"
+    return "a symbolic size" if _base(kind) in _SYMBOLIC else "an op"
 
-    wanted = [t.dtype for t in inputs if isinstance(t, torch.Tensor)]
-    for call in pattern.registration_calls():
-        examples = call["example_inputs"]
-        if [t.dtype for t in examples if isinstance(t, torch.Tensor)] == wanted:
-            return fwd_only(pattern.search, _with_sentinels(pattern, examples))
-    return None
+
+def _dtypes(graph: tuple[Node, ...]) -> frozenset:
+    """The dtypes of the graph's tensor inputs."""
+    return frozenset(n.dtype for n in graph if n.dtype is not None)
+
+
+def _dtypes_of(values) -> frozenset:
+    return frozenset(v.dtype for v in values if isinstance(v, torch.Tensor))
+
+
+def _names(dtypes) -> str:
+    return "/".join(sorted(str(d).removeprefix("torch.") for d in dtypes)) or "no tensor"
 
 
 def _with_sentinels(pattern: patterns.Pattern, examples: list) -> list:
@@ -146,7 +175,7 @@ def near_miss(pattern: patterns.Pattern, inputs: list) -> tuple[torch.fx.GraphMo
     traced = [scalars.get(n, v) for n, v in zip(names, inputs, strict=True)]
     graph = fwd_only(pattern.search, traced)
     for node in graph.graph.nodes:
-        if node.op != "call_function" or _name(node.target) in _VIEWS:
+        if node.op != "call_function" or _base(_name(node.target)) in _VIEWS:
             continue  # a view's numbers are sizes: another shape, not another computation
         for i, arg in enumerate(node.args[1:], start=1):
             if (
