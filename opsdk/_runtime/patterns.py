@@ -42,6 +42,7 @@ __all__ = [
     "register",
     "registered",
     "sentinels",
+    "trace_fn",
 ]
 
 # Backends that keep a pattern pass, by the module name torch_npu gives them.
@@ -60,6 +61,7 @@ class Pattern:
     replace: Callable
     scalars: tuple[str, ...]
     extra_check: Callable | None = None
+    options: dict = field(default_factory=dict)
     problem: str | None = None
     printed: tuple[str, ...] = field(default=(), repr=False)
 
@@ -77,13 +79,14 @@ class Pattern:
                 "skip_duplicates": True,
             }
             kwargs["extra_check"] = functools.partial(_numbers_only, self.scalars, self.extra_check)
-            calls.append(kwargs)
+            calls.append(kwargs | self.options)
         return calls
 
 
 _patterns: dict[str, Pattern] = {}
 _by_repr: dict[str, str] = {}  # a pattern's printed form -> the op that registered it
 _backends: dict[str, Callable] = {}  # backend name -> its register_replacement
+_tracers: dict[str, Callable] = {}  # backend name -> how its patterns are traced
 _applied: dict[str, set[str]] = {name: set() for name in BACKENDS}
 
 
@@ -148,13 +151,16 @@ def register(
     *,
     scalars: Sequence[str] | None = None,
     extra_check: Callable | None = None,
+    **options,
 ) -> Pattern:
     """Register ``search`` -> ``replace`` as ``op``'s fusion pattern, once per process.
 
     ``scalars``: the float arguments matched as keywords (default: every float or
-    Scalar argument of the op). A second call for the same op (the package imported
-    again) returns the first registration. The pattern is traced when a backend takes
-    it (importing torch's pattern matcher costs seconds an eager user need not pay).
+    Scalar argument of the op); ``extra_check`` and ``options`` (``search_fn_pattern``,
+    ``trace_fn``) go to ``register_replacement`` as they are. A second call for the same
+    op (the package imported again) returns the first registration. The pattern is traced
+    when a backend takes it (importing torch's pattern matcher costs seconds an eager user
+    need not pay).
     """
     op_spec = spec.of(op)
     if op_spec.qualname in _patterns:
@@ -162,7 +168,7 @@ def register(
     _check_signature(op_spec, search, "search")
     _check_signature(op_spec, replace, "replace")
     names = keyword_scalars(op_spec) if scalars is None else list(scalars)
-    pattern = Pattern(op_spec.qualname, op, search, replace, tuple(names), extra_check)
+    pattern = Pattern(op_spec.qualname, op, search, replace, tuple(names), extra_check, options)
     _patterns[pattern.owner] = pattern
     if not _backends and ensure_npu().real:
         _connect_host()
@@ -178,6 +184,7 @@ def _connect_host() -> None:
         except ImportError:
             continue  # a torch_npu built without it: nothing to register with
         _backends[name] = module.register_replacement
+        _tracers[name] = _tracer(module)
 
 
 def _check_signature(op_spec: spec.OpSpec, fn: Callable, what: str) -> None:
@@ -225,11 +232,38 @@ def registered(qualname: str) -> Pattern | None:
     return _patterns.get(qualname)
 
 
-def connect(name: str, register_replacement: Callable) -> None:
-    """Backend ``name`` (one of :data:`BACKENDS`) is imported: register every pattern with
-    it now, and later ones as they come."""
-    _backends[name] = register_replacement
+def connect(name: str, module) -> None:
+    """Backend ``name`` (one of :data:`BACKENDS`), its package ``module``, is imported:
+    register every pattern with it now, and later ones as they come."""
+    _backends[name] = module.register_replacement
+    _tracers[name] = _tracer(module)
     _apply()
+
+
+def _tracer(module) -> Callable:
+    """How ``register_replacement`` traces a pattern for the backend ``module``: torch's
+    ``fwd_only`` with the backend's own decompositions (``_utils.get_npu_default_
+    decompositions``, what its AOT graphs are made with). torch's default table turns
+    ``.float()`` into ``prims.convert_element_type`` where the backend's graph keeps
+    ``aten._to_copy``: a pattern with a cast would never fire."""
+    from torch._inductor.pattern_matcher import fwd_only
+
+    decompositions = importlib.import_module(f"{module.__name__}._utils")
+
+    def trace(fn, args, *, get_decomp_fn=None, **kwargs):
+        return fwd_only(
+            fn, args, get_decomp_fn=decompositions.get_npu_default_decompositions, **kwargs
+        )
+
+    return trace
+
+
+def trace_fn(backend: str) -> Callable:
+    """The tracer patterns are registered with for ``backend`` (``npugraph_ex``,
+    ``torchair``), torch's ``fwd_only`` when it is not connected."""
+    from torch._inductor.pattern_matcher import fwd_only
+
+    return _tracers.get(backend, fwd_only)
 
 
 def connected() -> tuple[str, ...]:
@@ -246,4 +280,4 @@ def _apply() -> None:
             calls = _traced(pattern)
             if pattern.problem is None:
                 for call in calls:
-                    register_replacement(**call)
+                    register_replacement(**({"trace_fn": _tracers[name]} | call))

@@ -89,10 +89,11 @@ def _literals(node: torch.fx.Node) -> list:
     return [a for a in node.args[1:] if isinstance(a, (int, float)) and not isinstance(a, bool)]
 
 
-def why_not(pattern: patterns.Pattern, graph: tuple[Node, ...]) -> str:
-    """Where ``graph`` (the nodes of one the pass left unfused) parts from ``pattern`` traced at the
-    graph's dtypes: those it was not traced at, or the first node whose kind the pattern
+def why_not(pattern: patterns.Pattern, run: PassRun) -> str:
+    """Where the graph of ``run`` (one the pass left unfused) parts from ``pattern`` traced
+    at the graph's dtypes: those it was not traced at, or the first node whose kind the pattern
     lacks (a cast, a view), or whose literal differs (a scalar baked into the pattern)."""
+    graph = run.after
     dtypes = _dtypes(graph)
     calls = {_dtypes_of(c["example_inputs"]): c for c in pattern.registration_calls()}
     call = calls.get(dtypes) or next((c for k, c in calls.items() if dtypes and dtypes <= k), None)
@@ -103,9 +104,8 @@ def why_not(pattern: patterns.Pattern, graph: tuple[Node, ...]) -> str:
             "its casts differ; declare these dtypes in the op's specs.py (the pattern is "
             "traced at every dtype of its cases)"
         )
-    from torch._inductor.pattern_matcher import fwd_only
-
-    traced = fwd_only(pattern.search, _with_sentinels(pattern, call["example_inputs"]))
+    trace = patterns.trace_fn(run.backend)
+    traced = trace(pattern.search, _with_sentinels(pattern, call["example_inputs"]))
     kinds = {_name(n.target) for n in traced.graph.nodes if n.op == "call_function"}
     literals: dict[str, list] = {}
     for n in traced.graph.nodes:
@@ -164,16 +164,17 @@ def _with_sentinels(pattern: patterns.Pattern, examples: list) -> list:
     return [values[n] if n in values else next(given) for n in names]
 
 
-def near_miss(pattern: patterns.Pattern, inputs: list) -> tuple[torch.fx.GraphModule, str] | None:
+def near_miss(
+    pattern: patterns.Pattern, inputs: list, backend: str
+) -> tuple[torch.fx.GraphModule, str] | None:
     """The search function traced at ``inputs`` (the op's arguments) with its first number
     literal that is not one of the op's scalars changed, and what changed; None when the
-    graph has no such literal. It takes the op's arguments as the search function does."""
-    from torch._inductor.pattern_matcher import fwd_only
-
+    graph has no such literal. Traced as ``backend``'s patterns are; it takes the op's
+    arguments, as the search function does."""
     scalars = patterns.sentinels(pattern.scalars)
     names = list(inspect.signature(pattern.search).parameters)
     traced = [scalars.get(n, v) for n, v in zip(names, inputs, strict=True)]
-    graph = fwd_only(pattern.search, traced)
+    graph = patterns.trace_fn(backend)(pattern.search, traced)
     for node in graph.graph.nodes:
         if node.op != "call_function" or _base(_name(node.target)) in _VIEWS:
             continue  # a view's numbers are sizes: another shape, not another computation

@@ -164,7 +164,7 @@ def _own_patterns_only(name: str, module: ModuleType) -> None:
     """The backend's fusion pass, offline, with the op packages' patterns and none of
     torch_npu's (:data:`OFFLINE_PATTERNS`)."""
     patches.builtin_patterns_off(importlib.import_module(f"{name}.patterns.pattern_util"))
-    patterns.connect(name, module.register_replacement)
+    patterns.connect(name, module)
 
 
 def torchair_config(mode: str):

@@ -29,13 +29,15 @@ from opsdk.harness.cell import Cell, CellFailure, CellSkipped
 from opsdk.harness.columns import ge, npugraph
 from opsdk.harness.columns._compile_call import compile_call
 from opsdk.harness.columns.compare import assert_same
-from opsdk.harness.failures import as_failure
+from opsdk.harness.failures import as_failure, chain, first_line
 from opsdk.harness.variants.cases import Case, cases, mark_static, on_device
 
 # The backends a search function is compiled through: their pass manager's module,
 # and the layer a failure to compile the fused graph belongs to.
 _PASS_OF = {"ge": "torchair", "npugraph_ex": "npugraph_ex"}
 _COMPILE_LAYER = {"ge": "converter", "npugraph_ex": "capture"}
+# What torch's matcher raises when a search function's argument is no keyword of its pattern.
+_UNMATCHED_SCALAR = "Not all inputs to pattern found in match.kwargs"
 
 
 def applies(spec) -> bool:
@@ -79,9 +81,7 @@ def _fires_and_keeps_results(cell: Cell, pattern, case: Case, name: str, backend
                 try:
                     actual = compiled(*tensors.values())
                 except Exception as err:  # noqa: BLE001 - classified into a layer below
-                    raise as_failure(
-                        err, default_layer="pattern-results", compile_layer=_COMPILE_LAYER[name]
-                    ) from err
+                    raise _failure(err, pattern, name) from err
                 for run in runs[seen:]:
                     _require_fired(cell, pattern, op, run, name)
                 assert_same(
@@ -100,6 +100,21 @@ def _fires_and_keeps_results(cell: Cell, pattern, case: Case, name: str, backend
         )
     if name == "ge":
         _require_ge_node(cell, [g.graph for g in recorded.forward()])
+
+
+def _failure(err: Exception, pattern, name: str) -> CellFailure:
+    """The layer of an error compiling the search function through backend ``name``."""
+    unmatched = next((e for e in chain(err) if _UNMATCHED_SCALAR in str(e)), None)
+    if unmatched is not None:
+        return CellFailure(
+            "pattern-not-fired",
+            f"{name}: the fusion pass failed: {first_line(unmatched)}: a scalar baked into the "
+            "pattern: the search function's scalar is not a keyword of the pattern (a number "
+            "written in its place, or an argument left out of the scalars matched by name), so "
+            "torch's matcher cannot hand it to the replacement; use the argument in the search "
+            "function and let opsdk.patterns.register match it",
+        )
+    return as_failure(err, default_layer="pattern-results", compile_layer=_COMPILE_LAYER[name])
 
 
 def _split(cell: Cell, call) -> tuple[dict, dict]:
@@ -137,7 +152,7 @@ def _require_fired(cell: Cell, pattern, op, run, name: str) -> None:
     raise CellFailure(
         "pattern-not-fired",
         f"{name} ({cell.shapes} shapes): the pattern of {cell.op.name} did not fire on the "
-        f"search function's own graph: {pattern_pass.why_not(pattern, run.after)}",
+        f"search function's own graph: {pattern_pass.why_not(pattern, run)}",
     )
 
 
@@ -155,7 +170,7 @@ def _require_ge_node(cell: Cell, graphs: list) -> None:
 def _spares_a_near_miss(cell: Cell, pattern, case: Case, backend) -> None:
     """The search function with one literal changed must stay unfused."""
     inputs = _ordered(cell, on_device(case.calls[0], "npu"))
-    made = pattern_pass.near_miss(pattern, inputs)
+    made = pattern_pass.near_miss(pattern, inputs, "npugraph_ex")
     if made is None:
         return  # no literal to change: the search function is all the op's arguments
     graph, what = made

@@ -1,0 +1,240 @@
+"""The fusion column: an op's pattern fires, keeps results and spares a near miss, proven
+offline through TorchAir GE and npugraph_ex; each planted fault fails in its own layer.
+
+One fresh process runs every planted package's fusion cells (each package its own
+namespace: patterns register once per op and process), shared by the tests below.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO
+from scaffolded import edit
+
+SCHEMA = "{name}(Tensor x1, Tensor x2, Tensor gamma, float eps=1e-6) -> (Tensor, Tensor)"
+# add + RMSNorm, as a model writes it (and as the op's reference computes it).
+BODY = """x = x1 + x2
+    xf = x.float()
+    y = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * gamma
+    return {ret}"""
+SPECS = '''"""Cases of the op: float32 and float16, eps varied by the harness."""
+
+import torch
+
+from opsdk import F16, F32, Support, declare_supported
+
+from .schema import OP
+
+declare_supported(
+    OP,
+    [Support(F32(4, 8), F32(4, 8), F32(8)), Support(F16(4, 8), F16(4, 8), F16(8))],
+    tolerances={torch.float16: (1e-2, 1e-2)},
+)
+'''
+FAKE = (
+    "return torch.empty_like(x1, memory_format=torch.contiguous_format), "
+    "torch.empty_like(x1, memory_format=torch.contiguous_format)"
+)
+
+
+def add_rms_norm(scaffolds, out, name):
+    """An add + RMSNorm op package with its pattern written, as `opsdk new --pattern` and a
+    user make it; returns the package's directory (its Python package is ``name``)."""
+    pkg = scaffolds.copy(
+        out, name, namespace=f"f_{name}", schema=SCHEMA.format(name=name), pattern=True
+    )
+    mod = pkg / name
+    fill = {"_npu": "y.contiguous(), x.contiguous()", "_reference": "y, x"}
+    text = (mod / "kernels.py").read_text().replace("from opsdk import ImplementMe\n", "")
+    for which, ret in fill.items():
+        text = re.sub(
+            rf'raise ImplementMe\(__file__, "\w+{which}", [^)]*\)', BODY.format(ret=ret), text
+        )
+    (mod / "kernels.py").write_text(text)
+    fake = re.sub(r"raise ImplementMe\(\s*__file__,[^)]*\)", FAKE, (mod / "fake.py").read_text())
+    (mod / "fake.py").write_text(fake.replace("from opsdk import ImplementMe\n", ""))
+    patterns = re.sub(
+        r"raise ImplementMe\(\s*__file__,[^)]*\)",
+        BODY.format(ret="y, x"),
+        (mod / "patterns.py").read_text(),
+    )
+    (mod / "patterns.py").write_text(
+        "import torch\n" + patterns.replace("from opsdk import ImplementMe\n", "")
+    )
+    (mod / "specs.py").write_text(SPECS)
+    edit(mod / "__init__.py", "from . import fake, ir", "from . import fake, ir, specs")
+    return pkg
+
+
+def _plant(pkg, name, old, new):
+    edit(pkg / name / "patterns.py", old, new)
+
+
+# name -> (the fault planted in patterns.py as (old, new) edits, the shape modes run)
+PLANTS = {
+    "good": ((), ("static", "dynamic", "mark_static")),
+    # the op's outputs swapped: the pattern fires, the model's numbers change
+    "swapped": ((("return out[0], out[1]", "return out[1], out[0]"),), ("static",)),
+    # an extra check that refuses every match: the pattern never fires
+    "never": (
+        (
+            (
+                "register(OP, never_search, never_replace)",
+                "register(OP, never_search, never_replace, extra_check=lambda match: False)",
+            ),
+        ),
+        ("static",),
+    ),
+    # eps not matched as a keyword: the example's value is baked into the pattern
+    "baked": (
+        (
+            (
+                "register(OP, baked_search, baked_replace)",
+                "register(OP, baked_search, baked_replace, scalars=())",
+            ),
+        ),
+        ("static",),
+    ),
+    # a pre-traced pattern, which torch traces with literals ignored: it takes x ** 5 too
+    "loose": (
+        (
+            (
+                "register(OP, loose_search, loose_replace)",
+                "from torch._inductor.pattern_matcher import fwd_only, gen_pattern\n\n"
+                "from opsdk._runtime.patterns import example_inputs, sentinels\n\n"
+                "_loose = gen_pattern(loose_search, list(example_inputs(OP, ['eps'])[0]), "
+                "fwd_only, "
+                "sentinels(['eps']))\n"
+                "register(OP, loose_search, loose_replace, search_fn_pattern=_loose)",
+            ),
+        ),
+        ("static",),
+    ),
+    # an extra check that wants static sizes: fires in static mode, not in dynamic
+    "static_only": (
+        (
+            (
+                "register(OP, static_only_search, static_only_replace)",
+                "def _static(match):\n"
+                "    vals = [n.meta.get('val') for n in match.nodes]\n"
+                "    return all(isinstance(d, int) for v in vals if isinstance(v, torch.Tensor) "
+                "for d in v.shape)\n\n\n"
+                "register(OP, static_only_search, static_only_replace, extra_check=_static)",
+            ),
+        ),
+        ("static", "dynamic"),
+    ),
+    # the same search function as `good`'s, registered for another op
+    "twin": ((), ("static",)),
+}
+
+# Processes, each a list of packages: patterns register once per process, and these
+# plants all search for add + RMSNorm (one process each, or they would be duplicates);
+# twin's duplicate is good's.
+PROCESSES = (("good", "twin"), ("swapped",), ("never",), ("baked",), ("loose",), ("static_only",))
+
+SCRIPT = """
+import json, sys
+sys.path[:0] = {paths!r}
+import importlib
+from opsdk import harness
+RESULT = {{}}
+for name, shapes in {runs!r}:
+    module = importlib.import_module(name)
+    for cell in harness.cells(module, ["fusion"], shapes):
+        result = harness.run_cell(cell)
+        RESULT[name + "/" + cell.shapes] = [result.status, result.layer, result.message]
+print("RESULT", json.dumps(RESULT))
+"""
+
+
+def _run(packages: dict) -> dict:
+    """The fusion cells of ``packages`` (name -> directory) in one fresh process."""
+    paths = [str(p) for p in packages.values()]
+    runs = [(name, list(PLANTS[name][1])) for name in packages]
+    code = SCRIPT.format(paths=paths, runs=runs)
+    path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONPATH": path},
+    )
+    assert done.returncode == 0, done.stderr[-6000:]
+    line = next(ln for ln in reversed(done.stdout.splitlines()) if ln.startswith("RESULT "))
+    return json.loads(line[len("RESULT ") :])
+
+
+@pytest.fixture(scope="module")
+def fusion_results(scaffolds, tmp_path_factory):
+    out = tmp_path_factory.mktemp("fusion")
+    built = {}
+    for name, (edits, _) in PLANTS.items():
+        pkg = add_rms_norm(scaffolds, out, name)
+        for old, new in edits:
+            _plant(pkg, name, old, new)
+        built[name] = pkg
+    _plant(
+        built["twin"],
+        "twin",
+        "register(OP, twin_search, twin_replace)",
+        "import good.patterns\n\nregister(OP, good.patterns.good_search, twin_replace)",
+    )
+    results = {}
+    for names in PROCESSES:
+        results |= _run({n: built[n] for n in names})
+    return results
+
+
+@pytest.mark.slow
+def test_a_correct_pattern_passes_every_shape_mode(fusion_results):
+    for shapes in ("static", "dynamic", "mark_static"):
+        assert fusion_results[f"good/{shapes}"][:2] == ["pass", None], fusion_results
+
+
+@pytest.mark.slow
+def test_a_replacement_that_changes_the_results_fails_in_pattern_results(fusion_results):
+    status, layer, message = fusion_results["swapped/static"]
+    assert (status, layer) == ("fail", "pattern-results"), message
+    assert "search function" in message
+
+
+@pytest.mark.slow
+def test_a_pattern_that_never_fires_fails_in_pattern_not_fired(fusion_results):
+    status, layer, message = fusion_results["never/static"]
+    assert (status, layer) == ("fail", "pattern-not-fired"), message
+    assert "extra check" in message
+
+
+@pytest.mark.slow
+def test_a_scalar_baked_into_the_pattern_is_named(fusion_results):
+    status, layer, message = fusion_results["baked/static"]
+    assert (status, layer) == ("fail", "pattern-not-fired"), message
+    assert "a scalar baked into the pattern" in message
+
+
+@pytest.mark.slow
+def test_a_pattern_that_fires_on_a_near_miss_fails_in_its_layer(fusion_results):
+    status, layer, message = fusion_results["loose/static"]
+    assert (status, layer) == ("fail", "pattern-near-miss"), message
+    assert "pow" in message
+
+
+@pytest.mark.slow
+def test_a_pattern_that_fires_only_in_static_mode_fails_in_dynamic(fusion_results):
+    assert fusion_results["static_only/static"][:2] == ["pass", None], fusion_results
+    status, layer, message = fusion_results["static_only/dynamic"]
+    assert (status, layer) == ("fail", "pattern-not-fired"), message
+    assert "dynamic shapes" in message
+
+
+@pytest.mark.slow
+def test_a_duplicate_registration_fails_in_pattern_duplicate(fusion_results):
+    status, layer, message = fusion_results["twin/static"]
+    assert (status, layer) == ("fail", "pattern-duplicate"), message
+    assert "f_good::good" in message
