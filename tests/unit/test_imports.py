@@ -152,7 +152,7 @@ LAYERS = (
     ),
     ("opsdk.offline", "opsdk.cann"),
     ("opsdk.harness", "opsdk.scaffold"),
-    ("opsdk.report", "opsdk.audit"),
+    ("opsdk.report", "opsdk.audit", "opsdk.patterns"),
     ("opsdk.cli", "opsdk.pytest_plugin"),
     ("opsdk.__main__",),
 )
