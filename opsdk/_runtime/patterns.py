@@ -235,8 +235,9 @@ def registered(qualname: str) -> Pattern | None:
 def connect(name: str, module) -> None:
     """Backend ``name`` (one of :data:`BACKENDS`), its package ``module``, is imported:
     register every pattern with it now, and later ones as they come."""
-    _backends[name] = module.register_replacement
-    _tracers[name] = _tracer(module)
+    if _backends.get(name) is not module.register_replacement:
+        _backends[name] = module.register_replacement
+        _tracers[name] = _tracer(module)
     _apply()
 
 
