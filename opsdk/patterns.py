@@ -30,10 +30,10 @@ def fires(fn, *inputs, op, backend: str = "npugraph_ex", dynamic: bool = False) 
 
     compiler = ge.backend() if backend == "ge" else npugraph.lowering(None)[0]
     pattern = patterns.registered(of(op).qualname)
-    if pattern is None or pattern.problem is not None:
-        raise AssertionError(
-            pattern.problem if pattern else f"{of(op).qualname} registers no fusion pattern"
-        )
+    if pattern is None:
+        raise AssertionError(f"{of(op).qualname} registers no fusion pattern")
+    if pattern.failure is not None or pattern.problem is not None:
+        raise AssertionError(str(pattern.failure or pattern.problem))
     torch._dynamo.reset()
     with pattern_pass.observed() as runs:
         torch.compile(fn, backend=compiler, fullgraph=True, dynamic=dynamic)(*inputs)

@@ -53,7 +53,8 @@ BACKENDS = ("npugraph_ex", "torchair")
 class Pattern:
     """One op's pattern as registered: the unfused ``search``, the fused ``replace`` (both
     take the op's arguments), and the float arguments matched as keywords (``scalars``).
-    ``problem``: why the backends do not have it (a duplicate), once it was traced."""
+    ``problem``: why the backends do not have it (a duplicate), once it was traced;
+    ``failure``: what tracing it raised instead."""
 
     owner: str
     op: object
@@ -63,6 +64,7 @@ class Pattern:
     extra_check: Callable | None = None
     options: dict = field(default_factory=dict)
     problem: str | None = None
+    failure: Exception | None = None  # what tracing the search function raised
     printed: tuple[str, ...] = field(default=(), repr=False)
 
     def registration_calls(self) -> list[dict]:
@@ -278,7 +280,11 @@ def _apply() -> None:
             if owner in _applied[name]:
                 continue
             _applied[name].add(owner)
-            calls = _traced(pattern)
+            try:
+                calls = _traced(pattern)
+            except Exception as err:  # noqa: BLE001 - the op's fault, told by its fusion cells
+                pattern.failure = err  # e.g. the scaffold's ImplementMe: the backend stays up
+                continue
             if pattern.problem is None:
                 for call in calls:
                     register_replacement(**({"trace_fn": _tracers[name]} | call))

@@ -238,3 +238,63 @@ def test_a_duplicate_registration_fails_in_pattern_duplicate(fusion_results):
     status, layer, message = fusion_results["twin/static"]
     assert (status, layer) == ("fail", "pattern-duplicate"), message
     assert "f_good::good" in message
+
+
+@pytest.mark.slow
+def test_new_with_pattern_fuses_the_add_and_asks_for_a_search_function(opsdk_cli, tmp_path):
+    assert opsdk_cli("new", "padd", "--pattern", "--namespace", "nf_padd").code == 0
+    schema = "pmul(Tensor x, Tensor y, float alpha) -> Tensor"
+    added = opsdk_cli("new", "pmul", "--into", "padd", "--pattern", "--schema", schema)
+    assert added.code == 0, added.stderr
+    pkg = tmp_path / "padd"
+    for patterns_py in (pkg / "padd" / "patterns.py", pkg / "padd" / "pmul" / "patterns.py"):
+        assert "register(OP, " in patterns_py.read_text()
+    lint = subprocess.run(["ruff", "check", "--quiet", str(pkg)], capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout
+    run = opsdk_cli("check", pkg, "--backend", "fusion", json_report=True)
+    assert run.code == 1, run.stdout + run.stderr
+    assert [c["status"] for c in run.cells(op="nf_padd::padd")] == ["pass"] * 3
+    pmul = run.cells(op="nf_padd::pmul")
+    assert [(c["status"], c["layer"]) for c in pmul] == [("fail", "eager")] * 3
+    assert "implement me: pmul_search()" in pmul[0]["message"]
+    assert "torch_npu's built-in patterns are off" in run.report["environment"]["fusion_patterns"]
+
+
+def test_pattern_goes_with_from_cann_and_attach_and_is_recorded(scaffolds, tmp_path):
+    from opsdk.scaffold import NewRequest, into, new
+
+    reg_op = tmp_path / "scale_add.txt"
+    reg_op.write_text(
+        "REG_OP(ScaleAdd)\n"
+        "    .INPUT(x, TensorType({DT_FLOAT, DT_FLOAT16}))\n"
+        "    .INPUT(y, TensorType({DT_FLOAT, DT_FLOAT16}))\n"
+        "    .OUTPUT(z, TensorType({DT_FLOAT, DT_FLOAT16}))\n"
+        "    .ATTR(alpha, Float, 1.0)\n"
+        "    .OP_END_FACTORY_REG(ScaleAdd)\n"
+    )
+    cann = new(NewRequest("scale_add", out=tmp_path, from_cann=reg_op, pattern=True)).path
+    attached = scaffolds.copy(
+        tmp_path / "a",
+        "npu_fuse_scale",
+        namespace="npu",
+        attach=True,
+        pattern=True,
+        schema="npu_fuse_scale(Tensor self, float scale=1.0) -> Tensor",
+    )
+    for package, op in ((cann, "scale_add"), (attached, "npu_fuse_scale")):
+        text = (package / op / "patterns.py").read_text()
+        assert f"register(OP, {op}_search, {op}_replace)" in text
+        assert "is matched whatever the value" in text  # the float, by name
+        assert "\nfrom . import patterns" in (package / op / "__init__.py").read_text()
+        assert "pattern = true" in (package / "pyproject.toml").read_text()
+    fresh = into.regenerate(cann, tmp_path / "again")
+    assert (fresh / "scale_add" / "patterns.py").read_text() == (
+        cann / "scale_add" / "patterns.py"
+    ).read_text()
+
+
+def test_pattern_for_an_in_place_op_is_refused_and_nothing_written(opsdk_cli, tmp_path):
+    run = opsdk_cli("new", "pin", "--inplace", "--pattern")
+    assert run.code == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert "--pattern" in run.stderr and "functional schema" in run.stderr
+    assert not (tmp_path / "pin").exists()

@@ -50,7 +50,9 @@ def run(cell: Cell, dump_dir=None) -> None:
     if pattern is None:
         raise CellSkipped("the op registers no fusion pattern (opsdk new --pattern writes one)")
     backends = {"ge": ge.backend(cell.profile), "npugraph_ex": npugraph.lowering(None)[0]}
-    if pattern.problem is not None:  # known once a backend took the pattern (just now)
+    if pattern.failure is not None:  # known once a backend took the pattern (just now)
+        raise as_failure(pattern.failure, default_layer="pattern-not-fired")
+    if pattern.problem is not None:
         raise CellFailure("pattern-duplicate", pattern.problem)
     for case in cases(cell.op.spec, cell.shapes, cell.backend, vary_from=1):
         with case.named():
@@ -192,3 +194,8 @@ def _ordered(cell: Cell, call) -> list:
     """The call's arguments in the op's order, defaults filled in: the search function's."""
     given = cell.op.spec.by_name(call.args, call.kwargs)
     return [given.get(a.name, a.default) for a in cell.op.spec.args]
+
+
+def environment() -> dict:
+    """Which patterns the fusion pass applies here, and why (npugraph_ex's record of it)."""
+    return {k: v for k, v in npugraph.environment().items() if k == "fusion_patterns"}
