@@ -7,7 +7,6 @@ namespace: patterns register once per op and process), shared by the tests below
 
 import json
 import os
-import re
 import subprocess
 import sys
 
@@ -15,59 +14,16 @@ import pytest
 from conftest import REPO
 from scaffolded import edit
 
-SCHEMA = "{name}(Tensor x1, Tensor x2, Tensor gamma, float eps=1e-6) -> (Tensor, Tensor)"
-# add + RMSNorm, as a model writes it (and as the op's reference computes it).
-BODY = """x = x1 + x2
-    xf = x.float()
-    y = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * gamma
-    return {ret}"""
-SPECS = '''"""Cases of the op: float32 and float16, eps varied by the harness."""
-
-import torch
-
-from opsdk import F16, F32, Support, declare_supported
-
-from .schema import OP
-
-declare_supported(
-    OP,
-    [Support(F32(4, 8), F32(4, 8), F32(8)), Support(F16(4, 8), F16(4, 8), F16(8))],
-    tolerances={torch.float16: (1e-2, 1e-2)},
-)
-'''
-FAKE = (
-    "return torch.empty_like(x1, memory_format=torch.contiguous_format), "
-    "torch.empty_like(x1, memory_format=torch.contiguous_format)"
-)
+sys.path.insert(0, str(REPO / "bench"))
+from _ops import ADD_RMS_NORM_SCHEMA, fill_add_rms_norm  # noqa: E402
 
 
 def add_rms_norm(scaffolds, out, name):
     """An add + RMSNorm op package with its pattern written, as `opsdk new --pattern` and a
-    user make it; returns the package's directory (its Python package is ``name``)."""
-    pkg = scaffolds.copy(
-        out, name, namespace=f"f_{name}", schema=SCHEMA.format(name=name), pattern=True
-    )
-    mod = pkg / name
-    fill = {"_npu": "y.contiguous(), x.contiguous()", "_reference": "y, x"}
-    text = (mod / "kernels.py").read_text().replace("from opsdk import ImplementMe\n", "")
-    for which, ret in fill.items():
-        text = re.sub(
-            rf'raise ImplementMe\(__file__, "\w+{which}", [^)]*\)', BODY.format(ret=ret), text
-        )
-    (mod / "kernels.py").write_text(text)
-    fake = re.sub(r"raise ImplementMe\(\s*__file__,[^)]*\)", FAKE, (mod / "fake.py").read_text())
-    (mod / "fake.py").write_text(fake.replace("from opsdk import ImplementMe\n", ""))
-    patterns = re.sub(
-        r"raise ImplementMe\(\s*__file__,[^)]*\)",
-        BODY.format(ret="y, x"),
-        (mod / "patterns.py").read_text(),
-    )
-    (mod / "patterns.py").write_text(
-        "import torch\n" + patterns.replace("from opsdk import ImplementMe\n", "")
-    )
-    (mod / "specs.py").write_text(SPECS)
-    edit(mod / "__init__.py", "from . import fake, ir", "from . import fake, ir, specs")
-    return pkg
+    user make it (bench/_ops.py); returns the package's directory."""
+    schema = ADD_RMS_NORM_SCHEMA.format(name=name)
+    pkg = scaffolds.copy(out, name, namespace=f"f_{name}", schema=schema, pattern=True)
+    return fill_add_rms_norm(pkg, name)
 
 
 def _plant(pkg, name, old, new):
