@@ -13,6 +13,7 @@ fire.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ import torch.fx
 
 from opsdk._runtime import patches, patterns
 
-__all__ = ["Node", "PassRun", "fused", "near_miss", "observed", "why_not"]
+__all__ = ["Node", "PassRun", "apply", "fused", "near_miss", "observed", "why_not"]
 
 # aten ops that only change a tensor's dtype or how it is viewed: the usual reasons a
 # pattern traced at one dtype or shape mode does not match another's graph.
@@ -190,3 +191,17 @@ def near_miss(
             graph.recompile()
             return graph, f"{node.name} ({_name(node.target)}) with {other} for {arg}"
     return None
+
+
+def apply(graph: torch.fx.GraphModule, inputs: list, backend: str) -> PassRun:
+    """``backend``'s own fusion pass (npugraph_ex's or TorchAir's pattern pass manager)
+    applied to ``graph`` traced with fake ``inputs``, as it is applied after AOT; without a
+    compile, for a graph only the pass is asked about (a near miss)."""
+
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    traced = make_fx(graph, tracing_mode="fake")(*inputs)
+    manager = importlib.import_module(f"{backend}.patterns.pattern_pass_manager")
+    with observed() as runs:
+        manager._pattern_manager().apply_pass(traced)
+    return runs[0]
