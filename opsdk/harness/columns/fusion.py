@@ -92,7 +92,8 @@ def _fires_and_keeps_results(cell: Cell, pattern, case: Case, name: str, backend
                     what=f"{name}, call {i}: the compiled search function",
                     layer="pattern-results",
                     hint="the fused op computes something else than the search function it "
-                    "replaces: check the replacement maps the op's outputs in the search's order",
+                    "replaces (a cast or an order of operations the op does not do, an output "
+                    "mapped to another): make the two compute the same",
                     tolerances=case.tolerances,
                 )
     if not any(r.backend == _PASS_OF[name] for r in runs):
