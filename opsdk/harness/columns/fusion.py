@@ -30,7 +30,7 @@ from opsdk.harness.columns import ge, npugraph
 from opsdk.harness.columns._compile_call import compile_call
 from opsdk.harness.columns.compare import assert_same
 from opsdk.harness.failures import as_failure, chain, first_line
-from opsdk.harness.variants.cases import Case, cases, mark_static, on_device
+from opsdk.harness.variants.cases import STEPS, Case, cases, mark_static, on_device
 
 # The backends a search function is compiled through: their pass manager's module,
 # and the layer a failure to compile the fused graph belongs to.
@@ -54,7 +54,9 @@ def run(cell: Cell, dump_dir=None) -> None:
         raise as_failure(pattern.failure, default_layer="pattern-not-fired")
     if pattern.problem is not None:
         raise CellFailure("pattern-duplicate", pattern.problem)
-    for case in cases(cell.op.spec, cell.shapes, cell.backend, vary_from=1):
+    # Two calls: the declared scalars, then others (each compiles: scalars are literals).
+    steps = STEPS[cell.shapes][:2]
+    for case in cases(cell.op.spec, cell.shapes, cell.backend, steps=steps, vary_from=1):
         with case.named():
             for name, backend in backends.items():
                 _fires_and_keeps_results(cell, pattern, case, name, backend)
