@@ -41,8 +41,8 @@ def fires(fn, *inputs, op, backend: str = "npugraph_ex", dynamic: bool = False) 
     if not runs:
         raise AssertionError(f"{backend} ran no fusion pass: turn pattern_fusion_pass on")
     if not count:
-        why = pattern_pass.why_not(pattern, runs[-1])
+        why, graph = pattern_pass.why_not(pattern, runs[-1]), runs[-1].before.graph
         raise AssertionError(
-            f"the pattern of {pattern.owner} did not fire: {why}; the graph:\n{runs[-1].before}"
+            f"the pattern of {pattern.owner} did not fire: {why}; the graph:\n{graph}"
         )
     return count

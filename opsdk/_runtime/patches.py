@@ -122,7 +122,8 @@ def builtin_patterns_off(pattern_util: types.ModuleType) -> tuple[str, ...]:
 @contextlib.contextmanager
 def pattern_passes_observed(on_pass: Callable[[str, Any, Any], None]) -> Iterator[None]:
     """While active, each fusion pass npugraph_ex or TorchAir applies calls
-    ``on_pass(backend, graph_before, graph_module_after)`` (``graph_before``: its text).
+    ``on_pass(backend, before, after)``: copies of the graph module as the pass got it and
+    as it left it (later passes rewrite the graph itself; a copy shares its tensors).
 
     Why: neither hands out the graph around ``_PatternPassManager.apply_pass``, the
     one place their pattern passes run. Checked against torch-npu 2.13.0.
@@ -135,11 +136,11 @@ def pattern_passes_observed(on_pass: Callable[[str, Any, Any], None]) -> Iterato
 
     def observed(name, original):
         def apply_pass(self, fx_graph):
-            before = str(fx_graph.graph)
+            before = _copied(fx_graph)
             try:
                 return original(self, fx_graph)
             finally:
-                on_pass(name, before, fx_graph)
+                on_pass(name, before, _copied(fx_graph))
 
         return apply_pass
 
@@ -151,6 +152,13 @@ def pattern_passes_observed(on_pass: Callable[[str, Any, Any], None]) -> Iterato
     finally:
         for cls, method in saved:
             cls.apply_pass = method
+
+
+def _copied(graph_module: Any) -> Any:
+    """A graph module with a copy of ``graph_module``'s graph (nodes' meta shared)."""
+    graph = torch.fx.Graph()
+    graph.output(graph.graph_copy(graph_module.graph, {}))
+    return torch.fx.GraphModule(graph_module, graph)
 
 
 def _registers_nothing(*args: object, **kwargs: object) -> None:

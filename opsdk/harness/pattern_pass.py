@@ -23,7 +23,7 @@ import torch.fx
 
 from opsdk._runtime import patches, patterns
 
-__all__ = ["Node", "PassRun", "apply", "fused", "near_miss", "observed", "why_not"]
+__all__ = ["PassRun", "apply", "fused", "near_miss", "observed", "op_nodes", "why_not"]
 
 # aten ops that only change a tensor's dtype or how it is viewed: the usual reasons a
 # pattern traced at one dtype or shape mode does not match another's graph.
@@ -32,49 +32,35 @@ _VIEWS = {"view", "reshape", "_unsafe_view", "expand", "squeeze", "unsqueeze", "
 _SYMBOLIC = {"sym_size", "sym_numel", "sym_stride"}
 
 
-@dataclass(frozen=True)
-class Node:
-    """A node of a graph as the fusion pass left it (later passes rewrite the graph)."""
-
-    op: str
-    name: str
-    target: object
-    literals: tuple  # its number arguments after the first
-    dtype: torch.dtype | None  # a placeholder tensor's
-
-
 @dataclass
 class PassRun:
-    """One run of a backend's fusion pass: ``before`` the graph's text, ``after`` its
-    nodes as the pass left them."""
+    """One run of a backend's fusion pass (``npugraph_ex`` or ``torchair``): copies of
+    the graph module ``before`` and ``after`` it."""
 
     backend: str
-    before: str
-    after: tuple[Node, ...]
+    before: torch.fx.GraphModule
+    after: torch.fx.GraphModule
 
 
 @contextlib.contextmanager
 def observed() -> Iterator[list[PassRun]]:
     """The fusion passes run while the block runs, in order."""
     runs: list[PassRun] = []
-
-    def on_pass(backend: str, before: str, gm: torch.fx.GraphModule) -> None:
-        runs.append(PassRun(backend, before, tuple(_node(n) for n in gm.graph.nodes)))
-
-    with patches.pattern_passes_observed(on_pass):
+    with patches.pattern_passes_observed(lambda *run: runs.append(PassRun(*run))):
         yield runs
 
 
-def _node(node: torch.fx.Node) -> Node:
-    val = node.meta.get("val")
-    dtype = val.dtype if node.op == "placeholder" and isinstance(val, torch.Tensor) else None
-    return Node(node.op, node.name, node.target, tuple(_literals(node)), dtype)
+def op_nodes(graph_module: torch.fx.GraphModule, op) -> list[str]:
+    """The nodes of ``graph_module`` that call ``op`` (an OpOverload)."""
+    targets = (op, getattr(op, "overloadpacket", None))
+    return [
+        n.name for n in graph_module.graph.nodes if n.op == "call_function" and n.target in targets
+    ]
 
 
 def fused(run: PassRun, op) -> int:
-    """How many nodes call ``op`` (an OpOverload) after the pass."""
-    targets = (op, getattr(op, "overloadpacket", None))
-    return sum(n.op == "call_function" and n.target in targets for n in run.after)
+    """How many nodes call ``op`` after the pass."""
+    return len(op_nodes(run.after, op))
 
 
 def _name(target) -> str:
@@ -94,7 +80,7 @@ def why_not(pattern: patterns.Pattern, run: PassRun) -> str:
     """Where the graph of ``run`` (one the pass left unfused) parts from ``pattern`` traced
     at the graph's dtypes: those it was not traced at, or the first node whose kind the pattern
     lacks (a cast, a view), or whose literal differs (a scalar baked into the pattern)."""
-    graph = run.after
+    graph = list(run.after.graph.nodes)
     dtypes = _dtypes(graph)
     calls = {_dtypes_of(c["example_inputs"]): c for c in pattern.registration_calls()}
     call = calls.get(dtypes) or next((c for k, c in calls.items() if dtypes and dtypes <= k), None)
@@ -122,7 +108,7 @@ def why_not(pattern: patterns.Pattern, run: PassRun) -> str:
                 f"the graph has {_what(kind)} the pattern lacks, at node {node.name} ({kind}): "
                 "write the search function as the model's code traces"
             )
-        mine = list(node.literals)
+        mine = _literals(node)
         theirs = [v for v in literals.get(kind, []) if len(v) == len(mine)]
         baked = [lit for lit in theirs if lit and not set(lit) & sentinels]
         if mine and baked and all(lit != mine for lit in theirs):
@@ -145,9 +131,10 @@ def _what(kind: str) -> str:
     return "a symbolic size" if _base(kind) in _SYMBOLIC else "an op"
 
 
-def _dtypes(graph: tuple[Node, ...]) -> frozenset:
+def _dtypes(graph: list[torch.fx.Node]) -> frozenset:
     """The dtypes of the graph's tensor inputs."""
-    return frozenset(n.dtype for n in graph if n.dtype is not None)
+    values = [n.meta.get("val") for n in graph if n.op == "placeholder"]
+    return frozenset(v.dtype for v in values if isinstance(v, torch.Tensor))
 
 
 def _dtypes_of(values) -> frozenset:

@@ -24,7 +24,8 @@ import torch
 import torch._dynamo
 
 from opsdk._runtime import irdef, patterns
-from opsdk.harness import pattern_pass
+from opsdk.errors import SetupError
+from opsdk.harness import graph_hook, pattern_pass
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
 from opsdk.harness.columns import ge, npugraph
 from opsdk.harness.columns._compile_call import compile_call
@@ -56,11 +57,19 @@ def run(cell: Cell, dump_dir=None) -> None:
         raise CellFailure("pattern-duplicate", pattern.problem)
     # Two calls: the declared scalars, then others (each compiles: scalars are literals).
     steps = STEPS[cell.shapes][:2]
-    for case in cases(cell.op.spec, cell.shapes, cell.backend, steps=steps, vary_from=1):
-        with case.named():
-            for name, backend in backends.items():
-                _fires_and_keeps_results(cell, pattern, case, name, backend)
-            _spares_a_near_miss(cell, pattern, case)
+    with pattern_pass.observed() as runs:
+        try:
+            for case in cases(cell.op.spec, cell.shapes, cell.backend, steps=steps, vary_from=1):
+                with case.named():
+                    for name, backend in backends.items():
+                        _fires_and_keeps_results(cell, pattern, case, name, backend)
+                    _spares_a_near_miss(cell, pattern, case)
+        except (CellSkipped, SetupError):
+            raise
+        except Exception as err:  # the pass that failed, drawn for a report (if asked)
+            graph_hook.hand_over_pass(cell, runs[-1] if runs else None, err)
+            raise
+    graph_hook.hand_over_pass(cell, runs[0] if runs else None, None)
 
 
 def _fires_and_keeps_results(cell: Cell, pattern, case: Case, name: str, backend) -> None:
