@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import REPO
@@ -98,21 +99,25 @@ import json, sys
 sys.path[:0] = {paths!r}
 import importlib
 from opsdk import harness
+from opsdk.harness import graph_hook
+from opsdk.report.graphs import pictures
 RESULT = {{}}
-for name, shapes in {runs!r}:
-    module = importlib.import_module(name)
-    for cell in harness.cells(module, ["fusion"], shapes):
-        result = harness.run_cell(cell)
-        RESULT[name + "/" + cell.shapes] = [result.status, result.layer, result.message]
+with graph_hook.received_by(pictures.Pictures({graphs!r}, every=True)):
+    for name, shapes in {runs!r}:
+        module = importlib.import_module(name)
+        for cell in harness.cells(module, ["fusion"], shapes):
+            result = harness.run_cell(cell)
+            RESULT[name + "/" + cell.shapes] = [result.status, result.layer, result.message]
 print("RESULT", json.dumps(RESULT))
 """
 
 
-def _run(packages: dict) -> dict:
-    """The fusion cells of ``packages`` (name -> directory) in one fresh process."""
+def _run(packages: dict, graphs) -> dict:
+    """The fusion cells of ``packages`` (name -> directory) in one fresh process, every
+    cell's graphs drawn under ``graphs``."""
     paths = [str(p) for p in packages.values()]
     runs = [(name, list(PLANTS[name][1])) for name in packages]
-    code = SCRIPT.format(paths=paths, runs=runs)
+    code = SCRIPT.format(paths=paths, runs=runs, graphs=str(graphs))
     path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
     done = subprocess.run(
         [sys.executable, "-c", code],
@@ -141,9 +146,9 @@ def fusion_results(scaffolds, tmp_path_factory):
         "register(OP, twin_search, twin_replace)",
         "import good.patterns\n\nregister(OP, good.patterns.good_search, twin_replace)",
     )
-    results = {}
+    results = {"graphs": str(out / "graphs")}
     for names in PROCESSES:
-        results |= _run({n: built[n] for n in names})
+        results |= _run({n: built[n] for n in names}, out / "graphs")
     return results
 
 
@@ -194,6 +199,17 @@ def test_a_duplicate_registration_fails_in_pattern_duplicate(fusion_results):
     status, layer, message = fusion_results["twin/static"]
     assert (status, layer) == ("fail", "pattern-duplicate"), message
     assert "f_good::good" in message
+
+
+@pytest.mark.slow
+def test_the_report_draws_the_graph_before_and_after_the_pass(fusion_results):
+    for name, status in (("good", "pass"), ("swapped", "fail")):
+        assert fusion_results[f"{name}/static"][0] == status
+        folder = Path(fusion_results["graphs"]) / f"f_{name}.{name}.default" / "fusion-static"
+        before, after = ((folder / f"{k}.svg").read_text() for k in ("fx_before", "fx"))
+        # the unfused add + RMSNorm before, the op in its place after
+        assert "rsqrt" in before and f"f_{name}.{name}" not in before
+        assert f"f_{name}.{name}" in after and "rsqrt" not in after
 
 
 @pytest.mark.slow

@@ -94,7 +94,7 @@ def _fires_and_keeps_results(cell: Cell, pattern, case: Case, name: str, backend
                 try:
                     actual = compiled(*tensors.values())
                 except Exception as err:  # noqa: BLE001 - classified into a layer below
-                    raise _failure(err, pattern, name) from err
+                    raise _failure(err, name) from err
                 for run in runs[seen:]:
                     _require_fired(cell, pattern, op, run, name)
                 assert_same(
@@ -116,7 +116,7 @@ def _fires_and_keeps_results(cell: Cell, pattern, case: Case, name: str, backend
         _require_ge_node(cell, [g.graph for g in recorded.forward()])
 
 
-def _failure(err: Exception, pattern, name: str) -> CellFailure:
+def _failure(err: Exception, name: str) -> CellFailure:
     """The layer of an error compiling the search function through backend ``name``."""
     unmatched = next((e for e in chain(err) if _UNMATCHED_SCALAR in str(e)), None)
     if unmatched is not None:
