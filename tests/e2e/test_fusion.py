@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -147,8 +148,12 @@ def fusion_results(scaffolds, tmp_path_factory):
         "import good.patterns\n\nregister(OP, good.patterns.good_search, twin_replace)",
     )
     results = {"graphs": str(out / "graphs")}
-    for names in PROCESSES:
-        results |= _run({n: built[n] for n in names}, out / "graphs")
+    with ThreadPoolExecutor(2) as pool:  # two processes at a time: most of each is imports
+        runs = [
+            pool.submit(_run, {n: built[n] for n in names}, out / "graphs") for names in PROCESSES
+        ]
+        for run in runs:
+            results |= run.result()
     return results
 
 
