@@ -55,7 +55,8 @@ def run(cell: Cell, dump_dir=None) -> None:
         raise as_failure(pattern.failure, default_layer="pattern-not-fired")
     if pattern.problem is not None:
         raise CellFailure("pattern-duplicate", pattern.problem)
-    # Two calls: the declared scalars, then others (each compiles: scalars are literals).
+    # Two calls: the declared scalars, then others (each compiles: scalars are literals);
+    # the keyword scalars change on the second even where the case keeps them.
     steps = STEPS[cell.shapes][:2]
     with pattern_pass.observed() as runs:
         try:
@@ -83,6 +84,8 @@ def _fires_and_keeps_results(cell: Cell, pattern, case: Case, name: str, backend
         for i, call in enumerate(case.calls):
             with call.noted():
                 eager, scalars = _split(cell, on_device(call, "npu"))
+                if i and scalars == bound:  # the case's calls left them: vary them here
+                    scalars = _varied(scalars, pattern.scalars)
                 if scalars != bound:
                     bound = scalars
                     compiled = _compiled(pattern, backend, cell.shapes, name, scalars)
@@ -129,6 +132,12 @@ def _failure(err: Exception, name: str) -> CellFailure:
             "function and let opsdk.patterns.register match it",
         )
     return as_failure(err, default_layer="pattern-results", compile_layer=_COMPILE_LAYER[name])
+
+
+def _varied(scalars: dict, keywords) -> dict:
+    """``scalars`` with each float the pattern matches by name (an eps) ten times larger:
+    the pattern must fire again, and hand the new value to the op."""
+    return {k: v * 10 if k in keywords and isinstance(v, float) else v for k, v in scalars.items()}
 
 
 def _split(cell: Cell, call) -> tuple[dict, dict]:
