@@ -1,6 +1,7 @@
 """opsdk._runtime.patterns: one registration per op and process, traced at every dtype of the
 op's cases with its floats matched by name, with each backend once it is there; a second op
-with the same pattern is held back with the reason."""
+with the same pattern is held back with the reason. And opsdk.harness.pattern_pass: where a
+graph the pass left unfused parts from the pattern, and the near miss it makes."""
 
 import sys
 import types
@@ -10,6 +11,7 @@ import torch
 
 from opsdk import F16, F32, Support, declare_supported
 from opsdk._runtime import patterns
+from opsdk.harness import pattern_pass
 
 LIB = torch.library.Library("opsdk_unit_patterns", "DEF")
 for name in ("add_scale", "add_scale_twin", "add_scale_other", "add_scale_typed"):
@@ -99,3 +101,65 @@ def test_a_scalar_that_arrives_as_a_tensor_is_not_matched(backend):
 def test_a_search_function_must_take_the_ops_arguments(backend):
     with pytest.raises(TypeError, match=r"takes \['x', 'y'\]: give it the op's arguments"):
         patterns.register(OPS.add_scale.default, lambda x, y: x + y, replace)
+
+
+def _run(fn, *inputs) -> pattern_pass.PassRun:
+    """A pass run that left ``fn``'s graph (traced with fake ``inputs``) as it was."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    graph = make_fx(fn, tracing_mode="fake")(*inputs)
+    return pattern_pass.PassRun("fake_backend", graph, graph)
+
+
+@pytest.mark.parametrize(
+    ("model", "dtype", "scalars", "why"),
+    [
+        (
+            lambda x, y: (x + y) * 0.5,
+            torch.float16,
+            None,
+            "traced at float32, the graph computes in float16",
+        ),
+        (
+            lambda x, y: (x + y).double() * 0.5,
+            torch.float32,
+            None,
+            "a cast the pattern lacks, at node _to_copy",
+        ),
+        (
+            lambda x, y: (x + y) * 2.0,
+            torch.float32,
+            (),
+            "a scalar baked into the pattern: node mul",
+        ),
+        (
+            lambda x, y: (x + y) * 2.0,
+            torch.float32,
+            None,
+            "an extra check of the registration refused",
+        ),
+    ],
+)
+def test_why_a_pattern_did_not_fire_names_the_node(backend, model, dtype, scalars, why):
+    package, _ = backend
+    patterns.connect("fake_backend", package)
+    pattern = patterns.register(OPS.add_scale_other.default, search, replace, scalars=scalars)
+    x = torch.randn(2, 3, dtype=dtype)
+    assert why in pattern_pass.why_not(pattern, _run(model, x, x))
+
+
+def test_a_near_miss_changes_one_literal_of_the_search_function(backend):
+    def squares(x, y, alpha):
+        return (x + y).pow(2) * alpha
+
+    pattern = patterns.register(OPS.add_scale_other.default, squares, replace)
+    x = torch.randn(2, 3)
+    graph, what = pattern_pass.near_miss(pattern, [x, x, 0.5], "fake_backend")
+    assert what.endswith("(pow.Tensor_Scalar) with 5 for 2"), what
+    assert torch.equal(graph(x, x, 0.5), (x + x).pow(5) * patterns.sentinels(["alpha"])["alpha"])
+    assert (
+        pattern_pass.near_miss(
+            patterns.register(OPS.add_scale.default, search, replace), [x, x, 0.5], "fake_backend"
+        )
+        is None
+    )  # nothing but the op's own arguments: no literal to change
