@@ -109,7 +109,42 @@ with graph_hook.received_by(pictures.Pictures({graphs!r}, every=True)):
         for cell in harness.cells(module, ["fusion"], shapes):
             result = harness.run_cell(cell)
             RESULT[name + "/" + cell.shapes] = [result.status, result.layer, result.message]
+        if name == "good":
+            RESULT["fires"] = fires(module)
 print("RESULT", json.dumps(RESULT))
+"""
+
+# A team's model test: opsdk.patterns.fires on two decoder-like layers (npugraph_ex, GE
+# with dynamic shapes, in bfloat16, which the specs do not declare), and on a model that
+# computes something else.
+FIRES = """
+import torch
+from opsdk.patterns import fires as count
+
+
+def fires(package):
+    op = package.OPS[0]
+    rms = package.patterns.good_search
+
+    def two_layers(x, r, w):
+        y, h = rms(x, r, w, 1e-5)
+        return rms(y, h, w, 1e-6)
+
+    def other(x, r, w):
+        return (x + r) * w + 1e-5
+
+    x, r, w = torch.randn(4, 8).npu(), torch.randn(4, 8).npu(), torch.randn(8).npu()
+    seen = {"two_layers": count(two_layers, x, r, w, op=op)}
+    seen["ge"] = count(two_layers, x, r, w, op=op, backend="ge", dynamic=True)
+    for name, model, args in (
+        ("bf16", two_layers, [t.bfloat16() for t in (x, r, w)]),
+        ("other", other, [x, r, w]),
+    ):
+        try:
+            seen[name] = count(model, *args, op=op)
+        except AssertionError as err:
+            seen[name] = str(err).split("; the graph:")[0]
+    return seen
 """
 
 
@@ -118,7 +153,7 @@ def _run(packages: dict, graphs) -> dict:
     cell's graphs drawn under ``graphs``."""
     paths = [str(p) for p in packages.values()]
     runs = [(name, list(PLANTS[name][1])) for name in packages]
-    code = SCRIPT.format(paths=paths, runs=runs, graphs=str(graphs))
+    code = FIRES + SCRIPT.format(paths=paths, runs=runs, graphs=str(graphs))
     path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
     done = subprocess.run(
         [sys.executable, "-c", code],
@@ -215,6 +250,16 @@ def test_the_report_draws_the_graph_before_and_after_the_pass(fusion_results):
         # the unfused add + RMSNorm before, the op in its place after
         assert "rsqrt" in before and f"f_{name}.{name}" not in before
         assert f"f_{name}.{name}" in after and "rsqrt" not in after
+
+
+@pytest.mark.slow
+def test_fires_counts_the_fusions_in_a_models_graph_or_says_why_not(fusion_results):
+    seen = fusion_results["fires"]
+    assert (seen["two_layers"], seen["ge"]) == (2, 2), seen
+    # torch re-traces a match at the graph's own dtypes: the float16 trace's casts stand
+    # for bfloat16's (a float32 trace has none, and a float16 model's would not match)
+    assert seen["bf16"] == 2, seen
+    assert seen["other"].startswith("the pattern of f_good::good did not fire: ")
 
 
 @pytest.mark.slow
