@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from opsdk.axes import DEFAULT_STYLE
@@ -44,3 +45,67 @@ def generate_library(
 def generate_style(root: Path, style: str) -> Path:
     """One out-of-place add op in ``style``: its project directory."""
     return new(NewRequest(f"bench_add_{style}", namespace=NAMESPACE, style=style, out=root)).path
+
+
+# add + RMSNorm, as a model writes it: the fused op's reference and its pattern's search.
+_ADD_RMS_NORM = """x = x1 + x2
+    xf = x.float()
+    y = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * gamma
+    return {ret}"""
+_ADD_RMS_NORM_SPECS = '''"""Cases of the op: float32 and float16, eps varied by the harness."""
+
+import torch
+
+from opsdk import F16, F32, Support, declare_supported
+
+from .schema import OP
+
+declare_supported(
+    OP,
+    [Support(F32(4, 8), F32(4, 8), F32(8)), Support(F16(4, 8), F16(4, 8), F16(8))],
+    tolerances={torch.float16: (1e-2, 1e-2)},
+)
+'''
+_EMPTY_PAIR = (
+    "return torch.empty_like(x1, memory_format=torch.contiguous_format), "
+    "torch.empty_like(x1, memory_format=torch.contiguous_format)"
+)
+ADD_RMS_NORM_SCHEMA = (
+    "{name}(Tensor x1, Tensor x2, Tensor gamma, float eps=1e-6) -> (Tensor, Tensor)"
+)
+
+
+def fill_add_rms_norm(pkg: Path, name: str) -> Path:
+    """The package `opsdk new NAME --pattern --schema ADD_RMS_NORM_SCHEMA` wrote at ``pkg``,
+    its skeletons written as a user writes them: kernels, fake, the pattern's search
+    function and float32 and float16 cases. Returns ``pkg``."""
+    mod = pkg / name
+    skeleton = r"raise ImplementMe\(\s*__file__,[^)]*\)"
+    text = (mod / "kernels.py").read_text().replace("from opsdk import ImplementMe\n", "")
+    for which, ret in (("_npu", "y.contiguous(), x.contiguous()"), ("_reference", "y, x")):
+        pattern = rf'raise ImplementMe\(__file__, "\w+{which}", [^)]*\)'
+        text = re.sub(pattern, _ADD_RMS_NORM.format(ret=ret), text)
+    (mod / "kernels.py").write_text(text)
+    fake = re.sub(skeleton, _EMPTY_PAIR, (mod / "fake.py").read_text())
+    (mod / "fake.py").write_text(fake.replace("from opsdk import ImplementMe\n", ""))
+    search = re.sub(skeleton, _ADD_RMS_NORM.format(ret="y, x"), (mod / "patterns.py").read_text())
+    search = search.replace("from opsdk import ImplementMe\n", "")
+    (mod / "patterns.py").write_text("import torch\n" + search)
+    (mod / "specs.py").write_text(_ADD_RMS_NORM_SPECS)
+    init = (mod / "__init__.py").read_text()
+    (mod / "__init__.py").write_text(
+        init.replace("from . import fake, ir", "from . import fake, ir, specs")
+    )
+    return pkg
+
+
+def generate_add_rms_norm(root: Path, name: str, namespace: str) -> Path:
+    """An add + RMSNorm op package with its fusion pattern, at ``root/name``."""
+    req = NewRequest(
+        name,
+        namespace=namespace,
+        schema=ADD_RMS_NORM_SCHEMA.format(name=name),
+        out=root,
+        pattern=True,
+    )
+    return fill_add_rms_norm(new(req).path, name)

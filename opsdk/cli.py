@@ -167,6 +167,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     new.add_argument("--into", type=Path, metavar="DIR", help="add the op to the op package in DIR")
     new.add_argument(
+        "--pattern",
+        action="store_true",
+        help="a fusion pattern (patterns.py): the torch code the op replaces in graphs",
+    )
+    new.add_argument(
         "--from-cann",
         type=Path,
         metavar="FILE|DIR",
@@ -319,6 +324,7 @@ def _new_package(args) -> int:
         pair=args.pair,
         attach=args.attach is not None,
         updatable=args.updatable,
+        pattern=args.pattern,
     )
     if args.into is not None and args.out is not None:
         raise OpsdkError(

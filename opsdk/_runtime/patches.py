@@ -20,6 +20,7 @@ import torch
 
 __all__ = [
     "aot_calls_replaced",
+    "builtin_patterns_off",
     "ge_compile_hooked",
     "ge_converter_wrapped",
     "ge_graphs_seen",
@@ -27,6 +28,7 @@ __all__ = [
     "guard_profiling_skipped",
     "npu_storage_constructor",
     "npugraph_ex_config_defaults",
+    "pattern_passes_observed",
     "npugraph_ex_graphs_hooked",
     "npugraph_ex_graphs_seen",
     "run_torchair_patches_first",
@@ -100,6 +102,67 @@ def run_torchair_patches_first(torchair: types.ModuleType, config: Any) -> None:
     column's own) applies TorchAir's patches. Checked against torch-npu 2.13.0.
     """
     torchair.get_npu_backend(compiler_config=config)
+
+
+def builtin_patterns_off(pattern_util: types.ModuleType) -> tuple[str, ...]:
+    """torch_npu's own fusion patterns are no longer registered by ``pattern_util`` (npugraph_ex's
+    or TorchAir's ``patterns.pattern_util``); those registered through ``register_replacement``
+    still apply. Returns the registration functions turned off.
+
+    Why: ``_apply_pattern_passes`` registers them before each pass, and their replacements
+    call ``torch.ops.npu.*`` kernels that exist only with torch_npu installed; offline the
+    pass runs for op packages' own patterns only. Checked against torch-npu 2.13.0.
+    """
+    names = tuple(n for n in vars(pattern_util) if n.startswith("_register_"))
+    for name in names:
+        setattr(pattern_util, name, _registers_nothing)
+    return names
+
+
+@contextlib.contextmanager
+def pattern_passes_observed(on_pass: Callable[[str, Any, Any], None]) -> Iterator[None]:
+    """While active, each fusion pass npugraph_ex or TorchAir applies calls
+    ``on_pass(backend, before, after)``: copies of the graph module as the pass got it and
+    as it left it (later passes rewrite the graph itself; a copy shares its tensors).
+
+    Why: neither hands out the graph around ``_PatternPassManager.apply_pass``, the
+    one place their pattern passes run. Checked against torch-npu 2.13.0.
+    """
+    managers = [
+        (name, sys.modules.get(f"{name}.patterns.pattern_pass_manager"))
+        for name in ("npugraph_ex", "torchair")
+    ]
+    originals = [(name, m._PatternPassManager) for name, m in managers if m is not None]
+
+    def observed(name, original):
+        def apply_pass(self, fx_graph):
+            before = _copied(fx_graph)
+            try:
+                return original(self, fx_graph)
+            finally:
+                on_pass(name, before, _copied(fx_graph))
+
+        return apply_pass
+
+    saved = [(cls, cls.apply_pass) for _, cls in originals]
+    for name, cls in originals:
+        cls.apply_pass = observed(name, cls.apply_pass)
+    try:
+        yield
+    finally:
+        for cls, method in saved:
+            cls.apply_pass = method
+
+
+def _copied(graph_module: Any) -> Any:
+    """A graph module with a copy of ``graph_module``'s graph (nodes' meta shared)."""
+    graph = torch.fx.Graph()
+    graph.output(graph.graph_copy(graph_module.graph, {}))
+    return torch.fx.GraphModule(graph_module, graph)
+
+
+def _registers_nothing(*args: object, **kwargs: object) -> None:
+    return None
 
 
 def npugraph_ex_config_defaults(config_class: type, defaults: dict[str, Any]) -> None:

@@ -40,6 +40,10 @@ LAYERS = (
     "capture",
     "replay",
     "stale-input",
+    "pattern-duplicate",  # fusion: the pattern another op registered first
+    "pattern-not-fired",
+    "pattern-results",  # fusion: fired, but the fused op changed the results
+    "pattern-near-miss",
     "setup",
     "process",  # --isolate: the op's process crashed or timed out
 )

@@ -26,12 +26,13 @@ __all__ = [
     "CellGraphs",
     "case_done",
     "collected",
+    "hand_over_pass",
     "listening",
     "paused",
     "received_by",
 ]
 
-COLUMNS = ("ge", "npugraph_ex")  # the columns that hand their graphs over
+COLUMNS = ("ge", "npugraph_ex", "fusion")  # the columns that hand their graphs over
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class CellGraphs:
     op_types: frozenset[str]  # GE node types of the op's IR
     symbols: dict[str, str] = field(default_factory=dict)  # GE Data -> its symbolic scalars
     marks: dict[str, str] = field(default_factory=dict)  # node -> what the failed rule says
+    fx_before: Any | None = None  # fusion: the FX graph the pattern pass was handed (fx: after)
 
 
 Receiver = Callable[[CellGraphs], None]
@@ -141,10 +143,36 @@ def collected(cell: Cell) -> Iterator[None]:
         _active = previous
 
 
+def hand_over_pass(cell: Cell, run, error: Exception | None) -> None:
+    """A ``fusion`` cell's graphs: ``run`` (a :class:`opsdk.harness.pattern_pass.PassRun`,
+    the pass of the failing call, or of the first for a pass), before and after the pass."""
+    if not _receivers or run is None:
+        return
+
+    def graphs() -> CellGraphs:
+        return CellGraphs(
+            op=cell.op.name,
+            label=cell.label,
+            backend=cell.backend,
+            failed=error is not None,
+            fx=run.after,
+            ge=None,
+            op_nodes=_op_nodes(cell, run.after),
+            op_types=frozenset(),
+            fx_before=run.before,
+        )
+
+    _give(graphs)
+
+
 def _hand_over(cell: Cell, collector: _Collector, error: Exception | None) -> None:
+    _give(lambda: _graphs(cell, collector, error))
+
+
+def _give(make: Callable[[], CellGraphs | None]) -> None:
     """Give the receivers the cell's graphs; a problem doing so is a warning of the cell."""
     try:
-        graphs = _graphs(cell, collector, error)
+        graphs = make()
         for receiver in list(_receivers) if graphs is not None else ():
             receiver(graphs)
     except Exception as err:  # noqa: BLE001 - pictures never change a verdict

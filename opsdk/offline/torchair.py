@@ -9,10 +9,12 @@ Offline, TorchAir's one native module, ``torchair.core._torchair``, is replaced 
 
 ``backend="npugraph_ex"`` is torch_npu's, registered by its ``torch_npu.dynamo``
 package as on an NPU host: a fresh ``CompilerConfig`` with ``mode="npugraph_ex"``
-per graph, then npugraph_ex's ``get_npu_backend``. One option differs offline,
-:data:`OFFLINE_OPTIONS`: ``pattern_fusion_pass`` is off, because its fusions
+per graph, then npugraph_ex's ``get_npu_backend``. The fusion pass
+(``pattern_fusion_pass``, :data:`OFFLINE_OPTIONS`) runs offline as on a host, but for
+the op packages' own patterns only (:mod:`opsdk._runtime.patterns`): torch_npu's
+built-in ones are not registered offline (:data:`OFFLINE_PATTERNS`), because they
 rewrite graphs to ``torch.ops.npu.*`` kernels that only a real torch_npu has
-(:func:`opsdk._runtime.patches.npugraph_ex_config_defaults`).
+(:func:`opsdk._runtime.patches.builtin_patterns_off`).
 
 The older TorchAir spelling, ``CompilerConfig.mode = "reduce-overhead"`` with
 ``torchair.get_npu_backend``, runs TorchAir's own copy of the acl-graph code and
@@ -34,12 +36,17 @@ from types import ModuleType
 from typing import Any
 
 from opsdk._runtime import locator as torchair_locator
-from opsdk._runtime import patches
+from opsdk._runtime import patches, patterns
 from opsdk._runtime.converters import load_pending
 from opsdk._runtime.device import ensure_npu
 
-OFFLINE_OPTIONS: dict[str, Any] = {"pattern_fusion_pass": False}
+OFFLINE_OPTIONS: dict[str, Any] = {"pattern_fusion_pass": True}
 """npugraph_ex ``CompilerConfig`` options opsdk sets offline (the user's options win)."""
+OFFLINE_PATTERNS = (
+    "the op packages' own (opsdk.patterns) only: torch_npu's built-in patterns are off "
+    "offline, their replacements call torch.ops.npu.* kernels that only torch_npu has"
+)
+"""Which fusion patterns the pass applies offline, and why, for reports."""
 
 # TorchAir and npugraph_ex install handlers for these at import that finalize GE or
 # the device and then ignore the signal, so Ctrl-C and SIGTERM no longer stop the
@@ -106,6 +113,7 @@ def import_torchair() -> ModuleType:
             f"another torchair ({module.__file__}) is already imported; "
             "let opsdk import TorchAir first (opsdk.offline.torchair.import_torchair())"
         )
+    _own_patterns_only("torchair", module)
     _torchair = module
     return _torchair
 
@@ -148,7 +156,15 @@ def import_npugraph_ex() -> ModuleType:
     with _keeping_signal_handlers():
         module = importlib.import_module("npugraph_ex")
     patches.npugraph_ex_config_defaults(module.CompilerConfig, OFFLINE_OPTIONS)
+    _own_patterns_only("npugraph_ex", module)
     return module
+
+
+def _own_patterns_only(name: str, module: ModuleType) -> None:
+    """The backend's fusion pass, offline, with the op packages' patterns and none of
+    torch_npu's (:data:`OFFLINE_PATTERNS`)."""
+    patches.builtin_patterns_off(importlib.import_module(f"{name}.patterns.pattern_util"))
+    patterns.connect(name, module)
 
 
 def torchair_config(mode: str):
@@ -174,6 +190,7 @@ def describe() -> dict[str, Any]:
         "npugraph_ex": npugraph_ex.__file__,
         "torch_npu": "opsdk capture stand-in" if offline else "installed torch_npu",
         "options": dict(OFFLINE_OPTIONS) if offline else {},
+        "patterns": OFFLINE_PATTERNS if offline else "torch_npu's and the op packages'",
     }
 
 

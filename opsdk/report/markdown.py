@@ -73,7 +73,7 @@ def _links(result: Result, pictures: Path | None, base: Path) -> str:
     """Links to the pictures of the cell's graphs, relative to the report's folder."""
     found = graph_pictures.found(pictures, result.op, result.label)
     links = [
-        f"[{kind.upper()} graph{' (text)' if path.suffix == '.txt' else ''}]"
+        f"[{graph_pictures.NAMES[kind]}{' (text)' if path.suffix == '.txt' else ''}]"
         f"({Path(os.path.relpath(path, base)).as_posix()})"
         for kind, path in found.items()
     ]

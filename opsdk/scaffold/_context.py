@@ -16,6 +16,7 @@ from opsdk._runtime.converters import (
     ir_def_for,
 )
 from opsdk._runtime.inputs import SPEC_NAMES, default_support
+from opsdk._runtime.patterns import keyword_scalars
 from opsdk.cann import aclnn, cppsig
 from opsdk.cann import specs as cann_specs
 from opsdk.errors import SpecError
@@ -41,6 +42,8 @@ def context(
         "dist_name": name.strip("_").replace("_", "-"),
         "style": req.style,
         "autograd": req.autograd,
+        "pattern": req.pattern,
+        "keyword_scalars": keyword_scalars(op),
         "attach": req.attach,
         "opsdk_version": opsdk.__version__,
         "spec_names": sorted(SPEC_NAMES.values()),  # the constructors specs.py may import

@@ -54,6 +54,8 @@ class NewRequest:
     package: str | None = None
     # host arguments npugraph_ex/TorchAir update on replay (opsdk.updatable)
     updatable: tuple[str, ...] = ()
+    # a fusion pattern (patterns.py): the torch code the op replaces in a model's graph
+    pattern: bool = False
 
     @property
     def writes_the_add(self) -> bool:
@@ -101,6 +103,11 @@ def build_spec(req: NewRequest) -> spec.OpSpec:
             )
         updatable.check_op(op)
         updatable.check_params(op, req.updatable)
+    if req.pattern and (op.inplace or req.pair or not op.returns):
+        raise SpecError(
+            "--pattern: a fusion pattern replaces functional torch code by the op's outputs; "
+            "give the op a functional schema (new tensors returned, no Tensor(a!))"
+        )
     if req.style == "cpp":
         cppsig.signature(op.name, op)  # refuses a type without a C++ kernel type
         _clang_format()  # before anything is written

@@ -135,7 +135,7 @@ def _with_record(text: str, op: spec.OpSpec, req: NewRequest) -> str:
     checked by parsing it back."""
     recorded = spec.inplace_pair(op)[1] if req.pair else op
     entry = {"schema": f"{op.namespace}::{recorded.schema}", "style": req.style}
-    for flag in ("autograd", "pair", "attach"):
+    for flag in ("autograd", "pair", "attach", "pattern"):
         if getattr(req, flag):
             entry[flag] = True
     lines = [f"{key} = {tomlstr(v) if isinstance(v, str) else 'true'}" for key, v in entry.items()]
@@ -174,6 +174,7 @@ def _request_of(recorded: dict, out: Path) -> NewRequest:
         pair=pair,
         attach=recorded.get("attach", False),
         package=recorded.get("package"),
+        pattern=recorded.get("pattern", False),
     )
 
 

@@ -120,3 +120,15 @@ def test_the_audit_bench_measures_audit_against_check_of_one_real_op():
     row = audit_sweep.versus_check("npu_rms_norm", rounds=1)
     assert row["audit"]["cells"] == 6 and row["check"]["cells"] > row["audit"]["cells"]
     assert row["ratio_cells_s"] == round(row["audit"]["cells_s"] / row["check"]["cells_s"], 2)
+
+
+@pytest.mark.slow
+def test_the_fusion_cost_bench_compares_the_fusion_column_with_npugraph_ex():
+    """A process of its own, for the reason above."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "fusion_cost.py")], capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (
+        "npugraph_ex,fusion: npugraph_ex " in done.stdout and "fusion/npugraph_ex " in done.stdout
+    )

@@ -39,7 +39,8 @@ def test_implemented_op_passes_the_whole_matrix(axpy, opsdk_cli):
     assert env["torchair"].startswith("offline (torch_npu-2.13.0")
     assert env["ge_execution"] == "opsdk GE reference executor (offline)"
     assert env["npugraph_ex_runs_on"] == "opsdk capture stand-in"
-    assert env["npugraph_ex_offline_options"] == {"pattern_fusion_pass": False}
+    assert env["npugraph_ex_offline_options"] == {"pattern_fusion_pass": True}
+    assert "torch_npu's built-in patterns are off" in env["fusion_patterns"]
 
 
 def _ge_cell(opsdk_cli, pkg, shapes="static"):

@@ -799,8 +799,9 @@ def test_an_index_put_graph_replays_fresh_indices_in_every_shape_mode():
 
 @pytest.mark.slow
 def test_a_pattern_fusion_that_cannot_run_here_fails_in_setup(tmp_path):
-    # Offline, npugraph_ex's fusions have no torch.ops.npu kernels to fuse into: with
-    # them turned on, the column cannot run here, which is not the op's capture failing.
+    # Offline the fusion pass runs without torch_npu's own patterns, whose replacements use
+    # torch.ops.npu kernels that do not exist here: the cell passes. With one of them put
+    # back, the column cannot run here, which is not the op's capture failing.
     (tmp_path / "kv_ops.py").write_text(KV_OPS)
     result = run_script(
         f"""
@@ -809,11 +810,17 @@ def test_a_pattern_fusion_that_cannot_run_here_fails_in_setup(tmp_path):
         import kv_ops
         from opsdk import harness
         [cell] = harness.cells(kv_ops, ["npugraph_ex"], ["static"], "scatter_rows")
-        npugraph_ex_backend.OFFLINE_OPTIONS["pattern_fusion_pass"] = True
+        RESULT.update(offline=harness.run_cell(cell).status)
+        import npugraph_ex.patterns.pattern_util as util
+        from npugraph_ex.patterns.add_rms_norm_cast import _register_addrmsnormcast_pattern
+        util._register_addrmsnormcast_pattern = _register_addrmsnormcast_pattern
         result = harness.run_cell(cell)
         RESULT.update(status=result.status, layer=result.layer, message=result.message)
         """
     )
+    assert result["offline"] == "pass" and npugraph_ex_backend.OFFLINE_OPTIONS == {
+        "pattern_fusion_pass": True
+    }
     assert (result["status"], result["layer"]) == ("error", "setup"), result
     assert "pattern fusion" in result["message"] and "npu_add_rms_norm" in result["message"]
     assert "; ;" not in result["message"] and "host" not in result["message"]

@@ -70,7 +70,7 @@ def _cell(package, backend):
 
 
 def test_builtin_columns_load_without_torch_in_matrix_order():
-    assert columns.names() == ("eager", "opcheck", "aot_eager", "ge", "npugraph_ex")
+    assert columns.names() == ("eager", "opcheck", "aot_eager", "ge", "npugraph_ex", "fusion")
     assert columns.compiling() == ("aot_eager", "ge", "npugraph_ex")
     with pytest.raises(ValueError, match="registered already"):
         columns.register(columns.Column("eager", __name__, (), "eager"))
@@ -103,7 +103,8 @@ def test_a_registered_column_is_in_every_part_of_opsdk(registered, package):
     args = _parser().parse_args(["check", "pkg"])
     assert args.backend[-2:] == ["throwaway", "needy"]
     matrix = harness.cells(package, shapes=["static"])
-    assert [c.backend for c in matrix] == list(columns.names())
+    # fusion has cells only for an op with a fusion pattern, and this one has none
+    assert [c.backend for c in matrix] == [n for n in columns.names() if n != "fusion"]
     result = harness.run_cell(_cell(package, "throwaway"))
     assert (result.status, result.backend) == ("pass", "throwaway"), result.describe()
     assert [c.backend for c in RAN] == ["throwaway"]

@@ -153,7 +153,7 @@ LAYERS = (
     ),
     ("opsdk.offline", "opsdk.cann"),
     ("opsdk.harness", "opsdk.scaffold"),
-    ("opsdk.report", "opsdk.audit"),
+    ("opsdk.report", "opsdk.audit", "opsdk.patterns"),
     ("opsdk.matrix_run",),
     ("opsdk.cli", "opsdk.pytest_plugin"),
     ("opsdk.__main__",),

@@ -65,6 +65,8 @@ class Column:
     leaves_to: tuple[str, ...] = ()
     suite: str = CHECK
     shape_modes: tuple[str, ...] = SHAPE_MODES
+    # Only for some ops: the module's ``applies(spec)`` says which (e.g. ops with a pattern).
+    selective: bool = False
 
     def implementation(self) -> ModuleType:
         return importlib.import_module(self.module)
@@ -75,6 +77,10 @@ class Column:
     def lowering(self, spec):
         """The Dynamo backend, and a context factory for the checks kept while compiling."""
         return self.implementation().lowering(spec)
+
+    def applies(self, spec) -> bool:
+        """Whether the op ``spec`` has cells in this column."""
+        return not self.selective or self.implementation().applies(spec)
 
     def environment(self) -> dict:
         describe = getattr(self.implementation(), "environment", None)
@@ -133,5 +139,15 @@ register(
 register(
     Column(
         "npugraph_ex", "opsdk.harness.columns.npugraph", ("kernel", "fake"), "replay", compiles=True
+    )
+)
+register(
+    Column(
+        "fusion",
+        "opsdk.harness.columns.fusion",
+        ("kernel", "fake", "ir", "converter"),
+        "pattern-results",
+        empty_cases=False,  # as ge: TorchAir folds an empty output into a Const
+        selective=True,
     )
 )

@@ -122,8 +122,8 @@ def _raise_if_setup(err: BaseException) -> None:
         if _raised_in(e, *_PATTERN_DIRS):
             raise SetupError(
                 f"npugraph_ex's pattern fusion failed: {first_line(e)}; its fusions use "
-                "torch_npu's own kernels (torch.ops.npu.*): keep pattern_fusion_pass off "
-                "where torch_npu is not installed"
+                "torch_npu's own kernels (torch.ops.npu.*): register none of torch_npu's "
+                "patterns where torch_npu is not installed (opsdk keeps them out offline)"
             ) from err
 
 
@@ -408,4 +408,5 @@ def environment() -> dict:
         "npugraph_ex": info["npugraph_ex"],
         "npugraph_ex_runs_on": info["torch_npu"],
         "npugraph_ex_offline_options": info["options"],
+        "fusion_patterns": info["patterns"],
     }

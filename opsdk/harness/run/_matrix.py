@@ -73,6 +73,7 @@ def cells(
                     op, b, s, waivers.reason_for(waived, op, b, s, name, c), context=c, profile=name
                 )
                 for b in backends
+                if columns.get(b) is None or columns.get(b).applies(op.spec)
                 for c in (None, *_contexts_of(op, b, chosen))
                 for s in shapes
                 if profile is None or profile.applies(b, s)

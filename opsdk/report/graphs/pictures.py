@@ -3,7 +3,8 @@
 :class:`Pictures` receives each ``ge``/``npugraph_ex`` cell's graphs
 (:mod:`opsdk.harness.graph_hook`) and draws those of failing cells (every cell's with
 ``every``) into ``DIR/ns.op.overload/LABEL/`` (the folder ``--dump`` uses for the same
-cell): ``fx.svg`` and, for ``ge``, ``ge.svg``, with PNGs beside them when asked. A
+cell): ``fx.svg`` and, for ``ge``, ``ge.svg``, for ``fusion`` ``fx_before.svg`` (the graph
+the pattern pass got; ``fx.svg`` is what it made of it), with PNGs beside them when asked. A
 graph that cannot be drawn (no ``dot``, or ``dot`` failed) is written as text instead,
 ``fx.txt``/``ge.txt``, whose first line says why: a picture never fails a cell.
 """
@@ -17,13 +18,18 @@ from opsdk.harness.cell import case_dir
 from opsdk.harness.graph_hook import COLUMNS, CellGraphs
 from opsdk.report.graphs import render
 
-__all__ = ["CAPTIONS", "Pictures", "found", "wanted"]
+__all__ = ["CAPTIONS", "NAMES", "Pictures", "found", "wanted"]
 
 # The graphs of a cell, in the order reports show them, with what each is.
 CAPTIONS = {
+    "fx_before": "FX graph before the fusion pass: the code the pattern searches",
     "fx": "FX graph after AOT: what the backend lowered (the op highlighted)",
     "ge": "GE graph TorchAir built for the engine (the op highlighted)",
 }
+
+
+# How a link names each graph.
+NAMES = {"fx_before": "FX graph before the fusion pass", "fx": "FX graph", "ge": "GE graph"}
 
 
 def wanted(backend: str, failed: bool, every: bool) -> bool:
@@ -50,6 +56,12 @@ class Pictures:
         from opsdk.offline.ge import dump as ge_dump  # torch, pydot: only to draw
         from opsdk.report.graphs import fx, ge
 
+        if graphs.fx_before is not None:
+            self._draw(
+                folder / "fx_before",
+                lambda: fx.dot_of(graphs.fx_before),
+                lambda: graphs.fx_before.print_readable(False),
+            )
         self._draw(
             folder / "fx",
             lambda: fx.dot_of(graphs.fx, graphs.op_nodes, graphs.marks),

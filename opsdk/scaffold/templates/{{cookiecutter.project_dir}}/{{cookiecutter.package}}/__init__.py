@@ -28,6 +28,9 @@ host, opsdk's emulated device elsewhere), then registers the op from its modules
 - updatable.py: {{ cookiecutter.updatable.params | join(", ") }} updated on npugraph_ex replay
 {%- endif %}
 - converter.py: the GE converter, loaded as soon as TorchAir is importable
+{%- if cookiecutter.pattern %}
+- patterns.py: the op's fusion pattern, the torch code it replaces in graphs
+{%- endif %}
 
 Each subpackage with an ``OPS`` tuple is one more op of this library (``opsdk
 new --into``): it is imported, and its ops listed in ``OPS`` here too.
@@ -75,3 +78,7 @@ OPS = (OP, {% if pair %}FUNCTIONAL_OP, {% endif %}*import_added_ops(__name__, __
 {%- endif %}
 
 load_converters(f"{__name__}.converter")
+{%- if cookiecutter.pattern %}
+
+from . import patterns  # noqa: E402, F401  (imported to register the op's fusion pattern)
+{%- endif %}

@@ -1,0 +1,219 @@
+"""Column ``fusion``: the op's fusion pattern fires, changes no result, and spares a near miss.
+
+For an op whose package registers a pattern (``opsdk new --pattern``: patterns.py,
+:mod:`opsdk._runtime.patterns`), every case's search function (the unfused torch code the
+op replaces) is compiled through TorchAir GE and through npugraph_ex, with the fusion
+pass on for the package's own patterns (offline torch_npu's are off:
+:data:`opsdk.offline.torchair.OFFLINE_PATTERNS`). Each cell proves, in its own layer:
+
+- ``pattern-duplicate``: the pattern is registered (no other op registered it first);
+- ``pattern-not-fired``: every graph the pass saw holds the op in place of the searched
+  subgraph (counted), and TorchAir's GE graph holds a node of the op's IR; if not, where
+  the graph parted from the pattern (a cast, a view, a scalar baked in);
+- ``pattern-results``: the compiled search function equals it run eagerly, within the
+  op's tolerances, on every call (later calls vary the scalars, eps included);
+- ``pattern-near-miss``: the search function with one literal changed (a computation the
+  op does not do, made by opsdk) is left alone.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import torch
+import torch._dynamo
+
+from opsdk._runtime import irdef, patterns
+from opsdk.errors import SetupError
+from opsdk.harness import graph_hook, pattern_pass
+from opsdk.harness.cell import Cell, CellFailure, CellSkipped
+from opsdk.harness.columns import ge, npugraph
+from opsdk.harness.columns._compile_call import compile_call
+from opsdk.harness.columns.compare import assert_same
+from opsdk.harness.failures import as_failure, chain, first_line
+from opsdk.harness.variants.cases import STEPS, Case, cases, mark_static, on_device
+
+# The backends a search function is compiled through: their pass manager's module,
+# and the layer a failure to compile the fused graph belongs to.
+_PASS_OF = {"ge": "torchair", "npugraph_ex": "npugraph_ex"}
+_COMPILE_LAYER = {"ge": "converter", "npugraph_ex": "capture"}
+# What torch's matcher raises when a search function's argument is no keyword of its pattern.
+_UNMATCHED_SCALAR = "Not all inputs to pattern found in match.kwargs"
+
+
+def applies(spec) -> bool:
+    """Only an op with a registered pattern has fusion cells."""
+    return patterns.registered(spec.qualname) is not None
+
+
+def run(cell: Cell, dump_dir=None) -> None:
+    pattern = patterns.registered(cell.op.spec.qualname)
+    if pattern is None:
+        raise CellSkipped("the op registers no fusion pattern (opsdk new --pattern writes one)")
+    backends = {"ge": ge.backend(cell.profile), "npugraph_ex": npugraph.lowering(None)[0]}
+    if pattern.failure is not None:  # known once a backend took the pattern (just now)
+        raise as_failure(pattern.failure, default_layer="pattern-not-fired")
+    if pattern.problem is not None:
+        raise CellFailure("pattern-duplicate", pattern.problem)
+    # Two calls: the declared scalars, then others (each compiles: scalars are literals);
+    # the keyword scalars change on the second even where the case keeps them.
+    steps = STEPS[cell.shapes][:2]
+    with pattern_pass.observed() as runs:
+        try:
+            for case in cases(cell.op.spec, cell.shapes, cell.backend, steps=steps, vary_from=1):
+                with case.named():
+                    for name, backend in backends.items():
+                        _fires_and_keeps_results(cell, pattern, case, name, backend)
+                    _spares_a_near_miss(cell, pattern, case)
+        except (CellSkipped, SetupError):
+            raise
+        except Exception as err:  # the pass that failed, drawn for a report (if asked)
+            graph_hook.hand_over_pass(cell, runs[-1] if runs else None, err)
+            raise
+    graph_hook.hand_over_pass(cell, runs[0] if runs else None, None)
+
+
+def _fires_and_keeps_results(cell: Cell, pattern, case: Case, name: str, backend) -> None:
+    """The case's calls through the search function compiled by ``backend``, its scalars
+    constants as a model's are (``self.eps``): a new value compiles anew, and the pattern
+    must fire again."""
+    op = cell.op.overload()
+    torch._dynamo.reset()
+    compiled, bound = None, None
+    with pattern_pass.observed() as runs, ge.recorded_graphs() as recorded:
+        for i, call in enumerate(case.calls):
+            with call.noted():
+                eager, scalars = _split(cell, on_device(call, "npu"))
+                if i and scalars == bound:  # the case's calls left them: vary them here
+                    scalars = _varied(scalars, pattern.scalars)
+                if scalars != bound:
+                    bound = scalars
+                    compiled = _compiled(pattern, backend, cell.shapes, name, scalars)
+                expected = pattern.search(**eager, **scalars)
+                npu_call = on_device(call, "npu")
+                mark_static(npu_call, cell.shapes)
+                tensors, _ = _split(cell, npu_call)
+                seen = len(runs)
+                try:
+                    actual = compiled(*tensors.values())
+                except Exception as err:  # noqa: BLE001 - classified into a layer below
+                    raise _failure(err, name) from err
+                for run in runs[seen:]:
+                    _require_fired(cell, pattern, op, run, name)
+                assert_same(
+                    actual,
+                    expected,
+                    what=f"{name}, call {i}: the compiled search function",
+                    layer="pattern-results",
+                    hint="the fused op computes something else than the search function it "
+                    "replaces (a cast or an order of operations the op does not do, an output "
+                    "mapped to another): make the two compute the same",
+                    tolerances=case.tolerances,
+                )
+    if not any(r.backend == _PASS_OF[name] for r in runs):
+        raise CellFailure(
+            "pattern-not-fired",
+            f"{name}: the fusion pass never ran: turn pattern_fusion_pass on",
+        )
+    if name == "ge":
+        _require_ge_node(cell, [g.graph for g in recorded.forward()])
+
+
+def _failure(err: Exception, name: str) -> CellFailure:
+    """The layer of an error compiling the search function through backend ``name``."""
+    unmatched = next((e for e in chain(err) if _UNMATCHED_SCALAR in str(e)), None)
+    if unmatched is not None:
+        return CellFailure(
+            "pattern-not-fired",
+            f"{name}: the fusion pass failed: {first_line(unmatched)}: a scalar baked into the "
+            "pattern: the search function's scalar is not a keyword of the pattern (a number "
+            "written in its place, or an argument left out of the scalars matched by name), so "
+            "torch's matcher cannot hand it to the replacement; use the argument in the search "
+            "function and let opsdk.patterns.register match it",
+        )
+    return as_failure(err, default_layer="pattern-results", compile_layer=_COMPILE_LAYER[name])
+
+
+def _varied(scalars: dict, keywords) -> dict:
+    """``scalars`` with each float the pattern matches by name (an eps) ten times larger:
+    the pattern must fire again, and hand the new value to the op."""
+    return {k: v * 10 if k in keywords and isinstance(v, float) else v for k, v in scalars.items()}
+
+
+def _split(cell: Cell, call) -> tuple[dict, dict]:
+    """The call's arguments in the op's order: tensors, and the others."""
+    given = _ordered(cell, call)
+    tensors, scalars = {}, {}
+    for arg, value in zip(cell.op.spec.args, given, strict=True):
+        (tensors if arg.is_tensor else scalars)[arg.name] = value
+    return tensors, scalars
+
+
+def _compiled(pattern, backend, shapes: str, name: str, scalars: dict):
+    """The search function compiled with ``scalars`` written in as literals, as a model
+    writes them (``rms_norm(x, w, 1e-6)``): under dynamic=True Dynamo makes a float it
+    reads from a variable a graph input, a tensor no float argument of an op takes (the
+    pattern then leaves it alone: :mod:`opsdk._runtime.patterns`)."""
+    names = [n for n in inspect.signature(pattern.search).parameters if n not in scalars]
+    given = ", ".join([*names, *(f"{k}={v!r}" for k, v in scalars.items())])
+    source = f"def model({', '.join(names)}):\n    return search({given})\n"
+    namespace = {"search": pattern.search, "torch": torch}
+    exec(compile(source, f"<fusion model of {pattern.owner}>", "exec"), namespace)  # noqa: S102
+    return compile_call(namespace["model"], backend, shapes, name=f"fusion_{name}")
+
+
+def _require_fired(cell: Cell, pattern, op, run, name: str) -> None:
+    count = pattern_pass.fused(run, op)
+    if count == 1:
+        return
+    if count > 1:
+        raise CellFailure(
+            "pattern-not-fired",
+            f"{name}: the pattern fired {count} times on one search function: it matches "
+            "less than the search function computes",
+        )
+    raise CellFailure(
+        "pattern-not-fired",
+        f"{name} ({cell.shapes} shapes): the pattern of {cell.op.name} did not fire on the "
+        f"search function's own graph: {pattern_pass.why_not(pattern, run)}",
+    )
+
+
+def _require_ge_node(cell: Cell, graphs: list) -> None:
+    types = {ir.op_type for ir in irdef.for_op(cell.op.spec.qualname)}
+    nodes = [n for g in graphs for n in g.op if n.type in types]
+    if types and not nodes:
+        raise CellFailure(
+            "pattern-not-fired",
+            f"ge: the FX graph was fused but no GE graph holds a {' or '.join(sorted(types))} "
+            "node: check the op's converter",
+        )
+
+
+def _spares_a_near_miss(cell: Cell, pattern, case: Case) -> None:
+    """The search function with one literal changed must stay unfused by npugraph_ex's
+    pass (the same patterns as TorchAir's, traced alike)."""
+    inputs = _ordered(cell, on_device(case.calls[0], "npu"))
+    made = pattern_pass.near_miss(pattern, inputs, "npugraph_ex")
+    if made is None:
+        return  # no literal to change: the search function is all the op's arguments
+    graph, what = made
+    run = pattern_pass.apply(graph, inputs, "npugraph_ex")
+    if pattern_pass.fused(run, cell.op.overload()):
+        raise CellFailure(
+            "pattern-near-miss",
+            f"the pattern of {cell.op.name} fired on a near miss, the search function with "
+            f"{what}: a computation the op does not do; the registration matches too loosely "
+            "(a search_fn_pattern traced with literals ignored, an extra check too lenient)",
+        )
+
+
+def _ordered(cell: Cell, call) -> list:
+    """The call's arguments in the op's order, defaults filled in: the search function's."""
+    given = cell.op.spec.by_name(call.args, call.kwargs)
+    return [given.get(a.name, a.default) for a in cell.op.spec.args]
+
+
+def environment() -> dict:
+    """Which patterns the fusion pass applies here, and why (npugraph_ex's record of it)."""
+    return {k: v for k, v in npugraph.environment().items() if k == "fusion_patterns"}

@@ -1,0 +1,48 @@
+"""Public: fusion patterns, a fused op swapped into a model's graphs (``register_replacement``).
+
+An op package's patterns.py calls :func:`register` (``opsdk new --pattern`` writes it);
+a team's model test asks :func:`fires` whether its model's graph gets the fused op under
+npugraph_ex (offline too: the fusion pass then runs the packages' own patterns only)::
+
+    assert opsdk.patterns.fires(model, x, residual, op=my_ops.OPS[0]) == 2  # two layers
+
+Importing this module is light; :func:`fires` brings up npugraph_ex when called.
+"""
+
+from __future__ import annotations
+
+from opsdk._runtime.patterns import register
+
+__all__ = ["fires", "register"]
+
+
+def fires(fn, *inputs, op, backend: str = "npugraph_ex", dynamic: bool = False) -> int:
+    """How many times ``op``'s pattern fired when ``fn(*inputs)`` is compiled by ``backend``
+    (``npugraph_ex`` or ``ge``); raises AssertionError, with the graph the pass was handed,
+    when it did not fire, and with the problem when the pattern is not registered."""
+    import torch
+    import torch._dynamo
+
+    from opsdk._runtime import patterns
+    from opsdk._runtime.spec import of
+    from opsdk.harness import pattern_pass
+    from opsdk.harness.columns import ge, npugraph
+
+    compiler = ge.backend() if backend == "ge" else npugraph.lowering(None)[0]
+    pattern = patterns.registered(of(op).qualname)
+    if pattern is None:
+        raise AssertionError(f"{of(op).qualname} registers no fusion pattern")
+    if pattern.failure is not None or pattern.problem is not None:
+        raise AssertionError(str(pattern.failure or pattern.problem))
+    torch._dynamo.reset()
+    with pattern_pass.observed() as runs:
+        torch.compile(fn, backend=compiler, fullgraph=True, dynamic=dynamic)(*inputs)
+    count = sum(pattern_pass.fused(r, op) for r in runs)
+    if not runs:
+        raise AssertionError(f"{backend} ran no fusion pass: turn pattern_fusion_pass on")
+    if not count:
+        why, graph = pattern_pass.why_not(pattern, runs[-1]), runs[-1].before.graph
+        raise AssertionError(
+            f"the pattern of {pattern.owner} did not fire: {why}; the graph:\n{graph}"
+        )
+    return count
