@@ -1,0 +1,173 @@
+"""Compile an op's C++ inference into a shared library, once per set of sources.
+
+The sources compile with g++ against opsdk's own stand-in headers of the gert runtime
+API (``include/``, written from the API's facts: no CANN header is copied or shipped),
+or, on a host with CANN installed (``ASCEND_HOME_PATH``, or ``OPSDK_CANN_INCLUDE``
+naming the include directories), against CANN's real headers with the same driver.
+The library is cached under opsdk's cache directory, keyed on everything that shapes
+it: the op's sources, the project headers they include, opsdk's headers and the flags.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from opsdk._runtime import locator, types
+from opsdk.cann.infer.sources import Inference, extracted
+
+__all__ = ["INCLUDE", "BuildFailure", "Built", "build", "header_dirs"]
+
+INCLUDE = Path(__file__).resolve().parent / "include"
+ENTRY = INCLUDE / "opsdk_infer_entry.cpp"
+# Part of every cache key: bump it when the way libraries are built changes.
+RECIPE_VERSION = 1
+FLAGS = ("-std=c++17", "-O1", "-shared", "-fPIC", "-w")
+_INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+_ERROR = re.compile(r"^(?P<where>[^:\n]+:\d+):(?:\d+:)? (?:fatal )?error: (?P<what>.*)$", re.M)
+
+
+class BuildFailure(Exception):
+    """The sources did not compile: ``str()`` is one line, file:line and the symbol."""
+
+
+@dataclass(frozen=True)
+class Built:
+    library: Path
+    seconds: float  # compile time; 0.0 when the library came from the cache
+
+
+def header_dirs(environ=os.environ) -> tuple[tuple[Path, ...], str]:
+    """The include directories of the gert API, and whose they are: CANN's when a CANN
+    install is found (``OPSDK_CANN_INCLUDE``: ``:``-separated directories; else
+    ``$ASCEND_HOME_PATH/include``), else opsdk's stand-ins."""
+    explicit = environ.get("OPSDK_CANN_INCLUDE")
+    if explicit:
+        return tuple(Path(p) for p in explicit.split(os.pathsep) if p), "CANN"
+    home = environ.get("ASCEND_HOME_PATH")
+    if home and (Path(home) / "include").is_dir():
+        base = Path(home) / "include"
+        return (base, base / "external", base / "op_common"), "CANN"
+    return (INCLUDE,), "opsdk"
+
+
+def build(inference: Inference, root: Path | None = None) -> Built:
+    """The library of ``inference``'s sources (``root``: the project, searched for the
+    headers they include), built now unless cached. Raises :class:`BuildFailure`."""
+    headers, _ = header_dirs()
+    project = _include_dirs(inference, root)
+    units = _units(inference)
+    key = _key(units, project, headers)
+    directory = locator.cache_root() / "infer" / f"{inference.op_type}_{key}"
+    library = directory / "infer.so"
+    if library.is_file():
+        return Built(library, 0.0)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "opsdk_dtypes.h").write_text(_dtypes_header())
+    sources = []
+    for i, (name, text) in enumerate(units):
+        path = directory / f"unit{i}_{name}"
+        path.write_text(text)
+        sources.append(path)
+    partial = directory / f"infer.{os.getpid()}.so"
+    command = [
+        os.environ.get("CXX", "g++"),
+        *FLAGS,
+        *(f"-I{d}" for d in (directory, *headers, *project)),
+        *map(str, sources),
+        "-o",
+        str(partial),
+    ]
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        (directory / "build.log").write_text(done.stderr)
+        raise BuildFailure(_first_error(done.stderr, directory))
+    partial.replace(library)  # atomic: a concurrent build never sees half a library
+    return Built(library, round(time.perf_counter() - start, 2))
+
+
+def _units(inference: Inference) -> list[tuple[str, str]]:
+    """(file name, text) of each translation unit: the entry, then the op's sources
+    (an ops-nn source included by absolute path, so messages name it)."""
+    units = [("entry.cpp", f'#include "{ENTRY}"\n')]
+    if inference.extract:
+        units.append((inference.sources[0].name, extracted(inference)))
+    else:
+        units += [(p.name, f'#include "{p.resolve()}"\n') for p in inference.sources]
+    return units
+
+
+def _include_dirs(inference: Inference, root: Path | None) -> tuple[Path, ...]:
+    """The source's folder and its parents up to ``root``: a project includes its shared
+    helpers relative to one of them."""
+    dirs = []
+    for source in inference.sources:
+        folder = source.resolve().parent
+        top = Path(root).resolve() if root else folder
+        while True:
+            dirs.append(folder)
+            if folder == top or folder == folder.parent or not folder.is_relative_to(top):
+                break
+            folder = folder.parent
+    return tuple(dict.fromkeys(dirs))
+
+
+def _key(units, project: tuple[Path, ...], headers: tuple[Path, ...]) -> str:
+    digest = hashlib.sha256(repr((RECIPE_VERSION, FLAGS, shutil.which("g++"))).encode())
+    for _, text in units:
+        digest.update(text.encode() + b"\0")
+    files = {ENTRY, *INCLUDE.rglob("*.h")} if headers == (INCLUDE,) else set()
+    for path in _included(units, project):
+        files.add(path)
+    for path in sorted(files):
+        digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+    digest.update(_dtypes_header().encode())
+    return digest.hexdigest()[:16]
+
+
+def _included(units, project: tuple[Path, ...]) -> set[Path]:
+    """The project files the units include, transitively: the sources themselves and the
+    headers found in the project's folders (CANN's own are not the project's)."""
+    seen: set[Path] = set()
+    todo = [(text, None) for _, text in units]
+    while todo:
+        text, here = todo.pop()
+        for name in _INCLUDE_LINE.findall(text):
+            candidates = [Path(name)] if Path(name).is_absolute() else []
+            candidates += [d / name for d in ((here,) if here else ()) + project]
+            for path in candidates:
+                if path.is_file() and not path.is_relative_to(INCLUDE):
+                    path = path.resolve()
+                    if path not in seen:
+                        seen.add(path)
+                        todo.append((path.read_text(errors="replace"), path.parent))
+                    break
+    return seen
+
+
+def _dtypes_header() -> str:
+    """``ge::DataType`` with CANN's numbering, from opsdk's one dtype table."""
+    rows = list(types.DTYPES.values())
+    enum = ", ".join(f"{d.ge} = {d.value}" for d in rows)
+    names = "".join(f'    case ge::{d.ge}: return "{d.ge}";\n' for d in rows)
+    top = max(d.value for d in rows) + 1
+    return (
+        "#pragma once\n#include <string>\n"
+        f"namespace ge {{\nenum DataType {{ {enum}, DT_MAX = {top} }};\n}}\n"
+        "inline std::string opsdk_dtype_name(ge::DataType dt) {\n  switch (dt) {\n"
+        f"{names}    default: return std::to_string(static_cast<int>(dt));\n  }}\n}}\n"
+    )
+
+
+def _first_error(stderr: str, directory: Path) -> str:
+    """The compiler's first error as file:line and what it says (unknown symbol...)."""
+    match = _ERROR.search(stderr)
+    what = f"{match['where']}: {match['what']}" if match else stderr.strip().splitlines()[-1:]
+    return f"does not compile: {what} (compiler output: {directory / 'build.log'})"
