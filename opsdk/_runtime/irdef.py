@@ -86,6 +86,8 @@ class IrDef:
     so its exports keep them before any reference runs): input or output name -> GE
     enumerators (``DT_FLOAT16``), the i-th entries of every tensor one supported row, a
     one-entry tuple serving every row, an unlisted tensor any type; empty: not declared.
+    ``infer_root`` is the folder holding the op's C++ InferShape / InferDataType (a
+    ``--from-cann`` package's copy of them): the ``ge`` column holds the fake to them.
     """
 
     op_type: str
@@ -96,6 +98,7 @@ class IrDef:
     arg_names: tuple[tuple[str, str], ...] = ()
     fixed_args: tuple[tuple[str, object], ...] = ()
     dtypes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    infer_root: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
         # Accept lists and dicts from hand-written ir.py files; store tuples (hashable,

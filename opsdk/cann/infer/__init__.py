@@ -6,7 +6,7 @@ the fake function a graph is traced with can be held to what GE and the kernel u
 caches it, :mod:`.call` runs it on a node, :mod:`.compare` judges a fake's outputs by it.
 """
 
-from opsdk.cann.infer.build import BuildFailure, Built, build, header_dirs
+from opsdk.cann.infer.build import BuildFailure, Built, build, header_dirs, project_files
 from opsdk.cann.infer.call import Given, Inferred, Library
 from opsdk.cann.infer.sources import Function, Inference, find, find_all
 
@@ -22,4 +22,5 @@ __all__ = [
     "find",
     "find_all",
     "header_dirs",
+    "project_files",
 ]

@@ -22,7 +22,7 @@ from pathlib import Path
 from opsdk._runtime import locator, types
 from opsdk.cann.infer.sources import Inference, extracted
 
-__all__ = ["INCLUDE", "BuildFailure", "Built", "build", "header_dirs"]
+__all__ = ["INCLUDE", "BuildFailure", "Built", "build", "header_dirs", "project_files"]
 
 INCLUDE = Path(__file__).resolve().parent / "include"
 ENTRY = INCLUDE / "opsdk_infer_entry.cpp"
@@ -130,6 +130,14 @@ def _key(units, project: tuple[Path, ...], headers: tuple[Path, ...]) -> str:
         digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
     digest.update(_dtypes_header().encode())
     return digest.hexdigest()[:16]
+
+
+def project_files(inference: Inference, root: Path | None = None) -> list[Path]:
+    """The project's files ``inference`` compiles from: its sources and the headers they
+    include from the project, transitively (what a copy of it must hold)."""
+    project = _include_dirs(inference, root)
+    units = [(p.name, p.read_text(errors="replace")) for p in inference.sources]
+    return sorted({p.resolve() for p in inference.sources} | _included(units, project))
 
 
 def _included(units, project: tuple[Path, ...]) -> set[Path]:

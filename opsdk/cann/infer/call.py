@@ -37,6 +37,7 @@ class Inferred:
     dtype_status: int | None
     dtypes: tuple[int, ...]
     log: tuple[str, ...]
+    outputs_asked: int  # 1 + the highest output index the functions asked for
 
 
 class Library:
@@ -123,7 +124,7 @@ def _float(value: float) -> str:
 
 def _reply(text: str) -> Inferred:
     shape_status = dtype_status = None
-    shapes, dtypes, log = [], [], []
+    shapes, dtypes, log, asked = [], [], [], 0
     for line in text.splitlines():
         word, _, rest = line.partition(" ")
         if word == "shape":
@@ -135,9 +136,11 @@ def _reply(text: str) -> Inferred:
             dtype_status = _status(rest)
         elif word == "dt":
             dtypes.append(int(rest))
+        elif word == "asked":
+            asked = int(rest)
         elif word in ("log", "error"):
             log.append(rest if word == "log" else f"E {rest}")
-    return Inferred(shape_status, tuple(shapes), dtype_status, tuple(dtypes), tuple(log))
+    return Inferred(shape_status, tuple(shapes), dtype_status, tuple(dtypes), tuple(log), asked)
 
 
 def _status(text: str) -> int:

@@ -186,6 +186,8 @@ struct Node {
   std::vector<gert::Shape> output_shapes;
   std::vector<gert::CompileTimeTensorDesc> output_descs;
   gert::RuntimeAttrs attrs;
+  size_t outputs_asked = 0;  // 1 + the highest output index the functions asked for
+  void Asked(size_t i) { outputs_asked = std::max(outputs_asked, i + 1); }
 };
 }  // namespace opsdk
 
@@ -228,7 +230,7 @@ class InferShapeContext : public ExtendedKernelContext {
   const Tensor *GetOptionalInputTensor(size_t ir) const { return Data(At(node_->input_tensors, Instance(ir, 0))); }
   const Tensor *GetRequiredInputTensor(size_t ir) const { return GetOptionalInputTensor(ir); }
   const Tensor *GetDynamicInputTensor(size_t ir, size_t k) const { return Data(At(node_->input_tensors, Instance(ir, k))); }
-  Shape *GetOutputShape(size_t i) { return At(node_->output_shapes, i); }
+  Shape *GetOutputShape(size_t i) { node_->Asked(i); return At(node_->output_shapes, i); }
  private:
   // An input's tensor exists for GE only when its data is known (a value-depend input).
   static const Tensor *Data(const Tensor *t) { return t != nullptr && t->GetAddr() != nullptr ? t : nullptr; }
@@ -243,6 +245,7 @@ class InferDataTypeContext : public ExtendedKernelContext {
   ge::DataType GetDynamicInputDataType(size_t ir, size_t k) const { return Dt(GetDynamicInputDesc(ir, k)); }
   ge::DataType GetOutputDataType(size_t i) const { return Dt(GetOutputDesc(i)); }
   graphStatus SetOutputDataType(size_t i, ge::DataType dt) {
+    node_->Asked(i);
     if (i >= node_->output_descs.size()) return ge::GRAPH_FAILED;
     node_->output_descs[i].dt = dt;
     return ge::GRAPH_SUCCESS;

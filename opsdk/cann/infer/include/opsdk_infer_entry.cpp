@@ -138,6 +138,7 @@ static std::string Run(const Impl &impl, std::istream &in) {
     out << "dtype " << impl.infer_dtype(&dtype_context) << "\n";
     for (const auto &d : node.output_descs) out << "dt " << static_cast<int>(d.dt) << "\n";
   }
+  out << "asked " << node.outputs_asked << "\n";
   return out.str();
 }
 }  // namespace opsdk

@@ -15,7 +15,9 @@ input: opsdk finds this definition through the partner.
 {%- endif %}
 """
 
-from opsdk.irdef import {% if op.ir_attrs %}Attr, {% endif %}{% if op.ir_inputs %}Input, {% endif %}IrDef, {% if op.ir_outputs %}Output, {% endif %}register
+{% if op.infer_dir %}from pathlib import Path
+
+{% endif %}from opsdk.irdef import {% if op.ir_attrs %}Attr, {% endif %}{% if op.ir_inputs %}Input, {% endif %}IrDef, {% if op.ir_outputs %}Output, {% endif %}register
 
 {{ m.import_op(cookiecutter.style) }}
 
@@ -30,6 +32,10 @@ from opsdk.irdef import {% if op.ir_attrs %}Attr, {% endif %}{% if op.ir_inputs 
 {%- endif %}
 {%- if op.ir_dtypes %}
         dtypes={{ "{" }}{% for t, row in op.ir_dtypes.items() %}{{ t | pystr }}: ({% for d in row %}{{ d | pystr }}{% if not loop.last or loop.length == 1 %}, {% endif %}{% endfor %}){% if not loop.last %}, {% endif %}{% endfor %}{{ "}" }},
+{%- endif %}
+{%- if op.infer_dir %}
+        # the op's C++ InferShape / InferDataType, copied from its project: edit them here
+        infer_root=str(Path(__file__).with_name({{ op.infer_dir | pystr }})),
 {%- endif %}
         torch_op=OP.name(),
     )

@@ -1,0 +1,171 @@
+"""Layer ``infer`` of the ``ge`` column: hold the op's fake function to its C++ inference.
+
+On an NPU host GE runs the op's C++ InferShape / InferDataType when it compiles the graph
+(a symbolic dim is -1) and again when it runs it (real sizes), and the kernel's outputs
+are sized by it; TorchAir traced the graph with the fake function. Offline the GE
+stand-in runs the CPU reference instead, written by the fake's author, so nothing would
+compare them: here every node of the op the executor runs is inferred by the op's
+compiled C++ (:mod:`opsdk.cann.infer`) twice, as GE would, and held to the node's traced
+outputs (its descriptors) and to the outputs it produced. An op whose IR names no C++
+(``IrDef.infer_root``) is not checked here; one whose C++ does not compile is reported
+``not checked`` (a warning on the cell), never passed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import torch
+
+from opsdk._runtime import irdef, types
+from opsdk.cann import infer
+from opsdk.cann.infer.compare import disagreements
+from opsdk.harness.cell import CellFailure
+from opsdk.offline.ge import observe
+from opsdk.offline.ge.proto import decode_attr, dtype_name
+
+__all__ = ["held"]
+
+_LIBRARIES: dict[tuple[str, str], tuple[infer.Library, infer.Inference] | str] = {}
+_GE_BY_TORCH = {
+    getattr(torch, d.torch): d for d in types.DTYPES.values() if d.torch and hasattr(torch, d.torch)
+}
+
+
+class Held:
+    """The findings of one cell, judged after each case."""
+
+    def __init__(self, qualname: str):
+        self.types = {ir.op_type for ir in irdef.for_op(qualname)}
+        self.findings: list[str] = []
+        self.marks: dict[str, str] = {}
+
+    def node_ran(self, node_def, inputs: list, outputs: list) -> None:
+        ir = irdef.lookup(node_def.type)
+        if node_def.type not in self.types or ir is None or not ir.infer_root:
+            return
+        loaded = _library(ir)
+        if isinstance(loaded, str):
+            warnings.warn(f"infer: {ir.op_type} not checked: {loaded}", stacklevel=2)
+            return
+        library, inference = loaded
+        attrs = [_attr(node_def, a) for a in ir.attrs]
+        instances = _instances(ir, node_def)
+        descs = node_def.input_desc
+        traced = [_traced_shape(d) for d in node_def.output_desc]
+        traced_dtypes = [dtype_name(d) for d in node_def.output_desc]
+        at_compile = [[_given(descs[i]) for i in slots] for slots in instances]
+        at_run = [[_given(descs[i], inputs[i], ir) for i in slots] for slots in instances]
+        real = [tuple(t.shape) for t in outputs]
+        real_dtypes = [_GE_BY_TORCH[t.dtype].ge for t in outputs]
+        # At compile, the node's traced outputs are the fake's; at run (when sizes were
+        # symbolic) the outputs the reference produced, which the fake column ties to the fake.
+        checks = [("compile", at_compile, traced, traced_dtypes, "fake")]
+        if at_compile != at_run:
+            checks.append(("run", at_run, real, real_dtypes, "reference"))
+        for when, given, shapes, dtypes, other in checks:
+            answer = library.infer(ir.op_type, given, attrs, len(outputs), node_def.name)
+            found = disagreements(answer, shapes, dtypes, compile=when == "compile", other=other)
+            for problem in found:
+                function = (
+                    inference.infer_dtype if problem.kind == "dtype" else inference.infer_shape
+                )
+                self.findings.append(
+                    f"{node_def.name} ({ir.op_type}) at {when}, inputs "
+                    f"{[[list(g.shape) for g in gs] for gs in given]}: {problem}; "
+                    f"C++ {function}"
+                )
+                self.marks.setdefault(node_def.name, f"C++ inference: {problem.kind}")
+            if found:
+                return
+
+    def check(self) -> None:
+        """Fail the cell in layer ``infer`` if a node disagreed."""
+        if self.findings:
+            findings, self.findings = self.findings, []
+            raise CellFailure(
+                "infer",
+                "the op's C++ shape inference disagrees with its fake function: "
+                + "; ".join(dict.fromkeys(findings))
+                + ". Fix the side named likelier wrong (specs.py may need to refuse the case)",
+                self.marks,
+            )
+
+
+@contextlib.contextmanager
+def held(qualname: str) -> Iterator[Held]:
+    """Watch the op's nodes while the block runs; call :meth:`Held.check` per case."""
+    watcher = Held(qualname)
+    with observe.watching(watcher.node_ran):
+        yield watcher
+
+
+def _library(ir: irdef.IrDef):
+    """The compiled inference of ``ir`` and where it is, or why there is none (a line)."""
+    key = (ir.op_type, ir.infer_root)
+    if key not in _LIBRARIES:
+        root = Path(ir.infer_root)
+        inference = infer.find(ir.op_type, root) if root.is_dir() else None
+        if inference is None or inference.infer_shape is None:
+            _LIBRARIES[key] = f"no C++ InferShape of {ir.op_type} under {root}"
+        else:
+            try:
+                built = infer.build(inference, root)
+                _LIBRARIES[key] = (infer.Library(built.library), inference)
+            except infer.BuildFailure as err:
+                _LIBRARIES[key] = str(err)
+    return _LIBRARIES[key]
+
+
+def _instances(ir: irdef.IrDef, node_def) -> list[list[int]]:
+    """Per IR input, the node's input slots that are its instances (as GE counts them)."""
+    names = [d.name for d in node_def.input_desc]
+    slots = []
+    for spec in ir.inputs:
+        if spec.kind == "dynamic":
+            mine = [
+                i
+                for i, n in enumerate(names)
+                if n.startswith(spec.name) and n[len(spec.name) :].isdigit()
+            ]
+        else:
+            mine = [names.index(spec.name)] if spec.name in names else []
+        slots.append(mine)
+    return slots
+
+
+def _traced_shape(desc) -> tuple[int, ...] | None:
+    """The shape TorchAir traced for an output (its ``_meta`` attr: the FX fake value),
+    a symbolic size as -1; None if it recorded none."""
+    meta = desc.attr["_meta"].s.decode() if "_meta" in desc.attr else ""
+    match = re.search(r"shape=torch\.Size\(\[(.*?)\]\)", meta)
+    if match is None:
+        return None
+    sizes = [s.strip() for s in match.group(1).split(",") if s.strip()]
+    return tuple(int(s) if s.isdigit() else -1 for s in sizes)
+
+
+def _given(desc, value=None, ir=None) -> infer.Given:
+    """An input as GE hands it to InferShape: traced (``desc``) or real (``value``), with
+    host data for a value-depend input."""
+    if value is None:
+        row = types.DTYPES.get(dtype_name(desc) or "")
+        return infer.Given(row.value if row else 28, tuple(desc.shape.dim))
+    value = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
+    depend = {i.name for i in ir.inputs if i.value_depend}
+    data = value.detach().cpu().contiguous().numpy().tobytes() if desc.name in depend else None
+    return infer.Given(_GE_BY_TORCH[value.dtype].value, tuple(value.shape), data)
+
+
+def _attr(node_def, attr: irdef.Attr):
+    """An IR attr's value as the node sets it, else the IR's default (GE fills it in)."""
+    if attr.name not in node_def.attr:
+        return attr.default
+    value = decode_attr(node_def.attr[attr.name])
+    if isinstance(value, torch.dtype):
+        return _GE_BY_TORCH[value].value
+    return value
