@@ -6,11 +6,12 @@ the fake function a graph is traced with can be held to what GE and the kernel u
 caches it, :mod:`.call` runs it on a node, :mod:`.compare` judges a fake's outputs by it.
 """
 
-from opsdk.cann.infer.build import BuildFailure, Built, build, header_dirs, project_files
+from opsdk.cann.infer.build import INCLUDE, BuildFailure, Built, build, header_dirs, project_files
 from opsdk.cann.infer.call import Given, Inferred, Library
 from opsdk.cann.infer.sources import Function, Inference, find, find_all
 
 __all__ = [
+    "INCLUDE",
     "BuildFailure",
     "Built",
     "Function",

@@ -1,9 +1,9 @@
 """Compile an op's C++ inference into a shared library, once per set of sources.
 
 The sources compile with g++ against opsdk's own stand-in headers of the gert runtime
-API (``include/``, written from the API's facts: no CANN header is copied or shipped),
-or, on a host with CANN installed (``ASCEND_HOME_PATH``, or ``OPSDK_CANN_INCLUDE``
-naming the include directories), against CANN's real headers with the same driver.
+API (``include/``, written from the API's facts: no CANN header is copied or shipped).
+``OPSDK_CANN_INCLUDE`` selects a CANN install's real headers instead; the entry for
+them (building CANN's own contexts) is not written yet, so that choice is refused.
 The library is cached under opsdk's cache directory, keyed on everything that shapes
 it: the op's sources, the project headers they include, opsdk's headers and the flags.
 """
@@ -44,27 +44,31 @@ class Built:
 
 
 def header_dirs(environ=os.environ) -> tuple[tuple[Path, ...], str]:
-    """The include directories of the gert API, and whose they are: CANN's when a CANN
-    install is found (``OPSDK_CANN_INCLUDE``: ``:``-separated directories; else
-    ``$ASCEND_HOME_PATH/include``), else opsdk's stand-ins."""
+    """The include directories of the gert API, and whose they are: CANN's when
+    ``OPSDK_CANN_INCLUDE`` names them (``:``-separated; e.g. ``$ASCEND_HOME_PATH/include``),
+    else opsdk's stand-ins, which build anywhere g++ does (a CANN install is not used
+    unasked: see :func:`build`)."""
     explicit = environ.get("OPSDK_CANN_INCLUDE")
     if explicit:
         return tuple(Path(p) for p in explicit.split(os.pathsep) if p), "CANN"
-    home = environ.get("ASCEND_HOME_PATH")
-    if home and (Path(home) / "include").is_dir():
-        base = Path(home) / "include"
-        return (base, base / "external", base / "op_common"), "CANN"
     return (INCLUDE,), "opsdk"
 
 
 def build(inference: Inference, root: Path | None = None) -> Built:
     """The library of ``inference``'s sources (``root``: the project, searched for the
     headers they include), built now unless cached. Raises :class:`BuildFailure`."""
-    headers, _ = header_dirs()
+    headers, whose = header_dirs()
+    if whose == "CANN":
+        # The entry builds opsdk's own contexts; CANN's functions read CANN's layout of
+        # them (KernelRunContext), which the entry does not build yet.
+        raise BuildFailure(
+            "compiling against CANN's headers (OPSDK_CANN_INCLUDE) needs an entry that builds "
+            "CANN's own contexts, which opsdk does not have yet: unset OPSDK_CANN_INCLUDE"
+        )
     project = _include_dirs(inference, root)
     units = _units(inference)
-    key = _key(units, project, headers)
-    directory = locator.cache_root() / "infer" / f"{inference.op_type}_{key}"
+    key = _key(inference, units, project, headers)
+    directory = locator.cache_root() / "infer" / f"{inference.sources[0].stem}_{key}"
     library = directory / "infer.so"
     if library.is_file():
         return Built(library, 0.0)
@@ -119,15 +123,18 @@ def _include_dirs(inference: Inference, root: Path | None) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(dirs))
 
 
-def _key(units, project: tuple[Path, ...], headers: tuple[Path, ...]) -> str:
-    digest = hashlib.sha256(repr((RECIPE_VERSION, FLAGS, shutil.which("g++"))).encode())
-    for _, text in units:
-        digest.update(text.encode() + b"\0")
-    files = {ENTRY, *INCLUDE.rglob("*.h")} if headers == (INCLUDE,) else set()
-    for path in _included(units, project):
-        files.add(path)
-    for path in sorted(files):
-        digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+def _key(inference: Inference, units, project: tuple[Path, ...], headers: tuple[Path, ...]) -> str:
+    """A digest of what shapes the library, by content: a package's copy of a project's
+    sources, or several ops of one file, share one build wherever they are."""
+    extracted_as = (
+        extracted(inference).replace(str(inference.sources[0]), "") if inference.extract else ""
+    )
+    how = (RECIPE_VERSION, FLAGS, shutil.which("g++"), headers != (INCLUDE,) and headers)
+    digest = hashlib.sha256(repr((how, extracted_as)).encode())
+    for path in sorted(p for p in INCLUDE.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(INCLUDE)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for content in sorted(p.read_bytes() for p in _included(units, project)):
+        digest.update(content + b"\0")
     digest.update(_dtypes_header().encode())
     return digest.hexdigest()[:16]
 

@@ -22,6 +22,10 @@ _NAMES = {d.value: d.ge for d in types.DTYPES.values()}
 _HUGE = 1 << 31  # past any real size: an unknown dim (-1) read as unsigned, then cast back
 _FAKE_WRONG = "likelier wrong: the fake (GE and the kernel size the output by the C++)"
 _CPP_WRONG = "likelier wrong: the C++"
+_REFUSED = (
+    "likelier wrong: the C++ if the case is valid, else the fake and specs.py, which must "
+    "refuse it too"
+)
 
 
 @dataclass(frozen=True)
@@ -53,23 +57,17 @@ def disagreements(
     None: not known) and ``dtypes`` (GE enumerators; None: not known), which ``other``
     gave. ``compile``: GE's compile-time inference (-1 allowed where the trace is
     symbolic), else run time (every size known)."""
-    found = []
+    n = len(shapes)
+    # A function asking for an output the node lacks fails for that reason: count first.
+    if inferred.outputs_asked > n or (inferred.shape_status == 0 and inferred.outputs_asked < n):
+        cpp = f"infers {inferred.outputs_asked} outputs"
+        return [Disagreement("count", None, cpp, f"returns {n}", _FAKE_WRONG, other)]
     if inferred.shape_status not in (None, 0) or inferred.dtype_status not in (None, 0):
         which = "InferShape" if inferred.shape_status not in (None, 0) else "InferDataType"
-        log = next((line for line in inferred.log if line.startswith("E ")), "no error logged")
-        verdict = "the C++ refuses a case the fake accepts: if it is valid, the C++ is wrong; else "
-        verdict += "the fake (and the specs) must refuse it too"
-        found.append(
-            Disagreement(
-                "failed", None, f"{which} GRAPH_FAILED ({log[2:]})", "accepts", verdict, other
-            )
-        )
-        return found
-    n = len(shapes)
-    if inferred.shape_status is not None and inferred.outputs_asked != n:
-        cpp = f"infers {inferred.outputs_asked} outputs"
-        found.append(Disagreement("count", None, cpp, f"returns {n}", _FAKE_WRONG, other))
-        return found
+        log = next((line for line in inferred.log if line.startswith("E ")), "E no error logged")
+        cpp = f"{which} GRAPH_FAILED ({log[2:]})"
+        return [Disagreement("failed", None, cpp, "accepts the case", _REFUSED, other)]
+    found = []
     for i, (cpp, fake) in enumerate(zip(inferred.shapes, shapes, strict=False)):
         problem = None if fake is None else _shape_problem(tuple(cpp), tuple(fake), compile)
         if problem:
