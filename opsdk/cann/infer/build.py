@@ -27,7 +27,7 @@ __all__ = ["INCLUDE", "BuildFailure", "Built", "build", "header_dirs", "project_
 INCLUDE = Path(__file__).resolve().parent / "include"
 ENTRY = INCLUDE / "opsdk_infer_entry.cpp"
 # Part of every cache key: bump it when the way libraries are built changes.
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2
 FLAGS = ("-std=c++17", "-O1", "-shared", "-fPIC", "-w")
 _INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 _ERROR = re.compile(r"^(?P<where>[^:\n]+:\d+):(?:\d+:)? (?:fatal )?error: (?P<what>.*)$", re.M)
@@ -84,6 +84,9 @@ def build(inference: Inference, root: Path | None = None) -> Built:
         os.environ.get("CXX", "g++"),
         *FLAGS,
         *(f"-I{d}" for d in (directory, *headers, *project)),
+        # The library is shared by content: its log lines name files relative to the
+        # project (Library puts the caller's folder back in front).
+        f"-fmacro-prefix-map={project[-1]}/=",
         *map(str, sources),
         "-o",
         str(partial),

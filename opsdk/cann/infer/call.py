@@ -43,8 +43,10 @@ class Inferred:
 class Library:
     """A compiled inference library, loaded once."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, root: Path | None = None):
+        """``root``: the project folder it was built for (its log lines name files below it)."""
         self.path = Path(path)
+        self.root = root
         self._lib = ctypes.CDLL(str(path))
         self._lib.opsdk_ops.restype = ctypes.c_char_p
         self._lib.opsdk_infer.argtypes = [
@@ -80,7 +82,7 @@ class Library:
             capacity = needed.value
         if status == 1:
             raise KeyError(f"{self.path} registers no inference for {op_type}")
-        return _reply(reply.value.decode(errors="replace"))
+        return _reply(reply.value.decode(errors="replace"), self.root)
 
 
 def _request(op_type, node, inputs, attrs, outputs) -> str:
@@ -122,7 +124,7 @@ def _float(value: float) -> str:
     return repr(struct.unpack("f", struct.pack("f", value))[0])
 
 
-def _reply(text: str) -> Inferred:
+def _reply(text: str, root: Path | None) -> Inferred:
     shape_status = dtype_status = None
     shapes, dtypes, log, asked = [], [], [], 0
     for line in text.splitlines():
@@ -138,8 +140,13 @@ def _reply(text: str) -> Inferred:
             dtypes.append(int(rest))
         elif word == "asked":
             asked = int(rest)
-        elif word in ("log", "error"):
-            log.append(rest if word == "log" else f"E {rest}")
+        elif word == "log":
+            level, _, where = rest.partition(" ")
+            if root is not None and not where.startswith("/"):
+                where = f"{root}/{where}"
+            log.append(f"{level} {where}")
+        elif word == "error":
+            log.append(f"E {rest}")
     return Inferred(shape_status, tuple(shapes), dtype_status, tuple(dtypes), tuple(log), asked)
 
 

@@ -115,7 +115,7 @@ def _library(ir: irdef.IrDef):
         else:
             try:
                 built = infer.build(inference, root)
-                _LIBRARIES[key] = (infer.Library(built.library), inference)
+                _LIBRARIES[key] = (infer.Library(built.library, root.resolve()), inference)
             except infer.BuildFailure as err:
                 _LIBRARIES[key] = str(err)
     return _LIBRARIES[key]
