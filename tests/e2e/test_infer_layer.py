@@ -163,6 +163,14 @@ OPS = {
     "WithStats": (Y, "", "return x.clone()", "count", "count"),
     "Broken": (Y, "", "return x.clone()", None, None),
     "SampleCopy": (Y, None, "return x.clone()", None, None),
+    # no C++ inference: the OpDef's declared output dtype is what GE takes
+    "DeclaredFloat": (
+        Y.replace("DT_FLOAT16", "DT_FLOAT"),
+        "",
+        "return x.clone()",
+        "declared",
+        "declared",
+    ),
 }
 VERDICTS = {
     "shape": "output 0: C++ [",
@@ -170,6 +178,7 @@ VERDICTS = {
     "unknown-dim": "unsigned arithmetic on -1",
     "failed": "x has 2 rows, supports one",
     "count": "C++ infers 2 outputs, fake returns 1",
+    "declared": "output 0: C++ definition declares DT_FLOAT, fake DT_FLOAT16",
 }
 
 
@@ -235,6 +244,7 @@ def test_each_planted_disagreement_fails_in_infer_and_each_twin_passes(checked, 
         if kind == "failed":  # the C++ log line, in this package's copy
             assert f"{pkg}/infer_ops/{_stem(op)}/cann_infer/infer_ops_infershape.cpp:" in message
         where = r"C\+\+ Infer\w+ \(\S*cann_infer/infer_ops_infershape\.cpp:\d+\)"
+        where = "ir.py \\(IrDef.dtypes\\)" if kind == "declared" else where
         assert re.search(where, message), message
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from opsdk._runtime import types
 from opsdk.cann.infer.call import Inferred
 
-__all__ = ["Disagreement", "disagreements"]
+__all__ = ["Disagreement", "declared", "disagreements"]
 
 UNKNOWN_DIM, UNKNOWN_RANK = -1, (-2,)
 _NAMES = {d.value: d.ge for d in types.DTYPES.values()}
@@ -101,3 +101,21 @@ def _shape_problem(cpp: tuple, fake: tuple, compile: bool) -> tuple[str, str] | 
 def _dims(shape) -> str:
     shape = list(shape)
     return "unknown rank" if shape == [-2] else str(shape)
+
+
+def declared(
+    rows: list[dict[str, str]], inputs: dict[str, str], outputs: list[tuple[str, str | None]]
+) -> list[Disagreement]:
+    """How the traced output dtypes disagree with a definition's declared dtype ``rows``
+    (``IrDef.dtype_rows()``), among the rows whose inputs are the node's ``inputs`` (IR
+    name -> GE enumerator); ``outputs``: (IR name, traced GE enumerator) per output.
+    Holds where the op has no InferDataType: GE then takes the dtype from the row."""
+    matching = [r for r in rows if all(r.get(n, d) == d for n, d in inputs.items())]
+    found = []
+    for i, (name, traced) in enumerate(outputs):
+        allowed = sorted({r[name] for r in matching if name in r})
+        if traced is not None and allowed and traced not in allowed:
+            cpp = f"definition declares {' or '.join(allowed)}"
+            verdict = f"{_FAKE_WRONG[:-1]}: its output {name} is declared so)"
+            found.append(Disagreement("declared-dtype", i, cpp, traced, verdict))
+    return found

@@ -23,7 +23,7 @@ import torch
 
 from opsdk._runtime import irdef, types
 from opsdk.cann import infer
-from opsdk.cann.infer.compare import disagreements
+from opsdk.cann.infer.compare import declared, disagreements
 from opsdk.harness.cell import CellFailure
 from opsdk.offline.ge import observe
 from opsdk.offline.ge.proto import decode_attr, dtype_name
@@ -46,18 +46,34 @@ class Held:
 
     def node_ran(self, node_def, inputs: list, outputs: list) -> None:
         ir = irdef.lookup(node_def.type)
-        if node_def.type not in self.types or ir is None or not ir.infer_root:
+        if node_def.type not in self.types or ir is None:
             return
+        traced_dtypes = [dtype_name(d) for d in node_def.output_desc]
+        self._declared(ir, node_def, traced_dtypes)
+        if ir.infer_root:
+            self._inferred(ir, node_def, inputs, outputs, traced_dtypes)
+
+    def _declared(self, ir: irdef.IrDef, node_def, traced_dtypes: list) -> None:
+        """The traced output dtypes against the definition's declared rows (``IrDef.dtypes``),
+        with or without an InferDataType."""
+        rows = ir.dtype_rows()
+        if not rows:
+            return
+        given = {_ir_name(ir.inputs, d.name): dtype_name(d) for d in node_def.input_desc}
+        names = [_ir_name(ir.outputs, d.name) for d in node_def.output_desc]
+        for problem in declared(rows, given, list(zip(names, traced_dtypes, strict=True))):
+            self._found(node_def, ir, "compile", given, problem, "ir.py (IrDef.dtypes)")
+
+    def _inferred(self, ir, node_def, inputs: list, outputs: list, traced_dtypes: list) -> None:
         loaded = _library(ir)
         if isinstance(loaded, str):
-            warnings.warn(f"infer: {ir.op_type} not checked: {loaded}", stacklevel=2)
+            warnings.warn(f"infer: {ir.op_type} not checked: {loaded}", stacklevel=3)
             return
         library, inference = loaded
         attrs = [_attr(node_def, a) for a in ir.attrs]
         instances = _instances(ir, node_def)
         descs = node_def.input_desc
         traced = [_traced_shape(d) for d in node_def.output_desc]
-        traced_dtypes = [dtype_name(d) for d in node_def.output_desc]
         at_compile = [[_given(descs[i]) for i in slots] for slots in instances]
         at_run = [[_given(descs[i], inputs[i], ir) for i in slots] for slots in instances]
         real = [tuple(t.shape) for t in outputs]
@@ -74,14 +90,16 @@ class Held:
                 function = (
                     inference.infer_dtype if problem.kind == "dtype" else inference.infer_shape
                 )
-                self.findings.append(
-                    f"{node_def.name} ({ir.op_type}) at {when}, inputs "
-                    f"{[[list(g.shape) for g in gs] for gs in given]}: {problem}; "
-                    f"C++ {function}"
-                )
-                self.marks.setdefault(node_def.name, f"C++ inference: {problem.kind}")
+                shapes_given = [[list(g.shape) for g in gs] for gs in given]
+                self._found(node_def, ir, when, shapes_given, problem, f"C++ {function}")
             if found:
                 return
+
+    def _found(self, node_def, ir, when: str, given, problem, source: str) -> None:
+        self.findings.append(
+            f"{node_def.name} ({ir.op_type}) at {when}, inputs {given}: {problem}; {source}"
+        )
+        self.marks.setdefault(node_def.name, f"{source.split(' (')[0]}: {problem.kind}")
 
     def check(self) -> None:
         """Fail the cell in layer ``infer`` if a node disagreed."""
@@ -89,7 +107,7 @@ class Held:
             findings, self.findings = self.findings, []
             raise CellFailure(
                 "infer",
-                "the op's C++ shape inference disagrees with its fake function: "
+                "the op's CANN definition or C++ inference disagrees with its fake function: "
                 + "; ".join(dict.fromkeys(findings))
                 + ". Fix the side named likelier wrong (specs.py may need to refuse the case)",
                 self.marks,
@@ -121,17 +139,25 @@ def _library(ir: irdef.IrDef):
     return _LIBRARIES[key]
 
 
+def _ir_name(tensors, name: str) -> str:
+    """The IR input or output a node's tensor is (``x1`` of a dynamic ``x`` is ``x``)."""
+    for tensor in tensors:
+        if name == tensor.name or (
+            tensor.kind == "dynamic"
+            and name.startswith(tensor.name)
+            and name[len(tensor.name) :].isdigit()
+        ):
+            return tensor.name
+    return name
+
+
 def _instances(ir: irdef.IrDef, node_def) -> list[list[int]]:
     """Per IR input, the node's input slots that are its instances (as GE counts them)."""
     names = [d.name for d in node_def.input_desc]
     slots = []
     for spec in ir.inputs:
         if spec.kind == "dynamic":
-            mine = [
-                i
-                for i, n in enumerate(names)
-                if n.startswith(spec.name) and n[len(spec.name) :].isdigit()
-            ]
+            mine = [i for i, n in enumerate(names) if _ir_name([spec], n) == spec.name]
         else:
             mine = [names.index(spec.name)] if spec.name in names else []
         slots.append(mine)
