@@ -27,8 +27,8 @@ __all__ = ["INCLUDE", "BuildFailure", "Built", "build", "header_dirs", "project_
 INCLUDE = Path(__file__).resolve().parent / "include"
 ENTRY = INCLUDE / "opsdk_infer_entry.cpp"
 # Part of every cache key: bump it when the way libraries are built changes.
-RECIPE_VERSION = 2
-FLAGS = ("-std=c++17", "-O1", "-shared", "-fPIC", "-w")
+RECIPE_VERSION = 3
+FLAGS = ("-std=c++17", "-O0", "-fPIC", "-w")  # -O0: inference runs once a case
 _INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 _ERROR = re.compile(r"^(?P<where>[^:\n]+:\d+):(?:\d+:)? (?:fatal )?error: (?P<what>.*)$", re.M)
 
@@ -57,7 +57,7 @@ def header_dirs(environ=os.environ) -> tuple[tuple[Path, ...], str]:
 def build(inference: Inference, root: Path | None = None) -> Built:
     """The library of ``inference``'s sources (``root``: the project, searched for the
     headers they include), built now unless cached. Raises :class:`BuildFailure`."""
-    headers, whose = header_dirs()
+    _, whose = header_dirs()
     if whose == "CANN":
         # The entry builds opsdk's own contexts; CANN's functions read CANN's layout of
         # them (KernelRunContext), which the entry does not build yet.
@@ -67,48 +67,75 @@ def build(inference: Inference, root: Path | None = None) -> Built:
         )
     project = _include_dirs(inference, root)
     units = _units(inference)
-    key = _key(inference, units, project, headers)
+    key = _key(inference, units, project)
     directory = locator.cache_root() / "infer" / f"{inference.sources[0].stem}_{key}"
     library = directory / "infer.so"
     if library.is_file():
         return Built(library, 0.0)
+    start = time.perf_counter()
+    toolkit = _toolkit()
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "opsdk_dtypes.h").write_text(_dtypes_header())
     sources = []
     for i, (name, text) in enumerate(units):
         path = directory / f"unit{i}_{name}"
         path.write_text(text)
-        sources.append(path)
+        sources.append(str(path))
     partial = directory / f"infer.{os.getpid()}.so"
-    command = [
-        os.environ.get("CXX", "g++"),
-        *FLAGS,
-        *(f"-I{d}" for d in (directory, *headers, *project)),
-        # The library is shared by content: its log lines name files relative to the
-        # project (Library puts the caller's folder back in front).
-        f"-fmacro-prefix-map={project[-1]}/=",
-        *map(str, sources),
-        "-o",
-        str(partial),
-    ]
-    start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        (directory / "build.log").write_text(done.stderr)
-        raise BuildFailure(_first_error(done.stderr, directory))
+    flags = [*FLAGS, *(f"-I{d}" for d in (toolkit, INCLUDE, *project)), "-include", "opsdk_gert.h"]
+    # The library is shared by content: its log lines name files relative to the project
+    # (Library puts the caller's folder back in front).
+    flags.append(f"-fmacro-prefix-map={project[-1]}/=")
+    _compile([*flags, "-shared", *sources, str(toolkit / "entry.o"), "-o", str(partial)], directory)
     partial.replace(library)  # atomic: a concurrent build never sees half a library
     return Built(library, round(time.perf_counter() - start, 2))
 
 
+def _toolkit() -> Path:
+    """What every op's build shares, built once per version of opsdk's headers: the
+    generated ``opsdk_dtypes.h``, ``opsdk_gert.h`` precompiled (each op's source gets it
+    with ``-include``) and the entry's object (most of the compile time of a small op)."""
+    toolkit = locator.cache_root() / "infer" / _toolkit_name()
+    if (toolkit / "entry.o").is_file():
+        return toolkit
+    partial = toolkit.with_name(f"{toolkit.name}.{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    (partial / "opsdk_dtypes.h").write_text(_dtypes_header())
+    shutil.copyfile(INCLUDE / "opsdk_gert.h", partial / "opsdk_gert.h")
+    flags = [*FLAGS, f"-I{partial}", f"-I{INCLUDE}"]
+    _compile([*flags, "-x", "c++-header", "opsdk_gert.h", "-o", "opsdk_gert.h.gch"], partial)
+    _compile([*flags, "-c", str(ENTRY), "-o", "entry.o"], partial)
+    try:
+        partial.rename(toolkit)  # atomic; a concurrent build may have won: keep its copy
+    except OSError:
+        shutil.rmtree(partial, ignore_errors=True)
+    return toolkit
+
+
+def _toolkit_name() -> str:
+    """The toolkit's folder name: a digest of opsdk's headers, the compiler and its flags."""
+    digest = hashlib.sha256(repr((RECIPE_VERSION, FLAGS, shutil.which("g++"))).encode())
+    digest.update(_dtypes_header().encode())
+    for path in sorted(p for p in INCLUDE.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(INCLUDE)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return f"toolkit_{digest.hexdigest()[:16]}"
+
+
+def _compile(command: list[str], directory: Path) -> None:
+    done = subprocess.run(
+        [os.environ.get("CXX", "g++"), *command], capture_output=True, text=True, cwd=directory
+    )
+    if done.returncode != 0:
+        (directory / "build.log").write_text(done.stderr)
+        raise BuildFailure(_first_error(done.stderr, directory))
+
+
 def _units(inference: Inference) -> list[tuple[str, str]]:
-    """(file name, text) of each translation unit: the entry, then the op's sources
-    (an ops-nn source included by absolute path, so messages name it)."""
-    units = [("entry.cpp", f'#include "{ENTRY}"\n')]
+    """(file name, text) of each translation unit: the op's sources (an ops-nn source
+    included by absolute path, so messages name it; a samples-style one extracted)."""
     if inference.extract:
-        units.append((inference.sources[0].name, extracted(inference)))
-    else:
-        units += [(p.name, f'#include "{p.resolve()}"\n') for p in inference.sources]
-    return units
+        return [(inference.sources[0].name, extracted(inference))]
+    return [(p.name, f'#include "{p.resolve()}"\n') for p in inference.sources]
 
 
 def _include_dirs(inference: Inference, root: Path | None) -> tuple[Path, ...]:
@@ -126,19 +153,16 @@ def _include_dirs(inference: Inference, root: Path | None) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(dirs))
 
 
-def _key(inference: Inference, units, project: tuple[Path, ...], headers: tuple[Path, ...]) -> str:
+def _key(inference: Inference, units, project: tuple[Path, ...]) -> str:
     """A digest of what shapes the library, by content: a package's copy of a project's
-    sources, or several ops of one file, share one build wherever they are."""
+    sources, or several ops of one file, share one build wherever they are (opsdk's
+    headers are the toolkit's key, part of this one through its name)."""
     extracted_as = (
         extracted(inference).replace(str(inference.sources[0]), "") if inference.extract else ""
     )
-    how = (RECIPE_VERSION, FLAGS, shutil.which("g++"), headers != (INCLUDE,) and headers)
-    digest = hashlib.sha256(repr((how, extracted_as)).encode())
-    for path in sorted(p for p in INCLUDE.rglob("*") if p.is_file()):
-        digest.update(str(path.relative_to(INCLUDE)).encode() + b"\0" + path.read_bytes() + b"\0")
+    digest = hashlib.sha256(repr((_toolkit_name(), extracted_as)).encode())
     for content in sorted(p.read_bytes() for p in _included(units, project)):
         digest.update(content + b"\0")
-    digest.update(_dtypes_header().encode())
     return digest.hexdigest()[:16]
 
 
