@@ -48,7 +48,7 @@ class Held:
         ir = irdef.lookup(node_def.type)
         if node_def.type not in self.types or ir is None:
             return
-        traced_dtypes = [dtype_name(d) for d in node_def.output_desc]
+        traced_dtypes = [_traced(d)[1] for d in node_def.output_desc]
         self._declared(ir, node_def, traced_dtypes)
         if ir.infer_root:
             self._inferred(ir, node_def, inputs, outputs, traced_dtypes)
@@ -73,7 +73,7 @@ class Held:
         attrs = [_attr(node_def, a) for a in ir.attrs]
         instances = _instances(ir, node_def)
         descs = node_def.input_desc
-        traced = [_traced_shape(d) for d in node_def.output_desc]
+        traced = [_traced(d)[0] for d in node_def.output_desc]
         at_compile = [[_given(descs[i]) for i in slots] for slots in instances]
         at_run = [[_given(descs[i], inputs[i], ir) for i in slots] for slots in instances]
         real = [tuple(t.shape) for t in outputs]
@@ -164,15 +164,18 @@ def _instances(ir: irdef.IrDef, node_def) -> list[list[int]]:
     return slots
 
 
-def _traced_shape(desc) -> tuple[int, ...] | None:
-    """The shape TorchAir traced for an output (its ``_meta`` attr: the FX fake value),
-    a symbolic size as -1; None if it recorded none."""
+def _traced(desc) -> tuple[tuple[int, ...] | None, str | None]:
+    """The shape and GE dtype TorchAir traced for an output: its ``_meta`` attr, the FX
+    fake value (a symbolic size as -1); None for what it did not record. The descriptor's
+    own dtype is not it: a written input's output keeps whatever GE's default was."""
     meta = desc.attr["_meta"].s.decode() if "_meta" in desc.attr else ""
-    match = re.search(r"shape=torch\.Size\(\[(.*?)\]\)", meta)
-    if match is None:
-        return None
-    sizes = [s.strip() for s in match.group(1).split(",") if s.strip()]
-    return tuple(int(s) if s.isdigit() else -1 for s in sizes)
+    shape = re.search(r"shape=torch\.Size\(\[(.*?)\]\)", meta)
+    dtype = re.search(r"dtype=(torch\.\w+)", meta)
+    row = types.dtype(dtype.group(1)) if dtype else None
+    if shape is None:
+        return None, row.ge if row else None
+    sizes = [s.strip() for s in shape.group(1).split(",") if s.strip()]
+    return tuple(int(s) if s.isdigit() else -1 for s in sizes), row.ge if row else None
 
 
 def _given(desc, value=None, ir=None) -> infer.Given:

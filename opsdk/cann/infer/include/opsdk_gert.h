@@ -288,6 +288,16 @@ class OpImplRegister {
   OpImplRegister &InputsDataDependency(std::initializer_list<int32_t>) { return *this; }
   OpImplRegister &PrivateAttr(const char *, ...) { return *this; }
   template <typename... A> OpImplRegister &Tiling(A...) { return *this; }
+  // Every output takes the first input's dtype (registered as an InferDataType).
+  OpImplRegister &InferOutDataTypeSameWithFirstInput() {
+    impl_->infer_dtype = [](gert::InferDataTypeContext *context) -> ge::graphStatus {
+      for (size_t i = 0; i < context->GetComputeNodeOutputNum(); ++i) {
+        context->SetOutputDataType(i, context->GetInputDataType(0));
+      }
+      return ge::GRAPH_SUCCESS;
+    };
+    return *this;
+  }
  private:
   Impl *impl_;
 };
@@ -319,6 +329,14 @@ class OpImplRegister {
       return ::ge::GRAPH_FAILED;                        \
     }                                                   \
   } while (0)
+#define OPS_CHECK_NULL_WITH_CONTEXT(ctx, ptr) OP_CHECK_NULL_WITH_CONTEXT(ctx, ptr)
+#define OPS_CHECK_NULL_WITH_CONTEXT_BOOL(ctx, ptr) \
+  do {                                             \
+    if ((ptr) == nullptr) {                        \
+      OP_LOGE(ctx, "%s is nullptr", #ptr);         \
+      return false;                                \
+    }                                              \
+  } while (0)
 #define OP_LOGE_IF(cond, ret, name, ...) \
   do {                                   \
     if (cond) {                          \
@@ -348,6 +366,48 @@ inline ge::graphStatus InferShape4Elewise(gert::InferShapeContext *context) {
   gert::Shape *out = context->GetOutputShape(0);
   if (in == nullptr || out == nullptr) return ge::GRAPH_FAILED;
   *out = *in;
+  return ge::GRAPH_SUCCESS;
+}
+// Broadcast ``a`` and ``b`` into ``out`` (numpy rules; -1 unknown), false if they cannot.
+inline bool BroadcastShape(const gert::Shape &a, const gert::Shape &b, gert::Shape &out) {
+  if (IsUnknownRank(a) || IsUnknownRank(b)) { SetUnknownRank(out); return true; }
+  size_t rank = std::max(a.GetDimNum(), b.GetDimNum());
+  gert::Shape result;
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i + a.GetDimNum() >= rank ? a.GetDim(i + a.GetDimNum() - rank) : 1;
+    int64_t y = i + b.GetDimNum() >= rank ? b.GetDim(i + b.GetDimNum() - rank) : 1;
+    if (x == y || y == 1) { result.AppendDim(x); }
+    else if (x == 1) { result.AppendDim(y); }
+    else if (x == -1 || y == -1) { result.AppendDim(x == -1 ? y : x); }
+    else { return false; }
+  }
+  out = result;
+  return true;
+}
+inline bool BroadcastShape(const gert::Shape *a, const gert::Shape *b, gert::Shape *out) {
+  return a != nullptr && b != nullptr && out != nullptr && BroadcastShape(*a, *b, *out);
+}
+inline bool BroadcastShape(const std::vector<const gert::Shape *> &shapes, gert::Shape *out) {
+  if (out == nullptr) return false;
+  gert::Shape result;
+  for (const gert::Shape *s : shapes) {
+    if (s == nullptr || !BroadcastShape(result, *s, result)) return false;
+  }
+  *out = result;
+  return true;
+}
+inline ge::graphStatus InferShape4Broadcast(gert::InferShapeContext *context) {
+  gert::Shape result;
+  for (size_t i = 0; i < context->GetComputeNodeInputNum(); ++i) {
+    const gert::Shape *in = context->GetInputShape(i);
+    if (in == nullptr || !BroadcastShape(result, *in, result)) {
+      OP_LOGE(context, "the inputs do not broadcast");
+      return ge::GRAPH_FAILED;
+    }
+  }
+  gert::Shape *out = context->GetOutputShape(0);
+  if (out == nullptr) return ge::GRAPH_FAILED;
+  *out = result;
   return ge::GRAPH_SUCCESS;
 }
 }  // namespace Base
