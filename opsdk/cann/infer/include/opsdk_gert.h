@@ -30,12 +30,28 @@ constexpr int64_t UNKNOWN_DIM = -1;
 constexpr int64_t UNKNOWN_DIM_NUM = -2;
 const std::vector<int64_t> UNKNOWN_SHAPE = {-1};
 const std::vector<int64_t> UNKNOWN_RANK = {-2};
-enum Format { FORMAT_NCHW = 0, FORMAT_NHWC = 1, FORMAT_ND = 2, FORMAT_NC1HWC0 = 3,
-              FORMAT_FRACTAL_Z = 4, FORMAT_NCDHW = 30, FORMAT_NDHWC = 27, FORMAT_FRACTAL_NZ = 29 };
+enum Format { FORMAT_NCHW, FORMAT_NHWC, FORMAT_ND, FORMAT_NC1HWC0, FORMAT_FRACTAL_Z,
+   FORMAT_NC1C0HWPAD, FORMAT_NHWC1C0, FORMAT_FSR_NCHW, FORMAT_FRACTAL_DECONV, FORMAT_C1HWNC0,
+   FORMAT_FRACTAL_DECONV_TRANSPOSE, FORMAT_FRACTAL_DECONV_SP_STRIDE_TRANS, FORMAT_NC1HWC0_C04,
+   FORMAT_FRACTAL_Z_C04, FORMAT_CHWN, FORMAT_FRACTAL_DECONV_SP_STRIDE8_TRANS, FORMAT_HWCN,
+   FORMAT_NC1KHKWHWC0, FORMAT_BN_WEIGHT, FORMAT_FILTER_HWCK, FORMAT_HASHTABLE_LOOKUP_LOOKUPS,
+   FORMAT_HASHTABLE_LOOKUP_KEYS, FORMAT_HASHTABLE_LOOKUP_VALUE, FORMAT_HASHTABLE_LOOKUP_OUTPUT,
+   FORMAT_HASHTABLE_LOOKUP_HITS, FORMAT_C1HWNCoC0, FORMAT_MD, FORMAT_NDHWC, FORMAT_FRACTAL_ZZ,
+   FORMAT_FRACTAL_NZ, FORMAT_NCDHW, FORMAT_DHWCN, FORMAT_NDC1HWC0, FORMAT_FRACTAL_Z_3D,
+   FORMAT_CN, FORMAT_NC, FORMAT_DHWNC, FORMAT_FRACTAL_Z_3D_TRANSPOSE, FORMAT_FRACTAL_ZN_LSTM,
+   FORMAT_FRACTAL_Z_G, FORMAT_RESERVED, };  // in graph/types.h's order
 inline Format GetPrimaryFormat(int32_t format) { return static_cast<Format>(format & 0xff); }
+class AscendString {
+ public:
+  AscendString(const char *text = "") : text_(text == nullptr ? "" : text) {}
+  const char *GetString() const { return text_.c_str(); }
+ private:
+  std::string text_;
+};
 class TypeUtils {
  public:
   static std::string DataTypeToSerialString(DataType dt) { return opsdk_dtype_name(dt); }
+  static AscendString DataTypeToAscendString(DataType dt) { return AscendString(opsdk_dtype_name(dt).c_str()); }
   static std::string FormatToSerialString(Format f) { return std::to_string(static_cast<int>(f)); }
 };
 inline bool MulOverflow(int64_t a, int64_t b, int64_t &out) { return __builtin_mul_overflow(a, b, &out); }
@@ -277,6 +293,15 @@ inline void Log(char level, const char *name, const char *file, int line) { Log(
 inline const char *NameOf(const char *name) { return name; }
 inline const char *NameOf(const std::string &name) { return name.c_str(); }
 template <typename C> const char *NameOf(C *context) { return context == nullptr ? "?" : context->GetNodeName(); }
+inline void Part(std::string &out, const char *text) { out += text == nullptr ? "" : text; }
+inline void Part(std::string &out, const std::string &text) { out += text; }
+template <typename T> void Part(std::string &out, const T &value) { out += std::to_string(value); }
+// An error report of parts: "a, b, c".
+template <typename... A> void Report(const char *name, const char *file, int line, const A &...parts) {
+  std::string text;
+  ((text.empty() ? void() : void(text += ", "), Part(text, parts)), ...);
+  Log('E', name, file, line, "%s", text.c_str());
+}
 
 // What IMPL_OP_INFERSHAPE(Op) returns: records the functions; other settings are accepted.
 class OpImplRegister {
@@ -330,6 +355,34 @@ class OpImplRegister {
     }                                                   \
   } while (0)
 #define OPS_CHECK_NULL_WITH_CONTEXT(ctx, ptr) OP_CHECK_NULL_WITH_CONTEXT(ctx, ptr)
+// The error-report macros name the op, then what is wrong (strings or numbers).
+#define OPSDK_REPORT(ctx, ...) ::opsdk::Report(::opsdk::NameOf(ctx), __FILE__, __LINE__, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_VALUE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_VALUE_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_VALUES_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_LISTSIZE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPEDIM(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPEDIM_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPEDIMS_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPE_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPES_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPESIZE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPESIZE_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPESIZES_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_DTYPE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_DTYPE_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_DTYPES_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_FORMAT(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_FORMATS_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_TENSORNUM(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_WITH_INVALID_ATTR_SIZE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_WITH_INVALID_INPUT(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define CUBE_INNER_ERR_REPORT(ctx, ...) OP_LOGE(ctx, __VA_ARGS__)
+#define D_OP_LOGE(ctx, ...) OP_LOGE(ctx, __VA_ARGS__)
+#define D_OP_LOGD(ctx, ...) OP_LOGD(ctx, __VA_ARGS__)
+#define D_OP_LOGI(ctx, ...) OP_LOGI(ctx, __VA_ARGS__)
+#define D_OP_LOGW(ctx, ...) OP_LOGW(ctx, __VA_ARGS__)
+
 #define OPS_CHECK_NULL_WITH_CONTEXT_BOOL(ctx, ptr) \
   do {                                             \
     if ((ptr) == nullptr) {                        \
@@ -396,9 +449,11 @@ inline bool BroadcastShape(const std::vector<const gert::Shape *> &shapes, gert:
   *out = result;
   return true;
 }
-inline ge::graphStatus InferShape4Broadcast(gert::InferShapeContext *context) {
+inline std::string ToString(ge::DataType dt) { return opsdk_dtype_name(dt); }
+// The first ``inputs`` inputs broadcast into output 0 (all of them by default).
+inline ge::graphStatus InferShape4Broadcast(gert::InferShapeContext *context, size_t inputs = SIZE_MAX) {
   gert::Shape result;
-  for (size_t i = 0; i < context->GetComputeNodeInputNum(); ++i) {
+  for (size_t i = 0; i < std::min(inputs, context->GetComputeNodeInputNum()); ++i) {
     const gert::Shape *in = context->GetInputShape(i);
     if (in == nullptr || !BroadcastShape(result, *in, result)) {
       OP_LOGE(context, "the inputs do not broadcast");
