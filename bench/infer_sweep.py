@@ -37,8 +37,18 @@ from opsdk.cann import infer
 from opsdk.cann.files import opdef_files
 from opsdk.errors import OpsdkError
 
-SHAPES = ((16, 16), (4, 16, 16), (2, 4, 16, 16), (16,))
-_GUESS = {"int": 1, "float": 1.0, "bool": False, "str": "", "int[]": (1,), "float[]": (1.0,)}
+SHAPES = ((16, 16), (4, 16, 16), (2, 4, 16, 16), (16,), (2, 4, 8, 8, 16))
+# An attr without a default (GE requires it set): a value of its type.
+_GUESS = {
+    "VT_INT": 1,
+    "VT_FLOAT": 1.0,
+    "VT_BOOL": False,
+    "VT_STRING": "",
+    "VT_DATA_TYPE": 1,
+    "VT_LIST_INT": (1, 1),
+    "VT_LIST_FLOAT": (1.0, 1.0),
+    "VT_LIST_BOOL": (False, False),
+}
 
 
 @dataclass
@@ -90,7 +100,8 @@ def cases(op: cann.CannOp):
                 given = infer.Given(dtype.value, shape)
             count = {"required": 1, "optional": 0, "dynamic": 2}[i.kind]
             inputs.append([given] * count)
-        yield inputs, attrs, len(ir.outputs)
+        dynamic = 2 if any(i.kind == "dynamic" for i in ir.inputs) else 1
+        yield inputs, attrs, sum(dynamic if o.kind == "dynamic" else 1 for o in ir.outputs)
 
 
 def definition(op_type: str, file: Path) -> cann.CannOp | None:

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <initializer_list>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -52,6 +53,7 @@ class TypeUtils {
  public:
   static std::string DataTypeToSerialString(DataType dt) { return opsdk_dtype_name(dt); }
   static AscendString DataTypeToAscendString(DataType dt) { return AscendString(opsdk_dtype_name(dt).c_str()); }
+  static AscendString FormatToAscendString(Format f) { return AscendString(std::to_string(static_cast<int>(f)).c_str()); }
   static std::string FormatToSerialString(Format f) { return std::to_string(static_cast<int>(f)); }
 };
 inline bool MulOverflow(int64_t a, int64_t b, int64_t &out) { return __builtin_mul_overflow(a, b, &out); }
@@ -378,6 +380,7 @@ class OpImplRegister {
 #define OP_LOGE_WITH_INVALID_ATTR_SIZE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_WITH_INVALID_INPUT(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define CUBE_INNER_ERR_REPORT(ctx, ...) OP_LOGE(ctx, __VA_ARGS__)
+#define REPORT_INNER_ERR_MSG(code, ...) ::opsdk::Log('E', code, __FILE__, __LINE__, __VA_ARGS__)
 #define D_OP_LOGE(ctx, ...) OP_LOGE(ctx, __VA_ARGS__)
 #define D_OP_LOGD(ctx, ...) OP_LOGD(ctx, __VA_ARGS__)
 #define D_OP_LOGI(ctx, ...) OP_LOGI(ctx, __VA_ARGS__)
