@@ -5,10 +5,12 @@ On an NPU host GE runs the op's C++ InferShape / InferDataType when it compiles 
 are sized by it; TorchAir traced the graph with the fake function. Offline the GE
 stand-in runs the CPU reference instead, written by the fake's author, so nothing would
 compare them: here every node of the op the executor runs is inferred by the op's
-compiled C++ (:mod:`opsdk.cann.infer`) twice, as GE would, and held to the node's traced
-outputs (its descriptors) and to the outputs it produced. An op whose IR names no C++
-(``IrDef.infer_root``) is not checked here; one whose C++ does not compile is reported
-``not checked`` (a warning on the cell), never passed.
+compiled C++ (:mod:`opsdk.cann.infer`) twice, as GE would, and held to the outputs
+TorchAir traced for the node (the FX values it records on them) and to those it produced.
+The definition's declared output dtypes (``IrDef.dtypes``) hold the traced ones too,
+C++ or not. An op whose IR names no C++ (``IrDef.infer_root``) is not checked against
+C++ here; one whose C++ does not compile is reported ``not checked`` (a warning on the
+cell), never passed.
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ class Held:
         at_compile = [[_given(descs[i]) for i in slots] for slots in instances]
         at_run = [[_given(descs[i], inputs[i], ir) for i in slots] for slots in instances]
         real = [tuple(t.shape) for t in outputs]
-        real_dtypes = [_GE_BY_TORCH[t.dtype].ge for t in outputs]
+        real_dtypes = [_ge(t.dtype).ge for t in outputs]
         # At compile, the node's traced outputs are the fake's; at run (when sizes were
         # symbolic) the outputs the reference produced, which the fake column ties to the fake.
         checks = [("compile", at_compile, traced, traced_dtypes, "fake")]
@@ -187,7 +189,7 @@ def _given(desc, value=None, ir=None) -> infer.Given:
     value = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
     depend = {i.name for i in ir.inputs if i.value_depend}
     data = value.detach().cpu().contiguous().numpy().tobytes() if desc.name in depend else None
-    return infer.Given(_GE_BY_TORCH[value.dtype].value, tuple(value.shape), data)
+    return infer.Given(_ge(value.dtype).value, tuple(value.shape), data)
 
 
 def _attr(node_def, attr: irdef.Attr):
@@ -196,5 +198,10 @@ def _attr(node_def, attr: irdef.Attr):
         return attr.default
     value = decode_attr(node_def.attr[attr.name])
     if isinstance(value, torch.dtype):
-        return _GE_BY_TORCH[value].value
+        return _ge(value).value
     return value
+
+
+def _ge(dtype: torch.dtype) -> types.DType:
+    """GE's row of a torch dtype (DT_UNDEFINED for one GE lacks)."""
+    return _GE_BY_TORCH.get(dtype, types.DTYPES["DT_UNDEFINED"])
