@@ -118,7 +118,12 @@ def definition(op_type: str, file: Path) -> cann.CannOp | None:
 
 def _call(library: Path, op_type: str, op: cann.CannOp, pipe) -> None:
     """In a forked child: the first case the op's InferShape accepts, else its refusal."""
-    lib = infer.Library(library)
+    try:
+        lib = infer.Library(library)
+    except OSError as err:  # a function another source of the project defines
+        symbol = str(err).rpartition("undefined symbol: ")[2]
+        pipe.send(("needs another source of the project", symbol))
+        return
     refusal = ""
     for inputs, attrs, outputs in cases(op):
         answer = lib.infer(op_type, inputs, attrs, outputs)
