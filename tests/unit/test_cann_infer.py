@@ -166,6 +166,7 @@ IMPL_OP_INFERSHAPE(TopKInt64)
     .InferShape(InferShapeTopK)
     .InferDataType(InferDtypeTopKInt64);
 IMPL_OP_INFERSHAPE(DoubleUnsigned).InferShape(InferShapeDoubleUnsigned);
+IMPL_OP(DropLastToo).InferShape(InferShapeDropLast);  // ops-transformer's spelling
 IMPL_OP_INFERSHAPE(DoubleSigned).InferShape(InferShapeDoubleSigned);
 IMPL_OP_INFERSHAPE(SmallOnly).InferShape(InferShapeSmallOnly);
 IMPL_OP_INFERSHAPE(TwoOutputs).InferShape(InferShapeTwoOutputs);
@@ -265,6 +266,7 @@ def test_both_registration_styles_are_found_with_their_functions_lines(project):
     assert keep.infer_dtype.name == "InferDtypeSame" and not keep.extract
     assert found["TopKInt64"].infer_dtype.name == "InferDtypeTopKInt64"  # a chain over lines
     assert found["DoubleUnsigned"].infer_dtype is None  # GE decides the dtype
+    assert found["DropLastToo"].infer_shape.name == "InferShapeDropLast"
     sample = found["SampleCopy"]
     assert sample.extract and sample.infer_shape.name == "ge::InferShape"
     assert (

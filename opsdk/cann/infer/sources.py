@@ -3,7 +3,8 @@
 Two registration styles (checked in ops-nn, ops-transformer and CANN's samples):
 
 - ops-nn style: an ``op_host`` source (``<op>_infershape.cpp``) registers
-  ``IMPL_OP_INFERSHAPE(Op).InferShape(f).InferDataType(g)``; the file compiles as it is;
+  ``IMPL_OP_INFERSHAPE(Op).InferShape(f).InferDataType(g)`` (ops-transformer also writes
+  ``IMPL_OP(Op)``); the file compiles as it is;
 - samples style: the OpDef file itself defines ``namespace ge { graphStatus InferShape(
   gert::InferShapeContext*) ... }`` and its class calls ``this->SetInferShape(ge::InferShape)``
   (and ``SetInferDataType``). The file also holds tiling code and the OpDef, which need
@@ -19,7 +20,9 @@ from pathlib import Path
 
 __all__ = ["Function", "Inference", "extracted", "find", "find_all"]
 
-_IMPL = re.compile(r"\bIMPL_OP_INFERSHAPE\s*\(\s*(\w+)\s*\)((?:\s*\.\s*\w+\s*\([^;]*?\))*)\s*;")
+_IMPL = re.compile(
+    r"\bIMPL_OP(?:_INFERSHAPE)?\s*\(\s*(\w+)\s*\)((?:\s*\.\s*\w+\s*\([^;]*?\))*)\s*;"
+)
 _CHAINED = re.compile(r"\.\s*(InferShape|InferDataType)\s*\(\s*([\w:]+)\s*\)")
 _OPDEF_CLASS = re.compile(r"\bclass\s+(\w+)\s*:\s*public\s+(?:ops::)?OpDef\b")
 _SET = re.compile(r"\bSet(InferShape|InferDataType)\s*\(\s*([\w:]+)\s*\)")
