@@ -84,7 +84,8 @@ def build(inference: Inference, root: Path | None = None) -> Built:
     flags = [*FLAGS, *(f"-I{d}" for d in (toolkit, INCLUDE, *project)), "-include", "opsdk_gert.h"]
     # The library is shared by content: its log lines name files relative to the project
     # (Library puts the caller's folder back in front).
-    flags.append(f"-fmacro-prefix-map={project[-1]}/=")
+    top = Path(root).resolve() if root else inference.sources[0].resolve().parent
+    flags.append(f"-fmacro-prefix-map={top}/=")
     _compile([*flags, "-shared", *sources, str(toolkit / "entry.o"), "-o", str(partial)], directory)
     partial.replace(library)  # atomic: a concurrent build never sees half a library
     return Built(library, round(time.perf_counter() - start, 2))
@@ -140,13 +141,15 @@ def _units(inference: Inference) -> list[tuple[str, str]]:
 
 def _include_dirs(inference: Inference, root: Path | None) -> tuple[Path, ...]:
     """The source's folder and its parents up to ``root``: a project includes its shared
-    helpers relative to one of them."""
+    helpers relative to one of them, or from a ``common/inc`` beside one (ops-nn's)."""
     dirs = []
     for source in inference.sources:
         folder = source.resolve().parent
         top = Path(root).resolve() if root else folder
         while True:
             dirs.append(folder)
+            if (folder / "common" / "inc").is_dir():
+                dirs.append(folder / "common" / "inc")
             if folder == top or folder == folder.parent or not folder.is_relative_to(top):
                 break
             folder = folder.parent

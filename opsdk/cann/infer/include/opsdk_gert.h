@@ -13,6 +13,7 @@
 #include <functional>
 #include <initializer_list>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -272,9 +273,24 @@ class InferDataTypeContext : public ExtendedKernelContext {
   static ge::DataType Dt(const CompileTimeTensorDesc *d) { return d == nullptr ? ge::DT_UNDEFINED : d->GetDataType(); }
 };
 
+// Shape ranges (GE's dynamic-shape ranges): declared so range functions compile; opsdk
+// never calls them.
+template <typename T> class Range {
+ public:
+  const T *GetMin() const { return &min_; }
+  const T *GetMax() const { return &max_; }
+  T *GetMin() { return &min_; }
+  T *GetMax() { return &max_; }
+ private:
+  T min_, max_;
+};
 class InferShapeRangeContext : public ExtendedKernelContext {
  public:
   using ExtendedKernelContext::ExtendedKernelContext;
+  const Range<Shape> *GetInputShapeRange(size_t) const { return nullptr; }
+  const Range<Shape> *GetOptionalInputShapeRange(size_t) const { return nullptr; }
+  const Range<Shape> *GetDynamicInputShapeRange(size_t, size_t) const { return nullptr; }
+  Range<Shape> *GetOutputShapeRange(size_t) { return nullptr; }
 };
 
 using OpImplKernelRegistry = void;
@@ -381,6 +397,19 @@ class OpImplRegister {
 #define OP_LOGE_WITH_INVALID_INPUT(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define CUBE_INNER_ERR_REPORT(ctx, ...) OP_LOGE(ctx, __VA_ARGS__)
 #define REPORT_INNER_ERR_MSG(code, ...) ::opsdk::Log('E', code, __FILE__, __LINE__, __VA_ARGS__)
+#define VECTOR_INNER_ERR_REPORT_TILIING(ctx, ...) OP_LOGE(ctx, __VA_ARGS__)
+#define OPS_LOG_D(ctx, ...) OP_LOGD(ctx, ##__VA_ARGS__)
+#define OPS_LOG_I(ctx, ...) OP_LOGI(ctx, ##__VA_ARGS__)
+#define OPS_LOG_W(ctx, ...) OP_LOGW(ctx, ##__VA_ARGS__)
+#define OPS_LOG_E(ctx, ...) OP_LOGE(ctx, ##__VA_ARGS__)
+#define OPS_ERR_IF(cond, log, expr) OP_CHECK_IF(cond, log, expr)
+#define OP_TILING_CHECK(cond, log, expr) OP_CHECK_IF(cond, log, expr)
+#define OPS_REPORT_VECTOR_INNER_ERR(ctx, ...) OP_LOGE(ctx, ##__VA_ARGS__)
+#define OPS_REPORT_CUBE_INNER_ERR(ctx, ...) OP_LOGE(ctx, ##__VA_ARGS__)
+#define OP_LOGW_IF(cond, ctx, ...) \
+  do {                             \
+    if (cond) OP_LOGW(ctx, ##__VA_ARGS__); \
+  } while (0)
 #define D_OP_LOGE(ctx, ...) OP_LOGE(ctx, __VA_ARGS__)
 #define D_OP_LOGD(ctx, ...) OP_LOGD(ctx, __VA_ARGS__)
 #define D_OP_LOGI(ctx, ...) OP_LOGI(ctx, __VA_ARGS__)
@@ -400,6 +429,13 @@ class OpImplRegister {
       return ret;                        \
     }                                    \
   } while (0)
+
+// A shape (or anything with GetDimNum/GetDim) as "[a, b]" (ops-nn's error_util.h has it).
+template <typename T> std::string Shape2String(const T &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.GetDimNum(); ++i) out += (i ? ", " : "") + std::to_string(shape.GetDim(i));
+  return out + "]";
+}
 
 namespace Ops {
 namespace Base {
@@ -453,8 +489,33 @@ inline bool BroadcastShape(const std::vector<const gert::Shape *> &shapes, gert:
   return true;
 }
 inline std::string ToString(ge::DataType dt) { return opsdk_dtype_name(dt); }
-// The first ``inputs`` inputs broadcast into output 0 (all of them by default).
-inline ge::graphStatus InferShape4Broadcast(gert::InferShapeContext *context, size_t inputs = SIZE_MAX) {
+inline std::string ToString(ge::Format format) { return std::to_string(static_cast<int>(format)); }
+inline std::string ToString(const std::vector<const gert::Shape *> &shapes) {
+  std::string out;
+  for (const gert::Shape *s : shapes) out += s == nullptr ? "null" : ToString(*s);
+  return out;
+}
+// A value-depend input's first value (int32 or int64 data), false without data.
+template <typename C, typename V> bool GetConstInt(C *context, size_t index, V &value) {
+  const gert::Tensor *tensor = context->GetInputTensor(index);
+  if (tensor == nullptr || tensor->GetShapeSize() < 1) return false;
+  bool wide = tensor->GetDataType() == ge::DT_INT64;
+  value = static_cast<V>(wide ? tensor->GetData<int64_t>()[0] : tensor->GetData<int32_t>()[0]);
+  return true;
+}
+// A value-depend input's values as a shape, false without data.
+template <typename C> bool GetConstIntToShape(C *context, int64_t index, gert::Shape &shape) {
+  const gert::Tensor *tensor = context->GetInputTensor(index);
+  if (tensor == nullptr || tensor->GetShapeSize() < 0) return false;
+  bool wide = tensor->GetDataType() == ge::DT_INT64;
+  shape.SetDimNum(0);
+  for (int64_t i = 0; i < tensor->GetShapeSize(); ++i) {
+    shape.AppendDim(wide ? tensor->GetData<int64_t>()[i] : tensor->GetData<int32_t>()[i]);
+  }
+  return true;
+}
+// The first ``inputs`` inputs broadcast into output 0.
+inline ge::graphStatus InferShape4Broadcast(gert::InferShapeContext *context, size_t inputs) {
   gert::Shape result;
   for (size_t i = 0; i < std::min(inputs, context->GetComputeNodeInputNum()); ++i) {
     const gert::Shape *in = context->GetInputShape(i);
@@ -467,6 +528,9 @@ inline ge::graphStatus InferShape4Broadcast(gert::InferShapeContext *context, si
   if (out == nullptr) return ge::GRAPH_FAILED;
   *out = result;
   return ge::GRAPH_SUCCESS;
+}
+inline ge::graphStatus InferShape4Broadcast(gert::InferShapeContext *context) {
+  return InferShape4Broadcast(context, SIZE_MAX);
 }
 }  // namespace Base
 }  // namespace Ops
