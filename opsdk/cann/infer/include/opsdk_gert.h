@@ -188,6 +188,7 @@ class AnchorInstanceInfo {
 class CompileTimeTensorDesc {
  public:
   ge::DataType GetDataType() const { return dt; }
+  void SetDataType(ge::DataType value) { dt = value; }
   ge::Format GetOriginFormat() const { return ge::FORMAT_ND; }
   ge::Format GetStorageFormat() const { return ge::FORMAT_ND; }
   ge::DataType dt = ge::DT_UNDEFINED;
@@ -211,9 +212,36 @@ struct Node {
 }  // namespace opsdk
 
 namespace gert {
+// The node as GE describes it to a kernel (its IR inputs' instances, its tensors' descs).
+class ComputeNodeInfo {
+ public:
+  explicit ComputeNodeInfo(opsdk::Node *node) : node_(node) {}
+  const char *GetNodeName() const { return node_->name.c_str(); }
+  const char *GetNodeType() const { return node_->type.c_str(); }
+  size_t GetIrInputsNum() const { return node_->ir_inputs.size(); }
+  size_t GetInputsNum() const { return node_->input_shapes.size(); }
+  size_t GetOutputsNum() const { return node_->output_shapes.size(); }
+  const AnchorInstanceInfo *GetInputInstanceInfo(size_t ir) const {
+    return ir < node_->ir_inputs.size() ? &node_->ir_inputs[ir] : nullptr;
+  }
+  const CompileTimeTensorDesc *GetInputTdInfo(size_t i) const {
+    return i < node_->input_descs.size() ? &node_->input_descs[i] : nullptr;
+  }
+  const CompileTimeTensorDesc *GetOutputTdInfo(size_t i) const {
+    return i < node_->output_descs.size() ? &node_->output_descs[i] : nullptr;
+  }
+  CompileTimeTensorDesc *MutableOutputTdInfo(size_t i) const {
+    return i < node_->output_descs.size() ? &node_->output_descs[i] : nullptr;
+  }
+  const RuntimeAttrs *GetAttrs() const { return &node_->attrs; }
+ private:
+  opsdk::Node *node_;
+};
+
 class ExtendedKernelContext {
  public:
-  explicit ExtendedKernelContext(opsdk::Node *node) : node_(node) {}
+  explicit ExtendedKernelContext(opsdk::Node *node) : node_(node), info_(node) {}
+  const ComputeNodeInfo *GetComputeNodeInfo() const { return &info_; }
   const char *GetNodeName() const { return node_->name.c_str(); }
   const char *GetNodeType() const { return node_->type.c_str(); }
   const RuntimeAttrs *GetAttrs() const { return &node_->attrs; }
@@ -236,6 +264,7 @@ class ExtendedKernelContext {
   template <typename T> static T *At(std::vector<T> &v, size_t i) { return i < v.size() ? &v[i] : nullptr; }
   template <typename T> static const T *At(const std::vector<T> &v, size_t i) { return i < v.size() ? &v[i] : nullptr; }
   opsdk::Node *node_;
+  ComputeNodeInfo info_;
 };
 
 class InferShapeContext : public ExtendedKernelContext {
@@ -329,6 +358,7 @@ class OpImplRegister {
   OpImplRegister &InferDataType(gert::InferDataTypeKernelFunc f) { impl_->infer_dtype = f; return *this; }
   OpImplRegister &InferShapeRange(gert::InferShapeRangeKernelFunc) { return *this; }
   OpImplRegister &InputsDataDependency(std::initializer_list<int32_t>) { return *this; }
+  OpImplRegister &OutputShapeDependOnCompute(std::initializer_list<int32_t>) { return *this; }
   OpImplRegister &PrivateAttr(const char *, ...) { return *this; }
   template <typename... A> OpImplRegister &Tiling(A...) { return *this; }
   // Every output takes the first input's dtype (registered as an InferDataType).
@@ -436,6 +466,31 @@ template <typename T> std::string Shape2String(const T &shape) {
   for (size_t i = 0; i < shape.GetDimNum(); ++i) out += (i ? ", " : "") + std::to_string(shape.GetDim(i));
   return out + "]";
 }
+
+// The chip CANN's platform API reports: opsdk infers as for Atlas A2 (ascend910b), the
+// chip its OpDef reader reads definitions for.
+namespace fe {
+struct StrInfo {
+  std::string short_soc_version = "Ascend910B";
+  std::string ai_core_version = "Ascend910B";
+};
+struct PlatformInfo {
+  StrInfo str_info;
+};
+struct OptionalInfo {
+  std::string soc_version = "Ascend910B1";
+};
+class PlatformInfoManager {
+ public:
+  static PlatformInfoManager &Instance() {
+    static PlatformInfoManager manager;
+    return manager;
+  }
+  uint32_t InitializePlatformInfo() { return 0; }
+  uint32_t GetPlatformInfoWithOutSocVersion(PlatformInfo &, OptionalInfo &) { return 0; }
+  uint32_t GetPlatformInfo(const std::string &, PlatformInfo &, OptionalInfo &) { return 0; }
+};
+}  // namespace fe
 
 namespace Ops {
 namespace Base {
