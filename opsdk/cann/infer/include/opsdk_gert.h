@@ -16,6 +16,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -200,6 +201,7 @@ namespace opsdk {
 struct Node {
   std::string name, type;
   std::vector<gert::AnchorInstanceInfo> ir_inputs;  // per IR input: its given instances
+  std::vector<gert::AnchorInstanceInfo> ir_outputs;  // one instance per output
   std::vector<gert::Shape> input_shapes;           // per given instance
   std::vector<gert::Tensor> input_tensors;
   std::vector<gert::CompileTimeTensorDesc> input_descs;
@@ -249,6 +251,9 @@ class ExtendedKernelContext {
   size_t GetComputeNodeOutputNum() const { return node_->output_shapes.size(); }
   const AnchorInstanceInfo *GetIrInputInstanceInfo(size_t ir) const {
     return ir < node_->ir_inputs.size() ? &node_->ir_inputs[ir] : nullptr;
+  }
+  const AnchorInstanceInfo *GetIrOutputInstanceInfo(size_t ir) const {
+    return ir < node_->ir_outputs.size() ? &node_->ir_outputs[ir] : nullptr;
   }
   const CompileTimeTensorDesc *GetInputDesc(size_t i) const { return At(node_->input_descs, i); }
   const CompileTimeTensorDesc *GetOptionalInputDesc(size_t ir) const { return At(node_->input_descs, Instance(ir, 0)); }

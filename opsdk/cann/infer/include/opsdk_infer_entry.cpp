@@ -119,6 +119,7 @@ static std::string Run(const Impl &impl, std::istream &in) {
   in >> outputs;
   node.output_shapes.resize(outputs);
   node.output_descs.resize(outputs);
+  for (size_t i = 0; i < outputs; ++i) node.ir_outputs.emplace_back(i, 1);
   if (!in) return "error bad request\n";
 
   std::ostringstream out;
