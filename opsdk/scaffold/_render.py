@@ -25,7 +25,7 @@ from opsdk._runtime import spec, updatable
 from opsdk.axes import DEFAULT_STYLE, STYLES
 from opsdk.cann import cppsig
 from opsdk.errors import ScaffoldError, SpecError
-from opsdk.scaffold import cann_torch
+from opsdk.scaffold import cann_infer, cann_torch
 from opsdk.scaffold._context import context
 
 # The cookiecutter template: package data beside this module, in a checkout and installed.
@@ -237,9 +237,13 @@ def render(op: spec.OpSpec, req: NewRequest, staging: Path, package: str | None 
         ctx = json.loads((TEMPLATE_DIR / "cookiecutter.json").read_text())
         cann_side = _from_cann(req) if req.from_cann is not None else None
         ctx.update(context(op, req, package, cann_side))
+        inference = cann_infer.find(req.from_cann, cann_side.ir.op_type) if cann_side else None
+        ctx["op"]["infer_dir"] = cann_infer.FOLDER if inference else None
         # Files whose name renders empty (another style's, an option's) are not written.
         generate_files(str(TEMPLATE_DIR), {"cookiecutter": ctx}, output_dir=str(staging))
         _format(staging / ctx["project_dir"])
+        if inference:  # after formatting: the user's C++ is copied as it is
+            cann_infer.copy(inference, staging / ctx["project_dir"] / ctx["package"])
     except OSError as err:
         raise ScaffoldError(
             f"cannot write {staging} ({err}): check permissions and space"

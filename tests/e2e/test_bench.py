@@ -107,6 +107,44 @@ def test_the_opdef_sweep_reports_packages_and_refusals(tmp_path, capsys):
     assert "odd_one_def.cpp:6: cannot read" in out
 
 
+def test_the_infer_sweep_compiles_runs_and_groups_the_rest(tmp_path, capsys, monkeypatch):
+    """A checkout of three infershape files: one compiles and runs on a case of its OpDef,
+    one does not compile (its reason named, with a file), one registers nothing."""
+    import infer_sweep
+
+    monkeypatch.setenv("OPSDK_CACHE_DIR", str(tmp_path / "cache"))  # main sets it too
+    host = tmp_path / "math" / "add_one" / "op_host"
+    host.mkdir(parents=True)
+    (host / "add_one_def.cpp").write_text(
+        "namespace ops {\nclass AddOne : public OpDef {\npublic:\n"
+        "    explicit AddOne(const char* name) : OpDef(name)\n    {\n"
+        '        this->Input("x").DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});\n'
+        '        this->Output("y").DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});\n'
+        "    }\n};\nOP_ADD(AddOne);\n}\n"
+    )
+    good = (
+        '#include "register/op_impl_registry.h"\n'
+        "static ge::graphStatus InferShapeAddOne(gert::InferShapeContext* context)\n{\n"
+        "    *context->GetOutputShape(0) = *context->GetInputShape(0);\n"
+        "    return ge::GRAPH_SUCCESS;\n}\n"
+        "IMPL_OP_INFERSHAPE(AddOne).InferShape(InferShapeAddOne);\n"
+    )
+    (host / "add_one_infershape.cpp").write_text(good)
+    (host / "odd_infershape.cpp").write_text(
+        good.replace("AddOne", "Odd").replace("GetInputShape(0)", "GetPlatformInfo()")
+    )
+    (host / "none_infershape.cpp").write_text("// registers nothing\n")
+    rows = infer_sweep.main([str(tmp_path), "--json", str(tmp_path / "rows.json")])
+    assert {r.path.rpartition("/")[2]: r.outcome for r in rows} == {
+        "add_one_infershape.cpp": "ran",
+        "none_infershape.cpp": "no IMPL_OP_INFERSHAPE(...).InferShape",
+        "odd_infershape.cpp": "does not compile",
+    }
+    out = capsys.readouterr().out
+    assert "infershape files 3: compiled 1, ran on a case 1 (33.3 %)" in out
+    assert "odd_infershape.cpp:4:" in out and "GetPlatformInfo" in out
+
+
 @pytest.mark.slow
 def test_the_audit_sweep_reruns_from_the_cache(monkeypatch):
     monkeypatch.delenv("OPSDK_NO_CACHE")

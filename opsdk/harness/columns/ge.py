@@ -22,7 +22,7 @@ from opsdk._runtime import irdef
 from opsdk.errors import SetupError
 from opsdk.harness import graph_hook
 from opsdk.harness.cell import Cell, CellFailure, case_dir
-from opsdk.harness.columns import _compiled
+from opsdk.harness.columns import _compiled, _infer
 from opsdk.harness.columns._training import trainable
 from opsdk.harness.torchair_graphs import SYM_DTYPES, fx_inputs, op_arguments
 from opsdk.harness.variants import profiles
@@ -142,9 +142,15 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
         for graph in forward:
             check_graph(cell, graph.graph)
             check_inputs(cell, graph, case)
+        inferred.check()
         graph_hook.case_done()
 
-    with recorded_graphs() as recorded, checked_converter(cell.op.spec), warnings.catch_warnings():
+    with (
+        recorded_graphs() as recorded,
+        checked_converter(cell.op.spec),
+        _infer.held(cell.op.spec.qualname) as inferred,
+        warnings.catch_warnings(),
+    ):
         # TorchAir's backward compiler is not boxed; AOT autograd copes, but warns per graph.
         warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning")
         directory = Path(dump_dir) / case_dir(cell.op.name, cell.label) if dump_dir else None

@@ -31,7 +31,7 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
 from opsdk._runtime import irdef
-from opsdk.offline.ge import kernels
+from opsdk.offline.ge import kernels, observe
 from opsdk.offline.ge.custom_op import _CustomOp
 from opsdk.offline.ge.errors import GeExecutionError, GeGraphError
 from opsdk.offline.ge.kernels import Kernel, Node
@@ -212,6 +212,8 @@ class GeGraphExecutor:
             raise GeExecutionError(
                 f"produced {len(outputs)} outputs, the node declares {node.num_outputs}"
             )
+        if isinstance(step.run, _CustomOp):
+            observe.notify(node.op, args, outputs)
         return outputs
 
     def _const_on(self, name: str, device: torch.device) -> torch.Tensor:

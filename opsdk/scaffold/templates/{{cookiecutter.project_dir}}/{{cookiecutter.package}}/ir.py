@@ -15,7 +15,9 @@ input: opsdk finds this definition through the partner.
 {%- endif %}
 """
 
-from opsdk.irdef import {% if op.ir_attrs %}Attr, {% endif %}{% if op.ir_inputs %}Input, {% endif %}IrDef, {% if op.ir_outputs %}Output, {% endif %}register
+{% if op.infer_dir %}from pathlib import Path
+
+{% endif %}from opsdk.irdef import {% if op.ir_attrs %}Attr, {% endif %}{% if op.ir_inputs %}Input, {% endif %}IrDef, {% if op.ir_outputs %}Output, {% endif %}register
 
 {{ m.import_op(cookiecutter.style) }}
 
@@ -27,6 +29,13 @@ from opsdk.irdef import {% if op.ir_attrs %}Attr, {% endif %}{% if op.ir_inputs 
         attrs=[{% for a in op.ir_attrs %}Attr({{ a.name | pystr }}, {{ a.type | pystr }}{% if a.default is not none %}, {{ a.default }}{% endif %}){% if not loop.last %}, {% endif %}{% endfor %}],
 {%- if op.arg_names %}
         arg_names={{ "{" }}{% for t, c in op.arg_names.items() %}{{ t | pystr }}: {{ c | pystr }}, {% endfor %}{{ "}" }},
+{%- endif %}
+{%- if op.ir_dtypes %}
+        dtypes={{ "{" }}{% for t, row in op.ir_dtypes.items() %}{{ t | pystr }}: ({% for d in row %}{{ d | pystr }}{% if not loop.last or loop.length == 1 %}, {% endif %}{% endfor %}){% if not loop.last %}, {% endif %}{% endfor %}{{ "}" }},
+{%- endif %}
+{%- if op.infer_dir %}
+        # the op's C++ InferShape / InferDataType, copied from its project: edit them here
+        infer_root=str(Path(__file__).with_name({{ op.infer_dir | pystr }})),
 {%- endif %}
         torch_op=OP.name(),
     )

@@ -1,0 +1,27 @@
+"""CANN's own shape inference, offline: compile an op's C++ InferShape / InferDataType
+against opsdk's stand-in headers of the gert runtime API and call it from Python, so
+the fake function a graph is traced with can be held to what GE and the kernel use.
+
+:mod:`.sources` finds an op's inference in its project, :mod:`.build` compiles and
+caches it, :mod:`.call` runs it on a node, :mod:`.compare` judges a fake's outputs by it.
+"""
+
+from opsdk.cann.infer.build import INCLUDE, BuildFailure, Built, build, header_dirs, project_files
+from opsdk.cann.infer.call import Given, Inferred, Library
+from opsdk.cann.infer.sources import Function, Inference, find, find_all
+
+__all__ = [
+    "INCLUDE",
+    "BuildFailure",
+    "Built",
+    "Function",
+    "Given",
+    "Inference",
+    "Inferred",
+    "Library",
+    "build",
+    "find",
+    "find_all",
+    "header_dirs",
+    "project_files",
+]

@@ -1,0 +1,218 @@
+"""Compile an op's C++ inference into a shared library, once per set of sources.
+
+The sources compile with g++ against opsdk's own stand-in headers of the gert runtime
+API (``include/``, written from the API's facts: no CANN header is copied or shipped).
+``OPSDK_CANN_INCLUDE`` selects a CANN install's real headers instead; the entry for
+them (building CANN's own contexts) is not written yet, so that choice is refused.
+The library is cached under opsdk's cache directory, keyed on everything that shapes
+it: the op's sources, the project headers they include, opsdk's headers and the flags.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from opsdk._runtime import locator, types
+from opsdk.cann.infer.sources import Inference, extracted
+
+__all__ = ["INCLUDE", "BuildFailure", "Built", "build", "header_dirs", "project_files"]
+
+INCLUDE = Path(__file__).resolve().parent / "include"
+ENTRY = INCLUDE / "opsdk_infer_entry.cpp"
+# Part of every cache key: bump it when the way libraries are built changes.
+RECIPE_VERSION = 3
+FLAGS = ("-std=c++17", "-O0", "-fPIC", "-w")  # -O0: inference runs once a case
+_INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+_ERROR = re.compile(r"^(?P<where>[^:\n]+:\d+):(?:\d+:)? (?:fatal )?error: (?P<what>.*)$", re.M)
+
+
+class BuildFailure(Exception):
+    """The sources did not compile: ``str()`` is one line, file:line and the symbol."""
+
+
+@dataclass(frozen=True)
+class Built:
+    library: Path
+    seconds: float  # compile time; 0.0 when the library came from the cache
+
+
+def header_dirs(environ=os.environ) -> tuple[tuple[Path, ...], str]:
+    """The include directories of the gert API, and whose they are: CANN's when
+    ``OPSDK_CANN_INCLUDE`` names them (``:``-separated; e.g. ``$ASCEND_HOME_PATH/include``),
+    else opsdk's stand-ins, which build anywhere g++ does (a CANN install is not used
+    unasked: see :func:`build`)."""
+    explicit = environ.get("OPSDK_CANN_INCLUDE")
+    if explicit:
+        return tuple(Path(p) for p in explicit.split(os.pathsep) if p), "CANN"
+    return (INCLUDE,), "opsdk"
+
+
+def build(inference: Inference, root: Path | None = None) -> Built:
+    """The library of ``inference``'s sources (``root``: the project, searched for the
+    headers they include), built now unless cached. Raises :class:`BuildFailure`."""
+    _, whose = header_dirs()
+    if whose == "CANN":
+        # The entry builds opsdk's own contexts; CANN's functions read CANN's layout of
+        # them (KernelRunContext), which the entry does not build yet.
+        raise BuildFailure(
+            "compiling against CANN's headers (OPSDK_CANN_INCLUDE) needs an entry that builds "
+            "CANN's own contexts, which opsdk does not have yet: unset OPSDK_CANN_INCLUDE"
+        )
+    project = _include_dirs(inference, root)
+    units = _units(inference)
+    key = _key(inference, units, project)
+    directory = locator.cache_root() / "infer" / f"{inference.sources[0].stem}_{key}"
+    library = directory / "infer.so"
+    if library.is_file():
+        return Built(library, 0.0)
+    start = time.perf_counter()
+    toolkit = _toolkit()
+    directory.mkdir(parents=True, exist_ok=True)
+    sources = []
+    for i, (name, text) in enumerate(units):
+        path = directory / f"unit{i}_{name}"
+        path.write_text(text)
+        sources.append(str(path))
+    partial = directory / f"infer.{os.getpid()}.so"
+    flags = [*FLAGS, *(f"-I{d}" for d in (toolkit, INCLUDE, *project)), "-include", "opsdk_gert.h"]
+    # The library is shared by content: its log lines name files relative to the project
+    # (Library puts the caller's folder back in front).
+    top = Path(root).resolve() if root else inference.sources[0].resolve().parent
+    flags.append(f"-fmacro-prefix-map={top}/=")
+    _compile([*flags, "-shared", *sources, str(toolkit / "entry.o"), "-o", str(partial)], directory)
+    partial.replace(library)  # atomic: a concurrent build never sees half a library
+    return Built(library, round(time.perf_counter() - start, 2))
+
+
+def _toolkit() -> Path:
+    """What every op's build shares, built once per version of opsdk's headers: the
+    generated ``opsdk_dtypes.h``, ``opsdk_gert.h`` precompiled (each op's source gets it
+    with ``-include``) and the entry's object (most of the compile time of a small op)."""
+    toolkit = locator.cache_root() / "infer" / _toolkit_name()
+    if (toolkit / "entry.o").is_file():
+        return toolkit
+    partial = toolkit.with_name(f"{toolkit.name}.{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    (partial / "opsdk_dtypes.h").write_text(_dtypes_header())
+    shutil.copyfile(INCLUDE / "opsdk_gert.h", partial / "opsdk_gert.h")
+    flags = [*FLAGS, f"-I{partial}", f"-I{INCLUDE}"]
+    _compile([*flags, "-x", "c++-header", "opsdk_gert.h", "-o", "opsdk_gert.h.gch"], partial)
+    _compile([*flags, "-c", str(ENTRY), "-o", "entry.o"], partial)
+    try:
+        partial.rename(toolkit)  # atomic; a concurrent build may have won: keep its copy
+    except OSError:
+        shutil.rmtree(partial, ignore_errors=True)
+    return toolkit
+
+
+def _toolkit_name() -> str:
+    """The toolkit's folder name: a digest of opsdk's headers, the compiler and its flags."""
+    digest = hashlib.sha256(repr((RECIPE_VERSION, FLAGS, shutil.which("g++"))).encode())
+    digest.update(_dtypes_header().encode())
+    for path in sorted(p for p in INCLUDE.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(INCLUDE)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return f"toolkit_{digest.hexdigest()[:16]}"
+
+
+def _compile(command: list[str], directory: Path) -> None:
+    done = subprocess.run(
+        [os.environ.get("CXX", "g++"), *command], capture_output=True, text=True, cwd=directory
+    )
+    if done.returncode != 0:
+        (directory / "build.log").write_text(done.stderr)
+        raise BuildFailure(_first_error(done.stderr, directory))
+
+
+def _units(inference: Inference) -> list[tuple[str, str]]:
+    """(file name, text) of each translation unit: the op's sources (an ops-nn source
+    included by absolute path, so messages name it; a samples-style one extracted)."""
+    if inference.extract:
+        return [(inference.sources[0].name, extracted(inference))]
+    return [(p.name, f'#include "{p.resolve()}"\n') for p in inference.sources]
+
+
+def _include_dirs(inference: Inference, root: Path | None) -> tuple[Path, ...]:
+    """The source's folder and its parents up to ``root``: a project includes its shared
+    helpers relative to one of them, or from a ``common/inc`` beside one (ops-nn's)."""
+    dirs = []
+    for source in inference.sources:
+        folder = source.resolve().parent
+        top = Path(root).resolve() if root else folder
+        while True:
+            dirs.append(folder)
+            if (folder / "common" / "inc").is_dir():
+                dirs.append(folder / "common" / "inc")
+            if folder == top or folder == folder.parent or not folder.is_relative_to(top):
+                break
+            folder = folder.parent
+    return tuple(dict.fromkeys(dirs))
+
+
+def _key(inference: Inference, units, project: tuple[Path, ...]) -> str:
+    """A digest of what shapes the library, by content: a package's copy of a project's
+    sources, or several ops of one file, share one build wherever they are (opsdk's
+    headers are the toolkit's key, part of this one through its name)."""
+    extracted_as = (
+        extracted(inference).replace(str(inference.sources[0]), "") if inference.extract else ""
+    )
+    digest = hashlib.sha256(repr((_toolkit_name(), extracted_as)).encode())
+    for content in sorted(p.read_bytes() for p in _included(units, project)):
+        digest.update(content + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def project_files(inference: Inference, root: Path | None = None) -> list[Path]:
+    """The project's files ``inference`` compiles from: its sources and the headers they
+    include from the project, transitively (what a copy of it must hold)."""
+    project = _include_dirs(inference, root)
+    units = [(p.name, p.read_text(errors="replace")) for p in inference.sources]
+    return sorted({p.resolve() for p in inference.sources} | _included(units, project))
+
+
+def _included(units, project: tuple[Path, ...]) -> set[Path]:
+    """The project files the units include, transitively: the sources themselves and the
+    headers found in the project's folders (CANN's own are not the project's)."""
+    seen: set[Path] = set()
+    todo = [(text, None) for _, text in units]
+    while todo:
+        text, here = todo.pop()
+        for name in _INCLUDE_LINE.findall(text):
+            candidates = [Path(name)] if Path(name).is_absolute() else []
+            candidates += [d / name for d in ((here,) if here else ()) + project]
+            for path in candidates:
+                if path.is_file() and not path.is_relative_to(INCLUDE):
+                    path = path.resolve()
+                    if path not in seen:
+                        seen.add(path)
+                        todo.append((path.read_text(errors="replace"), path.parent))
+                    break
+    return seen
+
+
+def _dtypes_header() -> str:
+    """``ge::DataType`` with CANN's numbering, from opsdk's one dtype table."""
+    rows = list(types.DTYPES.values())
+    enum = ", ".join(f"{d.ge} = {d.value}" for d in rows)
+    names = "".join(f'    case ge::{d.ge}: return "{d.ge}";\n' for d in rows)
+    top = max(d.value for d in rows) + 1
+    return (
+        "#pragma once\n#include <string>\n"
+        f"namespace ge {{\nenum DataType {{ {enum}, DT_MAX = {top} }};\n}}\n"
+        "inline std::string opsdk_dtype_name(ge::DataType dt) {\n  switch (dt) {\n"
+        f"{names}    default: return std::to_string(static_cast<int>(dt));\n  }}\n}}\n"
+    )
+
+
+def _first_error(stderr: str, directory: Path) -> str:
+    """The compiler's first error as file:line and what it says (unknown symbol...)."""
+    match = _ERROR.search(stderr)
+    what = f"{match['where']}: {match['what']}" if match else stderr.strip().splitlines()[-1:]
+    return f"does not compile: {what} (compiler output: {directory / 'build.log'})"

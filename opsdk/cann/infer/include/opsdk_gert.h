@@ -1,0 +1,596 @@
+// opsdk's own stand-in for the part of CANN's gert/ge runtime API that shape and dtype
+// inference (InferShape / InferDataType) uses. Written from the API's documented facts
+// (names, signatures, semantics); no CANN header is copied. The data behind a context is
+// opsdk's own (opsdk::Node), filled by opsdk_infer_entry.cpp from Python's request.
+#pragma once
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <initializer_list>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "opsdk_dtypes.h"  // ge::DataType, generated from opsdk's one dtype table
+
+namespace ge {
+using graphStatus = uint32_t;
+using char_t = char;
+constexpr graphStatus GRAPH_SUCCESS = 0;
+constexpr graphStatus GRAPH_FAILED = 0xFFFFFFFF;
+constexpr graphStatus GRAPH_PARAM_INVALID = 50331649;
+constexpr int64_t UNKNOWN_DIM = -1;
+constexpr int64_t UNKNOWN_DIM_NUM = -2;
+const std::vector<int64_t> UNKNOWN_SHAPE = {-1};
+const std::vector<int64_t> UNKNOWN_RANK = {-2};
+enum Format { FORMAT_NCHW, FORMAT_NHWC, FORMAT_ND, FORMAT_NC1HWC0, FORMAT_FRACTAL_Z,
+   FORMAT_NC1C0HWPAD, FORMAT_NHWC1C0, FORMAT_FSR_NCHW, FORMAT_FRACTAL_DECONV, FORMAT_C1HWNC0,
+   FORMAT_FRACTAL_DECONV_TRANSPOSE, FORMAT_FRACTAL_DECONV_SP_STRIDE_TRANS, FORMAT_NC1HWC0_C04,
+   FORMAT_FRACTAL_Z_C04, FORMAT_CHWN, FORMAT_FRACTAL_DECONV_SP_STRIDE8_TRANS, FORMAT_HWCN,
+   FORMAT_NC1KHKWHWC0, FORMAT_BN_WEIGHT, FORMAT_FILTER_HWCK, FORMAT_HASHTABLE_LOOKUP_LOOKUPS,
+   FORMAT_HASHTABLE_LOOKUP_KEYS, FORMAT_HASHTABLE_LOOKUP_VALUE, FORMAT_HASHTABLE_LOOKUP_OUTPUT,
+   FORMAT_HASHTABLE_LOOKUP_HITS, FORMAT_C1HWNCoC0, FORMAT_MD, FORMAT_NDHWC, FORMAT_FRACTAL_ZZ,
+   FORMAT_FRACTAL_NZ, FORMAT_NCDHW, FORMAT_DHWCN, FORMAT_NDC1HWC0, FORMAT_FRACTAL_Z_3D,
+   FORMAT_CN, FORMAT_NC, FORMAT_DHWNC, FORMAT_FRACTAL_Z_3D_TRANSPOSE, FORMAT_FRACTAL_ZN_LSTM,
+   FORMAT_FRACTAL_Z_G, FORMAT_RESERVED, };  // in graph/types.h's order
+inline Format GetPrimaryFormat(int32_t format) { return static_cast<Format>(format & 0xff); }
+class AscendString {
+ public:
+  AscendString(const char *text = "") : text_(text == nullptr ? "" : text) {}
+  const char *GetString() const { return text_.c_str(); }
+ private:
+  std::string text_;
+};
+class TypeUtils {
+ public:
+  static std::string DataTypeToSerialString(DataType dt) { return opsdk_dtype_name(dt); }
+  static AscendString DataTypeToAscendString(DataType dt) { return AscendString(opsdk_dtype_name(dt).c_str()); }
+  static AscendString FormatToAscendString(Format f) { return AscendString(std::to_string(static_cast<int>(f)).c_str()); }
+  static std::string FormatToSerialString(Format f) { return std::to_string(static_cast<int>(f)); }
+};
+inline bool MulOverflow(int64_t a, int64_t b, int64_t &out) { return __builtin_mul_overflow(a, b, &out); }
+inline bool AddOverflow(int64_t a, int64_t b, int64_t &out) { return __builtin_add_overflow(a, b, &out); }
+}  // namespace ge
+
+namespace gert {
+using ge::graphStatus;
+
+class Shape {
+ public:
+  static constexpr size_t kMaxDimNum = 25;
+  Shape() : dim_num_(0), dims_{} {}
+  Shape(std::initializer_list<int64_t> dims) : Shape() { for (int64_t d : dims) AppendDim(d); }
+  size_t GetDimNum() const { return dim_num_; }
+  void SetDimNum(size_t n) { dim_num_ = std::min(n, kMaxDimNum); }
+  int64_t GetDim(size_t i) const { return i < kMaxDimNum ? dims_[i] : INT64_MIN; }
+  void SetDim(size_t i, int64_t v) { if (i < kMaxDimNum) dims_[i] = v; }
+  Shape &AppendDim(int64_t v) { if (dim_num_ < kMaxDimNum) dims_[dim_num_++] = v; return *this; }
+  const int64_t &operator[](size_t i) const { return dims_[i]; }
+  int64_t &operator[](size_t i) { return dims_[i]; }
+  bool IsScalar() const { return dim_num_ == 0; }
+  void SetScalar() { dim_num_ = 0; }
+  int64_t GetShapeSize() const {
+    int64_t size = 1;
+    for (size_t i = 0; i < dim_num_; ++i) {
+      if (dims_[i] < 0 || ge::MulOverflow(size, dims_[i], size)) return -1;
+    }
+    return size;
+  }
+  bool operator==(const Shape &o) const {
+    if (dim_num_ != o.dim_num_) return false;
+    for (size_t i = 0; i < dim_num_; ++i) if (dims_[i] != o.dims_[i]) return false;
+    return true;
+  }
+  bool operator!=(const Shape &o) const { return !(*this == o); }
+ private:
+  size_t dim_num_;
+  int64_t dims_[kMaxDimNum];
+};
+
+class StorageShape {
+ public:
+  StorageShape() = default;
+  StorageShape(std::initializer_list<int64_t> origin, std::initializer_list<int64_t> storage)
+      : origin_(origin), storage_(storage) {}
+  const Shape &GetOriginShape() const { return origin_; }
+  const Shape &GetStorageShape() const { return storage_; }
+  Shape &MutableOriginShape() { return origin_; }
+  Shape &MutableStorageShape() { return storage_; }
+ private:
+  Shape origin_, storage_;
+};
+
+class StorageFormat {
+ public:
+  ge::Format GetOriginFormat() const { return ge::FORMAT_ND; }
+  ge::Format GetStorageFormat() const { return ge::FORMAT_ND; }
+};
+
+// A value-depend input: its shape, dtype and host data.
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(const Shape &shape, ge::DataType dt, const void *data) : shape_(shape), dt_(dt), data_(data) {}
+  const Shape &GetOriginShape() const { return shape_; }
+  const Shape &GetStorageShape() const { return shape_; }
+  const Shape &GetShape() const { return shape_; }
+  int64_t GetShapeSize() const { return shape_.GetShapeSize(); }
+  size_t GetDimNum() const { return shape_.GetDimNum(); }
+  ge::DataType GetDataType() const { return dt_; }
+  ge::Format GetOriginFormat() const { return ge::FORMAT_ND; }
+  ge::Format GetStorageFormat() const { return ge::FORMAT_ND; }
+  template <typename T> const T *GetData() const { return static_cast<const T *>(data_); }
+  const void *GetAddr() const { return data_; }
+ private:
+  Shape shape_;
+  ge::DataType dt_ = ge::DT_UNDEFINED;
+  const void *data_ = nullptr;
+};
+
+class ContinuousVector {
+ public:
+  size_t GetSize() const { return size_; }
+  size_t GetCapacity() const { return size_; }
+  const void *GetData() const { return data_; }
+ protected:
+  size_t size_ = 0;
+  const void *data_ = nullptr;
+};
+
+template <typename T>
+class TypedContinuousVector : public ContinuousVector {
+ public:
+  TypedContinuousVector(const void *data, size_t size) { data_ = data; size_ = size; }
+  const T *GetData() const { return static_cast<const T *>(data_); }
+};
+
+class RuntimeAttrs {
+ public:
+  template <typename T> const T *GetAttrPointer(size_t i) const {
+    return reinterpret_cast<const T *>(GetPointerByIndex(i));
+  }
+  const int64_t *GetInt(size_t i) const { return GetAttrPointer<int64_t>(i); }
+  const float *GetFloat(size_t i) const { return GetAttrPointer<float>(i); }
+  const bool *GetBool(size_t i) const { return GetAttrPointer<bool>(i); }
+  const char *GetStr(size_t i) const { return GetAttrPointer<char>(i); }
+  const TypedContinuousVector<int64_t> *GetListInt(size_t i) const {
+    return GetAttrPointer<TypedContinuousVector<int64_t>>(i);
+  }
+  const TypedContinuousVector<float> *GetListFloat(size_t i) const {
+    return GetAttrPointer<TypedContinuousVector<float>>(i);
+  }
+  const TypedContinuousVector<bool> *GetListBool(size_t i) const {
+    return GetAttrPointer<TypedContinuousVector<bool>>(i);
+  }
+  size_t GetAttrNum() const { return pointers.size(); }
+  const void *GetPointerByIndex(size_t i) const { return i < pointers.size() ? pointers[i] : nullptr; }
+  std::vector<const void *> pointers;  // opsdk's: one per IR attr, in IR order
+};
+
+class AnchorInstanceInfo {
+ public:
+  AnchorInstanceInfo(size_t start, size_t num) : start_(start), num_(num) {}
+  size_t GetInstanceStart() const { return start_; }
+  size_t GetInstanceNum() const { return num_; }
+ private:
+  size_t start_, num_;
+};
+
+class CompileTimeTensorDesc {
+ public:
+  ge::DataType GetDataType() const { return dt; }
+  void SetDataType(ge::DataType value) { dt = value; }
+  ge::Format GetOriginFormat() const { return ge::FORMAT_ND; }
+  ge::Format GetStorageFormat() const { return ge::FORMAT_ND; }
+  ge::DataType dt = ge::DT_UNDEFINED;
+};
+}  // namespace gert
+
+namespace opsdk {
+// What a context reads and writes: the node GE would infer, as opsdk's request gives it.
+struct Node {
+  std::string name, type;
+  std::vector<gert::AnchorInstanceInfo> ir_inputs;  // per IR input: its given instances
+  std::vector<gert::AnchorInstanceInfo> ir_outputs;  // one instance per output
+  std::vector<gert::Shape> input_shapes;           // per given instance
+  std::vector<gert::Tensor> input_tensors;
+  std::vector<gert::CompileTimeTensorDesc> input_descs;
+  std::vector<gert::Shape> output_shapes;
+  std::vector<gert::CompileTimeTensorDesc> output_descs;
+  gert::RuntimeAttrs attrs;
+  size_t outputs_asked = 0;  // 1 + the highest output index the functions asked for
+  void Asked(size_t i) { outputs_asked = std::max(outputs_asked, i + 1); }
+};
+}  // namespace opsdk
+
+namespace gert {
+// The node as GE describes it to a kernel (its IR inputs' instances, its tensors' descs).
+class ComputeNodeInfo {
+ public:
+  explicit ComputeNodeInfo(opsdk::Node *node) : node_(node) {}
+  const char *GetNodeName() const { return node_->name.c_str(); }
+  const char *GetNodeType() const { return node_->type.c_str(); }
+  size_t GetIrInputsNum() const { return node_->ir_inputs.size(); }
+  size_t GetInputsNum() const { return node_->input_shapes.size(); }
+  size_t GetOutputsNum() const { return node_->output_shapes.size(); }
+  const AnchorInstanceInfo *GetInputInstanceInfo(size_t ir) const {
+    return ir < node_->ir_inputs.size() ? &node_->ir_inputs[ir] : nullptr;
+  }
+  const CompileTimeTensorDesc *GetInputTdInfo(size_t i) const {
+    return i < node_->input_descs.size() ? &node_->input_descs[i] : nullptr;
+  }
+  const CompileTimeTensorDesc *GetOutputTdInfo(size_t i) const {
+    return i < node_->output_descs.size() ? &node_->output_descs[i] : nullptr;
+  }
+  CompileTimeTensorDesc *MutableOutputTdInfo(size_t i) const {
+    return i < node_->output_descs.size() ? &node_->output_descs[i] : nullptr;
+  }
+  const RuntimeAttrs *GetAttrs() const { return &node_->attrs; }
+ private:
+  opsdk::Node *node_;
+};
+
+class ExtendedKernelContext {
+ public:
+  explicit ExtendedKernelContext(opsdk::Node *node) : node_(node), info_(node) {}
+  const ComputeNodeInfo *GetComputeNodeInfo() const { return &info_; }
+  const char *GetNodeName() const { return node_->name.c_str(); }
+  const char *GetNodeType() const { return node_->type.c_str(); }
+  const RuntimeAttrs *GetAttrs() const { return &node_->attrs; }
+  size_t GetComputeNodeInputNum() const { return node_->input_shapes.size(); }
+  size_t GetComputeNodeOutputNum() const { return node_->output_shapes.size(); }
+  const AnchorInstanceInfo *GetIrInputInstanceInfo(size_t ir) const {
+    return ir < node_->ir_inputs.size() ? &node_->ir_inputs[ir] : nullptr;
+  }
+  const AnchorInstanceInfo *GetIrOutputInstanceInfo(size_t ir) const {
+    return ir < node_->ir_outputs.size() ? &node_->ir_outputs[ir] : nullptr;
+  }
+  const CompileTimeTensorDesc *GetInputDesc(size_t i) const { return At(node_->input_descs, i); }
+  const CompileTimeTensorDesc *GetOptionalInputDesc(size_t ir) const { return At(node_->input_descs, Instance(ir, 0)); }
+  const CompileTimeTensorDesc *GetRequiredInputDesc(size_t ir) const { return GetOptionalInputDesc(ir); }
+  const CompileTimeTensorDesc *GetDynamicInputDesc(size_t ir, size_t k) const { return At(node_->input_descs, Instance(ir, k)); }
+  const CompileTimeTensorDesc *GetOutputDesc(size_t i) const { return At(node_->output_descs, i); }
+ protected:
+  // The instance index of the k-th instance of IR input ``ir``; past the end when absent.
+  size_t Instance(size_t ir, size_t k) const {
+    const AnchorInstanceInfo *info = GetIrInputInstanceInfo(ir);
+    return info == nullptr || k >= info->GetInstanceNum() ? SIZE_MAX : info->GetInstanceStart() + k;
+  }
+  template <typename T> static T *At(std::vector<T> &v, size_t i) { return i < v.size() ? &v[i] : nullptr; }
+  template <typename T> static const T *At(const std::vector<T> &v, size_t i) { return i < v.size() ? &v[i] : nullptr; }
+  opsdk::Node *node_;
+  ComputeNodeInfo info_;
+};
+
+class InferShapeContext : public ExtendedKernelContext {
+ public:
+  using ExtendedKernelContext::ExtendedKernelContext;
+  const Shape *GetInputShape(size_t i) const { return At(node_->input_shapes, i); }
+  const Shape *GetOptionalInputShape(size_t ir) const { return At(node_->input_shapes, Instance(ir, 0)); }
+  const Shape *GetRequiredInputShape(size_t ir) const { return GetOptionalInputShape(ir); }
+  const Shape *GetDynamicInputShape(size_t ir, size_t k) const { return At(node_->input_shapes, Instance(ir, k)); }
+  const Tensor *GetInputTensor(size_t i) const { return Data(At(node_->input_tensors, i)); }
+  const Tensor *GetOptionalInputTensor(size_t ir) const { return Data(At(node_->input_tensors, Instance(ir, 0))); }
+  const Tensor *GetRequiredInputTensor(size_t ir) const { return GetOptionalInputTensor(ir); }
+  const Tensor *GetDynamicInputTensor(size_t ir, size_t k) const { return Data(At(node_->input_tensors, Instance(ir, k))); }
+  Shape *GetOutputShape(size_t i) { node_->Asked(i); return At(node_->output_shapes, i); }
+ private:
+  // An input's tensor exists for GE only when its data is known (a value-depend input).
+  static const Tensor *Data(const Tensor *t) { return t != nullptr && t->GetAddr() != nullptr ? t : nullptr; }
+};
+
+class InferDataTypeContext : public ExtendedKernelContext {
+ public:
+  using ExtendedKernelContext::ExtendedKernelContext;
+  ge::DataType GetInputDataType(size_t i) const { return Dt(GetInputDesc(i)); }
+  ge::DataType GetOptionalInputDataType(size_t ir) const { return Dt(GetOptionalInputDesc(ir)); }
+  ge::DataType GetRequiredInputDataType(size_t ir) const { return Dt(GetRequiredInputDesc(ir)); }
+  ge::DataType GetDynamicInputDataType(size_t ir, size_t k) const { return Dt(GetDynamicInputDesc(ir, k)); }
+  ge::DataType GetOutputDataType(size_t i) const { return Dt(GetOutputDesc(i)); }
+  graphStatus SetOutputDataType(size_t i, ge::DataType dt) {
+    node_->Asked(i);
+    if (i >= node_->output_descs.size()) return ge::GRAPH_FAILED;
+    node_->output_descs[i].dt = dt;
+    return ge::GRAPH_SUCCESS;
+  }
+ private:
+  static ge::DataType Dt(const CompileTimeTensorDesc *d) { return d == nullptr ? ge::DT_UNDEFINED : d->GetDataType(); }
+};
+
+// Shape ranges (GE's dynamic-shape ranges): declared so range functions compile; opsdk
+// never calls them.
+template <typename T> class Range {
+ public:
+  const T *GetMin() const { return &min_; }
+  const T *GetMax() const { return &max_; }
+  T *GetMin() { return &min_; }
+  T *GetMax() { return &max_; }
+ private:
+  T min_, max_;
+};
+class InferShapeRangeContext : public ExtendedKernelContext {
+ public:
+  using ExtendedKernelContext::ExtendedKernelContext;
+  const Range<Shape> *GetInputShapeRange(size_t) const { return nullptr; }
+  const Range<Shape> *GetOptionalInputShapeRange(size_t) const { return nullptr; }
+  const Range<Shape> *GetDynamicInputShapeRange(size_t, size_t) const { return nullptr; }
+  Range<Shape> *GetOutputShapeRange(size_t) { return nullptr; }
+};
+
+using OpImplKernelRegistry = void;
+using InferShapeKernelFunc = graphStatus (*)(InferShapeContext *);
+using InferDataTypeKernelFunc = graphStatus (*)(InferDataTypeContext *);
+using InferShapeRangeKernelFunc = graphStatus (*)(InferShapeRangeContext *);
+}  // namespace gert
+
+namespace opsdk {
+struct Impl {
+  gert::InferShapeKernelFunc infer_shape = nullptr;
+  gert::InferDataTypeKernelFunc infer_dtype = nullptr;
+};
+std::map<std::string, Impl> &Registry();
+void Log(char level, const char *name, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+inline void Log(char level, const char *name, const char *file, int line) { Log(level, name, file, line, "%s", ""); }
+inline const char *NameOf(const char *name) { return name; }
+inline const char *NameOf(const std::string &name) { return name.c_str(); }
+template <typename C> const char *NameOf(C *context) { return context == nullptr ? "?" : context->GetNodeName(); }
+inline void Part(std::string &out, const char *text) { out += text == nullptr ? "" : text; }
+inline void Part(std::string &out, const std::string &text) { out += text; }
+template <typename T> void Part(std::string &out, const T &value) { out += std::to_string(value); }
+// An error report of parts: "a, b, c".
+template <typename... A> void Report(const char *name, const char *file, int line, const A &...parts) {
+  std::string text;
+  ((text.empty() ? void() : void(text += ", "), Part(text, parts)), ...);
+  Log('E', name, file, line, "%s", text.c_str());
+}
+
+// What IMPL_OP_INFERSHAPE(Op) returns: records the functions; other settings are accepted.
+class OpImplRegister {
+ public:
+  explicit OpImplRegister(const char *op) : impl_(&Registry()[op]) {}
+  OpImplRegister &InferShape(gert::InferShapeKernelFunc f) { impl_->infer_shape = f; return *this; }
+  OpImplRegister &InferDataType(gert::InferDataTypeKernelFunc f) { impl_->infer_dtype = f; return *this; }
+  OpImplRegister &InferShapeRange(gert::InferShapeRangeKernelFunc) { return *this; }
+  OpImplRegister &InputsDataDependency(std::initializer_list<int32_t>) { return *this; }
+  OpImplRegister &OutputShapeDependOnCompute(std::initializer_list<int32_t>) { return *this; }
+  OpImplRegister &PrivateAttr(const char *, ...) { return *this; }
+  template <typename... A> OpImplRegister &Tiling(A...) { return *this; }
+  // Every output takes the first input's dtype (registered as an InferDataType).
+  OpImplRegister &InferOutDataTypeSameWithFirstInput() {
+    impl_->infer_dtype = [](gert::InferDataTypeContext *context) -> ge::graphStatus {
+      for (size_t i = 0; i < context->GetComputeNodeOutputNum(); ++i) {
+        context->SetOutputDataType(i, context->GetInputDataType(0));
+      }
+      return ge::GRAPH_SUCCESS;
+    };
+    return *this;
+  }
+ private:
+  Impl *impl_;
+};
+}  // namespace opsdk
+
+#define OPSDK_CAT_(a, b) a##b
+#define OPSDK_CAT(a, b) OPSDK_CAT_(a, b)
+#define IMPL_OP_INFERSHAPE(op) \
+  static ::opsdk::OpImplRegister OPSDK_CAT(opsdk_impl_, __COUNTER__) = ::opsdk::OpImplRegister(#op)
+#define IMPL_OP(op) IMPL_OP_INFERSHAPE(op)
+
+#define OPSDK_LOG(level, ctx, ...) ::opsdk::Log(level, ::opsdk::NameOf(ctx), __FILE__, __LINE__, ##__VA_ARGS__)
+#define OP_LOGD(ctx, ...) OPSDK_LOG('D', ctx, ##__VA_ARGS__)
+#define OP_LOGI(ctx, ...) OPSDK_LOG('I', ctx, ##__VA_ARGS__)
+#define OP_LOGW(ctx, ...) OPSDK_LOG('W', ctx, ##__VA_ARGS__)
+#define OP_LOGE(ctx, ...) OPSDK_LOG('E', ctx, ##__VA_ARGS__)
+#define OP_LOGE_WITHOUT_REPORT(ctx, ...) OP_LOGE(ctx, ##__VA_ARGS__)
+#define OP_CHECK_IF(cond, log, expr) \
+  do {                               \
+    if (cond) {                      \
+      log;                           \
+      expr;                          \
+    }                                \
+  } while (0)
+#define OP_CHECK_NULL_WITH_CONTEXT(ctx, ptr)            \
+  do {                                                  \
+    if ((ptr) == nullptr) {                             \
+      OP_LOGE(ctx, "%s is nullptr", #ptr);              \
+      return ::ge::GRAPH_FAILED;                        \
+    }                                                   \
+  } while (0)
+#define OPS_CHECK_NULL_WITH_CONTEXT(ctx, ptr) OP_CHECK_NULL_WITH_CONTEXT(ctx, ptr)
+// The error-report macros name the op, then what is wrong (strings or numbers).
+#define OPSDK_REPORT(ctx, ...) ::opsdk::Report(::opsdk::NameOf(ctx), __FILE__, __LINE__, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_VALUE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_VALUE_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_VALUES_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_LISTSIZE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPEDIM(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPEDIM_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPEDIMS_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPE_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPES_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPESIZE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPESIZE_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPESIZES_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_DTYPE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_DTYPE_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_DTYPES_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_FORMAT(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_FORMATS_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_TENSORNUM(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_WITH_INVALID_ATTR_SIZE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_WITH_INVALID_INPUT(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define CUBE_INNER_ERR_REPORT(ctx, ...) OP_LOGE(ctx, __VA_ARGS__)
+#define REPORT_INNER_ERR_MSG(code, ...) ::opsdk::Log('E', code, __FILE__, __LINE__, __VA_ARGS__)
+#define VECTOR_INNER_ERR_REPORT_TILIING(ctx, ...) OP_LOGE(ctx, __VA_ARGS__)
+#define OPS_LOG_D(ctx, ...) OP_LOGD(ctx, ##__VA_ARGS__)
+#define OPS_LOG_I(ctx, ...) OP_LOGI(ctx, ##__VA_ARGS__)
+#define OPS_LOG_W(ctx, ...) OP_LOGW(ctx, ##__VA_ARGS__)
+#define OPS_LOG_E(ctx, ...) OP_LOGE(ctx, ##__VA_ARGS__)
+#define OPS_ERR_IF(cond, log, expr) OP_CHECK_IF(cond, log, expr)
+#define OP_TILING_CHECK(cond, log, expr) OP_CHECK_IF(cond, log, expr)
+#define OPS_REPORT_VECTOR_INNER_ERR(ctx, ...) OP_LOGE(ctx, ##__VA_ARGS__)
+#define OPS_REPORT_CUBE_INNER_ERR(ctx, ...) OP_LOGE(ctx, ##__VA_ARGS__)
+#define OP_LOGW_IF(cond, ctx, ...) \
+  do {                             \
+    if (cond) OP_LOGW(ctx, ##__VA_ARGS__); \
+  } while (0)
+#define D_OP_LOGE(ctx, ...) OP_LOGE(ctx, __VA_ARGS__)
+#define D_OP_LOGD(ctx, ...) OP_LOGD(ctx, __VA_ARGS__)
+#define D_OP_LOGI(ctx, ...) OP_LOGI(ctx, __VA_ARGS__)
+#define D_OP_LOGW(ctx, ...) OP_LOGW(ctx, __VA_ARGS__)
+
+#define OPS_CHECK_NULL_WITH_CONTEXT_BOOL(ctx, ptr) \
+  do {                                             \
+    if ((ptr) == nullptr) {                        \
+      OP_LOGE(ctx, "%s is nullptr", #ptr);         \
+      return false;                                \
+    }                                              \
+  } while (0)
+#define OP_LOGE_IF(cond, ret, name, ...) \
+  do {                                   \
+    if (cond) {                          \
+      OP_LOGE(name, ##__VA_ARGS__);      \
+      return ret;                        \
+    }                                    \
+  } while (0)
+
+// A shape (or anything with GetDimNum/GetDim) as "[a, b]" (ops-nn's error_util.h has it).
+template <typename T> std::string Shape2String(const T &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.GetDimNum(); ++i) out += (i ? ", " : "") + std::to_string(shape.GetDim(i));
+  return out + "]";
+}
+
+// The chip CANN's platform API reports: opsdk infers as for Atlas A2 (ascend910b), the
+// chip its OpDef reader reads definitions for.
+namespace fe {
+struct StrInfo {
+  std::string short_soc_version = "Ascend910B";
+  std::string ai_core_version = "Ascend910B";
+};
+struct PlatformInfo {
+  StrInfo str_info;
+};
+struct OptionalInfo {
+  std::string soc_version = "Ascend910B1";
+};
+class PlatformInfoManager {
+ public:
+  static PlatformInfoManager &Instance() {
+    static PlatformInfoManager manager;
+    return manager;
+  }
+  uint32_t InitializePlatformInfo() { return 0; }
+  uint32_t GetPlatformInfoWithOutSocVersion(PlatformInfo &, OptionalInfo &) { return 0; }
+  uint32_t GetPlatformInfo(const std::string &, PlatformInfo &, OptionalInfo &) { return 0; }
+};
+}  // namespace fe
+
+namespace Ops {
+namespace Base {
+inline bool IsUnknownRank(const gert::Shape &s) { return s.GetDimNum() == 1 && s.GetDim(0) == -2; }
+inline void SetUnknownRank(gert::Shape &s) { s.SetDimNum(0); s.AppendDim(-2); }
+inline bool IsUnknownShape(const gert::Shape &s) {
+  for (size_t i = 0; i < s.GetDimNum(); ++i) if (s.GetDim(i) < 0) return true;
+  return false;
+}
+inline void SetUnknownShape(size_t rank, gert::Shape &s) { s.SetDimNum(0); for (size_t i = 0; i < rank; ++i) s.AppendDim(-1); }
+inline std::string ToString(const gert::Shape &s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.GetDimNum(); ++i) out += (i ? ", " : "") + std::to_string(s.GetDim(i));
+  return out + "]";
+}
+template <typename T> T CeilDiv(T a, T b) { return b == 0 ? a : (a + b - 1) / b; }
+template <typename T> T FloorDiv(T a, T b) { return b == 0 ? a : a / b; }
+inline ge::graphStatus InferShape4Elewise(gert::InferShapeContext *context) {
+  const gert::Shape *in = context->GetInputShape(0);
+  gert::Shape *out = context->GetOutputShape(0);
+  if (in == nullptr || out == nullptr) return ge::GRAPH_FAILED;
+  *out = *in;
+  return ge::GRAPH_SUCCESS;
+}
+// Broadcast ``a`` and ``b`` into ``out`` (numpy rules; -1 unknown), false if they cannot.
+inline bool BroadcastShape(const gert::Shape &a, const gert::Shape &b, gert::Shape &out) {
+  if (IsUnknownRank(a) || IsUnknownRank(b)) { SetUnknownRank(out); return true; }
+  size_t rank = std::max(a.GetDimNum(), b.GetDimNum());
+  gert::Shape result;
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i + a.GetDimNum() >= rank ? a.GetDim(i + a.GetDimNum() - rank) : 1;
+    int64_t y = i + b.GetDimNum() >= rank ? b.GetDim(i + b.GetDimNum() - rank) : 1;
+    if (x == y || y == 1) { result.AppendDim(x); }
+    else if (x == 1) { result.AppendDim(y); }
+    else if (x == -1 || y == -1) { result.AppendDim(x == -1 ? y : x); }
+    else { return false; }
+  }
+  out = result;
+  return true;
+}
+inline bool BroadcastShape(const gert::Shape *a, const gert::Shape *b, gert::Shape *out) {
+  return a != nullptr && b != nullptr && out != nullptr && BroadcastShape(*a, *b, *out);
+}
+inline bool BroadcastShape(const std::vector<const gert::Shape *> &shapes, gert::Shape *out) {
+  if (out == nullptr) return false;
+  gert::Shape result;
+  for (const gert::Shape *s : shapes) {
+    if (s == nullptr || !BroadcastShape(result, *s, result)) return false;
+  }
+  *out = result;
+  return true;
+}
+inline std::string ToString(ge::DataType dt) { return opsdk_dtype_name(dt); }
+inline std::string ToString(ge::Format format) { return std::to_string(static_cast<int>(format)); }
+inline std::string ToString(const std::vector<const gert::Shape *> &shapes) {
+  std::string out;
+  for (const gert::Shape *s : shapes) out += s == nullptr ? "null" : ToString(*s);
+  return out;
+}
+// A value-depend input's first value (int32 or int64 data), false without data.
+template <typename C, typename V> bool GetConstInt(C *context, size_t index, V &value) {
+  const gert::Tensor *tensor = context->GetInputTensor(index);
+  if (tensor == nullptr || tensor->GetShapeSize() < 1) return false;
+  bool wide = tensor->GetDataType() == ge::DT_INT64;
+  value = static_cast<V>(wide ? tensor->GetData<int64_t>()[0] : tensor->GetData<int32_t>()[0]);
+  return true;
+}
+// A value-depend input's values as a shape, false without data.
+template <typename C> bool GetConstIntToShape(C *context, int64_t index, gert::Shape &shape) {
+  const gert::Tensor *tensor = context->GetInputTensor(index);
+  if (tensor == nullptr || tensor->GetShapeSize() < 0) return false;
+  bool wide = tensor->GetDataType() == ge::DT_INT64;
+  shape.SetDimNum(0);
+  for (int64_t i = 0; i < tensor->GetShapeSize(); ++i) {
+    shape.AppendDim(wide ? tensor->GetData<int64_t>()[i] : tensor->GetData<int32_t>()[i]);
+  }
+  return true;
+}
+// The first ``inputs`` inputs broadcast into output 0.
+inline ge::graphStatus InferShape4Broadcast(gert::InferShapeContext *context, size_t inputs) {
+  gert::Shape result;
+  for (size_t i = 0; i < std::min(inputs, context->GetComputeNodeInputNum()); ++i) {
+    const gert::Shape *in = context->GetInputShape(i);
+    if (in == nullptr || !BroadcastShape(result, *in, result)) {
+      OP_LOGE(context, "the inputs do not broadcast");
+      return ge::GRAPH_FAILED;
+    }
+  }
+  gert::Shape *out = context->GetOutputShape(0);
+  if (out == nullptr) return ge::GRAPH_FAILED;
+  *out = result;
+  return ge::GRAPH_SUCCESS;
+}
+inline ge::graphStatus InferShape4Broadcast(gert::InferShapeContext *context) {
+  return InferShape4Broadcast(context, SIZE_MAX);
+}
+}  // namespace Base
+}  // namespace Ops

@@ -1,0 +1,207 @@
+"""Layer ``infer`` of the ``ge`` column: hold the op's fake function to its C++ inference.
+
+On an NPU host GE runs the op's C++ InferShape / InferDataType when it compiles the graph
+(a symbolic dim is -1) and again when it runs it (real sizes), and the kernel's outputs
+are sized by it; TorchAir traced the graph with the fake function. Offline the GE
+stand-in runs the CPU reference instead, written by the fake's author, so nothing would
+compare them: here every node of the op the executor runs is inferred by the op's
+compiled C++ (:mod:`opsdk.cann.infer`) twice, as GE would, and held to the outputs
+TorchAir traced for the node (the FX values it records on them) and to those it produced.
+The definition's declared output dtypes (``IrDef.dtypes``) hold the traced ones too,
+C++ or not. An op whose IR names no C++ (``IrDef.infer_root``) is not checked against
+C++ here; one whose C++ does not compile is reported ``not checked`` (a warning on the
+cell), never passed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import torch
+
+from opsdk._runtime import irdef, types
+from opsdk.cann import infer
+from opsdk.cann.infer.compare import declared, disagreements
+from opsdk.harness.cell import CellFailure
+from opsdk.offline.ge import observe
+from opsdk.offline.ge.proto import decode_attr, dtype_name
+
+__all__ = ["held"]
+
+_LIBRARIES: dict[tuple[str, str], tuple[infer.Library, infer.Inference] | str] = {}
+_GE_BY_TORCH = {
+    getattr(torch, d.torch): d for d in types.DTYPES.values() if d.torch and hasattr(torch, d.torch)
+}
+
+
+class Held:
+    """The findings of one cell, judged after each case."""
+
+    def __init__(self, qualname: str):
+        self.types = {ir.op_type for ir in irdef.for_op(qualname)}
+        self.findings: list[str] = []
+        self.marks: dict[str, str] = {}
+
+    def node_ran(self, node_def, inputs: list, outputs: list) -> None:
+        ir = irdef.lookup(node_def.type)
+        if node_def.type not in self.types or ir is None:
+            return
+        traced_dtypes = [_traced(d)[1] for d in node_def.output_desc]
+        self._declared(ir, node_def, traced_dtypes)
+        if ir.infer_root:
+            self._inferred(ir, node_def, inputs, outputs, traced_dtypes)
+
+    def _declared(self, ir: irdef.IrDef, node_def, traced_dtypes: list) -> None:
+        """The traced output dtypes against the definition's declared rows (``IrDef.dtypes``),
+        with or without an InferDataType."""
+        rows = ir.dtype_rows()
+        if not rows:
+            return
+        given = {_ir_name(ir.inputs, d.name): dtype_name(d) for d in node_def.input_desc}
+        names = [_ir_name(ir.outputs, d.name) for d in node_def.output_desc]
+        for problem in declared(rows, given, list(zip(names, traced_dtypes, strict=True))):
+            self._found(node_def, ir, "compile", given, problem, "ir.py (IrDef.dtypes)")
+
+    def _inferred(self, ir, node_def, inputs: list, outputs: list, traced_dtypes: list) -> None:
+        loaded = _library(ir)
+        if isinstance(loaded, str):
+            warnings.warn(f"infer: {ir.op_type} not checked: {loaded}", stacklevel=3)
+            return
+        library, inference = loaded
+        attrs = [_attr(node_def, a) for a in ir.attrs]
+        instances = _instances(ir, node_def)
+        descs = node_def.input_desc
+        traced = [_traced(d)[0] for d in node_def.output_desc]
+        at_compile = [[_given(descs[i]) for i in slots] for slots in instances]
+        at_run = [[_given(descs[i], inputs[i], ir) for i in slots] for slots in instances]
+        real = [tuple(t.shape) for t in outputs]
+        real_dtypes = [_ge(t.dtype).ge for t in outputs]
+        # At compile, the node's traced outputs are the fake's; at run (when sizes were
+        # symbolic) the outputs the reference produced, which the fake column ties to the fake.
+        checks = [("compile", at_compile, traced, traced_dtypes, "fake")]
+        if at_compile != at_run:
+            checks.append(("run", at_run, real, real_dtypes, "reference"))
+        for when, given, shapes, dtypes, other in checks:
+            answer = library.infer(ir.op_type, given, attrs, len(outputs), node_def.name)
+            found = disagreements(answer, shapes, dtypes, compile=when == "compile", other=other)
+            for problem in found:
+                function = (
+                    inference.infer_dtype if problem.kind == "dtype" else inference.infer_shape
+                )
+                shapes_given = [[list(g.shape) for g in gs] for gs in given]
+                self._found(node_def, ir, when, shapes_given, problem, f"C++ {function}")
+            if found:
+                return
+
+    def _found(self, node_def, ir, when: str, given, problem, source: str) -> None:
+        self.findings.append(
+            f"{node_def.name} ({ir.op_type}) at {when}, inputs {given}: {problem}; {source}"
+        )
+        self.marks.setdefault(node_def.name, f"{source.split(' (')[0]}: {problem.kind}")
+
+    def check(self) -> None:
+        """Fail the cell in layer ``infer`` if a node disagreed."""
+        if self.findings:
+            findings, self.findings = self.findings, []
+            raise CellFailure(
+                "infer",
+                "the op's CANN definition or C++ inference disagrees with its fake function: "
+                + "; ".join(dict.fromkeys(findings))
+                + ". Fix the side named likelier wrong (specs.py may need to refuse the case)",
+                self.marks,
+            )
+
+
+@contextlib.contextmanager
+def held(qualname: str) -> Iterator[Held]:
+    """Watch the op's nodes while the block runs; call :meth:`Held.check` per case."""
+    watcher = Held(qualname)
+    with observe.watching(watcher.node_ran):
+        yield watcher
+
+
+def _library(ir: irdef.IrDef):
+    """The compiled inference of ``ir`` and where it is, or why there is none (a line)."""
+    key = (ir.op_type, ir.infer_root)
+    if key not in _LIBRARIES:
+        root = Path(ir.infer_root)
+        inference = infer.find(ir.op_type, root) if root.is_dir() else None
+        if inference is None or inference.infer_shape is None:
+            _LIBRARIES[key] = f"no C++ InferShape of {ir.op_type} under {root}"
+        else:
+            try:
+                built = infer.build(inference, root)
+                _LIBRARIES[key] = (infer.Library(built.library, root.resolve()), inference)
+            except infer.BuildFailure as err:
+                _LIBRARIES[key] = str(err)
+    return _LIBRARIES[key]
+
+
+def _ir_name(tensors, name: str) -> str:
+    """The IR input or output a node's tensor is (``x1`` of a dynamic ``x`` is ``x``)."""
+    for tensor in tensors:
+        if name == tensor.name or (
+            tensor.kind == "dynamic"
+            and name.startswith(tensor.name)
+            and name[len(tensor.name) :].isdigit()
+        ):
+            return tensor.name
+    return name
+
+
+def _instances(ir: irdef.IrDef, node_def) -> list[list[int]]:
+    """Per IR input, the node's input slots that are its instances (as GE counts them)."""
+    names = [d.name for d in node_def.input_desc]
+    slots = []
+    for spec in ir.inputs:
+        if spec.kind == "dynamic":
+            mine = [i for i, n in enumerate(names) if _ir_name([spec], n) == spec.name]
+        else:
+            mine = [names.index(spec.name)] if spec.name in names else []
+        slots.append(mine)
+    return slots
+
+
+def _traced(desc) -> tuple[tuple[int, ...] | None, str | None]:
+    """The shape and GE dtype TorchAir traced for an output: its ``_meta`` attr, the FX
+    fake value (a symbolic size as -1); None for what it did not record. The descriptor's
+    own dtype is not it: a written input's output keeps whatever GE's default was."""
+    meta = desc.attr["_meta"].s.decode() if "_meta" in desc.attr else ""
+    shape = re.search(r"shape=torch\.Size\(\[(.*?)\]\)", meta)
+    dtype = re.search(r"dtype=(torch\.\w+)", meta)
+    row = types.dtype(dtype.group(1)) if dtype else None
+    if shape is None:
+        return None, row.ge if row else None
+    sizes = [s.strip() for s in shape.group(1).split(",") if s.strip()]
+    return tuple(int(s) if s.isdigit() else -1 for s in sizes), row.ge if row else None
+
+
+def _given(desc, value=None, ir=None) -> infer.Given:
+    """An input as GE hands it to InferShape: traced (``desc``) or real (``value``), with
+    host data for a value-depend input."""
+    if value is None:
+        row = types.DTYPES.get(dtype_name(desc) or "")
+        return infer.Given(row.value if row else 28, tuple(desc.shape.dim))
+    value = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
+    depend = {i.name for i in ir.inputs if i.value_depend}
+    data = value.detach().cpu().contiguous().numpy().tobytes() if desc.name in depend else None
+    return infer.Given(_ge(value.dtype).value, tuple(value.shape), data)
+
+
+def _attr(node_def, attr: irdef.Attr):
+    """An IR attr's value as the node sets it, else the IR's default (GE fills it in)."""
+    if attr.name not in node_def.attr:
+        return attr.default
+    value = decode_attr(node_def.attr[attr.name])
+    if isinstance(value, torch.dtype):
+        return _ge(value).value
+    return value
+
+
+def _ge(dtype: torch.dtype) -> types.DType:
+    """GE's row of a torch dtype (DT_UNDEFINED for one GE lacks)."""
+    return _GE_BY_TORCH.get(dtype, types.DTYPES["DT_UNDEFINED"])

@@ -1,0 +1,257 @@
+"""Layer ``infer`` of the ``ge`` column: a ``--from-cann`` package's fake function held to
+the op's own C++ InferShape / InferDataType (copied into the package), at GE's compile
+(-1 dims) and at run (real sizes). Each planted disagreement fails there with both
+results and the C++ function's file:line; the correct twins pass; eager and aot_eager
+do not change; a C++ file that does not compile leaves the op ``not checked``."""
+
+import re
+
+import pytest
+
+OPDEF = """\
+#include "register/op_def_registry.h"
+
+namespace ops {{
+class {op} : public OpDef {{
+public:
+    explicit {op}(const char* name) : OpDef(name)
+    {{
+        this->Input("x").ParamType(REQUIRED).DataType({{ge::DT_FLOAT16}}).Format({{ge::FORMAT_ND}});
+{outputs}
+{extra}
+        this->AICore().AddConfig("ascend910b");
+    }}
+}};
+OP_ADD({op});
+}}  // namespace ops
+"""
+Y = (
+    '        this->Output("y").ParamType(REQUIRED)'
+    + ".DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});"
+)
+INDICES = Y.replace('"y"', '"indices"').replace("DT_FLOAT16}", "DT_INT64}")
+K = '        this->Attr("k").AttrType(OPTIONAL).Int(2);'
+
+# The project's shared inference file (ops-nn style), this test's own C++.
+INFERSHAPE = r"""
+#include "register/op_impl_registry.h"
+#include "log/log.h"
+
+using namespace ge;
+namespace ops {
+static graphStatus InferShapeKeepLast(gert::InferShapeContext* context)
+{
+    const gert::Shape* x = context->GetInputShape(0);
+    gert::Shape* y = context->GetOutputShape(0);
+    OP_CHECK_NULL_WITH_CONTEXT(context, y);
+    *y = *x;
+    y->SetDim(x->GetDimNum() - 1, 1);
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferShapeDropLast(gert::InferShapeContext* context)
+{
+    const gert::Shape* x = context->GetInputShape(0);
+    gert::Shape* y = context->GetOutputShape(0);
+    y->SetDimNum(0);
+    for (size_t i = 0; i + 1 < x->GetDimNum(); ++i) {
+        y->AppendDim(x->GetDim(i));
+    }
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferDtypeSame(gert::InferDataTypeContext* context)
+{
+    context->SetOutputDataType(0, context->GetInputDataType(0));
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferDtypeFloat(gert::InferDataTypeContext* context)
+{
+    context->SetOutputDataType(0, DT_FLOAT);
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferShapeTopK(gert::InferShapeContext* context)
+{
+    const gert::Shape* x = context->GetInputShape(0);
+    const int64_t* k = context->GetAttrs()->GetInt(0);
+    OP_CHECK_NULL_WITH_CONTEXT(context, k);
+    for (size_t out = 0; out < 2; ++out) {
+        gert::Shape* y = context->GetOutputShape(out);
+        *y = *x;
+        y->SetDim(x->GetDimNum() - 1, *k);
+    }
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferDtypeTopK(gert::InferDataTypeContext* context)
+{
+    context->SetOutputDataType(0, context->GetInputDataType(0));
+    context->SetOutputDataType(1, DT_INT32);
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferShapeDouble(gert::InferShapeContext* context)
+{
+    const gert::Shape* x = context->GetInputShape(0);
+    gert::Shape* y = context->GetOutputShape(0);
+    *y = *x;
+    uint32_t rows = x->GetDim(0);
+    y->SetDim(0, rows * 2U);
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferShapeOneRow(gert::InferShapeContext* context)
+{
+    const gert::Shape* x = context->GetInputShape(0);
+    OP_CHECK_IF(x->GetDim(0) > 1, OP_LOGE(context, "x has %ld rows, supports one", x->GetDim(0)),
+                return GRAPH_FAILED);
+    *context->GetOutputShape(0) = *x;
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferShapeWithStats(gert::InferShapeContext* context)
+{
+    const gert::Shape* x = context->GetInputShape(0);
+    gert::Shape* stats = context->GetOutputShape(1);
+    OP_CHECK_NULL_WITH_CONTEXT(context, stats);
+    *context->GetOutputShape(0) = *x;
+    *stats = *x;
+    return GRAPH_SUCCESS;
+}
+
+IMPL_OP_INFERSHAPE(KeepLast).InferShape(InferShapeKeepLast).InferDataType(InferDtypeSame);
+IMPL_OP_INFERSHAPE(DropLast).InferShape(InferShapeDropLast).InferDataType(InferDtypeSame);
+IMPL_OP_INFERSHAPE(ToFloat).InferShape(InferShapeDropLast).InferDataType(InferDtypeFloat);
+IMPL_OP_INFERSHAPE(TopKLike).InferShape(InferShapeTopK).InferDataType(InferDtypeTopK);
+IMPL_OP_INFERSHAPE(Doubler).InferShape(InferShapeDouble);
+IMPL_OP_INFERSHAPE(OneRow).InferShape(InferShapeOneRow);
+IMPL_OP_INFERSHAPE(WithStats).InferShape(InferShapeWithStats);
+}  // namespace ops
+"""
+BROKEN = r"""
+#include "register/op_impl_registry.h"
+static ge::graphStatus InferShapeBroken(gert::InferShapeContext* context)
+{
+    return context->GetPlatformInfo() == nullptr ? ge::GRAPH_FAILED : ge::GRAPH_SUCCESS;
+}
+IMPL_OP_INFERSHAPE(Broken).InferShape(InferShapeBroken);
+"""
+# CANN samples style: the inference in the OpDef file itself (a correct one).
+SAMPLE = OPDEF.replace(
+    "namespace ops {{",
+    """namespace ge {{
+static graphStatus InferShape(gert::InferShapeContext* context)
+{{
+    *context->GetOutputShape(0) = *context->GetInputShape(0);
+    return GRAPH_SUCCESS;
+}}
+}}
+
+namespace ops {{""",
+).replace("{extra}", "        this->SetInferShape(ge::InferShape);")
+
+# op -> (outputs, extra OpDef lines, reference body, finding expected in static, dynamic)
+OPS = {
+    "KeepLast": (Y, "", "return x.sum(-1)", "shape", "shape"),
+    "DropLast": (Y, "", "return x.sum(-1)", None, None),
+    "ToFloat": (Y, "", "return x.sum(-1)", "dtype", "dtype"),
+    "TopKLike": (Y + "\n" + INDICES, K, "return tuple(torch.topk(x, k))", "dtype", "dtype"),
+    "Doubler": (Y, "", "return torch.cat([x, x])", None, "unknown-dim"),
+    "OneRow": (Y, "", "return x.clone()", "failed", "failed"),
+    "WithStats": (Y, "", "return x.clone()", "count", "count"),
+    "Broken": (Y, "", "return x.clone()", None, None),
+    "SampleCopy": (Y, None, "return x.clone()", None, None),
+    # no C++ inference: the OpDef's declared output dtype is what GE takes
+    "DeclaredFloat": (
+        Y.replace("DT_FLOAT16", "DT_FLOAT"),
+        "",
+        "return x.clone()",
+        "declared",
+        "declared",
+    ),
+}
+VERDICTS = {
+    "shape": "output 0: C++ [",
+    "dtype": "likelier wrong: the fake",
+    "unknown-dim": "unsigned arithmetic on -1",
+    "failed": "x has 2 rows, supports one",
+    "count": "C++ infers 2 outputs, fake returns 1",
+    "declared": "output 0: C++ definition declares DT_FLOAT, fake DT_FLOAT16",
+}
+
+
+def _stem(op: str) -> str:
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", "_", op).lower()
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory, opsdk_cli_module):
+    """The project made into a package, its references written, checked once in ge."""
+    root = tmp_path_factory.mktemp("infer") / "InferOps"
+    host = root / "op_host"
+    host.mkdir(parents=True)
+    for op, (outputs, extra, *_) in OPS.items():
+        template = SAMPLE if extra is None else OPDEF
+        text = template.format(op=op, outputs=outputs, extra=extra or "")
+        (host / f"{_stem(op)}.cpp").write_text(text)
+    (host / "infer_ops_infershape.cpp").write_text(INFERSHAPE)
+    (host / "broken_infershape.cpp").write_text(BROKEN)
+    out = root.parent / "out"
+    run = opsdk_cli_module("new", "--from-cann", root, "--namespace", "inf", "--out", out)
+    assert run.code == 0, run.stderr
+    pkg = out / "infer_ops"
+    for op, (*_, body, _static, _dynamic) in OPS.items():
+        folder = pkg / "infer_ops" / _stem(op)
+        folder = folder if folder.is_dir() else pkg / "infer_ops"
+        kernels = folder / "kernels.py"
+        text, count = re.subn(r"raise ImplementMe\(__file__, .*\)", body, kernels.read_text())
+        assert count == 1, op
+        kernels.write_text(text.replace("ImplementMe, ", ""))
+    argv = ("--backend", "eager,aot_eager,ge", "--shapes", "static,dynamic", "--contexts", "none")
+    run = opsdk_cli_module("check", pkg, *argv, json_report=True)
+    cells = {
+        (r["op"].split("::")[1].split(".")[0], r["backend"], r["shapes"]): r for r in run.cells()
+    }
+    return pkg, cells
+
+
+def test_the_package_holds_a_copy_of_its_inference_named_by_ir_py(checked):
+    pkg, _ = checked
+    copied = pkg / "infer_ops" / "keep_last" / "cann_infer" / "infer_ops_infershape.cpp"
+    assert copied.read_text() == INFERSHAPE  # the user's C++ as it is, unformatted
+    ir = (pkg / "infer_ops" / "keep_last" / "ir.py").read_text()
+    assert 'infer_root=str(Path(__file__).with_name("cann_infer"))' in ir
+    sample = pkg / "infer_ops" / "sample_copy" / "cann_infer" / "sample_copy.cpp"
+    assert sample.is_file()
+
+
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_each_planted_disagreement_fails_in_infer_and_each_twin_passes(checked, op):
+    pkg, cells = checked
+    *_, static, dynamic = OPS[op]
+    for shapes, kind in (("static", static), ("dynamic", dynamic)):
+        cell = cells[(_stem(op), "ge", shapes)]
+        for backend in ("eager", "aot_eager"):  # the C++ is GE's business only
+            assert cells[(_stem(op), backend, shapes)]["status"] == "pass"
+        if kind is None:
+            assert cell["status"] == "pass", cell["message"]
+            continue
+        assert (cell["status"], cell["layer"]) == ("fail", "infer"), cell["message"]
+        message = cell["message"]
+        assert VERDICTS[kind] in message, message
+        if kind == "failed":  # the C++ log line, in this package's copy
+            assert f"{pkg}/infer_ops/{_stem(op)}/cann_infer/infer_ops_infershape.cpp:" in message
+        where = r"C\+\+ Infer\w+ \(\S*cann_infer/infer_ops_infershape\.cpp:\d+\)"
+        where = "ir.py \\(IrDef.dtypes\\)" if kind == "declared" else where
+        assert re.search(where, message), message
+
+
+def test_a_file_that_does_not_compile_leaves_its_op_not_checked_never_passed_silently(checked):
+    _, cells = checked
+    cell = cells[("broken", "ge", "static")]
+    notes = [w for w in cell["warnings"] if "not checked" in w]
+    assert len(notes) == 1 and "broken_infershape.cpp:5" in notes[0], cell["warnings"]
+    assert "GetPlatformInfo" in notes[0]
+    assert not any("not checked" in w for w in cells[("drop_last", "ge", "static")]["warnings"])

@@ -1,0 +1,408 @@
+"""cann.infer: an op's C++ InferShape / InferDataType found in its project (both
+registration styles), compiled against opsdk's stand-in gert headers, called with a
+node's shapes, dtypes, attrs and host data, and judged against traced outputs.
+
+The C++ here is this test's own, in the two styles real projects use. Each file compiles
+once per machine (the cache is keyed on contents), so the file costs two g++ runs cold.
+"""
+
+import pytest
+
+from opsdk._runtime import types
+from opsdk.cann import infer
+from opsdk.cann.infer.compare import disagreements
+
+F16, F32, I32, I64 = (
+    types.DTYPES[n].value for n in ("DT_FLOAT16", "DT_FLOAT", "DT_INT32", "DT_INT64")
+)
+
+# ops-nn style: an op_host/*_infershape.cpp registering with IMPL_OP_INFERSHAPE.
+OPS_NN = r"""
+#include "register/op_impl_registry.h"
+#include "log/log.h"
+#include "util/shape_util.h"
+#include "helpers.h"
+
+using namespace ge;
+namespace ops {
+static graphStatus InferShapeKeepLast(gert::InferShapeContext* context)
+{
+    const gert::Shape* x = context->GetInputShape(0);
+    OP_CHECK_NULL_WITH_CONTEXT(context, x);
+    gert::Shape* y = context->GetOutputShape(0);
+    OP_CHECK_NULL_WITH_CONTEXT(context, y);
+    *y = *x;
+    y->SetDim(x->GetDimNum() - 1, 1);
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferShapeDropLast(gert::InferShapeContext* context)
+{
+    const gert::Shape* x = context->GetInputShape(0);
+    gert::Shape* y = context->GetOutputShape(0);
+    OP_CHECK_IF(x->GetDimNum() == 0, OP_LOGE(context, "x must have a dim"), return GRAPH_FAILED);
+    y->SetDimNum(0);
+    for (size_t i = 0; i + 1 < x->GetDimNum(); ++i) {
+        y->AppendDim(x->GetDim(i));
+    }
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferDtypeFloat(gert::InferDataTypeContext* context)
+{
+    context->SetOutputDataType(0, DT_FLOAT);
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferDtypeSame(gert::InferDataTypeContext* context)
+{
+    context->SetOutputDataType(0, context->GetInputDataType(0));
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferShapeTopK(gert::InferShapeContext* context)
+{
+    const gert::Shape* x = context->GetInputShape(0);
+    const int64_t* k = context->GetAttrs()->GetInt(0);
+    OP_CHECK_NULL_WITH_CONTEXT(context, k);
+    for (size_t out = 0; out < 2; ++out) {
+        gert::Shape* y = context->GetOutputShape(out);
+        *y = *x;
+        y->SetDim(x->GetDimNum() - 1, *k);
+    }
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferDtypeTopKInt32(gert::InferDataTypeContext* context)
+{
+    context->SetOutputDataType(0, context->GetInputDataType(0));
+    context->SetOutputDataType(1, DT_INT32);
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferDtypeTopKInt64(gert::InferDataTypeContext* context)
+{
+    context->SetOutputDataType(0, context->GetInputDataType(0));
+    context->SetOutputDataType(1, DT_INT64);
+    return GRAPH_SUCCESS;
+}
+
+// Doubles the first dim: through uint32_t an unknown dim (-1) becomes 4294967294.
+static graphStatus InferShapeDoubleUnsigned(gert::InferShapeContext* context)
+{
+    const gert::Shape* x = context->GetInputShape(0);
+    gert::Shape* y = context->GetOutputShape(0);
+    *y = *x;
+    uint32_t rows = x->GetDim(0);
+    y->SetDim(0, rows * 2U);
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferShapeDoubleSigned(gert::InferShapeContext* context)
+{
+    const gert::Shape* x = context->GetInputShape(0);
+    gert::Shape* y = context->GetOutputShape(0);
+    *y = *x;
+    int64_t rows = x->GetDim(0);
+    y->SetDim(0, rows < 0 ? -1 : rows * 2);
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferShapeSmallOnly(gert::InferShapeContext* context)
+{
+    const gert::Shape* x = context->GetInputShape(0);
+    OP_CHECK_IF(x->GetDim(0) > 4, OP_LOGE(context, "dim 0 is %ld, at most 4", x->GetDim(0)),
+                return GRAPH_FAILED);
+    *context->GetOutputShape(0) = *x;
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferShapeTwoOutputs(gert::InferShapeContext* context)
+{
+    const gert::Shape* x = context->GetInputShape(0);
+    gert::Shape* y = context->GetOutputShape(0);
+    gert::Shape* stats = context->GetOutputShape(1);
+    OP_CHECK_NULL_WITH_CONTEXT(context, stats);
+    *y = *x;
+    *stats = *x;
+    return GRAPH_SUCCESS;
+}
+
+// Every way a node reaches InferShape: attrs of each type, a value-depend input's data,
+// an optional input and a dynamic one. The output is [sizes..., len(tag), n, bias?, scale>1].
+static graphStatus InferShapeEverything(gert::InferShapeContext* context)
+{
+    const gert::RuntimeAttrs* attrs = context->GetAttrs();
+    const gert::TypedContinuousVector<int64_t>* extra = attrs->GetListInt(0);
+    const float* scale = attrs->GetFloat(1);
+    const bool* flag = attrs->GetBool(2);
+    const char* tag = attrs->GetStr(3);
+    OP_CHECK_NULL_WITH_CONTEXT(context, extra);
+    OP_CHECK_NULL_WITH_CONTEXT(context, tag);
+    const gert::Tensor* sizes = context->GetInputTensor(0);
+    OP_CHECK_NULL_WITH_CONTEXT(context, sizes);
+    const gert::AnchorInstanceInfo* xs = context->GetIrInputInstanceInfo(2);
+    gert::Shape* y = context->GetOutputShape(0);
+    y->SetDimNum(0);
+    for (int64_t i = 0; i < sizes->GetShapeSize(); ++i) {
+        y->AppendDim(sizes->GetData<int32_t>()[i]);
+    }
+    for (size_t i = 0; i < extra->GetSize(); ++i) {
+        y->AppendDim(extra->GetData()[i]);
+    }
+    y->AppendDim(static_cast<int64_t>(std::strlen(tag)));
+    y->AppendDim(static_cast<int64_t>(xs->GetInstanceNum()));
+    y->AppendDim(context->GetOptionalInputShape(1) == nullptr ? 0 : 1);
+    y->AppendDim(*scale > 1.0f && *flag ? 1 : 0);
+    y->AppendDim(context->GetDynamicInputShape(2, 1)->GetDim(0) + Helper());
+    return GRAPH_SUCCESS;
+}
+
+IMPL_OP_INFERSHAPE(KeepLast).InferShape(InferShapeKeepLast).InferDataType(InferDtypeSame);
+IMPL_OP_INFERSHAPE(DropLast).InferShape(InferShapeDropLast).InferDataType(InferDtypeSame);
+IMPL_OP_INFERSHAPE(ToFloat).InferShape(InferShapeDropLast).InferDataType(InferDtypeFloat);
+IMPL_OP_INFERSHAPE(TopKInt32).InferShape(InferShapeTopK).InferDataType(InferDtypeTopKInt32);
+IMPL_OP_INFERSHAPE(TopKInt64)
+    .InferShape(InferShapeTopK)
+    .InferDataType(InferDtypeTopKInt64);
+IMPL_OP_INFERSHAPE(DoubleUnsigned).InferShape(InferShapeDoubleUnsigned);
+IMPL_OP(DropLastToo).InferShape(InferShapeDropLast);  // ops-transformer's spelling
+IMPL_OP_INFERSHAPE(DoubleSigned).InferShape(InferShapeDoubleSigned);
+IMPL_OP_INFERSHAPE(SmallOnly).InferShape(InferShapeSmallOnly);
+IMPL_OP_INFERSHAPE(TwoOutputs).InferShape(InferShapeTwoOutputs);
+IMPL_OP_INFERSHAPE(Everything).InferShape(InferShapeEverything).InputsDataDependency({0});
+}  // namespace ops
+"""
+
+# CANN samples style: the inference in the OpDef file, beside tiling code and the OpDef
+# that need CANN's whole host API (only the `namespace ge` blocks are compiled).
+SAMPLES = r"""
+#include "sample_tiling.h"
+#include "register/op_def_registry.h"
+
+namespace optiling {
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    SampleTilingData tiling;
+    return ge::GRAPH_SUCCESS;
+}
+}
+
+namespace ge {
+static graphStatus InferShape(gert::InferShapeContext* context)
+{
+    *context->GetOutputShape(0) = *context->GetInputShape(0);
+    return GRAPH_SUCCESS;
+}
+static graphStatus InferDataType(gert::InferDataTypeContext* context)
+{
+    context->SetOutputDataType(0, ge::DT_FLOAT);
+    return ge::GRAPH_SUCCESS;
+}
+}
+
+namespace ops {
+class SampleCopy : public OpDef {
+public:
+    explicit SampleCopy(const char* name) : OpDef(name)
+    {
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->SetInferShape(ge::InferShape).SetInferDataType(ge::InferDataType);
+        this->AICore().SetTiling(optiling::TilingFunc);
+    }
+};
+OP_ADD(SampleCopy);
+}
+"""
+
+BROKEN = r"""
+#include "register/op_impl_registry.h"
+static ge::graphStatus InferShapeBroken(gert::InferShapeContext* context)
+{
+    return context->GetPlatformInfo() == nullptr ? ge::GRAPH_FAILED : ge::GRAPH_SUCCESS;
+}
+IMPL_OP_INFERSHAPE(Broken).InferShape(InferShapeBroken);
+"""
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    root = tmp_path_factory.mktemp("infer_project")
+    (root / "op_host").mkdir()
+    (root / "op_host" / "ops_infershape.cpp").write_text(OPS_NN)
+    (root / "op_host" / "helpers.h").write_text(
+        "#pragma once\ninline int64_t Helper() { return 0; }\n"
+    )
+    (root / "sample").mkdir()
+    (root / "sample" / "sample_copy.cpp").write_text(SAMPLES)
+    (root / "sample" / "sample_tiling.h").write_text("#error tiling needs CANN\n")
+    (root / "tests" / "ut").mkdir(parents=True)  # a test folder's copy is none of the project's
+    (root / "tests" / "ut" / "stub.cpp").write_text(OPS_NN.replace("KeepLast)", "Stub)"))
+    return root
+
+
+@pytest.fixture(scope="module")
+def ops_nn(project):
+    """The ops-nn style file's library: every op of the file shares it (one compile)."""
+    built = infer.build(infer.find("KeepLast", project), project)
+    return infer.Library(built.library, project)
+
+
+def x(*shape, dtype=F16, data=None):
+    return infer.Given(dtype, shape, data)
+
+
+def test_both_registration_styles_are_found_with_their_functions_lines(project):
+    found = infer.find_all(project)
+    assert {"KeepLast", "TopKInt64", "Everything", "SampleCopy"} <= set(found)
+    assert "Stub" not in found  # tests/ folders hold stubs, not the project's inference
+    keep = found["KeepLast"]
+    assert keep.sources == (project / "op_host" / "ops_infershape.cpp",)
+    line = OPS_NN.splitlines().index(
+        "static graphStatus InferShapeKeepLast(gert::InferShapeContext* context)"
+    )
+    assert (keep.infer_shape.name, keep.infer_shape.line) == ("InferShapeKeepLast", line + 1)
+    assert keep.infer_dtype.name == "InferDtypeSame" and not keep.extract
+    assert found["TopKInt64"].infer_dtype.name == "InferDtypeTopKInt64"  # a chain over lines
+    assert found["DoubleUnsigned"].infer_dtype is None  # GE decides the dtype
+    assert found["DropLastToo"].infer_shape.name == "InferShapeDropLast"
+    sample = found["SampleCopy"]
+    assert sample.extract and sample.infer_shape.name == "ge::InferShape"
+    assert (
+        sample.infer_shape.line
+        == SAMPLES.splitlines().index(
+            "static graphStatus InferShape(gert::InferShapeContext* context)"
+        )
+        + 1
+    )
+    assert infer.find("NoSuchOp", project) is None
+
+
+def test_every_op_of_a_file_shares_one_library_and_a_second_build_is_cached(project, ops_nn):
+    assert {"KeepLast", "DropLast", "Everything"} <= set(ops_nn.ops())
+    again = infer.build(infer.find("DropLast", project), project)
+    assert again.library == ops_nn.path and again.seconds == 0.0
+
+
+def test_a_samples_style_opdef_file_compiles_without_its_tiling_code(project):
+    inference = infer.find("SampleCopy", project)
+    library = infer.Library(infer.build(inference, project).library)
+    answer = library.infer("SampleCopy", [[x(2, -1)]], [], 1)
+    assert answer.shapes == ((2, -1),) and answer.dtypes == (F32,)
+    # held to a fake keeping fp16: the dtype disagreement names both sides
+    (found,) = disagreements(answer, [(2, -1)], ["DT_FLOAT16"], compile=True)
+    assert (found.kind, found.cpp, found.fake) == ("dtype", "DT_FLOAT", "DT_FLOAT16")
+
+
+def test_attrs_host_data_optional_and_dynamic_inputs_reach_the_cpp(ops_nn):
+    sizes = x(3, dtype=I32, data=(7).to_bytes(4, "little") * 2 + (9).to_bytes(4, "little"))
+    inputs = [[sizes], [], [x(5), x(6, 2)]]  # value-depend sizes, no optional, two dynamic
+    attrs = [(10, 11), 2.5, True, "abcd"]
+    answer = ops_nn.infer("Everything", inputs, attrs, 1)
+    assert answer.shape_status == 0, answer.log
+    assert answer.shapes == ((7, 7, 9, 10, 11, 4, 2, 0, 1, 6),)
+    with_bias = ops_nn.infer("Everything", [[sizes], [x(1)], [x(5), x(6)]], attrs, 1)
+    assert with_bias.shapes[0][-3] == 1
+    unset = ops_nn.infer("Everything", inputs, [None, 2.5, True, "abcd"], 1)
+    assert unset.shape_status != 0 and "extra is nullptr" in unset.log[0]
+
+
+PLANTED = [
+    # (op, inputs, attrs, traced output shapes, traced dtypes, compile, kind of finding)
+    ("KeepLast", [[x(4, 5)]], [], [(4,)], ["DT_FLOAT16"], False, "shape"),
+    ("ToFloat", [[x(4, 5)]], [], [(4,)], ["DT_FLOAT16"], False, "dtype"),
+    ("TopKInt32", [[x(4, 5)]], [2], [(4, 2), (4, 2)], ["DT_FLOAT16", "DT_INT64"], False, "dtype"),
+    ("DoubleUnsigned", [[x(-1, 5)]], [], [(-1, 5)], [None], True, "unknown-dim"),
+    ("SmallOnly", [[x(8, 5)]], [], [(8, 5)], [None], False, "failed"),
+    ("TwoOutputs", [[x(8, 5)]], [], [(8, 5)], [None], False, "count"),
+]
+TWINS = {
+    "KeepLast": "DropLast",
+    "ToFloat": "DropLast",
+    "TopKInt32": "TopKInt64",
+    "DoubleUnsigned": "DoubleSigned",
+}
+
+
+@pytest.mark.parametrize("op, inputs, attrs, shapes, dtypes, compile, kind", PLANTED)
+def test_a_planted_disagreement_is_found_and_its_correct_twin_passes(
+    ops_nn, op, inputs, attrs, shapes, dtypes, compile, kind
+):
+    answer = ops_nn.infer(op, inputs, attrs, len(shapes))
+    found = disagreements(answer, shapes, dtypes, compile=compile)
+    assert [f.kind for f in found] == [kind], found
+    text = str(found[0])
+    assert "C++" in text and "likelier wrong" in text
+    if kind == "failed":
+        assert "dim 0 is 8, at most 4" in found[0].cpp
+        assert f"{ops_nn.root}/op_host/ops_infershape.cpp:" in found[0].cpp
+        smaller = [[x(3, 5)]]
+        assert (
+            disagreements(ops_nn.infer(op, smaller, attrs, 1), [(3, 5)], [None], compile=False)
+            == []
+        )
+    if kind == "count":
+        assert found[0].cpp == "infers 2 outputs" and found[0].fake == "returns 1"
+    if op in TWINS:
+        twin = ops_nn.infer(TWINS[op], inputs, attrs, len(shapes))
+        assert disagreements(twin, shapes, dtypes, compile=compile) == [], TWINS[op]
+
+
+def test_unknown_dims_at_compile_and_run():
+    """At compile a symbolic dim must stay -1 and C++ may leave any dim or the rank
+    unknown; at run every size is known."""
+    answer = infer.Inferred(0, ((-1, 5),), None, (), (), 1)
+    assert disagreements(answer, [(-1, 5)], [None], compile=True) == []
+    assert disagreements(answer, [(3, 5)], [None], compile=True) == []
+    assert [f.kind for f in disagreements(answer, [(3, 5)], [None], compile=False)] == ["shape"]
+    specialized = infer.Inferred(0, ((3, 5),), None, (), (), 1)
+    (found,) = disagreements(specialized, [(-1, 5)], [None], compile=True)
+    assert found.kind == "unknown-dim" and "likelier wrong: the C++" in found.verdict
+    rank = infer.Inferred(0, ((-2,),), None, (), (), 1)
+    assert disagreements(rank, [(-1, 5)], [None], compile=True) == []
+    assert disagreements(rank, [(3, 5)], [None], compile=False)[0].cpp == "unknown rank"
+
+
+def test_a_file_that_does_not_compile_is_one_line_with_file_line_and_symbol(tmp_path):
+    (tmp_path / "broken_infershape.cpp").write_text(BROKEN)
+    with pytest.raises(infer.BuildFailure) as failed:
+        infer.build(infer.find("Broken", tmp_path), tmp_path)
+    message = str(failed.value)
+    assert "\n" not in message and "broken_infershape.cpp:5" in message
+    assert "GetPlatformInfo" in message and "build.log" in message
+
+
+def test_cann_s_headers_are_used_only_when_named_and_are_refused_for_now(tmp_path, monkeypatch):
+    assert infer.header_dirs({"ASCEND_HOME_PATH": str(tmp_path)}) == ((infer.INCLUDE,), "opsdk")
+    named = {"OPSDK_CANN_INCLUDE": f"{tmp_path}/include:{tmp_path}/include/external"}
+    assert infer.header_dirs(named) == (
+        (tmp_path / "include", tmp_path / "include/external"),
+        "CANN",
+    )
+    monkeypatch.setenv("OPSDK_CANN_INCLUDE", str(tmp_path))
+    (tmp_path / "x_infershape.cpp").write_text(BROKEN)
+    with pytest.raises(infer.BuildFailure, match="unset OPSDK_CANN_INCLUDE"):
+        infer.build(infer.find("Broken", tmp_path), tmp_path)
+
+
+def test_declared_output_dtypes_hold_the_fake_where_there_is_no_infer_data_type():
+    from opsdk.cann.infer.compare import declared
+
+    rows = [
+        {"x": "DT_FLOAT16", "y": "DT_FLOAT", "indices": "DT_INT32"},
+        {"x": "DT_BF16", "y": "DT_BF16", "indices": "DT_INT32"},
+    ]
+    fp16 = {"x": "DT_FLOAT16"}
+    (found,) = declared(rows, fp16, [("y", "DT_FLOAT16"), ("indices", "DT_INT32")])
+    assert (found.kind, found.output, found.cpp) == (
+        "declared-dtype",
+        0,
+        "definition declares DT_FLOAT",
+    )
+    assert "likelier wrong: the fake" in str(found)
+    assert declared(rows, fp16, [("y", "DT_FLOAT"), ("indices", "DT_INT32")]) == []
+    (indices,) = declared(rows, {"x": "DT_BF16"}, [("y", "DT_BF16"), ("indices", "DT_INT64")])
+    assert indices.output == 1 and indices.fake == "DT_INT64"
+    # inputs no row declares: another check's business (the specs), not a dtype finding here
+    assert declared(rows, {"x": "DT_INT8"}, [("y", "DT_INT8"), ("indices", "DT_INT64")]) == []
