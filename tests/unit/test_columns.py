@@ -85,15 +85,10 @@ def test_columns_and_audit_checks_are_judges_of_one_registry(monkeypatch):
         assert judge.implementation().__name__.startswith("opsdk.")
     assert columns.get("converter", AUDIT).shape_modes == ("static", "dynamic")
     monkeypatch.setattr(columns, "_registry", dict(columns._registry))
+    check_columns = columns.names()
     columns.register(Check("eager", ("static",)))  # a name is unique within its suite only
     assert columns.get("eager").suite == "check" and columns.get("eager", AUDIT).suite == AUDIT
-    assert "eager" not in columns.names(AUDIT)[:-1] and columns.names() == (
-        "eager",
-        "opcheck",
-        "aot_eager",
-        "ge",
-        "npugraph_ex",
-    )
+    assert columns.names() == check_columns and columns.names(AUDIT)[-1] == "eager"
     with pytest.raises(ValueError, match="'fake' is registered already among the audit judges"):
         columns.register(Check("fake", ("static",)))
 
