@@ -82,6 +82,10 @@ class IrDef:
     (a mode that picks this GE op over another): the values this op type stands for.
     An output named like the IR name of a mutated argument is that argument, written
     in place (a GE ref output); the other outputs are the op's returns, in order.
+    ``dtypes`` are the data types the definition declares (a ``--from-cann`` package's,
+    so its exports keep them before any reference runs): input or output name -> GE
+    enumerators (``DT_FLOAT16``), the i-th entries of every tensor one supported row, a
+    one-entry tuple serving every row, an unlisted tensor any type; empty: not declared.
     """
 
     op_type: str
@@ -91,6 +95,7 @@ class IrDef:
     torch_op: str | None = field(default=None, compare=False)
     arg_names: tuple[tuple[str, str], ...] = ()
     fixed_args: tuple[tuple[str, object], ...] = ()
+    dtypes: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def __post_init__(self):
         # Accept lists and dicts from hand-written ir.py files; store tuples (hashable,
@@ -104,6 +109,35 @@ class IrDef:
         targets = [ir for _, ir in self.arg_names]
         if len(set(targets)) != len(targets):
             raise ValueError(f"IrDef {self.op_type}: arg_names maps two arguments to one name")
+        rows = self.dtypes.items() if isinstance(self.dtypes, dict) else self.dtypes
+        object.__setattr__(self, "dtypes", tuple(sorted((k, tuple(v)) for k, v in rows)))
+        self._check_dtypes()
+
+    def _check_dtypes(self) -> None:
+        tensors = {t.name for t in (*self.inputs, *self.outputs)}
+        widths = set()
+        for name, row in self.dtypes:
+            if name not in tensors:
+                raise ValueError(f"IrDef {self.op_type}: dtypes names {name!r}, no input or output")
+            unknown = [d for d in row if d not in types.DTYPES]
+            if unknown or not row:
+                raise ValueError(
+                    f"IrDef {self.op_type}: dtypes[{name!r}] must list GE enumerators such as "
+                    f"DT_FLOAT16, got {list(row)}"
+                )
+            widths.add(len(row))
+        if len(widths - {1}) > 1:
+            raise ValueError(
+                f"IrDef {self.op_type}: dtypes lists have lengths {sorted(widths)}; each is one "
+                "entry per supported row (or one entry for every row)"
+            )
+
+    def dtype_rows(self) -> list[dict[str, str]]:
+        """The declared rows, one ``{tensor name: GE enumerator}`` each (tensors declared
+        for any type left out); ``[]`` when the definition declares none."""
+        declared = dict(self.dtypes)
+        width = max((len(v) for v in declared.values()), default=0)
+        return [{n: v[i if len(v) > 1 else 0] for n, v in declared.items()} for i in range(width)]
 
     def ir_name(self, torch_arg: str) -> str:
         """The IR input or attr name of a torch argument."""

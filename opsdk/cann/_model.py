@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 from opsdk._runtime.irdef import IrDef
@@ -32,6 +33,24 @@ class CannOp:
     # exported as REG_OP, msopgen JSON and OpDef reads back equal, and opsdk new's check
     # that a project's JSON and OpDef agree compares what they declare.
     rows: bool = field(default=True, compare=False)
+
+    def dtype_rows(self) -> dict[str, tuple[str, ...]]:
+        """``dtypes`` as rows (:attr:`IrDef.dtypes`' form), tensors of any type left out. A
+        ``REG_OP``'s per-tensor sets become every combination, tensors sharing a type
+        symbol taking the same type."""
+        declared = {n: v for n, v in self.dtypes.items() if v}
+        if self.rows:
+            return declared
+        groups: dict[str, list[str]] = {}
+        for name in declared:
+            groups.setdefault(self.type_vars.get(name, name), []).append(name)
+        choices = [declared[names[0]] for names in groups.values()]
+        combos = list(itertools.product(*choices))
+        return {
+            name: tuple(combo[g] for combo in combos)
+            for g, names in enumerate(groups.values())
+            for name in names
+        }
 
 
 class CannWarning(UserWarning):

@@ -78,6 +78,8 @@ def _op(
         # attached op, which has no scaffold to start from) the schema's default case
         "has_specs": working or cann is not None or attach,
         "arg_names": dict(ir.arg_names),
+        # the definition's dtype rows, kept in ir.py so its exports need no reference
+        "ir_dtypes": cann.op.dtype_rows() if cann is not None else {},
         "args": [_arg(a) for a in op.args],
         "returns": [pysig.py_type(r.type) for r in op.returns],
         "grads": [f"grad_{name}" for name in _return_names(op)],

@@ -28,6 +28,9 @@ from opsdk.irdef import {% if op.ir_attrs %}Attr, {% endif %}{% if op.ir_inputs 
 {%- if op.arg_names %}
         arg_names={{ "{" }}{% for t, c in op.arg_names.items() %}{{ t | pystr }}: {{ c | pystr }}, {% endfor %}{{ "}" }},
 {%- endif %}
+{%- if op.ir_dtypes %}
+        dtypes={{ "{" }}{% for t, row in op.ir_dtypes.items() %}{{ t | pystr }}: ({% for d in row %}{{ d | pystr }}{% if not loop.last or loop.length == 1 %}, {% endif %}{% endfor %}){% if not loop.last %}, {% endif %}{% endfor %}{{ "}" }},
+{%- endif %}
         torch_op=OP.name(),
     )
 )
