@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -73,6 +74,11 @@ __all__ = [
     "declare_supported",
     "declared",
 ]
+
+
+# An int argument named like a dimension (``dim``, ``axis``, ``k``, ``*_dim``): a value
+# a kernel specializes on, so the harness keeps it as declared and ``--from-cann`` fixes it.
+DIM_NAME = re.compile(r"dims?|axis|axes|k|dim\d+|\w+_(?:dims?|axis)")
 
 
 def _grown(size: int, step: int) -> int:

@@ -22,8 +22,8 @@ show):
 
 op-plugin's ``EXEC_NPU_CMD`` calls it with the kernel's arguments, each converted by its
 ``ConvertType``; what that cannot make (a float list, a dtype as GE's number, a C string, a
-tensor read on the host) the kernel makes with ``opsdk/aclnn.h``, which also proves the call
-against the declaration at compile time.
+tensor read on the host, a host argument's ints) the kernel makes with ``opsdk/aclnn.h``,
+which also proves the call against the declaration at compile time.
 """
 
 from __future__ import annotations
@@ -312,8 +312,8 @@ def call(op: spec.OpSpec, ir: IrDef, dtypes: Mapping, returns: Sequence[str]) ->
 def _local(param: Param, arg: spec.Arg) -> str | None:
     """How the kernel makes what aclnn takes of ``arg``, None: EXEC_NPU_CMD converts it."""
     if param.role == "input":
-        if param.type in _HOST_ARRAYS:
-            return "host_values"
+        if param.type in _HOST_ARRAYS:  # read on the host: a host argument, or a tensor
+            return "host_ints" if types.base(arg.type).startswith("SymInt") else "host_values"
         return {"const aclScalar *": "scalar", "const aclScalarList *": "scalar_list"}.get(
             param.type
         )

@@ -84,11 +84,7 @@ def _op(
         "returns": [pysig.py_type(r.type) for r in op.returns],
         "grads": [f"grad_{name}" for name in _return_names(op)],
         "ge_inputs": [
-            {
-                "name": a.name,
-                "ir": ir.ir_name(a.name),
-                "host": _host_input(a) if a.is_symbolic else None,
-            }
+            {"name": a.name, "ir": ir.ir_name(a.name), "host": _host_input(a, cann)}
             for a in ge_input_args(op)
         ],
         "ge_attrs": [
@@ -101,7 +97,7 @@ def _op(
             }
             for a in ge_attr_args(op)
         ],
-        "host_inputs": sorted({_host_input(a) for a in op.args if a.is_symbolic}),
+        "host_inputs": sorted({_host_input(a, cann) for a in op.args if a.is_symbolic}),
         "ge_values": sorted({types.row(a.type).ge_value for a in ge_attr_args(op)} - {None}),
         "ir_inputs": [
             {"name": i.name, "kind": i.kind, "value_depend": i.value_depend, "scalar": i.scalar}
@@ -165,9 +161,15 @@ def _cpp_context(op: spec.OpSpec, module: str, cann: TorchSide | None) -> dict:
     }
 
 
-def _host_input(arg: spec.Arg) -> str:
-    """The opsdk.converters helper that makes a SymInt or Scalar argument a GE input."""
-    return "int64_input" if arg.type.startswith("SymInt") else "scalar_input"
+def _host_input(arg: spec.Arg, cann: TorchSide | None) -> str | None:
+    """The opsdk.converters helper that makes a SymInt or Scalar argument a GE input: int64,
+    or int32 where the CANN definition declares the input int32 but never int64."""
+    if not arg.is_symbolic:
+        return None
+    if not arg.type.startswith("SymInt"):
+        return "scalar_input"
+    declared = set(cann.op.dtypes.get(cann.ir.ir_name(arg.name), ())) if cann else set()
+    return "int32_input" if "DT_INT32" in declared and "DT_INT64" not in declared else "int64_input"
 
 
 def _default_repr(value) -> str | None:

@@ -4,13 +4,15 @@ CANN's prototype fixes the GE side (op type, input/output/attr names, data types
 this module writes the matching torch schema (optional inputs ``Tensor?``, dynamic
 inputs ``Tensor[]``, attrs keyword-only with their defaults, an output named like
 an input makes that input ``Tensor(a!)``, an OpDef ``.Scalar()`` input is a
-``Scalar``) and the IR tied to it (CANN names, with ``arg_names`` where a CANN name cannot
+``Scalar``, an integer ``.ValueDepend(...)`` input a host ``SymInt`` or ``SymInt[]``)
+and the IR tied to it (CANN names, with ``arg_names`` where a CANN name cannot
 be a Python argument); the input specs are :mod:`opsdk.cann.specs`'.
 """
 
 from __future__ import annotations
 
 import keyword
+import re
 from dataclasses import dataclass, replace
 
 from opsdk import cann
@@ -58,6 +60,8 @@ def torch_side(op: cann.CannOp) -> TorchSide:
             kind = "Tensor(a!)" if i.kind == "required" else _refuse(ir, i.name)
         if i.scalar is not None:
             kind = _scalar_kind(ir, i)
+        elif i.value_depend and i.name not in mutated and _host_ints(op, i):
+            kind = _host_kind(i)
         args.append(f"{kind} {torch_names[i.name]}")
     if ir.attrs:
         args.append("*")
@@ -91,6 +95,30 @@ def _scalar_kind(ir: IrDef, tensor) -> str:
             "inputs has no torch type opsdk can convert; write the op's torch side by hand"
         )
     kind = "Scalar[]" if tensor.scalar == "scalar_list" else "Scalar"
+    return f"{kind}?" if tensor.kind == "optional" else kind
+
+
+# A value input named like one number (an axis, a count, ``k``): a SymInt; others
+# (``size_splits``, ``paddings``, ``size``) are lists.
+_ONE_NUMBER = re.compile(r"(?:\w+_)?(?:axis|dim|k|n|num|count|index)")
+_INTEGERS = frozenset(f"DT_{u}INT{bits}" for u in ("", "U") for bits in (8, 16, 32, 64))
+
+
+def _host_ints(op: cann.CannOp, tensor) -> bool:
+    """Whether a ValueDepend input holds integers only (an axis, sizes, paddings): CANN
+    reads its value on the host, as torch_npu's schemas take such values as ints. A float
+    or mixed one (PadV3's ``constant_values``) stays a tensor."""
+    if tensor.kind == "dynamic":
+        return False
+    declared = set(op.dtypes.get(tensor.name, ()))
+    return bool(declared) and declared <= _INTEGERS
+
+
+def _host_kind(tensor) -> str:
+    """The host argument of an integer ValueDepend input: ``SymInt`` when its name says one
+    number, else ``SymInt[]`` (the converter feeds GE the value as an int tensor, the
+    aclnn call an aclIntArray)."""
+    kind = "SymInt" if _ONE_NUMBER.fullmatch(tensor.name) else "SymInt[]"
     return f"{kind}?" if tensor.kind == "optional" else kind
 
 

@@ -8,10 +8,11 @@ import pytest
 from real_ops import prototype
 from scaffolded import compile_cann_branch
 
+from opsdk import cann
 from opsdk._runtime.irdef import Attr, Input, IrDef, Output
 from opsdk.cann import CannOp
 from opsdk.cann.exports import file_stem
-from opsdk.scaffold import NewRequest, cann, new
+from opsdk.scaffold import NewRequest, new
 
 
 def test_real_reg_op_needs_only_the_reference(opsdk_cli, tmp_path):
@@ -305,7 +306,7 @@ def test_the_cann_branch_passes_every_kind_of_argument_and_proves_the_call(tmp_p
     )
     flat = _flat(text)
     for local in (
-        "const auto shape_acl = opsdk::aclnn::host_values<int64_t>(shape);",
+        "const auto shape_acl = opsdk::aclnn::host_ints(shape);",  # a SymInt[]: aclIntArray
         "const auto alpha_acl = opsdk::aclnn::scalar(alpha);",
         "const opsdk::aclnn::ScalarList betas_acl(betas);",
         "const opsdk::aclnn::FloatArray scales_acl(scales);",

@@ -480,7 +480,7 @@ def test_several_ops_in_one_file_and_choosing_one():
 
 def test_the_scalar_input_is_a_torch_scalar_fed_to_its_ir_input(tmp_path):
     """``.Scalar()`` is a torch Scalar, which the generated converter passes as the GE
-    input of its name; a ValueDepend input stays a Tensor; a ScalarList is a Scalar[]
+    input of its name; an int ValueDepend input is a host SymInt[]; a ScalarList is a Scalar[]
     (one 1-D host input); a dynamic Scalar is refused."""
     from opsdk.scaffold import NewRequest, new
 
@@ -495,13 +495,13 @@ def test_the_scalar_input_is_a_torch_scalar_fed_to_its_ir_input(tmp_path):
     source = tmp_path / "scaled_def.cpp"
     source.write_text(opdef(body, name="Scaled"))
     assert (
-        torch_side(read_one(source)).schema == "(Tensor x, Tensor sizes, Scalar? alpha) -> Tensor"
+        torch_side(read_one(source)).schema == "(Tensor x, SymInt[] sizes, Scalar? alpha) -> Tensor"
     )
     pkg = new(NewRequest("scaled", namespace="t_scalar", out=tmp_path, from_cann=source)).path
     converter = (pkg / "scaled" / "converter.py").read_text()
     assert '"alpha": scalar_input(alpha)' in converter
     listed = read_one(opdef(body.replace("ParamType(OPTIONAL).Scalar()", "ScalarList()")))
-    assert torch_side(listed).schema == "(Tensor x, Tensor sizes, Scalar[] alpha) -> Tensor"
+    assert torch_side(listed).schema == "(Tensor x, SymInt[] sizes, Scalar[] alpha) -> Tensor"
     dynamic = read_one(opdef(body.replace("ParamType(OPTIONAL)", "ParamType(DYNAMIC)")))
     with pytest.raises(SpecError, match="input 'alpha' is a dynamic Scalar"):
         torch_side(dynamic)

@@ -50,13 +50,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import torch
 
 from opsdk._runtime.inputs import (
+    DIM_NAME,
     Fixed,
     OneOf,
     ScalarSpec,
@@ -77,7 +77,6 @@ STEPS = {
 }
 # Ints named like these pick or count dims (sum's dim, topk's k): another value means
 # another op, so they stay unless the spec declares values.
-_DIM_NAME = re.compile(r"dims?|axis|axes|k|dim\d+|\w+_(?:dims?|axis)")
 
 
 @dataclass
@@ -249,7 +248,7 @@ def _call(
 def _default_values(arg: Arg, value) -> ScalarSpec:
     """How a plain value varies: see the module docstring."""
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not number or (isinstance(value, int) and _DIM_NAME.fullmatch(arg.name)):
+    if not number or (isinstance(value, int) and DIM_NAME.fullmatch(arg.name)):
         return Fixed(value)
     return OneOf(value, value + 1, value + 2)
 
