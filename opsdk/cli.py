@@ -129,6 +129,12 @@ def _parser() -> argparse.ArgumentParser:
         "or an AscendC project directory (every op it defines, one package): schema, IR and "
         "specs follow it",
     )
+    new.add_argument(
+        "--skip-unreadable",
+        action="store_true",
+        help="--from-cann DIR: leave out (with a warning each) the ops opsdk cannot make, "
+        "instead of failing",
+    )
 
     check = sub.add_parser("check", help="run the conformance matrix of an op package")
     check.add_argument("target", help="op package directory or importable module")
@@ -338,6 +344,8 @@ def _new_package(args) -> int:
         raise OpsdkError(
             "--out and --into exclude each other: --into DIR adds to the package in DIR"
         )
+    if args.skip_unreadable and not project:
+        raise OpsdkError("--skip-unreadable is for --from-cann DIR (a project of several ops)")
     if project and (args.into is not None or args.attach is not None):
         raise OpsdkError(
             "--from-cann DIR makes one package of the project's ops: drop --into/--attach, or "
@@ -351,7 +359,7 @@ def _new_package(args) -> int:
     if project:
         from opsdk.scaffold.cann_project import new_project
 
-        result = new_project(request, args.from_cann)
+        result = new_project(request, args.from_cann, args.skip_unreadable)
     else:
         result = new(request)
     if result.backup:
