@@ -715,12 +715,16 @@ def _coverage(args) -> int:
 
 
 def _ir_model(ir, fmt: str):
-    """The op as an export needs it: with the data types its cases give (which runs the fake
-    function), except the aclnn API, which has none but a ValueDepend input's host array;
-    so it is written before the reference exists."""
+    """The op as an export needs it: the CANN definition its IR keeps (a ``--from-cann``
+    package's), else with the data types its cases give (which runs the fake function),
+    except the aclnn API, which has none but a ValueDepend input's host array; so a
+    definition's exports are written before the reference exists."""
     from opsdk import cann
     from opsdk.harness import dtypes
 
+    kept = cann.declared(ir)
+    if kept is not None:
+        return kept
     if fmt == "aclnn" and not any(i.value_depend for i in ir.inputs):
         return cann.CannOp(ir)
     return dtypes.model(ir)

@@ -33,6 +33,9 @@ class CannOp:
     # exported as REG_OP, msopgen JSON and OpDef reads back equal, and opsdk new's check
     # that a project's JSON and OpDef agree compares what they declare.
     rows: bool = field(default=True, compare=False)
+    # The chips an OpDef configures (AddConfig), in order; not compared: REG_OP and msopgen
+    # JSON, which the same op also reads from, name none.
+    chips: tuple[str, ...] = field(default=(), compare=False)
 
     def dtype_rows(self) -> dict[str, tuple[str, ...]]:
         """``dtypes`` as rows (:attr:`IrDef.dtypes`' form), tensors of any type left out. A
@@ -51,6 +54,21 @@ class CannOp:
             for g, names in enumerate(groups.values())
             for name in names
         }
+
+
+def declared(ir: IrDef) -> CannOp | None:
+    """The CANN definition an IR keeps (a ``--from-cann`` package's ``ir.py``: its dtype
+    rows, formats, chips), what its exports write before any reference runs; None when it
+    declares no dtypes."""
+    if not ir.dtypes:
+        return None
+    rows, formats = dict(ir.dtypes), dict(ir.formats)
+    width = max(len(v) for v in rows.values())
+    names = [t.name for t in (*ir.inputs, *ir.outputs)]
+    dtypes = {n: rows[n] * (width if len(rows[n]) == 1 else 1) if n in rows else () for n in names}
+    laid = {n: formats.get(n, ("ND",) * len(rows.get(n, ()))) for n in names}
+    laid = {n: f * (width if len(f) == 1 else 1) for n, f in laid.items()}
+    return CannOp(ir, dtypes, laid, chips=ir.chips)
 
 
 class CannWarning(UserWarning):

@@ -172,7 +172,7 @@ class _Param(Native):
     formats: list[str] = field(default_factory=list)
     formats_list: list[str] = field(default_factory=list)
     formats_status: str | None = None
-    value_depend: bool = False
+    value_depend: bool | str = False  # or the option: "required", "optional"
     scalar: str | None = None  # "scalar" or "scalar_list"
     to_type: str | None = None
     to_name: str | None = None
@@ -207,7 +207,8 @@ class _Param(Native):
         setattr(self, status, form)
 
     def _m_ValueDepend(self, args, site):
-        self.value_depend = _option(args[:1], site, "ValueDepend") in ("REQUIRED", "OPTIONAL")
+        option = _option(args[:1], site, "ValueDepend")
+        self.value_depend = option.lower() if option in ("REQUIRED", "OPTIONAL") else False
 
     def _m_Scalar(self, args, site):
         self.scalar = "scalar"
@@ -450,8 +451,13 @@ def _read_op(program: cpp.Program, op_type: str, site: Tok) -> CannOp:
         formats[params[k].name] = tuple(f.removeprefix("FORMAT_") for f in rows[k][1])
     names = [t.name for t in (*ir.inputs, *ir.outputs)]
     versions = {x.name: x.version for x in (*(params[k] for k in kept), *op.attrs) if x.version}
+    chips = tuple(dict.fromkeys(c for c, _ in op.aicore.configs))
     return CannOp(
-        ir, {n: dtypes[n] for n in names}, {n: formats[n] for n in names}, versions=versions
+        ir,
+        {n: dtypes[n] for n in names},
+        {n: formats[n] for n in names},
+        versions=versions,
+        chips=chips,
     )
 
 

@@ -80,6 +80,8 @@ def _op(
         "arg_names": dict(ir.arg_names),
         # the definition's dtype rows, kept in ir.py so its exports need no reference
         "ir_dtypes": cann.op.dtype_rows() if cann is not None else {},
+        "ir_formats": _formats(cann.op) if cann is not None else {},
+        "ir_chips": list(cann.op.chips) if cann is not None else [],
         "args": [_arg(a) for a in op.args],
         "returns": [pysig.py_type(r.type) for r in op.returns],
         "grads": [f"grad_{name}" for name in _return_names(op)],
@@ -117,6 +119,13 @@ def _op(
         ],
         "support": repr(default_support(op)),
     }
+
+
+def _formats(op) -> dict:
+    """The definition's formats where they say more than ND (aligned with its rows)."""
+    if not op.rows or all(f == "ND" for fs in op.formats.values() for f in fs):
+        return {}
+    return {n: fs for n, fs in op.formats.items() if op.dtypes.get(n)}
 
 
 def _bound(ir, op: spec.OpSpec):

@@ -135,7 +135,7 @@ def test_value_depend_scalars_follow_and_output_facts():
     )
     inputs = {i.name: i for i in op.ir.inputs}
     assert inputs["axes"] == Input("axes", value_depend=True)
-    assert inputs["shift"] == Input("shift", "optional", value_depend=True)
+    assert inputs["shift"] == Input("shift", "optional", value_depend="optional")  # its option
     assert inputs["alpha"].scalar == "scalar" and inputs["steps"].scalar == "scalar_list"
     assert op.formats["axes"] == ("ND", "ND")  # a host input has no layout
     assert op.dtypes["alpha"] == (F32, F32) and op.dtypes["beta"] == (F16, BF16)

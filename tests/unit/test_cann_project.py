@@ -184,9 +184,9 @@ def test_the_definition_gives_the_schema_so_schema_flags_are_refused(tmp_path, c
     assert not (tmp_path / "a").exists()
 
 
-def test_the_aclnn_api_of_a_fresh_package_is_written_before_its_reference(tmp_path, capsys):
-    """The aclnn API has no data types (but a ValueDepend input's array): it needs no fake
-    function, which runs the reference; the msopgen JSON, with data types, does."""
+def test_every_export_of_a_fresh_package_is_written_before_its_reference(tmp_path, capsys):
+    """The package's ir.py keeps the definition's data types: no export runs the fake
+    function (which runs the reference, not written yet)."""
     source = tmp_path / "fresh.json"
     source.write_text(json.dumps([_json_op("FreshOp", "xy", "z")]))
     argv = ["new", "--from-cann", str(source), "--namespace", "t_fresh", "--out", str(tmp_path)]
@@ -195,5 +195,5 @@ def test_the_aclnn_api_of_a_fresh_package_is_written_before_its_reference(tmp_pa
     pkg = str(tmp_path / "fresh_op")
     assert cli.main(["ir", pkg, "--format", "aclnn"]) == 0
     assert "aclnnFreshOpGetWorkspaceSize(" in capsys.readouterr().out
-    assert cli.main(["ir", pkg, "--format", "msopgen"]) == 2
-    assert "takes the output data types from the fake function" in capsys.readouterr().err
+    assert cli.main(["ir", pkg, "--format", "msopgen"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["output_desc"][0]["type"] == ["float16", "float"]
