@@ -15,10 +15,10 @@ import functools
 from pathlib import Path
 
 from opsdk.cann import msopgen, opdef, reg_op
-from opsdk.cann._model import CannOp, CannWarning, declared
+from opsdk.cann._model import CannOp, CannWarning, counts, declared
 from opsdk.errors import SpecError
 
-__all__ = ["CannOp", "CannWarning", "declared", "format_of", "read"]
+__all__ = ["CannOp", "CannWarning", "counts", "declared", "format_of", "read"]
 
 
 def read(source: str | Path, op_types=None) -> list[CannOp]:

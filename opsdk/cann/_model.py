@@ -56,6 +56,17 @@ class CannOp:
         }
 
 
+def counts(ir: IrDef) -> dict[str, str]:
+    """IR attrs that count a dynamic input -> that input: CANN's ``N`` beside one
+    ``DYNAMIC_INPUT`` (AddN, ConcatV2). The torch op takes no such argument, which could
+    disagree with its list: the converter and the aclnn call give the list's length, as
+    TorchAir's own converters do (``N=len(tensors)``)."""
+    dynamic = [i.name for i in ir.inputs if i.kind == "dynamic"]
+    if len(dynamic) != 1:
+        return {}
+    return {a.name: dynamic[0] for a in ir.attrs if a.name == "N" and a.type == "VT_INT"}
+
+
 def declared(ir: IrDef) -> CannOp | None:
     """The CANN definition an IR keeps (a ``--from-cann`` package's ``ir.py``: its dtype
     rows, formats, chips), what its exports write before any reference runs; None when it

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from opsdk._runtime import spec, types
 from opsdk._runtime.irdef import IrDef
-from opsdk.cann import CannOp, cppsig
+from opsdk.cann import CannOp, counts, cppsig
 from opsdk.errors import SpecError
 
 __all__ = ["Api", "Param", "api", "call", "camel", "file_name", "header"]
@@ -274,12 +274,15 @@ def call(op: spec.OpSpec, ir: IrDef, dtypes: Mapping, returns: Sequence[str]) ->
     op's returns, in order."""
     found = api(ir, dtypes)
     by_ir = {ir.ir_name(a.name): a for a in op.args}
+    counted = counts(ir)
     fresh = iter(returns)
     args = []
     for p in found.params:
         if p.role == "output":
             name = next(fresh)
             local = "tensor_list" if p.kind == "dynamic" else None
+        elif p.source not in by_ir and p.source in counted:  # the list's length
+            name, local = cppsig.param_name(by_ir[counted[p.source]].name), "count"
         else:
             arg = by_ir[p.source]
             name = cppsig.param_name(arg.name)
@@ -289,7 +292,11 @@ def call(op: spec.OpSpec, ir: IrDef, dtypes: Mapping, returns: Sequence[str]) ->
                 "param": p.declared,
                 "name": name,
                 "local": local,
-                "passed": f"{name}_acl" if local else name,
+                "passed": f"{p.source}_acl"
+                if local == "count"
+                else f"{name}_acl"
+                if local
+                else name,
                 "element": _HOST_ARRAYS.get(p.type),
             }
         )

@@ -7,6 +7,7 @@ becomes is in the templates and their macros (``templates/templates/macros.jinja
 from __future__ import annotations
 
 import opsdk
+from opsdk import cann as cann_model
 from opsdk._runtime import spec, types
 from opsdk._runtime.converters import (
     attr_builder,
@@ -98,6 +99,12 @@ def _op(
                 "optional": a.is_optional,
             }
             for a in ge_attr_args(op)
+        ],
+        # IR attrs that count a dynamic input: set from its length (opsdk.cann.counts)
+        "counted": [
+            {"ir": n, "of": next(a.name for a in op.args if ir.ir_name(a.name) == i)}
+            for n, i in cann_model.counts(ir).items()
+            if n not in {ir.ir_name(a.name) for a in op.args}
         ],
         "host_inputs": sorted({_host_input(a, cann) for a in op.args if a.is_symbolic}),
         "ge_values": sorted({types.row(a.type).ge_value for a in ge_attr_args(op)} - {None}),

@@ -4,7 +4,8 @@ CANN's prototype fixes the GE side (op type, input/output/attr names, data types
 this module writes the matching torch schema (optional inputs ``Tensor?``, dynamic
 inputs ``Tensor[]``, attrs keyword-only with their defaults, an output named like
 an input makes that input ``Tensor(a!)``, an OpDef ``.Scalar()`` input is a
-``Scalar``, an integer ``.ValueDepend(...)`` input a host ``SymInt`` or ``SymInt[]``)
+``Scalar``, an integer ``.ValueDepend(...)`` input a host ``SymInt`` or ``SymInt[]``, an
+``N`` counting a dynamic input no argument)
 and the IR tied to it (CANN names, with ``arg_names`` where a CANN name cannot
 be a Python argument); the input specs are :mod:`opsdk.cann.specs`'.
 """
@@ -63,9 +64,11 @@ def torch_side(op: cann.CannOp) -> TorchSide:
         elif i.value_depend and i.name not in mutated and _host_ints(op, i):
             kind = _host_kind(i)
         args.append(f"{kind} {torch_names[i.name]}")
-    if ir.attrs:
+    counted = cann.counts(ir)
+    attrs = [a for a in ir.attrs if a.name not in counted]
+    if attrs:
         args.append("*")
-    for a in ir.attrs:
+    for a in attrs:
         row = types.BY_VALUE_TYPE[a.type]
         default = "" if a.default is None else f"={_schema_value(a.default, row)}"
         args.append(f"{row.schema} {torch_names[a.name]}{default}")
