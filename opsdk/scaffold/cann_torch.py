@@ -2,7 +2,7 @@
 
 CANN's prototype fixes the GE side (op type, input/output/attr names, data types);
 this module writes the matching torch schema (optional inputs ``Tensor?``, dynamic
-inputs ``Tensor[]``, attrs keyword-only with their defaults, an output named like
+inputs ``Tensor[]``, attrs positional after them with their defaults, an output named like
 an input makes that input ``Tensor(a!)``, an OpDef ``.Scalar()`` input is a
 ``Scalar``, an integer ``.ValueDepend(...)`` input a host ``SymInt`` or ``SymInt[]``, an
 ``N`` counting a dynamic input no argument)
@@ -66,11 +66,11 @@ def torch_side(op: cann.CannOp) -> TorchSide:
         args.append(f"{kind} {torch_names[i.name]}")
     counted = cann.counts(ir)
     attrs = [a for a in ir.attrs if a.name not in counted]
-    if attrs:
-        args.append("*")
-    for a in attrs:
+    keyword = _first_keyword(attrs)
+    for k, a in enumerate(attrs):
         row = types.BY_VALUE_TYPE[a.type]
         default = "" if a.default is None else f"={_schema_value(a.default, row)}"
+        args += ["*"] if k == keyword else []
         args.append(f"{row.schema} {torch_names[a.name]}{default}")
     fresh = [o for o in ir.outputs if o.name not in mutated]
     rets = [f"{'Tensor[]' if o.kind == 'dynamic' else 'Tensor'} {_py_name(o.name)}" for o in fresh]
@@ -80,6 +80,17 @@ def torch_side(op: cann.CannOp) -> TorchSide:
         f"({', '.join(args)}) -> {returns}",
         replace(ir, arg_names=arg_names),
         op,
+    )
+
+
+def _first_keyword(attrs) -> int | None:
+    """Attrs follow the tensors positionally, as torch_npu's schemas take them; from a
+    default that a required attr follows (CANN's order allows it, a positional torch
+    schema does not) they are keyword-only."""
+    required = [k for k, a in enumerate(attrs) if a.default is None]
+    return next(
+        (k for k, a in enumerate(attrs) if a.default is not None and k < max(required, default=-1)),
+        None,
     )
 
 

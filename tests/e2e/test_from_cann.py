@@ -216,7 +216,7 @@ def test_msopgen_json_as_real_files_write_it_warns_and_makes_the_package(opsdk_c
     for needle in ("input 'x' has no param_type", "key 'dtype'", "'listInt'", "key 'value'"):
         assert sum(needle in line for line in warned) == 1, (needle, warned)
     schema = (tmp_path / "conv_custom" / "conv_custom" / "schema.py").read_text()
-    assert "(Tensor x, *, int[] strides=[1, 1], bool bias=False, int groups=1) -> Tensor" in schema
+    assert "(Tensor x, int[] strides=[1, 1], bool bias=False, int groups=1) -> Tensor" in schema
 
 
 EYE = """REG_OP(Eye)

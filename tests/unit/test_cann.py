@@ -217,15 +217,15 @@ def test_torch_side_of_real_ops():
     ops = {op.ir.op_type: op for op in cann.read(locator.torch_npu_file(RAW_OPS), want)}
     side = torch_side(ops["ScatterNdUpdate"])  # CANN's ref output var: written in place
     assert side.schema == (
-        "(Tensor(a!) var, Tensor indices, Tensor updates, *, bool use_locking=False) -> ()"
+        "(Tensor(a!) var, Tensor indices, Tensor updates, bool use_locking=False) -> ()"
     )
     # Several tensors: sizes alike, so they stay compatible whatever the op does with them.
     assert "Support(F32(4, 4), I32(4, 4), F32(4, 4))" in _specs(side)
     side = torch_side(ops["MoeGatingTopK"])  # optional inputs, a required attr
     assert side.schema.startswith("(Tensor x, Tensor? bias, Tensor? input_ids, Tensor? tid2eid")
-    assert ", *, int k, int k_group=1," in side.schema
+    assert ", Tensor? tid2eid, int k, int k_group=1," in side.schema  # attrs positional
     assert side.schema.endswith("-> (Tensor y, Tensor expert_idx, Tensor y2)")
-    assert _specs(side)[0] == "Support(F32(4, 4), None, None, None, k=1)"
+    assert _specs(side)[0] == "Support(F32(4, 4), None, None, None, 1)"
     # Only dtype combinations torch has: x is int8 (int4, hifloat8... are skipped).
     # The first case says which declared types it leaves out, and why (ir.py keeps them).
     first = _specs(torch_side(ops["AscendAntiQuantV2"]))[0]
@@ -242,5 +242,5 @@ def test_cann_names_python_cannot_take_are_mapped():
         ".ATTR(lambda, Type, DT_BF16)"
     )
     side = torch_side(op)
-    assert side.schema == "(Tensor in_, *, ScalarType lambda_=bfloat16) -> Tensor"
+    assert side.schema == "(Tensor in_, ScalarType lambda_=bfloat16) -> Tensor"
     assert dict(side.ir.arg_names) == {"in_": "in", "lambda_": "lambda"}

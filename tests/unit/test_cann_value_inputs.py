@@ -54,7 +54,7 @@ def _input(name, types=INTS, extra=".ValueDepend(OPTIONAL)"):
 )
 def test_an_int_value_input_is_a_host_argument(inputs, schema):
     (op,) = cann.read(_opdef(inputs))
-    assert torch_side(op).schema == f"(Tensor x, {schema}, *, int mode=0) -> Tensor"
+    assert torch_side(op).schema == f"(Tensor x, {schema}, int mode=0) -> Tensor"
 
 
 def test_the_specs_declare_the_values_and_the_ir_keeps_a_ge_input():
@@ -83,3 +83,20 @@ def test_the_converter_feeds_the_declared_int_type(tmp_path):
     assert "from opsdk.converters import int32_input, int64_input" in converter
     specs = (pkg / "vd" / "specs.py").read_text()
     assert "Fixed, OneOf" not in specs and "Fixed" in specs  # imports what it uses
+
+
+def test_attrs_are_positional_until_a_required_one_follows_a_default():
+    """As torch_npu's schemas take them; torch refuses a required positional argument after
+    a defaulted one, so from that default on they are keyword-only."""
+    from opsdk.irdef import Attr, IrDef, Output
+
+    def schema(*attrs):
+        ir = IrDef("Op", [cann.read(_opdef(""))[0].ir.inputs[0]], [Output("y")], list(attrs))
+        return torch_side(cann.CannOp(ir, {"x": ("DT_FLOAT",), "y": ("DT_FLOAT",)})).schema
+
+    assert schema(Attr("a", "VT_INT"), Attr("b", "VT_FLOAT", 1.0)) == (
+        "(Tensor x, int a, float b=1.0) -> Tensor"
+    )
+    assert schema(Attr("a", "VT_INT", 0), Attr("b", "VT_FLOAT"), Attr("c", "VT_BOOL", True)) == (
+        "(Tensor x, *, int a=0, float b, bool c=True) -> Tensor"
+    )
