@@ -370,12 +370,15 @@ def _new_package(args) -> int:
 
 
 def _only_op_name(path: Path) -> str:
-    """The op name of a CANN file that defines one op: the snake_case of its type."""
+    """The op name of a CANN file that defines one op: the snake_case of its type, as the
+    file's own name spells it if it does."""
     from opsdk import cann
+    from opsdk.cann import files
     from opsdk.cann.exports import file_stem
     from opsdk.scaffold import cann_torch
 
-    return file_stem(cann_torch.pick(cann.read(path), None, str(path)).ir)
+    ir = cann_torch.pick(cann.read(path), None, str(path)).ir
+    return files.op_name(ir.op_type, path, file_stem(ir))
 
 
 _REPORTS = {"--json": ".json", "--report": ".html", "--markdown": ".md"}

@@ -37,7 +37,7 @@ class Definition:
 
     @property
     def name(self) -> str:
-        return file_stem(self.op.ir)
+        return files.op_name(self.op.ir.op_type, self.source, file_stem(self.op.ir))
 
 
 def definitions(root: Path, skip_unreadable: bool = False) -> list[Definition]:

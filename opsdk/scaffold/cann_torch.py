@@ -38,7 +38,8 @@ def pick(ops: list[cann.CannOp], name: str | None, where: str) -> cann.CannOp:
         return ops[0]
     from opsdk.cann.exports import file_stem
 
-    found = [op for op in ops if name in (op.ir.op_type, file_stem(op.ir))]
+    spelled = (name or "").replace("_", "").lower()  # top_k_v2 and top_kv2 name TopKV2
+    found = [op for op in ops if name == op.ir.op_type or spelled == op.ir.op_type.lower()]
     if not found:
         names = ", ".join(file_stem(op.ir) for op in ops)
         raise SpecError(f"{where} defines several ops; name one of them: {names}")

@@ -197,3 +197,23 @@ def test_every_export_of_a_fresh_package_is_written_before_its_reference(tmp_pat
     assert "aclnnFreshOpGetWorkspaceSize(" in capsys.readouterr().out
     assert cli.main(["ir", pkg, "--format", "msopgen"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["output_desc"][0]["type"] == ["float16", "float"]
+
+
+def test_an_op_is_named_as_its_own_file_spells_it(tmp_path, capsys):
+    """CANN's files say top_k_v2 where splitting TopKV2 at capitals says top_kv2; a file
+    named otherwise (several ops, another name) gives the split."""
+    from opsdk.cann.files import op_name
+    from opsdk.scaffold.cann_torch import pick
+
+    assert op_name("TopKV2", tmp_path / "op_host" / "top_k_v2_def.cpp", "top_kv2") == "top_k_v2"
+    assert op_name("TopKV2", tmp_path / "top_k_v2_proto.h", "top_kv2") == "top_k_v2"
+    assert op_name("TopKV2", tmp_path / "ops.json", "top_kv2") == "top_kv2"
+    source = tmp_path / "top_k_v2.json"
+    source.write_text(json.dumps([_json_op("TopKV2", "xk", "y")]))
+    assert cli.main(["new", "--from-cann", str(source), "--out", str(tmp_path / "o")]) == 0
+    assert (tmp_path / "o" / "top_k_v2" / "top_k_v2" / "ir.py").is_file()
+    _ops = [_json_op("TopKV2", "x", "y"), _json_op("AddN", "x", "y")]
+    from opsdk import cann
+
+    ops = cann.read(json.dumps(_ops))
+    assert pick(ops, "top_k_v2", "f").ir.op_type == pick(ops, "top_kv2", "f").ir.op_type == "TopKV2"
