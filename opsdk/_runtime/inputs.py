@@ -249,10 +249,10 @@ class TensorSpec:
 
     def __repr__(self) -> str:
         name = SPEC_NAMES.get(self.dtype, str(self.dtype))
-        dims = ", ".join(map(repr, self.dims))
-        extra = f", value_range={self.value_range}" if self.value_range else ""
-        extra += f", static_dims={self.static_dims}" if self.static_dims else ""
-        return f"{name}({dims}{extra})"
+        parts = [*map(repr, self.dims)]  # F32() is 0-dim: no leading comma then
+        parts += [f"value_range={self.value_range}"] if self.value_range else []
+        parts += [f"static_dims={self.static_dims}"] if self.static_dims else []
+        return f"{name}({', '.join(parts)})"
 
 
 def _typed(dtype: torch.dtype, name: str):

@@ -53,7 +53,9 @@ __all__ = ["is_opdef", "read", "resolver"]
 
 # The chips whose view of an op is its prototype, in order of preference.
 PREFERRED_CHIPS = ("ascend910b", "ascend910_93")
-_REFUSAL = "give msopgen JSON or REG_OP instead"
+# What a refusal asks: the file and line it names are what to change (opsdk reads OpDef as
+# CANN's build does); another format is the way around a construct opsdk cannot read.
+_REFUSAL = "change that line, or give the op as msopgen JSON or REG_OP"
 _OPTIONS = {"IGNORE", "OPTIONAL", "REQUIRED", "DYNAMIC", "VIRTUAL"}
 # CANN's enum classes whose values a file passes (register/op_def.h).
 _ENUMS = {

@@ -550,7 +550,7 @@ def test_what_cannot_be_read_is_refused_in_one_line(body, message):
     text = str(err.value)
     assert message in text, text
     assert text.startswith("<text>:") and "\n" not in text
-    assert text.endswith("; give msopgen JSON or REG_OP instead")
+    assert text.endswith("; change that line, or give the op as msopgen JSON or REG_OP")
 
 
 MAP = "std::map<int, int> m = {{1, 2}};"
