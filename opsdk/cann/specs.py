@@ -13,6 +13,7 @@ op whose schema orders them otherwise gets the same cases.
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import torch
@@ -117,13 +118,23 @@ def _is_value_input(ir: IrDef, arg: spec.Arg) -> bool:
 def _host_value(arg: spec.Arg, rank: int, given: bool) -> str:
     """A ValueDepend input's values, declared: one named like a dimension ``Fixed(1)``
     (a kernel specializes on a dim, as the harness knows), another number ``OneOf(1, 2)``
-    (graph columns vary a SymInt within it), a list ``rank`` 2s; an optional one None
-    unless ``given``."""
+    (graph columns vary a SymInt within it), a list of 2s (:func:`_list_length`); an
+    optional one None unless ``given``."""
     if arg.is_optional and not given:
         return "None"
     if arg.is_list:
-        return repr([2] * rank)
+        return repr([2] * _list_length(arg.name, rank))
     return "Fixed(1)" if DIM_NAME.fullmatch(arg.name) else "OneOf(1, 2)"
+
+
+def _list_length(name: str, rank: int) -> int:
+    """A value list's length as its name says: a pair per dim for paddings, the spatial
+    dims for a resize's size (the two after N, C), else one per dim."""
+    if re.fullmatch(r"pad(ding)?s", name):
+        return 2 * rank
+    if re.fullmatch(r"(output_)?sizes?", name) and rank > 2:
+        return rank - 2
+    return rank
 
 
 def _moved(arg: spec.Arg):

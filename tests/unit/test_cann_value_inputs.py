@@ -100,3 +100,17 @@ def test_attrs_are_positional_until_a_required_one_follows_a_default():
     assert schema(Attr("a", "VT_INT", 0), Attr("b", "VT_FLOAT"), Attr("c", "VT_BOOL", True)) == (
         "(Tensor x, *, int a=0, float b, bool c=True) -> Tensor"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt", "value"),
+    [("paddings", "ND", "[2, 2, 2, 2]"), ("size", "NCHW", "[2, 2]"), ("sizes", "ND", "[2, 2]")],
+)
+def test_a_value_list_is_as_long_as_its_name_says(name, fmt, value):
+    """A pair per dim for paddings, the spatial dims for a resize's size, else one per dim."""
+    from opsdk._runtime import spec
+
+    text = _opdef(_input(name)).replace("FORMAT_ND", f"FORMAT_{fmt}")
+    (op,) = cann.read(text)
+    side = torch_side(op)
+    assert f", {value})" in cases(spec.parse(f"t::vd{side.schema}"), side.ir, op)[0]

@@ -237,7 +237,7 @@ def _call(
     for arg in spec.args:
         if arg.name not in named:
             continue  # left to its default
-        if arg.kwarg_only:
+        if arg.kwarg_only or len(args) < spec.args.index(arg):  # after a gap: by keyword
             kwargs[arg.name] = value(arg, named[arg.name])
         else:
             args.append(value(arg, named[arg.name]))
