@@ -66,11 +66,13 @@ class Output:
 @dataclass(frozen=True)
 class Attr:
     """An IR attr; ``default`` (None: the attr is required) is what CANN uses when a
-    node leaves the attr unset."""
+    node leaves the attr unset. ``dtype``: an Int whose value is a data type (CANN writes
+    its default ``DT_INT32``): torch takes a ``ScalarType``, GE gets its number."""
 
     name: str
     type: str
     default: object = None
+    dtype: bool = False
 
     def __post_init__(self):
         if isinstance(self.default, list):  # keep the definition immutable and hashable

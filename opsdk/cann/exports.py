@@ -77,9 +77,10 @@ def _attr_json(attr) -> dict:
     return entry
 
 
-def _cpp_value(value, value_type: str) -> str:
-    """A default as C++ spells it; a data type as GE's enumerator (GE numbering)."""
-    if value_type == "VT_DATA_TYPE":
+def _cpp_value(value, value_type: str, dtype: bool = False) -> str:
+    """A default as C++ spells it; a data type (a Type attr, an Int holding one) as GE's
+    enumerator (GE numbering)."""
+    if value_type == "VT_DATA_TYPE" or dtype:
         return next(d.ge for d in types.DTYPES.values() if d.value == value)
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -112,7 +113,8 @@ def reg_op(op: IrDef | CannOp) -> str:
         if attr.default is None:
             lines.append(f"    .REQUIRED_ATTR({attr.name}, {kind})")
         else:
-            lines.append(f"    .ATTR({attr.name}, {kind}, {_cpp_value(attr.default, attr.type)})")
+            value = _cpp_value(attr.default, attr.type, attr.dtype)
+            lines.append(f"    .ATTR({attr.name}, {kind}, {value})")
     lines.append(f"    .OP_END_FACTORY_REG({ir.op_type});")
     guard = f"OPSDK_{file_stem(ir).upper()}_PROTO_H_"
     return (
@@ -215,7 +217,7 @@ def _opdef_attr(ir: IrDef, attr) -> str:
     values = attr.default if isinstance(attr.default, (list, tuple)) else [attr.default]
     if any(isinstance(v, float) and not math.isfinite(v) for v in values):
         raise SpecError(f"{ir.op_type}: attr {attr.name!r}: C++ has no literal for {attr.default}")
-    value = _cpp_value(attr.default, attr.type)
-    if attr.type == "VT_DATA_TYPE":
+    value = _cpp_value(attr.default, attr.type, attr.dtype)
+    if attr.type == "VT_DATA_TYPE" or attr.dtype:
         value = f"ge::{value}"
     return f'this->Attr("{attr.name}").AttrType(OPTIONAL).{setter}({value});'

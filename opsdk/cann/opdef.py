@@ -266,6 +266,7 @@ class _AttrDef(Native):
     required: bool = True
     setter: str = "Bool"  # CANN's initial type
     value: object = None  # None: the setter's initial value
+    dtype: bool = False  # an Int set to a ge::DT_* (a data type, as GE's number)
     version: int = 0  # .Version(n), as for an OpParamDef
 
     type_name = "OpAttrDef"
@@ -276,6 +277,7 @@ class _AttrDef(Native):
         elif method in _ATTR_SETTERS:
             self.setter = method
             self.value = _attr_value(method, args[0], site, self.name) if args else None
+            self.dtype = method == "Int" and bool(args) and _is_dtype(args[0])
         elif method == "Version":
             self.version = _version(args)
         elif method != "Comment":
@@ -603,6 +605,10 @@ def _ir_output(p: _Param, op_type: str) -> Output:
 _SCALAR_METHOD = {"scalar": "Scalar", "scalar_list": "ScalarList"}
 
 
+def _is_dtype(value) -> bool:
+    return isinstance(value, Sym) and value.name.split("::")[-1].startswith("DT_")
+
+
 def _ir_attr(a: _AttrDef) -> Attr:
     if a.setter == "ListListInt":
         _fail(a.site, f"cannot read attr {a.name!r}: ListListInt has no GE IR or torch type")
@@ -610,4 +616,4 @@ def _ir_attr(a: _AttrDef) -> Attr:
     if a.required:
         return Attr(a.name, row.value_type)
     value = _INITIAL[a.setter] if a.value is None else a.value
-    return Attr(a.name, row.value_type, value)
+    return Attr(a.name, row.value_type, value, dtype=a.dtype)

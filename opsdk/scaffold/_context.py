@@ -94,7 +94,8 @@ def _op(
             {
                 "name": a.name,
                 "ir": ir.ir_name(a.name),
-                "builder": attr_builder(a),
+                # a ScalarType standing for an Int attr holding a dtype: GE's number
+                "builder": "Int" if _int_attr(ir, a) else attr_builder(a),
                 "convert": types.row(a.type).ge_value,
                 "optional": a.is_optional,
             }
@@ -122,10 +123,18 @@ def _op(
             for o in ir.outputs
         ],
         "ir_attrs": [
-            {"name": a.name, "type": a.type, "default": _default_repr(a.default)} for a in ir.attrs
+            {"name": a.name, "type": a.type, "default": _default_repr(a.default), "dtype": a.dtype}
+            for a in ir.attrs
         ],
         "support": repr(default_support(op)),
     }
+
+
+def _int_attr(ir, arg: spec.Arg) -> bool:
+    """Whether the IR attr of ``arg`` is an Int while ``arg`` is a ScalarType (a CANN Int
+    attr holding a data type, :attr:`opsdk.irdef.Attr.dtype`)."""
+    attr = next((x for x in ir.attrs if x.name == ir.ir_name(arg.name)), None)
+    return attr is not None and attr.type == "VT_INT" and types.base(arg.type) == "ScalarType"
 
 
 def _formats(op) -> dict:

@@ -69,7 +69,7 @@ def torch_side(op: cann.CannOp) -> TorchSide:
     attrs = [a for a in ir.attrs if a.name not in counted]
     keyword = _first_keyword(attrs)
     for k, a in enumerate(attrs):
-        row = types.BY_VALUE_TYPE[a.type]
+        row = types.BY_VALUE_TYPE["VT_DATA_TYPE" if a.dtype else a.type]  # a dtype: ScalarType
         default = "" if a.default is None else f"={_schema_value(a.default, row)}"
         args += ["*"] if k == keyword else []
         args.append(f"{row.schema} {torch_names[a.name]}{default}")

@@ -88,3 +88,46 @@ def test_the_cann_branch_passes_host_ints_and_a_counted_n(tmp_path):
     for cann_branch in (True, False):
         done = compile_cann_branch(cpp_file, cann=cann_branch)
         assert done.returncode == 0, done.stderr
+
+
+CAST = """#include "register/op_def_registry.h"
+namespace ops {
+class CastTo : public OpDef {
+public:
+    explicit CastTo(const char* name) : OpDef(name)
+    {
+        this->Input("x").DataType({ge::DT_FLOAT, ge::DT_FLOAT});
+        this->Output("y").DataType({ge::DT_INT32, ge::DT_INT64});
+        this->Attr("dst").AttrType(OPTIONAL).Int(ge::DT_INT32);
+    }
+};
+OP_ADD(CastTo);
+}
+"""
+
+
+def test_a_dtype_attr_is_a_scalar_type_and_ge_gets_its_number(opsdk_cli, tmp_path):
+    """The offline GE executor turns GE's number (DT_INT64 is 9) back into the torch dtype
+    (torch's ScalarType 9 is complex64): a non-default dtype passes every cell."""
+    source = tmp_path / "cast_to_def.cpp"
+    source.write_text(CAST)
+    assert opsdk_cli("new", "--from-cann", source, "--namespace", "e2e_dt").code == 0
+    pkg = tmp_path / "cast_to" / "cast_to"
+    assert '"dst": attr.Int(torch_type_to_ge_type(dst))' in (pkg / "converter.py").read_text()
+    kernels = pkg / "kernels.py"
+    text = re.sub(
+        r"raise ImplementMe\(\s*__file__, \"cast_to_reference\"[^)]*\)",
+        "return (x * 4).to(dst)",
+        kernels.read_text(),
+    )
+    kernels.write_text(text.replace("from opsdk import ImplementMe\n", ""))
+    specs = pkg / "specs.py"
+    specs.write_text(
+        "import torch\n\n"
+        + specs.read_text().replace(
+            "Support(F32(2, 3)),", "Support(F32(2, 3)),\n        Support(F32(2, 3), torch.int64),"
+        )
+    )
+    run = opsdk_cli("check", tmp_path / "cast_to", json_report=True)
+    assert run.code == 0, run.stdout + run.stderr
+    assert {r["status"] for r in run.report["results"]} == {"pass"}

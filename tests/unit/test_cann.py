@@ -67,8 +67,12 @@ def test_type_symbols_without_declaration_accept_any(real, op_type, attr):
 def test_optional_input_and_dtype_enumerator_defaults(real):
     op = real["AscendAntiQuantV2"]
     assert op.ir.inputs[2] == Input("offset", "optional")
-    # `.ATTR(dst_type, Int, DT_FLOAT16)`: GE's value of DT_FLOAT16 (1), not torch's (5).
-    assert op.ir.attrs == (Attr("dst_type", "VT_INT", 1), Attr("sqrt_mode", "VT_BOOL", False))
+    # `.ATTR(dst_type, Int, DT_FLOAT16)`: GE's value of DT_FLOAT16 (1), not torch's (5), an
+    # Int holding a data type (torch takes a ScalarType).
+    assert op.ir.attrs == (
+        Attr("dst_type", "VT_INT", 1, dtype=True),
+        Attr("sqrt_mode", "VT_BOOL", False),
+    )
     assert op.dtypes["scale"] == ("DT_FLOAT", "DT_BF16")  # written DT_BFLOAT16
     assert op.dtypes["x"][:2] == ("DT_INT8", "DT_INT4")
 
