@@ -39,15 +39,16 @@ class CannOp:
 
     def dtype_rows(self) -> dict[str, tuple[str, ...]]:
         """``dtypes`` as rows (:attr:`IrDef.dtypes`' form), tensors of any type left out. A
-        ``REG_OP``'s per-tensor sets become every combination, tensors sharing a type
-        symbol taking the same type."""
+        ``REG_OP``'s per-tensor sets, as they are where they are equally long (CANN's
+        headers align them, and its exports write them back so), else every combination,
+        tensors sharing a type symbol taking the same type."""
         declared = {n: v for n, v in self.dtypes.items() if v}
-        if self.rows:
+        if self.rows or len({len(v) for v in declared.values()}) <= 1:
             return declared
         groups: dict[str, list[str]] = {}
         for name in declared:
             groups.setdefault(self.type_vars.get(name, name), []).append(name)
-        choices = [declared[names[0]] for names in groups.values()]
+        choices = [tuple(dict.fromkeys(declared[names[0]])) for names in groups.values()]
         combos = list(itertools.product(*choices))
         return {
             name: tuple(combo[g] for combo in combos)
