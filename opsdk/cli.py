@@ -179,6 +179,12 @@ def _parser() -> argparse.ArgumentParser:
         "or an AscendC project directory (every op it defines, one package): schema, IR and "
         "specs follow it",
     )
+    new.add_argument(
+        "--skip-unreadable",
+        action="store_true",
+        help="--from-cann DIR: leave out (with a warning each) the ops opsdk cannot make, "
+        "instead of failing",
+    )
 
     matrix = _matrix_flags()
     check = sub.add_parser(
@@ -330,6 +336,8 @@ def _new_package(args) -> int:
         raise OpsdkError(
             "--out and --into exclude each other: --into DIR adds to the package in DIR"
         )
+    if args.skip_unreadable and not project:
+        raise OpsdkError("--skip-unreadable is for --from-cann DIR (a project of several ops)")
     if project and (args.into is not None or args.attach is not None):
         raise OpsdkError(
             "--from-cann DIR makes one package of the project's ops: drop --into/--attach, or "
@@ -343,7 +351,7 @@ def _new_package(args) -> int:
     if project:
         from opsdk.scaffold.cann_project import new_project
 
-        result = new_project(request, args.from_cann)
+        result = new_project(request, args.from_cann, args.skip_unreadable)
     else:
         result = new(request)
     if result.backup:
@@ -354,12 +362,15 @@ def _new_package(args) -> int:
 
 
 def _only_op_name(path: Path) -> str:
-    """The op name of a CANN file that defines one op: the snake_case of its type."""
+    """The op name of a CANN file that defines one op: the snake_case of its type, as the
+    file's own name spells it if it does."""
     from opsdk import cann
+    from opsdk.cann import files
     from opsdk.cann.exports import file_stem
     from opsdk.scaffold import cann_torch
 
-    return file_stem(cann_torch.pick(cann.read(path), None, str(path)).ir)
+    ir = cann_torch.pick(cann.read(path), None, str(path)).ir
+    return files.op_name(ir.op_type, path, file_stem(ir))
 
 
 def _check(args) -> int:
@@ -464,12 +475,16 @@ def _coverage(args) -> int:
 
 
 def _ir_model(ir, fmt: str):
-    """The op as an export needs it: with the data types its cases give (which runs the fake
-    function), except the aclnn API, which has none but a ValueDepend input's host array;
-    so it is written before the reference exists."""
+    """The op as an export needs it: the CANN definition its IR keeps (a ``--from-cann``
+    package's), else with the data types its cases give (which runs the fake function),
+    except the aclnn API, which has none but a ValueDepend input's host array; so a
+    definition's exports are written before the reference exists."""
     from opsdk import cann
     from opsdk.harness import dtypes
 
+    kept = cann.declared(ir)
+    if kept is not None:
+        return kept
     if fmt == "aclnn" and not any(i.value_depend for i in ir.inputs):
         return cann.CannOp(ir)
     return dtypes.model(ir)

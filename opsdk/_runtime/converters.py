@@ -23,6 +23,7 @@ __all__ = [
     "bind",
     "ge_attr_args",
     "ge_input_args",
+    "int32_input",
     "int64_input",
     "scalar_input",
     "ir_def_for",
@@ -60,13 +61,24 @@ def ge_attr_args(spec: OpSpec) -> tuple[Arg, ...]:
 def int64_input(value):
     """A SymInt or SymInt[] argument as the int64 GE input it is: a Const when the
     value is concrete, the (cast) host tensor TorchAir made of it when symbolic."""
+    return _int_input(value, "DT_INT64")
+
+
+def int32_input(value):
+    """:func:`int64_input` for a GE input declared int32 only (a CANN ValueDepend input
+    such as ResizeBilinearV2's ``size``): GE checks the type its definition declares."""
+    return _int_input(value, "DT_INT32")
+
+
+def _int_input(value, dtype: str):
     from torchair import ge
 
-    if value is None or (isinstance(value, ge.Tensor) and value.dtype == ge.DataType.DT_INT64):
+    wanted = getattr(ge.DataType, dtype)
+    if value is None or (isinstance(value, ge.Tensor) and value.dtype == wanted):
         return value
     if isinstance(value, ge.Tensor):
-        return ge.Cast(value, dst_type=ge.DataType.DT_INT64)
-    return ge.Const(value, dtype=ge.DataType.DT_INT64)
+        return ge.Cast(value, dst_type=wanted)
+    return ge.Const(value, dtype=wanted)
 
 
 def scalar_input(value):

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -73,6 +74,19 @@ __all__ = [
     "declare_supported",
     "declared",
 ]
+
+
+# Ints named like these pick a dim (sum's dim, ``*_axis``): the columns that call the op
+# afresh (eager) move them to the case's other dims; compiled graphs bake them in.
+DIM_NAME = re.compile(r"dim|axis|dim\d+|\w+_(?:dim|axis)")
+# Ints and lists named like these count or list dims (topk's k, sum's dims): they stay.
+DIMS_NAME = re.compile(r"dims|axes|k|\w+_(?:dims|axes)")
+
+
+def names_dims(name: str) -> bool:
+    """Whether an argument's name says it picks, counts or lists dims: a value a kernel
+    specializes on (``--from-cann`` fixes it in the specs it writes)."""
+    return bool(DIM_NAME.fullmatch(name) or DIMS_NAME.fullmatch(name))
 
 
 def _grown(size: int, step: int) -> int:
@@ -243,10 +257,10 @@ class TensorSpec:
 
     def __repr__(self) -> str:
         name = SPEC_NAMES.get(self.dtype, str(self.dtype))
-        dims = ", ".join(map(repr, self.dims))
-        extra = f", value_range={self.value_range}" if self.value_range else ""
-        extra += f", static_dims={self.static_dims}" if self.static_dims else ""
-        return f"{name}({dims}{extra})"
+        parts = [*map(repr, self.dims)]  # F32() is 0-dim: no leading comma then
+        parts += [f"value_range={self.value_range}"] if self.value_range else []
+        parts += [f"static_dims={self.static_dims}"] if self.static_dims else []
+        return f"{name}({', '.join(parts)})"
 
 
 def _typed(dtype: torch.dtype, name: str):

@@ -17,6 +17,7 @@ OUTPUT_KINDS = ("required", "dynamic")
 # An AscendC OpDef input declared ``.Scalar()`` / ``.ScalarList()``: a GE tensor input that
 # the op's aclnn API takes as ``aclScalar`` / ``aclScalarList``.
 SCALAR_KINDS = ("scalar", "scalar_list")
+VALUE_DEPEND_OPTIONS = ("required", "optional")
 ATTR_TYPES = tuple(types.BY_VALUE_TYPE)
 
 
@@ -25,14 +26,23 @@ class Input:
     """An IR input. ``value_depend`` and ``scalar`` are AscendC OpDef facts GE's prototype
     does not carry but the op's generated aclnn API does: a ``.ValueDepend(...)`` input is
     read on the host (aclnn takes it as a host array), a ``.Scalar()`` /
-    ``.ScalarList()`` one as an ``aclScalar`` / ``aclScalarList``."""
+    ``.ScalarList()`` one as an ``aclScalar`` / ``aclScalarList``. ``value_depend`` is
+    False or the option the definition gives (``"required"``, ``"optional"``: CANN may
+    run the op without the value); True means ``"required"``."""
 
     name: str
     kind: str = "required"
-    value_depend: bool = False
+    value_depend: bool | str = False
     scalar: str | None = None
 
     def __post_init__(self):
+        if self.value_depend is True:
+            object.__setattr__(self, "value_depend", "required")
+        if self.value_depend not in (False, *VALUE_DEPEND_OPTIONS):
+            raise ValueError(
+                f"IR input {self.name!r}: value_depend must be False or one of "
+                f"{VALUE_DEPEND_OPTIONS}"
+            )
         if self.kind not in INPUT_KINDS:
             raise ValueError(f"IR input {self.name!r}: kind must be one of {INPUT_KINDS}")
         if self.scalar is not None and self.scalar not in SCALAR_KINDS:
@@ -56,11 +66,13 @@ class Output:
 @dataclass(frozen=True)
 class Attr:
     """An IR attr; ``default`` (None: the attr is required) is what CANN uses when a
-    node leaves the attr unset."""
+    node leaves the attr unset. ``dtype``: an Int whose value is a data type (CANN writes
+    its default ``DT_INT32``): torch takes a ``ScalarType``, GE gets its number."""
 
     name: str
     type: str
     default: object = None
+    dtype: bool = False
 
     def __post_init__(self):
         if isinstance(self.default, list):  # keep the definition immutable and hashable
@@ -86,6 +98,8 @@ class IrDef:
     so its exports keep them before any reference runs): input or output name -> GE
     enumerators (``DT_FLOAT16``), the i-th entries of every tensor one supported row, a
     one-entry tuple serving every row, an unlisted tensor any type; empty: not declared.
+    ``formats`` (``ND``, ``NCHW``), aligned with ``dtypes``, and ``chips`` (what an OpDef
+    configures, ``ascend910b``) are the rest of such a definition its exports keep.
     ``infer_root`` is the folder holding the op's C++ InferShape / InferDataType (a
     ``--from-cann`` package's copy of them): the ``ge`` column holds the fake to them.
     """
@@ -98,6 +112,8 @@ class IrDef:
     arg_names: tuple[tuple[str, str], ...] = ()
     fixed_args: tuple[tuple[str, object], ...] = ()
     dtypes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    formats: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    chips: tuple[str, ...] = ()
     infer_root: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
@@ -112,9 +128,19 @@ class IrDef:
         targets = [ir for _, ir in self.arg_names]
         if len(set(targets)) != len(targets):
             raise ValueError(f"IrDef {self.op_type}: arg_names maps two arguments to one name")
-        rows = self.dtypes.items() if isinstance(self.dtypes, dict) else self.dtypes
-        object.__setattr__(self, "dtypes", tuple(sorted((k, tuple(v)) for k, v in rows)))
+        for name in ("dtypes", "formats"):
+            rows = getattr(self, name)
+            rows = rows.items() if isinstance(rows, dict) else rows
+            object.__setattr__(self, name, tuple(sorted((k, tuple(v)) for k, v in rows)))
+        object.__setattr__(self, "chips", tuple(self.chips))
         self._check_dtypes()
+        declared = dict(self.dtypes)
+        for name, row in self.formats:
+            if len(row) != len(declared.get(name, ())):
+                raise ValueError(
+                    f"IrDef {self.op_type}: formats[{name!r}] must align with its dtypes, one "
+                    "format per data type"
+                )
 
     def _check_dtypes(self) -> None:
         tensors = {t.name for t in (*self.inputs, *self.outputs)}

@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from opsdk.cann import msopgen, opdef, reg_op
-from opsdk.cann._model import CannOp, CannWarning
+from opsdk.cann._model import CannOp, CannWarning, counts, declared
 from opsdk.errors import SpecError
 
-__all__ = ["CannOp", "CannWarning", "format_of", "read", "warnings_said"]
+__all__ = ["CannOp", "CannWarning", "counts", "declared", "format_of", "read", "warnings_said"]
 
 
 def read(source: str | Path, op_types=None) -> list[CannOp]:

@@ -33,6 +33,54 @@ class CannOp:
     # exported as REG_OP, msopgen JSON and OpDef reads back equal, and opsdk new's check
     # that a project's JSON and OpDef agree compares what they declare.
     rows: bool = field(default=True, compare=False)
+    # The chips an OpDef configures (AddConfig), in order; not compared: REG_OP and msopgen
+    # JSON, which the same op also reads from, name none.
+    chips: tuple[str, ...] = field(default=(), compare=False)
+
+    def dtype_rows(self) -> dict[str, tuple[str, ...]]:
+        """``dtypes`` as rows (:attr:`IrDef.dtypes`' form), tensors of any type left out. A
+        ``REG_OP``'s per-tensor sets, as they are where they are equally long (CANN's
+        headers align them, and its exports write them back so), else every combination,
+        tensors sharing a type symbol taking the same type."""
+        declared = {n: v for n, v in self.dtypes.items() if v}
+        if self.rows or len({len(v) for v in declared.values()}) <= 1:
+            return declared
+        groups: dict[str, list[str]] = {}
+        for name in declared:
+            groups.setdefault(self.type_vars.get(name, name), []).append(name)
+        choices = [tuple(dict.fromkeys(declared[names[0]])) for names in groups.values()]
+        combos = list(itertools.product(*choices))
+        return {
+            name: tuple(combo[g] for combo in combos)
+            for g, names in enumerate(groups.values())
+            for name in names
+        }
+
+
+def counts(ir: IrDef) -> dict[str, str]:
+    """IR attrs that count a dynamic input -> that input: CANN's ``N`` beside one
+    ``DYNAMIC_INPUT`` (AddN, ConcatV2). The torch op takes no such argument, which could
+    disagree with its list: the converter and the aclnn call give the list's length, as
+    TorchAir's own converters do (``N=len(tensors)``)."""
+    dynamic = [i.name for i in ir.inputs if i.kind == "dynamic"]
+    if len(dynamic) != 1:
+        return {}
+    return {a.name: dynamic[0] for a in ir.attrs if a.name == "N" and a.type == "VT_INT"}
+
+
+def declared(ir: IrDef) -> CannOp | None:
+    """The CANN definition an IR keeps (a ``--from-cann`` package's ``ir.py``: its dtype
+    rows, formats, chips), what its exports write before any reference runs; None when it
+    declares no dtypes."""
+    if not ir.dtypes:
+        return None
+    rows, formats = dict(ir.dtypes), dict(ir.formats)
+    width = max(len(v) for v in rows.values())
+    names = [t.name for t in (*ir.inputs, *ir.outputs)]
+    dtypes = {n: rows[n] * (width if len(rows[n]) == 1 else 1) if n in rows else () for n in names}
+    laid = {n: formats.get(n, ("ND",) * len(rows.get(n, ()))) for n in names}
+    laid = {n: f * (width if len(f) == 1 else 1) for n, f in laid.items()}
+    return CannOp(ir, dtypes, laid, chips=ir.chips)
 
     def dtype_rows(self) -> dict[str, tuple[str, ...]]:
         """``dtypes`` as rows (:attr:`IrDef.dtypes`' form), tensors of any type left out. A

@@ -22,8 +22,8 @@ show):
 
 op-plugin's ``EXEC_NPU_CMD`` calls it with the kernel's arguments, each converted by its
 ``ConvertType``; what that cannot make (a float list, a dtype as GE's number, a C string, a
-tensor read on the host) the kernel makes with ``opsdk/aclnn.h``, which also proves the call
-against the declaration at compile time.
+tensor read on the host, a host argument's ints) the kernel makes with ``opsdk/aclnn.h``,
+which also proves the call against the declaration at compile time.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from opsdk._runtime import spec, types
 from opsdk._runtime.irdef import IrDef
-from opsdk.cann import CannOp, cppsig
+from opsdk.cann import CannOp, counts, cppsig
 from opsdk.errors import SpecError
 
 __all__ = ["Api", "Param", "api", "call", "camel", "file_name", "header"]
@@ -274,12 +274,15 @@ def call(op: spec.OpSpec, ir: IrDef, dtypes: Mapping, returns: Sequence[str]) ->
     op's returns, in order."""
     found = api(ir, dtypes)
     by_ir = {ir.ir_name(a.name): a for a in op.args}
+    counted = counts(ir)
     fresh = iter(returns)
     args = []
     for p in found.params:
         if p.role == "output":
             name = next(fresh)
             local = "tensor_list" if p.kind == "dynamic" else None
+        elif p.source not in by_ir and p.source in counted:  # the list's length
+            name, local = cppsig.param_name(by_ir[counted[p.source]].name), "count"
         else:
             arg = by_ir[p.source]
             name = cppsig.param_name(arg.name)
@@ -289,7 +292,11 @@ def call(op: spec.OpSpec, ir: IrDef, dtypes: Mapping, returns: Sequence[str]) ->
                 "param": p.declared,
                 "name": name,
                 "local": local,
-                "passed": f"{name}_acl" if local else name,
+                "passed": f"{p.source}_acl"
+                if local == "count"
+                else f"{name}_acl"
+                if local
+                else name,
                 "element": _HOST_ARRAYS.get(p.type),
             }
         )
@@ -312,8 +319,8 @@ def call(op: spec.OpSpec, ir: IrDef, dtypes: Mapping, returns: Sequence[str]) ->
 def _local(param: Param, arg: spec.Arg) -> str | None:
     """How the kernel makes what aclnn takes of ``arg``, None: EXEC_NPU_CMD converts it."""
     if param.role == "input":
-        if param.type in _HOST_ARRAYS:
-            return "host_values"
+        if param.type in _HOST_ARRAYS:  # read on the host: a host argument, or a tensor
+            return "host_ints" if types.base(arg.type).startswith("SymInt") else "host_values"
         return {"const aclScalar *": "scalar", "const aclScalarList *": "scalar_list"}.get(
             param.type
         )

@@ -45,7 +45,8 @@ def msopgen_json(op: IrDef | CannOp) -> str:
             if types.DTYPES[d].msopgen is None:
                 raise SpecError(
                     f"{op.ir.op_type}: {side} {name!r} has data type {d}, which msopgen has "
-                    "no word for: leave it out of the specs to export the op as msopgen JSON"
+                    "no word for: export it as --format opdef or reg_op, which keep it (a "
+                    "package without a CANN definition: leave it out of the specs)"
                 )
         return {
             "name": name,
@@ -76,9 +77,10 @@ def _attr_json(attr) -> dict:
     return entry
 
 
-def _cpp_value(value, value_type: str) -> str:
-    """A default as C++ spells it; a data type as GE's enumerator (GE numbering)."""
-    if value_type == "VT_DATA_TYPE":
+def _cpp_value(value, value_type: str, dtype: bool = False) -> str:
+    """A default as C++ spells it; a data type (a Type attr, an Int holding one) as GE's
+    enumerator (GE numbering)."""
+    if value_type == "VT_DATA_TYPE" or dtype:
         return next(d.ge for d in types.DTYPES.values() if d.value == value)
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -111,7 +113,8 @@ def reg_op(op: IrDef | CannOp) -> str:
         if attr.default is None:
             lines.append(f"    .REQUIRED_ATTR({attr.name}, {kind})")
         else:
-            lines.append(f"    .ATTR({attr.name}, {kind}, {_cpp_value(attr.default, attr.type)})")
+            value = _cpp_value(attr.default, attr.type, attr.dtype)
+            lines.append(f"    .ATTR({attr.name}, {kind}, {value})")
     lines.append(f"    .OP_END_FACTORY_REG({ir.op_type});")
     guard = f"OPSDK_{file_stem(ir).upper()}_PROTO_H_"
     return (
@@ -140,9 +143,9 @@ _OPDEF_KINDS = {"required": "REQUIRED", "optional": "OPTIONAL", "dynamic": "DYNA
 def opdef_cpp(op: IrDef | CannOp) -> str:
     """The op's ``op_host/<op>_def.cpp`` as CANN's op repositories write it: an ``OpDef``
     class whose columns of ``DataType``/``Format`` are the supported rows, registered with
-    ``OP_ADD``, for the Atlas A2/A3 chips. OpDef has no Type attr: a ``Type`` attr is
-    written as CANN's files write one, ``.Int(ge::DT_X)``, and reads back as an Int;
-    a ``ListString`` attr has no OpDef setter and is refused."""
+    ``OP_ADD``, for the chips the op names (else the Atlas A2/A3 chips). OpDef has no Type
+    attr: a ``Type`` attr is written as CANN's files write one, ``.Int(ge::DT_X)``, and
+    reads back as an Int; a ``ListString`` attr has no OpDef setter and is refused."""
     op = _as_model(op)
     ir = op.ir
     tensors = [*ir.inputs, *ir.outputs]
@@ -166,7 +169,7 @@ def opdef_cpp(op: IrDef | CannOp) -> str:
         formats = ", ".join(f"ge::FORMAT_{f}" for f in fmts)
         calls += [f".Format({{{formats}}})", f".UnknownShapeFormat({{{formats}}})"]
         if getattr(tensor, "value_depend", False):
-            calls.append(".ValueDepend(REQUIRED)")
+            calls.append(f".ValueDepend({tensor.value_depend.upper()})")
         if getattr(tensor, "depends_on_compute", False):
             calls.append(".OutputShapeDependOnCompute()")
         if tensor.name in op.versions and not output:
@@ -177,7 +180,8 @@ def opdef_cpp(op: IrDef | CannOp) -> str:
         + (f".Version({op.versions[attr.name]});" if attr.name in op.versions else ";")
         for attr in ir.attrs
     ]
-    lines += [f'this->AICore().AddConfig("{chip}");' for chip in ("ascend910b", "ascend910_93")]
+    chips = op.chips or ("ascend910b", "ascend910_93")
+    lines += [f'this->AICore().AddConfig("{chip}");' for chip in chips]
     body = "\n".join(f"        {line}" for line in lines)
     return (
         f"// OpDef of {ir.op_type}, written by `opsdk ir --format opdef`.\n"
@@ -213,7 +217,7 @@ def _opdef_attr(ir: IrDef, attr) -> str:
     values = attr.default if isinstance(attr.default, (list, tuple)) else [attr.default]
     if any(isinstance(v, float) and not math.isfinite(v) for v in values):
         raise SpecError(f"{ir.op_type}: attr {attr.name!r}: C++ has no literal for {attr.default}")
-    value = _cpp_value(attr.default, attr.type)
-    if attr.type == "VT_DATA_TYPE":
+    value = _cpp_value(attr.default, attr.type, attr.dtype)
+    if attr.type == "VT_DATA_TYPE" or attr.dtype:
         value = f"ge::{value}"
     return f'this->Attr("{attr.name}").AttrType(OPTIONAL).{setter}({value});'

@@ -10,7 +10,7 @@ import json
 import re
 from pathlib import Path
 
-__all__ = ["msopgen_files", "opdef_files", "reg_op_files"]
+__all__ = ["msopgen_files", "op_name", "opdef_files", "reg_op_files"]
 
 # What marks an op_host source that defines an op (OP_ADD registers the OpDef class).
 _OPDEF = re.compile(r"\bOP_ADD\s*\(")
@@ -37,6 +37,13 @@ def opdef_files(root: Path) -> list[Path]:
 def reg_op_files(root: Path) -> list[Path]:
     """The C/C++ headers under ``root`` holding a ``REG_OP(...)`` prototype."""
     return [p for p in _files(root, "*.h") if _REG_OP.search(_text(p))]
+
+
+def op_name(op_type: str, path: Path, fallback: str) -> str:
+    """The op's snake_case name as its own file spells it (``top_k_v2_def.cpp`` for
+    ``TopKV2``, where splitting at capitals gives ``top_kv2``), else ``fallback``."""
+    stem = re.sub(r"_(def|proto)$", "", path.stem.lower())
+    return stem if stem.replace("_", "") == op_type.lower() else fallback
 
 
 def _files(root: Path, pattern: str) -> list[Path]:

@@ -216,4 +216,6 @@ def _attr(desc: dict, what: str) -> Attr | None:
         return Attr(name, row.value_type)
     if isinstance(value, str):
         value = parse_value(value, row, what)
+    if value == {} and row.schema.endswith("[]"):  # msopgen renders the empty C++ list {}
+        value = []
     return Attr(name, row.value_type, checked(value, row, what))

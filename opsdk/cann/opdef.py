@@ -53,7 +53,9 @@ __all__ = ["is_opdef", "read", "resolver"]
 
 # The chips whose view of an op is its prototype, in order of preference.
 PREFERRED_CHIPS = ("ascend910b", "ascend910_93")
-_REFUSAL = "give msopgen JSON or REG_OP instead"
+# What a refusal asks: the file and line it names are what to change (opsdk reads OpDef as
+# CANN's build does); another format is the way around a construct opsdk cannot read.
+_REFUSAL = "change that line, or give the op as msopgen JSON or REG_OP"
 _OPTIONS = {"IGNORE", "OPTIONAL", "REQUIRED", "DYNAMIC", "VIRTUAL"}
 # CANN's enum classes whose values a file passes (register/op_def.h).
 _ENUMS = {
@@ -172,7 +174,7 @@ class _Param(Native):
     formats: list[str] = field(default_factory=list)
     formats_list: list[str] = field(default_factory=list)
     formats_status: str | None = None
-    value_depend: bool = False
+    value_depend: bool | str = False  # or the option: "required", "optional"
     scalar: str | None = None  # "scalar" or "scalar_list"
     to_type: str | None = None
     to_name: str | None = None
@@ -207,7 +209,8 @@ class _Param(Native):
         setattr(self, status, form)
 
     def _m_ValueDepend(self, args, site):
-        self.value_depend = _option(args[:1], site, "ValueDepend") in ("REQUIRED", "OPTIONAL")
+        option = _option(args[:1], site, "ValueDepend")
+        self.value_depend = option.lower() if option in ("REQUIRED", "OPTIONAL") else False
 
     def _m_Scalar(self, args, site):
         self.scalar = "scalar"
@@ -263,6 +266,7 @@ class _AttrDef(Native):
     required: bool = True
     setter: str = "Bool"  # CANN's initial type
     value: object = None  # None: the setter's initial value
+    dtype: bool = False  # an Int set to a ge::DT_* (a data type, as GE's number)
     version: int = 0  # .Version(n), as for an OpParamDef
 
     type_name = "OpAttrDef"
@@ -273,6 +277,7 @@ class _AttrDef(Native):
         elif method in _ATTR_SETTERS:
             self.setter = method
             self.value = _attr_value(method, args[0], site, self.name) if args else None
+            self.dtype = method == "Int" and bool(args) and _is_dtype(args[0])
         elif method == "Version":
             self.version = _version(args)
         elif method != "Comment":
@@ -450,8 +455,13 @@ def _read_op(program: cpp.Program, op_type: str, site: Tok) -> CannOp:
         formats[params[k].name] = tuple(f.removeprefix("FORMAT_") for f in rows[k][1])
     names = [t.name for t in (*ir.inputs, *ir.outputs)]
     versions = {x.name: x.version for x in (*(params[k] for k in kept), *op.attrs) if x.version}
+    chips = tuple(dict.fromkeys(c for c, _ in op.aicore.configs))
     return CannOp(
-        ir, {n: dtypes[n] for n in names}, {n: formats[n] for n in names}, versions=versions
+        ir,
+        {n: dtypes[n] for n in names},
+        {n: formats[n] for n in names},
+        versions=versions,
+        chips=chips,
     )
 
 
@@ -595,6 +605,10 @@ def _ir_output(p: _Param, op_type: str) -> Output:
 _SCALAR_METHOD = {"scalar": "Scalar", "scalar_list": "ScalarList"}
 
 
+def _is_dtype(value) -> bool:
+    return isinstance(value, Sym) and value.name.split("::")[-1].startswith("DT_")
+
+
 def _ir_attr(a: _AttrDef) -> Attr:
     if a.setter == "ListListInt":
         _fail(a.site, f"cannot read attr {a.name!r}: ListListInt has no GE IR or torch type")
@@ -602,4 +616,4 @@ def _ir_attr(a: _AttrDef) -> Attr:
     if a.required:
         return Attr(a.name, row.value_type)
     value = _INITIAL[a.setter] if a.value is None else a.value
-    return Attr(a.name, row.value_type, value)
+    return Attr(a.name, row.value_type, value, dtype=a.dtype)

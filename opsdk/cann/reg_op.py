@@ -122,4 +122,5 @@ def _reg_op_attr(args: list[str], what: str) -> Attr:
         known = ", ".join(types.BY_REG_OP)
         raise SpecError(f"{what}: attr type {args[1]!r} has no torch type; supported: {known}")
     default = None if len(args) == 2 else checked(parse_value(args[2], row, what), row, what)
-    return Attr(args[0], row.value_type, default)
+    dtype = row.value_type == "VT_INT" and len(args) == 3 and args[2].startswith("DT_")
+    return Attr(args[0], row.value_type, default, dtype=dtype)

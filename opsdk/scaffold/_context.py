@@ -7,6 +7,7 @@ becomes is in the templates and their macros (``templates/templates/macros.jinja
 from __future__ import annotations
 
 import opsdk
+from opsdk import cann as cann_model
 from opsdk._runtime import spec, types, updatable
 from opsdk._runtime.converters import (
     attr_builder,
@@ -99,30 +100,35 @@ def _op(
         "arg_names": dict(ir.arg_names),
         # the definition's dtype rows, kept in ir.py so its exports need no reference
         "ir_dtypes": cann.op.dtype_rows() if cann is not None else {},
+        "ir_formats": _formats(cann.op) if cann is not None else {},
+        "ir_chips": list(cann.op.chips) if cann is not None else [],
         # the folder the op's copied C++ inference goes to (render sets it when there is one)
         "infer_dir": None,
         "args": [_arg(a) for a in op.args],
         "returns": [pysig.py_type(r.type) for r in op.returns],
         "grads": [f"grad_{name}" for name in _return_names(op)],
         "ge_inputs": [
-            {
-                "name": a.name,
-                "ir": ir.ir_name(a.name),
-                "host": _host_input(a) if a.is_symbolic else None,
-            }
+            {"name": a.name, "ir": ir.ir_name(a.name), "host": _host_input(a, cann)}
             for a in ge_input_args(op)
         ],
         "ge_attrs": [
             {
                 "name": a.name,
                 "ir": ir.ir_name(a.name),
-                "builder": attr_builder(a),
+                # a ScalarType standing for an Int attr holding a dtype: GE's number
+                "builder": "Int" if _int_attr(ir, a) else attr_builder(a),
                 "convert": types.row(a.type).ge_value,
                 "optional": a.is_optional,
             }
             for a in ge_attr_args(op)
         ],
-        "host_inputs": sorted({_host_input(a) for a in op.args if a.is_symbolic}),
+        # IR attrs that count a dynamic input: set from its length (opsdk.cann.counts)
+        "counted": [
+            {"ir": n, "of": next(a.name for a in op.args if ir.ir_name(a.name) == i)}
+            for n, i in cann_model.counts(ir).items()
+            if n not in {ir.ir_name(a.name) for a in op.args}
+        ],
+        "host_inputs": sorted({_host_input(a, cann) for a in op.args if a.is_symbolic}),
         "ge_values": sorted({types.row(a.type).ge_value for a in ge_attr_args(op)} - {None}),
         "ir_inputs": [
             {"name": i.name, "kind": i.kind, "value_depend": i.value_depend, "scalar": i.scalar}
@@ -138,10 +144,25 @@ def _op(
             for o in ir.outputs
         ],
         "ir_attrs": [
-            {"name": a.name, "type": a.type, "default": _default_repr(a.default)} for a in ir.attrs
+            {"name": a.name, "type": a.type, "default": _default_repr(a.default), "dtype": a.dtype}
+            for a in ir.attrs
         ],
         "support": repr(default_support(op)),
     }
+
+
+def _int_attr(ir, arg: spec.Arg) -> bool:
+    """Whether the IR attr of ``arg`` is an Int while ``arg`` is a ScalarType (a CANN Int
+    attr holding a data type, :attr:`opsdk.irdef.Attr.dtype`)."""
+    attr = next((x for x in ir.attrs if x.name == ir.ir_name(arg.name)), None)
+    return attr is not None and attr.type == "VT_INT" and types.base(arg.type) == "ScalarType"
+
+
+def _formats(op) -> dict:
+    """The definition's formats where they say more than ND (aligned with its rows)."""
+    if not op.rows or all(f == "ND" for fs in op.formats.values() for f in fs):
+        return {}
+    return {n: fs for n, fs in op.formats.items() if op.dtypes.get(n)}
 
 
 def _bound(ir, op: spec.OpSpec):
@@ -186,9 +207,15 @@ def _cpp_context(op: spec.OpSpec, module: str, cann: TorchSide | None) -> dict:
     }
 
 
-def _host_input(arg: spec.Arg) -> str:
-    """The opsdk.converters helper that makes a SymInt or Scalar argument a GE input."""
-    return "int64_input" if arg.type.startswith("SymInt") else "scalar_input"
+def _host_input(arg: spec.Arg, cann: TorchSide | None) -> str | None:
+    """The opsdk.converters helper that makes a SymInt or Scalar argument a GE input: int64,
+    or int32 where the CANN definition declares the input int32 but never int64."""
+    if not arg.is_symbolic:
+        return None
+    if not arg.type.startswith("SymInt"):
+        return "scalar_input"
+    declared = set(cann.op.dtypes.get(cann.ir.ir_name(arg.name), ())) if cann else set()
+    return "int32_input" if "DT_INT32" in declared and "DT_INT64" not in declared else "int64_input"
 
 
 def _default_repr(value) -> str | None:

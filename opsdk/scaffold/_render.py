@@ -89,7 +89,17 @@ def build_spec(req: NewRequest) -> spec.OpSpec:
         )
     if req.pair and req.style == "cpp":
         raise SpecError("--pair: the cpp style defines one op; drop --style cpp")
+    if req.schema is not None and not req.schema.strip():
+        raise SpecError(
+            f"--schema is empty: give the op's schema, e.g. '{req.name}(Tensor x) -> Tensor', "
+            "or drop --schema for a working add"
+        )
     op = _parse(req)
+    if not any(a.is_tensor for a in op.args):
+        raise SpecError(
+            f"{op.name} takes no tensor: an npu kernel, a GE graph and the checks run on "
+            f"tensors; take one, e.g. '{op.name}(Tensor x, ...)'"
+        )
     if req.pair:
         op = spec.inplace_pair(op)[0]
     if req.inplace:

@@ -5,8 +5,9 @@ truth; tiling and shape-inference sources beside it define none) and often the m
 JSON it was generated from. Every op defined there becomes one op of a package named
 after the directory: the first (by name) its top-level modules, the others subpackages,
 as ``opsdk new --into`` adds them. The package is built staged and appears whole or not
-at all; an op opsdk cannot make (a refusal of its reader or of its torch side) is
-skipped with a warning naming its file and the reason, and the others still come.
+at all: an op opsdk cannot make (a refusal of its reader or of its torch side) fails the
+command, naming its file and the reason; with ``skip_unreadable`` (``--skip-unreadable``)
+it is skipped with a warning saying so, and the others still come.
 """
 
 from __future__ import annotations
@@ -36,19 +37,20 @@ class Definition:
 
     @property
     def name(self) -> str:
-        return file_stem(self.op.ir)
+        return files.op_name(self.op.ir.op_type, self.source, file_stem(self.op.ir))
 
 
-def definitions(root: Path) -> list[Definition]:
+def definitions(root: Path, skip_unreadable: bool = False) -> list[Definition]:
     """Every op defined under ``root``, by name: OpDef sources (``op_host/*.cpp``) and
     msopgen JSON files. An op in both is the OpDef's (the project's source of truth); a
-    JSON file that is not msopgen's (CMakePresets.json...) is none of the project's ops."""
+    JSON file that is not msopgen's (CMakePresets.json...) is none of the project's ops.
+    A file the readers refuse fails, or with ``skip_unreadable`` is skipped."""
     found: dict[str, Definition] = {}
     for path in files.msopgen_files(root) + files.opdef_files(root):
         try:
             ops = cann.read(path)
-        except SpecError as err:  # one file the readers refuse does not stop the others
-            _skipped(f"{path.relative_to(root)}", err)
+        except SpecError as err:
+            _refused(root, f"{path.relative_to(root)}", err, skip_unreadable)
             continue
         for op in ops:
             _add(found, Definition(op, path), root)
@@ -60,7 +62,18 @@ def definitions(root: Path) -> list[Definition]:
     return [found[name] for name in sorted(found)]
 
 
-def _skipped(what: str, err: SpecError) -> None:
+class _Refused(SpecError):
+    """An op of the project opsdk cannot make, named with its file: the command's error."""
+
+
+def _refused(root: Path, what: str, err: SpecError, skip: bool) -> None:
+    """One op opsdk cannot make: the command fails (the package would miss it), unless the
+    user asked to skip such ops, then a warning says which was skipped and why."""
+    if not skip:
+        raise _Refused(
+            f"--from-cann {root}: {what}: {err} (fix it, or pass --skip-unreadable to make the "
+            "package without it)"
+        ) from None
     warnings.warn(f"skipped {what}: {err}", cann.CannWarning, stacklevel=3)
 
 
@@ -101,10 +114,11 @@ def package_of(root: Path) -> str:
         ) from None
 
 
-def new_project(req: NewRequest, root: Path) -> NewResult:
+def new_project(req: NewRequest, root: Path, skip_unreadable: bool = False) -> NewResult:
     """The package of every op under ``root`` (``req.name``, if given, selects one op: a
-    package of that op alone, named after it)."""
-    found = definitions(root)
+    package of that op alone, named after it); ``skip_unreadable``: leave out, with a
+    warning, the ops opsdk cannot make instead of failing."""
+    found = definitions(root, skip_unreadable)
     if req.name is not None:
         chosen = [d for d in found if req.name in (d.name, d.op.ir.op_type)]
         if not chosen:
@@ -120,13 +134,15 @@ def new_project(req: NewRequest, root: Path) -> NewResult:
             for other in rest:
                 try:
                     into.add(dataclasses.replace(other, force=False), project)
-                except SpecError as err:  # the op's own refusal: the others still come
-                    _skipped(f"{other.name} ({where[other.name]})", err)
+                except SpecError as err:
+                    _refused(root, f"{other.name} ({where[other.name]})", err, skip_unreadable)
 
         try:
             return new(dataclasses.replace(first, package=package), then=add_the_others)
+        except _Refused:  # another op's, said in full
+            raise
         except SpecError as err:
-            _skipped(f"{first.name} ({where[first.name]})", err)
+            _refused(root, f"{first.name} ({where[first.name]})", err, skip_unreadable)
     raise SpecError(
         f"--from-cann {root}: opsdk can make none of its ops (each refusal is a warning above)"
     )

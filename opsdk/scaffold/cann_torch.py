@@ -2,15 +2,18 @@
 
 CANN's prototype fixes the GE side (op type, input/output/attr names, data types);
 this module writes the matching torch schema (optional inputs ``Tensor?``, dynamic
-inputs ``Tensor[]``, attrs keyword-only with their defaults, an output named like
+inputs ``Tensor[]``, attrs positional after them with their defaults, an output named like
 an input makes that input ``Tensor(a!)``, an OpDef ``.Scalar()`` input is a
-``Scalar``) and the IR tied to it (CANN names, with ``arg_names`` where a CANN name cannot
+``Scalar``, an integer ``.ValueDepend(...)`` input a host ``SymInt`` or ``SymInt[]``, an
+``N`` counting a dynamic input no argument)
+and the IR tied to it (CANN names, with ``arg_names`` where a CANN name cannot
 be a Python argument); the input specs are :mod:`opsdk.cann.specs`'.
 """
 
 from __future__ import annotations
 
 import keyword
+import re
 from dataclasses import dataclass, replace
 
 from opsdk import cann
@@ -35,7 +38,8 @@ def pick(ops: list[cann.CannOp], name: str | None, where: str) -> cann.CannOp:
         return ops[0]
     from opsdk.cann.exports import file_stem
 
-    found = [op for op in ops if name in (op.ir.op_type, file_stem(op.ir))]
+    spelled = (name or "").replace("_", "").lower()  # top_k_v2 and top_kv2 name TopKV2
+    found = [op for op in ops if name == op.ir.op_type or spelled == op.ir.op_type.lower()]
     if not found:
         names = ", ".join(file_stem(op.ir) for op in ops)
         raise SpecError(f"{where} defines several ops; name one of them: {names}")
@@ -58,12 +62,16 @@ def torch_side(op: cann.CannOp) -> TorchSide:
             kind = "Tensor(a!)" if i.kind == "required" else _refuse(ir, i.name)
         if i.scalar is not None:
             kind = _scalar_kind(ir, i)
+        elif i.value_depend and i.name not in mutated and _host_ints(op, i):
+            kind = _host_kind(i)
         args.append(f"{kind} {torch_names[i.name]}")
-    if ir.attrs:
-        args.append("*")
-    for a in ir.attrs:
-        row = types.BY_VALUE_TYPE[a.type]
+    counted = cann.counts(ir)
+    attrs = [a for a in ir.attrs if a.name not in counted]
+    keyword = _first_keyword(attrs)
+    for k, a in enumerate(attrs):
+        row = types.BY_VALUE_TYPE["VT_DATA_TYPE" if a.dtype else a.type]  # a dtype: ScalarType
         default = "" if a.default is None else f"={_schema_value(a.default, row)}"
+        args += ["*"] if k == keyword else []
         args.append(f"{row.schema} {torch_names[a.name]}{default}")
     fresh = [o for o in ir.outputs if o.name not in mutated]
     rets = [f"{'Tensor[]' if o.kind == 'dynamic' else 'Tensor'} {_py_name(o.name)}" for o in fresh]
@@ -73,6 +81,17 @@ def torch_side(op: cann.CannOp) -> TorchSide:
         f"({', '.join(args)}) -> {returns}",
         replace(ir, arg_names=arg_names),
         op,
+    )
+
+
+def _first_keyword(attrs) -> int | None:
+    """Attrs follow the tensors positionally, as torch_npu's schemas take them; from a
+    default that a required attr follows (CANN's order allows it, a positional torch
+    schema does not) they are keyword-only."""
+    required = [k for k, a in enumerate(attrs) if a.default is None]
+    return next(
+        (k for k, a in enumerate(attrs) if a.default is not None and k < max(required, default=-1)),
+        None,
     )
 
 
@@ -91,6 +110,30 @@ def _scalar_kind(ir: IrDef, tensor) -> str:
             "inputs has no torch type opsdk can convert; write the op's torch side by hand"
         )
     kind = "Scalar[]" if tensor.scalar == "scalar_list" else "Scalar"
+    return f"{kind}?" if tensor.kind == "optional" else kind
+
+
+# A value input named like one number (an axis, a count, ``k``): a SymInt; others
+# (``size_splits``, ``paddings``, ``size``) are lists.
+_ONE_NUMBER = re.compile(r"(?:\w+_)?(?:axis|dim|k|n|num|count|index)")
+_INTEGERS = frozenset(f"DT_{u}INT{bits}" for u in ("", "U") for bits in (8, 16, 32, 64))
+
+
+def _host_ints(op: cann.CannOp, tensor) -> bool:
+    """Whether a ValueDepend input holds integers only (an axis, sizes, paddings): CANN
+    reads its value on the host, as torch_npu's schemas take such values as ints. A float
+    or mixed one (PadV3's ``constant_values``) stays a tensor."""
+    if tensor.kind == "dynamic":
+        return False
+    declared = set(op.dtypes.get(tensor.name, ()))
+    return bool(declared) and declared <= _INTEGERS
+
+
+def _host_kind(tensor) -> str:
+    """The host argument of an integer ValueDepend input: ``SymInt`` when its name says one
+    number, else ``SymInt[]`` (the converter feeds GE the value as an int tensor, the
+    aclnn call an aclIntArray)."""
+    kind = "SymInt" if _ONE_NUMBER.fullmatch(tensor.name) else "SymInt[]"
     return f"{kind}?" if tensor.kind == "optional" else kind
 
 

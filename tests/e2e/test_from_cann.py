@@ -216,7 +216,7 @@ def test_msopgen_json_as_real_files_write_it_warns_and_makes_the_package(opsdk_c
     for needle in ("input 'x' has no param_type", "key 'dtype'", "'listInt'", "key 'value'"):
         assert sum(needle in line for line in warned) == 1, (needle, warned)
     schema = (tmp_path / "conv_custom" / "conv_custom" / "schema.py").read_text()
-    assert "(Tensor x, *, int[] strides=[1, 1], bool bias=False, int groups=1) -> Tensor" in schema
+    assert "(Tensor x, int[] strides=[1, 1], bool bias=False, int groups=1) -> Tensor" in schema
 
 
 EYE = """REG_OP(Eye)
@@ -306,7 +306,7 @@ def test_the_cann_branch_passes_every_kind_of_argument_and_proves_the_call(tmp_p
     )
     flat = _flat(text)
     for local in (
-        "const auto shape_acl = opsdk::aclnn::host_values<int64_t>(shape);",
+        "const auto shape_acl = opsdk::aclnn::host_ints(shape);",  # a SymInt[]: aclIntArray
         "const auto alpha_acl = opsdk::aclnn::scalar(alpha);",
         "const opsdk::aclnn::ScalarList betas_acl(betas);",
         "const opsdk::aclnn::FloatArray scales_acl(scales);",

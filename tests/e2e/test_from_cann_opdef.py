@@ -45,7 +45,7 @@ def test_an_opdef_cpp_becomes_a_package_and_comes_back(opsdk_cli, tmp_path):
     assert run.code == 0, run.stderr
     pkg = tmp_path / "out" / "scatter_scale"
     schema = (pkg / "scatter_scale" / "schema.py").read_text()
-    assert "scatter_scale(Tensor(a!) var, Tensor indices, Tensor? scale, *, int axis=0, " in schema
+    assert "scatter_scale(Tensor(a!) var, Tensor indices, Tensor? scale, int axis=0, " in schema
     assert 'op_type="ScatterScale"' in (pkg / "scatter_scale" / "ir.py").read_text()
     assert "Support(F16(4, 4), I64(4, 4), None)" in (pkg / "scatter_scale" / "specs.py").read_text()
 

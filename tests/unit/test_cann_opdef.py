@@ -135,7 +135,7 @@ def test_value_depend_scalars_follow_and_output_facts():
     )
     inputs = {i.name: i for i in op.ir.inputs}
     assert inputs["axes"] == Input("axes", value_depend=True)
-    assert inputs["shift"] == Input("shift", "optional", value_depend=True)
+    assert inputs["shift"] == Input("shift", "optional", value_depend="optional")  # its option
     assert inputs["alpha"].scalar == "scalar" and inputs["steps"].scalar == "scalar_list"
     assert op.formats["axes"] == ("ND", "ND")  # a host input has no layout
     assert op.dtypes["alpha"] == (F32, F32) and op.dtypes["beta"] == (F16, BF16)
@@ -183,7 +183,7 @@ def test_attrs_as_op_def_h_sets_them():
         Attr("strides", "VT_LIST_INT", (1, 1, 2)),
         Attr("ratios", "VT_LIST_FLOAT", (1.0, 0.5)),
         Attr("keep", "VT_LIST_BOOL", (True, False)),
-        Attr("dst_type", "VT_INT", 9),  # GE's DT_INT64, as REG_OP readers read it
+        Attr("dst_type", "VT_INT", 9, dtype=True),  # GE's DT_INT64: an Int holding a dtype
         Attr("heads", "VT_INT", 8),
         Attr("reduce", "VT_STRING", "mean"),
         Attr("legacy", "VT_BOOL", False),
@@ -480,7 +480,7 @@ def test_several_ops_in_one_file_and_choosing_one():
 
 def test_the_scalar_input_is_a_torch_scalar_fed_to_its_ir_input(tmp_path):
     """``.Scalar()`` is a torch Scalar, which the generated converter passes as the GE
-    input of its name; a ValueDepend input stays a Tensor; a ScalarList is a Scalar[]
+    input of its name; an int ValueDepend input is a host SymInt[]; a ScalarList is a Scalar[]
     (one 1-D host input); a dynamic Scalar is refused."""
     from opsdk.scaffold import NewRequest, new
 
@@ -495,13 +495,13 @@ def test_the_scalar_input_is_a_torch_scalar_fed_to_its_ir_input(tmp_path):
     source = tmp_path / "scaled_def.cpp"
     source.write_text(opdef(body, name="Scaled"))
     assert (
-        torch_side(read_one(source)).schema == "(Tensor x, Tensor sizes, Scalar? alpha) -> Tensor"
+        torch_side(read_one(source)).schema == "(Tensor x, SymInt[] sizes, Scalar? alpha) -> Tensor"
     )
     pkg = new(NewRequest("scaled", namespace="t_scalar", out=tmp_path, from_cann=source)).path
     converter = (pkg / "scaled" / "converter.py").read_text()
     assert '"alpha": scalar_input(alpha)' in converter
     listed = read_one(opdef(body.replace("ParamType(OPTIONAL).Scalar()", "ScalarList()")))
-    assert torch_side(listed).schema == "(Tensor x, Tensor sizes, Scalar[] alpha) -> Tensor"
+    assert torch_side(listed).schema == "(Tensor x, SymInt[] sizes, Scalar[] alpha) -> Tensor"
     dynamic = read_one(opdef(body.replace("ParamType(OPTIONAL)", "ParamType(DYNAMIC)")))
     with pytest.raises(SpecError, match="input 'alpha' is a dynamic Scalar"):
         torch_side(dynamic)
@@ -550,7 +550,7 @@ def test_what_cannot_be_read_is_refused_in_one_line(body, message):
     text = str(err.value)
     assert message in text, text
     assert text.startswith("<text>:") and "\n" not in text
-    assert text.endswith("; give msopgen JSON or REG_OP instead")
+    assert text.endswith("; change that line, or give the op as msopgen JSON or REG_OP")
 
 
 MAP = "std::map<int, int> m = {{1, 2}};"
@@ -711,6 +711,8 @@ def _without_opdef_facts(ir):
         ir,
         inputs=[Input(i.name, i.kind) for i in ir.inputs],
         outputs=[Output(o.name, o.kind) for o in ir.outputs],
+        # msopgen JSON writes an Int holding a data type as GE's number
+        attrs=[replace(a, dtype=False) for a in ir.attrs],
     )
 
 
@@ -797,11 +799,12 @@ def test_real_production_files(real_files):
 
 
 def test_a_type_attr_is_written_as_opdef_files_write_one():
-    """OpDef has no Type attr: ``.Int(ge::DT_X)``, read back as an Int of GE's number."""
+    """OpDef has no Type attr: ``.Int(ge::DT_X)``, read back as an Int of GE's number that
+    holds a data type (torch still takes a ScalarType)."""
     op = read_one("REG_OP(A).INPUT(x, TensorType({DT_FLOAT})).ATTR(dst, Type, DT_INT16)")
     exported = opdef_cpp(op)
     assert 'this->Attr("dst").AttrType(OPTIONAL).Int(ge::DT_INT16);' in exported
-    assert read_one(exported).ir.attrs == (Attr("dst", "VT_INT", 6),)
+    assert read_one(exported).ir.attrs == (Attr("dst", "VT_INT", 6, dtype=True),)
 
 
 def test_versioned_parameters_are_recorded_and_the_cpp_style_refuses_them(tmp_path):

@@ -90,7 +90,7 @@ def test_name_selects_one_op_of_the_project(project, tmp_path):
         new_project(NewRequest("nope", out=tmp_path), project)
 
 
-def test_an_op_opsdk_cannot_make_is_skipped_with_a_warning_and_the_others_come(project, tmp_path):
+def test_skip_unreadable_skips_an_op_opsdk_cannot_make_with_a_warning(project, tmp_path):
     bad = dict(SCALE, type="list_list_int")  # no torch type: the reader refuses the file
     (project / "bad.json").write_text(json.dumps([_json_op("Bad", "x", "y", [bad])]))
     silent = _json_op("Sleep", "x", "")  # no output: the torch side refuses the op
@@ -99,7 +99,7 @@ def test_an_op_opsdk_cannot_make_is_skipped_with_a_warning_and_the_others_come(p
     case = dict(_json_op("AddCustom", "xy", "z"), case_name="Test_AddCustom_001")
     (project / "testcases" / "st" / "AddCustom_case.json").write_text(json.dumps([case]))
     with pytest.warns(CannWarning) as heard:
-        made = new_project(NewRequest(None, out=tmp_path / "out"), project).path
+        made = new_project(NewRequest(None, out=tmp_path / "out"), project, True).path
     assert into.read(made).ops == ("add_custom", "scale_inplace")
     said = [str(w.message) for w in heard]
     assert any(m.startswith("skipped bad.json: ") and "list_list_int" in m for m in said)
@@ -107,11 +107,47 @@ def test_an_op_opsdk_cannot_make_is_skipped_with_a_warning_and_the_others_come(p
     assert not any("AddCustom_case" in m for m in said)
 
 
+@pytest.mark.parametrize(
+    ("file", "content", "said"),
+    [
+        ("op_host/muls_def.cpp", 'OP_ADD(Muls)\nthis->Input("x")', "op_host/muls_def.cpp: "),
+        ("sleep.json", json.dumps([_json_op("Sleep", "x", "")]), "sleep (sleep.json): "),
+    ],
+    ids=["unreadable", "no torch side"],
+)
+def test_an_op_opsdk_cannot_make_fails_the_command_and_writes_nothing(
+    project, tmp_path, capsys, file, content, said
+):
+    """The package would miss the op: exit 2 naming its file, the reason and the flag that
+    skips it; nothing written, whichever op (the first or a later one) is refused."""
+    (project / file).write_text(content)
+    out = tmp_path / "out"
+    assert cli.main(["new", "--from-cann", str(project), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"--from-cann {project}: {said}" in err and "\n" not in err
+    assert err.endswith("(fix it, or pass --skip-unreadable to make the package without it)")
+    assert not out.exists()
+    argv = ["new", "--from-cann", str(project), "--out", str(out), "--skip-unreadable"]
+    assert cli.main(argv) == 0
+    assert f"warning: skipped {said}" in capsys.readouterr().err
+    assert into.read(out / "my_ops").ops == ("add_custom", "scale_inplace")
+
+
+def test_skip_unreadable_is_for_a_project(tmp_path, capsys):
+    source = tmp_path / "a.json"
+    source.write_text(json.dumps([_json_op("A", "x", "y")]))
+    argv = ["new", "--from-cann", str(source), "--out", str(tmp_path), "--skip-unreadable"]
+    assert cli.main(argv) == 2
+    assert "--skip-unreadable is for --from-cann DIR" in capsys.readouterr().err
+
+
 def test_a_project_none_of_whose_ops_can_be_made_leaves_nothing_behind(tmp_path):
     root = tmp_path / "proj"
     root.mkdir()
     (root / "sleep.json").write_text(json.dumps([_json_op("Sleep", "x", "")]))
     with pytest.warns(CannWarning), pytest.raises(SpecError, match="can make none of its ops"):
+        new_project(NewRequest(None, out=tmp_path / "out"), root, skip_unreadable=True)
+    with pytest.raises(SpecError, match=r"sleep \(sleep.json\): .* pass --skip-unreadable"):
         new_project(NewRequest(None, out=tmp_path / "out"), root)
     assert not (tmp_path / "out").exists()
 
@@ -148,9 +184,9 @@ def test_the_definition_gives_the_schema_so_schema_flags_are_refused(tmp_path, c
     assert not (tmp_path / "a").exists()
 
 
-def test_the_aclnn_api_of_a_fresh_package_is_written_before_its_reference(tmp_path, capsys):
-    """The aclnn API has no data types (but a ValueDepend input's array): it needs no fake
-    function, which runs the reference; the msopgen JSON, with data types, does."""
+def test_every_export_of_a_fresh_package_is_written_before_its_reference(tmp_path, capsys):
+    """The package's ir.py keeps the definition's data types: no export runs the fake
+    function (which runs the reference, not written yet)."""
     source = tmp_path / "fresh.json"
     source.write_text(json.dumps([_json_op("FreshOp", "xy", "z")]))
     argv = ["new", "--from-cann", str(source), "--namespace", "t_fresh", "--out", str(tmp_path)]
@@ -159,5 +195,25 @@ def test_the_aclnn_api_of_a_fresh_package_is_written_before_its_reference(tmp_pa
     pkg = str(tmp_path / "fresh_op")
     assert cli.main(["ir", pkg, "--format", "aclnn"]) == 0
     assert "aclnnFreshOpGetWorkspaceSize(" in capsys.readouterr().out
-    assert cli.main(["ir", pkg, "--format", "msopgen"]) == 2
-    assert "takes the output data types from the fake function" in capsys.readouterr().err
+    assert cli.main(["ir", pkg, "--format", "msopgen"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["output_desc"][0]["type"] == ["float16", "float"]
+
+
+def test_an_op_is_named_as_its_own_file_spells_it(tmp_path, capsys):
+    """CANN's files say top_k_v2 where splitting TopKV2 at capitals says top_kv2; a file
+    named otherwise (several ops, another name) gives the split."""
+    from opsdk.cann.files import op_name
+    from opsdk.scaffold.cann_torch import pick
+
+    assert op_name("TopKV2", tmp_path / "op_host" / "top_k_v2_def.cpp", "top_kv2") == "top_k_v2"
+    assert op_name("TopKV2", tmp_path / "top_k_v2_proto.h", "top_kv2") == "top_k_v2"
+    assert op_name("TopKV2", tmp_path / "ops.json", "top_kv2") == "top_kv2"
+    source = tmp_path / "top_k_v2.json"
+    source.write_text(json.dumps([_json_op("TopKV2", "xk", "y")]))
+    assert cli.main(["new", "--from-cann", str(source), "--out", str(tmp_path / "o")]) == 0
+    assert (tmp_path / "o" / "top_k_v2" / "top_k_v2" / "ir.py").is_file()
+    _ops = [_json_op("TopKV2", "x", "y"), _json_op("AddN", "x", "y")]
+    from opsdk import cann
+
+    ops = cann.read(json.dumps(_ops))
+    assert pick(ops, "top_k_v2", "f").ir.op_type == pick(ops, "top_kv2", "f").ir.op_type == "TopKV2"

@@ -435,3 +435,16 @@ def test_unsigned_tensors_take_values_their_dtype_holds():
     for case in cases(parse(str(op._schema), validate=False), "static", "eager"):
         mask = case.calls[0].args[1].to(torch.float64)
         assert int(mask.min()) >= 0 and int(mask.max()) < 10, case.label
+
+
+_LIB.define('gapped(Tensor x, str mode="a", bool flag=False) -> Tensor')
+GAPPED = torch.ops.t_inputs.gapped.default
+declare_supported(GAPPED, [Support(F32(2, 3), flag=True)])
+
+
+def test_an_argument_after_one_left_to_its_default_is_passed_by_keyword():
+    """Positional, flag would land in mode's place (as CANN's attrs, positional after the
+    tensors, do when a Support gives a later one only)."""
+    (case, *_) = cases(parse(str(GAPPED._schema), validate=False), "static", "eager")
+    call = case.calls[0]
+    assert len(call.args) == 1 and call.kwargs == {"flag": True}

@@ -42,11 +42,18 @@ def test_dtypes_that_are_no_rows_are_refused(dtypes, message):
 
 
 def test_a_reg_op_s_sets_become_every_combination_a_shared_symbol_alike():
+    """Sets of different lengths; equally long ones stay as they are (aligned, as CANN's
+    headers write them, so its exports write them back unchanged)."""
     (op,) = read(
-        'REG_OP(Cast2)\n.INPUT(x, "T")\n.INPUT(i, TensorType({DT_INT32, DT_INT64}))\n'
+        'REG_OP(Cast2)\n.INPUT(x, "T")\n.INPUT(i, TensorType({DT_INT32, DT_INT64, DT_INT64}))\n'
         '.OUTPUT(y, "T")\n.DATATYPE(T, TensorType({DT_FLOAT, DT_FLOAT16}))\n'
         ".OP_END_FACTORY_REG(Cast2)"
     )
+    (aligned,) = read(
+        "REG_OP(A).INPUT(x, TensorType({DT_FLOAT, DT_FLOAT16}))"
+        ".OUTPUT(y, TensorType({DT_FLOAT, DT_FLOAT})).OP_END_FACTORY_REG(A)"
+    )
+    assert aligned.dtype_rows() == aligned.dtypes
     rows = IrDef("Cast2", op.ir.inputs, op.ir.outputs, dtypes=op.dtype_rows()).dtype_rows()
     assert {(r["x"], r["i"], r["y"]) for r in rows} == {
         (f, i, f) for f in ("DT_FLOAT", "DT_FLOAT16") for i in ("DT_INT32", "DT_INT64")

@@ -73,7 +73,7 @@ PUBLIC = {
         "same_as",
         "stack",
     ],
-    "opsdk.converters": ["int64_input", "load_converters", "scalar_input"],
+    "opsdk.converters": ["int32_input", "int64_input", "load_converters", "scalar_input"],
     "opsdk.oplib": ["import_added_ops"],
     "opsdk.cpp_build": ["load_library", "load_module", "reference"],
     "opsdk.fast_entry": ["traceable"],

@@ -34,14 +34,39 @@ def backward(outputs, leaves, index: int, *, layer: str, compile_layer: str | No
 def run(cell: Cell, dump_dir=None) -> None:
     op, spec = cell.op.overload(), cell.op.spec
     train = trainable(spec)
+    unwritten = {a.name for a in spec.mutated_args}  # until a call changes them
+    calls = 0
     for case in cases(spec, cell.shapes, cell.backend, vary_from=1):
         with case.named():
             kept = None  # the previous call's outputs, and their bytes then
             for i, call in enumerate(case.calls):
                 with call.noted():
-                    actual = _run_call(op, case, i, call, train)
+                    actual, on_cpu = _run_call(op, case, i, call, train)
                     _check_kept(kept, i)
                     kept = (actual, _snapshot(actual))
+                unwritten -= _changed(spec, call, on_cpu, unwritten)
+                calls += 1
+    if unwritten and calls:
+        _never_written(spec, sorted(unwritten), calls)
+
+
+def _changed(spec, before: Call, after: Call, names: set[str]) -> set[str]:
+    """Which of the arguments ``names`` the reference's call ``after`` (a copy of
+    ``before``) changed."""
+    was, now = spec.by_name(before.args, before.kwargs), spec.by_name(after.args, after.kwargs)
+    return {n for n in names if n in was and _snapshot(was[n]) != _snapshot(now[n])}
+
+
+def _never_written(spec, names: list[str], calls: int) -> None:
+    """The schema says the op writes ``names`` (``Tensor(a!)``), no call changed them: a
+    reference that writes nothing passes every comparison of an in-place op."""
+    shown = ", ".join(repr(n) for n in names)
+    raise CellFailure(
+        "eager",
+        f"the schema says {spec.qualname} writes {shown} in place, but none of its {calls} "
+        "calls changed it: write the result into it in the CPU reference (kernels.py, e.g. "
+        f"{names[0]}.copy_(result)), or give specs.py inputs the op changes",
+    )
 
 
 def _snapshot(outputs) -> list[bytes]:
@@ -73,7 +98,7 @@ def _run_call(op, case: Case, i: int, call: Call, train: bool):
             hint="the backward in autograd.py differs on npu tensors from CPU ones",
             tolerances=case.tolerances,
         )
-    return actual
+    return actual, on_cpu
 
 
 def checked_kernel(op, index: int, on_npu: Call, on_cpu: Call, tolerances):

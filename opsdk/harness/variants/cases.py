@@ -54,13 +54,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import torch
 
 from opsdk._runtime.inputs import (
+    DIM_NAME,
+    DIMS_NAME,
     Fixed,
     OneOf,
     ScalarSpec,
@@ -79,11 +80,6 @@ STEPS = {
     "mark_static": (0, 0, 0),
     "dynamic": (0, 1, 2),
 }
-# Ints named like these pick a dim (sum's dim): the columns that call the op afresh each
-# time (eager, opcheck) move them to the case's other dims; compiled graphs bake them in.
-_DIM_NAME = re.compile(r"dim|axis|dim\d+|\w+_(?:dim|axis)")
-# Names of ints and lists that count or list dims (topk's k, sum's dims): they stay.
-_DIMS_NAME = re.compile(r"dims|axes|k|\w+_(?:dims|axes)")
 
 
 @dataclass
@@ -256,7 +252,7 @@ def _call(
     for arg in spec.args:
         if arg.name not in named:
             continue  # left to its default
-        if arg.kwarg_only:
+        if arg.kwarg_only or len(args) < spec.args.index(arg):  # after a gap: by keyword
             kwargs[arg.name] = value(arg, named[arg.name])
         else:
             args.append(value(arg, named[arg.name]))
@@ -274,9 +270,9 @@ def _int_list(value) -> bool:
 
 def _default_values(arg: Arg, value, rank: int) -> ScalarSpec:
     """How a plain value varies: see the module docstring."""
-    if _DIMS_NAME.fullmatch(arg.name):
+    if DIMS_NAME.fullmatch(arg.name):
         return Fixed(value)
-    if _is_int(value) and _DIM_NAME.fullmatch(arg.name):
+    if _is_int(value) and DIM_NAME.fullmatch(arg.name):
         if not -rank <= value < rank:
             return Fixed(value)
         return OneOf(value, *(d for d in range(rank) if d != value % rank))

@@ -9,6 +9,7 @@ from opsdk._runtime import spec as op_spec
 from opsdk.errors import SpecError
 from opsdk.offline.ge.errors import GeExecutionError, GeGraphError
 from opsdk.offline.ge.kernels import Node
+from opsdk.offline.ge.proto import torch_dtype_from_ge
 
 
 def _resolve_torch_op(ir: irdef.IrDef):
@@ -106,6 +107,14 @@ class _CustomOp:
                     f"attr of {ir.op_type}: map it (arg_names) or fix its value (fixed_args)"
                 )
         self.mutated = {a.name for a in self.spec.mutated_args}
+        # A ScalarType argument bound to an Int attr (a CANN Int holding a data type,
+        # irdef.Attr.dtype) arrives as GE's number, which is not torch's ScalarType code.
+        ints = {a.name for a in ir.attrs if a.type == "VT_INT"}
+        self.ge_dtypes = {
+            a.name
+            for a in self.spec.args
+            if types.base(a.type) == "ScalarType" and ir.ir_name(a.name) in ints
+        }
         # SymInt inputs arrive as int64 tensors: name -> whether it is a SymInt[] (else one).
         self.ints = {
             a.name: types.base(a.type).endswith("[]") for a in self.spec.args if not a.is_tensor
@@ -147,6 +156,8 @@ class _CustomOp:
         for name, kind, what in self.args:
             if kind == "attr":
                 kwargs[name] = node.attr(what)
+                if name in self.ge_dtypes:
+                    kwargs[name] = torch_dtype_from_ge(kwargs[name])
                 continue
             if kind == "value":
                 kwargs[name] = what

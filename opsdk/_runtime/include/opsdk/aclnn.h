@@ -14,6 +14,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/util/SmallVector.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -105,6 +106,24 @@ Array<T> host_values(const at::Tensor& tensor) {
 template <class T>
 Array<T> host_values(const std::optional<at::Tensor>& tensor) {
   return tensor.has_value() ? host_values<T>(*tensor) : Array<T>();
+}
+
+// A host argument's ints (a ValueDepend input the schema takes as SymInt or SymInt[]): the
+// aclIntArray aclnn takes for it, or none for an absent optional one.
+inline Array<int64_t> host_ints(c10::SymIntArrayRef values) {
+  return Array<int64_t>(c10::asIntArrayRefSlow(values, __FILE__, __LINE__));
+}
+
+inline Array<int64_t> host_ints(const c10::SymInt& value) {
+  return Array<int64_t>(std::array<int64_t, 1>{value.guard_int(__FILE__, __LINE__)});
+}
+
+inline Array<int64_t> host_ints(const at::OptionalSymIntArrayRef& values) {
+  return values.has_value() ? host_ints(*values) : Array<int64_t>();
+}
+
+inline Array<int64_t> host_ints(const std::optional<c10::SymInt>& value) {
+  return value.has_value() ? host_ints(*value) : Array<int64_t>();
 }
 
 template <class T>

@@ -32,7 +32,7 @@ import torch
 import torchair
 {% endif -%}
 from torchair import ge
-{%- if op.ge_attrs %}
+{%- if op.ge_attrs or op.counted %}
 from torchair.ge import attr
 {%- endif %}
 {%- if op.ge_values %}

@@ -24,14 +24,20 @@ input: opsdk finds this definition through the partner.
 {{ op.ir_const }} = register(
     IrDef(
         op_type={{ op.ir_name | pystr }},
-        inputs=[{% for i in op.ir_inputs %}Input({{ i.name | pystr }}{% if i.kind != "required" %}, {{ i.kind | pystr }}{% endif %}{% if i.value_depend %}, value_depend=True{% endif %}{% if i.scalar %}, scalar={{ i.scalar | pystr }}{% endif %}){% if not loop.last %}, {% endif %}{% endfor %}],
+        inputs=[{% for i in op.ir_inputs %}Input({{ i.name | pystr }}{% if i.kind != "required" %}, {{ i.kind | pystr }}{% endif %}{% if i.value_depend %}, value_depend={{ i.value_depend | pystr }}{% endif %}{% if i.scalar %}, scalar={{ i.scalar | pystr }}{% endif %}){% if not loop.last %}, {% endif %}{% endfor %}],
         outputs=[{% for o in op.ir_outputs %}Output({{ o.name | pystr }}{% if o.kind != "required" %}, {{ o.kind | pystr }}{% endif %}{% if o.depends_on_compute %}, depends_on_compute=True{% endif %}){% if not loop.last %}, {% endif %}{% endfor %}],
-        attrs=[{% for a in op.ir_attrs %}Attr({{ a.name | pystr }}, {{ a.type | pystr }}{% if a.default is not none %}, {{ a.default }}{% endif %}){% if not loop.last %}, {% endif %}{% endfor %}],
+        attrs=[{% for a in op.ir_attrs %}Attr({{ a.name | pystr }}, {{ a.type | pystr }}{% if a.default is not none %}, {{ a.default }}{% endif %}{% if a.dtype %}, dtype=True{% endif %}){% if not loop.last %}, {% endif %}{% endfor %}],
 {%- if op.arg_names %}
         arg_names={{ "{" }}{% for t, c in op.arg_names.items() %}{{ t | pystr }}: {{ c | pystr }}, {% endfor %}{{ "}" }},
 {%- endif %}
 {%- if op.ir_dtypes %}
         dtypes={{ "{" }}{% for t, row in op.ir_dtypes.items() %}{{ t | pystr }}: ({% for d in row %}{{ d | pystr }}{% if not loop.last or loop.length == 1 %}, {% endif %}{% endfor %}){% if not loop.last %}, {% endif %}{% endfor %}{{ "}" }},
+{%- endif %}
+{%- if op.ir_formats %}
+        formats={{ "{" }}{% for t, row in op.ir_formats.items() %}{{ t | pystr }}: ({% for d in row %}{{ d | pystr }}{% if not loop.last or loop.length == 1 %}, {% endif %}{% endfor %}){% if not loop.last %}, {% endif %}{% endfor %}{{ "}" }},
+{%- endif %}
+{%- if op.ir_chips %}
+        chips=({% for c in op.ir_chips %}{{ c | pystr }}{% if not loop.last or loop.length == 1 %}, {% endif %}{% endfor %}),
 {%- endif %}
 {%- if op.infer_dir %}
         # the op's C++ InferShape / InferDataType, copied from its project: edit them here
