@@ -39,11 +39,11 @@ class CannOp:
 
     def dtype_rows(self) -> dict[str, tuple[str, ...]]:
         """``dtypes`` as rows (:attr:`IrDef.dtypes`' form), tensors of any type left out. A
-        ``REG_OP``'s per-tensor sets, as they are where they are equally long (CANN's
-        headers align them, and its exports write them back so), else every combination,
-        tensors sharing a type symbol taking the same type."""
+        ``REG_OP``'s per-tensor sets become every combination of their distinct types
+        (GE checks each tensor alone, however aligned its lists look), tensors sharing a
+        type symbol taking the same type."""
         declared = {n: v for n, v in self.dtypes.items() if v}
-        if self.rows or len({len(v) for v in declared.values()}) <= 1:
+        if self.rows:
             return declared
         groups: dict[str, list[str]] = {}
         for name in declared:
@@ -81,24 +81,6 @@ def declared(ir: IrDef) -> CannOp | None:
     laid = {n: formats.get(n, ("ND",) * len(rows.get(n, ()))) for n in names}
     laid = {n: f * (width if len(f) == 1 else 1) for n, f in laid.items()}
     return CannOp(ir, dtypes, laid, chips=ir.chips)
-
-    def dtype_rows(self) -> dict[str, tuple[str, ...]]:
-        """``dtypes`` as rows (:attr:`IrDef.dtypes`' form), tensors of any type left out. A
-        ``REG_OP``'s per-tensor sets become every combination, tensors sharing a type
-        symbol taking the same type."""
-        declared = {n: v for n, v in self.dtypes.items() if v}
-        if self.rows:
-            return declared
-        groups: dict[str, list[str]] = {}
-        for name in declared:
-            groups.setdefault(self.type_vars.get(name, name), []).append(name)
-        choices = [declared[names[0]] for names in groups.values()]
-        combos = list(itertools.product(*choices))
-        return {
-            name: tuple(combo[g] for combo in combos)
-            for g, names in enumerate(groups.values())
-            for name in names
-        }
 
 
 class CannWarning(UserWarning):

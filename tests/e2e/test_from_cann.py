@@ -52,9 +52,10 @@ def _write_reference(kernels, body: str) -> None:
 
 
 def test_a_type_attr_crosses_in_ges_numbering(opsdk_cli, tmp_path):
-    """A REG_OP ``Type`` attr (ArgMaxD's ``dtype``, default DT_INT64) is a ``ScalarType``
-    the converter hands to GE in GE's numbering, and the executor reads back as a torch
-    dtype; a converter passing torch's numbering (int64 is 4, GE's DT_UINT8) fails in GE."""
+    """A REG_OP ``Type`` attr (ArgMaxD's ``dtype``) is a ``ScalarType`` the converter hands
+    to GE in GE's numbering, and the executor reads back as a torch dtype; a converter
+    passing another number (4, GE's DT_UINT8) fails in GE. The cases ask for int32: ArgMaxD's
+    REG_OP declares its output int32 only, so its default DT_INT64 fails in ``infer``."""
     source = tmp_path / "arg_max_d_proto.h"
     source.write_text(prototype("ArgMaxD"))
     run = opsdk_cli("new", "arg_max_d", "--from-cann", source, "--namespace", "fc_argmax")
@@ -68,8 +69,8 @@ def test_a_type_attr_crosses_in_ges_numbering(opsdk_cli, tmp_path):
     specs.write_text(
         "import torch\n\n"
         + specs.read_text()
-        .replace("F32(2, 3)", "F32(2, 4, 3)")
-        .replace("F16(2, 3), dimension=1", "F16(2, 4, 3), dimension=1, dtype=torch.int32")
+        .replace("F32(2, 3), 1)", "F32(2, 4, 3), 1, torch.int32)")
+        .replace("F16(2, 3), 1)", "F16(2, 4, 3), 1, torch.int32)")
     )
     run = opsdk_cli("check", tmp_path / "arg_max_d", json_report=True)
     assert run.code == 0, run.stdout + run.stderr
@@ -84,7 +85,7 @@ def test_a_type_attr_crosses_in_ges_numbering(opsdk_cli, tmp_path):
     run = opsdk_cli("check", tmp_path / "arg_max_d", "--backend", "ge", "--shapes", "static")
     assert run.code == 1, run.stdout + run.stderr
     assert "fail in layer ge-exec" in run.stdout
-    assert "output 0 is torch.uint8, TorchAir expects torch.int64" in run.stdout
+    assert "output 0 is torch.uint8, TorchAir expects torch.int32" in run.stdout
 
 
 # The call each real prototype's generated aclnn API takes: inputs, attrs, outputs (a str attr
