@@ -229,6 +229,11 @@ def _traced(pattern: Pattern) -> list[dict]:
     return calls
 
 
+def has_pattern(op: spec.OpSpec) -> bool:
+    """Whether the op registers a fusion pattern (what gives it ``fusion`` cells)."""
+    return registered(op.qualname) is not None
+
+
 def registered(qualname: str) -> Pattern | None:
     """The pattern ``qualname`` (``ns::name[.overload]``) registered, if any."""
     return _patterns.get(qualname)

@@ -20,7 +20,7 @@ from opsdk.harness.columns import compiling, get, names
 
 def every_column() -> list[str]:
     """The columns every op has cells in (``fusion``: only an op with a pattern)."""
-    return [n for n in names() if not get(n).selective]
+    return [n for n in names() if get(n).selects is None]
 
 
 def _package(scaffolds, tmp_path, **kwargs):

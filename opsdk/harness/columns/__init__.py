@@ -65,8 +65,9 @@ class Column:
     leaves_to: tuple[str, ...] = ()
     suite: str = CHECK
     shape_modes: tuple[str, ...] = SHAPE_MODES
-    # Only for some ops: the module's ``applies(spec)`` says which (e.g. ops with a pattern).
-    selective: bool = False
+    # Only for some ops: ``"module:function"``, called with an op's spec, says which (e.g.
+    # ops with a pattern); a light module, so laying out a matrix imports no column.
+    selects: str | None = None
 
     def implementation(self) -> ModuleType:
         return importlib.import_module(self.module)
@@ -80,7 +81,10 @@ class Column:
 
     def applies(self, spec) -> bool:
         """Whether the op ``spec`` has cells in this column."""
-        return not self.selective or self.implementation().applies(spec)
+        if self.selects is None:
+            return True
+        module, _, function = self.selects.partition(":")
+        return getattr(importlib.import_module(module), function)(spec)
 
     def environment(self) -> dict:
         describe = getattr(self.implementation(), "environment", None)
@@ -148,6 +152,6 @@ register(
         ("kernel", "fake", "ir", "converter"),
         "pattern-results",
         empty_cases=False,  # as ge: TorchAir folds an empty output into a Const
-        selective=True,
+        selects="opsdk._runtime.patterns:has_pattern",
     )
 )

@@ -41,11 +41,6 @@ _COMPILE_LAYER = {"ge": "converter", "npugraph_ex": "capture"}
 _UNMATCHED_SCALAR = "Not all inputs to pattern found in match.kwargs"
 
 
-def applies(spec) -> bool:
-    """Only an op with a registered pattern has fusion cells."""
-    return patterns.registered(spec.qualname) is not None
-
-
 def run(cell: Cell, dump_dir=None) -> None:
     pattern = patterns.registered(cell.op.spec.qualname)
     if pattern is None:
