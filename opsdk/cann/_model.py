@@ -39,11 +39,11 @@ class CannOp:
 
     def dtype_rows(self) -> dict[str, tuple[str, ...]]:
         """``dtypes`` as rows (:attr:`IrDef.dtypes`' form), tensors of any type left out. A
-        ``REG_OP``'s per-tensor sets become every combination of their distinct types
-        (GE checks each tensor alone, however aligned its lists look), tensors sharing a
-        type symbol taking the same type."""
+        ``REG_OP``'s per-tensor sets, as they are where they are equally long (CANN's
+        headers align them, and its exports write them back so), else every combination,
+        tensors sharing a type symbol taking the same type."""
         declared = {n: v for n, v in self.dtypes.items() if v}
-        if self.rows:
+        if self.rows or len({len(v) for v in declared.values()}) <= 1:
             return declared
         groups: dict[str, list[str]] = {}
         for name in declared:

@@ -42,8 +42,8 @@ def test_dtypes_that_are_no_rows_are_refused(dtypes, message):
 
 
 def test_a_reg_op_s_sets_become_every_combination_a_shared_symbol_alike():
-    """Sets of any lengths, equally long ones too: GE checks each tensor alone, so an
-    aligned-looking pair (x: float/half, y: int32/int64) is four rows, not two."""
+    """Sets of different lengths; equally long ones stay as they are (aligned, as CANN's
+    headers write them, so its exports write them back unchanged)."""
     (op,) = read(
         'REG_OP(Cast2)\n.INPUT(x, "T")\n.INPUT(i, TensorType({DT_INT32, DT_INT64, DT_INT64}))\n'
         '.OUTPUT(y, "T")\n.DATATYPE(T, TensorType({DT_FLOAT, DT_FLOAT16}))\n'
@@ -54,14 +54,6 @@ def test_a_reg_op_s_sets_become_every_combination_a_shared_symbol_alike():
         ".OUTPUT(y, TensorType({DT_FLOAT, DT_FLOAT})).OP_END_FACTORY_REG(A)"
     )
     assert aligned.dtype_rows() == aligned.dtypes
-    (looks_aligned,) = read(
-        "REG_OP(B).INPUT(x, TensorType({DT_FLOAT, DT_FLOAT16}))"
-        ".OUTPUT(y, TensorType({DT_INT32, DT_INT64})).OP_END_FACTORY_REG(B)"
-    )
-    every = looks_aligned.dtype_rows()
-    assert set(zip(every["x"], every["y"], strict=True)) == {
-        (x, y) for x in ("DT_FLOAT", "DT_FLOAT16") for y in ("DT_INT32", "DT_INT64")
-    }
     rows = IrDef("Cast2", op.ir.inputs, op.ir.outputs, dtypes=op.dtype_rows()).dtype_rows()
     assert {(r["x"], r["i"], r["y"]) for r in rows} == {
         (f, i, f) for f in ("DT_FLOAT", "DT_FLOAT16") for i in ("DT_INT32", "DT_INT64")

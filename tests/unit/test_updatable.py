@@ -99,6 +99,19 @@ class StaticWorkspaceReplaceFunc:  # the fields of torch-npu 2.13.0's, written f
     updated_param_indices: list | None = None
 
 
+@pytest.fixture(autouse=True)
+def _nothing_leaks(monkeypatch):
+    """A test's registrations, and the stand-in table packages it imports, end with it: a
+    stand-in ``npugraph_ex`` left in sys.modules would be the one later tests' TorchAir
+    imports (monkeypatch restores what it deleted, not what an import added)."""
+    monkeypatch.setattr(updatable, "_registered", {})
+    before = set(sys.modules)
+    yield
+    for name in set(sys.modules) - before:
+        if name.split(".")[0] in ("npugraph_ex", "torchair"):
+            del sys.modules[name]
+
+
 def _table_module(monkeypatch, name, **attrs):
     module = types.ModuleType(name)
     for key, value in attrs.items():
