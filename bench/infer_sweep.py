@@ -84,7 +84,7 @@ def cases(op: cann.CannOp):
     """(inputs, attrs, outputs) per case of ``op``: each rank of SHAPES, the first row's
     dtypes, value-depend inputs holding ones, attrs at their defaults (else a guess)."""
     ir = op.ir
-    row = {name: dtypes[0] for name, dtypes in op.dtype_rows().items() if dtypes}
+    row = {name: dtypes[0] for name, dtypes in op.dtypes.items() if dtypes}
     attrs = [a.default if a.default is not None else _GUESS.get(a.type) for a in ir.attrs]
     for shape in SHAPES:
         inputs = []

@@ -8,6 +8,7 @@ run a custom node through the op's CPU reference kernel.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from opsdk._runtime import types
@@ -98,6 +99,8 @@ class IrDef:
     so its exports keep them before any reference runs): input or output name -> GE
     enumerators (``DT_FLOAT16``), the i-th entries of every tensor one supported row, a
     one-entry tuple serving every row, an unlisted tensor any type; empty: not declared.
+    With ``dtype_sets`` (a ``REG_OP``'s ``TensorType``) each tensor's list is a set of its
+    own, however aligned it looks: GE checks each tensor alone.
     ``formats`` (``ND``, ``NCHW``), aligned with ``dtypes``, and ``chips`` (what an OpDef
     configures, ``ascend910b``) are the rest of such a definition its exports keep.
     ``infer_root`` is the folder holding the op's C++ InferShape / InferDataType (a
@@ -114,6 +117,7 @@ class IrDef:
     dtypes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     formats: tuple[tuple[str, tuple[str, ...]], ...] = ()
     chips: tuple[str, ...] = ()
+    dtype_sets: bool = False
     infer_root: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
@@ -155,18 +159,24 @@ class IrDef:
                     f"DT_FLOAT16, got {list(row)}"
                 )
             widths.add(len(row))
-        if len(widths - {1}) > 1:
+        if not self.dtype_sets and len(widths - {1}) > 1:
             raise ValueError(
                 f"IrDef {self.op_type}: dtypes lists have lengths {sorted(widths)}; each is one "
                 "entry per supported row (or one entry for every row)"
             )
 
-    def dtype_rows(self) -> list[dict[str, str]]:
-        """The declared rows, one ``{tensor name: GE enumerator}`` each (tensors declared
-        for any type left out); ``[]`` when the definition declares none."""
+    def output_dtypes(self, inputs: Mapping[str, str]) -> dict[str, set[str]]:
+        """The GE dtypes the definition lets each declared output take when its inputs
+        have ``inputs`` (IR name -> GE enumerator): those of the rows the inputs match, or
+        with ``dtype_sets`` the output's own set; ``{}`` when nothing is declared."""
         declared = dict(self.dtypes)
+        outputs = [o.name for o in self.outputs if o.name in declared]
+        if self.dtype_sets:
+            return {name: set(declared[name]) for name in outputs}
         width = max((len(v) for v in declared.values()), default=0)
-        return [{n: v[i if len(v) > 1 else 0] for n, v in declared.items()} for i in range(width)]
+        rows = [{n: v[i if len(v) > 1 else 0] for n, v in declared.items()} for i in range(width)]
+        matching = [r for r in rows if all(r.get(n, d) == d for n, d in inputs.items())]
+        return {name: {r[name] for r in matching} for name in outputs}
 
     def ir_name(self, torch_arg: str) -> str:
         """The IR input or attr name of a torch argument."""

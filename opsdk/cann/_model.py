@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 
 from opsdk._runtime.irdef import IrDef
@@ -37,25 +36,6 @@ class CannOp:
     # JSON, which the same op also reads from, name none.
     chips: tuple[str, ...] = field(default=(), compare=False)
 
-    def dtype_rows(self) -> dict[str, tuple[str, ...]]:
-        """``dtypes`` as rows (:attr:`IrDef.dtypes`' form), tensors of any type left out. A
-        ``REG_OP``'s per-tensor sets, as they are where they are equally long (CANN's
-        headers align them, and its exports write them back so), else every combination,
-        tensors sharing a type symbol taking the same type."""
-        declared = {n: v for n, v in self.dtypes.items() if v}
-        if self.rows or len({len(v) for v in declared.values()}) <= 1:
-            return declared
-        groups: dict[str, list[str]] = {}
-        for name in declared:
-            groups.setdefault(self.type_vars.get(name, name), []).append(name)
-        choices = [tuple(dict.fromkeys(declared[names[0]])) for names in groups.values()]
-        combos = list(itertools.product(*choices))
-        return {
-            name: tuple(combo[g] for combo in combos)
-            for g, names in enumerate(groups.values())
-            for name in names
-        }
-
 
 def counts(ir: IrDef) -> dict[str, str]:
     """IR attrs that count a dynamic input -> that input: CANN's ``N`` beside one
@@ -75,12 +55,13 @@ def declared(ir: IrDef) -> CannOp | None:
     if not ir.dtypes:
         return None
     rows, formats = dict(ir.dtypes), dict(ir.formats)
-    width = max(len(v) for v in rows.values())
+    # a one-entry row serves every row; a set is as long as it is
+    width = 1 if ir.dtype_sets else max(len(v) for v in rows.values())
     names = [t.name for t in (*ir.inputs, *ir.outputs)]
     dtypes = {n: rows[n] * (width if len(rows[n]) == 1 else 1) if n in rows else () for n in names}
     laid = {n: formats.get(n, ("ND",) * len(rows.get(n, ()))) for n in names}
     laid = {n: f * (width if len(f) == 1 else 1) for n, f in laid.items()}
-    return CannOp(ir, dtypes, laid, chips=ir.chips)
+    return CannOp(ir, dtypes, laid, rows=not ir.dtype_sets, chips=ir.chips)
 
 
 class CannWarning(UserWarning):

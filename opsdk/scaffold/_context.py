@@ -98,8 +98,10 @@ def _op(
         # attached op, which has no scaffold to start from) the schema's default case
         "has_specs": working or cann is not None or attach,
         "arg_names": dict(ir.arg_names),
-        # the definition's dtype rows, kept in ir.py so its exports need no reference
-        "ir_dtypes": cann.op.dtype_rows() if cann is not None else {},
+        # the definition's dtypes, kept in ir.py so its exports need no reference: rows,
+        # or a REG_OP's per-tensor sets as it writes them
+        "ir_dtypes": {n: v for n, v in cann.op.dtypes.items() if v} if cann is not None else {},
+        "ir_dtype_sets": cann is not None and not cann.op.rows,
         "ir_formats": _formats(cann.op) if cann is not None else {},
         "ir_chips": list(cann.op.chips) if cann is not None else [],
         # the folder the op's copied C++ inference goes to (render sets it when there is one)

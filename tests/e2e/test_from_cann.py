@@ -51,6 +51,34 @@ def _write_reference(kernels, body: str) -> None:
     kernels.write_text(text.replace("from opsdk import ImplementMe\n", ""))
 
 
+def test_a_reg_op_s_sets_hold_each_tensor_alone(opsdk_cli, tmp_path):
+    """A REG_OP's lists are sets, however aligned they look: an op taking float or half
+    and giving int32 or int64 may give int64 from float (the aligned reading failed this
+    correct op in ``infer``), and one giving a dtype its output's set lacks still fails."""
+    source = tmp_path / "arg_last_proto.h"
+    source.write_text(
+        "REG_OP(ArgLast)\n"
+        "    .INPUT(x, TensorType({DT_FLOAT, DT_FLOAT16}))\n"
+        "    .OUTPUT(y, TensorType({DT_INT32, DT_INT64}))\n"
+        "    .OP_END_FACTORY_REG(ArgLast)\n"
+    )
+    run = opsdk_cli("new", "arg_last", "--from-cann", source, "--namespace", "fc_sets")
+    assert run.code == 0, run.stderr
+    pkg = tmp_path / "arg_last" / "arg_last"
+    assert "dtype_sets=True" in (pkg / "ir.py").read_text()
+    _write_reference(pkg / "kernels.py", "return torch.argmax(x, -1)")
+    run = opsdk_cli("check", tmp_path / "arg_last", "--backend", "ge", json_report=True)
+    assert run.code == 0, run.stdout + run.stderr
+    assert {r["status"] for r in run.report["results"]} == {"pass"}
+    kernels = (pkg / "kernels.py").read_text()
+    (pkg / "kernels.py").write_text(
+        kernels.replace("torch.argmax(x, -1)", "torch.argmax(x, -1).to(x.dtype)")
+    )
+    run = opsdk_cli("check", tmp_path / "arg_last", "--backend", "ge", json_report=True)
+    assert run.code == 1, run.stdout + run.stderr
+    assert "definition declares DT_INT32 or DT_INT64" in run.stdout
+
+
 def test_a_type_attr_crosses_in_ges_numbering(opsdk_cli, tmp_path):
     """A REG_OP ``Type`` attr (ArgMaxD's ``dtype``) is a ``ScalarType`` the converter hands
     to GE in GE's numbering, and the executor reads back as a torch dtype; a converter

@@ -10,6 +10,7 @@ agree. Each disagreement says which side is likelier wrong.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from opsdk._runtime import types
@@ -104,18 +105,18 @@ def _dims(shape) -> str:
 
 
 def declared(
-    rows: list[dict[str, str]], inputs: dict[str, str], outputs: list[tuple[str, str | None]]
+    allowed: Mapping[str, Collection[str]], outputs: list[tuple[str, str | None]]
 ) -> list[Disagreement]:
-    """How the traced output dtypes disagree with a definition's declared dtype ``rows``
-    (``IrDef.dtype_rows()``), among the rows whose inputs are the node's ``inputs`` (IR
-    name -> GE enumerator); ``outputs``: (IR name, traced GE enumerator) per output.
-    Holds where the op has no InferDataType: GE then takes the dtype from the row."""
-    matching = [r for r in rows if all(r.get(n, d) == d for n, d in inputs.items())]
+    """How the traced output dtypes disagree with what a definition declares: ``allowed``
+    maps an output's IR name to the GE enumerators it may take for the node's inputs
+    (``IrDef.output_dtypes``); ``outputs``: (IR name, traced GE enumerator) per output.
+    Holds where the op has no InferDataType: GE then takes the dtype from the definition.
+    An output with nothing allowed (inputs no row declares) is the specs' business."""
     found = []
     for i, (name, traced) in enumerate(outputs):
-        allowed = sorted({r[name] for r in matching if name in r})
-        if traced is not None and allowed and traced not in allowed:
-            cpp = f"definition declares {' or '.join(allowed)}"
+        kept = sorted(allowed.get(name, ()))
+        if traced is not None and kept and traced not in kept:
+            cpp = f"definition declares {' or '.join(kept)}"
             verdict = f"{_FAKE_WRONG[:-1]}: its output {name} is declared so)"
             found.append(Disagreement("declared-dtype", i, cpp, traced, verdict))
     return found

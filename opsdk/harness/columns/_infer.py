@@ -56,14 +56,14 @@ class Held:
             self._inferred(ir, node_def, inputs, outputs, traced_dtypes)
 
     def _declared(self, ir: irdef.IrDef, node_def, traced_dtypes: list) -> None:
-        """The traced output dtypes against the definition's declared rows (``IrDef.dtypes``),
+        """The traced output dtypes against the definition's declared ones (``IrDef.dtypes``),
         with or without an InferDataType."""
-        rows = ir.dtype_rows()
-        if not rows:
+        if not ir.dtypes:
             return
         given = {_ir_name(ir.inputs, d.name): dtype_name(d) for d in node_def.input_desc}
         names = [_ir_name(ir.outputs, d.name) for d in node_def.output_desc]
-        for problem in declared(rows, given, list(zip(names, traced_dtypes, strict=True))):
+        allowed = ir.output_dtypes(given)
+        for problem in declared(allowed, list(zip(names, traced_dtypes, strict=True))):
             self._found(node_def, ir, "compile", given, problem, "ir.py (IrDef.dtypes)")
 
     def _inferred(self, ir, node_def, inputs: list, outputs: list, traced_dtypes: list) -> None:

@@ -32,6 +32,10 @@ input: opsdk finds this definition through the partner.
 {%- endif %}
 {%- if op.ir_dtypes %}
         dtypes={{ "{" }}{% for t, row in op.ir_dtypes.items() %}{{ t | pystr }}: ({% for d in row %}{{ d | pystr }}{% if not loop.last or loop.length == 1 %}, {% endif %}{% endfor %}){% if not loop.last %}, {% endif %}{% endfor %}{{ "}" }},
+{%- if op.ir_dtype_sets %}
+        # REG_OP's TensorType: each tensor's list is a set of its own, not a row
+        dtype_sets=True,
+{%- endif %}
 {%- endif %}
 {%- if op.ir_formats %}
         formats={{ "{" }}{% for t, row in op.ir_formats.items() %}{{ t | pystr }}: ({% for d in row %}{{ d | pystr }}{% if not loop.last or loop.length == 1 %}, {% endif %}{% endfor %}){% if not loop.last %}, {% endif %}{% endfor %}{{ "}" }},
