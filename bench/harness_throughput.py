@@ -216,7 +216,7 @@ def profile(count: int, root: Path, backends) -> tuple[dict[str, float], dict[st
     for (filename, _, _), (_, _, self_time, _, _) in stats.items():
         area = next((a for a, marker in _AREAS if marker in filename), "other")
         totals[area] += self_time
-    per_column = {b: sum(r.seconds for r in results if r.backend == b) / count for b in backends}
+    per_column = {b: sum(r.seconds for r in results if r.column == b) / count for b in backends}
     return totals, per_column
 
 

@@ -191,7 +191,7 @@ class _Check:
 
         drawing = self._settings.draws
         every = self._settings.graphs == "all"
-        rerun = (lambda r: wanted(r.backend, r.status != "pass", every)) if drawing else None
+        rerun = (lambda r: wanted(r.column, r.status != "pass", every)) if drawing else None
         return cell_cache.CellCache(
             self.package, self._ops, reuse=self._settings.dump is None, rerun=rerun
         )
@@ -448,7 +448,7 @@ def write_reports(
         report.write_json(settings.json, results, run, provenance, environment)
         written.append(settings.json)
     if settings.report:
-        environment = environment or report.environment({r.backend for r in results})
+        environment = environment or report.environment({r.column for r in results})
         dumps = getattr(settings, "dump", None)
         html_report.write(settings.report, results, environment, dumps, run, pictures)
         written.append(settings.report)

@@ -278,7 +278,7 @@ class ConformanceCell(pytest.Item):
     def __init__(self, *, cell, **kwargs):
         super().__init__(**kwargs)
         self.cell = cell
-        self.add_marker(cell.backend)
+        self.add_marker(cell.column)
         self.add_marker(cell.shapes)
         if cell.profile:
             self.add_marker(cell.profile)

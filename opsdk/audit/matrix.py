@@ -49,7 +49,7 @@ def cells(library, checks, shapes, pattern: str | None = None, waived=()) -> lis
 
 def _run(library, audit_op, cell: Cell) -> Result:
     start = time.perf_counter()
-    judge = columns.get(cell.backend, AUDIT)
+    judge = columns.get(cell.column, AUDIT)
     check = judge.implementation()
     status, layer, message = "pass", None, ""
     heard = Heard()
@@ -57,7 +57,7 @@ def _run(library, audit_op, cell: Cell) -> Result:
         try:
             _searched(audit_op)
             notes = check.check(library, audit_op, cell.shapes)
-            if audit_op.origin != "declared" and cell.backend != "schema":
+            if audit_op.origin != "declared" and cell.column != "schema":
                 notes = [_derived(audit_op), *notes]
             message = "; ".join(f"note: {n}" for n in dict.fromkeys(notes))
         except CellFailure as failure:
@@ -188,7 +188,7 @@ def not_audited(results: list[Result]) -> dict[str, str]:
     the first reason; an op is audited when one of its fake or converter cells ran."""
     ran, why = set(), {}
     for r in results:
-        if r.backend == "schema" or r.status == "not run":
+        if r.column == "schema" or r.status == "not run":
             continue
         if r.status in ("pass", "fail", "xfail"):
             ran.add(r.op)

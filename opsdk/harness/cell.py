@@ -1,9 +1,9 @@
 """The harness's vocabulary: cells of the matrix, their results and where their files go.
 
-A cell is one op under one backend with one shape mode, optionally in a usage
-context (the op inside a realistic graph: ``view``, ``chain``...) and under an option
-profile (TorchAir settings users turn on); its result says pass, or in which layer it
-failed and what to do next.
+A cell is one op under one column (a backend, or an audit check) with one shape mode,
+optionally in a usage context (the op inside a realistic graph: ``view``, ``chain``...)
+and under an option profile (TorchAir settings users turn on); its result says pass, or
+in which layer it failed and what to do next.
 """
 
 from __future__ import annotations
@@ -68,33 +68,33 @@ class OpUnderTest:
 class _Coordinates:
     """Where a cell sits in the matrix, spelled once for cells and their results."""
 
-    backend: str
+    column: str
     shapes: str
     context: str | None
     profile: str | None
 
     @property
-    def column(self) -> str:
+    def variant(self) -> str:
         """The report column: ``ge``, ``ge+frozen_parameter``, ``ge/view``."""
-        variant = f"{self.backend}+{self.profile}" if self.profile else self.backend
+        variant = f"{self.column}+{self.profile}" if self.profile else self.column
         return f"{variant}/{self.context}" if self.context else variant
 
     @property
     def label(self) -> str:
         """``ge-dynamic``, ``ge+frozen_parameter-dynamic/view``: the cell within its op."""
-        variant = f"{self.backend}+{self.profile}" if self.profile else self.backend
+        variant = f"{self.column}+{self.profile}" if self.profile else self.column
         label = f"{variant}-{self.shapes}"
         return f"{label}/{self.context}" if self.context else label
 
     def _id(self, op: str) -> str:
-        """``ns::op[backend-shapes]``, the id pytest and reports show."""
+        """``ns::op[column-shapes]``, the id pytest and reports show."""
         return f"{op}[{self.label}]"
 
 
 @dataclass(frozen=True)
 class Cell(_Coordinates):
     op: OpUnderTest
-    backend: str
+    column: str
     shapes: str
     waiver: str | None = None  # why the cell is expected to fail (opsdk-waivers.toml)
     context: str | None = None  # a usage context; None: the op alone on whole tensors
@@ -108,7 +108,7 @@ class Cell(_Coordinates):
         """This cell's result (waiver not applied: see :mod:`opsdk.harness.run.waivers`)."""
         return Result(
             self.op.name,
-            self.backend,
+            self.column,
             self.shapes,
             status,
             layer,
@@ -122,7 +122,7 @@ class Cell(_Coordinates):
 @dataclass(frozen=True)
 class Result(_Coordinates):
     op: str
-    backend: str
+    column: str
     shapes: str
     status: str
     layer: str | None = None
@@ -160,7 +160,14 @@ class Result(_Coordinates):
         return self.status == "pass" and self.waiver is not None
 
     def to_json(self) -> dict:
-        return asdict(self)
+        """The report's form; its key ``backend`` is the column's (kept from before there
+        were audit checks: reports, caches and tools read it)."""
+        found = asdict(self)
+        return {("backend" if k == "column" else k): v for k, v in found.items()}
+
+    @classmethod
+    def from_json(cls, entry: dict) -> Result:
+        return cls(**{("column" if k == "backend" else k): v for k, v in entry.items()})
 
 
 class CellFailure(Exception):

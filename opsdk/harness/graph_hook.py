@@ -41,7 +41,7 @@ class CellGraphs:
 
     op: str  # the op's qualified name, as results name it
     label: str  # the cell within its op (``ge-dynamic/view``)
-    backend: str
+    column: str
     failed: bool
     fx: Any  # the post-AOT FX GraphModule the backend lowered (after its own passes)
     ge: Any | None  # the GE GraphDef TorchAir built for the engine; None for npugraph_ex
@@ -126,7 +126,7 @@ def collected(cell: Cell) -> Iterator[None]:
         return
     from opsdk._runtime import patches
 
-    seen = patches.ge_graphs_seen if cell.backend == "ge" else patches.npugraph_ex_graphs_seen
+    seen = patches.ge_graphs_seen if cell.column == "ge" else patches.npugraph_ex_graphs_seen
     previous, _active = _active, _Collector()
     collector = _active
     try:
@@ -153,7 +153,7 @@ def hand_over_pass(cell: Cell, run, error: Exception | None) -> None:
         return CellGraphs(
             op=cell.op.name,
             label=cell.label,
-            backend=cell.backend,
+            column=cell.column,
             failed=error is not None,
             fx=run.after,
             ge=None,
@@ -186,11 +186,11 @@ def _graphs(cell: Cell, collector: _Collector, error: Exception | None) -> CellG
         return None
     failures = [e for e in chain(error) if isinstance(e, CellFailure)] if error else []
     marks = {k: v for f in reversed(failures) for k, v in f.marks.items()}
-    ge_graph = concrete.graph if cell.backend == "ge" else None
+    ge_graph = concrete.graph if cell.column == "ge" else None
     return CellGraphs(
         op=cell.op.name,
         label=cell.label,
-        backend=cell.backend,
+        column=cell.column,
         failed=error is not None,
         fx=fx,
         ge=ge_graph.model.graph[0] if ge_graph is not None else None,

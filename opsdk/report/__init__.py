@@ -87,7 +87,7 @@ def write_json(
     process's (a merge of other machines' reports)."""
     payload = {
         "run": run or {},
-        "environment": env or environment({r.backend for r in results}),
+        "environment": env or environment({r.column for r in results}),
         **(provenance or {}),
         "summary": dict(Counter(r.status for r in results)),
         "results": [r.to_json() for r in results],
@@ -99,7 +99,7 @@ class Grid(NamedTuple):
     """The matrix's axes as the results fill them, in run order; every renderer uses it."""
 
     ops: list[str]
-    columns: list[str]  # backends, and their profile/context variants (Result.column)
+    columns: list[str]  # backends, and their profile/context variants (Result.variant)
     shapes: list[str]
     cell: dict[tuple[str, str, str], Result]  # (op, column, shapes) -> result
 
@@ -107,9 +107,9 @@ class Grid(NamedTuple):
 def grid(results: list[Result]) -> Grid:
     return Grid(
         list(dict.fromkeys(r.op for r in results)),
-        list(dict.fromkeys(r.column for r in results)),
+        list(dict.fromkeys(r.variant for r in results)),
         [m for m in SHAPE_MODES if any(r.shapes == m for r in results)],
-        {(r.op, r.column, r.shapes): r for r in results},
+        {(r.op, r.variant, r.shapes): r for r in results},
     )
 
 

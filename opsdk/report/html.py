@@ -106,7 +106,7 @@ def _details(result: Result, anchor: str, dumps: dict[str, str], pictures: dict[
 
 def _dumps(dump_dir: Path | None, result: Result) -> dict[str, str]:
     """The graph dumps of a GE cell, by file name (see ``opsdk.harness.columns.ge.dump``)."""
-    if dump_dir is None or result.backend != "ge":
+    if dump_dir is None or result.column != "ge":
         return {}
     case = Path(dump_dir) / case_dir(result.op, result.label)
     return {p.name: p.read_text() for p in sorted(case.glob("graph*_*"))}

@@ -30,7 +30,7 @@ def _escape(text: str) -> str:
 
 def _variant(result: Result) -> str:
     """The row of a result within its op: ``+profile`` and ``/context``, or nothing."""
-    return result.column.removeprefix(result.backend)
+    return result.variant.removeprefix(result.column)
 
 
 def _cell(results: list[Result | None]) -> str:
@@ -44,10 +44,10 @@ def _cell(results: list[Result | None]) -> str:
 
 
 def _table(results: list[Result]) -> list[str]:
-    backends = list(dict.fromkeys(r.backend for r in results))
+    backends = list(dict.fromkeys(r.column for r in results))
     shapes = [m for m in SHAPE_MODES if any(r.shapes == m for r in results)]
     rows = list(dict.fromkeys((r.op, _variant(r)) for r in results))
-    by_cell = {(r.op, _variant(r), r.backend, r.shapes): r for r in results}
+    by_cell = {(r.op, _variant(r), r.column, r.shapes): r for r in results}
     lines = ["| op | " + " | ".join(backends) + " |", "| --- |" + " --- |" * len(backends)]
     for op, variant in rows:
         marks = [_cell([by_cell.get((op, variant, b, m)) for m in shapes]) for b in backends]

@@ -77,7 +77,7 @@ def _agree(reports: list[tuple[Path, dict]], key: str, what: str) -> None:
 
 def _results(path: Path, report: dict) -> list[Result]:
     try:
-        return [Result(**r) for r in report["results"]]
+        return [Result.from_json(r) for r in report["results"]]
     except (TypeError, ValueError) as err:
         raise OpsdkError(f"{path}: a result does not read back ({err})") from None
 

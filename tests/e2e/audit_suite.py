@@ -593,7 +593,7 @@ def test_the_ci_subset_of_torch_npu(torch_npu_library):
     assert not [r.describe() for r in results if r.status == "error"]
     missing = matrix.not_audited(results)
     for op, expected in SUBSET.items():
-        found = {r.backend for r in results if r.op == op and r.status == "fail"}
+        found = {r.column for r in results if r.op == op and r.status == "fail"}
         assert (op in missing) == (expected is None), (op, missing.get(op))
         assert found == (expected or set()), (op, [r.describe() for r in results if r.op == op])
 

@@ -114,7 +114,7 @@ from opsdk.harness.run import target
 cells = harness.cells(target.load({str(project)!r}), harness.columns.names(), ["static"])
 loaded = []
 def note(cell):
-    loaded.append((cell.backend, "torch._dynamo" in sys.modules))
+    loaded.append((cell.column, "torch._dynamo" in sys.modules))
 harness.run_matrix(cells, on_start=note)
 print(loaded)
 """

@@ -84,9 +84,9 @@ def test_sharing_gives_each_cell_the_result_of_its_column_alone(scaffolds, tmp_p
     cells = harness.cells(package, columns.compiling(), SHAPES)
     alone = [harness.run_cell(cell) for cell in cells]
     shared = harness.run_matrix(cells)
-    outcome = lambda r: (r.backend, r.shapes, r.status, r.layer, r.message)  # noqa: E731
+    outcome = lambda r: (r.column, r.shapes, r.status, r.layer, r.message)  # noqa: E731
     assert [outcome(r) for r in shared] == [outcome(r) for r in alone]
-    failed = {r.backend for r in alone if r.status != "pass"}
+    failed = {r.column for r in alone if r.status != "pass"}
     assert (
         failed
         == {

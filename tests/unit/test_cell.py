@@ -13,13 +13,13 @@ ADD = OpUnderTest(parse("myops::my_add(Tensor x, Tensor y) -> Tensor"), "my_add"
 
 def test_a_plain_cell_keeps_its_backend_shapes_id():
     cell = Cell(ADD, "ge", "dynamic")
-    assert (cell.id, cell.column) == ("myops::my_add[ge-dynamic]", "ge")
+    assert (cell.id, cell.variant) == ("myops::my_add[ge-dynamic]", "ge")
 
 
 def test_context_and_profile_are_part_of_the_id_and_the_report_column():
     cell = Cell(ADD, "ge", "dynamic", context="view", profile="frozen_parameter")
     assert cell.id == "myops::my_add[ge+frozen_parameter-dynamic/view]"
-    assert cell.column == "ge+frozen_parameter/view"
+    assert cell.variant == "ge+frozen_parameter/view"
     result = Result(ADD.name, "ge", "dynamic", "fail", "ge-exec", "wrong", context="view")
     assert result.describe().startswith("myops::my_add [ge-dynamic/view]: fail")
 

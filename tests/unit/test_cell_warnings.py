@@ -96,5 +96,6 @@ def test_a_failing_cell_keeps_its_warnings(noisy_cell):
 def test_warnings_survive_the_json_round_trip_of_isolate():
     result = Result("ns::op", "ge", "static", "pass", warnings=("UserWarning: w",))
     assert result.to_json()["warnings"] == ("UserWarning: w",)
-    again = Result(**{**result.to_json(), "warnings": ["UserWarning: w"]})  # as json.loads reads it
+    # as json.loads reads it
+    again = Result.from_json({**result.to_json(), "warnings": ["UserWarning: w"]})
     assert again == result and hash(again) == hash(result)

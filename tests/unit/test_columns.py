@@ -99,10 +99,10 @@ def test_a_registered_column_is_in_every_part_of_opsdk(registered, package):
     assert args.backend[-2:] == ["throwaway", "needy"]
     matrix = harness.cells(package, shapes=["static"])
     # fusion has cells only for an op with a fusion pattern, and this one has none
-    assert [c.backend for c in matrix] == [n for n in columns.names() if n != "fusion"]
+    assert [c.column for c in matrix] == [n for n in columns.names() if n != "fusion"]
     result = harness.run_cell(_cell(package, "throwaway"))
-    assert (result.status, result.backend) == ("pass", "throwaway"), result.describe()
-    assert [c.backend for c in RAN] == ["throwaway"]
+    assert (result.status, result.column) == ("pass", "throwaway"), result.describe()
+    assert [c.column for c in RAN] == ["throwaway"]
     spec = matrix[0].op.spec
     coverage.require(spec, "throwaway")
     with pytest.raises(CellFailure, match="no fake function, which needy needs") as failed:

@@ -293,7 +293,7 @@ def test_without_dot_each_graph_is_written_as_text_saying_why(monkeypatch, build
     graphs = graph_hook.CellGraphs(
         op=CELL.op.name,
         label=CELL.label,
-        backend="ge",
+        column="ge",
         failed=True,
         fx=traced,
         ge=concrete.graph.model.graph[0],

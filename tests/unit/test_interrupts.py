@@ -122,14 +122,14 @@ def _run(monkeypatch, cell_result, stop):
 
 
 def _passed(cell):
-    return Result(cell.op.name, cell.backend, cell.shapes, "pass")
+    return Result(cell.op.name, cell.column, cell.shapes, "pass")
 
 
 def test_a_stopped_run_marks_the_cells_it_did_not_reach_not_run(monkeypatch):
     ran, reported, results = _run(monkeypatch, _passed, stop=lambda ran: len(ran) == 2)
     assert len(ran) == 2 and reported == results[:2]
     assert [r.status for r in results] == ["pass", "pass", "not run", "not run"]
-    assert [(r.backend, r.shapes) for r in results] == [(c.backend, c.shapes) for c in CELLS]
+    assert [(r.column, r.shapes) for r in results] == [(c.column, c.shapes) for c in CELLS]
 
 
 def test_an_aborted_cell_is_not_run_and_says_so(monkeypatch):

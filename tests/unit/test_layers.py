@@ -56,7 +56,7 @@ def _results(op, backends=("eager", "opcheck")):
     package = SimpleNamespace(__name__="layerpkg", __file__=__file__, OPS=(op,))
     cells = harness.cells(package, backends, ["static"])
     with run_scope.one_run({"opcheck", "aot_eager"}):
-        return {cell.backend: harness.run_cell(cell) for cell in cells}
+        return {cell.column: harness.run_cell(cell) for cell in cells}
 
 
 def test_a_raising_kernel_is_eager_in_every_column_with_its_file_and_line():

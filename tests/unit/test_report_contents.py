@@ -165,7 +165,7 @@ def test_a_matrix_wider_than_the_terminal_folds_into_blocks_of_column_groups():
     assert blocks > 1 and sum(line.startswith("ns::op ") for line in table) == blocks
     assert sum(line.startswith("(s = static") for line in lines) == 1  # the legend once
     marks = {"pass": "✓", "fail": "F", "skip": "-", "xfail": "x"}
-    expected = {(r.op, r.column, r.shapes[0]): marks[r.status] for r in results}
+    expected = {(r.op, r.variant, r.shapes[0]): marks[r.status] for r in results}
     assert _cells_shown(table) == expected, "\n".join(table)
 
 

@@ -71,7 +71,7 @@ RUN = {
 
 def _results(cells, failing=()):
     return [
-        Result(c.op.name, c.backend, c.shapes, "fail" if c.id in failing else "pass", seconds=1)
+        Result(c.op.name, c.column, c.shapes, "fail" if c.id in failing else "pass", seconds=1)
         for c in cells
     ]
 
@@ -203,8 +203,8 @@ def test_merge_refuses_reports_that_are_not_of_one_run(tmp_path, spoil, message)
 
 
 def test_unsharded_reports_merge_unless_a_cell_is_in_two(tmp_path):
-    eager = [c for c in CELLS if c.backend == "eager"]
-    ge = [c for c in CELLS if c.backend == "ge"]
+    eager = [c for c in CELLS if c.column == "eager"]
+    ge = [c for c in CELLS if c.column == "ge"]
     a = _write(tmp_path, "a.json", _results(eager))
     b = _write(tmp_path, "b.json", _results(ge))
     assert merge.merge([a, b]).results == _results(eager) + _results(ge)

@@ -45,7 +45,7 @@ def run(
     (:mod:`opsdk.harness.variants.usage`). A case the run's compiled columns share
     (:mod:`opsdk.harness.run.shared_trace`) runs on the shared compile first; if anything
     fails there, it runs alone and that result stands."""
-    for use in usages(cell, cases(cell.op.spec, cell.shapes, cell.backend, vary_from=1)):
+    for use in usages(cell, cases(cell.op.spec, cell.shapes, cell.column, vary_from=1)):
         check = functools.partial(
             _run_calls,
             cell,

@@ -36,7 +36,7 @@ def run(cell: Cell, dump_dir=None) -> None:
     train = trainable(spec)
     unwritten = {a.name for a in spec.mutated_args}  # until a call changes them
     calls = 0
-    for case in cases(spec, cell.shapes, cell.backend, vary_from=1):
+    for case in cases(spec, cell.shapes, cell.column, vary_from=1):
         with case.named():
             kept = None  # the previous call's outputs, and their bytes then
             for i, call in enumerate(case.calls):

@@ -55,7 +55,7 @@ def run(cell: Cell, dump_dir=None) -> None:
     steps = STEPS[cell.shapes][:2]
     with pattern_pass.observed() as runs:
         try:
-            for case in cases(cell.op.spec, cell.shapes, cell.backend, steps=steps, vary_from=1):
+            for case in cases(cell.op.spec, cell.shapes, cell.column, steps=steps, vary_from=1):
                 with case.named():
                     for name, backend in backends.items():
                         _fires_and_keeps_results(cell, pattern, case, name, backend)
@@ -105,7 +105,7 @@ def _fires_and_keeps_results(cell: Cell, pattern, case: Case, name: str, backend
                     "mapped to another): make the two compute the same",
                     tolerances=case.tolerances,
                 )
-    if not any(r.backend == _PASS_OF[name] for r in runs):
+    if not any(r.column == _PASS_OF[name] for r in runs):
         raise CellFailure(
             "pattern-not-fired",
             f"{name}: the fusion pass never ran: turn pattern_fusion_pass on",

@@ -163,7 +163,7 @@ def _cases(cell: Cell) -> list[Case]:
     host arguments the graph takes as inputs (a captured graph must neither recapture
     per value nor replay a stale one: :mod:`._host_values`)."""
     steps = STEPS[cell.shapes]
-    return cases(cell.op.spec, cell.shapes, cell.backend, steps=steps, vary_from=VARY_FROM)
+    return cases(cell.op.spec, cell.shapes, cell.column, steps=steps, vary_from=VARY_FROM)
 
 
 def _shapes(call: Call) -> tuple:

@@ -71,9 +71,9 @@ def run(cell: Cell, dump_dir=None) -> None:
         raise CellFailure("schema", f"the registered schema breaks a rule: {err}") from None
     op = cell.op.overload()
     utils = _DEVICE_UTILS[cell.shapes]
-    if "aot_eager" in run_scope.left_to(cell.backend):
+    if "aot_eager" in run_scope.left_to(cell.column):
         utils = tuple(u for u in utils if u not in _AOT_DISPATCH)
-    for n, case in enumerate(cases(cell.op.spec, cell.shapes, cell.backend)):
+    for n, case in enumerate(cases(cell.op.spec, cell.shapes, cell.column)):
         with case.named():
             for i, call in enumerate(_signature_calls(case.calls, cell.shapes)):
                 _check(op, call, "npu", utils, i)

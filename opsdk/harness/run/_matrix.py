@@ -90,7 +90,10 @@ def run_cell(cell: Cell, dump_dir: Path | None = None, cache: CellCache | None =
     """Run one cell; the result carries pass, or the failing layer and message, with the
     cell's waiver applied (see :mod:`opsdk.harness.run.waivers`). ``dump_dir`` receives the
     graphs of compiled columns that can dump them. With a ``cache``, a cell whose key it
-    holds is not run: its cached result is (:mod:`opsdk.harness.run.cache`)."""
+    holds is not run: its cached result is (:mod:`opsdk.harness.run.cache`).
+
+    One pass, each decision once: cached? -> can the column judge it here? -> run it
+    (its warnings and logs heard) -> say the context -> record, cache, waive."""
     result = cache.get(cell) if cache is not None else None
     if result is None:
         result = _run(cell, dump_dir, cache)
@@ -121,41 +124,45 @@ def _reported(cell: Cell, result: Result, cache: CellCache | None) -> Result:
 
 
 def _run(cell: Cell, dump_dir: Path | None, cache: CellCache | None) -> Result:
+    """The cell's own result, uncached and unwaived."""
     start = time.perf_counter()
-    column = columns.get(cell.backend)
-    status, layer, message = "pass", None, ""
     heard = Heard()  # third-party warnings and logs go with the cell, not the progress line
-    if column is None:
-        status, message = "skip", f"backend {cell.backend!r} is not available in this opsdk yet"
-    else:
-        with heard.warnings():
-            try:
-                coverage.require(cell.op.spec, cell.backend)  # imports TorchAir if it needs it
-                if cell.profile:
-                    idle = _profiles.idle_reason(
-                        _profiles.get(cell.profile), cell.op.spec, cell.context
-                    )
-                    if idle:
-                        raise CellSkipped(idle)
-                # Dynamo's guard timing proves nothing about an op (see _runtime.patches).
-                with (
-                    heard.logs(),
-                    guard_profiling_skipped() if column.compiles else contextlib.nullcontext(),
-                ):
-                    column.run(cell, dump_dir)
-            except CellFailure as failure:
-                status, layer, message = "fail", failure.layer, str(failure)
-            except CellSkipped as skipped:  # e.g. a context that does not fit: never a pass
-                status, message = "skip", str(skipped)
-            except SetupError as err:  # the column cannot run here (e.g. no TorchAir)
-                status, layer, message = "error", "setup", str(err)
-            except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
-                failure = as_failure(err, default_layer=column.error_layer)
-                status, layer, message = "error", failure.layer, str(failure)
+    with heard.warnings():
+        status, layer, message = _judged(cell, dump_dir, heard)
     if cell.context is not None and status in ("fail", "error") and layer != "setup":
         message = _in_context(cell, message, cache)
     seconds = round(time.perf_counter() - start, 4)
     return cell.result(status, layer, message, seconds=seconds, warnings=heard.lines)
+
+
+def _judged(cell: Cell, dump_dir: Path | None, heard: Heard) -> tuple[str, str | None, str]:
+    """(status, layer, message) of the cell's column on it; never raises but interrupts."""
+    column = columns.get(cell.column)
+    if column is None:
+        return "skip", None, f"backend {cell.column!r} is not available in this opsdk yet"
+    try:
+        coverage.require(cell.op.spec, cell.column)  # imports TorchAir if it needs it
+        idle = cell.profile and _profiles.idle_reason(
+            _profiles.get(cell.profile), cell.op.spec, cell.context
+        )
+        if idle:
+            raise CellSkipped(idle)
+        # Dynamo's guard timing proves nothing about an op (see _runtime.patches).
+        with (
+            heard.logs(),
+            guard_profiling_skipped() if column.compiles else contextlib.nullcontext(),
+        ):
+            column.run(cell, dump_dir)
+    except CellFailure as failure:
+        return "fail", failure.layer, str(failure)
+    except CellSkipped as skipped:  # e.g. a context that does not fit: never a pass
+        return "skip", None, str(skipped)
+    except SetupError as err:  # the column cannot run here (e.g. no TorchAir)
+        return "error", "setup", str(err)
+    except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
+        failure = as_failure(err, default_layer=column.error_layer)
+        return "error", failure.layer, str(failure)
+    return "pass", None, ""
 
 
 def _in_context(cell: Cell, message: str, cache: CellCache | None) -> str:
@@ -175,7 +182,7 @@ def _alone(cell: Cell, cache: CellCache | None) -> Result:
     recorded it, else as the cache holds it (read even where the run serves no cached
     cell, as --last-failed's: a verdict is no cell of the matrix), else run now, once
     per run (recorded for the run's other contexts and cached, never reported)."""
-    alone = run_scope.recorded(cell.op.name, cell.backend, cell.profile, cell.shapes)
+    alone = run_scope.recorded(cell.op.name, cell.column, cell.profile, cell.shapes)
     if alone is not None:
         return alone
     plain = dataclasses.replace(cell, context=None, waiver=None)
@@ -191,7 +198,7 @@ def _alone(cell: Cell, cache: CellCache | None) -> Result:
 def one_run(cell_list: Iterable[Cell]) -> contextlib.AbstractContextManager:
     """While active, the cells' columns run as one run: they leave to each other what
     both would do (:mod:`opsdk.harness.run.run_scope`)."""
-    return run_scope.one_run({cell.backend for cell in cell_list})
+    return run_scope.one_run({cell.column for cell in cell_list})
 
 
 def not_run(cell: Cell, message: str = "", seconds: float = 0.0) -> Result:

@@ -30,7 +30,7 @@ import sys
 import sysconfig
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
@@ -100,7 +100,7 @@ class CellCache:
             "sources": self._sources.get(cell.op.name),
             "op": cell.op.name,
             "cell": cell.label,
-            "left_to": run_scope.left_to(cell.backend),
+            "left_to": run_scope.left_to(cell.column),
         }
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
@@ -117,7 +117,7 @@ class CellCache:
         key = self.key(cell)
         entry = self._read(self._entry(key))
         try:
-            result = Result(**entry["result"])
+            result = Result.from_json(entry["result"])
             trusted = entry["key"] == key and result.op == cell.op.name
             trusted = trusted and result.label == cell.label and self.keeps(result)
         except (KeyError, TypeError, ValueError):  # not an entry this opsdk wrote
@@ -128,7 +128,7 @@ class CellCache:
         """Keep ``result`` (unwaived, as the cell produced it) when it is worth keeping."""
         if self.keeps(result) and not result.cached:
             key = self.key(cell)
-            self._write(self._entry(key), {"key": key, "result": asdict(result)})
+            self._write(self._entry(key), {"key": key, "result": result.to_json()})
 
     def keeps(self, result: Result) -> bool:
         """Whether ``result`` is worth keeping (:func:`cacheable`)."""

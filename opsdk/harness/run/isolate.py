@@ -75,7 +75,7 @@ def run_op(
                 child.kill()
                 raise
         if report.exists():
-            return [Result(**r) for r in json.loads(report.read_text())["results"]]
+            return [Result.from_json(r) for r in json.loads(report.read_text())["results"]]
         seconds = time.perf_counter() - start
         if interrupts.requested():  # stopped before it could write a report
             return every_cell("not run")

@@ -70,7 +70,7 @@ def at_end(callback: Callable[[], None]) -> None:
 def record(result: Result) -> None:
     """Remember the result of an op alone (a cell without a context) in the current run."""
     if _run is not None:
-        _run.alone[result.op, result.backend, result.profile, result.shapes] = result
+        _run.alone[result.op, result.column, result.profile, result.shapes] = result
 
 
 def recorded(op: str, backend: str, profile: str | None, shapes: str) -> Result | None:

@@ -283,7 +283,7 @@ def passes_shared(cell: Cell, usage: Usage, check: Callable[[Callable, Any], Non
     if shared is None:
         return False
     try:
-        with running(cell.backend):
+        with running(cell.column):
             check(shared.compiled, shared.counter)
     except Exception:  # noqa: BLE001 - whatever it was, the run alone will say
         return False
@@ -295,7 +295,7 @@ def _frame(cell: Cell, usage: Usage) -> Frame | None:
     compiles the case on its own (outside a run, alone in it, for an op that trains, or
     under an option profile: the shared compile is the columns' default one)."""
     columns = run_scope.compiled_columns()
-    shareable = cell.backend in columns and not cell.profile and not trainable(cell.op.spec)
+    shareable = cell.column in columns and not cell.profile and not trainable(cell.op.spec)
     if len(columns) < 2 or not shareable:
         return None
     if _frames.op != cell.op.name:

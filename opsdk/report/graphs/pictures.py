@@ -48,7 +48,7 @@ class Pictures:
     drawn: list[Path] = field(default_factory=list)  # the files written, in order
 
     def __call__(self, graphs: CellGraphs) -> None:
-        if not wanted(graphs.backend, graphs.failed, self.every):
+        if not wanted(graphs.column, graphs.failed, self.every):
             return
         self.forget([(graphs.op, graphs.label)])
         folder = Path(self.directory) / case_dir(graphs.op, graphs.label)
