@@ -71,3 +71,25 @@ def test_the_msopgen_file_without_typos_is_made(tmp_path, capsys):
     source.write_text(MSOPGEN % ('["ND"]', '["fp16", "float"]', '"list_int"', '"{0}"'))
     assert cli.main(["new", "--from-cann", str(source), "--out", str(tmp_path / "o")]) == 0
     assert (tmp_path / "o" / "my_op" / "my_op" / "ir.py").is_file()
+
+
+def _guide_line(start: str) -> str:
+    """The line of docs/guide.md (§3's example output) that starts with ``start``."""
+    from pathlib import Path
+
+    guide = Path(__file__).parents[2] / "docs" / "guide.md"
+    return next(line.strip() for line in guide.read_text().splitlines() if start in line)
+
+
+def test_a_written_input_returned_other_than_torch_npu_s_way_is_refused_as_the_guide_says(
+    tmp_path, capsys
+):
+    """The guide's §3: only the first argument, as the one return, may be returned written
+    (torch_npu's ``Tensor(a!) self -> Tensor(a!)``); its example refusal is the real one."""
+    bad = "my_bad(Tensor x, Tensor(a!) y) -> Tensor(a!)"
+    assert cli.main(["new", "my_bad", "--schema", bad, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == _guide_line("opsdk new: error: only an in-place op may return")
+    assert not (tmp_path / "o").exists()
+    torch_npu_way = "my_bad(Tensor(a!) x, Tensor y) -> Tensor(a!)"  # the correct twin
+    assert cli.main(["new", "my_bad", "--schema", torch_npu_way, "--out", str(tmp_path)]) == 0
