@@ -60,3 +60,26 @@ def test_a_real_value_input_is_a_host_argument_and_the_export_keeps_it(
     assert torch_side(op).schema.startswith(schema)
     (again,) = cann.read(exports.opdef_cpp(op))
     assert (again.ir, again.dtype_rows(), again.chips) == (op.ir, op.dtype_rows(), op.chips)
+
+
+# TopKV2's reference, as a user writes it into the package's kernels.py.
+TOP_K_REFERENCE = """    values, indices = torch.topk(x, k, dim, largest, sorted)
+    return values, indices.to(indices_dtype)"""
+
+
+@pytest.mark.slow
+def test_real_top_k_v2_passes_every_cell_once_its_reference_is_written(tmp_path, opsdk_cli):
+    """ops-math's TopKV2: k is a tensor input in its OpDef, read on the host by its
+    InferShape (InputsDataDependency); as a host SymInt every column passes."""
+    source = next(_op_host("ops-math", "math/top_k_v2", tmp_path).glob("*_def.cpp"))
+    made = opsdk_cli("new", "--from-cann", source, "--namespace", "real_topk", "--out", tmp_path)
+    assert made.code == 0, made.stderr
+    kernels = tmp_path / "top_k_v2" / "top_k_v2" / "kernels.py"
+    text = kernels.read_text()
+    todo = '    raise ImplementMe(__file__, "top_k_v2_reference", "compute the op on CPU tensors")'
+    assert todo in text
+    kernels.write_text(text.replace(todo, TOP_K_REFERENCE))
+    run = opsdk_cli("check", tmp_path / "top_k_v2", json_report=True)
+    statuses = {r["status"] for r in run.report["results"]}
+    assert run.code == 0 and statuses == {"pass"}, run.stdout[-2000:]
+    assert len(run.report["results"]) == 15
