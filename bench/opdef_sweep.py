@@ -104,7 +104,7 @@ def reason(err: Exception) -> str:
     """A refusal without its file, line and names: what groups refusals of one kind."""
     text = str(err).splitlines()[0]
     text = re.sub(r"^\S+?:\d+: |^\S+: ", "", text).removesuffix(
-        "; give msopgen JSON or REG_OP instead"
+        "; change that line, or give the op as msopgen JSON or REG_OP"
     )
     return re.sub(r"'\w+'|\"[^\"]*\"|\b\d+\b", "_", text)
 

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from opsdk.cann import msopgen, opdef, reg_op
+from opsdk.cann import depends, msopgen, opdef, reg_op
 from opsdk.cann._model import CannOp, CannWarning, counts, declared
 from opsdk.errors import SpecError
 
@@ -41,7 +41,9 @@ def read(source: str | Path, op_types=None) -> list[CannOp]:
 
 @functools.lru_cache(maxsize=64)
 def _read_file(text: str, where: str, wanted) -> tuple[CannOp, ...]:
-    return tuple(_read(text, where, wanted))
+    """The file's ops, with the inputs their InferShape beside it reads the value of
+    marked (:mod:`.depends`)."""
+    return tuple(depends.marked(_read(text, where, wanted), Path(where).parent, where))
 
 
 def format_of(text: str) -> str:

@@ -109,7 +109,7 @@ def parse_value(text: str, row: types.SchemaType, what: str):
     text = text.strip()
     if row.schema.endswith("[]"):
         element = types.TYPES[row.schema.removesuffix("[]")]
-        inner = text.strip("{}[] ")
+        inner = _list_text(text, row, what)
         return [parse_value(p, element, what) for p in split(inner)] if inner else []
     if row.schema == "str":
         return json.loads(text) if text.startswith('"') else text
@@ -123,6 +123,26 @@ def parse_value(text: str, row: types.SchemaType, what: str):
     except ValueError:
         raise SpecError(f"{what}: default {text!r} is not a {row.reg_op}") from None
     return number
+
+
+def _list_text(text: str, row: types.SchemaType, what: str) -> str:
+    """What a list default's brackets hold (``{1, 2}``, ``[1, 2]``; bare ``1, 2``). Brackets
+    that do not pair (``{0``) are refused: C++ (and msopgen, which copies the text into the
+    code it writes) would not build."""
+    pairs = {"{": "}", "[": "]"}
+    opened, closed = text[:1] in pairs, text[-1:] in pairs.values()
+    inner = text[1:-1] if opened and closed else text
+    if (
+        opened != closed
+        or (opened and pairs[text[0]] != text[-1])
+        or any(b in inner for b in "{}[]")
+    ):
+        bare = inner.strip("{}[] ")
+        raise SpecError(
+            f"{what}: default {text!r} is not a {row.reg_op}: its brackets do not pair; "
+            f"write it {{{bare}}}"
+        )
+    return inner.strip()
 
 
 def checked(value, row: types.SchemaType, what: str):

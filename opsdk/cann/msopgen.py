@@ -5,13 +5,16 @@ Read as msopgen reads it (its ``interface/op_info_ir_json.py``, with the words o
 collections (``fp16``, ``all``), a single string where a list is due, one format or type
 filled up to the other's length, defaults written as JSON or as text (``"{1, 1}"``,
 ``"[1, 1]"``, ``"true"``, ``"0.5"``). What msopgen repairs or ignores (a missing
-``param_type``, an attr of a type it does not know, a key it does not read) is repaired
-or ignored here too, with a :class:`CannWarning` naming it; what it would turn into code
-that cannot build is refused in one line.
+``param_type``, a key it does not read) is repaired or ignored here too, with a
+:class:`CannWarning` naming it; what it refuses (tensors listing different numbers of
+types), what it would turn into code that cannot build (a default ``"{0"``) and an attr
+type it does not know (a typo such as ``list_itn``: msopgen would warn and make the op
+without that attr) are refused in one line.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import warnings
 
@@ -85,8 +88,22 @@ def _op(entry: dict, what: str) -> CannOp:
             )
         outputs.append(Output(name, kind))
     attrs = [_attr(desc, what) for desc in _objects(entry, "attr", what)]
-    ir = IrDef(entry["op"], inputs, outputs, [a for a in attrs if a is not None])
-    return CannOp(ir, dtypes, formats)
+    _same_counts(dtypes, what)
+    return CannOp(IrDef(entry["op"], inputs, outputs, attrs), dtypes, formats)
+
+
+def _same_counts(dtypes: dict, what: str) -> None:
+    """Every tensor lists as many types (a collection word counting as its types): msopgen
+    refuses the op otherwise (its ``_check_input_output_info``), the i-th of each being one
+    supported combination."""
+    first = next(iter(dtypes), None)
+    for name, found in dtypes.items():
+        if len(found) != len(dtypes[first]):
+            raise SpecError(
+                f"{what}: {name!r} lists {len(found)} types and {first!r} "
+                f"{len(dtypes[first])}; give every input and output one type per supported "
+                "combination, as msopgen requires"
+            )
 
 
 def _objects(entry: dict, key: str, what: str) -> list[dict]:
@@ -180,8 +197,7 @@ def _dtypes(word: str, what: str) -> tuple[str, ...]:
     return found
 
 
-def _attr(desc: dict, what: str) -> Attr | None:
-    """The attr, None for one msopgen drops (a type it does not know)."""
+def _attr(desc: dict, what: str) -> Attr:
     name = _name(desc, f"{what}: an attr")
     what = f"{what}: attr {name!r}"
     _stray(desc, _ATTR_KEYS, what)
@@ -194,11 +210,12 @@ def _attr(desc: dict, what: str) -> Attr | None:
         )
     row = types.BY_MSOPGEN.get(kind)
     if row is None:
-        _warn(
-            f"{what} has type {kind!r}, not one of msopgen's ({_ATTR_TYPES}): msopgen drops "
-            "the attr, and so does opsdk"
+        near = difflib.get_close_matches(kind.lower(), [*types.BY_MSOPGEN, *_NO_TORCH_TYPE], 1)
+        fix = f"write {near[0]!r}" if near else f"use one of msopgen's: {_ATTR_TYPES}"
+        raise SpecError(
+            f"{what} has type {kind!r}, not one of msopgen's attr types: {fix} (msopgen "
+            "would only warn and generate the op without the attr)"
         )
-        return None
     kind = _param_type(desc, ("required", "optional"), what)
     value = desc.get("default_value")
     if value is None:

@@ -3,12 +3,10 @@
 A CANN definition states the data types an op takes (column i of every tensor's list is
 one supported row) and its attrs' defaults; it does not state shapes. The specs follow
 what it states, one ``Support`` per row torch can make, and guess the rest as little as
-possible: a tensor's rank from its format (``NCHW`` is 4-D) or from attrs that give it
-(``perm``, ``strides``, an ``axis``/``dim`` default), sizes that keep several tensors
-compatible (all alike, so an elementwise op, a matmul and a broadcast all run), distinct
-sizes for a lone tensor (so a fake that swaps dims shows). The generated file says that
-the sizes are a guess. Arguments follow the torch op's order and names, so an attached
-op whose schema orders them otherwise gets the same cases.
+possible: sizes are :mod:`opsdk.cann.sizes`' (ranks from formats and attrs, held to the
+op's own InferShape where ``opsdk new`` has it). The generated file says that the sizes
+are a guess, and when InferShape accepted none of them. Arguments follow the torch op's
+order and names, so an attached op whose schema orders them otherwise gets the same cases.
 """
 
 from __future__ import annotations
@@ -21,18 +19,11 @@ import torch
 from opsdk._runtime import spec, types
 from opsdk._runtime.inputs import SPEC_NAMES, names_dims
 from opsdk._runtime.irdef import IrDef
-from opsdk.cann import CannOp
+from opsdk.cann import CannOp, sizes
 from opsdk.errors import SpecError
 
 __all__ = ["cases"]
 
-# Formats whose rank is fixed (GE's ge::Format); ND and its kin leave it open.
-_FORMAT_RANKS = {"NCHW": 4, "NHWC": 4, "HWCN": 4, "CHWN": 4, "NCDHW": 5, "NDHWC": 5, "DHWCN": 5}
-# ListInt attrs whose length is the rank of the tensors they describe.
-_RANK_LISTS = ("perm", "strides", "dilations", "ksize", "kernel_size")
-# Int attrs naming one dimension.
-_DIM_ATTRS = ("axis", "dim")
-_DEFAULT_RANK = 2
 # Torch has these dtypes but its CPU kernels barely compute with them ("cumsum_out_cpu" not
 # implemented for 'UInt64'): a row whose output is of one fails the reference, not the op
 # (an input of one, a uint64 dequant scale, the reference reinterprets).
@@ -41,11 +32,19 @@ _NO_CPU_MATH = frozenset({"DT_UINT16", "DT_UINT32", "DT_UINT64"})
 _SAMPLE = {"int": 1, "float": 1.0, "bool": False, "str": "", "ScalarType": torch.float32}
 
 
-def cases(op: spec.OpSpec, ir: IrDef, cann: CannOp) -> tuple[str, ...]:
-    """Python source of each ``Support(...)`` of the op ``op`` bound to CANN's ``ir``."""
-    rank = _rank(cann)
+def cases(op: spec.OpSpec, ir: IrDef, cann: CannOp, accepts=None) -> tuple[str, ...]:
+    """Python source of each ``Support(...)`` of the op ``op`` bound to CANN's ``ir``.
+    ``accepts(shapes, values)``: whether the op's InferShape accepts tensor inputs of those
+    shapes and value inputs of those values (IR names; see :func:`opsdk.cann.sizes.choose`)."""
     tensors = [a for a in op.args if a.is_tensor]
-    shape = (4,) * rank if len(tensors) > 1 else tuple(range(2, 2 + rank))
+    asked = None
+    if accepts is not None:
+
+        def asked(shapes, rank):
+            return accepts(shapes, _host_values(op, ir, rank))
+
+    chosen = sizes.choose(cann, [ir.ir_name(a.name) for a in tensors], asked)
+    shape, rank = {a.name: chosen.shapes[ir.ir_name(a.name)] for a in tensors}, chosen.rank
     width = max((len(cann.dtypes.get(ir.ir_name(a.name), ())) for a in tensors), default=1)
     made = {row: _case(op, ir, cann, row, shape, rank) for row in range(max(width, 1))}
     rows = [row for row, case in made.items() if case is not None]
@@ -60,10 +59,32 @@ def cases(op: spec.OpSpec, ir: IrDef, cann: CannOp) -> tuple[str, ...]:
     given = _case(op, ir, cann, rows[0], shape, rank, given=True)
     found += [f"# {GIVEN}\n{given}"] if given not in found else []
     left = _left_out(op, ir, cann)
-    if left:
-        said = textwrap.wrap(f"left out here, kept in ir.py and the exports: {left}", 78)
-        found[0] = "".join(f"# {line}\n" for line in said) + found[0]
+    notes = [f"left out here, kept in ir.py and the exports: {left}"] if left else []
+    notes += [REFUSED] if chosen.accepted is False else []
+    for note in reversed(notes):
+        found[0] = "".join(f"# {line}\n" for line in textwrap.wrap(note, 78)) + found[0]
     return tuple(found)
+
+
+# Said above the cases when the op's InferShape accepted none of the sizes tried.
+REFUSED = (
+    "the op's C++ InferShape accepted none of the sizes opsdk tried: set sizes it "
+    "accepts (the ge column's layer infer says what it refuses)"
+)
+
+
+def _host_values(op, ir, rank: int) -> dict[str, object]:
+    """The values the first case gives the value inputs (int, list, None: absent) and the
+    required attrs (CANN states none), by IR name."""
+    values = {}
+    for arg in op.args:
+        if arg.is_tensor:
+            continue
+        if _is_value_input(ir, arg):
+            values[ir.ir_name(arg.name)] = _host_value(arg, rank, given=False)[1]
+        elif not arg.has_default:
+            values[ir.ir_name(arg.name)] = _sample(arg, rank)
+    return values
 
 
 def _left_out(op, ir, cann) -> str:
@@ -93,11 +114,11 @@ def _case(op, ir, cann, row: int, shape, rank: int, given: bool = False) -> str 
     for arg in op.args:
         if arg.is_tensor:
             declared = cann.dtypes.get(ir.ir_name(arg.name), ())
-            value = _tensor(arg, declared, row, shape, given)
+            value = _tensor(arg, declared, row, shape[arg.name], given)
             if value is None:
                 return None
         elif _is_value_input(ir, arg):
-            value = _host_value(arg, rank, given)
+            value = _host_value(arg, rank, given)[0]
         elif arg.has_default and (not given or _moved(arg) is None):
             by_keyword = True
             continue
@@ -115,16 +136,17 @@ def _is_value_input(ir: IrDef, arg: spec.Arg) -> bool:
     )
 
 
-def _host_value(arg: spec.Arg, rank: int, given: bool) -> str:
-    """A ValueDepend input's values, declared: one named like a dimension ``Fixed(1)``
-    (a kernel specializes on a dim, as the harness knows), another number ``OneOf(1, 2)``
-    (graph columns vary a SymInt within it), a list of 2s (:func:`_list_length`); an
-    optional one None unless ``given``."""
+def _host_value(arg: spec.Arg, rank: int, given: bool) -> tuple[str, object]:
+    """A ValueDepend input's values, declared, and the first of them: one named like a
+    dimension ``Fixed(1)`` (a kernel specializes on a dim, as the harness knows), another
+    number ``OneOf(1, 2)`` (graph columns vary a SymInt within it), a list of 2s
+    (:func:`_list_length`); an optional one None unless ``given``."""
     if arg.is_optional and not given:
-        return "None"
+        return "None", None
     if arg.is_list:
-        return repr([2] * _list_length(arg.name, rank))
-    return "Fixed(1)" if names_dims(arg.name) else "OneOf(1, 2)"
+        values = [2] * _list_length(arg.name, rank)
+        return repr(values), values
+    return ("Fixed(1)" if names_dims(arg.name) else "OneOf(1, 2)"), 1
 
 
 def _list_length(name: str, rank: int) -> int:
@@ -171,23 +193,6 @@ def _spec_name(ge: str) -> str | None:
     """The spec constructor of GE data type ``ge`` (``F16``), None if torch has none."""
     torch_name = types.DTYPES[ge].torch
     return SPEC_NAMES.get(getattr(torch, torch_name)) if torch_name else None
-
-
-def _rank(cann: CannOp) -> int:
-    """The tensors' rank as the definition hints it: a fixed-rank format, a rank-long list
-    attr's default, a dim attr's default; else 2."""
-    hints = [
-        _FORMAT_RANKS.get(f.removeprefix("FORMAT_"))
-        for formats in cann.formats.values()
-        for f in formats
-    ]
-    for attr in cann.ir.attrs:
-        if attr.name in _RANK_LISTS and isinstance(attr.default, tuple) and attr.default:
-            hints.append(len(attr.default))
-        if attr.name in _DIM_ATTRS and isinstance(attr.default, int):  # at least that many
-            least = attr.default + 1 if attr.default >= 0 else -attr.default
-            hints.append(max(least, _DEFAULT_RANK))
-    return max([h for h in hints if h], default=_DEFAULT_RANK)
 
 
 def _sample(arg: spec.Arg, rank: int):

@@ -93,7 +93,9 @@ def _op(
         "returns_input": op.args[0].name if returns_input else None,
         "working": working,
         "from_cann": cann is not None,
-        "specs": list(cann_specs.cases(op, ir, cann.op)) if cann is not None else None,
+        "specs": list(cann_specs.cases(op, ir, cann.op, cann.accepts))
+        if cann is not None
+        else None,
         # opsdk writes specs.py when it knows cases: its own add, CANN's dtypes, or (an
         # attached op, which has no scaffold to start from) the schema's default case
         "has_specs": working or cann is not None or attach,

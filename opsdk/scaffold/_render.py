@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cookiecutter.generate import generate_files
@@ -246,8 +246,11 @@ def render(op: spec.OpSpec, req: NewRequest, staging: Path, package: str | None 
     try:
         ctx = json.loads((TEMPLATE_DIR / "cookiecutter.json").read_text())
         cann_side = _from_cann(req) if req.from_cann is not None else None
-        ctx.update(context(op, req, package, cann_side))
         inference = cann_infer.find(req.from_cann, cann_side.ir.op_type) if cann_side else None
+        if inference:  # the specs' sizes are held to the op's own InferShape
+            accepts = cann_infer.acceptor(inference, cann_side.ir, cann_side.op)
+            cann_side = replace(cann_side, accepts=accepts)
+        ctx.update(context(op, req, package, cann_side))
         ctx["op"]["infer_dir"] = cann_infer.FOLDER if inference else None
         # Files whose name renders empty (another style's, an option's) are not written.
         generate_files(str(TEMPLATE_DIR), {"cookiecutter": ctx}, output_dir=str(staging))

@@ -9,11 +9,16 @@ code, and the ``ge`` column holds the op's fake function to it (see
 from __future__ import annotations
 
 import shutil
+import struct
 from pathlib import Path
 
-from opsdk.cann import infer
+import torch
 
-__all__ = ["FOLDER", "copy", "find"]
+from opsdk._runtime import types
+from opsdk._runtime.irdef import IrDef
+from opsdk.cann import CannOp, counts, infer
+
+__all__ = ["FOLDER", "acceptor", "copy", "find"]
 
 FOLDER = "cann_infer"
 
@@ -35,3 +40,52 @@ def copy(found: tuple[infer.Inference, Path], package: Path) -> None:
             target = package / FOLDER / path.relative_to(root)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
+
+
+def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):
+    """Whether the op's InferShape accepts a case: ``accepts(shapes, values)`` (IR names:
+    tensor inputs' shapes, value inputs' and required attrs' values), asked with the
+    definition's first dtype row; None when it has no InferShape or it does not compile
+    here (the ``ge`` column's layer ``infer`` says why)."""
+    inference, root = found
+    if inference.infer_shape is None:
+        return None
+    try:
+        library = infer.Library(infer.build(inference, root).library, root)
+    except (infer.BuildFailure, OSError):
+        return None
+    first = {name: row[0] for name, row in op.dtype_rows().items() if row}
+    counted = counts(ir)
+
+    def accepts(shapes: dict, values: dict) -> bool:
+        given = []
+        for tensor in ir.inputs:
+            dtype = types.DTYPES[first.get(tensor.name, "DT_FLOAT")].value
+            if tensor.name in values:
+                given.append(_value(dtype, values[tensor.name]))
+            elif tensor.name in shapes:
+                count = 2 if tensor.kind == "dynamic" else 1
+                given.append([infer.Given(dtype, shapes[tensor.name])] * count)
+            else:
+                given.append([] if tensor.kind != "required" else [infer.Given(dtype, ())])
+        attrs = [_attr(values.get(a.name, a.default)) for a in ir.attrs]
+        attrs = [2 if a.name in counted else v for a, v in zip(ir.attrs, attrs, strict=True)]
+        answer = library.infer(ir.op_type, given, attrs, len(ir.outputs))
+        return answer.shape_status == 0
+
+    return accepts
+
+
+def _value(dtype: int, value) -> list[infer.Given]:
+    """A value input as GE hands InferShape a host constant (none: absent)."""
+    if value is None:
+        return []
+    values = value if isinstance(value, list) else [value]
+    code = "i" if dtype == types.DTYPES["DT_INT32"].value else "q"
+    data = struct.pack(f"<{len(values)}{code}", *values)
+    return [infer.Given(dtype, (len(values),) if isinstance(value, list) else (), data)]
+
+
+def _attr(value):
+    """An attr value as the inference reads it (a torch dtype as GE's number)."""
+    return types.dtype(str(value)).value if isinstance(value, torch.dtype) else value

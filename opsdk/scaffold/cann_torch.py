@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import keyword
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from opsdk import cann
@@ -29,6 +30,9 @@ class TorchSide:
     schema: str  # without the op name: "(Tensor x, ...) -> ..."
     ir: IrDef  # CANN's IR, tied to the torch op by opsdk new (torch_op, arg_names)
     op: cann.CannOp  # the definition it came from: its dtypes give specs.py
+    # Whether the op's C++ InferShape accepts a case (see opsdk.cann.specs.cases); None: no
+    # InferShape at hand.
+    accepts: Callable[[dict, dict], bool] | None = None
 
 
 def pick(ops: list[cann.CannOp], name: str | None, where: str) -> cann.CannOp:

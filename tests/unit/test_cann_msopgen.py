@@ -208,7 +208,8 @@ def test_each_msopgen_data_type_word(word, ge):
 
 @pytest.mark.parametrize("word", COLLECTIONS)
 def test_collections_take_their_format_for_each_of_their_types(word):
-    op, _ = _read(_json(inputs=[_tensor(type=["fp16", word], format=["NCHW", "NHWC"])]))
+    x = _tensor(type=["fp16", word], format=["NCHW", "NHWC"])
+    op, _ = _read(_json(inputs=[x], outputs=[dict(x, name="y")]))
     dtypes, formats = op.dtypes["x"], op.formats["x"]
     assert len(dtypes) > 2 and dtypes[0] == "DT_FLOAT16"
     assert formats == ("NCHW",) + ("NHWC",) * (len(dtypes) - 1)
@@ -216,19 +217,29 @@ def test_collections_take_their_format_for_each_of_their_types(word):
 
 def test_a_single_string_serves_as_a_list_and_one_value_fills_the_other_list():
     inputs = [
-        _tensor("a", type="float16", format="ND"),
-        _tensor("b", type=["fp16", "float", "int32"], format=["ND"]),
-        _tensor("c", type=["bf16"], format=["ND", "FRACTAL_NZ"]),
+        _tensor("a", type=["float16", "float"], format="ND"),
+        _tensor("b", type=["fp16", "int32"], format=["ND"]),
+        _tensor("c", type="bf16", format=["ND", "FRACTAL_NZ"]),
     ]
-    op, heard = _read(_json(inputs=inputs))
+    op, heard = _read(_json(inputs=inputs, outputs=[_tensor("y", type=["fp16", "fp16"])]))
     assert op.dtypes == {
-        "a": ("DT_FLOAT16",),
-        "b": ("DT_FLOAT16", "DT_FLOAT", "DT_INT32"),
+        "a": ("DT_FLOAT16", "DT_FLOAT"),
+        "b": ("DT_FLOAT16", "DT_INT32"),
         "c": ("DT_BF16", "DT_BF16"),
-        "y": ("DT_FLOAT16",),
+        "y": ("DT_FLOAT16", "DT_FLOAT16"),
     }
-    assert op.formats["b"] == ("ND",) * 3 and op.formats["c"] == ("ND", "FRACTAL_NZ")
+    assert op.formats["a"] == op.formats["b"] == ("ND", "ND")
+    assert op.formats["c"] == ("ND", "FRACTAL_NZ")
     assert not heard
+
+
+def test_tensors_listing_different_numbers_of_types_are_refused_as_msopgen_does():
+    """msopgen's _check_input_output_info: the i-th types of all tensors are one combination."""
+    inputs = [_tensor("a", type=["fp16", "float"]), _tensor("b", type=["fp16", "int32", "int8"])]
+    outputs = [_tensor("y", type=["fp16", "fp16"])]
+    message = _refusal(_json(inputs=inputs, outputs=outputs))
+    assert "MyOp: 'b' lists 3 types and 'a' 2; give every input and output" in message
+    _read(_json(inputs=inputs[:1], outputs=outputs))  # the correct twin
 
 
 @pytest.mark.parametrize(
@@ -275,18 +286,26 @@ def test_the_language_key_of_cann_samples_is_no_stray_key():
     assert heard == []
 
 
-@pytest.mark.parametrize("kind", ["listInt", "ListInt", "integer", ["int"]])
-def test_an_attr_type_msopgen_does_not_know_is_dropped_with_a_warning(kind):
+@pytest.mark.parametrize(
+    ("kind", "fix"),
+    [
+        ("list_itn", "write 'list_int'"),
+        ("listInt", "write 'list_int'"),
+        ("integer", "write 'int'"),
+        ("vector", "use one of msopgen's: int, "),
+        (["int"], "write 'int'"),  # a list is no type
+    ],
+)
+def test_an_attr_type_msopgen_does_not_know_is_refused_with_the_nearest(kind, fix):
+    """msopgen only warns and makes the op without the attr: a typo would lose it."""
     attrs = [
         {"name": "strides", "param_type": "required", "type": kind},
         {"name": "k", "param_type": "required", "type": "int"},
     ]
-    op, heard = _read(_json(attrs))
-    assert op.ir.attrs == (Attr("k", "VT_INT"),)
-    (message,) = heard
+    message = _refusal(_json(attrs))
     said = repr(kind if isinstance(kind, str) else repr(kind))
-    assert f"attr 'strides' has type {said}" in message and "list_int" in message
-    assert "msopgen drops the attr, and so does opsdk" in message
+    assert f"MyOp: attr 'strides' has type {said}, not one of msopgen's attr types: " in message
+    assert fix in message
 
 
 def test_a_required_attrs_default_is_ignored_with_a_warning():
@@ -354,6 +373,12 @@ def test_attr_types_no_torch_type_holds_are_refused(kind, advice):
         (
             _json([{"name": "k", "param_type": "optional", "type": "bool", "default_value": 0}]),
             "default 0 is not a Bool",
+        ),
+        (
+            _json(
+                [{"name": "k", "param_type": "optional", "type": "list_int", "default_value": "{0"}]
+            ),
+            "attr 'k': default '{0' is not a ListInt: its brackets do not pair; write it {0}",
         ),
     ],
 )

@@ -4,6 +4,8 @@ An integer one is a ``SymInt`` (named like one number) or ``SymInt[]``, as torch
 schemas take an axis, ``k`` or sizes; the IR keeps it a GE input fed from the value, the
 specs declare its values. A float one (PadV3's ``constant_values``) stays a tensor."""
 
+import re
+
 import pytest
 
 from opsdk import cann
@@ -114,3 +116,60 @@ def test_a_value_list_is_as_long_as_its_name_says(name, fmt, value):
     (op,) = cann.read(text)
     side = torch_side(op)
     assert f", {value})" in cases(spec.parse(f"t::vd{side.schema}"), side.ir, op)[0]
+
+
+def _infershape(dependency: str, constants: str = "") -> str:
+    """An ops-math style ``<op>_infershape.cpp`` registering Vd's inference."""
+    return f"""#include "register/op_impl_registry.h"
+namespace ops {{
+{constants}
+static ge::graphStatus InferShapeVd(gert::InferShapeContext* ctx) {{ return ge::GRAPH_SUCCESS; }}
+IMPL_OP_INFERSHAPE(Vd)
+    .InferShape(InferShapeVd){dependency};
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("dependency", "constants", "schema"),
+    [
+        (".InputsDataDependency({1})", "", "SymInt k"),
+        (".InputsDataDependency({1U})", "", "SymInt k"),
+        (".InputsDataDependency({K_INDEX})", "constexpr size_t K_INDEX = 1;", "SymInt k"),
+        (".InputsDataDependency({0})", "", "Tensor k"),  # x's value is read: x is no int
+        ("", "", "Tensor k"),  # nothing says its value is read: a tensor
+    ],
+)
+def test_an_input_the_infershape_reads_is_a_host_argument(tmp_path, dependency, constants, schema):
+    """TopKV2's k: no .ValueDepend in its OpDef, InputsDataDependency({1}) where its
+    InferShape is registered; it becomes what a ValueDepend(OPTIONAL) input does."""
+    (tmp_path / "vd_def.cpp").write_text(_opdef(_input("k", extra="")))
+    (tmp_path / "vd_infershape.cpp").write_text(_infershape(dependency, constants))
+    (op,) = cann.read(tmp_path / "vd_def.cpp")
+    assert torch_side(op).schema == f"(Tensor x, {schema}, int mode=0) -> Tensor"
+    k = op.ir.inputs[1]
+    assert k.value_depend == ("optional" if schema == "SymInt k" else False)
+
+
+def test_a_declared_value_depend_keeps_its_option_and_a_header_constant_is_read(tmp_path):
+    (tmp_path / "vd_def.cpp").write_text(
+        _opdef(_input("k", extra=".ValueDepend(REQUIRED)") + _input("axis", extra=""))
+    )
+    (tmp_path / "consts.h").write_text("static constexpr size_t AXIS_IDX{2};\n")
+    text = _infershape(".InputsDataDependency({1, AXIS_IDX})", '#include "consts.h"')
+    (tmp_path / "vd_infershape.cpp").write_text(text)
+    (op,) = cann.read(tmp_path / "vd_def.cpp")
+    assert [i.value_depend for i in op.ir.inputs] == [False, "required", "optional"]
+
+
+@pytest.mark.parametrize(
+    ("dependency", "said"),
+    [("{MISSING}", "'MISSING' is no number"), ("{7}", "input 7 does not exist (3 inputs)")],
+)
+def test_an_unreadable_dependency_is_said_and_the_input_stays_a_tensor(tmp_path, dependency, said):
+    (tmp_path / "vd_def.cpp").write_text(_opdef(_input("k", extra="") + _input("n", extra="")))
+    text = _infershape(f".InputsDataDependency({dependency})")
+    (tmp_path / "vd_infershape.cpp").write_text(text)
+    with pytest.warns(cann.CannWarning, match=re.escape(said)):
+        (op,) = cann.read(tmp_path / "vd_def.cpp")
+    assert not any(i.value_depend for i in op.ir.inputs)

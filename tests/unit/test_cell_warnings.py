@@ -29,6 +29,10 @@ QUIET = "set while the cell ran"  # ignored by a filter the column installs, lik
 # A child of TorchAir's logger name: the test never creates TorchAir's own logger,
 # whose class TorchAir sets when it is imported.
 LOGGER = logging.getLogger("torchair.opsdk_unit_test")
+# torch_npu's NPUGraph logger (torch_npu/npu/graphs.py): an artifact logger no handler takes,
+# so logging prints its records on stderr (logging.lastResort).
+NPUGRAPH = torch._logging.getArtifactLogger("torch_npu.npugraph", "cudagraphs")
+CAPTURE_FAILED = "NPUGraph: ERROR — capture failed: RuntimeError: sync in capture"
 STREAM = io.StringIO()
 FAIL: list[str] = []
 
@@ -42,6 +46,7 @@ def run(cell, dump_dir=None) -> None:
     LOGGER.error("graph fell back")
     LOGGER.error("graph fell back")
     LOGGER.debug("debug output the user asked for")
+    NPUGRAPH.error(CAPTURE_FAILED)
     if FAIL:
         raise CellFailure("converter", FAIL.pop())
 
@@ -68,12 +73,15 @@ def noisy_cell(monkeypatch, tmp_path):
     FAIL.clear()
 
 
-def test_a_cells_warnings_and_logs_are_on_its_result_once_each(noisy_cell, capfd):
+def test_a_cells_warnings_and_logs_are_on_its_result_once_each(noisy_cell, capfd, monkeypatch):
+    # As in `opsdk check`'s process: the root logger has no handler (pytest's set aside).
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])
     result = harness.run_cell(noisy_cell)
     assert result.status == "pass", result.message
     assert result.warnings == (
         f"UserWarning: {BOXED}",
         "torchair.opsdk_unit_test ERROR: graph fell back",
+        f"{NPUGRAPH.name} ERROR: {CAPTURE_FAILED}",
     )
     # Nothing reached the terminal but the debug record the user asked for.
     assert STREAM.getvalue() == "debug output the user asked for\n"
@@ -81,6 +89,8 @@ def test_a_cells_warnings_and_logs_are_on_its_result_once_each(noisy_cell, capfd
     # The handler prints again after the cell; the filter the cell set stays.
     LOGGER.error("after the cell")
     assert STREAM.getvalue().endswith("after the cell\n")
+    NPUGRAPH.error(CAPTURE_FAILED)
+    assert capfd.readouterr().err == f"{CAPTURE_FAILED}\n"  # logging's own way, outside a cell
     with warnings.catch_warnings(record=True) as after:
         warnings.warn(QUIET, UserWarning, stacklevel=1)
     assert after == []

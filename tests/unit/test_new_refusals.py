@@ -27,3 +27,69 @@ def test_a_0_dim_spec_with_options_prints_as_written():
     """Case labels: no leading comma where there are no sizes."""
     assert repr(I32(value_range=(0, 2))) == "I32(value_range=(0, 2))"
     assert repr(I32(2, value_range=(0, 2))) == "I32(2, value_range=(0, 2))"
+
+
+MSOPGEN = """[{"op": "MyOp",
+  "input_desc": [{"name": "x", "param_type": "required", "format": %s, "type": ["fp16", "float"]}],
+  "output_desc": [{"name": "y", "param_type": "required", "format": ["ND"], "type": %s}],
+  "attr": [{"name": "a", "param_type": "optional", "type": %s, "default_value": %s}]}]"""
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            ('["ND"]', '["fp16", "float"]', '"list_itn"', '"{0}"'),
+            "MyOp: attr 'a' has type 'list_itn', not one of msopgen's attr types: write 'list_int'",
+        ),
+        (
+            ('["ND"]', '["fp16", "float"]', '"list_int"', '"{0"'),
+            "MyOp: attr 'a': default '{0' is not a ListInt: its brackets do not pair; write it {0}",
+        ),
+        (
+            ('["ND", "ND", "ND"]', '["fp16", "float"]', '"list_int"', '"{0}"'),
+            "MyOp: input 'x': 2 types and 3 formats; give one format per type",
+        ),
+        (
+            ('["ND"]', '["fp16"]', '"list_int"', '"{0}"'),
+            "MyOp: 'y' lists 1 types and 'x' 2; give every input and output one type per",
+        ),
+    ],
+)
+def test_an_msopgen_typo_is_refused_with_file_op_field_and_fix(tmp_path, capsys, fields, message):
+    source = tmp_path / "my_op.json"
+    source.write_text(MSOPGEN % fields)
+    out = tmp_path / "o"
+    assert cli.main(["new", "--from-cann", str(source), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"{source}: {message}" in err and "\n" not in err
+    assert not out.exists()
+
+
+def test_the_msopgen_file_without_typos_is_made(tmp_path, capsys):
+    source = tmp_path / "my_op.json"
+    source.write_text(MSOPGEN % ('["ND"]', '["fp16", "float"]', '"list_int"', '"{0}"'))
+    assert cli.main(["new", "--from-cann", str(source), "--out", str(tmp_path / "o")]) == 0
+    assert (tmp_path / "o" / "my_op" / "my_op" / "ir.py").is_file()
+
+
+def _guide_line(start: str) -> str:
+    """The line of docs/guide.md (§3's example output) that starts with ``start``."""
+    from pathlib import Path
+
+    guide = Path(__file__).parents[2] / "docs" / "guide.md"
+    return next(line.strip() for line in guide.read_text().splitlines() if start in line)
+
+
+def test_a_written_input_returned_other_than_torch_npu_s_way_is_refused_as_the_guide_says(
+    tmp_path, capsys
+):
+    """The guide's §3: only the first argument, as the one return, may be returned written
+    (torch_npu's ``Tensor(a!) self -> Tensor(a!)``); its example refusal is the real one."""
+    bad = "my_bad(Tensor x, Tensor(a!) y) -> Tensor(a!)"
+    assert cli.main(["new", "my_bad", "--schema", bad, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == _guide_line("opsdk new: error: only an in-place op may return")
+    assert not (tmp_path / "o").exists()
+    torch_npu_way = "my_bad(Tensor(a!) x, Tensor y) -> Tensor(a!)"  # the correct twin
+    assert cli.main(["new", "my_bad", "--schema", torch_npu_way, "--out", str(tmp_path)]) == 0

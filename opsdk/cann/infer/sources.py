@@ -15,7 +15,7 @@ Two registration styles (checked in ops-nn, ops-transformer and CANN's samples):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 __all__ = ["Function", "Inference", "extracted", "find", "find_all"]
@@ -24,6 +24,9 @@ _IMPL = re.compile(
     r"\bIMPL_OP(?:_INFERSHAPE)?\s*\(\s*(\w+)\s*\)((?:\s*\.\s*\w+\s*\([^;]*?\))*)\s*;"
 )
 _CHAINED = re.compile(r"\.\s*(InferShape|InferDataType)\s*\(\s*([\w:]+)\s*\)")
+# ``.InputsDataDependency({1, INDEX_PADDINGS})``: the IR inputs whose value InferShape reads.
+_DEPENDENCY = re.compile(r"\.\s*InputsDataDependency\s*\(\s*\{([^}]*)\}\s*\)")
+_LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 _OPDEF_CLASS = re.compile(r"\bclass\s+(\w+)\s*:\s*public\s+(?:ops::)?OpDef\b")
 _SET = re.compile(r"\bSet(InferShape|InferDataType)\s*\(\s*([\w:]+)\s*\)")
 _GE_BLOCK = re.compile(r"^namespace\s+ge\s*\{", re.M)
@@ -52,6 +55,10 @@ class Inference:
     infer_shape: Function | None
     infer_dtype: Function | None
     extract: bool = False
+    # IR input indices whose value the functions read (``InputsDataDependency``), and the
+    # words of that list no constant of the file or its headers beside it gives a number.
+    data_inputs: tuple[int, ...] = ()
+    unresolved: tuple[str, ...] = ()
 
 
 def find(op_type: str, root: Path) -> Inference | None:
@@ -65,8 +72,9 @@ def find_all(root: Path) -> dict[str, Inference]:
     found: dict[str, Inference] = {}
     for path in _sources(Path(root)):
         text = path.read_text(encoding="utf-8", errors="replace")
-        for op_type, functions in _registrations(text):
-            found.setdefault(op_type, _inference(op_type, functions, path, text))
+        for op_type, functions, depends in _registrations(text):
+            inference = _inference(op_type, functions, path, text)
+            found.setdefault(op_type, _depending(inference, depends, path, text))
         match = _OPDEF_CLASS.search(text)
         functions = dict(_SET.findall(text))
         if match and functions and _GE_BLOCK.search(text):
@@ -94,11 +102,44 @@ def _sources(root: Path) -> list[Path]:
 
 
 def _registrations(text: str):
-    """(op type, {"InferShape": name, "InferDataType": name}) per ``IMPL_OP_INFERSHAPE``."""
+    """(op type, {"InferShape": name, "InferDataType": name}, the words of its
+    ``InputsDataDependency`` list) per ``IMPL_OP_INFERSHAPE``."""
     for match in _IMPL.finditer(_without_comments(text)):
         functions = dict(_CHAINED.findall(match.group(2)))
+        depends = [w.strip() for d in _DEPENDENCY.findall(match.group(2)) for w in d.split(",")]
         if functions:
-            yield match.group(1), functions
+            yield match.group(1), functions, [w for w in depends if w]
+
+
+def _depending(inference: Inference, words: list[str], path: Path, text: str) -> Inference:
+    indices = [_index(word, path, text) for word in words]
+    return replace(
+        inference,
+        data_inputs=tuple(i for i in indices if i is not None),
+        unresolved=tuple(w for w, i in zip(words, indices, strict=True) if i is None),
+    )
+
+
+def _index(word: str, path: Path, text: str) -> int | None:
+    """An ``InputsDataDependency`` entry as a number: a literal (``1``, ``1U``) or a constant
+    the file, or a header it includes from its own folder, defines (``constexpr size_t
+    INDEX_PADDINGS = 1;``); None when neither says."""
+    literal = re.fullmatch(r"(\d+)[uUlL]*", word)
+    if literal:
+        return int(literal.group(1))
+    if not re.fullmatch(r"\w+", word):
+        return None
+    definition = re.compile(rf"\b{word}\s*(?:=|\{{|\()\s*(\d+)[uUlL]*\s*[;)}}]")
+    texts = [text]
+    for name in _LOCAL_INCLUDE.findall(text):
+        header = path.parent / name
+        if header.is_file():
+            texts.append(header.read_text(encoding="utf-8", errors="replace"))
+    for candidate in texts:
+        match = definition.search(_without_comments(candidate))
+        if match:
+            return int(match.group(1))
+    return None
 
 
 def _located(name: str | None, path: Path, text: str) -> Function | None:

@@ -2,7 +2,9 @@
 
 torch, AOTAutograd, TorchAir and npugraph_ex warn through :mod:`warnings` and log
 through :mod:`logging` handlers that write straight to stdout or stderr (TorchAir's
-``torchair`` and ``npugraph_ex`` loggers print to stdout). Left alone, that text
+``torchair`` and ``npugraph_ex`` loggers print to stdout); torch_npu's NPUGraph logs
+(``NPUGraph: ERROR — capture failed``) through a logger with no handler at all, which
+:mod:`logging` prints on stderr (``logging.lastResort``). Left alone, that text
 lands in the middle of a progress line, detached from the cell that caused it.
 While a cell runs it is recorded instead, deduplicated, and the reports show it
 with that cell (``Result.warnings``). Log records below WARNING (TorchAir's debug
@@ -19,7 +21,7 @@ from collections.abc import Iterator
 __all__ = ["Heard"]
 
 # Loggers whose console handlers print past the progress line (with their children).
-_LOGGERS = ("torch", "torchair", "npugraph_ex")
+_LOGGERS = ("torch", "torch_npu", "torchair", "npugraph_ex")
 
 
 class _Recorder(logging.Filter):
@@ -32,8 +34,24 @@ class _Recorder(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno < logging.WARNING:
             return True
-        self._heard.add(f"{record.name} {record.levelname}: {record.getMessage()}")
+        self._heard.add(_line(record))
         return False
+
+
+class _LastResort(logging.Handler):
+    """Takes the place of ``logging.lastResort``, which prints on stderr the records no
+    handler took (WARNING and above): keeps them for the cell."""
+
+    def __init__(self, heard: Heard):
+        super().__init__(logging.WARNING)
+        self._heard = heard
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._heard.add(_line(record))
+
+
+def _line(record: logging.LogRecord) -> str:
+    return f"{record.name} {record.levelname}: {record.getMessage()}"
 
 
 class Heard:
@@ -75,8 +93,8 @@ class Heard:
     @contextlib.contextmanager
     def logs(self) -> Iterator[None]:
         """Record the warning-level records of the console handlers of loggers that exist
-        when entered: enter it after TorchAir is imported (a logger created early would
-        lack TorchAir's logger class)."""
+        when entered (enter it after TorchAir is imported: a logger created early would
+        lack TorchAir's logger class), and those no handler takes."""
         recorder = _Recorder(self)
         handlers = [
             handler
@@ -88,8 +106,10 @@ class Heard:
         ]
         for handler in handlers:
             handler.addFilter(recorder)
+        last_resort, logging.lastResort = logging.lastResort, _LastResort(self)
         try:
             yield
         finally:
+            logging.lastResort = last_resort
             for handler in handlers:
                 handler.removeFilter(recorder)
