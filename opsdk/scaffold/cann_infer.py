@@ -54,7 +54,7 @@ def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):
         library = infer.Library(infer.build(inference, root).library, root)
     except (infer.BuildFailure, OSError):
         return None
-    first = {name: row[0] for name, row in op.dtype_rows().items() if row}
+    first = {name: row[0] for name, row in op.dtypes.items() if row}
     counted = counts(ir)
 
     def accepts(shapes: dict, values: dict) -> bool:

@@ -59,7 +59,7 @@ def test_a_real_value_input_is_a_host_argument_and_the_export_keeps_it(
     (op,) = cann.read(source)
     assert torch_side(op).schema.startswith(schema)
     (again,) = cann.read(exports.opdef_cpp(op))
-    assert (again.ir, again.dtype_rows(), again.chips) == (op.ir, op.dtype_rows(), op.chips)
+    assert (again.ir, again.dtypes, again.chips) == (op.ir, op.dtypes, op.chips)
 
 
 # TopKV2's reference, as a user writes it into the package's kernels.py.
