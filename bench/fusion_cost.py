@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> dict[str, list[dict[str, float]]]:
                 measured.setdefault(order, []).append(got)
                 print(f"{order}: {cells}; fusion/npugraph_ex {got}")
     for order, rows in measured.items():
-        medians = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+        medians = {k: round(statistics.median(r[k] for r in rows), 2) for k in rows[0]}
         print(f"{order}: median fusion/npugraph_ex over {len(rows)} run(s): {medians}")
     return measured
 

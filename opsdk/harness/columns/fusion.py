@@ -15,12 +15,14 @@ pass on for the package's own patterns (offline torch_npu's are off:
 - ``pattern-near-miss``: the search function with one literal changed (a computation the
   op does not do, made by opsdk) is left alone.
 
-Cost (bench/fusion_cost.py): a case is compiled once for both backends (one Dynamo and
-AOT trace, :func:`opsdk.harness.run.shared_trace.fan_out`; each backend runs its own pass
-and lowering), and alone per backend only when that goes wrong, whose verdict stands. A
-new scalar would be a new compile (a model's scalars are literals): other scalars and the
-near miss are put to npugraph_ex's pass (the same patterns as TorchAir's) on the traced
-graph instead, once per dtype (cases that differ in layout trace alike).
+Cost (bench/fusion_cost.py): the first case of each dtype is compiled once for both
+backends (one Dynamo and AOT trace, :func:`opsdk.harness.run.shared_trace.fan_out`; each
+backend runs its own pass and lowering), and alone per backend only when that goes wrong,
+whose verdict stands. A new scalar would be a new compile (a model's scalars are
+literals), and a case that differs from a compiled one only in layout (non-contiguous)
+traces alike: other scalars, those cases and the near miss are put to npugraph_ex's pass
+(the same patterns as TorchAir's) on the search function's traced graph instead, which
+must fuse once and compute what the search function does.
 """
 
 from __future__ import annotations
@@ -69,18 +71,18 @@ def run(cell: Cell, dump_dir=None) -> None:
     # Two calls: the declared scalars (and sizes), then others; the keyword scalars
     # change on the second even where the case keeps them.
     steps = STEPS[cell.shapes][:2]
-    matched: set[tuple] = set()  # the dtypes whose traced graphs the pass was asked about
+    compiled: set[tuple] = set()  # the dtypes of the cases compiled
     with pattern_pass.observed() as runs:
         try:
             for case in cases(cell.op.spec, cell.shapes, cell.backend, steps=steps, vary_from=1):
                 with case.named():
-                    _fires_and_keeps_results(cell, pattern, case, backends)
                     first = case.calls[0]
                     dtypes = tuple(t.dtype for t in tensors_of([first.args, first.kwargs]))
-                    if dtypes not in matched:  # a case that differs in layout traces alike
-                        matched.add(dtypes)
-                        _keeps_other_scalars(cell, pattern, case)
+                    if dtypes not in compiled:  # else a layout of a compiled case: traced alike
+                        compiled.add(dtypes)
+                        _fires_and_keeps_results(cell, pattern, case, backends)
                         _spares_a_near_miss(cell, pattern, case)
+                    _keeps_other_scalars(cell, pattern, case)
         except (CellSkipped, SetupError):
             raise
         except Exception as err:  # the pass that failed, drawn for a report (if asked)
@@ -141,11 +143,11 @@ def _compiled_calls(cell: Cell, pattern, case: Case, backends: dict) -> None:
 
 
 def _keeps_other_scalars(cell: Cell, pattern, case: Case) -> None:
-    """The search function with the last call's scalars (varied: eps ten times larger),
-    traced as a model writing them in is, and npugraph_ex's pass applied to it (the same
-    patterns as TorchAir's): fused once, and equal to the search function run eagerly:
-    the pattern matches the model's own eps and hands it to the op. Without a compile:
-    the compiled path is the first call's."""
+    """The search function with the last call's scalars (varied: eps ten times larger) on
+    its tensors, traced as a model writing them in is, and npugraph_ex's pass applied to
+    it (the same patterns as TorchAir's): fused once, and equal to the search function run
+    eagerly: the pattern matches the model's own eps and hands it to the op. Without a
+    compile: the compiled path is the first call's."""
     eager, scalars = _split(cell, on_device(case.calls[-1], "npu"))
     _, first = _split(cell, case.calls[0])
     if scalars == first:  # the case's calls left them: vary them here
