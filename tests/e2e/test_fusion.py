@@ -62,6 +62,8 @@ PLANTS = {
     "good": Plant(shapes=("static", "dynamic", "mark_static")),
     # the op's outputs swapped: the pattern fires, the model's numbers change
     "swapped": Plant(edit=("return out[0], out[1]", "return out[1], out[0]")),
+    # the replacement passes its own eps: right for the declared eps, wrong for another
+    "own_eps": Plant(edit=("out = OP(x1, x2, gamma, eps)", "out = OP(x1, x2, gamma, 1e-06)")),
     # an extra check that refuses every match: the pattern never fires
     "never": Plant(keywords="extra_check=lambda match: False"),
     # eps not matched as a keyword: the example's value is baked into the pattern
@@ -90,7 +92,15 @@ PLANTS = {
 # Processes, each a list of packages: patterns register once per process, and these
 # plants all search for add + RMSNorm (one process each, or they would be duplicates);
 # twin's duplicate is good's.
-PROCESSES = (("good", "twin"), ("swapped",), ("never",), ("baked",), ("loose",), ("static_only",))
+PROCESSES = (
+    ("good", "twin"),
+    ("swapped",),
+    ("own_eps",),
+    ("never",),
+    ("baked",),
+    ("loose",),
+    ("static_only",),
+)
 
 SCRIPT = """
 import json, sys
@@ -207,6 +217,7 @@ def test_a_dtype_is_compiled_once_for_both_backends(fusion_results):
 # Each planted fault: its cell, the layer it fails in, and what the message names.
 FAULTS = {
     "changed-results": ("swapped/static", "pattern-results", "search function"),
+    "own-eps": ("own_eps/static", "pattern-results", "scalars {'eps': 1.000001}"),
     "never-fires": ("never/static", "pattern-not-fired", "extra check"),
     "baked-scalar": ("baked/static", "pattern-not-fired", "a scalar baked into the pattern"),
     "near-miss": ("loose/static", "pattern-near-miss", "pow"),

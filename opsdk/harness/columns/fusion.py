@@ -131,7 +131,8 @@ def _compiled_calls(cell: Cell, pattern, case: Case, backends: dict) -> None:
                     raise _failure(err, name) from err
                 for run in runs[seen:]:
                     _require_fired(cell, pattern, op, run, _NAME_OF[run.backend])
-                _require_same(actual, expected, case, f"{name}, call {i}")
+                what = f"{name}, call {i}: the compiled search function"
+                _require_same(actual, expected, case, what)
     for name in backends:
         if not any(r.backend == _PASS_OF[name] for r in runs):
             raise CellFailure(
@@ -143,7 +144,7 @@ def _compiled_calls(cell: Cell, pattern, case: Case, backends: dict) -> None:
 
 
 def _keeps_other_scalars(cell: Cell, pattern, case: Case) -> None:
-    """The search function with the last call's scalars (varied: eps ten times larger) on
+    """The search function with the last call's scalars (varied: eps one larger) on
     its tensors, traced as a model writing them in is, and npugraph_ex's pass applied to
     it (the same patterns as TorchAir's): fused once, and equal to the search function run
     eagerly: the pattern matches the model's own eps and hands it to the op. Without a
@@ -160,14 +161,16 @@ def _keeps_other_scalars(cell: Cell, pattern, case: Case) -> None:
         raise _failure(err, "npugraph_ex") from err
     what = f"npugraph_ex, scalars {scalars}"
     _require_fired(cell, pattern, cell.op.overload(), run, what)
-    _require_same(run.after(*tensors), pattern.search(**eager, **scalars), case, what)
+    actual = run.after(*tensors)
+    expected = pattern.search(**eager, **scalars)
+    _require_same(actual, expected, case, f"{what}: the search function's fused graph")
 
 
 def _require_same(actual, expected, case: Case, what: str) -> None:
     assert_same(
         actual,
         expected,
-        what=f"{what}: the compiled search function",
+        what=what,
         layer="pattern-results",
         hint="the fused op computes something else than the search function it "
         "replaces (a cast or an order of operations the op does not do, an output "
@@ -192,9 +195,11 @@ def _failure(err: Exception, name: str) -> CellFailure:
 
 
 def _varied(scalars: dict, keywords) -> dict:
-    """``scalars`` with each float the pattern matches by name (an eps) ten times larger:
-    the pattern must fire again, and hand the new value to the op."""
-    return {k: v * 10 if k in keywords and isinstance(v, float) else v for k, v in scalars.items()}
+    """``scalars`` with each float the pattern matches by name (an eps) one larger (a
+    float's step in :mod:`opsdk.harness.variants.cases`): the pattern must fire again and
+    hand the new value to the op. A small change would hide a replacement that passes its
+    own eps (1e-6 for 1e-5 moves an RMSNorm by less than float32's tolerance)."""
+    return {k: v + 1 if k in keywords and isinstance(v, float) else v for k, v in scalars.items()}
 
 
 def _split(cell: Cell, call) -> tuple[dict, dict]:
