@@ -68,9 +68,9 @@ def run(cell: Cell, dump_dir=None) -> None:
         raise as_failure(pattern.failure, default_layer="pattern-not-fired")
     if pattern.problem is not None:
         raise CellFailure("pattern-duplicate", pattern.problem)
-    # Two calls: the declared scalars (and sizes), then others; the keyword scalars
-    # change on the second even where the case keeps them.
-    steps = STEPS[cell.shapes][:2]
+    # The declared scalars and sizes; in dynamic mode a second call grows the sizes. The
+    # last call's scalars, changed, go to the pass (:func:`_keeps_other_scalars`).
+    steps = STEPS[cell.shapes][: 2 if cell.shapes == "dynamic" else 1]
     compiled: set[tuple] = set()  # the dtypes of the cases compiled
     with pattern_pass.observed() as runs:
         try:
