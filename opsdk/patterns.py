@@ -12,6 +12,7 @@ fixture). Importing this module is light; :func:`fires` brings up npugraph_ex wh
 
 from __future__ import annotations
 
+from opsdk._runtime import spec
 from opsdk._runtime.patterns import register
 
 __all__ = ["BACKENDS", "fires", "fuses", "register"]
@@ -66,8 +67,8 @@ def fuses(
             raise AssertionError(f"{backend}: {err}") from None
         if times is not None and counts[backend] != times:
             raise AssertionError(
-                f"{backend}: the pattern of {op} fired {counts[backend]} times in the model's "
-                f"graph, not {times}: a part of the model the pattern should match is written "
-                "differently (a cast, a view, another eps)"
+                f"{backend}: the pattern of {spec.of(op).qualname} fired {counts[backend]} "
+                f"times in the model's graph, not {times}: a part of the model the pattern "
+                "should match is written differently (a cast, a view, another eps)"
             )
     return counts
