@@ -6,14 +6,19 @@ npugraph_ex (offline too: the fusion pass then runs the packages' own patterns o
 
     assert opsdk.patterns.fires(model, x, residual, op=my_ops.OPS[0]) == 2  # two layers
 
-Importing this module is light; :func:`fires` brings up npugraph_ex when called.
+:func:`fuses` asks both graph backends at once (the pytest plugin's ``opsdk_fuses``
+fixture). Importing this module is light; :func:`fires` brings up npugraph_ex when called.
 """
 
 from __future__ import annotations
 
+from opsdk._runtime import spec
 from opsdk._runtime.patterns import register
 
-__all__ = ["fires", "register"]
+__all__ = ["BACKENDS", "fires", "fuses", "register"]
+
+# The graph backends a model meets a pattern in: capture-and-replay, and GE graph mode.
+BACKENDS = ("npugraph_ex", "ge")
 
 
 def fires(fn, *inputs, op, backend: str = "npugraph_ex", dynamic: bool = False) -> int:
@@ -46,3 +51,24 @@ def fires(fn, *inputs, op, backend: str = "npugraph_ex", dynamic: bool = False) 
             f"the pattern of {pattern.owner} did not fire: {why}; the graph:\n{graph}"
         )
     return count
+
+
+def fuses(
+    fn, *inputs, op, times: int | None = None, backends=BACKENDS, dynamic: bool = False
+) -> dict[str, int]:
+    """How many times ``op``'s pattern fired in ``fn``'s graph under each of ``backends``
+    (:func:`fires`); raises AssertionError, naming the backend, when it did not fire there
+    or fired other than ``times`` times (one fusion per layer of a model, say)."""
+    counts = {}
+    for backend in backends:
+        try:
+            counts[backend] = fires(fn, *inputs, op=op, backend=backend, dynamic=dynamic)
+        except AssertionError as err:
+            raise AssertionError(f"{backend}: {err}") from None
+        if times is not None and counts[backend] != times:
+            raise AssertionError(
+                f"{backend}: the pattern of {spec.of(op).qualname} fired {counts[backend]} "
+                f"times in the model's graph, not {times}: a part of the model the pattern "
+                "should match is written differently (a cast, a view, another eps)"
+            )
+    return counts

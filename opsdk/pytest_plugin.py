@@ -37,6 +37,14 @@ inputs did not change is not run, and its item reports the cached result (``PASS
 ``--opsdk-no-cache`` runs every cell. Each item is marked ``xdist_group(op name)``, so
 ``pytest -n 4 --dist loadgroup`` keeps an op's cells on one worker, where they share
 their traces; ``--opsdk-shard I/N`` runs one shard of the ops, as ``opsdk check --shard``.
+
+A model's own tests, with or without ``opsdk_package``, get the fixture ``opsdk_fuses``:
+does the model's graph get the fused op (:func:`opsdk.patterns.fuses`, offline too)::
+
+    def test_decoder_fuses_add_rms_norm(opsdk_fuses):
+        assert opsdk_fuses(decoder, x, residual, op=my_ops.OPS[0], times=2)
+
+It fails the test with why the pattern did not fire (and the graph the pass was handed).
 """
 
 from __future__ import annotations
@@ -257,6 +265,21 @@ class OpPackage(pytest.Collector):
         if isinstance(excinfo.value, OpsdkError):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
+
+
+@pytest.fixture
+def opsdk_fuses():
+    """:func:`opsdk.patterns.fuses` (npugraph_ex and GE), failing the test with its reason
+    alone: the traceback through torch.compile would bury it."""
+    from opsdk import patterns
+
+    def fuses(fn, *inputs, **kwargs) -> dict[str, int]:
+        try:
+            return patterns.fuses(fn, *inputs, **kwargs)
+        except AssertionError as err:
+            pytest.fail(str(err), pytrace=False)
+
+    return fuses
 
 
 def _cache(config: pytest.Config, package):

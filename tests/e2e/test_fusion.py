@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,10 @@ from scaffolded import edit
 
 sys.path.insert(0, str(REPO / "bench"))
 from _ops import ADD_RMS_NORM_SCHEMA, fill_add_rms_norm  # noqa: E402
+
+pytest_plugins = ["pytester"]
+# pytester's runs get a home of their own: opsdk's cache is under this one
+_HOME = os.environ.get("HOME", "")
 
 
 def add_rms_norm(scaffolds, out, name):
@@ -32,73 +37,76 @@ def _plant(pkg, name, old, new):
     edit(pkg / name / "patterns.py", old, new)
 
 
-# name -> (the fault planted in patterns.py as (old, new) edits, the shape modes run)
+@dataclass(frozen=True)
+class Plant:
+    """A fault planted in an add + RMSNorm package's patterns.py: ``keywords`` added to
+    its ``register(...)`` call, ``preamble`` code before it, ``search`` another search
+    function registered, or ``edit`` (old, new) made elsewhere; and the shape modes run."""
+
+    keywords: str = ""
+    preamble: str = ""
+    search: str = ""
+    edit: tuple[str, str] | None = None
+    shapes: tuple[str, ...] = ("static",)
+
+    def plant(self, pkg, name: str) -> None:
+        if self.edit is not None:
+            _plant(pkg, name, *self.edit)
+        if self.keywords or self.preamble or self.search:
+            call = f"register(OP, {self.search or f'{name}_search'}, {name}_replace"
+            call += f", {self.keywords})" if self.keywords else ")"
+            _plant(pkg, name, f"register(OP, {name}_search, {name}_replace)", self.preamble + call)
+
+
 PLANTS = {
-    "good": ((), ("static", "dynamic", "mark_static")),
+    "good": Plant(shapes=("static", "dynamic", "mark_static")),
     # the op's outputs swapped: the pattern fires, the model's numbers change
-    "swapped": ((("return out[0], out[1]", "return out[1], out[0]"),), ("static",)),
+    "swapped": Plant(edit=("return out[0], out[1]", "return out[1], out[0]")),
+    # the replacement passes its own eps: right for the declared eps, wrong for another
+    "own_eps": Plant(edit=("out = OP(x1, x2, gamma, eps)", "out = OP(x1, x2, gamma, 1e-06)")),
     # an extra check that refuses every match: the pattern never fires
-    "never": (
-        (
-            (
-                "register(OP, never_search, never_replace)",
-                "register(OP, never_search, never_replace, extra_check=lambda match: False)",
-            ),
-        ),
-        ("static",),
-    ),
+    "never": Plant(keywords="extra_check=lambda match: False"),
     # eps not matched as a keyword: the example's value is baked into the pattern
-    "baked": (
-        (
-            (
-                "register(OP, baked_search, baked_replace)",
-                "register(OP, baked_search, baked_replace, scalars=())",
-            ),
-        ),
-        ("static",),
-    ),
+    "baked": Plant(keywords="scalars=()"),
     # a pre-traced pattern, which torch traces with literals ignored: it takes x ** 5 too
-    "loose": (
-        (
-            (
-                "register(OP, loose_search, loose_replace)",
-                "from torch._inductor.pattern_matcher import fwd_only, gen_pattern\n\n"
-                "from opsdk._runtime.patterns import example_inputs, sentinels\n\n"
-                "_loose = gen_pattern(loose_search, list(example_inputs(OP, ['eps'])[0]), "
-                "fwd_only, "
-                "sentinels(['eps']))\n"
-                "register(OP, loose_search, loose_replace, search_fn_pattern=_loose)",
-            ),
-        ),
-        ("static",),
+    "loose": Plant(
+        keywords="search_fn_pattern=_loose",
+        preamble="from torch._inductor.pattern_matcher import fwd_only, gen_pattern\n\n"
+        "from opsdk._runtime.patterns import example_inputs, sentinels\n\n"
+        "_loose = gen_pattern(loose_search, list(example_inputs(OP, ['eps'])[0]), fwd_only, "
+        "sentinels(['eps']))\n",
     ),
     # an extra check that wants static sizes: fires in static mode, not in dynamic
-    "static_only": (
-        (
-            (
-                "register(OP, static_only_search, static_only_replace)",
-                "def _static(match):\n"
-                "    vals = [n.meta.get('val') for n in match.nodes]\n"
-                "    return all(isinstance(d, int) for v in vals if isinstance(v, torch.Tensor) "
-                "for d in v.shape)\n\n\n"
-                "register(OP, static_only_search, static_only_replace, extra_check=_static)",
-            ),
-        ),
-        ("static", "dynamic"),
+    "static_only": Plant(
+        keywords="extra_check=_static",
+        preamble="def _static(match):\n"
+        "    vals = [n.meta.get('val') for n in match.nodes]\n"
+        "    return all(isinstance(d, int) for v in vals if isinstance(v, torch.Tensor) "
+        "for d in v.shape)\n\n\n",
+        shapes=("static", "dynamic"),
     ),
     # the same search function as `good`'s, registered for another op
-    "twin": ((), ("static",)),
+    "twin": Plant(preamble="import good.patterns\n\n", search="good.patterns.good_search"),
 }
 
 # Processes, each a list of packages: patterns register once per process, and these
 # plants all search for add + RMSNorm (one process each, or they would be duplicates);
 # twin's duplicate is good's.
-PROCESSES = (("good", "twin"), ("swapped",), ("never",), ("baked",), ("loose",), ("static_only",))
+PROCESSES = (
+    ("good", "twin"),
+    ("swapped",),
+    ("own_eps",),
+    ("never",),
+    ("baked",),
+    ("loose",),
+    ("static_only",),
+)
 
 SCRIPT = """
 import json, sys
 sys.path[:0] = {paths!r}
 import importlib
+from torch._dynamo.utils import counters
 from opsdk import harness
 from opsdk.harness import graph_hook
 from opsdk.report.graphs import pictures
@@ -107,8 +115,11 @@ with graph_hook.received_by(pictures.Pictures({graphs!r}, every=True)):
     for name, shapes in {runs!r}:
         module = importlib.import_module(name)
         for cell in harness.cells(module, ["fusion"], shapes):
+            compiled = counters["stats"]["unique_graphs"]
             result = harness.run_cell(cell)
-            RESULT[name + "/" + cell.shapes] = [result.status, result.layer, result.message]
+            compiled = counters["stats"]["unique_graphs"] - compiled
+            outcome = [result.status, result.layer, result.message, compiled]
+            RESULT[name + "/" + cell.shapes] = outcome
         if name == "good":
             RESULT["fires"] = fires(module)
 print("RESULT", json.dumps(RESULT))
@@ -152,7 +163,7 @@ def _run(packages: dict, graphs) -> dict:
     """The fusion cells of ``packages`` (name -> directory) in one fresh process, every
     cell's graphs drawn under ``graphs``."""
     paths = [str(p) for p in packages.values()]
-    runs = [(name, list(PLANTS[name][1])) for name in packages]
+    runs = [(name, list(PLANTS[name].shapes)) for name in packages]
     code = FIRES + SCRIPT.format(paths=paths, runs=runs, graphs=str(graphs))
     path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
     done = subprocess.run(
@@ -171,17 +182,9 @@ def _run(packages: dict, graphs) -> dict:
 def fusion_results(scaffolds, tmp_path_factory):
     out = tmp_path_factory.mktemp("fusion")
     built = {}
-    for name, (edits, _) in PLANTS.items():
-        pkg = add_rms_norm(scaffolds, out, name)
-        for old, new in edits:
-            _plant(pkg, name, old, new)
-        built[name] = pkg
-    _plant(
-        built["twin"],
-        "twin",
-        "register(OP, twin_search, twin_replace)",
-        "import good.patterns\n\nregister(OP, good.patterns.good_search, twin_replace)",
-    )
+    for name, plant in PLANTS.items():
+        built[name] = add_rms_norm(scaffolds, out, name)
+        plant.plant(built[name], name)
     results = {"graphs": str(out / "graphs")}
     with ThreadPoolExecutor(2) as pool:  # two processes at a time: most of each is imports
         runs = [
@@ -192,53 +195,43 @@ def fusion_results(scaffolds, tmp_path_factory):
     return results
 
 
+# The cells of correct patterns (static_only is correct where it fires).
+PASSES = ("good/static", "good/dynamic", "good/mark_static", "static_only/static")
+
+
 @pytest.mark.slow
-def test_a_correct_pattern_passes_every_shape_mode(fusion_results):
+@pytest.mark.parametrize("cell", PASSES)
+def test_a_correct_pattern_passes(fusion_results, cell):
+    assert fusion_results[cell][:2] == ["pass", None], fusion_results[cell]
+
+
+@pytest.mark.slow
+def test_a_dtype_is_compiled_once_for_both_backends(fusion_results):
+    """One Dynamo graph per dtype (float32, float16) serves ge and npugraph_ex; other
+    scalars and the non-contiguous float32 case compile nothing (12 graphs before; 4 when
+    each backend compiles alone)."""
     for shapes in ("static", "dynamic", "mark_static"):
-        assert fusion_results[f"good/{shapes}"][:2] == ["pass", None], fusion_results
+        assert fusion_results[f"good/{shapes}"][3] == 2, fusion_results[f"good/{shapes}"]
+
+
+# Each planted fault: its cell, the layer it fails in, and what the message names.
+FAULTS = {
+    "changed-results": ("swapped/static", "pattern-results", "search function"),
+    "own-eps": ("own_eps/static", "pattern-results", "scalars {'eps': 1.000001}"),
+    "never-fires": ("never/static", "pattern-not-fired", "extra check"),
+    "baked-scalar": ("baked/static", "pattern-not-fired", "a scalar baked into the pattern"),
+    "near-miss": ("loose/static", "pattern-near-miss", "pow"),
+    "static-only": ("static_only/dynamic", "pattern-not-fired", "dynamic shapes"),
+    "duplicate": ("twin/static", "pattern-duplicate", "f_good::good"),
+}
 
 
 @pytest.mark.slow
-def test_a_replacement_that_changes_the_results_fails_in_pattern_results(fusion_results):
-    status, layer, message = fusion_results["swapped/static"]
-    assert (status, layer) == ("fail", "pattern-results"), message
-    assert "search function" in message
-
-
-@pytest.mark.slow
-def test_a_pattern_that_never_fires_fails_in_pattern_not_fired(fusion_results):
-    status, layer, message = fusion_results["never/static"]
-    assert (status, layer) == ("fail", "pattern-not-fired"), message
-    assert "extra check" in message
-
-
-@pytest.mark.slow
-def test_a_scalar_baked_into_the_pattern_is_named(fusion_results):
-    status, layer, message = fusion_results["baked/static"]
-    assert (status, layer) == ("fail", "pattern-not-fired"), message
-    assert "a scalar baked into the pattern" in message
-
-
-@pytest.mark.slow
-def test_a_pattern_that_fires_on_a_near_miss_fails_in_its_layer(fusion_results):
-    status, layer, message = fusion_results["loose/static"]
-    assert (status, layer) == ("fail", "pattern-near-miss"), message
-    assert "pow" in message
-
-
-@pytest.mark.slow
-def test_a_pattern_that_fires_only_in_static_mode_fails_in_dynamic(fusion_results):
-    assert fusion_results["static_only/static"][:2] == ["pass", None], fusion_results
-    status, layer, message = fusion_results["static_only/dynamic"]
-    assert (status, layer) == ("fail", "pattern-not-fired"), message
-    assert "dynamic shapes" in message
-
-
-@pytest.mark.slow
-def test_a_duplicate_registration_fails_in_pattern_duplicate(fusion_results):
-    status, layer, message = fusion_results["twin/static"]
-    assert (status, layer) == ("fail", "pattern-duplicate"), message
-    assert "f_good::good" in message
+@pytest.mark.parametrize(("cell", "layer", "named"), FAULTS.values(), ids=FAULTS.keys())
+def test_a_planted_fault_fails_in_its_layer(fusion_results, cell, layer, named):
+    status, got, message, _ = fusion_results[cell]
+    assert (status, got) == ("fail", layer), message
+    assert named in message, message
 
 
 @pytest.mark.slow
@@ -320,3 +313,52 @@ def test_pattern_for_an_in_place_op_is_refused_and_nothing_written(opsdk_cli, tm
     assert run.code == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
     assert "--pattern" in run.stderr and "functional schema" in run.stderr
     assert not (tmp_path / "pin").exists()
+
+
+# A team's model tests with the plugin's fixture: two layers fused under npugraph_ex and GE;
+# a model that computes something else; one layer where the test expects two.
+MODEL_TESTS = """
+import torch
+
+import mfuse
+from mfuse.patterns import mfuse_search
+
+OP = mfuse.OPS[0]
+
+
+def two_layers(x, r, w):
+    y, h = mfuse_search(x, r, w, 1e-5)
+    return mfuse_search(y, h, w, 1e-6)
+
+
+def inputs():
+    return torch.randn(4, 8).npu(), torch.randn(4, 8).npu(), torch.randn(8).npu()
+
+
+def test_two_layers_fuse(opsdk_fuses):
+    assert opsdk_fuses(two_layers, *inputs(), op=OP, times=2) == {"npugraph_ex": 2, "ge": 2}
+
+
+def test_other_model(opsdk_fuses):
+    opsdk_fuses(lambda x, r, w: (x + r) * w + 1e-5, *inputs(), op=OP)
+
+
+def test_one_layer_for_two(opsdk_fuses):
+    opsdk_fuses(lambda x, r, w: mfuse_search(x, r, w, 1e-5), *inputs(), op=OP, times=2)
+"""
+
+
+@pytest.mark.slow
+def test_the_opsdk_fuses_fixture_passes_a_fused_model_and_says_why_not(
+    scaffolds, pytester, monkeypatch
+):
+    pkg = add_rms_norm(scaffolds, pytester.path / "pkgs", "mfuse")
+    monkeypatch.setenv("HOME", _HOME)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(pkg), str(REPO)]))
+    pytester.makepyfile(test_model=MODEL_TESTS)
+    done = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_model.py", timeout=600)
+    done.assert_outcomes(passed=1, failed=2)
+    out = done.stdout.str()
+    assert "npugraph_ex: the pattern of f_mfuse::mfuse did not fire: " in out, out
+    assert "fired 1 times in the model's graph, not 2" in out, out
+    assert "Traceback" not in out and "torch/_dynamo" not in out, out

@@ -5,9 +5,6 @@ Autograd) and lowers it to each backend; every cell must come out exactly as it
 does when its column runs alone, broken ops included.
 """
 
-import contextlib
-from types import SimpleNamespace
-
 import pytest
 import torch
 from scaffolded import edit, implemented
@@ -113,11 +110,8 @@ class _Recorder:
         return aot_autograd(fw_compiler=compile_graph, **aot_settings)
 
 
-def _fan_out(monkeypatch, backends: dict):
-    monkeypatch.setattr(
-        shared_trace, "_lowering", lambda column, spec: (backends[column], contextlib.nullcontext)
-    )
-    fan_out = shared_trace._FanOut(SimpleNamespace(spec=None), tuple(backends))
+def _fan_out(backends: dict):
+    fan_out = shared_trace.fan_out(backends)
     return torch.compile(lambda x, y: x * y, backend=fan_out, fullgraph=True)
 
 
@@ -126,13 +120,10 @@ def _mul_as_div(x, y):
 
 
 @pytest.mark.parametrize("applies", [False, True])
-def test_a_decomposition_that_shapes_the_graph_makes_each_backend_trace_alone(
-    monkeypatch, traces, applies
-):
+def test_a_decomposition_that_shapes_the_graph_makes_each_backend_trace_alone(traces, applies):
     recorder = _Recorder()
     op = torch.ops.aten.mul.Tensor if applies else torch.ops.aten.sub.Tensor
     fn = _fan_out(
-        monkeypatch,
         {
             "aot_eager": recorder.backend("aot_eager"),
             "ge": recorder.backend("ge", decompositions={op: _mul_as_div}),
@@ -147,7 +138,7 @@ def test_a_decomposition_that_shapes_the_graph_makes_each_backend_trace_alone(
     assert ("div" in recorder.graphs["ge"][-1]) == applies
 
 
-def test_a_backend_that_rewrites_dynamos_graph_shares_nothing(monkeypatch):
+def test_a_backend_that_rewrites_dynamos_graph_shares_nothing():
     def rewriting_backend(gm, example_inputs):
         for node in gm.graph.nodes:
             if node.op == "call_function":
@@ -156,6 +147,6 @@ def test_a_backend_that_rewrites_dynamos_graph_shares_nothing(monkeypatch):
         return gm.forward
 
     backends = {"aot_eager": _Recorder().backend("aot_eager"), "ge": rewriting_backend}
-    fn = _fan_out(monkeypatch, backends)
+    fn = _fan_out(backends)
     with shared_trace.running("aot_eager"), pytest.raises(shared_trace.NotShared, match="rewrote"):
         fn(torch.randn(3), torch.randn(3))

@@ -201,10 +201,11 @@ def _trace_once(group: list[_Request]) -> None:
 
 
 class _FanOut:
-    """The Dynamo backend of a shared case: every column's backend, one AOT trace."""
+    """The Dynamo backend of a shared case: every column's backend, one AOT trace;
+    ``lowering`` gives a column's backend and checks."""
 
-    def __init__(self, op: OpUnderTest, columns: tuple[str, ...]):
-        self.op, self.columns = op, columns
+    def __init__(self, lowering: Callable[[str], tuple[Callable, Checks]], columns: tuple):
+        self.lowering, self.columns = lowering, columns
 
     def __call__(self, gm, example_inputs):
         requests: list[_Request] = []
@@ -212,7 +213,7 @@ class _FanOut:
         code = gm.code
         for column in self.columns:
             try:
-                backend, checks = _lowering(column, self.op.spec)
+                backend, checks = self.lowering(column)
                 with checks(), _held_aot_requests(requests, column, checks):
                     entries[column] = backend(gm, example_inputs)
             except RestartAnalysis:
@@ -239,6 +240,14 @@ class _FanOut:
         return _routed(entries, boxed=False)
 
 
+def fan_out(backends: dict[str, Callable]) -> Callable:
+    """A Dynamo backend that compiles a graph for each of ``backends`` (name -> Dynamo
+    backend) with one AOT trace where they trace alike; its compiled function runs the
+    lowering of the name :func:`running` sets, and raises :class:`NotShared` where that
+    lowering failed (the caller then compiles with that backend alone)."""
+    return _FanOut(lambda name: (backends[name], contextlib.nullcontext), tuple(backends))
+
+
 @dataclass
 class Frame:
     """A case's one compiled function, shared by the columns of the run."""
@@ -251,7 +260,8 @@ class Frame:
     compiled: Callable = field(init=False)
 
     def __post_init__(self):
-        self.counter = CompileCounterWithBackend(_FanOut(self.op, self.columns))
+        fan_out = _FanOut(lambda column: _lowering(column, self.op.spec), self.columns)
+        self.counter = CompileCounterWithBackend(fan_out)
         name = f"call_op_shared_{next(_numbers)}"
         self.compiled = self.usage.compile(self.counter, self.shapes, name=name)
 
