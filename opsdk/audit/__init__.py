@@ -28,6 +28,7 @@ class Check:
     name: str
     shape_modes: tuple[str, ...]
     suite: str = AUDIT
+    needs_ir: bool = False  # only when ``--ir`` gives the projects it reads
 
     @property
     def error_layer(self) -> str:
@@ -41,3 +42,4 @@ class Check:
 columns.register(Check("schema", ("static",)))
 columns.register(Check("fake", SHAPE_MODES))
 columns.register(Check("converter", ("static", "dynamic")))
+columns.register(Check("infer", ("static", "dynamic"), needs_ir=True))
