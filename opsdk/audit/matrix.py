@@ -42,7 +42,7 @@ def cells(library, checks, shapes, pattern: str | None = None, waived=()) -> lis
         op = OpUnderTest(spec.of(audit_op.op), library.name)
         for check in checks:
             judge = columns.get(check, AUDIT)
-            if judge.needs_ir and not library.infer_roots:
+            if not judge.applies(library):
                 continue
             for mode in (m for m in shapes if m in judge.shape_modes):
                 reason = waivers.reason_for(waived, op, check, mode)

@@ -17,38 +17,24 @@ derived case may be one the op never takes), else a note.
 
 from __future__ import annotations
 
-import functools
-from pathlib import Path
-
 from opsdk._runtime import spec, types
+from opsdk.audit import inference
 from opsdk.audit.checks import Undecided, first_call, where
 from opsdk.audit.checks.converter import lower, why_not_lowered
-from opsdk.cann import infer
 from opsdk.cann.infer.compare import disagreements
 from opsdk.harness.cell import CellFailure
 from opsdk.harness.columns import infer_nodes as nodes
 from opsdk.harness.variants.cases import cases
 
-__all__ = ["check", "index"]
+__all__ = ["check"]
 
 _CARRIERS = ("DT_UINT8", "DT_INT8", "DT_INT32")
-
-
-@functools.cache
-def index(roots: tuple[Path, ...]) -> dict[str, tuple[infer.Inference, Path]]:
-    """Every op type's C++ inference under ``roots`` (the first root's wins), with its root."""
-    found: dict[str, tuple[infer.Inference, Path]] = {}
-    for root in roots:
-        for op_type, inference in infer.find_all(root).items():
-            if inference.infer_shape is not None:
-                found.setdefault(op_type, (inference, root if root.is_dir() else root.parent))
-    return found
 
 
 def check(library, audit_op, shapes: str) -> list[str]:
     if not audit_op.cases:
         raise Undecided(audit_op.no_case)
-    known = index(library.infer_roots)
+    known = inference.index(library.infer_roots)
     notes, met, held = [], set(), set()
     for case in cases(spec.of(audit_op.op), shapes, "ge"):
         try:
