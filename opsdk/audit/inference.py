@@ -11,6 +11,8 @@ from opsdk.cann.infer import sources
 
 __all__ = ["applies", "index"]
 
+_EXPERIMENTAL = "experimental"
+
 
 @functools.cache
 def index(roots: tuple[Path, ...]) -> dict[str, tuple[sources.Inference, Path]]:
@@ -18,10 +20,21 @@ def index(roots: tuple[Path, ...]) -> dict[str, tuple[sources.Inference, Path]]:
     the first root's wins), with the folder its project's includes are searched from."""
     found: dict[str, tuple[sources.Inference, Path]] = {}
     for root in roots:
-        for op_type, inference in sources.find_all(root).items():
-            if inference.infer_shape is not None:
-                found.setdefault(op_type, (inference, root if root.is_dir() else root.parent))
+        for part in _parts(root):
+            for op_type, inference in sources.find_all(part).items():
+                if inference.infer_shape is not None:
+                    found.setdefault(op_type, (inference, root if root.is_dir() else root.parent))
     return found
+
+
+def _parts(root: Path) -> list[Path]:
+    """``root``'s folders, an ``experimental`` one last: an op the project also ships
+    there (ops-nn's ``experimental/``) is taken from its production folder."""
+    if not root.is_dir():
+        return [root]
+    children = sorted(root.iterdir(), key=lambda p: (p.name == _EXPERIMENTAL, p.name))
+    skipped = lambda p: p.name.startswith(".") or p.name in ("test", "tests")  # noqa: E731
+    return [p for p in children if (p.is_dir() or p.suffix == ".cpp") and not skipped(p)]
 
 
 def applies(library) -> bool:

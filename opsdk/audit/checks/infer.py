@@ -17,11 +17,17 @@ derived case may be one the op never takes), else a note.
 
 from __future__ import annotations
 
+import functools
+import warnings
+from pathlib import Path
+
 from opsdk._runtime import spec, types
-from opsdk.audit import inference
+from opsdk.audit import inference, prototypes
 from opsdk.audit.checks import Undecided, first_call, where
 from opsdk.audit.checks.converter import lower, why_not_lowered
+from opsdk.cann import infer
 from opsdk.cann.infer.compare import disagreements
+from opsdk.errors import OpsdkError
 from opsdk.harness.cell import CellFailure
 from opsdk.harness.columns import infer_nodes as nodes
 from opsdk.harness.variants.cases import cases
@@ -29,6 +35,7 @@ from opsdk.harness.variants.cases import cases
 __all__ = ["check"]
 
 _CARRIERS = ("DT_UINT8", "DT_INT8", "DT_INT32")
+_KEEPS_SHAPE = ("TensorMove", "Identity")
 
 
 def check(library, audit_op, shapes: str) -> list[str]:
@@ -42,9 +49,10 @@ def check(library, audit_op, shapes: str) -> list[str]:
         except Exception as err:  # noqa: BLE001 - the converter check reports it
             notes.append(f"case {case.label}: not lowered ({why_not_lowered(err)})")
             continue
+        graph = {n.name: n for n in concrete.graph.op}
         for node in (n for n in concrete.graph.op if n.type in known):
             met.add(node.type)
-            note = _node(library, audit_op, case, node, *known[node.type], shapes)
+            note = _node(library, audit_op, case, graph, node, *known[node.type], shapes)
             notes += [note] if note else []
             held |= set() if note else {node.type}
     if not held:
@@ -53,28 +61,30 @@ def check(library, audit_op, shapes: str) -> list[str]:
     return [f"held to the C++ inference of {', '.join(sorted(held))}", *notes]
 
 
-def _node(library, audit_op, case, node, inference, root, shapes: str) -> str:
+def _node(library, audit_op, case, graph, node, inference, root, shapes: str) -> str:
     """Hold one node to its op type's C++: raises a finding, or returns why it is not
     checked ("" when it is)."""
     at = f"case {case.label}: GE node {node.name} ({node.type}) not checked"
-    cann_op = library.reg_op(node.type)
-    if cann_op is None:
-        return f"{at}: no definition of {node.type} gives its attrs' order"
-    ir = cann_op.ir
-    slots = nodes.instances(ir, node)
-    depend = [i.name for i, fed in zip(ir.inputs, slots, strict=True) if i.value_depend and fed]
-    if depend:
-        return f"{at}: its C++ reads value-depend inputs {depend}, whose data an audit has not"
-    attrs = [nodes.attr(node, a) for a in ir.attrs]
-    unset = [a.name for a, v in zip(ir.attrs, attrs, strict=True) if v is None]
-    if unset:
-        return f"{at}: attrs {unset} are unset and {library.definition(node.type)} gives no default"
-    loaded = nodes.compiled(inference, root)
+    ir = _definition(library, inference, node.type)
+    why = _not_given(ir, node) if ir is not None else f"no definition of {node.type} is known"
+    loaded = nodes.compiled(inference, root) if not why else why
     if isinstance(loaded, str):
         return f"{at}: {loaded}"
-    given = [[nodes.given(node.input_desc[i]) for i in instances] for instances in slots]
-    traced = [nodes.traced(d) for d in node.output_desc]
-    answer = loaded.infer(ir.op_type, given, attrs, len(node.output_desc), node.name)
+    given = []
+    for instances in nodes.instances(ir, node):
+        shapes_in = [_input_shape(graph, node, i) for i in instances]
+        if None in shapes_in:
+            return f"{at}: an input's shape is not in the graph (GE infers it from its producer)"
+        dtypes = [nodes.given(node.input_desc[i]).dtype for i in instances]
+        given.append([infer.Given(d, s) for d, s in zip(dtypes, shapes_in, strict=True)])
+    attrs = [nodes.attr(node, a) for a in ir.attrs]
+    outputs = len(node.output_desc)
+    answer = loaded.infer(ir.op_type, given, attrs, outputs, node.name)
+    if answer.outputs_asked > outputs:
+        return f"{at}: its C++ asks for {answer.outputs_asked} outputs, the node has {outputs}"
+    # outputs the C++ never asks for (an optional one an attr turns off) are not its
+    asked = answer.outputs_asked if answer.shape_status == 0 else outputs
+    traced = [nodes.traced(d) for d in node.output_desc[:asked]]
     found = disagreements(
         answer,
         [shape for shape, _ in traced],
@@ -82,8 +92,8 @@ def _node(library, audit_op, case, node, inference, root, shapes: str) -> str:
         compile=shapes != "static",
         other="Meta function",
     )
-    carried = [p for p in found if _carried(p)]
-    found = [p for p in found if p not in carried]
+    moot = [p for p in found if _carried(p) or _unset(p, answer)]
+    found = [p for p in found if p not in moot]
     if any(p.kind == "failed" for p in found) and audit_op.origin != "declared":
         return f"{at}: its C++ refuses this case, which TorchAir does not declare ({found[0]})"
     if found:
@@ -99,15 +109,90 @@ def _node(library, audit_op, case, node, inference, root, shapes: str) -> str:
             f"{inputs}: {said}; the Meta function{where(audit_op.meta)} traced the graph: "
             "fix the side named likelier wrong",
         )
-    if carried:
-        return f"{at}: its outputs' dtypes {[str(p) for p in carried]} are carried in another"
+    if moot:
+        return (
+            f"{at} on {[str(p) for p in moot]}: a dtype carried in another, or an output the "
+            "C++ leaves rank 0 (unset, or a scalar: which, the audit cannot tell)"
+        )
     return ""
+
+
+def _not_given(ir, node) -> str:
+    """Why the audit cannot give the C++ what GE would ("" when it can): inputs or attrs
+    the definition beside the C++ does not name, a value-depend input's data (the audit
+    reads no values), an attr unset with no default."""
+    fed = [d.name for d, ref in zip(node.input_desc, node.input, strict=False) if ref]
+    unnamed = [n for n in fed if nodes.ir_name(ir.inputs, n) not in ir.ir_input_names]
+    unnamed += [k for k in node.attr if not k.startswith("_") and k not in ir.ir_attr_names]
+    if unnamed:
+        return f"the node's {unnamed} are not named by the definition beside the C++"
+    slots = nodes.instances(ir, node)
+    depend = [i.name for i, mine in zip(ir.inputs, slots, strict=True) if i.value_depend and mine]
+    if depend:
+        return f"its C++ reads value-depend inputs {depend}, whose data an audit has not"
+    unset = [a.name for a in ir.attrs if nodes.attr(node, a) is None]
+    if unset:
+        return f"attrs {unset} are unset and the definition gives no default"
+    return ""
+
+
+def _definition(library, inference, op_type: str):
+    """The IR of ``op_type`` beside its C++ (its op folder: the attrs' order the C++ reads
+    them in), else the library's."""
+    beside = _beside(inference.sources[0].resolve().parent.parent)
+    if op_type in beside:
+        return beside[op_type].op.ir
+    cann_op = library.reg_op(op_type)
+    return cann_op.ir if cann_op is not None else None
+
+
+@functools.cache
+def _beside(folder: Path) -> dict:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return prototypes.read([folder])
+        except OpsdkError:  # no definition there
+            return {}
+
+
+def _input_shape(graph: dict, node, slot: int) -> tuple[int, ...] | None:
+    """An input's shape as GE has it at compile time: its descriptor's, else what TorchAir
+    traced for the output feeding it (through ``TensorMove`` / ``Identity``, which keep
+    it); None when neither is in the graph."""
+    desc = node.input_desc[slot]
+    if desc.HasField("shape"):
+        return tuple(desc.shape.dim)
+    ref = node.input[slot]
+    while ref:
+        name, _, index = ref.rpartition(":")
+        producer = graph.get(name)
+        if producer is None or int(index) >= len(producer.output_desc):
+            return None
+        shape = nodes.traced(producer.output_desc[int(index)])[0]
+        if shape is not None:
+            return shape
+        ref = producer.input[0] if producer.type in _KEEPS_SHAPE and producer.input else ""
+    return None
+
+
+def _unset(problem, answer) -> bool:
+    """An output the C++ leaves rank 0 where the Meta function's is not."""
+    return (
+        problem.kind == "shape"
+        and problem.output is not None
+        and answer.shapes[problem.output] == ()
+    )
 
 
 def _carried(problem) -> bool:
     """A dtype torch lacks (or a float8) that the Meta function carries in an integer one
     (torch_npu's uint8 for float8_e8m0, int32 for packed int4): a convention, no defect."""
-    if problem.kind != "dtype" or problem.fake not in _CARRIERS:
+    if problem.kind != "dtype":
+        return False
+    if (problem.fake, problem.cpp) == ("DT_INT64", "DT_UINT64"):  # torch computes no uint64
+        return True
+    if problem.fake not in _CARRIERS:
         return False
     row = types.DTYPES.get(problem.cpp)
     return row is None or row.torch is None or row.torch.startswith("float8")

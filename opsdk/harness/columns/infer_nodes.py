@@ -34,6 +34,8 @@ def compiled(inference: infer.Inference, root: Path) -> infer.Library | str:
             _COMPILED[key] = infer.Library(built.library, Path(root).resolve())
         except infer.BuildFailure as err:
             _COMPILED[key] = str(err)
+        except OSError as err:  # it links, but needs a symbol no file of it defines
+            _COMPILED[key] = f"does not load: {err}"
     return _COMPILED[key]
 
 
@@ -72,8 +74,20 @@ def traced(desc) -> tuple[tuple[int, ...] | None, str | None]:
     row = types.dtype(dtype.group(1)) if dtype else None
     if shape is None:
         return None, row.ge if row else None
-    sizes = [s.strip() for s in shape.group(1).split(",") if s.strip()]
+    sizes = [s.strip() for s in _top_level(shape.group(1)) if s.strip()]
     return tuple(int(s) if s.isdigit() else -1 for s in sizes), row.ge if row else None
+
+
+def _top_level(text: str) -> list[str]:
+    """``text`` split at its commas outside parentheses: a symbolic size is an expression
+    (``FloorToInt(IntTrueDiv(s0, 2))``), one dim."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [*parts, text[start:]]
 
 
 def given(desc, value=None, ir=None) -> infer.Given:
