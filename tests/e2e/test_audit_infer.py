@@ -8,6 +8,7 @@ the C++ refuses are not checked, never findings; without C++ in ``--ir`` there a
 absent."""
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -42,9 +43,9 @@ def planted(opsdk_cli_module):
 @pytest.mark.parametrize(
     ("op", "fake", "cpp", "static", "dynamic"),
     [
-        ("row_sum", "register_fake(\"team_infer::row_sum\")", "InferShapeKeepLast(", "C++ [2, 1], Meta function [2]",
-         "C++ [-1, 1], Meta function [-1]"),
-        ("to_float", "register_fake(\"team_infer::to_float\")", "InferDtypeFloat(",
+        ("row_sum", 'register_fake("team_infer::row_sum")', "InferShapeKeepLast(",
+         "C++ [2, 1], Meta function [2]", "C++ [-1, 1], Meta function [-1]"),
+        ("to_float", 'register_fake("team_infer::to_float")', "InferDtypeFloat(",
          "C++ DT_FLOAT, Meta function DT_FLOAT16", "C++ DT_FLOAT, Meta function DT_FLOAT16"),
     ],
 )  # fmt: skip
@@ -116,3 +117,32 @@ def test_without_cpp_in_ir_there_are_no_infer_cells(opsdk_cli):
         "-k", "row_mean", "--shapes", "static", json_report=True,
     )  # fmt: skip
     assert {r["backend"] for r in with_cpp.report["results"]} == checks | {"infer"}
+
+
+def test_torch_npu_ops_are_held_to_the_production_infershape_of_ops_nn(tmp_path, opsdk_cli, wheel):
+    """The real files: npu_rms_norm's Meta function against hicann/ops-nn's RmsNorm
+    InferShape / InferDataType (its op folder, extracted from the public mirror)."""
+    if not OPS_NN.is_dir():
+        pytest.skip(f"the public mirror of hicann/ops-nn is not on this machine ({OPS_NN})")
+    tree = tmp_path / "ops-nn"
+    tree.mkdir()
+    archive = subprocess.run(
+        ["git", f"--git-dir={OPS_NN}", "archive", "HEAD", "norm/rms_norm", "common"],
+        capture_output=True,
+        check=True,
+    )
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    run = opsdk_cli(
+        "audit", "torch_npu", "-k", "npu_rms_norm", "--checks", "infer", "--ir", tree,
+        json_report=True,
+    )  # fmt: skip
+    assert run.code == 0, run.stdout + run.stderr
+    cells = {(r["op"], r["shapes"]): r for r in run.report["results"]}
+    for mode in ("static", "dynamic"):
+        cell = cells["npu::npu_rms_norm", mode]
+        assert cell["status"] == "pass", cell
+        assert "held to the C++ inference of RmsNorm" in cell["message"]
+    # the others lower to op types whose C++ is not in this tree: not checked, said why
+    other = cells["npu::npu_rms_norm_backward", "static"]
+    assert other["status"] == "skip", other
+    assert "no GE node it lowers to has a C++ InferShape" in other["message"]
