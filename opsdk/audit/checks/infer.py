@@ -52,36 +52,33 @@ def check(library, audit_op, shapes: str) -> list[str]:
         graph = {n.name: n for n in concrete.graph.op}
         for node in (n for n in concrete.graph.op if n.type in known):
             met.add(node.type)
-            note = _node(library, audit_op, case, graph, node, *known[node.type], shapes)
+            checked, note = _node(library, audit_op, case, graph, node, *known[node.type], shapes)
             notes += [note] if note else []
-            held |= set() if note else {node.type}
+            held |= {node.type} if checked else set()
     if not held:
         none = [] if met else ["no GE node it lowers to has a C++ InferShape in the --ir paths"]
         raise Undecided("; ".join(none + notes))
     return [f"held to the C++ inference of {', '.join(sorted(held))}", *notes]
 
 
-def _node(library, audit_op, case, graph, node, inference, root, shapes: str) -> str:
-    """Hold one node to its op type's C++: raises a finding, or returns why it is not
-    checked ("" when it is)."""
+def _node(library, audit_op, case, graph, node, inference, root, shapes: str):
+    """Hold one node to its op type's C++: raises a finding, or returns whether it was
+    held and a note ("": none)."""
     at = f"case {case.label}: GE node {node.name} ({node.type}) not checked"
     ir = _definition(library, inference, node.type)
     why = _not_given(ir, node) if ir is not None else f"no definition of {node.type} is known"
     loaded = nodes.compiled(inference, root) if not why else why
     if isinstance(loaded, str):
-        return f"{at}: {loaded}"
-    given = []
-    for instances in nodes.instances(ir, node):
-        shapes_in = [_input_shape(graph, node, i) for i in instances]
-        if None in shapes_in:
-            return f"{at}: an input's shape is not in the graph (GE infers it from its producer)"
-        dtypes = [nodes.given(node.input_desc[i]).dtype for i in instances]
-        given.append([infer.Given(d, s) for d, s in zip(dtypes, shapes_in, strict=True)])
+        return False, f"{at}: {loaded}"
+    given = [[_input(graph, node, i) for i in instances] for instances in nodes.instances(ir, node)]
+    if any(None in instances for instances in given):
+        return False, f"{at}: an input's shape is not in the graph (GE infers it from its producer)"
     attrs = [nodes.attr(node, a) for a in ir.attrs]
     outputs = len(node.output_desc)
     answer = loaded.infer(ir.op_type, given, attrs, outputs, node.name)
     if answer.outputs_asked > outputs:
-        return f"{at}: its C++ asks for {answer.outputs_asked} outputs, the node has {outputs}"
+        asked = answer.outputs_asked
+        return False, f"{at}: its C++ asks for {asked} outputs, the node has {outputs}"
     # outputs the C++ never asks for (an optional one an attr turns off) are not its
     asked = answer.outputs_asked if answer.shape_status == 0 else outputs
     traced = [nodes.traced(d) for d in node.output_desc[:asked]]
@@ -95,7 +92,8 @@ def _node(library, audit_op, case, graph, node, inference, root, shapes: str) ->
     moot = [p for p in found if _carried(p) or _unset(p, answer)]
     found = [p for p in found if p not in moot]
     if any(p.kind == "failed" for p in found) and audit_op.origin != "declared":
-        return f"{at}: its C++ refuses this case, which TorchAir does not declare ({found[0]})"
+        refused = f"its C++ refuses this case, which TorchAir does not declare ({found[0]})"
+        return False, f"{at}: {refused}"
     if found:
         when = "compiles (symbolic dims -1)" if shapes != "static" else "runs"
         inputs = [[list(g.shape) for g in instances] for instances in given]
@@ -109,12 +107,12 @@ def _node(library, audit_op, case, graph, node, inference, root, shapes: str) ->
             f"{inputs}: {said}; the Meta function{where(audit_op.meta)} traced the graph: "
             "fix the side named likelier wrong",
         )
-    if moot:
-        return (
+    if moot:  # the node's other outputs agree
+        return True, (
             f"{at} on {[str(p) for p in moot]}: a dtype carried in another, or an output the "
             "C++ leaves rank 0 (unset, or a scalar: which, the audit cannot tell)"
         )
-    return ""
+    return True, ""
 
 
 def _not_given(ir, node) -> str:
@@ -156,22 +154,23 @@ def _beside(folder: Path) -> dict:
             return {}
 
 
-def _input_shape(graph: dict, node, slot: int) -> tuple[int, ...] | None:
-    """An input's shape as GE has it at compile time: its descriptor's, else what TorchAir
-    traced for the output feeding it (through ``TensorMove`` / ``Identity``, which keep
-    it); None when neither is in the graph."""
+def _input(graph: dict, node, slot: int) -> infer.Given | None:
+    """An input as GE has it at compile time: its descriptor, else what TorchAir traced for
+    the output feeding it (through ``TensorMove`` / ``Identity``, which keep it: a
+    descriptor TorchAir leaves unshaped has no dtype either); None when neither is in the
+    graph."""
     desc = node.input_desc[slot]
     if desc.HasField("shape"):
-        return tuple(desc.shape.dim)
+        return nodes.given(desc)
     ref = node.input[slot]
     while ref:
         name, _, index = ref.rpartition(":")
         producer = graph.get(name)
         if producer is None or int(index) >= len(producer.output_desc):
             return None
-        shape = nodes.traced(producer.output_desc[int(index)])[0]
-        if shape is not None:
-            return shape
+        shape, dtype = nodes.traced(producer.output_desc[int(index)])
+        if shape is not None and dtype is not None:
+            return infer.Given(types.DTYPES[dtype].value, shape)
         ref = producer.input[0] if producer.type in _KEEPS_SHAPE and producer.input else ""
     return None
 
