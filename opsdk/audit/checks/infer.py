@@ -22,6 +22,7 @@ import warnings
 from pathlib import Path
 
 from opsdk._runtime import spec, types
+from opsdk.audit import cases as audit_cases
 from opsdk.audit import inference, prototypes
 from opsdk.audit.checks import Undecided, first_call, where
 from opsdk.audit.checks.converter import lower, why_not_lowered
@@ -32,7 +33,9 @@ from opsdk.harness.cell import CellFailure
 from opsdk.harness.columns import infer_nodes as nodes
 from opsdk.harness.variants.cases import cases
 
-__all__ = ["check"]
+__all__ = ["ROWS", "check"]
+
+ROWS = 8  # definition dtype rows a static cell runs beside the audit's own cases
 
 _CARRIERS = ("DT_UINT8", "DT_INT8", "DT_INT32")
 _KEEPS_SHAPE = ("TensorMove", "Identity")
@@ -42,28 +45,42 @@ def check(library, audit_op, shapes: str) -> list[str]:
     if not audit_op.cases:
         raise Undecided(audit_op.no_case)
     known = inference.index(library.infer_roots)
-    notes, met, held = [], set(), set()
-    for case in cases(spec.of(audit_op.op), shapes, "ge"):
-        try:
-            concrete = lower(audit_op.op, first_call(case), shapes)
-        except Exception as err:  # noqa: BLE001 - the converter check reports it
-            notes.append(f"case {case.label}: not lowered ({why_not_lowered(err)})")
-            continue
-        graph = {n.name: n for n in concrete.graph.op}
-        for node in (n for n in concrete.graph.op if n.type in known):
-            met.add(node.type)
-            checked, note = _node(library, audit_op, case, graph, node, *known[node.type], shapes)
-            notes += [note] if note else []
-            held |= {node.type} if checked else set()
+    notes, met, held, ran = [], set(), set(), [0, 0]
+
+    def hold(case_list, declared: bool, kind: int) -> None:
+        """Hold each case's nodes; ``kind`` counts it as the audit's own (0) or a row (1)."""
+        for case in case_list:
+            ran[kind] += 1
+            try:
+                concrete = lower(audit_op.op, first_call(case), shapes)
+            except Exception as err:  # noqa: BLE001 - the converter check reports it
+                notes.append(f"case {case.label}: not lowered ({why_not_lowered(err)})")
+                continue
+            graph = {n.name: n for n in concrete.graph.op}
+            for node in (n for n in concrete.graph.op if n.type in known):
+                met.add(node.type)
+                checked, note = _node(
+                    library, audit_op, case, graph, node, *known[node.type], shapes, declared
+                )
+                notes.extend([note] if note else [])
+                held.update([node.type] if checked else [])
+
+    op_spec = spec.of(audit_op.op)
+    hold(cases(op_spec, shapes, "ge"), audit_op.origin == "declared", 0)
+    rows = _row_cases(audit_op, met, known) if shapes == "static" else []
+    if rows:  # the definition's other dtype rows (mixed ones too), at the ranks it allows
+        with audit_cases.declared_as(audit_op, rows) as fit:
+            hold(cases(op_spec, shapes, "ge") if fit else [], False, 1)
     if not held:
         none = [] if met else ["no GE node it lowers to has a C++ InferShape in the --ir paths"]
         raise Undecided("; ".join(none + notes))
-    return [f"held to the C++ inference of {', '.join(sorted(held))}", *notes]
+    said = f"held to the C++ inference of {', '.join(sorted(held))} on {sum(ran)} cases"
+    return [f"{said} ({ran[1]} of its definition's dtype rows)" if ran[1] else said, *notes]
 
 
-def _node(library, audit_op, case, graph, node, inference, root, shapes: str):
-    """Hold one node to its op type's C++: raises a finding, or returns whether it was
-    held and a note ("": none)."""
+def _node(library, audit_op, case, graph, node, inference, root, shapes: str, declared: bool):
+    """Hold one node to its op type's C++ (``declared``: the case is TorchAir's): raises
+    a finding, or returns whether it was held and a note ("": none)."""
     at = f"case {case.label}: GE node {node.name} ({node.type}) not checked"
     ir = _definition(library, inference, node.type)
     why = _not_given(ir, node) if ir is not None else f"no definition of {node.type} is known"
@@ -91,7 +108,7 @@ def _node(library, audit_op, case, graph, node, inference, root, shapes: str):
     )
     moot = [p for p in found if _carried(p) or _unset(p, answer)]
     found = [p for p in found if p not in moot]
-    if any(p.kind == "failed" for p in found) and audit_op.origin != "declared":
+    if any(p.kind == "failed" for p in found) and not declared:
         refused = f"its C++ refuses this case, which TorchAir does not declare ({found[0]})"
         return False, f"{at}: {refused}"
     if found:
@@ -137,11 +154,27 @@ def _not_given(ir, node) -> str:
 def _definition(library, inference, op_type: str):
     """The IR of ``op_type`` beside its C++ (its op folder: the attrs' order the C++ reads
     them in), else the library's."""
-    beside = _beside(inference.sources[0].resolve().parent.parent)
-    if op_type in beside:
-        return beside[op_type].op.ir
-    cann_op = library.reg_op(op_type)
+    cann_op = _beside_op(inference, op_type) or library.reg_op(op_type)
     return cann_op.ir if cann_op is not None else None
+
+
+def _beside_op(inference, op_type: str):
+    """The ``CannOp`` of ``op_type`` defined in its C++'s op folder, None if none is."""
+    found = _beside(inference.sources[0].resolve().parent.parent).get(op_type)
+    return found.op if found is not None else None
+
+
+def _row_cases(audit_op, op_types, known) -> list:
+    """Cases of the dtype rows of the definitions beside the C++ of ``op_types`` (as
+    ``opsdk new --from-cann`` writes them), but the audit's own, at most :data:`ROWS`."""
+    found = []
+    for op_type in sorted(op_types):
+        cann_op = _beside_op(known[op_type][0], op_type)
+        if cann_op is not None:
+            found += audit_cases.from_definition(audit_op.op, {op_type: cann_op})
+    labels = {c.label for c in audit_op.cases}
+    rows = [c for c in found if c.label not in labels and not labels.add(c.label)]
+    return rows[:ROWS]
 
 
 @functools.cache
