@@ -87,7 +87,8 @@ def _node(library, audit_op, case, graph, node, inference, root, shapes: str, de
     loaded = nodes.compiled(inference, root) if not why else why
     if isinstance(loaded, str):
         return False, f"{at}: {loaded}"
-    given = [[_input(graph, node, i) for i in instances] for instances in nodes.instances(ir, node)]
+    fed = [[i for i in slots if node.input[i]] for slots in nodes.instances(ir, node)]
+    given = [[_input(graph, node, i) for i in instances] for instances in fed]
     if any(None in instances for instances in given):
         return False, f"{at}: an input's shape is not in the graph (GE infers it from its producer)"
     attrs = [nodes.attr(node, a) for a in ir.attrs]
