@@ -7,12 +7,14 @@ kernel's outputs are sized by it; TorchAir traced the graph with the Meta functi
 each case is lowered as the converter check lowers it, and every GE node whose op type
 has an InferShape in the projects is inferred on the node's own inputs and attrs and held
 to what TorchAir traced for its outputs (:func:`opsdk.cann.infer.compare.disagreements`).
+In ``static`` mode the dtype rows of the definition beside the C++ run too (:data:`ROWS`).
 
 A finding is certain: where the audit cannot give the C++ what GE would (a value-depend
-input's data, an attr the node leaves unset that the definition gives no default, a
-node whose definition is unknown) or the C++ does not compile, the node is not checked,
-said in a note; a case the C++ refuses is a finding only when TorchAir declares it (a
-derived case may be one the op never takes), else a note.
+input's data, an attr unset with no default, an input TorchAir leaves undescribed, inputs
+or attrs the definition beside the C++ does not name) or the C++ does not compile or
+load, the node is not checked, said in a note; so are a dtype torch_npu carries in
+another and an output the C++ leaves rank 0. A case the C++ refuses is a finding only
+when TorchAir declares it (a derived case may be one the op never takes), else a note.
 """
 
 from __future__ import annotations
