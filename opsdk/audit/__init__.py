@@ -28,6 +28,10 @@ class Check:
     name: str
     shape_modes: tuple[str, ...]
     suite: str = AUDIT
+    # Only for some libraries: ``"module:function"``, called with the library, says whether
+    # it has cells (``infer``: when the ``--ir`` paths hold C++ inference); a light module,
+    # as a column's ``selects``.
+    selects: str | None = None
 
     @property
     def error_layer(self) -> str:
@@ -36,8 +40,16 @@ class Check:
     def implementation(self) -> ModuleType:
         return importlib.import_module(f"{__name__}.checks.{self.name}")
 
+    def applies(self, library) -> bool:
+        """Whether ``library``'s ops have cells of this check."""
+        if self.selects is None:
+            return True
+        module, _, function = self.selects.partition(":")
+        return getattr(importlib.import_module(module), function)(library)
+
 
 # The checks, each with the shape modes it runs in (the schema's do not vary).
 columns.register(Check("schema", ("static",)))
 columns.register(Check("fake", SHAPE_MODES))
 columns.register(Check("converter", ("static", "dynamic")))
+columns.register(Check("infer", ("static", "dynamic"), selects="opsdk.audit.inference:applies"))

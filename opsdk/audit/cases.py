@@ -14,6 +14,7 @@ calls, growing sizes in dynamic mode as it does for ``opsdk check``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 from opsdk._runtime import inputs, spec
@@ -21,7 +22,7 @@ from opsdk._runtime.inputs import default_support
 from opsdk.errors import SpecError
 from opsdk.harness.variants.cases import STEPS
 
-__all__ = ["MAX_BYTES", "MAX_CASES", "attach", "from_torchair"]
+__all__ = ["MAX_BYTES", "MAX_CASES", "attach", "declared_as", "from_definition", "from_torchair"]
 
 MAX_CASES = 2  # per op: the first cases TorchAir declares (the sweep's cost grows with each)
 # A case's tensors at most, in its largest call: dynamic mode grows every size of the
@@ -109,7 +110,7 @@ def attach(audit_op, definitions=None) -> None:
     audit_op.left = audit_op.left or why
     audit_op.origin = "declared"
     if not audit_op.cases:
-        audit_op.cases, _ = _fitting(op, _from_definition(op, definitions or {})[:MAX_CASES])
+        audit_op.cases, _ = _fitting(op, from_definition(op, definitions or {})[:MAX_CASES])
         audit_op.origin = "defined"
     if not audit_op.cases:
         audit_op.origin = "derived"
@@ -126,7 +127,7 @@ def attach(audit_op, definitions=None) -> None:
     inputs.declare_supported(op, audit_op.cases, non_contiguous=False)
 
 
-def _from_definition(op, definitions: dict) -> list:
+def from_definition(op, definitions: dict) -> list:
     """One case per dtype row of ``op``'s CANN definition, as ``opsdk new --from-cann``
     writes them (:mod:`opsdk.cann.specs`); [] when no definition is the op's.
     The op's is the one of its own type (``my_op``: ``MyOp``), else the one definition
@@ -160,3 +161,16 @@ def _fitting(op, supports) -> tuple[list, str]:
             continue
         fit.append(support)
     return fit, why
+
+
+@contextlib.contextmanager
+def declared_as(audit_op, supports):
+    """``audit_op``'s cases are ``supports`` while the block runs (those that fit its
+    schema), its own again after: a check that runs more cases than the others."""
+    fit, _ = _fitting(audit_op.op, supports)
+    try:
+        if fit:
+            inputs.declare_supported(audit_op.op, fit, non_contiguous=False)
+        yield fit
+    finally:
+        inputs.declare_supported(audit_op.op, audit_op.cases, non_contiguous=False)

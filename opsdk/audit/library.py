@@ -75,6 +75,7 @@ class Library:
     pairs: list = field(default_factory=list)
     schemas: dict = field(default_factory=dict)  # op name -> schema text, as the library has it
     sources: str = ""  # the digest of the files read (what a cached result depends on)
+    infer_roots: tuple[Path, ...] = ()  # the --ir paths, searched for C++ inference
     # What keeps the registrations alive (a torch Library deregisters when collected).
     keep: list = field(default_factory=list, repr=False)
 
@@ -103,6 +104,7 @@ def load(target: str, ir=(), only: str | None = None) -> Library:
             else own_definition(op_type)
         ),
         sources=fingerprint.digest([Path(p) for p in ir]) + library.sources,
+        infer_roots=tuple(Path(p) for p in ir),
     )
 
 

@@ -41,7 +41,10 @@ def cells(library, checks, shapes, pattern: str | None = None, waived=()) -> lis
             continue
         op = OpUnderTest(spec.of(audit_op.op), library.name)
         for check in checks:
-            for mode in (m for m in shapes if m in columns.get(check, AUDIT).shape_modes):
+            judge = columns.get(check, AUDIT)
+            if not judge.applies(library):
+                continue
+            for mode in (m for m in shapes if m in judge.shape_modes):
                 reason = waivers.reason_for(waived, op, check, mode)
                 found.append(Cell(op, check, mode, waiver=reason))
     return found

@@ -79,7 +79,7 @@ def test_builtin_columns_load_without_torch_in_matrix_order():
 def test_columns_and_audit_checks_are_judges_of_one_registry(monkeypatch):
     from opsdk.audit import AUDIT, Check
 
-    assert columns.names(AUDIT) == ("schema", "fake", "converter")
+    assert columns.names(AUDIT) == ("schema", "fake", "converter", "infer")
     for judge in (columns.get("ge"), columns.get("fake", AUDIT)):
         assert {"name", "suite", "error_layer", "shape_modes"} <= set(dir(judge))
         assert judge.implementation().__name__.startswith("opsdk.")
@@ -91,6 +91,21 @@ def test_columns_and_audit_checks_are_judges_of_one_registry(monkeypatch):
     assert columns.names() == check_columns and columns.names(AUDIT)[-1] == "eager"
     with pytest.raises(ValueError, match="'fake' is registered already among the audit judges"):
         columns.register(Check("fake", ("static",)))
+
+
+def test_the_infer_check_has_cells_only_where_the_ir_paths_hold_cpp_inference(tmp_path):
+    from opsdk.audit import AUDIT
+    from opsdk.audit.library import Library
+
+    check = columns.get("infer", AUDIT)
+    (tmp_path / "op_host").mkdir()
+    source = tmp_path / "op_host" / "x_infershape.cpp"
+    source.write_text("IMPL_OP_INFERSHAPE(X).InferDataType(InferDtypeX);\n")  # no InferShape
+    assert not check.applies(Library("lib", [], infer_roots=()))
+    assert not check.applies(Library("lib", [], infer_roots=(tmp_path,)))
+    source.write_text("IMPL_OP_INFERSHAPE(X).InferShape(InferShapeX);\n")
+    assert check.applies(Library("lib", [], infer_roots=(source,)))
+    assert columns.get("converter", AUDIT).applies(Library("lib", []))  # every library
 
 
 def test_a_registered_column_is_in_every_part_of_opsdk(registered, package):

@@ -1,7 +1,8 @@
 """The audit's checks (registered in :mod:`opsdk.audit`), one module each, by the layer
 they judge: ``schema``, ``fake``
-(the Meta function) and ``converter`` (TorchAir's lowering against CANN's definitions,
-whose GE graph :mod:`~opsdk.audit.checks.ge_node` reads node by node).
+(the Meta function), ``converter`` (TorchAir's lowering against CANN's definitions,
+whose GE graph :mod:`~opsdk.audit.checks.ge_node` reads node by node) and, with ``--ir``,
+``infer`` (the Meta function against the C++ inference of the GE ops it lowers to).
 
 Each ``check(library, op, shapes)`` raises :class:`~opsdk.harness.cell.CellFailure` for a
 finding (certain: what was expected, what was seen, where, the fix) and returns notes,

@@ -30,7 +30,7 @@ from opsdk.harness.failures import chain, first_line
 from opsdk.harness.variants.cases import cases, mark_static
 from opsdk.offline.torchair import is_offline
 
-__all__ = ["check", "check_binding", "lower"]
+__all__ = ["check", "check_binding", "lower", "why_not_lowered"]
 
 
 class _Lowered(Exception):
@@ -88,7 +88,7 @@ def check(library, audit_op, shapes: str) -> list[str]:
                     f"case {case.label}: the converter{where(audit_op.converter)} raised "
                     f"{first_line(_last(err))}" + (f" setting a GE attr{fix}" if attr else ""),
                 ) from err
-            notes.append(f"case {case.label}: not lowered ({_why_not_lowered(err)})")
+            notes.append(f"case {case.label}: not lowered ({why_not_lowered(err)})")
             continue
         ran += 1
         for node in concrete.graph.op:
@@ -161,7 +161,7 @@ def check_binding(audit_op) -> None:
 _UNREGISTERED = re.compile(r"No AscendIR (\w+) was found to be registered")
 
 
-def _why_not_lowered(err) -> str:
+def why_not_lowered(err) -> str:
     """TorchAir's first line, with the fix when GE does not know the op type: offline,
     GE knows one from its CANN definition (on an NPU host, from the installed op)."""
     said = first_line(_last(err))

@@ -16,26 +16,21 @@ cell), never passed.
 from __future__ import annotations
 
 import contextlib
-import re
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-import torch
-
-from opsdk._runtime import irdef, types
+from opsdk._runtime import irdef
 from opsdk.cann import infer
 from opsdk.cann.infer.compare import declared, disagreements
 from opsdk.harness.cell import CellFailure
+from opsdk.harness.columns import infer_nodes as nodes
 from opsdk.offline.ge import observe
-from opsdk.offline.ge.proto import decode_attr, dtype_name
+from opsdk.offline.ge.proto import dtype_name
 
 __all__ = ["held"]
 
 _LIBRARIES: dict[tuple[str, str], tuple[infer.Library, infer.Inference] | str] = {}
-_GE_BY_TORCH = {
-    getattr(torch, d.torch): d for d in types.DTYPES.values() if d.torch and hasattr(torch, d.torch)
-}
 
 
 class Held:
@@ -50,7 +45,7 @@ class Held:
         ir = irdef.lookup(node_def.type)
         if node_def.type not in self.types or ir is None:
             return
-        traced_dtypes = [_traced(d)[1] for d in node_def.output_desc]
+        traced_dtypes = [nodes.traced(d)[1] for d in node_def.output_desc]
         self._declared(ir, node_def, traced_dtypes)
         if ir.infer_root:
             self._inferred(ir, node_def, inputs, outputs, traced_dtypes)
@@ -60,8 +55,8 @@ class Held:
         with or without an InferDataType."""
         if not ir.dtypes:
             return
-        given = {_ir_name(ir.inputs, d.name): dtype_name(d) for d in node_def.input_desc}
-        names = [_ir_name(ir.outputs, d.name) for d in node_def.output_desc]
+        given = {nodes.ir_name(ir.inputs, d.name): dtype_name(d) for d in node_def.input_desc}
+        names = [nodes.ir_name(ir.outputs, d.name) for d in node_def.output_desc]
         allowed = ir.output_dtypes(given)
         for problem in declared(allowed, list(zip(names, traced_dtypes, strict=True))):
             self._found(node_def, ir, "compile", given, problem, "ir.py (IrDef.dtypes)")
@@ -72,14 +67,14 @@ class Held:
             warnings.warn(f"infer: {ir.op_type} not checked: {loaded}", stacklevel=3)
             return
         library, inference = loaded
-        attrs = [_attr(node_def, a) for a in ir.attrs]
-        instances = _instances(ir, node_def)
+        attrs = [nodes.attr(node_def, a) for a in ir.attrs]
+        instances = nodes.instances(ir, node_def)
         descs = node_def.input_desc
-        traced = [_traced(d)[0] for d in node_def.output_desc]
-        at_compile = [[_given(descs[i]) for i in slots] for slots in instances]
-        at_run = [[_given(descs[i], inputs[i], ir) for i in slots] for slots in instances]
+        traced = [nodes.traced(d)[0] for d in node_def.output_desc]
+        at_compile = [[nodes.given(descs[i]) for i in slots] for slots in instances]
+        at_run = [[nodes.given(descs[i], inputs[i], ir) for i in slots] for slots in instances]
         real = [tuple(t.shape) for t in outputs]
-        real_dtypes = [_ge(t.dtype).ge for t in outputs]
+        real_dtypes = [nodes.ge(t.dtype).ge for t in outputs]
         # At compile, the node's traced outputs are the fake's; at run (when sizes were
         # symbolic) the outputs the reference produced, which the fake column ties to the fake.
         checks = [("compile", at_compile, traced, traced_dtypes, "fake")]
@@ -133,75 +128,6 @@ def _library(ir: irdef.IrDef):
         if inference is None or inference.infer_shape is None:
             _LIBRARIES[key] = f"no C++ InferShape of {ir.op_type} under {root}"
         else:
-            try:
-                built = infer.build(inference, root)
-                _LIBRARIES[key] = (infer.Library(built.library, root.resolve()), inference)
-            except infer.BuildFailure as err:
-                _LIBRARIES[key] = str(err)
+            loaded = nodes.compiled(inference, root)
+            _LIBRARIES[key] = loaded if isinstance(loaded, str) else (loaded, inference)
     return _LIBRARIES[key]
-
-
-def _ir_name(tensors, name: str) -> str:
-    """The IR input or output a node's tensor is (``x1`` of a dynamic ``x`` is ``x``)."""
-    for tensor in tensors:
-        if name == tensor.name or (
-            tensor.kind == "dynamic"
-            and name.startswith(tensor.name)
-            and name[len(tensor.name) :].isdigit()
-        ):
-            return tensor.name
-    return name
-
-
-def _instances(ir: irdef.IrDef, node_def) -> list[list[int]]:
-    """Per IR input, the node's input slots that are its instances (as GE counts them)."""
-    names = [d.name for d in node_def.input_desc]
-    slots = []
-    for spec in ir.inputs:
-        if spec.kind == "dynamic":
-            mine = [i for i, n in enumerate(names) if _ir_name([spec], n) == spec.name]
-        else:
-            mine = [names.index(spec.name)] if spec.name in names else []
-        slots.append(mine)
-    return slots
-
-
-def _traced(desc) -> tuple[tuple[int, ...] | None, str | None]:
-    """The shape and GE dtype TorchAir traced for an output: its ``_meta`` attr, the FX
-    fake value (a symbolic size as -1); None for what it did not record. The descriptor's
-    own dtype is not it: a written input's output keeps whatever GE's default was."""
-    meta = desc.attr["_meta"].s.decode() if "_meta" in desc.attr else ""
-    shape = re.search(r"shape=torch\.Size\(\[(.*?)\]\)", meta)
-    dtype = re.search(r"dtype=(torch\.\w+)", meta)
-    row = types.dtype(dtype.group(1)) if dtype else None
-    if shape is None:
-        return None, row.ge if row else None
-    sizes = [s.strip() for s in shape.group(1).split(",") if s.strip()]
-    return tuple(int(s) if s.isdigit() else -1 for s in sizes), row.ge if row else None
-
-
-def _given(desc, value=None, ir=None) -> infer.Given:
-    """An input as GE hands it to InferShape: traced (``desc``) or real (``value``), with
-    host data for a value-depend input."""
-    if value is None:
-        row = types.DTYPES.get(dtype_name(desc) or "")
-        return infer.Given(row.value if row else 28, tuple(desc.shape.dim))
-    value = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
-    depend = {i.name for i in ir.inputs if i.value_depend}
-    data = value.detach().cpu().contiguous().numpy().tobytes() if desc.name in depend else None
-    return infer.Given(_ge(value.dtype).value, tuple(value.shape), data)
-
-
-def _attr(node_def, attr: irdef.Attr):
-    """An IR attr's value as the node sets it, else the IR's default (GE fills it in)."""
-    if attr.name not in node_def.attr:
-        return attr.default
-    value = decode_attr(node_def.attr[attr.name])
-    if isinstance(value, torch.dtype):
-        return _ge(value).value
-    return value
-
-
-def _ge(dtype: torch.dtype) -> types.DType:
-    """GE's row of a torch dtype (DT_UNDEFINED for one GE lacks)."""
-    return _GE_BY_TORCH.get(dtype, types.DTYPES["DT_UNDEFINED"])

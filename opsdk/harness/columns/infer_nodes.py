@@ -1,0 +1,117 @@
+"""A GE node as the op's C++ inference is handed it, and what TorchAir traced for it.
+
+Shared by the ``ge`` column's ``infer`` layer (a node the GE stand-in runs) and the
+audit's ``infer`` check (a node TorchAir lowered): both give the C++ the node's inputs
+(traced, with -1 for a symbolic dim, or real) and attrs in IR order, and hold it to the
+fake function's outputs TorchAir recorded on the node.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import torch
+
+from opsdk._runtime import irdef, types
+from opsdk.cann import infer
+from opsdk.offline.ge.proto import decode_attr, dtype_name
+
+__all__ = ["attr", "compiled", "ge", "given", "instances", "ir_name", "traced"]
+
+_COMPILED: dict[tuple[str, str], infer.Library | str] = {}
+_GE_BY_TORCH = {
+    getattr(torch, d.torch): d for d in types.DTYPES.values() if d.torch and hasattr(torch, d.torch)
+}
+
+
+def compiled(inference: infer.Inference, root: Path) -> infer.Library | str:
+    """``inference`` compiled (once a process) and loaded, or why it is not (a line)."""
+    key = (inference.op_type, str(root))
+    if key not in _COMPILED:
+        try:
+            built = infer.build(inference, root)
+            _COMPILED[key] = infer.Library(built.library, Path(root).resolve())
+        except infer.BuildFailure as err:
+            _COMPILED[key] = str(err)
+        except OSError as err:  # it links, but needs a symbol no file of it defines
+            _COMPILED[key] = f"does not load: {err}"
+    return _COMPILED[key]
+
+
+def ir_name(tensors, name: str) -> str:
+    """The IR input or output a node's tensor is (``x1`` of a dynamic ``x`` is ``x``)."""
+    for tensor in tensors:
+        if name == tensor.name or (
+            tensor.kind == "dynamic"
+            and name.startswith(tensor.name)
+            and name[len(tensor.name) :].isdigit()
+        ):
+            return tensor.name
+    return name
+
+
+def instances(ir: irdef.IrDef, node_def) -> list[list[int]]:
+    """Per IR input, the node's input slots that are its instances (as GE counts them)."""
+    names = [d.name for d in node_def.input_desc]
+    slots = []
+    for spec in ir.inputs:
+        if spec.kind == "dynamic":
+            mine = [i for i, n in enumerate(names) if ir_name([spec], n) == spec.name]
+        else:
+            mine = [names.index(spec.name)] if spec.name in names else []
+        slots.append(mine)
+    return slots
+
+
+def traced(desc) -> tuple[tuple[int, ...] | None, str | None]:
+    """The shape and GE dtype TorchAir traced for an output: its ``_meta`` attr, the FX
+    fake value (a symbolic size as -1); None for what it did not record. The descriptor's
+    own dtype is not it: a written input's output keeps whatever GE's default was."""
+    meta = desc.attr["_meta"].s.decode() if "_meta" in desc.attr else ""
+    shape = re.search(r"shape=torch\.Size\(\[(.*?)\]\)", meta)
+    dtype = re.search(r"dtype=(torch\.\w+)", meta)
+    row = types.dtype(dtype.group(1)) if dtype else None
+    if shape is None:
+        return None, row.ge if row else None
+    sizes = [s.strip() for s in _top_level(shape.group(1)) if s.strip()]
+    return tuple(int(s) if s.isdigit() else -1 for s in sizes), row.ge if row else None
+
+
+def _top_level(text: str) -> list[str]:
+    """``text`` split at its commas outside parentheses: a symbolic size is an expression
+    (``FloorToInt(IntTrueDiv(s0, 2))``), one dim."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [*parts, text[start:]]
+
+
+def given(desc, value=None, ir=None) -> infer.Given:
+    """An input as GE hands it to InferShape: traced (``desc``) or real (``value``), with
+    host data for a value-depend input."""
+    if value is None:
+        row = types.DTYPES.get(dtype_name(desc) or "")
+        return infer.Given(row.value if row else 28, tuple(desc.shape.dim))
+    value = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
+    depend = {i.name for i in ir.inputs if i.value_depend}
+    data = value.detach().cpu().contiguous().numpy().tobytes() if desc.name in depend else None
+    return infer.Given(ge(value.dtype).value, tuple(value.shape), data)
+
+
+def attr(node_def, attr: irdef.Attr):
+    """An IR attr's value as the node sets it, else the IR's default (GE fills it in)."""
+    if attr.name not in node_def.attr:
+        return attr.default
+    value = decode_attr(node_def.attr[attr.name])
+    if isinstance(value, torch.dtype):
+        return ge(value).value
+    return value
+
+
+def ge(dtype: torch.dtype) -> types.DType:
+    """GE's row of a torch dtype (DT_UNDEFINED for one GE lacks)."""
+    return _GE_BY_TORCH.get(dtype, types.DTYPES["DT_UNDEFINED"])

@@ -1,0 +1,20 @@
+#include "register/op_def_registry.h"
+
+namespace ops {
+class RowMean : public OpDef {
+public:
+    explicit RowMean(const char* name) : OpDef(name)
+    {
+        this->Input("x")
+            .ParamType(REQUIRED)
+            .DataType({ge::DT_FLOAT16, ge::DT_FLOAT})
+            .Format({ge::FORMAT_ND, ge::FORMAT_ND});
+        this->Output("y")
+            .ParamType(REQUIRED)
+            .DataType({ge::DT_FLOAT16, ge::DT_FLOAT})
+            .Format({ge::FORMAT_ND, ge::FORMAT_ND});
+        this->AICore().AddConfig("ascend910b");
+    }
+};
+OP_ADD(RowMean);
+}  // namespace ops
