@@ -406,3 +406,32 @@ def test_declared_output_dtypes_hold_the_fake_where_there_is_no_infer_data_type(
     assert indices.output == 1 and indices.fake == "DT_INT64"
     # inputs no row declares: another check's business (the specs), not a dtype finding here
     assert declared(rows, {"x": "DT_INT8"}, [("y", "DT_INT8"), ("indices", "DT_INT64")]) == []
+
+
+CRASHING = r"""
+#include "register/op_impl_registry.h"
+// Reads its optional input without asking whether it is there: absent, a null deref.
+static ge::graphStatus InferShapeUnguarded(gert::InferShapeContext* context)
+{
+    const gert::Shape* bias = context->GetOptionalInputShape(1);
+    gert::Shape* y = context->GetOutputShape(0);
+    *y = *context->GetInputShape(0);
+    y->SetDim(0, bias->GetDim(0));
+    return ge::GRAPH_SUCCESS;
+}
+IMPL_OP_INFERSHAPE(Unguarded).InferShape(InferShapeUnguarded);
+"""
+
+
+def test_a_crashing_infer_shape_ends_its_worker_not_this_process(tmp_path):
+    (tmp_path / "unguarded_infershape.cpp").write_text(CRASHING)
+    library = infer.Library(infer.build(infer.find("Unguarded", tmp_path), tmp_path).library)
+    with_bias = [[x(3, 4)], [x(5)]]
+    assert library.infer("Unguarded", with_bias, [], 1).shapes == ((5, 4),)
+    with pytest.raises(infer.Crashed) as crashed:
+        library.infer("Unguarded", [[x(3, 4)], []], [], 1)
+    assert crashed.value.function == "InferShape"
+    assert str(crashed.value) == "the InferShape crashed (signal 11: SIGSEGV)"
+    # the next call gets a fresh worker
+    assert library.infer("Unguarded", with_bias, [], 1).shapes == ((5, 4),)
+    library.close()

@@ -7,13 +7,14 @@ caches it, :mod:`.call` runs it on a node, :mod:`.compare` judges a fake's outpu
 """
 
 from opsdk.cann.infer.build import INCLUDE, BuildFailure, Built, build, header_dirs, project_files
-from opsdk.cann.infer.call import Given, Inferred, Library
+from opsdk.cann.infer.call import Crashed, Given, Inferred, Library
 from opsdk.cann.infer.sources import Function, Inference, find, find_all
 
 __all__ = [
     "INCLUDE",
     "BuildFailure",
     "Built",
+    "Crashed",
     "Function",
     "Given",
     "Inference",

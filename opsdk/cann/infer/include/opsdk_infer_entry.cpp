@@ -1,6 +1,8 @@
 // The C entry opsdk calls through ctypes: build an opsdk::Node from a text request, run
 // the op's registered InferShape and InferDataType on it, write the results as text.
 // Compiled once into each op's library, beside the op's own inference sources.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <exception>
 
@@ -13,6 +15,20 @@ std::map<std::string, Impl> &Registry() {
 }
 
 static std::string g_log;
+
+}  // namespace opsdk
+// Where the entry announces each function it enters (a worker's stderr; -1: nowhere):
+// if the function crashes the process, the parent still learns which one it was.
+extern "C" {
+int opsdk_phase_fd = -1;
+}
+namespace opsdk {
+static void Phase(const std::string &function) {
+  if (opsdk_phase_fd < 0) return;
+  std::string line = "phase " + function + "\n";
+  ssize_t written = write(opsdk_phase_fd, line.data(), line.size());
+  (void)written;
+}
 
 void Log(char level, const char *name, const char *file, int line, const char *fmt, ...) {
   if (level == 'D' || level == 'I') return;
@@ -127,6 +143,7 @@ static std::string Run(const Impl &impl, std::istream &in) {
   if (impl.infer_shape == nullptr) {
     out << "shape none\n";
   } else {
+    Phase("InferShape");
     out << "shape " << impl.infer_shape(&shape_context) << "\n";
     for (const gert::Shape &s : node.output_shapes) {
       out << "out " << s.GetDimNum();
@@ -136,6 +153,7 @@ static std::string Run(const Impl &impl, std::istream &in) {
   }
   gert::InferDataTypeContext dtype_context(&node);
   if (impl.infer_dtype != nullptr) {
+    Phase("InferDataType");
     out << "dtype " << impl.infer_dtype(&dtype_context) << "\n";
     for (const auto &d : node.output_descs) out << "dt " << static_cast<int>(d.dt) << "\n";
   }
