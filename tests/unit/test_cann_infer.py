@@ -10,7 +10,9 @@ import pytest
 
 from opsdk._runtime import types
 from opsdk.cann import infer
+from opsdk.cann.infer.chip import soc_version
 from opsdk.cann.infer.compare import disagreements
+from opsdk.errors import SpecError
 
 F16, F32, I32, I64 = (
     types.DTYPES[n].value for n in ("DT_FLOAT16", "DT_FLOAT", "DT_INT32", "DT_INT64")
@@ -435,3 +437,41 @@ def test_a_crashing_infer_shape_ends_its_worker_not_this_process(tmp_path):
     # the next call gets a fresh worker
     assert library.infer("Unguarded", with_bias, [], 1).shapes == ((5, 4),)
     library.close()
+
+
+BY_CHIP = r"""
+#include "register/op_impl_registry.h"
+#include "platform/platform_info.h"
+// As ops-nn's do: ask the platform which chip, and infer differently on Ascend950.
+static ge::graphStatus InferDtypeByChip(gert::InferDataTypeContext* context)
+{
+    fe::PlatformInfo platform_info;
+    fe::OptionalInfo optional_info;
+    if (fe::PlatformInfoManager::Instance().GetPlatformInfoWithOutSocVersion(
+            platform_info, optional_info) != ge::GRAPH_SUCCESS) {
+        return ge::GRAPH_FAILED;
+    }
+    bool wide = platform_info.str_info.short_soc_version == "Ascend950";
+    context->SetOutputDataType(0, wide ? ge::DT_FLOAT : context->GetInputDataType(0));
+    return ge::GRAPH_SUCCESS;
+}
+IMPL_OP_INFERSHAPE(ByChip).InferDataType(InferDtypeByChip);
+"""
+
+
+def test_the_chip_the_cpp_asks_for_is_a_parameter(tmp_path):
+    (tmp_path / "by_chip_infershape.cpp").write_text(BY_CHIP)
+    library = infer.Library(infer.build(infer.find("ByChip", tmp_path), tmp_path).library)
+    assert library.infer("ByChip", [[x(2)]], [], 1).dtypes == (F16,)  # ascend910b
+    assert library.infer("ByChip", [[x(2)]], [], 1, chip="ascend950").dtypes == (F32,)
+    library.close()
+
+
+def test_the_chip_is_the_setting_else_the_definition_s_else_atlas_a2():
+    assert infer.chip((), {}) == "ascend910b"
+    assert infer.chip(("ascend950",), {}) == "ascend950"
+    assert infer.chip(("ascend950", "ascend910_93"), {}) == "ascend910_93"  # the reader's
+    assert infer.chip(("ascend910b",), {"OPSDK_CANN_CHIP": "ascend950"}) == "ascend950"
+    with pytest.raises(SpecError, match="OPSDK_CANN_CHIP='910B' is not a chip"):
+        infer.chip((), {"OPSDK_CANN_CHIP": "910B"})
+    assert soc_version("ascend910_93") == "Ascend910_93"

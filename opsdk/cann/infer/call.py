@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opsdk.cann.infer import _native
+from opsdk.cann.infer.chip import soc_version
 
 __all__ = ["Crashed", "Given", "Inferred", "Library"]
 
@@ -79,10 +80,13 @@ class Library:
         attrs: list,
         outputs: int,
         node: str = "node",
+        chip: str = "ascend910b",
     ) -> Inferred:
         """Run the op's functions on a node with ``inputs`` (per IR input, its instances:
-        [] for an absent optional one), ``attrs`` and ``outputs`` outputs."""
-        status, text = self._ask(op_type, _request(op_type, node, inputs, attrs, outputs))
+        [] for an absent optional one), ``attrs`` and ``outputs`` outputs, as ``chip``
+        (an ``AddConfig`` name: what CANN's platform API reports to the functions)."""
+        request = _request(op_type, node, soc_version(chip), inputs, attrs, outputs)
+        status, text = self._ask(op_type, request)
         if status == 1:
             raise KeyError(f"{self.path} registers no inference for {op_type}")
         return _reply(text, self.root)
@@ -174,8 +178,8 @@ class _Worker:
         self._phases.close()
 
 
-def _request(op_type, node, inputs, attrs, outputs) -> str:
-    words = [op_type, node, str(len(inputs))]
+def _request(op_type, node, soc, inputs, attrs, outputs) -> str:
+    words = [op_type, node, soc, str(len(inputs))]
     for instances in inputs:
         words.append(str(len(instances)))
         for given in instances:

@@ -472,18 +472,21 @@ template <typename T> std::string Shape2String(const T &shape) {
   return out + "]";
 }
 
-// The chip CANN's platform API reports: opsdk infers as for Atlas A2 (ascend910b), the
-// chip its OpDef reader reads definitions for.
+// The chip CANN's platform API reports: the one the request names (opsdk's chip setting,
+// cann/infer/chip.py), as its short SoC version ("Ascend910B", "Ascend950").
+namespace opsdk {
+const std::string &SocVersion();
+}
 namespace fe {
 struct StrInfo {
-  std::string short_soc_version = "Ascend910B";
-  std::string ai_core_version = "Ascend910B";
+  std::string short_soc_version = opsdk::SocVersion();
+  std::string ai_core_version = opsdk::SocVersion();
 };
 struct PlatformInfo {
   StrInfo str_info;
 };
 struct OptionalInfo {
-  std::string soc_version = "Ascend910B1";
+  std::string soc_version = opsdk::SocVersion();
 };
 class PlatformInfoManager {
  public:
@@ -492,8 +495,14 @@ class PlatformInfoManager {
     return manager;
   }
   uint32_t InitializePlatformInfo() { return 0; }
-  uint32_t GetPlatformInfoWithOutSocVersion(PlatformInfo &, OptionalInfo &) { return 0; }
-  uint32_t GetPlatformInfo(const std::string &, PlatformInfo &, OptionalInfo &) { return 0; }
+  uint32_t GetPlatformInfoWithOutSocVersion(PlatformInfo &platform, OptionalInfo &optional) {
+    platform = PlatformInfo();
+    optional = OptionalInfo();
+    return 0;
+  }
+  uint32_t GetPlatformInfo(const std::string &, PlatformInfo &platform, OptionalInfo &optional) {
+    return GetPlatformInfoWithOutSocVersion(platform, optional);
+  }
 };
 }  // namespace fe
 

@@ -15,6 +15,8 @@ std::map<std::string, Impl> &Registry() {
 }
 
 static std::string g_log;
+static std::string g_soc = "Ascend910B";
+const std::string &SocVersion() { return g_soc; }
 
 }  // namespace opsdk
 // Where the entry announces each function it enters (a worker's stderr; -1: nowhere):
@@ -107,7 +109,7 @@ static std::string Run(const Impl &impl, std::istream &in) {
   Node node;
   Store store;
   size_t ir_inputs = 0, attrs = 0, outputs = 0;
-  in >> node.type >> node.name >> ir_inputs;
+  in >> node.type >> node.name >> g_soc >> ir_inputs;
   for (size_t ir = 0; ir < ir_inputs; ++ir) {
     size_t count = 0;
     in >> count;
