@@ -475,3 +475,33 @@ def test_the_chip_is_the_setting_else_the_definition_s_else_atlas_a2():
     with pytest.raises(SpecError, match="OPSDK_CANN_CHIP='910B' is not a chip"):
         infer.chip((), {"OPSDK_CANN_CHIP": "910B"})
     assert soc_version("ascend910_93") == "Ascend910_93"
+
+
+FORMATTED = r"""
+#include "register/op_impl_registry.h"
+#include "log/log.h"
+// As ops-nn's 3-D pooling does: the input's origin format decides (NCDHW or NDHWC only).
+static ge::graphStatus InferShapeFormatted(gert::InferShapeContext* context)
+{
+    ge::Format format = context->GetInputDesc(0)->GetOriginFormat();
+    OP_CHECK_IF(format != ge::FORMAT_NCDHW && format != ge::FORMAT_NDHWC,
+                OP_LOGE(context, "format must be NCDHW or NDHWC, got %d", format),
+                return ge::GRAPH_FAILED);
+    bool same = context->GetOutputDesc(0)->GetOriginFormat() == format;
+    *context->GetOutputShape(0) = gert::Shape({format == ge::FORMAT_NCDHW ? 1 : 2, same});
+    return ge::GRAPH_SUCCESS;
+}
+IMPL_OP_INFERSHAPE(Formatted).InferShape(InferShapeFormatted);
+"""
+
+
+def test_an_input_s_format_reaches_the_cpp_and_its_outputs(tmp_path):
+    (tmp_path / "formatted_infershape.cpp").write_text(FORMATTED)
+    library = infer.Library(infer.build(infer.find("Formatted", tmp_path), tmp_path).library)
+    nd = library.infer("Formatted", [[x(1, 2, 3, 4, 5)]], [], 1)
+    assert nd.shape_status != 0 and "got 2" in nd.log[0]  # FORMAT_ND
+    shape = (1, 2, 3, 4, 5)
+    for fmt, first in (("NCDHW", 1), ("NDHWC", 2)):
+        answer = library.infer("Formatted", [[infer.Given(F16, shape, format=fmt)]], [], 1)
+        assert answer.shapes == ((first, 1),), answer.log
+    library.close()

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opsdk._runtime import locator, types
+from opsdk.cann.infer.call import FORMATS
 from opsdk.cann.infer.sources import Inference, extracted
 
 __all__ = ["INCLUDE", "BuildFailure", "Built", "build", "header_dirs", "project_files"]
@@ -66,7 +67,7 @@ def build(inference: Inference, root: Path | None = None) -> Built:
             "CANN's own contexts, which opsdk does not have yet: unset OPSDK_CANN_INCLUDE"
         )
     project = _include_dirs(inference, root)
-    units = _units(inference)
+    units = _units(inference, project)
     key = _key(inference, units, project)
     directory = locator.cache_root() / "infer" / f"{inference.sources[0].stem}_{key}"
     library = directory / "infer.so"
@@ -131,12 +132,29 @@ def _compile(command: list[str], directory: Path) -> None:
         raise BuildFailure(_first_error(done.stderr, directory))
 
 
-def _units(inference: Inference) -> list[tuple[str, str]]:
+def _units(inference: Inference, project: tuple[Path, ...]) -> list[tuple[str, str]]:
     """(file name, text) of each translation unit: the op's sources (an ops-nn source
-    included by absolute path, so messages name it; a samples-style one extracted)."""
+    included by absolute path, so messages name it; a samples-style one extracted) and
+    their companions (:func:`_companions`)."""
     if inference.extract:
         return [(inference.sources[0].name, extracted(inference))]
-    return [(p.name, f'#include "{p.resolve()}"\n') for p in inference.sources]
+    return [(p.name, f'#include "{p}"\n') for p in _with_companions(inference, project)]
+
+
+def _with_companions(inference: Inference, project: tuple[Path, ...]) -> list[Path]:
+    """The op's sources and, transitively, the ``.cpp`` beside each project header they
+    include (``matmul_common_infershape.h`` -> ``.cpp``): where a shared helper the file
+    calls is defined (ops-nn's matmul and conv ops)."""
+    paths = [p.resolve() for p in inference.sources]
+    todo = list(paths)
+    while todo:
+        text = todo.pop().read_text(errors="replace")
+        for header in _included([("", text)], project):
+            companion = header.with_suffix(".cpp")
+            if header.suffix in (".h", ".hpp") and companion.is_file() and companion not in paths:
+                paths.append(companion)
+                todo.append(companion)
+    return paths
 
 
 def _include_dirs(inference: Inference, root: Path | None) -> tuple[Path, ...]:
@@ -173,8 +191,11 @@ def project_files(inference: Inference, root: Path | None = None) -> list[Path]:
     """The project's files ``inference`` compiles from: its sources and the headers they
     include from the project, transitively (what a copy of it must hold)."""
     project = _include_dirs(inference, root)
-    units = [(p.name, p.read_text(errors="replace")) for p in inference.sources]
-    return sorted({p.resolve() for p in inference.sources} | _included(units, project))
+    sources = _with_companions(inference, project) if not inference.extract else []
+    units = [(p.name, p.read_text(errors="replace")) for p in (*inference.sources, *sources)]
+    return sorted(
+        {p.resolve() for p in inference.sources} | set(sources) | _included(units, project)
+    )
 
 
 def _included(units, project: tuple[Path, ...]) -> set[Path]:
@@ -198,14 +219,17 @@ def _included(units, project: tuple[Path, ...]) -> set[Path]:
 
 
 def _dtypes_header() -> str:
-    """``ge::DataType`` with CANN's numbering, from opsdk's one dtype table."""
+    """``ge::DataType`` and ``ge::Format`` with CANN's numbering, from opsdk's one dtype
+    table and :data:`~opsdk.cann.infer.call.FORMATS`."""
     rows = list(types.DTYPES.values())
     enum = ", ".join(f"{d.ge} = {d.value}" for d in rows)
     names = "".join(f'    case ge::{d.ge}: return "{d.ge}";\n' for d in rows)
     top = max(d.value for d in rows) + 1
+    formats = ", ".join(f"FORMAT_{name} = {i}" for i, name in enumerate(FORMATS))
     return (
         "#pragma once\n#include <string>\n"
-        f"namespace ge {{\nenum DataType {{ {enum}, DT_MAX = {top} }};\n}}\n"
+        f"namespace ge {{\nenum DataType {{ {enum}, DT_MAX = {top} }};\n"
+        f"enum Format {{ {formats} }};\n}}\n"
         "inline std::string opsdk_dtype_name(ge::DataType dt) {\n  switch (dt) {\n"
         f"{names}    default: return std::to_string(static_cast<int>(dt));\n  }}\n}}\n"
     )

@@ -23,17 +23,33 @@ from pathlib import Path
 from opsdk.cann.infer import _native
 from opsdk.cann.infer.chip import soc_version
 
-__all__ = ["Crashed", "Given", "Inferred", "Library"]
+__all__ = ["FORMATS", "Crashed", "Given", "Inferred", "Library"]
+
+
+# GE's ge::Format enumerators in their numbering (graph/types.h's order: FORMAT_NCHW is 0,
+# FORMAT_NCDHW 30), without the FORMAT_ prefix: the stand-in headers are generated from it.
+FORMATS = (
+    "NCHW", "NHWC", "ND", "NC1HWC0", "FRACTAL_Z", "NC1C0HWPAD", "NHWC1C0", "FSR_NCHW",
+    "FRACTAL_DECONV", "C1HWNC0", "FRACTAL_DECONV_TRANSPOSE", "FRACTAL_DECONV_SP_STRIDE_TRANS",
+    "NC1HWC0_C04", "FRACTAL_Z_C04", "CHWN", "FRACTAL_DECONV_SP_STRIDE8_TRANS", "HWCN",
+    "NC1KHKWHWC0", "BN_WEIGHT", "FILTER_HWCK", "HASHTABLE_LOOKUP_LOOKUPS",
+    "HASHTABLE_LOOKUP_KEYS", "HASHTABLE_LOOKUP_VALUE", "HASHTABLE_LOOKUP_OUTPUT",
+    "HASHTABLE_LOOKUP_HITS", "C1HWNCoC0", "MD", "NDHWC", "FRACTAL_ZZ", "FRACTAL_NZ", "NCDHW",
+    "DHWCN", "NDC1HWC0", "FRACTAL_Z_3D", "CN", "NC", "DHWNC", "FRACTAL_Z_3D_TRANSPOSE",
+    "FRACTAL_ZN_LSTM", "FRACTAL_Z_G", "RESERVED",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Given:
-    """One input instance: GE dtype number, shape and (value-depend inputs) host data as
-    raw bytes in that dtype."""
+    """One input instance: GE dtype number, shape, (value-depend inputs) host data as raw
+    bytes in that dtype, and its format (a :data:`FORMATS` name: what ``GetOriginFormat``
+    answers; the node's outputs take the first input's)."""
 
     dtype: int
     shape: tuple[int, ...]
     data: bytes | None = None
+    format: str = "ND"
 
 
 @dataclass(frozen=True)
@@ -184,7 +200,8 @@ def _request(op_type, node, soc, inputs, attrs, outputs) -> str:
         words.append(str(len(instances)))
         for given in instances:
             shape = list(given.shape)
-            words += [str(given.dtype), "-2" if shape == [-2] else str(len(shape))]
+            words += [str(given.dtype), str(FORMATS.index(given.format))]
+            words.append("-2" if shape == [-2] else str(len(shape)))
             words += [] if shape == [-2] else [str(d) for d in shape]
             words.append("-" if given.data is None else given.data.hex() or "=")
     words.append(str(len(attrs)))

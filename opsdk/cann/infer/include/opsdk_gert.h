@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "opsdk_dtypes.h"  // ge::DataType, generated from opsdk's one dtype table
+#include "opsdk_dtypes.h"  // ge::DataType and ge::Format, generated from opsdk's tables
 
 namespace ge {
 using graphStatus = uint32_t;
@@ -33,16 +33,6 @@ constexpr int64_t UNKNOWN_DIM = -1;
 constexpr int64_t UNKNOWN_DIM_NUM = -2;
 const std::vector<int64_t> UNKNOWN_SHAPE = {-1};
 const std::vector<int64_t> UNKNOWN_RANK = {-2};
-enum Format { FORMAT_NCHW, FORMAT_NHWC, FORMAT_ND, FORMAT_NC1HWC0, FORMAT_FRACTAL_Z,
-   FORMAT_NC1C0HWPAD, FORMAT_NHWC1C0, FORMAT_FSR_NCHW, FORMAT_FRACTAL_DECONV, FORMAT_C1HWNC0,
-   FORMAT_FRACTAL_DECONV_TRANSPOSE, FORMAT_FRACTAL_DECONV_SP_STRIDE_TRANS, FORMAT_NC1HWC0_C04,
-   FORMAT_FRACTAL_Z_C04, FORMAT_CHWN, FORMAT_FRACTAL_DECONV_SP_STRIDE8_TRANS, FORMAT_HWCN,
-   FORMAT_NC1KHKWHWC0, FORMAT_BN_WEIGHT, FORMAT_FILTER_HWCK, FORMAT_HASHTABLE_LOOKUP_LOOKUPS,
-   FORMAT_HASHTABLE_LOOKUP_KEYS, FORMAT_HASHTABLE_LOOKUP_VALUE, FORMAT_HASHTABLE_LOOKUP_OUTPUT,
-   FORMAT_HASHTABLE_LOOKUP_HITS, FORMAT_C1HWNCoC0, FORMAT_MD, FORMAT_NDHWC, FORMAT_FRACTAL_ZZ,
-   FORMAT_FRACTAL_NZ, FORMAT_NCDHW, FORMAT_DHWCN, FORMAT_NDC1HWC0, FORMAT_FRACTAL_Z_3D,
-   FORMAT_CN, FORMAT_NC, FORMAT_DHWNC, FORMAT_FRACTAL_Z_3D_TRANSPOSE, FORMAT_FRACTAL_ZN_LSTM,
-   FORMAT_FRACTAL_Z_G, FORMAT_RESERVED, };  // in graph/types.h's order
 inline Format GetPrimaryFormat(int32_t format) { return static_cast<Format>(format & 0xff); }
 class AscendString {
  public:
@@ -112,29 +102,34 @@ class StorageShape {
 
 class StorageFormat {
  public:
-  ge::Format GetOriginFormat() const { return ge::FORMAT_ND; }
-  ge::Format GetStorageFormat() const { return ge::FORMAT_ND; }
+  StorageFormat(ge::Format format = ge::FORMAT_ND) : format_(format) {}
+  ge::Format GetOriginFormat() const { return format_; }
+  ge::Format GetStorageFormat() const { return format_; }
+ private:
+  ge::Format format_;
 };
 
 // A value-depend input: its shape, dtype and host data.
 class Tensor {
  public:
   Tensor() = default;
-  Tensor(const Shape &shape, ge::DataType dt, const void *data) : shape_(shape), dt_(dt), data_(data) {}
+  Tensor(const Shape &shape, ge::DataType dt, const void *data, ge::Format format = ge::FORMAT_ND)
+      : shape_(shape), dt_(dt), data_(data), format_(format) {}
   const Shape &GetOriginShape() const { return shape_; }
   const Shape &GetStorageShape() const { return shape_; }
   const Shape &GetShape() const { return shape_; }
   int64_t GetShapeSize() const { return shape_.GetShapeSize(); }
   size_t GetDimNum() const { return shape_.GetDimNum(); }
   ge::DataType GetDataType() const { return dt_; }
-  ge::Format GetOriginFormat() const { return ge::FORMAT_ND; }
-  ge::Format GetStorageFormat() const { return ge::FORMAT_ND; }
+  ge::Format GetOriginFormat() const { return format_; }
+  ge::Format GetStorageFormat() const { return format_; }
   template <typename T> const T *GetData() const { return static_cast<const T *>(data_); }
   const void *GetAddr() const { return data_; }
  private:
   Shape shape_;
   ge::DataType dt_ = ge::DT_UNDEFINED;
   const void *data_ = nullptr;
+  ge::Format format_ = ge::FORMAT_ND;
 };
 
 class ContinuousVector {
@@ -190,9 +185,10 @@ class CompileTimeTensorDesc {
  public:
   ge::DataType GetDataType() const { return dt; }
   void SetDataType(ge::DataType value) { dt = value; }
-  ge::Format GetOriginFormat() const { return ge::FORMAT_ND; }
-  ge::Format GetStorageFormat() const { return ge::FORMAT_ND; }
+  ge::Format GetOriginFormat() const { return format; }
+  ge::Format GetStorageFormat() const { return format; }
   ge::DataType dt = ge::DT_UNDEFINED;
+  ge::Format format = ge::FORMAT_ND;
 };
 }  // namespace gert
 

@@ -115,9 +115,9 @@ static std::string Run(const Impl &impl, std::istream &in) {
     in >> count;
     node.ir_inputs.emplace_back(node.input_shapes.size(), count);
     for (size_t k = 0; k < count; ++k) {
-      int dt = 0;
+      int dt = 0, format = 0;
       std::string hex;
-      in >> dt;
+      in >> dt >> format;
       gert::Shape shape = ReadShape(in);
       in >> hex;
       const void *data = nullptr;
@@ -127,9 +127,10 @@ static std::string Run(const Impl &impl, std::istream &in) {
         data = store.datas.back()->data();
       }
       node.input_shapes.push_back(shape);
-      node.input_tensors.emplace_back(shape, static_cast<ge::DataType>(dt), data);
+      node.input_tensors.emplace_back(shape, static_cast<ge::DataType>(dt), data, static_cast<ge::Format>(format));
       node.input_descs.emplace_back();
       node.input_descs.back().dt = static_cast<ge::DataType>(dt);
+      node.input_descs.back().format = static_cast<ge::Format>(format);
     }
   }
   in >> attrs;
@@ -137,6 +138,8 @@ static std::string Run(const Impl &impl, std::istream &in) {
   in >> outputs;
   node.output_shapes.resize(outputs);
   node.output_descs.resize(outputs);
+  // GE gives an output the format of the data it comes from: the first input's here.
+  for (auto &desc : node.output_descs) desc.format = node.input_descs.empty() ? ge::FORMAT_ND : node.input_descs[0].format;
   for (size_t i = 0; i < outputs; ++i) node.ir_outputs.emplace_back(i, 1);
   if (!in) return "error bad request\n";
 
