@@ -27,7 +27,7 @@ from opsdk.errors import SpecError
 __all__ = ["cases"]
 
 # Formats whose rank is fixed (GE's ge::Format); ND and its kin leave it open.
-_FORMAT_RANKS = {"NCHW": 4, "NHWC": 4, "HWCN": 4, "CHWN": 4, "NCDHW": 5, "NDHWC": 5, "DHWCN": 5}
+FORMAT_RANKS = {"NCHW": 4, "NHWC": 4, "HWCN": 4, "CHWN": 4, "NCDHW": 5, "NDHWC": 5, "DHWCN": 5}
 # ListInt attrs whose length is the rank of the tensors they describe.
 _RANK_LISTS = ("perm", "strides", "dilations", "ksize", "kernel_size")
 # Int attrs naming one dimension.
@@ -177,7 +177,7 @@ def _rank(cann: CannOp) -> int:
     """The tensors' rank as the definition hints it: a fixed-rank format, a rank-long list
     attr's default, a dim attr's default; else 2."""
     hints = [
-        _FORMAT_RANKS.get(f.removeprefix("FORMAT_"))
+        FORMAT_RANKS.get(f.removeprefix("FORMAT_"))
         for formats in cann.formats.values()
         for f in formats
     ]

@@ -10,7 +10,6 @@ lines (errors, warnings) the functions wrote.
 
 from __future__ import annotations
 
-import re
 import select
 import signal
 import struct
@@ -176,15 +175,17 @@ class _Worker:
         function it was in."""
         code = self._process.wait()
         self._phases.seek(0)
-        phases = re.findall(rb"^phase (\w+)$", self._phases.read(), re.M)
+        said = self._phases.read().decode(errors="replace").splitlines()
+        phases = [line[6:] for line in said if line.startswith("phase ")]
+        last = next((line for line in reversed(said) if not line.startswith("phase ")), "")
         self.close()
-        if how is None:
+        if how is None:  # a load failure (an undefined symbol) is the worker's last line
             how = (
                 f"crashed (signal {-code}: {signal.Signals(-code).name})"
                 if code < 0
-                else f"ended its process (exit {code})"
+                else f"ended its process (exit {code}: {last.strip()})"
             )
-        return Crashed(how, phases[-1].decode() if phases else None)
+        return Crashed(how, phases[-1] if phases else None)
 
     def close(self) -> None:
         if self._process.poll() is None:
