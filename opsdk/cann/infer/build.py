@@ -10,6 +10,7 @@ it: the op's sources, the project headers they include, opsdk's headers and the 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -68,6 +69,7 @@ def build(inference: Inference, root: Path | None = None) -> Built:
         )
     project = _include_dirs(inference, root)
     units = _units(inference, project)
+    project += _searched(units, project, _top(inference, root))
     key = _key(inference, units, project)
     directory = locator.cache_root() / "infer" / f"{inference.sources[0].stem}_{key}"
     library = directory / "infer.so"
@@ -85,8 +87,7 @@ def build(inference: Inference, root: Path | None = None) -> Built:
     flags = [*FLAGS, *(f"-I{d}" for d in (toolkit, INCLUDE, *project)), "-include", "opsdk_gert.h"]
     # The library is shared by content: its log lines name files relative to the project
     # (Library puts the caller's folder back in front).
-    top = Path(root).resolve() if root else inference.sources[0].resolve().parent
-    flags.append(f"-fmacro-prefix-map={top}/=")
+    flags.append(f"-fmacro-prefix-map={_top(inference, root)}/=")
     _compile([*flags, "-shared", *sources, str(toolkit / "entry.o"), "-o", str(partial)], directory)
     partial.replace(library)  # atomic: a concurrent build never sees half a library
     return Built(library, round(time.perf_counter() - start, 2))
@@ -142,32 +143,47 @@ def _units(inference: Inference, project: tuple[Path, ...]) -> list[tuple[str, s
 
 
 def _with_companions(inference: Inference, project: tuple[Path, ...]) -> list[Path]:
-    """The op's sources and, transitively, the ``.cpp`` beside each project header they
-    include (``matmul_common_infershape.h`` -> ``.cpp``): where a shared helper the file
-    calls is defined (ops-nn's matmul and conv ops)."""
+    """The op's sources and, transitively, the inference ``.cpp`` beside each project
+    header they include (``matmul_common_infershape.h`` -> ``.cpp``): where a shared
+    helper the file calls is defined (ops-nn's matmul and conv ops). A tiling source
+    beside its header is not inference: it needs CANN's tiling API."""
     paths = [p.resolve() for p in inference.sources]
     todo = list(paths)
     while todo:
         text = todo.pop().read_text(errors="replace")
         for header in _included([("", text)], project):
             companion = header.with_suffix(".cpp")
-            if header.suffix in (".h", ".hpp") and companion.is_file() and companion not in paths:
+            if (
+                header.suffix in (".h", ".hpp")
+                and "infershape" in companion.name
+                and companion.is_file()
+                and companion not in paths
+            ):
                 paths.append(companion)
                 todo.append(companion)
     return paths
 
 
+def _top(inference: Inference, root: Path | None) -> Path:
+    """The project's folder: ``root``, else the first source's."""
+    return Path(root).resolve() if root else inference.sources[0].resolve().parent
+
+
 def _include_dirs(inference: Inference, root: Path | None) -> tuple[Path, ...]:
     """The source's folder and its parents up to ``root``: a project includes its shared
-    helpers relative to one of them, or from a ``common/inc`` beside one (ops-nn's)."""
+    helpers relative to one of them, or from a ``common/inc`` (ops-nn's) or
+    ``common/include`` (ops-transformer's) beside one."""
     dirs = []
     for source in inference.sources:
         folder = source.resolve().parent
-        top = Path(root).resolve() if root else folder
+        top = _top(inference, root)
         while True:
             dirs.append(folder)
-            if (folder / "common" / "inc").is_dir():
-                dirs.append(folder / "common" / "inc")
+            dirs += [
+                folder / "common" / c
+                for c in ("inc", "include")
+                if (folder / "common" / c).is_dir()
+            ]
             if folder == top or folder == folder.parent or not folder.is_relative_to(top):
                 break
             folder = folder.parent
@@ -193,14 +209,16 @@ def project_files(inference: Inference, root: Path | None = None) -> list[Path]:
     project = _include_dirs(inference, root)
     sources = _with_companions(inference, project) if not inference.extract else []
     units = [(p.name, p.read_text(errors="replace")) for p in (*inference.sources, *sources)]
+    project += _searched(units, project, _top(inference, root))
     return sorted(
         {p.resolve() for p in inference.sources} | set(sources) | _included(units, project)
     )
 
 
-def _included(units, project: tuple[Path, ...]) -> set[Path]:
+def _included(units, project: tuple[Path, ...], missing: set[str] | None = None) -> set[Path]:
     """The project files the units include, transitively: the sources themselves and the
-    headers found in the project's folders (CANN's own are not the project's)."""
+    headers found in the project's folders (CANN's own are not the project's). The names
+    found nowhere, opsdk's headers included, go to ``missing``."""
     seen: set[Path] = set()
     todo = [(text, None) for _, text in units]
     while todo:
@@ -215,7 +233,42 @@ def _included(units, project: tuple[Path, ...]) -> set[Path]:
                         seen.add(path)
                         todo.append((path.read_text(errors="replace"), path.parent))
                     break
+            else:
+                if missing is not None and not (INCLUDE / name).is_file():
+                    missing.add(name)
     return seen
+
+
+def _searched(units, project: tuple[Path, ...], top: Path) -> tuple[Path, ...]:
+    """Folders of the project that resolve what its includes name and no folder of
+    :func:`_include_dirs` has: a name matching one file's path end in the whole project
+    (its build adds such folders: ops-transformer's ``mc2/3rd``)."""
+    found: list[Path] = []
+    while True:
+        missing: set[str] = set()
+        _included(units, (*project, *found), missing)
+        added = False
+        for name in sorted(missing):
+            hits = [h for h in _headers(top) if h.as_posix().endswith(f"/{name}")]
+            folder = Path(hits[0].as_posix()[: -len(name) - 1]) if len(hits) == 1 else None
+            if folder is not None and folder not in found:
+                found.append(folder)
+                added = True
+        if not added:
+            return tuple(found)
+
+
+@functools.lru_cache(maxsize=8)
+def _headers(top: Path) -> tuple[Path, ...]:
+    """Every header under ``top``, outside hidden and test folders."""
+    return tuple(
+        p
+        for p in top.rglob("*.h*")
+        if p.suffix in (".h", ".hpp")
+        and not any(
+            part.startswith(".") or part in ("test", "tests") for part in p.relative_to(top).parts
+        )
+    )
 
 
 def _dtypes_header() -> str:
