@@ -2,11 +2,13 @@
 registration styles), compiled against opsdk's stand-in gert headers, called with a
 node's shapes, dtypes, attrs and host data, and judged against traced outputs.
 
-The C++ here is this test's own, in the two styles real projects use. Each file compiles
+The C++ is the project's own (``tests/infer_sources.py`` and here), in the two styles
+real projects use. Each file compiles
 once per machine (the cache is keyed on contents), so the file costs two g++ runs cold.
 """
 
 import pytest
+from infer_sources import BROKEN, infershape
 
 from opsdk._runtime import types
 from opsdk.cann import infer
@@ -18,118 +20,9 @@ F16, F32, I32, I64 = (
     types.DTYPES[n].value for n in ("DT_FLOAT16", "DT_FLOAT", "DT_INT32", "DT_INT64")
 )
 
-# ops-nn style: an op_host/*_infershape.cpp registering with IMPL_OP_INFERSHAPE.
-OPS_NN = r"""
-#include "register/op_impl_registry.h"
-#include "log/log.h"
-#include "util/shape_util.h"
-#include "helpers.h"
-
-using namespace ge;
-namespace ops {
-static graphStatus InferShapeKeepLast(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    OP_CHECK_NULL_WITH_CONTEXT(context, x);
-    gert::Shape* y = context->GetOutputShape(0);
-    OP_CHECK_NULL_WITH_CONTEXT(context, y);
-    *y = *x;
-    y->SetDim(x->GetDimNum() - 1, 1);
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferShapeDropLast(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    gert::Shape* y = context->GetOutputShape(0);
-    OP_CHECK_IF(x->GetDimNum() == 0, OP_LOGE(context, "x must have a dim"), return GRAPH_FAILED);
-    y->SetDimNum(0);
-    for (size_t i = 0; i + 1 < x->GetDimNum(); ++i) {
-        y->AppendDim(x->GetDim(i));
-    }
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferDtypeFloat(gert::InferDataTypeContext* context)
-{
-    context->SetOutputDataType(0, DT_FLOAT);
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferDtypeSame(gert::InferDataTypeContext* context)
-{
-    context->SetOutputDataType(0, context->GetInputDataType(0));
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferShapeTopK(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    const int64_t* k = context->GetAttrs()->GetInt(0);
-    OP_CHECK_NULL_WITH_CONTEXT(context, k);
-    for (size_t out = 0; out < 2; ++out) {
-        gert::Shape* y = context->GetOutputShape(out);
-        *y = *x;
-        y->SetDim(x->GetDimNum() - 1, *k);
-    }
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferDtypeTopKInt32(gert::InferDataTypeContext* context)
-{
-    context->SetOutputDataType(0, context->GetInputDataType(0));
-    context->SetOutputDataType(1, DT_INT32);
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferDtypeTopKInt64(gert::InferDataTypeContext* context)
-{
-    context->SetOutputDataType(0, context->GetInputDataType(0));
-    context->SetOutputDataType(1, DT_INT64);
-    return GRAPH_SUCCESS;
-}
-
-// Doubles the first dim: through uint32_t an unknown dim (-1) becomes 4294967294.
-static graphStatus InferShapeDoubleUnsigned(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    gert::Shape* y = context->GetOutputShape(0);
-    *y = *x;
-    uint32_t rows = x->GetDim(0);
-    y->SetDim(0, rows * 2U);
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferShapeDoubleSigned(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    gert::Shape* y = context->GetOutputShape(0);
-    *y = *x;
-    int64_t rows = x->GetDim(0);
-    y->SetDim(0, rows < 0 ? -1 : rows * 2);
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferShapeSmallOnly(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    OP_CHECK_IF(x->GetDim(0) > 4, OP_LOGE(context, "dim 0 is %ld, at most 4", x->GetDim(0)),
-                return GRAPH_FAILED);
-    *context->GetOutputShape(0) = *x;
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferShapeTwoOutputs(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    gert::Shape* y = context->GetOutputShape(0);
-    gert::Shape* stats = context->GetOutputShape(1);
-    OP_CHECK_NULL_WITH_CONTEXT(context, stats);
-    *y = *x;
-    *stats = *x;
-    return GRAPH_SUCCESS;
-}
-
+# ops-nn style: an op_host/*_infershape.cpp registering with IMPL_OP_INFERSHAPE (the
+# functions shared with the infer layer's test, and one of this test's own).
+EVERYTHING = r"""
 // Every way a node reaches InferShape: attrs of each type, a value-depend input's data,
 // an optional input and a dynamic one. The output is [sizes..., len(tag), n, bias?, scale>1].
 static graphStatus InferShapeEverything(gert::InferShapeContext* context)
@@ -159,7 +52,23 @@ static graphStatus InferShapeEverything(gert::InferShapeContext* context)
     y->AppendDim(context->GetDynamicInputShape(2, 1)->GetDim(0) + Helper());
     return GRAPH_SUCCESS;
 }
-
+"""
+OPS_NN = infershape(
+    [
+        "InferShapeKeepLast",
+        "InferShapeDropLast",
+        "InferDtypeFloat",
+        "InferDtypeSame",
+        "InferShapeTopK",
+        "InferDtypeTopKInt32",
+        "InferDtypeTopKInt64",
+        "InferShapeDoubleUnsigned",
+        "InferShapeDoubleSigned",
+        "InferShapeSmallOnly",
+        "InferShapeTwoOutputs",
+        EVERYTHING,
+    ],
+    r"""
 IMPL_OP_INFERSHAPE(KeepLast).InferShape(InferShapeKeepLast).InferDataType(InferDtypeSame);
 IMPL_OP_INFERSHAPE(DropLast).InferShape(InferShapeDropLast).InferDataType(InferDtypeSame);
 IMPL_OP_INFERSHAPE(ToFloat).InferShape(InferShapeDropLast).InferDataType(InferDtypeFloat);
@@ -173,8 +82,9 @@ IMPL_OP_INFERSHAPE(DoubleSigned).InferShape(InferShapeDoubleSigned);
 IMPL_OP_INFERSHAPE(SmallOnly).InferShape(InferShapeSmallOnly);
 IMPL_OP_INFERSHAPE(TwoOutputs).InferShape(InferShapeTwoOutputs);
 IMPL_OP_INFERSHAPE(Everything).InferShape(InferShapeEverything).InputsDataDependency({0});
-}  // namespace ops
-"""
+""",
+    includes=("util/shape_util.h", "helpers.h"),
+)
 
 # CANN samples style: the inference in the OpDef file, beside tiling code and the OpDef
 # that need CANN's whole host API (only the `namespace ge` blocks are compiled).
@@ -216,15 +126,6 @@ public:
 };
 OP_ADD(SampleCopy);
 }
-"""
-
-BROKEN = r"""
-#include "register/op_impl_registry.h"
-static ge::graphStatus InferShapeBroken(gert::InferShapeContext* context)
-{
-    return context->GetPlatformInfo() == nullptr ? ge::GRAPH_FAILED : ge::GRAPH_SUCCESS;
-}
-IMPL_OP_INFERSHAPE(Broken).InferShape(InferShapeBroken);
 """
 
 
@@ -375,17 +276,50 @@ def test_a_file_that_does_not_compile_is_one_line_with_file_line_and_symbol(tmp_
     assert "GetPlatformInfo" in message and "build.log" in message
 
 
-def test_cann_s_headers_are_used_only_when_named_and_are_refused_for_now(tmp_path, monkeypatch):
-    assert infer.header_dirs({"ASCEND_HOME_PATH": str(tmp_path)}) == ((infer.INCLUDE,), "opsdk")
-    named = {"OPSDK_CANN_INCLUDE": f"{tmp_path}/include:{tmp_path}/include/external"}
-    assert infer.header_dirs(named) == (
-        (tmp_path / "include", tmp_path / "include/external"),
-        "CANN",
+# A file whose include chain reaches a CANN header opsdk has no stand-in of.
+NEEDS_CANN = r"""
+#include "register/op_impl_registry.h"
+#include "tiling/only_in_cann.h"
+static ge::graphStatus InferShapeNeedsCann(gert::InferShapeContext* context)
+{
+    *context->GetOutputShape(0) = gert::Shape({kOnlyInCann});
+    return ge::GRAPH_SUCCESS;
+}
+IMPL_OP_INFERSHAPE(NeedsCann).InferShape(InferShapeNeedsCann);
+"""
+
+
+def test_a_cann_toolkit_s_headers_come_after_opsdk_s_stand_ins(tmp_path, monkeypatch):
+    """A fake toolkit laid out as CANN installs (include/, <arch>-linux/include/): what
+    opsdk lacks comes from it; what opsdk stands in for stays opsdk's (its contexts are
+    what the entry builds), however CANN's own reads."""
+    import platform
+
+    home = tmp_path / "Ascend" / "cann"
+    arch = home / f"{platform.machine()}-linux" / "include"
+    (home / "include" / "register").mkdir(parents=True)
+    (arch / "tiling").mkdir(parents=True)
+    (arch / "tiling" / "only_in_cann.h").write_text(
+        "#pragma once\nconstexpr int kOnlyInCann = 7;\n"
     )
-    monkeypatch.setenv("OPSDK_CANN_INCLUDE", str(tmp_path))
-    (tmp_path / "x_infershape.cpp").write_text(BROKEN)
-    with pytest.raises(infer.BuildFailure, match="unset OPSDK_CANN_INCLUDE"):
-        infer.build(infer.find("Broken", tmp_path), tmp_path)
+    (home / "include" / "register" / "op_impl_registry.h").write_text("#error CANN's own\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "needs_cann_infershape.cpp").write_text(NEEDS_CANN)
+    inference = infer.find("NeedsCann", project)
+    for name in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "OPSDK_CANN_INCLUDE"):
+        monkeypatch.delenv(name, raising=False)
+    assert infer.header_dirs() == ()
+    with pytest.raises(infer.BuildFailure, match="only_in_cann.h: No such file"):
+        infer.build(inference, project)
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(home))
+    assert infer.header_dirs() == (home / "include", arch)
+    library = infer.Library(infer.build(inference, project).library)
+    assert library.infer("NeedsCann", [], [], 1).shapes == ((7,),)
+    library.close()
+    assert infer.header_dirs({"ASCEND_TOOLKIT_HOME": str(home)}) == (home / "include", arch)
+    named = {"OPSDK_CANN_INCLUDE": f"{arch}:{tmp_path}/other", "ASCEND_HOME_PATH": str(home)}
+    assert infer.header_dirs(named) == (arch, tmp_path / "other")
 
 
 def test_declared_output_dtypes_hold_the_fake_where_there_is_no_infer_data_type():
@@ -410,19 +344,9 @@ def test_declared_output_dtypes_hold_the_fake_where_there_is_no_infer_data_type(
     assert declared(rows, {"x": "DT_INT8"}, [("y", "DT_INT8"), ("indices", "DT_INT64")]) == []
 
 
-CRASHING = r"""
-#include "register/op_impl_registry.h"
-// Reads its optional input without asking whether it is there: absent, a null deref.
-static ge::graphStatus InferShapeUnguarded(gert::InferShapeContext* context)
-{
-    const gert::Shape* bias = context->GetOptionalInputShape(1);
-    gert::Shape* y = context->GetOutputShape(0);
-    *y = *context->GetInputShape(0);
-    y->SetDim(0, bias->GetDim(0));
-    return ge::GRAPH_SUCCESS;
-}
-IMPL_OP_INFERSHAPE(Unguarded).InferShape(InferShapeUnguarded);
-"""
+CRASHING = infershape(
+    ["InferShapeUnguarded"], "IMPL_OP_INFERSHAPE(Unguarded).InferShape(InferShapeUnguarded);"
+)
 
 
 def test_a_crashing_infer_shape_ends_its_worker_not_this_process(tmp_path):

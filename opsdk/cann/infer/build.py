@@ -2,10 +2,12 @@
 
 The sources compile with g++ against opsdk's own stand-in headers of the gert runtime
 API (``include/``, written from the API's facts: no CANN header is copied or shipped).
-``OPSDK_CANN_INCLUDE`` selects a CANN install's real headers instead; the entry for
-them (building CANN's own contexts) is not written yet, so that choice is refused.
-The library is cached under opsdk's cache directory, keyed on everything that shapes
-it: the op's sources, the project headers they include, opsdk's headers and the flags.
+On a host with CANN (:func:`header_dirs`) its include folders come after them: a header
+opsdk has no stand-in of (a tiling, platform or communication API an include chain
+reaches) is CANN's own there, while the gert API stays opsdk's, whose contexts the entry
+builds. The library is cached under opsdk's cache directory, keyed on everything that
+shapes it: the op's sources, the project headers they include, opsdk's headers, CANN's
+folders and the flags.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -45,32 +48,29 @@ class Built:
     seconds: float  # compile time; 0.0 when the library came from the cache
 
 
-def header_dirs(environ=os.environ) -> tuple[tuple[Path, ...], str]:
-    """The include directories of the gert API, and whose they are: CANN's when
-    ``OPSDK_CANN_INCLUDE`` names them (``:``-separated; e.g. ``$ASCEND_HOME_PATH/include``),
-    else opsdk's stand-ins, which build anywhere g++ does (a CANN install is not used
-    unasked: see :func:`build`)."""
+def header_dirs(environ=os.environ) -> tuple[Path, ...]:
+    """A CANN install's include folders, searched after opsdk's stand-ins and the
+    project's: ``OPSDK_CANN_INCLUDE`` (``:``-separated), else those of the toolkit
+    ``ASCEND_HOME_PATH`` or ``ASCEND_TOOLKIT_HOME`` names (``include`` and the machine's
+    ``<arch>-linux/include``, as CANN's own ops build), else none."""
     explicit = environ.get("OPSDK_CANN_INCLUDE")
     if explicit:
-        return tuple(Path(p) for p in explicit.split(os.pathsep) if p), "CANN"
-    return (INCLUDE,), "opsdk"
+        return tuple(Path(p) for p in explicit.split(os.pathsep) if p)
+    home = environ.get("ASCEND_HOME_PATH") or environ.get("ASCEND_TOOLKIT_HOME")
+    if not home:
+        return ()
+    candidates = (Path(home) / "include", Path(home) / f"{platform.machine()}-linux" / "include")
+    return tuple(d for d in candidates if d.is_dir())
 
 
 def build(inference: Inference, root: Path | None = None) -> Built:
     """The library of ``inference``'s sources (``root``: the project, searched for the
     headers they include), built now unless cached. Raises :class:`BuildFailure`."""
-    _, whose = header_dirs()
-    if whose == "CANN":
-        # The entry builds opsdk's own contexts; CANN's functions read CANN's layout of
-        # them (KernelRunContext), which the entry does not build yet.
-        raise BuildFailure(
-            "compiling against CANN's headers (OPSDK_CANN_INCLUDE) needs an entry that builds "
-            "CANN's own contexts, which opsdk does not have yet: unset OPSDK_CANN_INCLUDE"
-        )
     project = _include_dirs(inference, root)
     units = _units(inference, project)
     project += _searched(units, project, _top(inference, root))
-    key = _key(inference, units, project)
+    cann = header_dirs()
+    key = _key(inference, units, project, cann)
     directory = locator.cache_root() / "infer" / f"{inference.sources[0].stem}_{key}"
     library = directory / "infer.so"
     if library.is_file():
@@ -84,7 +84,8 @@ def build(inference: Inference, root: Path | None = None) -> Built:
         path.write_text(text)
         sources.append(str(path))
     partial = directory / f"infer.{os.getpid()}.so"
-    flags = [*FLAGS, *(f"-I{d}" for d in (toolkit, INCLUDE, *project)), "-include", "opsdk_gert.h"]
+    dirs = (toolkit, INCLUDE, *project, *cann)
+    flags = [*FLAGS, *(f"-I{d}" for d in dirs), "-include", "opsdk_gert.h"]
     # The library is shared by content: its log lines name files relative to the project
     # (Library puts the caller's folder back in front).
     flags.append(f"-fmacro-prefix-map={_top(inference, root)}/=")
@@ -190,14 +191,15 @@ def _include_dirs(inference: Inference, root: Path | None) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(dirs))
 
 
-def _key(inference: Inference, units, project: tuple[Path, ...]) -> str:
+def _key(inference: Inference, units, project: tuple[Path, ...], cann: tuple[Path, ...]) -> str:
     """A digest of what shapes the library, by content: a package's copy of a project's
     sources, or several ops of one file, share one build wherever they are (opsdk's
-    headers are the toolkit's key, part of this one through its name)."""
+    headers are the toolkit's key, part of this one through its name; CANN's folders
+    count by name, an install's headers changing only with its version)."""
     extracted_as = (
         extracted(inference).replace(str(inference.sources[0]), "") if inference.extract else ""
     )
-    digest = hashlib.sha256(repr((_toolkit_name(), extracted_as)).encode())
+    digest = hashlib.sha256(repr((_toolkit_name(), extracted_as, cann)).encode())
     for content in sorted(p.read_bytes() for p in _included(units, project)):
         digest.update(content + b"\0")
     return digest.hexdigest()[:16]
