@@ -7,6 +7,9 @@ real projects use. Each file compiles
 once per machine (the cache is keyed on contents), so the file costs two g++ runs cold.
 """
 
+import subprocess
+from pathlib import Path
+
 import pytest
 from infer_sources import BROKEN, infershape
 
@@ -428,4 +431,132 @@ def test_an_input_s_format_reaches_the_cpp_and_its_outputs(tmp_path):
     for fmt, first in (("NCDHW", 1), ("NDHWC", 2)):
         answer = library.infer("Formatted", [[infer.Given(F16, shape, format=fmt)]], [], 1)
         assert answer.shapes == ((first, 1),), answer.log
+    library.close()
+
+
+# A project laid out as ops-nn's matmul ops are: the op's file calls a helper a shared
+# header declares and the .cpp beside it defines; a header found only by its path's end
+# (the project's build adds the folder, as ops-transformer's mc2/3rd).
+SHARED_CALLER = infershape(
+    [],
+    """
+IMPL_OP_INFERSHAPE(UsesShared).InferShape(Ops::NN::InferShapeShared);
+""",
+    includes=("common/op_host/shared_infershape.h", "deep/only_here.h"),
+)
+SHARED_HEADER = """#pragma once
+#include "register/op_impl_registry.h"
+namespace Ops::NN { ge::graphStatus InferShapeShared(gert::InferShapeContext* context); }
+"""
+SHARED_SOURCE = """#include "common/op_host/shared_infershape.h"
+#include "shared_tiling.h"
+#include "deep/only_here.h"
+#include "securec.h"
+#include "register/tilingdata_base.h"
+#include "op_host/infershape_reduce_util.h"
+#include "platform/platform_infos_def.h"
+// What real include chains reach: securec, tiling-data declarations, reduce helpers.
+BEGIN_TILING_DATA_DEF(SharedTiling)
+    TILING_DATA_FIELD_DEF(uint32_t, rows);
+    TILING_DATA_FIELD_DEF_ARR(int64_t, 2, dims);
+END_TILING_DATA_DEF;
+namespace Ops::NN {
+ge::graphStatus InferShapeShared(gert::InferShapeContext* context)
+{
+    int64_t axes[1] = {0};
+    int64_t copied[2] = {0, 0};
+    const int64_t dims[2] = {kOnlyHere, 3};
+    if (memcpy_s(copied, sizeof(copied), dims, sizeof(dims)) != EOK) return ge::GRAPH_FAILED;
+    SharedTiling tiling;
+    tiling.set_rows(static_cast<uint32_t>(copied[0]));
+    gert::Shape x({tiling.get_rows(), copied[1]});
+    OpLogSub(OP, DLOG_WARN, context, "reduced over axis %ld", axes[0]);
+    return Ops::Base::ReduceDimsWithKeepDims<int64_t>(&x, axes, 1, context->GetOutputShape(0));
+}
+}
+"""
+
+
+def _shared_project(root):
+    host = root / "matmul" / "uses_shared" / "op_host"
+    common = root / "matmul" / "common" / "op_host"
+    deep = root / "third" / "party" / "deep"
+    for folder in (host, common, deep):
+        folder.mkdir(parents=True)
+    (host / "uses_shared_infershape.cpp").write_text(SHARED_CALLER)
+    (common / "shared_infershape.h").write_text(SHARED_HEADER)
+    (common / "shared_infershape.cpp").write_text(SHARED_SOURCE)
+    (common / "shared_tiling.cpp").write_text("#error a tiling source is not inference\n")
+    (common / "shared_tiling.h").write_text("#pragma once\n")
+    (deep / "only_here.h").write_text("#pragma once\nconstexpr int64_t kOnlyHere = 5;\n")
+    return infer.find("UsesShared", root)
+
+
+def test_a_shared_helper_s_source_and_a_header_found_by_its_path_are_compiled_in(tmp_path):
+    inference = _shared_project(tmp_path)
+    library = infer.Library(infer.build(inference, tmp_path).library, tmp_path)
+    answer = library.infer("UsesShared", [], [], 1)
+    assert answer.shapes == ((1, 3),), answer.log
+    assert answer.log[0].endswith("reduced over axis 0") and answer.log[0].startswith("W ")
+    library.close()
+    copied = {p.relative_to(tmp_path).as_posix() for p in infer.project_files(inference, tmp_path)}
+    assert copied == {
+        "matmul/uses_shared/op_host/uses_shared_infershape.cpp",
+        "matmul/common/op_host/shared_infershape.h",
+        "matmul/common/op_host/shared_infershape.cpp",
+        "matmul/common/op_host/shared_tiling.h",  # its .cpp is tiling, not inference
+        "third/party/deep/only_here.h",
+    }
+
+
+def test_a_header_two_project_files_end_with_is_not_guessed(tmp_path):
+    inference = _shared_project(tmp_path)
+    (tmp_path / "other" / "deep").mkdir(parents=True)
+    (tmp_path / "other" / "deep" / "only_here.h").write_text("#pragma once\n")
+    with pytest.raises(infer.BuildFailure, match="deep/only_here.h: No such file"):
+        infer.build(inference, tmp_path)
+
+
+MIRRORS = Path("/work/.mirror")
+# Real production infershape files whose include chains reach what the stand-ins grew
+# for (read at test time from the public mirrors, never kept): a file, what it needs.
+REAL = [
+    ("ops-nn", "norm/layer_norm/op_host/layer_norm_infershape.cpp", "LayerNorm"),  # runtime2_util
+    ("ops-nn", "norm/euclidean_norm/op_host/euclidean_norm_infershape.cpp", "EuclideanNorm"),
+    ("ops-nn", "matmul/batch_mat_mul_v3/op_host/batch_mat_mul_v3_infershape.cpp", "BatchMatMulV3"),
+    ("ops-transformer", "mc2/matmul_all_reduce/op_host/matmul_all_reduce_infershape.cpp", None),
+]
+
+
+# The folders those chains reach, per repository.
+REAL_FOLDERS = {"ops-nn": ("common", "norm", "matmul"), "ops-transformer": ("common", "mc2")}
+
+
+@pytest.fixture(scope="module")
+def real_repos(tmp_path_factory):
+    """The REAL files' folders, copied out of the mirrors."""
+    root = tmp_path_factory.mktemp("real_infer")
+    for name, folders in REAL_FOLDERS.items():
+        repo = MIRRORS / f"hicann+{name}" / "repo"
+        if not repo.is_dir():
+            pytest.skip(f"the public mirror of hicann/{name} is not on this machine (CI)")
+        (root / name).mkdir()
+        archive = subprocess.run(
+            ["git", f"--git-dir={repo}", "archive", "HEAD", "--", *folders],
+            capture_output=True,
+            check=True,
+        )
+        subprocess.run(["tar", "-x", "-C", str(root / name)], input=archive.stdout, check=True)
+    return root
+
+
+@pytest.mark.parametrize("repo, path, op_type", REAL)
+def test_real_files_whose_include_chains_reach_cann_s_other_apis_compile(
+    real_repos, repo, path, op_type
+):
+    root = real_repos / repo
+    found = infer.find_all(root / path)
+    inference = found[op_type] if op_type else next(iter(found.values()))
+    library = infer.Library(infer.build(inference, root).library)
+    assert inference.op_type in library.ops()
     library.close()
