@@ -107,8 +107,7 @@ def definitions_of(op_type: str, file: Path, index: dict) -> list[cann.CannOp]:
 def cases(op: cann.CannOp, literals: list[str], tries: int, seed: int = 0):
     """The definition's cases, then ``tries`` variations of them (seeded)."""
     ir = op.ir
-    rows = op.dtype_rows()
-    width = max((len(v) for v in rows.values()), default=1)
+    width = _width(op)
     for row in range(min(width, 4)):
         for rank in RANKS:
             yield _case(op, row, lambda name, r=rank: r, {}, lambda name: False)
@@ -133,14 +132,13 @@ def cases(op: cann.CannOp, literals: list[str], tries: int, seed: int = 0):
 def _case(
     op, row: int, rank_of, attrs: dict, optional_given, size=SIZE, rng=None, fmt=None
 ) -> Case:
-    """One case: dtypes of ``row``, each input's rank from its format (``fmt``: every
-    input's, else the definition's), else ``rank_of``; optional inputs given where
-    ``optional_given`` says so; ``attrs`` over the defaults."""
+    """One case: each tensor's ``row``-th dtype (:func:`_width`), each input's rank from
+    its format (``fmt``: every input's, else the definition's), else ``rank_of``;
+    optional inputs given where ``optional_given`` says so; ``attrs`` over the defaults."""
     ir = op.ir
-    declared = op.dtype_rows()
     inputs = []
     for i in ir.inputs:
-        dtypes = declared.get(i.name) or ("DT_FLOAT16",)
+        dtypes = op.dtypes.get(i.name) or ("DT_FLOAT16",)
         dtype = dtypes[row % len(dtypes)]
         form = fmt or _format(op.formats.get(i.name, ()), row)
         rank = FORMAT_RANKS.get(form, rank_of(i.name))
@@ -210,8 +208,14 @@ def run_op(library: infer.Library, op_type: str, op, literals, tries) -> tuple[s
 
 
 def _own_cases(op) -> int:
-    width = max((len(v) for v in op.dtype_rows().values()), default=1)
-    return min(width, 4) * len(RANKS)
+    return min(_width(op), 4) * len(RANKS)
+
+
+def _width(op) -> int:
+    """How many dtype rows a case picks from: the i-th entry of every tensor's list (an
+    OpDef's aligned rows; a REG_OP's per-tensor sets, tensors of one type symbol alike,
+    every combination being too many to list)."""
+    return max((len(v) for v in op.dtypes.values()), default=1)
 
 
 def sweep_file(repo: str, root: Path, file: Path, index: dict, tries: int = 2000) -> Row:
