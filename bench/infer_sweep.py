@@ -46,6 +46,7 @@ from opsdk.errors import OpsdkError
 GLOBS = ("**/*.h", "**/*.hpp", "**/op_host/**", "**/op_graph/*_proto.h")
 RANKS = (2, 3, 4, 1, 5)  # a tensor's rank where its format leaves it open, in this order
 SIZE = 16
+MAX_CRASHES = 50  # an op crashing on this many cases is not tried further
 # An attr without a default (GE requires it set): a value of its type.
 _GUESS = {
     "VT_INT": 1,
@@ -192,12 +193,17 @@ def _varied(attr, length: int, literals: list[str], rng):
 
 def run_op(library: infer.Library, op_type: str, op, literals, tries) -> tuple[str, str, bool]:
     """(outcome, detail, searched): whether a case of ``op`` is accepted, else why not."""
-    refusal, crash = "", ""
+    refusal, crash, crashes = "", "", 0
     for n, case in enumerate(cases(op, literals, tries)):
         try:
             answer = library.infer(op_type, case.inputs, case.attrs, case.outputs)
         except infer.Crashed as err:
-            crash = str(err)
+            if "undefined symbol" in str(err):  # the library does not load: no case will
+                symbol = str(err).rpartition("undefined symbol: ")[2].rstrip(")")
+                return "needs another source of the project", symbol, False
+            crash, crashes = str(err), crashes + 1
+            if crashes == MAX_CRASHES:
+                break
             continue
         if answer.shape_status == 0:
             return "ran", "", n >= _own_cases(op)

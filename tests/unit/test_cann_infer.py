@@ -442,13 +442,14 @@ SHARED_CALLER = infershape(
     """
 IMPL_OP_INFERSHAPE(UsesShared).InferShape(Ops::NN::InferShapeShared);
 """,
-    includes=("common/op_host/shared_infershape.h", "deep/only_here.h"),
+    includes=("common/op_host/shared_infershape.h", "deep/only_here.h", "inc/more_infershape.h"),
 )
 SHARED_HEADER = """#pragma once
 #include "register/op_impl_registry.h"
 namespace Ops::NN { ge::graphStatus InferShapeShared(gert::InferShapeContext* context); }
 """
 SHARED_SOURCE = """#include "common/op_host/shared_infershape.h"
+#include "inc/more_infershape.h"
 #include "shared_tiling.h"
 #include "deep/only_here.h"
 #include "securec.h"
@@ -469,7 +470,7 @@ ge::graphStatus InferShapeShared(gert::InferShapeContext* context)
     if (memcpy_s(copied, sizeof(copied), dims, sizeof(dims)) != EOK) return ge::GRAPH_FAILED;
     SharedTiling tiling;
     tiling.set_rows(static_cast<uint32_t>(copied[0]));
-    gert::Shape x({tiling.get_rows(), copied[1]});
+    gert::Shape x({tiling.get_rows(), copied[1] + More() - 3});
     OpLogSub(OP, DLOG_WARN, context, "reduced over axis %ld", axes[0]);
     return Ops::Base::ReduceDimsWithKeepDims<int64_t>(&x, axes, 1, context->GetOutputShape(0));
 }
@@ -489,6 +490,10 @@ def _shared_project(root):
     (common / "shared_tiling.cpp").write_text("#error a tiling source is not inference\n")
     (common / "shared_tiling.h").write_text("#pragma once\n")
     (deep / "only_here.h").write_text("#pragma once\nconstexpr int64_t kOnlyHere = 5;\n")
+    (root / "matmul" / "inc").mkdir()  # ops-transformer's mc2/common: inc/ beside src/
+    (root / "matmul" / "src").mkdir()
+    (root / "matmul" / "inc" / "more_infershape.h").write_text("#pragma once\nint More();\n")
+    (root / "matmul" / "src" / "more_infershape.cpp").write_text("int More() { return 3; }\n")
     return infer.find("UsesShared", root)
 
 
@@ -505,6 +510,8 @@ def test_a_shared_helper_s_source_and_a_header_found_by_its_path_are_compiled_in
         "matmul/common/op_host/shared_infershape.h",
         "matmul/common/op_host/shared_infershape.cpp",
         "matmul/common/op_host/shared_tiling.h",  # its .cpp is tiling, not inference
+        "matmul/inc/more_infershape.h",
+        "matmul/src/more_infershape.cpp",
         "third/party/deep/only_here.h",
     }
 

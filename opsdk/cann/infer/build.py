@@ -144,24 +144,26 @@ def _units(inference: Inference, project: tuple[Path, ...]) -> list[tuple[str, s
 
 
 def _with_companions(inference: Inference, project: tuple[Path, ...]) -> list[Path]:
-    """The op's sources and, transitively, the inference ``.cpp`` beside each project
-    header they include (``matmul_common_infershape.h`` -> ``.cpp``): where a shared
-    helper the file calls is defined (ops-nn's matmul and conv ops). A tiling source
-    beside its header is not inference: it needs CANN's tiling API."""
+    """The op's sources and, transitively, the ``.cpp`` of each inference header they
+    include from the project (``*infershape*.h``), beside it (ops-nn's matmul and conv:
+    ``matmul_common_infershape.h`` -> ``.cpp``) or in the ``src`` folder beside its own
+    (ops-transformer's ``mc2/common/inc`` -> ``src``): where a shared helper the file
+    calls is defined. Other headers' sources are tiling, logging or communication code,
+    which needs CANN's APIs of those."""
     paths = [p.resolve() for p in inference.sources]
     todo = list(paths)
     while todo:
         text = todo.pop().read_text(errors="replace")
         for header in _included([("", text)], project):
-            companion = header.with_suffix(".cpp")
-            if (
-                header.suffix in (".h", ".hpp")
-                and "infershape" in companion.name
-                and companion.is_file()
-                and companion not in paths
+            if header.suffix not in (".h", ".hpp") or "infershape" not in header.name:
+                continue
+            for companion in (
+                header.with_suffix(".cpp"),
+                header.parent.parent / "src" / f"{header.stem}.cpp",
             ):
-                paths.append(companion)
-                todo.append(companion)
+                if companion.is_file() and companion not in paths:
+                    paths.append(companion)
+                    todo.append(companion)
     return paths
 
 
