@@ -22,6 +22,17 @@ static graphStatus InferShape{name}(gert::InferShapeContext* context)
 }}"""
 
 
+def _topk_dtype(bits: int) -> str:
+    """An InferDataType typing a topk's values as its input and its indices int``bits``."""
+    return f"""
+static graphStatus InferDtypeTopKInt{bits}(gert::InferDataTypeContext* context)
+{{
+    context->SetOutputDataType(0, context->GetInputDataType(0));
+    context->SetOutputDataType(1, DT_INT{bits});
+    return GRAPH_SUCCESS;
+}}"""
+
+
 FUNCTIONS = {
     # Keeps the reduced last dim as 1 (a fake dropping it disagrees).
     "InferShapeKeepLast": """
@@ -72,21 +83,9 @@ static graphStatus InferShapeTopK(gert::InferShapeContext* context)
     }
     return GRAPH_SUCCESS;
 }""",
-    # topk's indices as int32 (torch's are int64).
-    "InferDtypeTopKInt32": """
-static graphStatus InferDtypeTopKInt32(gert::InferDataTypeContext* context)
-{
-    context->SetOutputDataType(0, context->GetInputDataType(0));
-    context->SetOutputDataType(1, DT_INT32);
-    return GRAPH_SUCCESS;
-}""",
-    "InferDtypeTopKInt64": """
-static graphStatus InferDtypeTopKInt64(gert::InferDataTypeContext* context)
-{
-    context->SetOutputDataType(0, context->GetInputDataType(0));
-    context->SetOutputDataType(1, DT_INT64);
-    return GRAPH_SUCCESS;
-}""",
+    # topk's indices as int32 (torch's are int64), and as int64.
+    "InferDtypeTopKInt32": _topk_dtype(32),
+    "InferDtypeTopKInt64": _topk_dtype(64),
     # Doubles the first dim: through uint32_t an unknown dim (-1) becomes 4294967294.
     "InferShapeDoubleUnsigned": """
 static graphStatus InferShapeDoubleUnsigned(gert::InferShapeContext* context)
