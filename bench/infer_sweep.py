@@ -116,11 +116,18 @@ def cases(op: cann.CannOp, literals: list[str], tries: int, seed: int = 0):
     for _ in range(tries):
         row = rng.randrange(max(width, 1))
         base = rng.choice(RANKS)
-        ranks = {i.name: base if rng.random() < 0.6 else rng.choice((0, *RANKS)) for i in ir.inputs}
-        # list attrs (ksize, strides, pads) mostly share one length, often the rank
-        length = rng.choice((base, base, 1, 2, 3, 4, 5, 6))
+        # half the cases coherent: every input of one rank, every list attr (ksize, strides,
+        # pads) as long as it, as pooling ops ask; the others mixed
+        coherent = rng.random() < 0.5
+        mixed = 0.0 if coherent else 0.4
+        ranks = {
+            i.name: rng.choice((0, *RANKS)) if rng.random() < mixed else base for i in ir.inputs
+        }
+        length = base if coherent else rng.choice((base, base, 1, 2, 3, 4, 5, 6))
         attrs = {
-            a.name: _varied(a, length if rng.random() < 0.8 else rng.choice(RANKS), literals, rng)
+            a.name: _varied(
+                a, length if rng.random() < 0.8 + mixed / 2 else rng.choice(RANKS), literals, rng
+            )
             for a in ir.attrs
             if rng.random() < 0.6
         }
