@@ -7,9 +7,10 @@ the baseline (its ``ir.py`` names no C++), the first run (each op's C++ compiles
 toolkit every op shares is built once per machine and is not counted unless
 ``--cold-toolkit``) and a second run (the compiled libraries cached). Prints wall and CPU
 seconds (user + system of the process and its children: g++ included) and the cost per op
-over the baseline.
+over the baseline. Then what running the C++ in a worker process (crash isolation, the
+default) costs against loading it in this process: the worker's start and a call.
 
-    python bench/infer_check_cost.py [--ops 4]
+    python bench/infer_check_cost.py [--ops 4] [--calls 2000]
 """
 
 from __future__ import annotations
@@ -104,10 +105,36 @@ def without_infer(package: Path) -> None:
         ir.write_text(re.sub(r"\n\s*infer_root=.*", "", ir.read_text()))
 
 
+def isolation(calls: int) -> dict[str, float]:
+    """Seconds a worker takes to start and to answer a call, and a call in this process."""
+    from opsdk.cann import infer
+
+    with tempfile.TemporaryDirectory(prefix="opsdk-infer-isolation-") as scratch:
+        op = f"Isolated{secrets.token_hex(3).upper()}"
+        (Path(scratch) / "isolated_infershape.cpp").write_text(INFERSHAPE.format(op=op))
+        library = infer.build(infer.find(op, Path(scratch)), Path(scratch)).library
+        given = [[infer.Given(1, (8, 16))]]
+        spent = {}
+        for name, isolate in (("worker", True), ("in process", False)):
+            loaded = infer.Library(library, isolate=isolate)
+            start = time.perf_counter()
+            loaded.infer(op, given, [], 1)
+            spent[f"{name} first call"] = time.perf_counter() - start
+            start = time.perf_counter()
+            for _ in range(calls):
+                loaded.infer(op, given, [], 1)
+            spent[f"{name} call"] = (time.perf_counter() - start) / calls
+            loaded.close()
+    for name, seconds in spent.items():
+        print(f"{name:22} {seconds * 1000:8.3f} ms")
+    return spent
+
+
 def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ops", type=int, default=4, help="ops in the package (default 4)")
     parser.add_argument("--cold-toolkit", action="store_true", help="rebuild the shared toolkit")
+    parser.add_argument("--calls", type=int, default=2000, help="calls timed for isolation")
     args = parser.parse_args(argv)
     if args.cold_toolkit:
         for toolkit in (locator.cache_root() / "infer").glob("toolkit_*"):
@@ -127,6 +154,7 @@ def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
         wall, cpu = runs[name]
         print(f"{name:9} +{(wall - base[0]) / args.ops:5.2f} s wall, "
               f"+{(cpu - base[1]) / args.ops:5.2f} s CPU per op")  # fmt: skip
+    isolation(args.calls)
     return runs
 
 

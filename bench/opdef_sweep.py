@@ -19,7 +19,6 @@ import collections
 import json
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,11 +26,15 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import _corpus
+
 from opsdk import cann
 from opsdk.cann.exports import file_stem
 from opsdk.errors import OpsdkError
 from opsdk.scaffold import NewRequest, cann_torch, new
 
+# What a bare mirror's files are extracted for.
+GLOBS = ("**/op_host/*_def.cpp", "**/*.h")
 # What a file is written with, found by its text (a report's rows, not the reader's logic).
 CONSTRUCTS = {
     "file constants": r"(?m)^(static |constexpr |const )",
@@ -71,33 +74,6 @@ class Row:
     def package(self) -> bool:
         done = self.scaffold if self.scaffold else self.torch
         return self.read == "ok" and bool(done) and all(r == "ok" for r in done)
-
-
-def sources(path: Path, into: Path) -> tuple[str, Path]:
-    """(repository name, folder holding its files): a checkout as it is; a bare mirror
-    (``/work/.mirror/owner+name``, its ``repo`` git folder, or any git folder) with its
-    ``*_def.cpp`` files and headers extracted into ``into``."""
-    git = path / "repo" if (path / "repo" / "HEAD").is_file() else path
-    if not ((git / "HEAD").is_file() and (git / "objects").is_dir()):
-        return path.name, path
-    name = (path.name if git != path else path.parent.name).split("+")[-1]
-    target = into / name
-    target.mkdir(parents=True)
-    archive = subprocess.run(
-        [
-            "git",
-            f"--git-dir={git}",
-            "archive",
-            "HEAD",
-            "--",
-            ":(glob)**/op_host/*_def.cpp",
-            ":(glob)**/*.h",
-        ],  # fmt: skip
-        capture_output=True,
-        check=True,
-    )
-    subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
-    return name, target
 
 
 def reason(err: Exception) -> str:
@@ -195,8 +171,8 @@ def main(argv=None) -> list[Row]:
     warnings.simplefilter("ignore")  # CannWarning: what the readers repair, not refusals
     with tempfile.TemporaryDirectory(prefix="opsdk-opdef-sweep-") as tmp:
         for path in args.repos:
-            repo, root = sources(path.resolve(), Path(tmp) / "src")
-            files = sorted(root.glob("**/op_host/*_def.cpp"))[: args.limit]
+            repo, root = _corpus.sources(path.resolve(), Path(tmp) / "src", GLOBS)
+            files = _corpus.files(root, "**/op_host/*_def.cpp")[: args.limit]
             out = Path(tmp) / "out" / repo
             rows += [sweep_file(repo, root, f, args.scaffold, out) for f in files]
     if not rows:

@@ -7,6 +7,7 @@ do not change; a C++ file that does not compile leaves the op ``not checked``.""
 import re
 
 import pytest
+from infer_sources import BROKEN, infershape
 
 OPDEF = """\
 #include "register/op_def_registry.h"
@@ -32,112 +33,31 @@ Y = (
 INDICES = Y.replace('"y"', '"indices"').replace("DT_FLOAT16}", "DT_INT64}")
 K = '        this->Attr("k").AttrType(OPTIONAL).Int(2);'
 
-# The project's shared inference file (ops-nn style), this test's own C++.
-INFERSHAPE = r"""
-#include "register/op_impl_registry.h"
-#include "log/log.h"
-
-using namespace ge;
-namespace ops {
-static graphStatus InferShapeKeepLast(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    gert::Shape* y = context->GetOutputShape(0);
-    OP_CHECK_NULL_WITH_CONTEXT(context, y);
-    *y = *x;
-    y->SetDim(x->GetDimNum() - 1, 1);
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferShapeDropLast(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    gert::Shape* y = context->GetOutputShape(0);
-    y->SetDimNum(0);
-    for (size_t i = 0; i + 1 < x->GetDimNum(); ++i) {
-        y->AppendDim(x->GetDim(i));
-    }
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferDtypeSame(gert::InferDataTypeContext* context)
-{
-    context->SetOutputDataType(0, context->GetInputDataType(0));
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferDtypeFloat(gert::InferDataTypeContext* context)
-{
-    context->SetOutputDataType(0, DT_FLOAT);
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferShapeTopK(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    const int64_t* k = context->GetAttrs()->GetInt(0);
-    OP_CHECK_NULL_WITH_CONTEXT(context, k);
-    for (size_t out = 0; out < 2; ++out) {
-        gert::Shape* y = context->GetOutputShape(out);
-        *y = *x;
-        y->SetDim(x->GetDimNum() - 1, *k);
-    }
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferDtypeTopK(gert::InferDataTypeContext* context)
-{
-    context->SetOutputDataType(0, context->GetInputDataType(0));
-    context->SetOutputDataType(1, DT_INT32);
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferShapeDouble(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    gert::Shape* y = context->GetOutputShape(0);
-    *y = *x;
-    uint32_t rows = x->GetDim(0);
-    y->SetDim(0, rows * 2U);
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferShapeOneRow(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    OP_CHECK_IF(x->GetDim(0) > 1, OP_LOGE(context, "x has %ld rows, supports one", x->GetDim(0)),
-                return GRAPH_FAILED);
-    *context->GetOutputShape(0) = *x;
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferShapeWithStats(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    gert::Shape* stats = context->GetOutputShape(1);
-    OP_CHECK_NULL_WITH_CONTEXT(context, stats);
-    *context->GetOutputShape(0) = *x;
-    *stats = *x;
-    return GRAPH_SUCCESS;
-}
-
+# The project's shared inference file (ops-nn style), this project's own C++.
+INFERSHAPE = infershape(
+    [
+        "InferShapeKeepLast",
+        "InferShapeDropLast",
+        "InferDtypeSame",
+        "InferDtypeFloat",
+        "InferShapeTopK",
+        "InferDtypeTopKInt32",
+        "InferShapeDoubleUnsigned",
+        "InferShapeOneRow",
+        "InferShapeTwoOutputs",
+        "InferShapeUnguarded",
+    ],
+    """
 IMPL_OP_INFERSHAPE(KeepLast).InferShape(InferShapeKeepLast).InferDataType(InferDtypeSame);
 IMPL_OP_INFERSHAPE(DropLast).InferShape(InferShapeDropLast).InferDataType(InferDtypeSame);
 IMPL_OP_INFERSHAPE(ToFloat).InferShape(InferShapeDropLast).InferDataType(InferDtypeFloat);
-IMPL_OP_INFERSHAPE(TopKLike).InferShape(InferShapeTopK).InferDataType(InferDtypeTopK);
-IMPL_OP_INFERSHAPE(Doubler).InferShape(InferShapeDouble);
+IMPL_OP_INFERSHAPE(TopKLike).InferShape(InferShapeTopK).InferDataType(InferDtypeTopKInt32);
+IMPL_OP_INFERSHAPE(Doubler).InferShape(InferShapeDoubleUnsigned);
 IMPL_OP_INFERSHAPE(OneRow).InferShape(InferShapeOneRow);
-IMPL_OP_INFERSHAPE(WithStats).InferShape(InferShapeWithStats);
-}  // namespace ops
-"""
-BROKEN = r"""
-#include "register/op_impl_registry.h"
-static ge::graphStatus InferShapeBroken(gert::InferShapeContext* context)
-{
-    return context->GetPlatformInfo() == nullptr ? ge::GRAPH_FAILED : ge::GRAPH_SUCCESS;
-}
-IMPL_OP_INFERSHAPE(Broken).InferShape(InferShapeBroken);
-"""
+IMPL_OP_INFERSHAPE(WithStats).InferShape(InferShapeTwoOutputs);
+IMPL_OP_INFERSHAPE(Unguarded).InferShape(InferShapeUnguarded);
+""",
+)
 # CANN samples style: the inference in the OpDef file itself (a correct one).
 SAMPLE = OPDEF.replace(
     "namespace ops {{",
@@ -162,6 +82,7 @@ OPS = {
     "OneRow": (Y, "", "return x.clone()", "failed", "failed"),
     "WithStats": (Y, "", "return x.clone()", "count", "count"),
     "Broken": (Y, "", "return x.clone()", None, None),
+    "Unguarded": (Y, "", "return x.clone()", None, None),  # its C++ crashes: not checked
     "SampleCopy": (Y, None, "return x.clone()", None, None),
     # no C++ inference: the OpDef's declared output dtype is what GE takes
     "DeclaredFloat": (
@@ -241,6 +162,8 @@ def test_each_planted_disagreement_fails_in_infer_and_each_twin_passes(checked, 
         assert (cell["status"], cell["layer"]) == ("fail", "infer"), cell["message"]
         message = cell["message"]
         assert VERDICTS[kind] in message, message
+        if kind != "declared":  # the chip the C++ was asked as (the OpDef's AddConfig)
+            assert " as ascend910b, inputs " in message, message
         if kind == "failed":  # the C++ log line, in this package's copy
             assert f"{pkg}/infer_ops/{_stem(op)}/cann_infer/infer_ops_infershape.cpp:" in message
         where = r"C\+\+ Infer\w+ \(\S*cann_infer/infer_ops_infershape\.cpp:\d+\)"
@@ -255,3 +178,13 @@ def test_a_file_that_does_not_compile_leaves_its_op_not_checked_never_passed_sil
     assert len(notes) == 1 and "broken_infershape.cpp:5" in notes[0], cell["warnings"]
     assert "GetPlatformInfo" in notes[0]
     assert not any("not checked" in w for w in cells[("drop_last", "ge", "static")]["warnings"])
+
+
+def test_an_infer_shape_that_crashes_leaves_its_op_not_checked_and_the_run_alive(checked):
+    _, cells = checked
+    for shapes in ("static", "dynamic"):
+        notes = [w for w in cells[("unguarded", "ge", shapes)]["warnings"] if "not checked" in w]
+        assert len(notes) == 1, cells[("unguarded", "ge", shapes)]["warnings"]
+        assert "the InferShape crashed (signal 11: SIGSEGV) in InferShapeUnguarded (" in notes[0]
+        assert "cann_infer/infer_ops_infershape.cpp:" in notes[0]
+        assert "(inferring as ascend910b)" in notes[0]

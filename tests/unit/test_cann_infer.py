@@ -2,132 +2,30 @@
 registration styles), compiled against opsdk's stand-in gert headers, called with a
 node's shapes, dtypes, attrs and host data, and judged against traced outputs.
 
-The C++ here is this test's own, in the two styles real projects use. Each file compiles
+The C++ is the project's own (``tests/infer_sources.py`` and here), in the two styles
+real projects use. Each file compiles
 once per machine (the cache is keyed on contents), so the file costs two g++ runs cold.
 """
 
+import subprocess
+from pathlib import Path
+
 import pytest
+from infer_sources import BROKEN, infershape
 
 from opsdk._runtime import types
 from opsdk.cann import infer
+from opsdk.cann.infer.chip import soc_version
 from opsdk.cann.infer.compare import disagreements
+from opsdk.errors import SpecError
 
 F16, F32, I32, I64 = (
     types.DTYPES[n].value for n in ("DT_FLOAT16", "DT_FLOAT", "DT_INT32", "DT_INT64")
 )
 
-# ops-nn style: an op_host/*_infershape.cpp registering with IMPL_OP_INFERSHAPE.
-OPS_NN = r"""
-#include "register/op_impl_registry.h"
-#include "log/log.h"
-#include "util/shape_util.h"
-#include "helpers.h"
-
-using namespace ge;
-namespace ops {
-static graphStatus InferShapeKeepLast(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    OP_CHECK_NULL_WITH_CONTEXT(context, x);
-    gert::Shape* y = context->GetOutputShape(0);
-    OP_CHECK_NULL_WITH_CONTEXT(context, y);
-    *y = *x;
-    y->SetDim(x->GetDimNum() - 1, 1);
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferShapeDropLast(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    gert::Shape* y = context->GetOutputShape(0);
-    OP_CHECK_IF(x->GetDimNum() == 0, OP_LOGE(context, "x must have a dim"), return GRAPH_FAILED);
-    y->SetDimNum(0);
-    for (size_t i = 0; i + 1 < x->GetDimNum(); ++i) {
-        y->AppendDim(x->GetDim(i));
-    }
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferDtypeFloat(gert::InferDataTypeContext* context)
-{
-    context->SetOutputDataType(0, DT_FLOAT);
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferDtypeSame(gert::InferDataTypeContext* context)
-{
-    context->SetOutputDataType(0, context->GetInputDataType(0));
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferShapeTopK(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    const int64_t* k = context->GetAttrs()->GetInt(0);
-    OP_CHECK_NULL_WITH_CONTEXT(context, k);
-    for (size_t out = 0; out < 2; ++out) {
-        gert::Shape* y = context->GetOutputShape(out);
-        *y = *x;
-        y->SetDim(x->GetDimNum() - 1, *k);
-    }
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferDtypeTopKInt32(gert::InferDataTypeContext* context)
-{
-    context->SetOutputDataType(0, context->GetInputDataType(0));
-    context->SetOutputDataType(1, DT_INT32);
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferDtypeTopKInt64(gert::InferDataTypeContext* context)
-{
-    context->SetOutputDataType(0, context->GetInputDataType(0));
-    context->SetOutputDataType(1, DT_INT64);
-    return GRAPH_SUCCESS;
-}
-
-// Doubles the first dim: through uint32_t an unknown dim (-1) becomes 4294967294.
-static graphStatus InferShapeDoubleUnsigned(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    gert::Shape* y = context->GetOutputShape(0);
-    *y = *x;
-    uint32_t rows = x->GetDim(0);
-    y->SetDim(0, rows * 2U);
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferShapeDoubleSigned(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    gert::Shape* y = context->GetOutputShape(0);
-    *y = *x;
-    int64_t rows = x->GetDim(0);
-    y->SetDim(0, rows < 0 ? -1 : rows * 2);
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferShapeSmallOnly(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    OP_CHECK_IF(x->GetDim(0) > 4, OP_LOGE(context, "dim 0 is %ld, at most 4", x->GetDim(0)),
-                return GRAPH_FAILED);
-    *context->GetOutputShape(0) = *x;
-    return GRAPH_SUCCESS;
-}
-
-static graphStatus InferShapeTwoOutputs(gert::InferShapeContext* context)
-{
-    const gert::Shape* x = context->GetInputShape(0);
-    gert::Shape* y = context->GetOutputShape(0);
-    gert::Shape* stats = context->GetOutputShape(1);
-    OP_CHECK_NULL_WITH_CONTEXT(context, stats);
-    *y = *x;
-    *stats = *x;
-    return GRAPH_SUCCESS;
-}
-
+# ops-nn style: an op_host/*_infershape.cpp registering with IMPL_OP_INFERSHAPE (the
+# functions shared with the infer layer's test, and one of this test's own).
+EVERYTHING = r"""
 // Every way a node reaches InferShape: attrs of each type, a value-depend input's data,
 // an optional input and a dynamic one. The output is [sizes..., len(tag), n, bias?, scale>1].
 static graphStatus InferShapeEverything(gert::InferShapeContext* context)
@@ -157,7 +55,23 @@ static graphStatus InferShapeEverything(gert::InferShapeContext* context)
     y->AppendDim(context->GetDynamicInputShape(2, 1)->GetDim(0) + Helper());
     return GRAPH_SUCCESS;
 }
-
+"""
+OPS_NN = infershape(
+    [
+        "InferShapeKeepLast",
+        "InferShapeDropLast",
+        "InferDtypeFloat",
+        "InferDtypeSame",
+        "InferShapeTopK",
+        "InferDtypeTopKInt32",
+        "InferDtypeTopKInt64",
+        "InferShapeDoubleUnsigned",
+        "InferShapeDoubleSigned",
+        "InferShapeSmallOnly",
+        "InferShapeTwoOutputs",
+        EVERYTHING,
+    ],
+    r"""
 IMPL_OP_INFERSHAPE(KeepLast).InferShape(InferShapeKeepLast).InferDataType(InferDtypeSame);
 IMPL_OP_INFERSHAPE(DropLast).InferShape(InferShapeDropLast).InferDataType(InferDtypeSame);
 IMPL_OP_INFERSHAPE(ToFloat).InferShape(InferShapeDropLast).InferDataType(InferDtypeFloat);
@@ -171,8 +85,9 @@ IMPL_OP_INFERSHAPE(DoubleSigned).InferShape(InferShapeDoubleSigned);
 IMPL_OP_INFERSHAPE(SmallOnly).InferShape(InferShapeSmallOnly);
 IMPL_OP_INFERSHAPE(TwoOutputs).InferShape(InferShapeTwoOutputs);
 IMPL_OP_INFERSHAPE(Everything).InferShape(InferShapeEverything).InputsDataDependency({0});
-}  // namespace ops
-"""
+""",
+    includes=("util/shape_util.h", "helpers.h"),
+)
 
 # CANN samples style: the inference in the OpDef file, beside tiling code and the OpDef
 # that need CANN's whole host API (only the `namespace ge` blocks are compiled).
@@ -214,15 +129,6 @@ public:
 };
 OP_ADD(SampleCopy);
 }
-"""
-
-BROKEN = r"""
-#include "register/op_impl_registry.h"
-static ge::graphStatus InferShapeBroken(gert::InferShapeContext* context)
-{
-    return context->GetPlatformInfo() == nullptr ? ge::GRAPH_FAILED : ge::GRAPH_SUCCESS;
-}
-IMPL_OP_INFERSHAPE(Broken).InferShape(InferShapeBroken);
 """
 
 
@@ -373,17 +279,50 @@ def test_a_file_that_does_not_compile_is_one_line_with_file_line_and_symbol(tmp_
     assert "GetPlatformInfo" in message and "build.log" in message
 
 
-def test_cann_s_headers_are_used_only_when_named_and_are_refused_for_now(tmp_path, monkeypatch):
-    assert infer.header_dirs({"ASCEND_HOME_PATH": str(tmp_path)}) == ((infer.INCLUDE,), "opsdk")
-    named = {"OPSDK_CANN_INCLUDE": f"{tmp_path}/include:{tmp_path}/include/external"}
-    assert infer.header_dirs(named) == (
-        (tmp_path / "include", tmp_path / "include/external"),
-        "CANN",
+# A file whose include chain reaches a CANN header opsdk has no stand-in of.
+NEEDS_CANN = r"""
+#include "register/op_impl_registry.h"
+#include "tiling/only_in_cann.h"
+static ge::graphStatus InferShapeNeedsCann(gert::InferShapeContext* context)
+{
+    *context->GetOutputShape(0) = gert::Shape({kOnlyInCann});
+    return ge::GRAPH_SUCCESS;
+}
+IMPL_OP_INFERSHAPE(NeedsCann).InferShape(InferShapeNeedsCann);
+"""
+
+
+def test_a_cann_toolkit_s_headers_come_after_opsdk_s_stand_ins(tmp_path, monkeypatch):
+    """A fake toolkit laid out as CANN installs (include/, <arch>-linux/include/): what
+    opsdk lacks comes from it; what opsdk stands in for stays opsdk's (its contexts are
+    what the entry builds), however CANN's own reads."""
+    import platform
+
+    home = tmp_path / "Ascend" / "cann"
+    arch = home / f"{platform.machine()}-linux" / "include"
+    (home / "include" / "register").mkdir(parents=True)
+    (arch / "tiling").mkdir(parents=True)
+    (arch / "tiling" / "only_in_cann.h").write_text(
+        "#pragma once\nconstexpr int kOnlyInCann = 7;\n"
     )
-    monkeypatch.setenv("OPSDK_CANN_INCLUDE", str(tmp_path))
-    (tmp_path / "x_infershape.cpp").write_text(BROKEN)
-    with pytest.raises(infer.BuildFailure, match="unset OPSDK_CANN_INCLUDE"):
-        infer.build(infer.find("Broken", tmp_path), tmp_path)
+    (home / "include" / "register" / "op_impl_registry.h").write_text("#error CANN's own\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "needs_cann_infershape.cpp").write_text(NEEDS_CANN)
+    inference = infer.find("NeedsCann", project)
+    for name in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "OPSDK_CANN_INCLUDE"):
+        monkeypatch.delenv(name, raising=False)
+    assert infer.header_dirs() == ()
+    with pytest.raises(infer.BuildFailure, match="only_in_cann.h: No such file"):
+        infer.build(inference, project)
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(home))
+    assert infer.header_dirs() == (home / "include", arch)
+    library = infer.Library(infer.build(inference, project).library)
+    assert library.infer("NeedsCann", [], [], 1).shapes == ((7,),)
+    library.close()
+    assert infer.header_dirs({"ASCEND_TOOLKIT_HOME": str(home)}) == (home / "include", arch)
+    named = {"OPSDK_CANN_INCLUDE": f"{arch}:{tmp_path}/other", "ASCEND_HOME_PATH": str(home)}
+    assert infer.header_dirs(named) == (arch, tmp_path / "other")
 
 
 def test_declared_output_dtypes_hold_the_fake_where_there_is_no_infer_data_type():
@@ -401,3 +340,225 @@ def test_declared_output_dtypes_hold_the_fake_where_there_is_no_infer_data_type(
     (indices,) = declared(allowed, [("y", "DT_FLOAT"), ("indices", "DT_INT64")])
     assert indices.output == 1 and indices.fake == "DT_INT64"
     assert declared({"y": set()}, [("y", "DT_INT8"), ("indices", "DT_INT64")]) == []
+
+
+CRASHING = infershape(
+    ["InferShapeUnguarded"], "IMPL_OP_INFERSHAPE(Unguarded).InferShape(InferShapeUnguarded);"
+)
+
+
+def test_a_crashing_infer_shape_ends_its_worker_not_this_process(tmp_path):
+    (tmp_path / "unguarded_infershape.cpp").write_text(CRASHING)
+    library = infer.Library(infer.build(infer.find("Unguarded", tmp_path), tmp_path).library)
+    with_bias = [[x(3, 4)], [x(5)]]
+    assert library.infer("Unguarded", with_bias, [], 1).shapes == ((5, 4),)
+    with pytest.raises(infer.Crashed) as crashed:
+        library.infer("Unguarded", [[x(3, 4)], []], [], 1)
+    assert crashed.value.function == "InferShape"
+    assert str(crashed.value) == "the InferShape crashed (signal 11: SIGSEGV)"
+    # the next call gets a fresh worker
+    assert library.infer("Unguarded", with_bias, [], 1).shapes == ((5, 4),)
+    library.close()
+
+
+BY_CHIP = r"""
+#include "register/op_impl_registry.h"
+#include "platform/platform_info.h"
+// As ops-nn's do: ask the platform which chip, and infer differently on Ascend950.
+static ge::graphStatus InferDtypeByChip(gert::InferDataTypeContext* context)
+{
+    fe::PlatformInfo platform_info;
+    fe::OptionalInfo optional_info;
+    if (fe::PlatformInfoManager::Instance().GetPlatformInfoWithOutSocVersion(
+            platform_info, optional_info) != ge::GRAPH_SUCCESS) {
+        return ge::GRAPH_FAILED;
+    }
+    bool wide = platform_info.str_info.short_soc_version == "Ascend950";
+    context->SetOutputDataType(0, wide ? ge::DT_FLOAT : context->GetInputDataType(0));
+    return ge::GRAPH_SUCCESS;
+}
+IMPL_OP_INFERSHAPE(ByChip).InferDataType(InferDtypeByChip);
+"""
+
+
+def test_the_chip_the_cpp_asks_for_is_a_parameter(tmp_path):
+    (tmp_path / "by_chip_infershape.cpp").write_text(BY_CHIP)
+    library = infer.Library(infer.build(infer.find("ByChip", tmp_path), tmp_path).library)
+    assert library.infer("ByChip", [[x(2)]], [], 1).dtypes == (F16,)  # ascend910b
+    assert library.infer("ByChip", [[x(2)]], [], 1, chip="ascend950").dtypes == (F32,)
+    library.close()
+
+
+def test_the_chip_is_the_setting_else_the_definition_s_else_atlas_a2():
+    assert infer.chip((), {}) == "ascend910b"
+    assert infer.chip(("ascend950",), {}) == "ascend950"
+    assert infer.chip(("ascend950", "ascend910_93"), {}) == "ascend910_93"  # the reader's
+    assert infer.chip(("ascend910b",), {"OPSDK_CANN_CHIP": "ascend950"}) == "ascend950"
+    with pytest.raises(SpecError, match="OPSDK_CANN_CHIP='910B' is not a chip"):
+        infer.chip((), {"OPSDK_CANN_CHIP": "910B"})
+    assert soc_version("ascend910_93") == "Ascend910_93"
+
+
+FORMATTED = r"""
+#include "register/op_impl_registry.h"
+#include "log/log.h"
+// As ops-nn's 3-D pooling does: the input's origin format decides (NCDHW or NDHWC only).
+static ge::graphStatus InferShapeFormatted(gert::InferShapeContext* context)
+{
+    ge::Format format = context->GetInputDesc(0)->GetOriginFormat();
+    OP_CHECK_IF(format != ge::FORMAT_NCDHW && format != ge::FORMAT_NDHWC,
+                OP_LOGE(context, "format must be NCDHW or NDHWC, got %d", format),
+                return ge::GRAPH_FAILED);
+    bool same = context->GetOutputDesc(0)->GetOriginFormat() == format;
+    *context->GetOutputShape(0) = gert::Shape({format == ge::FORMAT_NCDHW ? 1 : 2, same});
+    return ge::GRAPH_SUCCESS;
+}
+IMPL_OP_INFERSHAPE(Formatted).InferShape(InferShapeFormatted);
+"""
+
+
+def test_an_input_s_format_reaches_the_cpp_and_its_outputs(tmp_path):
+    (tmp_path / "formatted_infershape.cpp").write_text(FORMATTED)
+    library = infer.Library(infer.build(infer.find("Formatted", tmp_path), tmp_path).library)
+    nd = library.infer("Formatted", [[x(1, 2, 3, 4, 5)]], [], 1)
+    assert nd.shape_status != 0 and "got 2" in nd.log[0]  # FORMAT_ND
+    shape = (1, 2, 3, 4, 5)
+    for fmt, first in (("NCDHW", 1), ("NDHWC", 2)):
+        answer = library.infer("Formatted", [[infer.Given(F16, shape, format=fmt)]], [], 1)
+        assert answer.shapes == ((first, 1),), answer.log
+    library.close()
+
+
+# A project laid out as ops-nn's matmul ops are: the op's file calls a helper a shared
+# header declares and the .cpp beside it defines; a header found only by its path's end
+# (the project's build adds the folder, as ops-transformer's mc2/3rd).
+SHARED_CALLER = infershape(
+    [],
+    """
+IMPL_OP_INFERSHAPE(UsesShared).InferShape(Ops::NN::InferShapeShared);
+""",
+    includes=("common/op_host/shared_infershape.h", "deep/only_here.h", "inc/more_infershape.h"),
+)
+SHARED_HEADER = """#pragma once
+#include "register/op_impl_registry.h"
+namespace Ops::NN { ge::graphStatus InferShapeShared(gert::InferShapeContext* context); }
+"""
+SHARED_SOURCE = """#include "common/op_host/shared_infershape.h"
+#include "inc/more_infershape.h"
+#include "shared_tiling.h"
+#include "deep/only_here.h"
+#include "securec.h"
+#include "register/tilingdata_base.h"
+#include "op_host/infershape_reduce_util.h"
+#include "platform/platform_infos_def.h"
+// What real include chains reach: securec, tiling-data declarations, reduce helpers.
+BEGIN_TILING_DATA_DEF(SharedTiling)
+    TILING_DATA_FIELD_DEF(uint32_t, rows);
+    TILING_DATA_FIELD_DEF_ARR(int64_t, 2, dims);
+END_TILING_DATA_DEF;
+namespace Ops::NN {
+ge::graphStatus InferShapeShared(gert::InferShapeContext* context)
+{
+    int64_t axes[1] = {0};
+    int64_t copied[2] = {0, 0};
+    const int64_t dims[2] = {kOnlyHere, 3};
+    if (memcpy_s(copied, sizeof(copied), dims, sizeof(dims)) != EOK) return ge::GRAPH_FAILED;
+    SharedTiling tiling;
+    tiling.set_rows(static_cast<uint32_t>(copied[0]));
+    gert::Shape x({tiling.get_rows(), copied[1] + More() - 3});
+    OpLogSub(OP, DLOG_WARN, context, "reduced over axis %ld", axes[0]);
+    return Ops::Base::ReduceDimsWithKeepDims<int64_t>(&x, axes, 1, context->GetOutputShape(0));
+}
+}
+"""
+
+
+def _shared_project(root):
+    host = root / "matmul" / "uses_shared" / "op_host"
+    common = root / "matmul" / "common" / "op_host"
+    deep = root / "third" / "party" / "deep"
+    for folder in (host, common, deep):
+        folder.mkdir(parents=True)
+    (host / "uses_shared_infershape.cpp").write_text(SHARED_CALLER)
+    (common / "shared_infershape.h").write_text(SHARED_HEADER)
+    (common / "shared_infershape.cpp").write_text(SHARED_SOURCE)
+    (common / "shared_tiling.cpp").write_text("#error a tiling source is not inference\n")
+    (common / "shared_tiling.h").write_text("#pragma once\n")
+    (deep / "only_here.h").write_text("#pragma once\nconstexpr int64_t kOnlyHere = 5;\n")
+    (root / "matmul" / "inc").mkdir()  # ops-transformer's mc2/common: inc/ beside src/
+    (root / "matmul" / "src").mkdir()
+    (root / "matmul" / "inc" / "more_infershape.h").write_text("#pragma once\nint More();\n")
+    (root / "matmul" / "src" / "more_infershape.cpp").write_text("int More() { return 3; }\n")
+    return infer.find("UsesShared", root)
+
+
+def test_a_shared_helper_s_source_and_a_header_found_by_its_path_are_compiled_in(tmp_path):
+    inference = _shared_project(tmp_path)
+    library = infer.Library(infer.build(inference, tmp_path).library, tmp_path)
+    answer = library.infer("UsesShared", [], [], 1)
+    assert answer.shapes == ((1, 3),), answer.log
+    assert answer.log[0].endswith("reduced over axis 0") and answer.log[0].startswith("W ")
+    library.close()
+    copied = {p.relative_to(tmp_path).as_posix() for p in infer.project_files(inference, tmp_path)}
+    assert copied == {
+        "matmul/uses_shared/op_host/uses_shared_infershape.cpp",
+        "matmul/common/op_host/shared_infershape.h",
+        "matmul/common/op_host/shared_infershape.cpp",
+        "matmul/common/op_host/shared_tiling.h",  # its .cpp is tiling, not inference
+        "matmul/inc/more_infershape.h",
+        "matmul/src/more_infershape.cpp",
+        "third/party/deep/only_here.h",
+    }
+
+
+def test_a_header_two_project_files_end_with_is_not_guessed(tmp_path):
+    inference = _shared_project(tmp_path)
+    (tmp_path / "other" / "deep").mkdir(parents=True)
+    (tmp_path / "other" / "deep" / "only_here.h").write_text("#pragma once\n")
+    with pytest.raises(infer.BuildFailure, match="deep/only_here.h: No such file"):
+        infer.build(inference, tmp_path)
+
+
+MIRRORS = Path("/work/.mirror")
+# Real production infershape files whose include chains reach what the stand-ins grew
+# for (read at test time from the public mirrors, never kept): a file, what it needs.
+REAL = [
+    ("ops-nn", "norm/layer_norm/op_host/layer_norm_infershape.cpp", "LayerNorm"),  # runtime2_util
+    ("ops-nn", "norm/euclidean_norm/op_host/euclidean_norm_infershape.cpp", "EuclideanNorm"),
+    ("ops-nn", "matmul/batch_mat_mul_v3/op_host/batch_mat_mul_v3_infershape.cpp", "BatchMatMulV3"),
+    ("ops-transformer", "mc2/matmul_all_reduce/op_host/matmul_all_reduce_infershape.cpp", None),
+]
+
+
+# The folders those chains reach, per repository.
+REAL_FOLDERS = {"ops-nn": ("common", "norm", "matmul"), "ops-transformer": ("common", "mc2")}
+
+
+@pytest.fixture(scope="module")
+def real_repos(tmp_path_factory):
+    """The REAL files' folders, copied out of the mirrors."""
+    root = tmp_path_factory.mktemp("real_infer")
+    for name, folders in REAL_FOLDERS.items():
+        repo = MIRRORS / f"hicann+{name}" / "repo"
+        if not repo.is_dir():
+            pytest.skip(f"the public mirror of hicann/{name} is not on this machine (CI)")
+        (root / name).mkdir()
+        archive = subprocess.run(
+            ["git", f"--git-dir={repo}", "archive", "HEAD", "--", *folders],
+            capture_output=True,
+            check=True,
+        )
+        subprocess.run(["tar", "-x", "-C", str(root / name)], input=archive.stdout, check=True)
+    return root
+
+
+@pytest.mark.parametrize("repo, path, op_type", REAL)
+def test_real_files_whose_include_chains_reach_cann_s_other_apis_compile(
+    real_repos, repo, path, op_type
+):
+    root = real_repos / repo
+    found = infer.find_all(root / path)
+    inference = found[op_type] if op_type else next(iter(found.values()))
+    library = infer.Library(infer.build(inference, root).library)
+    assert inference.op_type in library.ops()
+    library.close()

@@ -7,19 +7,23 @@ caches it, :mod:`.call` runs it on a node, :mod:`.compare` judges a fake's outpu
 """
 
 from opsdk.cann.infer.build import INCLUDE, BuildFailure, Built, build, header_dirs, project_files
-from opsdk.cann.infer.call import Given, Inferred, Library
+from opsdk.cann.infer.call import FORMATS, Crashed, Given, Inferred, Library
+from opsdk.cann.infer.chip import chip
 from opsdk.cann.infer.sources import Function, Inference, find, find_all
 
 __all__ = [
+    "FORMATS",
     "INCLUDE",
     "BuildFailure",
     "Built",
+    "Crashed",
     "Function",
     "Given",
     "Inference",
     "Inferred",
     "Library",
     "build",
+    "chip",
     "find",
     "find_all",
     "header_dirs",

@@ -2,16 +2,20 @@
 
 The sources compile with g++ against opsdk's own stand-in headers of the gert runtime
 API (``include/``, written from the API's facts: no CANN header is copied or shipped).
-``OPSDK_CANN_INCLUDE`` selects a CANN install's real headers instead; the entry for
-them (building CANN's own contexts) is not written yet, so that choice is refused.
-The library is cached under opsdk's cache directory, keyed on everything that shapes
-it: the op's sources, the project headers they include, opsdk's headers and the flags.
+On a host with CANN (:func:`header_dirs`) its include folders come after them: a header
+opsdk has no stand-in of (a tiling, platform or communication API an include chain
+reaches) is CANN's own there, while the gert API stays opsdk's, whose contexts the entry
+builds. The library is cached under opsdk's cache directory, keyed on everything that
+shapes it: the op's sources, the project headers they include, opsdk's headers, CANN's
+folders and the flags.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opsdk._runtime import locator, types
+from opsdk.cann.infer.call import FORMATS
 from opsdk.cann.infer.sources import Inference, extracted
 
 __all__ = ["INCLUDE", "BuildFailure", "Built", "build", "header_dirs", "project_files"]
@@ -43,31 +48,29 @@ class Built:
     seconds: float  # compile time; 0.0 when the library came from the cache
 
 
-def header_dirs(environ=os.environ) -> tuple[tuple[Path, ...], str]:
-    """The include directories of the gert API, and whose they are: CANN's when
-    ``OPSDK_CANN_INCLUDE`` names them (``:``-separated; e.g. ``$ASCEND_HOME_PATH/include``),
-    else opsdk's stand-ins, which build anywhere g++ does (a CANN install is not used
-    unasked: see :func:`build`)."""
+def header_dirs(environ=os.environ) -> tuple[Path, ...]:
+    """A CANN install's include folders, searched after opsdk's stand-ins and the
+    project's: ``OPSDK_CANN_INCLUDE`` (``:``-separated), else those of the toolkit
+    ``ASCEND_HOME_PATH`` or ``ASCEND_TOOLKIT_HOME`` names (``include`` and the machine's
+    ``<arch>-linux/include``, as CANN's own ops build), else none."""
     explicit = environ.get("OPSDK_CANN_INCLUDE")
     if explicit:
-        return tuple(Path(p) for p in explicit.split(os.pathsep) if p), "CANN"
-    return (INCLUDE,), "opsdk"
+        return tuple(Path(p) for p in explicit.split(os.pathsep) if p)
+    home = environ.get("ASCEND_HOME_PATH") or environ.get("ASCEND_TOOLKIT_HOME")
+    if not home:
+        return ()
+    candidates = (Path(home) / "include", Path(home) / f"{platform.machine()}-linux" / "include")
+    return tuple(d for d in candidates if d.is_dir())
 
 
 def build(inference: Inference, root: Path | None = None) -> Built:
     """The library of ``inference``'s sources (``root``: the project, searched for the
     headers they include), built now unless cached. Raises :class:`BuildFailure`."""
-    _, whose = header_dirs()
-    if whose == "CANN":
-        # The entry builds opsdk's own contexts; CANN's functions read CANN's layout of
-        # them (KernelRunContext), which the entry does not build yet.
-        raise BuildFailure(
-            "compiling against CANN's headers (OPSDK_CANN_INCLUDE) needs an entry that builds "
-            "CANN's own contexts, which opsdk does not have yet: unset OPSDK_CANN_INCLUDE"
-        )
     project = _include_dirs(inference, root)
-    units = _units(inference)
-    key = _key(inference, units, project)
+    units = _units(inference, project)
+    project += _searched(units, project, _top(inference, root))
+    cann = header_dirs()
+    key = _key(inference, units, project, cann)
     directory = locator.cache_root() / "infer" / f"{inference.sources[0].stem}_{key}"
     library = directory / "infer.so"
     if library.is_file():
@@ -81,11 +84,11 @@ def build(inference: Inference, root: Path | None = None) -> Built:
         path.write_text(text)
         sources.append(str(path))
     partial = directory / f"infer.{os.getpid()}.so"
-    flags = [*FLAGS, *(f"-I{d}" for d in (toolkit, INCLUDE, *project)), "-include", "opsdk_gert.h"]
+    dirs = (toolkit, INCLUDE, *project, *cann)
+    flags = [*FLAGS, *(f"-I{d}" for d in dirs), "-include", "opsdk_gert.h"]
     # The library is shared by content: its log lines name files relative to the project
     # (Library puts the caller's folder back in front).
-    top = Path(root).resolve() if root else inference.sources[0].resolve().parent
-    flags.append(f"-fmacro-prefix-map={top}/=")
+    flags.append(f"-fmacro-prefix-map={_top(inference, root)}/=")
     _compile([*flags, "-shared", *sources, str(toolkit / "entry.o"), "-o", str(partial)], directory)
     partial.replace(library)  # atomic: a concurrent build never sees half a library
     return Built(library, round(time.perf_counter() - start, 2))
@@ -131,39 +134,74 @@ def _compile(command: list[str], directory: Path) -> None:
         raise BuildFailure(_first_error(done.stderr, directory))
 
 
-def _units(inference: Inference) -> list[tuple[str, str]]:
+def _units(inference: Inference, project: tuple[Path, ...]) -> list[tuple[str, str]]:
     """(file name, text) of each translation unit: the op's sources (an ops-nn source
-    included by absolute path, so messages name it; a samples-style one extracted)."""
+    included by absolute path, so messages name it; a samples-style one extracted) and
+    their companions (:func:`_companions`)."""
     if inference.extract:
         return [(inference.sources[0].name, extracted(inference))]
-    return [(p.name, f'#include "{p.resolve()}"\n') for p in inference.sources]
+    return [(p.name, f'#include "{p}"\n') for p in _with_companions(inference, project)]
+
+
+def _with_companions(inference: Inference, project: tuple[Path, ...]) -> list[Path]:
+    """The op's sources and, transitively, the ``.cpp`` of each inference header they
+    include from the project (``*infershape*.h``), beside it (ops-nn's matmul and conv:
+    ``matmul_common_infershape.h`` -> ``.cpp``) or in the ``src`` folder beside its own
+    (ops-transformer's ``mc2/common/inc`` -> ``src``): where a shared helper the file
+    calls is defined. Other headers' sources are tiling, logging or communication code,
+    which needs CANN's APIs of those."""
+    paths = [p.resolve() for p in inference.sources]
+    todo = list(paths)
+    while todo:
+        text = todo.pop().read_text(errors="replace")
+        for header in _included([("", text)], project):
+            if header.suffix not in (".h", ".hpp") or "infershape" not in header.name:
+                continue
+            for companion in (
+                header.with_suffix(".cpp"),
+                header.parent.parent / "src" / f"{header.stem}.cpp",
+            ):
+                if companion.is_file() and companion not in paths:
+                    paths.append(companion)
+                    todo.append(companion)
+    return paths
+
+
+def _top(inference: Inference, root: Path | None) -> Path:
+    """The project's folder: ``root``, else the first source's."""
+    return Path(root).resolve() if root else inference.sources[0].resolve().parent
 
 
 def _include_dirs(inference: Inference, root: Path | None) -> tuple[Path, ...]:
     """The source's folder and its parents up to ``root``: a project includes its shared
-    helpers relative to one of them, or from a ``common/inc`` beside one (ops-nn's)."""
+    helpers relative to one of them, or from a ``common/inc`` (ops-nn's) or
+    ``common/include`` (ops-transformer's) beside one."""
     dirs = []
     for source in inference.sources:
         folder = source.resolve().parent
-        top = Path(root).resolve() if root else folder
+        top = _top(inference, root)
         while True:
             dirs.append(folder)
-            if (folder / "common" / "inc").is_dir():
-                dirs.append(folder / "common" / "inc")
+            dirs += [
+                folder / "common" / c
+                for c in ("inc", "include")
+                if (folder / "common" / c).is_dir()
+            ]
             if folder == top or folder == folder.parent or not folder.is_relative_to(top):
                 break
             folder = folder.parent
     return tuple(dict.fromkeys(dirs))
 
 
-def _key(inference: Inference, units, project: tuple[Path, ...]) -> str:
+def _key(inference: Inference, units, project: tuple[Path, ...], cann: tuple[Path, ...]) -> str:
     """A digest of what shapes the library, by content: a package's copy of a project's
     sources, or several ops of one file, share one build wherever they are (opsdk's
-    headers are the toolkit's key, part of this one through its name)."""
+    headers are the toolkit's key, part of this one through its name; CANN's folders
+    count by name, an install's headers changing only with its version)."""
     extracted_as = (
         extracted(inference).replace(str(inference.sources[0]), "") if inference.extract else ""
     )
-    digest = hashlib.sha256(repr((_toolkit_name(), extracted_as)).encode())
+    digest = hashlib.sha256(repr((_toolkit_name(), extracted_as, cann)).encode())
     for content in sorted(p.read_bytes() for p in _included(units, project)):
         digest.update(content + b"\0")
     return digest.hexdigest()[:16]
@@ -173,13 +211,18 @@ def project_files(inference: Inference, root: Path | None = None) -> list[Path]:
     """The project's files ``inference`` compiles from: its sources and the headers they
     include from the project, transitively (what a copy of it must hold)."""
     project = _include_dirs(inference, root)
-    units = [(p.name, p.read_text(errors="replace")) for p in inference.sources]
-    return sorted({p.resolve() for p in inference.sources} | _included(units, project))
+    sources = _with_companions(inference, project) if not inference.extract else []
+    units = [(p.name, p.read_text(errors="replace")) for p in (*inference.sources, *sources)]
+    project += _searched(units, project, _top(inference, root))
+    return sorted(
+        {p.resolve() for p in inference.sources} | set(sources) | _included(units, project)
+    )
 
 
-def _included(units, project: tuple[Path, ...]) -> set[Path]:
+def _included(units, project: tuple[Path, ...], missing: set[str] | None = None) -> set[Path]:
     """The project files the units include, transitively: the sources themselves and the
-    headers found in the project's folders (CANN's own are not the project's)."""
+    headers found in the project's folders (CANN's own are not the project's). The names
+    found nowhere, opsdk's headers included, go to ``missing``."""
     seen: set[Path] = set()
     todo = [(text, None) for _, text in units]
     while todo:
@@ -194,18 +237,56 @@ def _included(units, project: tuple[Path, ...]) -> set[Path]:
                         seen.add(path)
                         todo.append((path.read_text(errors="replace"), path.parent))
                     break
+            else:
+                if missing is not None and not (INCLUDE / name).is_file():
+                    missing.add(name)
     return seen
 
 
+def _searched(units, project: tuple[Path, ...], top: Path) -> tuple[Path, ...]:
+    """Folders of the project that resolve what its includes name and no folder of
+    :func:`_include_dirs` has: a name matching one file's path end in the whole project
+    (its build adds such folders: ops-transformer's ``mc2/3rd``)."""
+    found: list[Path] = []
+    while True:
+        missing: set[str] = set()
+        _included(units, (*project, *found), missing)
+        added = False
+        for name in sorted(missing):
+            hits = [h for h in _headers(top) if h.as_posix().endswith(f"/{name}")]
+            folder = Path(hits[0].as_posix()[: -len(name) - 1]) if len(hits) == 1 else None
+            if folder is not None and folder not in found:
+                found.append(folder)
+                added = True
+        if not added:
+            return tuple(found)
+
+
+@functools.lru_cache(maxsize=8)
+def _headers(top: Path) -> tuple[Path, ...]:
+    """Every header under ``top``, outside hidden and test folders."""
+    return tuple(
+        p
+        for p in top.rglob("*.h*")
+        if p.suffix in (".h", ".hpp")
+        and not any(
+            part.startswith(".") or part in ("test", "tests") for part in p.relative_to(top).parts
+        )
+    )
+
+
 def _dtypes_header() -> str:
-    """``ge::DataType`` with CANN's numbering, from opsdk's one dtype table."""
+    """``ge::DataType`` and ``ge::Format`` with CANN's numbering, from opsdk's one dtype
+    table and :data:`~opsdk.cann.infer.call.FORMATS`."""
     rows = list(types.DTYPES.values())
     enum = ", ".join(f"{d.ge} = {d.value}" for d in rows)
     names = "".join(f'    case ge::{d.ge}: return "{d.ge}";\n' for d in rows)
     top = max(d.value for d in rows) + 1
+    formats = ", ".join(f"FORMAT_{name} = {i}" for i, name in enumerate(FORMATS))
     return (
         "#pragma once\n#include <string>\n"
-        f"namespace ge {{\nenum DataType {{ {enum}, DT_MAX = {top} }};\n}}\n"
+        f"namespace ge {{\nenum DataType {{ {enum}, DT_MAX = {top} }};\n"
+        f"enum Format {{ {formats} }};\n}}\n"
         "inline std::string opsdk_dtype_name(ge::DataType dt) {\n  switch (dt) {\n"
         f"{names}    default: return std::to_string(static_cast<int>(dt));\n  }}\n}}\n"
     )

@@ -1,4 +1,5 @@
-"""Call an op's compiled InferShape / InferDataType from Python (ctypes).
+"""Call an op's compiled InferShape / InferDataType from Python (ctypes, in a worker
+process by default: a crash of the C++ is then a finding about the op, not opsdk's end).
 
 A call states the node as GE would hand it to the functions: per IR input its given
 instances (dtype, shape with -1 for an unknown dim and ``(-2,)`` for an unknown rank,
@@ -9,22 +10,45 @@ lines (errors, warnings) the functions wrote.
 
 from __future__ import annotations
 
-import ctypes
+import select
+import signal
 import struct
+import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Given", "Inferred", "Library"]
+from opsdk.cann.infer import _native
+from opsdk.cann.infer.chip import soc_version
+
+__all__ = ["FORMATS", "Crashed", "Given", "Inferred", "Library"]
+
+
+# GE's ge::Format enumerators in their numbering (graph/types.h's order: FORMAT_NCHW is 0,
+# FORMAT_NCDHW 30), without the FORMAT_ prefix: the stand-in headers are generated from it.
+FORMATS = (
+    "NCHW", "NHWC", "ND", "NC1HWC0", "FRACTAL_Z", "NC1C0HWPAD", "NHWC1C0", "FSR_NCHW",
+    "FRACTAL_DECONV", "C1HWNC0", "FRACTAL_DECONV_TRANSPOSE", "FRACTAL_DECONV_SP_STRIDE_TRANS",
+    "NC1HWC0_C04", "FRACTAL_Z_C04", "CHWN", "FRACTAL_DECONV_SP_STRIDE8_TRANS", "HWCN",
+    "NC1KHKWHWC0", "BN_WEIGHT", "FILTER_HWCK", "HASHTABLE_LOOKUP_LOOKUPS",
+    "HASHTABLE_LOOKUP_KEYS", "HASHTABLE_LOOKUP_VALUE", "HASHTABLE_LOOKUP_OUTPUT",
+    "HASHTABLE_LOOKUP_HITS", "C1HWNCoC0", "MD", "NDHWC", "FRACTAL_ZZ", "FRACTAL_NZ", "NCDHW",
+    "DHWCN", "NDC1HWC0", "FRACTAL_Z_3D", "CN", "NC", "DHWNC", "FRACTAL_Z_3D_TRANSPOSE",
+    "FRACTAL_ZN_LSTM", "FRACTAL_Z_G", "RESERVED",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Given:
-    """One input instance: GE dtype number, shape and (value-depend inputs) host data as
-    raw bytes in that dtype."""
+    """One input instance: GE dtype number, shape, (value-depend inputs) host data as raw
+    bytes in that dtype, and its format (a :data:`FORMATS` name: what ``GetOriginFormat``
+    answers; the node's outputs take the first input's)."""
 
     dtype: int
     shape: tuple[int, ...]
     data: bytes | None = None
+    format: str = "ND"
 
 
 @dataclass(frozen=True)
@@ -40,25 +64,29 @@ class Inferred:
     outputs_asked: int  # 1 + the highest output index the functions asked for
 
 
-class Library:
-    """A compiled inference library, loaded once."""
+class Crashed(Exception):
+    """The C++ ended its process (a signal, e.g. 11: SIGSEGV) or hung, in ``function``
+    (``InferShape``, ``InferDataType``; None: before either)."""
 
-    def __init__(self, path: Path, root: Path | None = None):
+    def __init__(self, how: str, function: str | None):
+        self.how, self.function = how, function
+        super().__init__(f"the {function or 'library'} {how}")
+
+
+class Library:
+    """A compiled inference library. ``isolate`` (the default): it runs in a worker process
+    of its own, started on the first call and again after a crash, so a C++ crash is a
+    :class:`Crashed` for that call, not the end of this process; else it is loaded here."""
+
+    def __init__(self, path: Path, root: Path | None = None, *, isolate: bool = True):
         """``root``: the project folder it was built for (its log lines name files below it)."""
         self.path = Path(path)
         self.root = root
-        self._lib = ctypes.CDLL(str(path))
-        self._lib.opsdk_ops.restype = ctypes.c_char_p
-        self._lib.opsdk_infer.argtypes = [
-            ctypes.c_char_p,
-            ctypes.c_char_p,
-            ctypes.c_char_p,
-            ctypes.c_size_t,
-            ctypes.POINTER(ctypes.c_size_t),
-        ]
+        self._native = None if isolate else _native.Native(str(path))
+        self._worker: _Worker | None = None
 
     def ops(self) -> list[str]:
-        return self._lib.opsdk_ops().decode().split()
+        return self._ask("", "")[1].split()
 
     def infer(
         self,
@@ -67,31 +95,114 @@ class Library:
         attrs: list,
         outputs: int,
         node: str = "node",
+        chip: str = "ascend910b",
     ) -> Inferred:
         """Run the op's functions on a node with ``inputs`` (per IR input, its instances:
-        [] for an absent optional one), ``attrs`` and ``outputs`` outputs."""
-        request = _request(op_type, node, inputs, attrs, outputs).encode()
-        capacity, needed = 1 << 14, ctypes.c_size_t(0)
-        while True:
-            reply = ctypes.create_string_buffer(capacity)
-            status = self._lib.opsdk_infer(
-                op_type.encode(), request, reply, capacity, ctypes.byref(needed)
-            )
-            if status != 2:
-                break
-            capacity = needed.value
+        [] for an absent optional one), ``attrs`` and ``outputs`` outputs, as ``chip``
+        (an ``AddConfig`` name: what CANN's platform API reports to the functions)."""
+        request = _request(op_type, node, soc_version(chip), inputs, attrs, outputs)
+        status, text = self._ask(op_type, request)
         if status == 1:
             raise KeyError(f"{self.path} registers no inference for {op_type}")
-        return _reply(reply.value.decode(errors="replace"), self.root)
+        return _reply(text, self.root)
+
+    def close(self) -> None:
+        """End the worker, if one runs (it also ends by itself when this process does)."""
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+    def _ask(self, op_type: str, request: str) -> tuple[int, str]:
+        if self._native is not None:
+            return (0, self._native.ops()) if not op_type else self._native.infer(op_type, request)
+        if self._worker is None:
+            self._worker = _Worker(self.path)
+        try:
+            return self._worker.ask(op_type, request)
+        except Crashed:
+            self._worker = None  # the next call starts a fresh one
+            raise
 
 
-def _request(op_type, node, inputs, attrs, outputs) -> str:
-    words = [op_type, node, str(len(inputs))]
+class _Worker:
+    """A process serving one library's requests (:func:`_native.serve`)."""
+
+    TIMEOUT = 60.0  # seconds a call may take before it counts as hung
+
+    def __init__(self, path: Path):
+        self._phases = tempfile.TemporaryFile()
+        self._process = subprocess.Popen(
+            [sys.executable, "-I", "-S", _native.__file__, str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._phases,
+        )
+
+    def ask(self, op_type: str, request: str) -> tuple[int, str]:
+        try:
+            self._process.stdin.write(f"{op_type}\t{request}\n".encode())
+            self._process.stdin.flush()
+            size = int(self._read_line())
+            data = self._read(size)
+        except TimeoutError:
+            self._process.kill()
+            raise self._ended(f"hung (killed after {self.TIMEOUT:.0f} s)") from None
+        except (OSError, ValueError, EOFError):
+            raise self._ended(None) from None
+        status, _, text = data.decode(errors="replace").partition("\n")
+        return int(status), text
+
+    def _read_line(self) -> bytes:
+        line = b""
+        while not line.endswith(b"\n"):
+            line += self._read(1)
+        return line
+
+    def _read(self, size: int) -> bytes:
+        out = self._process.stdout
+        data = b""
+        while len(data) < size:
+            if not select.select([out], [], [], self.TIMEOUT)[0]:
+                raise TimeoutError
+            chunk = out.read1(size - len(data))
+            if not chunk:
+                raise EOFError
+            data += chunk
+        return data
+
+    def _ended(self, how: str | None) -> Crashed:
+        """What ended the call (``how``, else the process's signal or exit status) and the
+        function it was in."""
+        code = self._process.wait()
+        self._phases.seek(0)
+        said = self._phases.read().decode(errors="replace").splitlines()
+        phases = [line[6:] for line in said if line.startswith("phase ")]
+        last = next((line for line in reversed(said) if not line.startswith("phase ")), "")
+        self.close()
+        if how is None:  # a load failure (an undefined symbol) is the worker's last line
+            how = (
+                f"crashed (signal {-code}: {signal.Signals(-code).name})"
+                if code < 0
+                else f"ended its process (exit {code}: {last.strip()})"
+            )
+        return Crashed(how, phases[-1] if phases else None)
+
+    def close(self) -> None:
+        if self._process.poll() is None:
+            self._process.stdin.close()
+            self._process.wait()
+        self._process.stdout.close()
+        self._phases.close()
+
+
+def _request(op_type, node, soc, inputs, attrs, outputs) -> str:
+    words = [op_type, node, soc, str(len(inputs))]
     for instances in inputs:
         words.append(str(len(instances)))
         for given in instances:
             shape = list(given.shape)
-            words += [str(given.dtype), "-2" if shape == [-2] else str(len(shape))]
+            words += [str(given.dtype), str(FORMATS.index(given.format))]
+            words.append("-2" if shape == [-2] else str(len(shape)))
             words += [] if shape == [-2] else [str(d) for d in shape]
             words.append("-" if given.data is None else given.data.hex() or "=")
     words.append(str(len(attrs)))

@@ -21,11 +21,14 @@
 #include <string>
 #include <vector>
 
-#include "opsdk_dtypes.h"  // ge::DataType, generated from opsdk's one dtype table
+#include "opsdk_dtypes.h"  // ge::DataType and ge::Format, generated from opsdk's tables
 
 namespace ge {
 using graphStatus = uint32_t;
 using char_t = char;
+using Status = uint32_t;
+constexpr Status SUCCESS = 0;
+constexpr Status FAILED = 0xFFFFFFFF;
 constexpr graphStatus GRAPH_SUCCESS = 0;
 constexpr graphStatus GRAPH_FAILED = 0xFFFFFFFF;
 constexpr graphStatus GRAPH_PARAM_INVALID = 50331649;
@@ -33,16 +36,6 @@ constexpr int64_t UNKNOWN_DIM = -1;
 constexpr int64_t UNKNOWN_DIM_NUM = -2;
 const std::vector<int64_t> UNKNOWN_SHAPE = {-1};
 const std::vector<int64_t> UNKNOWN_RANK = {-2};
-enum Format { FORMAT_NCHW, FORMAT_NHWC, FORMAT_ND, FORMAT_NC1HWC0, FORMAT_FRACTAL_Z,
-   FORMAT_NC1C0HWPAD, FORMAT_NHWC1C0, FORMAT_FSR_NCHW, FORMAT_FRACTAL_DECONV, FORMAT_C1HWNC0,
-   FORMAT_FRACTAL_DECONV_TRANSPOSE, FORMAT_FRACTAL_DECONV_SP_STRIDE_TRANS, FORMAT_NC1HWC0_C04,
-   FORMAT_FRACTAL_Z_C04, FORMAT_CHWN, FORMAT_FRACTAL_DECONV_SP_STRIDE8_TRANS, FORMAT_HWCN,
-   FORMAT_NC1KHKWHWC0, FORMAT_BN_WEIGHT, FORMAT_FILTER_HWCK, FORMAT_HASHTABLE_LOOKUP_LOOKUPS,
-   FORMAT_HASHTABLE_LOOKUP_KEYS, FORMAT_HASHTABLE_LOOKUP_VALUE, FORMAT_HASHTABLE_LOOKUP_OUTPUT,
-   FORMAT_HASHTABLE_LOOKUP_HITS, FORMAT_C1HWNCoC0, FORMAT_MD, FORMAT_NDHWC, FORMAT_FRACTAL_ZZ,
-   FORMAT_FRACTAL_NZ, FORMAT_NCDHW, FORMAT_DHWCN, FORMAT_NDC1HWC0, FORMAT_FRACTAL_Z_3D,
-   FORMAT_CN, FORMAT_NC, FORMAT_DHWNC, FORMAT_FRACTAL_Z_3D_TRANSPOSE, FORMAT_FRACTAL_ZN_LSTM,
-   FORMAT_FRACTAL_Z_G, FORMAT_RESERVED, };  // in graph/types.h's order
 inline Format GetPrimaryFormat(int32_t format) { return static_cast<Format>(format & 0xff); }
 class AscendString {
  public:
@@ -61,6 +54,18 @@ class TypeUtils {
 inline bool MulOverflow(int64_t a, int64_t b, int64_t &out) { return __builtin_mul_overflow(a, b, &out); }
 inline bool AddOverflow(int64_t a, int64_t b, int64_t &out) { return __builtin_add_overflow(a, b, &out); }
 }  // namespace ge
+
+namespace fe {
+// CANN's platform description (platform_infos_def.h): a chip's resources by label and key.
+// opsdk knows none of them: every question is answered "not found".
+class PlatFormInfos {
+ public:
+  bool GetPlatformRes(const std::string &, const std::string &, std::string &) const { return false; }
+  bool GetPlatformResWithLock(const std::string &, const std::string &, std::string &) const { return false; }
+  uint32_t GetCoreNum() const { return 0; }
+  uint32_t GetCoreNumByType(const std::string &) const { return 0; }
+};
+}  // namespace fe
 
 namespace gert {
 using ge::graphStatus;
@@ -112,29 +117,34 @@ class StorageShape {
 
 class StorageFormat {
  public:
-  ge::Format GetOriginFormat() const { return ge::FORMAT_ND; }
-  ge::Format GetStorageFormat() const { return ge::FORMAT_ND; }
+  StorageFormat(ge::Format format = ge::FORMAT_ND) : format_(format) {}
+  ge::Format GetOriginFormat() const { return format_; }
+  ge::Format GetStorageFormat() const { return format_; }
+ private:
+  ge::Format format_;
 };
 
 // A value-depend input: its shape, dtype and host data.
 class Tensor {
  public:
   Tensor() = default;
-  Tensor(const Shape &shape, ge::DataType dt, const void *data) : shape_(shape), dt_(dt), data_(data) {}
+  Tensor(const Shape &shape, ge::DataType dt, const void *data, ge::Format format = ge::FORMAT_ND)
+      : shape_(shape), dt_(dt), data_(data), format_(format) {}
   const Shape &GetOriginShape() const { return shape_; }
   const Shape &GetStorageShape() const { return shape_; }
   const Shape &GetShape() const { return shape_; }
   int64_t GetShapeSize() const { return shape_.GetShapeSize(); }
   size_t GetDimNum() const { return shape_.GetDimNum(); }
   ge::DataType GetDataType() const { return dt_; }
-  ge::Format GetOriginFormat() const { return ge::FORMAT_ND; }
-  ge::Format GetStorageFormat() const { return ge::FORMAT_ND; }
+  ge::Format GetOriginFormat() const { return format_; }
+  ge::Format GetStorageFormat() const { return format_; }
   template <typename T> const T *GetData() const { return static_cast<const T *>(data_); }
   const void *GetAddr() const { return data_; }
  private:
   Shape shape_;
   ge::DataType dt_ = ge::DT_UNDEFINED;
   const void *data_ = nullptr;
+  ge::Format format_ = ge::FORMAT_ND;
 };
 
 class ContinuousVector {
@@ -190,9 +200,10 @@ class CompileTimeTensorDesc {
  public:
   ge::DataType GetDataType() const { return dt; }
   void SetDataType(ge::DataType value) { dt = value; }
-  ge::Format GetOriginFormat() const { return ge::FORMAT_ND; }
-  ge::Format GetStorageFormat() const { return ge::FORMAT_ND; }
+  ge::Format GetOriginFormat() const { return format; }
+  ge::Format GetStorageFormat() const { return format; }
   ge::DataType dt = ge::DT_UNDEFINED;
+  ge::Format format = ge::FORMAT_ND;
 };
 }  // namespace gert
 
@@ -327,6 +338,37 @@ class InferShapeRangeContext : public ExtendedKernelContext {
   Range<Shape> *GetOutputShapeRange(size_t) { return nullptr; }
 };
 
+// Tiling's contexts and CANN's platform description: declared so that headers an
+// inference source includes beside its tiling code compile; inference never gets one.
+class TilingData;
+class TilingContext : public ExtendedKernelContext {
+ public:
+  using ExtendedKernelContext::ExtendedKernelContext;
+  fe::PlatFormInfos *GetPlatformInfo() const { return nullptr; }
+  const StorageShape *GetInputShape(size_t) const { return nullptr; }
+  const StorageShape *GetOutputShape(size_t) const { return nullptr; }
+  const Tensor *GetInputTensor(size_t) const { return nullptr; }
+  template <typename T> const T *GetCompileInfo() const { return nullptr; }
+  TilingData *GetRawTilingData() const { return nullptr; }
+  uint64_t GetTilingKey() const { return 0; }
+  graphStatus SetTilingKey(uint64_t) { return ge::GRAPH_SUCCESS; }
+  graphStatus SetBlockDim(uint32_t) { return ge::GRAPH_SUCCESS; }
+  size_t *GetWorkspaceSizes(size_t) const { return nullptr; }
+};
+class TilingData {
+ public:
+  template <typename T> ge::graphStatus Append(const T &) { return ge::GRAPH_SUCCESS; }
+  size_t GetDataSize() const { return 0; }
+  void SetDataSize(size_t) {}
+  void *GetData() { return nullptr; }
+};
+class TilingParseContext : public ExtendedKernelContext {
+ public:
+  using ExtendedKernelContext::ExtendedKernelContext;
+  fe::PlatFormInfos *GetPlatformInfo() const { return nullptr; }
+  template <typename T> T *GetCompiledInfo() const { return nullptr; }
+};
+
 using OpImplKernelRegistry = void;
 using InferShapeKernelFunc = graphStatus (*)(InferShapeContext *);
 using InferDataTypeKernelFunc = graphStatus (*)(InferDataTypeContext *);
@@ -432,6 +474,11 @@ class OpImplRegister {
 #define OP_LOGE_WITH_INVALID_INPUT(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define CUBE_INNER_ERR_REPORT(ctx, ...) OP_LOGE(ctx, __VA_ARGS__)
 #define REPORT_INNER_ERR_MSG(code, ...) ::opsdk::Log('E', code, __FILE__, __LINE__, __VA_ARGS__)
+#define REPORT_INNER_ERROR(code, ...) REPORT_INNER_ERR_MSG(code, __VA_ARGS__)
+#ifndef unlikely
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define likely(x) __builtin_expect(!!(x), 1)
+#endif
 #define VECTOR_INNER_ERR_REPORT_TILIING(ctx, ...) OP_LOGE(ctx, __VA_ARGS__)
 #define OPS_LOG_D(ctx, ...) OP_LOGD(ctx, ##__VA_ARGS__)
 #define OPS_LOG_I(ctx, ...) OP_LOGI(ctx, ##__VA_ARGS__)
@@ -445,6 +492,10 @@ class OpImplRegister {
   do {                             \
     if (cond) OP_LOGW(ctx, ##__VA_ARGS__); \
   } while (0)
+// CANN's dlog call (module, level, then what OP_LOG* take); the module is not evaluated.
+enum { DLOG_DEBUG = 0, DLOG_INFO = 1, DLOG_WARN = 2, DLOG_ERROR = 3 };
+#define OpLogSub(module, level, ctx, ...) \
+  ::opsdk::Log("DIWE"[(level) & 3], ::opsdk::NameOf(ctx), __FILE__, __LINE__, ##__VA_ARGS__)
 #define D_OP_LOGE(ctx, ...) OP_LOGE(ctx, __VA_ARGS__)
 #define D_OP_LOGD(ctx, ...) OP_LOGD(ctx, __VA_ARGS__)
 #define D_OP_LOGI(ctx, ...) OP_LOGI(ctx, __VA_ARGS__)
@@ -472,18 +523,21 @@ template <typename T> std::string Shape2String(const T &shape) {
   return out + "]";
 }
 
-// The chip CANN's platform API reports: opsdk infers as for Atlas A2 (ascend910b), the
-// chip its OpDef reader reads definitions for.
+// The chip CANN's platform API reports: the one the request names (opsdk's chip setting,
+// cann/infer/chip.py), as its short SoC version ("Ascend910B", "Ascend950").
+namespace opsdk {
+const std::string &SocVersion();
+}
 namespace fe {
 struct StrInfo {
-  std::string short_soc_version = "Ascend910B";
-  std::string ai_core_version = "Ascend910B";
+  std::string short_soc_version = opsdk::SocVersion();
+  std::string ai_core_version = opsdk::SocVersion();
 };
 struct PlatformInfo {
   StrInfo str_info;
 };
 struct OptionalInfo {
-  std::string soc_version = "Ascend910B1";
+  std::string soc_version = opsdk::SocVersion();
 };
 class PlatformInfoManager {
  public:
@@ -492,8 +546,14 @@ class PlatformInfoManager {
     return manager;
   }
   uint32_t InitializePlatformInfo() { return 0; }
-  uint32_t GetPlatformInfoWithOutSocVersion(PlatformInfo &, OptionalInfo &) { return 0; }
-  uint32_t GetPlatformInfo(const std::string &, PlatformInfo &, OptionalInfo &) { return 0; }
+  uint32_t GetPlatformInfoWithOutSocVersion(PlatformInfo &platform, OptionalInfo &optional) {
+    platform = PlatformInfo();
+    optional = OptionalInfo();
+    return 0;
+  }
+  uint32_t GetPlatformInfo(const std::string &, PlatformInfo &platform, OptionalInfo &optional) {
+    return GetPlatformInfoWithOutSocVersion(platform, optional);
+  }
 };
 }  // namespace fe
 
@@ -548,6 +608,42 @@ inline bool BroadcastShape(const std::vector<const gert::Shape *> &shapes, gert:
   *out = result;
   return true;
 }
+// ``x`` reduced over ``axes`` (negative counts from the end) into ``out``: the reduced
+// dims kept as 1 (WithKeepDims) or dropped (WithoutKeepDims).
+template <typename T>
+ge::graphStatus ReduceDims(const gert::Shape *x, const T *axes, int32_t count, gert::Shape *out, bool keep) {
+  if (x == nullptr || out == nullptr || (count > 0 && axes == nullptr)) return ge::GRAPH_FAILED;
+  int64_t rank = static_cast<int64_t>(x->GetDimNum());
+  std::vector<bool> reduced(x->GetDimNum(), false);
+  for (int32_t i = 0; i < count; ++i) {
+    int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (axis < 0 || axis >= rank) return ge::GRAPH_FAILED;
+    reduced[axis] = true;
+  }
+  gert::Shape result;
+  for (size_t i = 0; i < x->GetDimNum(); ++i) {
+    if (!reduced[i]) result.AppendDim(x->GetDim(i));
+    else if (keep) result.AppendDim(1);
+  }
+  *out = result;
+  return ge::GRAPH_SUCCESS;
+}
+template <typename T>
+ge::graphStatus ReduceDimsWithKeepDims(const gert::Shape *x, const T *axes, int32_t count, gert::Shape *out) {
+  return ReduceDims(x, axes, count, out, true);
+}
+template <typename T>
+ge::graphStatus ReduceDimsWithoutKeepDims(const gert::Shape *x, const T *axes, int32_t count, gert::Shape *out) {
+  return ReduceDims(x, axes, count, out, false);
+}
+// IEEE half precision, as a value type (its bits only: inference never computes with it).
+struct fp16_t {
+  uint16_t val = 0;
+  fp16_t() = default;
+  explicit fp16_t(float) {}
+};
+// What the log macros name an op by: a context's node name, or the name itself.
+template <typename C> const char *GetOpInfo(const C &op) { return ::opsdk::NameOf(op); }
 inline std::string ToString(ge::DataType dt) { return opsdk_dtype_name(dt); }
 inline std::string ToString(ge::Format format) { return std::to_string(static_cast<int>(format)); }
 inline std::string ToString(const std::vector<const gert::Shape *> &shapes) {

@@ -1,6 +1,8 @@
 // The C entry opsdk calls through ctypes: build an opsdk::Node from a text request, run
 // the op's registered InferShape and InferDataType on it, write the results as text.
 // Compiled once into each op's library, beside the op's own inference sources.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <exception>
 
@@ -13,6 +15,22 @@ std::map<std::string, Impl> &Registry() {
 }
 
 static std::string g_log;
+static std::string g_soc = "Ascend910B";
+const std::string &SocVersion() { return g_soc; }
+
+}  // namespace opsdk
+// Where the entry announces each function it enters (a worker's stderr; -1: nowhere):
+// if the function crashes the process, the parent still learns which one it was.
+extern "C" {
+int opsdk_phase_fd = -1;
+}
+namespace opsdk {
+static void Phase(const std::string &function) {
+  if (opsdk_phase_fd < 0) return;
+  std::string line = "phase " + function + "\n";
+  ssize_t written = write(opsdk_phase_fd, line.data(), line.size());
+  (void)written;
+}
 
 void Log(char level, const char *name, const char *file, int line, const char *fmt, ...) {
   if (level == 'D' || level == 'I') return;
@@ -91,15 +109,15 @@ static std::string Run(const Impl &impl, std::istream &in) {
   Node node;
   Store store;
   size_t ir_inputs = 0, attrs = 0, outputs = 0;
-  in >> node.type >> node.name >> ir_inputs;
+  in >> node.type >> node.name >> g_soc >> ir_inputs;
   for (size_t ir = 0; ir < ir_inputs; ++ir) {
     size_t count = 0;
     in >> count;
     node.ir_inputs.emplace_back(node.input_shapes.size(), count);
     for (size_t k = 0; k < count; ++k) {
-      int dt = 0;
+      int dt = 0, format = 0;
       std::string hex;
-      in >> dt;
+      in >> dt >> format;
       gert::Shape shape = ReadShape(in);
       in >> hex;
       const void *data = nullptr;
@@ -109,9 +127,10 @@ static std::string Run(const Impl &impl, std::istream &in) {
         data = store.datas.back()->data();
       }
       node.input_shapes.push_back(shape);
-      node.input_tensors.emplace_back(shape, static_cast<ge::DataType>(dt), data);
+      node.input_tensors.emplace_back(shape, static_cast<ge::DataType>(dt), data, static_cast<ge::Format>(format));
       node.input_descs.emplace_back();
       node.input_descs.back().dt = static_cast<ge::DataType>(dt);
+      node.input_descs.back().format = static_cast<ge::Format>(format);
     }
   }
   in >> attrs;
@@ -119,6 +138,8 @@ static std::string Run(const Impl &impl, std::istream &in) {
   in >> outputs;
   node.output_shapes.resize(outputs);
   node.output_descs.resize(outputs);
+  // GE gives an output the format of the data it comes from: the first input's here.
+  for (auto &desc : node.output_descs) desc.format = node.input_descs.empty() ? ge::FORMAT_ND : node.input_descs[0].format;
   for (size_t i = 0; i < outputs; ++i) node.ir_outputs.emplace_back(i, 1);
   if (!in) return "error bad request\n";
 
@@ -127,6 +148,7 @@ static std::string Run(const Impl &impl, std::istream &in) {
   if (impl.infer_shape == nullptr) {
     out << "shape none\n";
   } else {
+    Phase("InferShape");
     out << "shape " << impl.infer_shape(&shape_context) << "\n";
     for (const gert::Shape &s : node.output_shapes) {
       out << "out " << s.GetDimNum();
@@ -136,6 +158,7 @@ static std::string Run(const Impl &impl, std::istream &in) {
   }
   gert::InferDataTypeContext dtype_context(&node);
   if (impl.infer_dtype != nullptr) {
+    Phase("InferDataType");
     out << "dtype " << impl.infer_dtype(&dtype_context) << "\n";
     for (const auto &d : node.output_descs) out << "dt " << static_cast<int>(d.dt) << "\n";
   }

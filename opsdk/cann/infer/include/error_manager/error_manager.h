@@ -1,0 +1,4 @@
+// opsdk stand-in: CANN error_manager/error_manager.h declares tiling, runtime or communication API that shape
+// inference does not use; opsdk_gert.h has what inference sources ask of it.
+#pragma once
+#include "opsdk_gert.h"
