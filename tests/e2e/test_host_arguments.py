@@ -50,6 +50,10 @@ def test_a_plain_host_list_that_recaptures_warns_on_the_passing_cell(
     )
     assert "--updatable lens" in warning and "Fixed(...)" in warning
     assert not cells["ge-mark_static"]["warnings"]
+    assert cells["npugraph_ex-mark_static"]["notes"] == [
+        "host values taken: call 0 lens=[2]; call 1 lens=[2]; call 2 lens=[3]; call 3 lens=[4] "
+        "(3 graph(s) captured for 1 shape(s))"
+    ]
 
 
 def test_a_declared_varying_host_list_that_recaptures_fails_in_capture(
@@ -115,6 +119,18 @@ def test_the_same_op_made_updatable_captures_once_per_shape_and_replays_right(
     cells = _check(opsdk_cli, _lens_package(scaffolds, tmp_path, True, updatable=("lens",)))
     assert {k: c["status"] for k, c in cells.items()} == dict.fromkeys(cells, "pass"), cells
     assert not any("recaptured" in w for c in cells.values() for w in c["warnings"])
+    # each passing cell says which values its calls took (npugraph_ex: and what it captured)
+    case = "case F32(2, 3), lens=OneOf([3, 5], [4, 6]): host values taken: "
+    assert cells["ge-mark_static"]["notes"] == [
+        case + "call 0 lens=[3, 5]; call 1 lens=[4, 6]; call 2 lens=[3, 5]"
+    ]
+    assert cells["npugraph_ex-mark_static"]["notes"] == [
+        case + "call 0 lens=[3, 5]; call 1 lens=[3, 5]; call 2 lens=[4, 6]; call 3 lens=[3, 5] "
+        "(1 graph(s) captured for 1 shape(s))"
+    ]
+    assert cells["npugraph_ex-dynamic"]["notes"][0].endswith(
+        "call 5 lens=[3, 5] (2 graph(s) captured for 2 shape(s))"
+    )
 
 
 def test_an_update_registration_that_leaves_out_a_parameter_recaptures_and_hangs_a_replay(

@@ -19,7 +19,7 @@ from opsdk._runtime.device import ensure_npu
 from opsdk._runtime.patches import guard_profiling_skipped
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import SetupError, TargetError
-from opsdk.harness import columns
+from opsdk.harness import columns, notes
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped, OpUnderTest, Result
 from opsdk.harness.failures import as_failure
 from opsdk.harness.run import coverage, run_scope, waivers
@@ -125,10 +125,11 @@ def _run(cell: Cell, dump_dir: Path | None, cache: CellCache | None) -> Result:
     column = columns.get(cell.backend)
     status, layer, message = "pass", None, ""
     heard = Heard()  # third-party warnings and logs go with the cell, not the progress line
+    noted: list[str] = []  # what the cell's checks say beside the verdict (harness.notes)
     if column is None:
         status, message = "skip", f"backend {cell.backend!r} is not available in this opsdk yet"
     else:
-        with heard.warnings():
+        with heard.warnings(), notes.collecting() as noted:
             try:
                 coverage.require(cell.op.spec, cell.backend)  # imports TorchAir if it needs it
                 if cell.profile:
@@ -155,7 +156,9 @@ def _run(cell: Cell, dump_dir: Path | None, cache: CellCache | None) -> Result:
     if cell.context is not None and status in ("fail", "error") and layer != "setup":
         message = _in_context(cell, message, cache)
     seconds = round(time.perf_counter() - start, 4)
-    return cell.result(status, layer, message, seconds=seconds, warnings=heard.lines)
+    return cell.result(
+        status, layer, message, seconds=seconds, warnings=heard.lines, notes=tuple(noted)
+    )
 
 
 def _in_context(cell: Cell, message: str, cache: CellCache | None) -> str:

@@ -27,9 +27,12 @@ named ``k``, a list of dims, a bool, a str, a dtype and a float list stay.
 Compiled columns vary only what the compiled graph takes as an input: a symbolic
 int or int list (``SymInt``, ``SymInt[]``, an int ``Scalar``) in ``dynamic`` and
 ``mark_static`` mode; Dynamo bakes any other value in and recompiles when it
-changes, as it should. A value opsdk picked that the op's CPU reference refuses
-is not taken (the declared values are). A failure on a call with changed values
-says so (``alpha 0.5 -> 1.5 on call 1``).
+changes, as it should. A float too: torch 2.13's Dynamo (``specialize_float`` off) makes
+a SymFloat of it, but specializes it where it reaches a custom op's ``float`` or
+``Scalar`` argument, so no SymFloat reaches an op's graph. A value opsdk picked that
+the op's CPU reference refuses is not taken (the declared values are). A failure on a
+call with changed values says so (``alpha 0.5 -> 1.5 on call 1``); a passing compiled
+cell lists the values each call took (``Result.notes``).
 
 The declared cases, in order, then derived ones:
 
