@@ -1,9 +1,11 @@
 """Host arguments under npugraph_ex (issue 31): what varying them costs, and what an update costs.
 
 (a) The npugraph_ex column on the default examples (``examples/custom_ops``), this tree
-against another (``--baseline``, e.g. the main checkout, which varies no list and
-changes host values on the last call only): cell seconds of each, fresh processes
-interleaved, and their ratio (the target: at most 1.10).
+against another (``--baseline``: a tree from before issue 31, e.g. ``git archive 07eee25``
+unpacked, which varies no list and changes host values on the last call only; or the
+main checkout, for what a change costs): cell seconds of each, fresh processes
+interleaved, and their ratio (the target: at most 1.10); beside it the processes' CPU
+seconds, which other jobs on a shared machine change least.
 
 (b) Per call, offline, for one op ``(Tensor x, *, SymInt[] lens) -> Tensor`` whose npu
 kernel reads ``lens`` on the host, compiled with ``backend="npugraph_ex"``: a plain
@@ -22,6 +24,7 @@ import importlib
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -33,27 +36,35 @@ EXAMPLES = ROOT / "examples" / "custom_ops"
 SCHEMA = "(Tensor x, *, SymInt[] lens) -> Tensor"
 
 
-def column_seconds(tree: Path, example: Path, scratch: Path) -> float:
-    """The npugraph_ex cells' seconds of ``opsdk check`` on ``example``, run from ``tree``."""
+def column_seconds(tree: Path, example: Path, scratch: Path) -> tuple[float, float]:
+    """The npugraph_ex cells' seconds of ``opsdk check`` on ``example``, run from ``tree``,
+    and the process's CPU seconds (user + system: what other jobs on the machine change
+    least)."""
     report = scratch / f"{example.name}-{abs(hash(str(tree)))}.json"
     env = {**os.environ, "PYTHONPATH": str(tree), "OPSDK_NO_CACHE": "1"}
     argv = [sys.executable, "-m", "opsdk", "check", str(example), "--backend", "npugraph_ex"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(
         [*argv, "--json", str(report)], env=env, capture_output=True, text=True, check=False
     )
-    return sum(r["seconds"] for r in json.loads(report.read_text())["results"])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return sum(r["seconds"] for r in json.loads(report.read_text())["results"]), cpu
 
 
-def varied_cost(baseline: Path, rounds: int) -> tuple[float, float]:
-    """(this tree's, the baseline's) npugraph_ex cell seconds over the examples."""
-    totals = {ROOT: 0.0, baseline: 0.0}
+def varied_cost(baseline: Path, rounds: int) -> dict[Path, list[float]]:
+    """Per tree (this one, the baseline), the npugraph_ex cell seconds and the processes'
+    CPU seconds over the examples."""
+    totals = {ROOT: [0.0, 0.0], baseline: [0.0, 0.0]}
     examples = [p for p in sorted(EXAMPLES.iterdir()) if (p / "pyproject.toml").exists()]
     with tempfile.TemporaryDirectory(prefix="opsdk-host-args-") as scratch:
         for _ in range(rounds):
             for tree in (ROOT, baseline):
                 for example in examples:
-                    totals[tree] += column_seconds(tree, example, Path(scratch))
-    return totals[ROOT], totals[baseline]
+                    cells, cpu = column_seconds(tree, example, Path(scratch))
+                    totals[tree][0] += cells
+                    totals[tree][1] += cpu
+    return totals
 
 
 def _package(out: Path, name: str, updatable: bool):
@@ -119,9 +130,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--calls", type=int, default=200)
     args = parser.parse_args(argv)
     if args.baseline:
-        mine, theirs = varied_cost(args.baseline.resolve(), args.rounds)
+        (mine, mine_cpu), (theirs, theirs_cpu) = varied_cost(
+            args.baseline.resolve(), args.rounds
+        ).values()
         print(f"npugraph_ex column, examples: {mine:.2f} s here, {theirs:.2f} s baseline")
         print(f"ratio {mine / theirs:.3f} (target <= 1.10)")
+        print(f"process CPU: {mine_cpu:.2f} s here, {theirs_cpu:.2f} s baseline, ratio "
+              f"{mine_cpu / theirs_cpu:.3f}")  # fmt: skip
     rows = per_call(args.calls, args.rounds)
     base = rows["plain replay"][0]
     for way, (us, captures) in rows.items():

@@ -134,9 +134,13 @@ class Result(_Coordinates):
     # What third-party code warned or logged while the cell ran, each once (harness.run.heard).
     warnings: tuple[str, ...] = ()
     cached: bool = False  # read from the cell cache (opsdk.harness.run.cache), not run now
+    # What the cell's checks say beside the verdict (opsdk.harness.notes): the host
+    # values each call took, say.
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "warnings", tuple(self.warnings))  # a JSON list, read back
+        object.__setattr__(self, "notes", tuple(self.notes))
         if self.status not in STATUSES or (self.layer is not None and self.layer not in LAYERS):
             raise ValueError(f"unknown status/layer {self.status!r}/{self.layer!r}")
 

@@ -49,7 +49,9 @@ _HEAD_ENVIRONMENT = ("opsdk", "torch", "torch_npu", "torchair", "ge_execution")
 
 
 def _has_details(result: Result, dumps: dict[str, str], pictures: dict[str, Path]) -> bool:
-    return bool(result.message or result.waiver or result.warnings or dumps or pictures)
+    return bool(
+        result.message or result.waiver or result.warnings or result.notes or dumps or pictures
+    )
 
 
 def _outcome(result: Result) -> str:
@@ -92,6 +94,8 @@ def _details(result: Result, anchor: str, dumps: dict[str, str], pictures: dict[
         parts.append(f"<p>waived in {WAIVERS_FILE}: {html.escape(result.waiver)}</p>")
     if result.message:
         parts.append(f"<pre>{html.escape(result.message)}</pre>")
+    if result.notes:
+        parts.append(f"<pre>{html.escape(chr(10).join(result.notes))}</pre>")
     if result.warnings:
         count = len(result.warnings)
         parts.append(f"<details><summary>{count} warning{'s' if count > 1 else ''}</summary>")

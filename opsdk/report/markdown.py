@@ -81,7 +81,7 @@ def _links(result: Result, pictures: Path | None, base: Path) -> str:
 
 
 def _entry(result: Result, pictures: Path | None = None, base: Path = Path(".")) -> str:
-    """A cell's details: outcome, waiver, message, warnings and its graphs' pictures."""
+    """A cell's details: outcome, waiver, message, notes, warnings and its graphs' pictures."""
     where = f" in layer `{result.layer}`" if result.layer else ""
     waived = f"; waived: {_escape(result.waiver)}" if result.status == "xfail" else ""
     cached = " (cached)" if result.cached else ""
@@ -89,6 +89,8 @@ def _entry(result: Result, pictures: Path | None = None, base: Path = Path("."))
     text += where + waived
     if result.message:
         text += _block(result.message)
+    if result.notes:
+        text += "\n\n  Notes:" + _block("\n".join(result.notes))
     if result.warnings:
         text += "\n\n  Warnings:" + _block("\n".join(result.warnings))
     return text + _links(result, pictures, base)

@@ -5,6 +5,7 @@ every value; and the twice context passes torch_npu's in-place pair (`opsdk new 
 
 import re
 
+import pytest
 from scaffolded import edit, implemented
 
 SCHEMA = "my_lens(Tensor x, *, SymInt[] lens) -> Tensor"  # keyword: TorchAir can update it
@@ -49,6 +50,10 @@ def test_a_plain_host_list_that_recaptures_warns_on_the_passing_cell(
     )
     assert "--updatable lens" in warning and "Fixed(...)" in warning
     assert not cells["ge-mark_static"]["warnings"]
+    assert cells["npugraph_ex-mark_static"]["notes"] == [
+        "host values taken: call 0 lens=[2]; call 1 lens=[2]; call 2 lens=[3]; call 3 lens=[4] "
+        "(3 graph(s) captured for 1 shape(s))"
+    ]
 
 
 def test_a_declared_varying_host_list_that_recaptures_fails_in_capture(
@@ -66,14 +71,42 @@ def test_a_declared_varying_host_list_that_recaptures_fails_in_capture(
         assert "values taken: lens: [3, 5], [4, 6]" in cell["message"]
 
 
-def test_the_twice_context_passes_torch_npus_in_place_pair(scaffolds, tmp_path, opsdk_cli):
+# A twice bug of the same pair: the kernel keeps what it first read per buffer (a tiling
+# cache keyed on the address), so a second call on the same tensor adds to stale values.
+KEEPS_FIRST = (
+    "first = _FIRST.setdefault(x.data_ptr(), x.clone())\n"
+    "    return x.copy_(first + y)\n\n\n_FIRST = {}\n"
+)
+
+
+@pytest.mark.parametrize("planted", [False, True], ids=["correct", "keeps_first_read"])
+def test_the_twice_context_passes_torch_npus_in_place_pair_and_catches_its_twice_bug(
+    scaffolds, tmp_path, opsdk_cli, planted
+):
+    """Under torch.compile the first of two returned aliases of one input comes back as a
+    copy (torch's functionalization); twice compares the written input after both calls
+    instead, so the correct pair passes and a kernel keeping state between calls fails."""
     pkg = scaffolds.copy(tmp_path, "my_padd", pair=True)
+    if planted:
+        kernels = pkg / "my_padd" / "kernels.py"
+        text = kernels.read_text()
+        npu = "def my_padd__npu(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:"
+        head, _, tail = text.partition(npu)
+        body, _, rest = tail.partition("    return x.add_(y)\n")
+        kernels.write_text(head + npu + body + "    " + KEEPS_FIRST + rest)
     run = opsdk_cli(
         "check", pkg, "--backend", "aot_eager,ge", "--shapes", "static", "--contexts", "twice",
         json_report=True,
     )  # fmt: skip
     twice = run.cells(op="custom::my_padd_", context="twice")
-    assert len(twice) == 2 and {c["status"] for c in twice} == {"pass"}, twice
+    assert len(twice) == 2, twice
+    if not planted:
+        assert {c["status"] for c in twice} == {"pass"}, twice
+        return
+    for cell in twice:
+        assert (cell["status"], cell["layer"]) == ("fail", "eager"), cell
+        assert "a bug only this context shows" in cell["message"], cell["message"]
+        assert "values differ" in cell["message"], cell["message"]
 
 
 def _npugraph_ex(cells):
@@ -86,6 +119,18 @@ def test_the_same_op_made_updatable_captures_once_per_shape_and_replays_right(
     cells = _check(opsdk_cli, _lens_package(scaffolds, tmp_path, True, updatable=("lens",)))
     assert {k: c["status"] for k, c in cells.items()} == dict.fromkeys(cells, "pass"), cells
     assert not any("recaptured" in w for c in cells.values() for w in c["warnings"])
+    # each passing cell says which values its calls took (npugraph_ex: and what it captured)
+    case = "case F32(2, 3), lens=OneOf([3, 5], [4, 6]): host values taken: "
+    assert cells["ge-mark_static"]["notes"] == [
+        case + "call 0 lens=[3, 5]; call 1 lens=[4, 6]; call 2 lens=[3, 5]"
+    ]
+    assert cells["npugraph_ex-mark_static"]["notes"] == [
+        case + "call 0 lens=[3, 5]; call 1 lens=[3, 5]; call 2 lens=[4, 6]; call 3 lens=[3, 5] "
+        "(1 graph(s) captured for 1 shape(s))"
+    ]
+    assert cells["npugraph_ex-dynamic"]["notes"][0].endswith(
+        "call 5 lens=[3, 5] (2 graph(s) captured for 2 shape(s))"
+    )
 
 
 def test_an_update_registration_that_leaves_out_a_parameter_recaptures_and_hangs_a_replay(

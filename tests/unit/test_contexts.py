@@ -43,10 +43,15 @@ def _from_storage_start(x, y):  # the bug the view context exists for
     x.as_strided(x.size(), x.stride(), 0).add_(y)
 
 
+def _rebind_sum(x, y):  # rebinds x to a new, contiguous tensor: a layout x never had
+    x.set_((x + y).contiguous())
+
+
 IADD = _define("iadd(Tensor(a!) x, Tensor y) -> ()", _add_, _add_, lambda x, y: None)
 FROM_START = _define(
     "from_start(Tensor(a!) x, Tensor y) -> ()", _from_storage_start, _add_, lambda x, y: None
 )
+REBINDS = _define("rebinds(Tensor(a!) x, Tensor y) -> ()", _rebind_sum, _add_, lambda x, y: None)
 ADD = _define(
     "add(Tensor x, Tensor y) -> Tensor",
     lambda x, y: (x + y).contiguous(),
@@ -260,3 +265,41 @@ def test_a_chain_failure_names_the_fake_strides_that_differ_from_the_kernels(
     assert "the fake must return the strides the kernel returns: use meta.same_as(x)" in str(
         failure
     )
+
+
+@pytest.mark.parametrize(("op", "status"), [(REBINDS, "fail"), (IADD, "pass")])
+def test_a_kernel_that_rebinds_a_written_input_fails_in_eager_naming_the_strides(op, status):
+    """``x.set_(result)`` gives a non-contiguous x the result's strides: the values are
+    right, the layout the graph keeps for x is not; the eager column says so."""
+    [cell] = harness.cells(_package(op), ["eager"], ["static"])
+    result = harness.run_cell(cell)
+    assert result.status == status, result.message
+    if status == "fail":
+        assert result.layer == "eager"
+        assert result.message.startswith(
+            "case non-contiguous F32(2, 3), F32(2, 3): call 0: the npu kernel changed a "
+            "written input's layout ('x': strides (1, 2) -> (3, 1)): write into it (copy_, "
+            "out=) instead of rebinding it (set_, .data =)"
+        ), result.message
+
+
+@pytest.mark.parametrize(("op", "layer"), [(REBINDS, "eager"), (IADD, None)])
+def test_a_chain_broken_by_a_rebound_input_is_the_kernels_fault_not_the_fakes(
+    monkeypatch, op, layer
+):
+    """The chain's next op reads x's strides as the graph keeps them; a kernel that rebound
+    x broke it (layer eager), where the fake function is right. A kernel that writes into
+    x is left to the generic classification. (Dynamo's error stands in for a compile.)"""
+    [use] = [u for u in _usages(op, "chain") if u.case.label.startswith("non-contiguous")]
+    monkeypatch.setattr(usage, "compile_call", lambda *a, **k: _fails_like_dynamo)
+    call = on_device(use.case.calls[0], "npu")
+    with pytest.raises(Exception) as raised:
+        use.compile("aot_eager", "static")(*call.args, **call.kwargs)
+    if layer is None:
+        assert isinstance(raised.value, ValueError)
+        return
+    assert isinstance(raised.value, CellFailure) and raised.value.layer == layer
+    assert str(raised.value).startswith(
+        "the npu kernel changed a written input's layout ('x': strides (1, 2) -> (3, 1))"
+    )
+    assert "(it broke the next op in the graph: ValueError: Cannot view" in str(raised.value)

@@ -3,13 +3,16 @@ and what npugraph_ex's captures of them say (opsdk.harness.columns._host_values)
 recapture per value (a warning for a plain value, a failure for a declared one) and a
 stale replay. In process; the column end to end is in tests/e2e/test_host_arguments.py."""
 
+import json
+
 import pytest
 import torch
 
 from opsdk._runtime.inputs import F32, OneOf, Support, declare_supported
 from opsdk._runtime.spec import parse
-from opsdk.harness.cell import CellFailure
-from opsdk.harness.columns._host_values import Ledger, stale
+from opsdk.harness import notes
+from opsdk.harness.cell import CellFailure, Result
+from opsdk.harness.columns._host_values import Ledger, stale, taken
 from opsdk.harness.variants.cases import Call, cases
 
 _LIB = torch.library.Library("t_host_values", "FRAGMENT")
@@ -154,3 +157,49 @@ def test_a_replay_stale_in_one_argument_of_an_earlier_capture_names_that_argumen
     stale_out = _lens(now.args[0], [5], [1])  # sizes from the first capture, lens updated
     failure = stale(LENS, LENS_OP, 4, now, [first, second], stale_out, now, {})
     assert "host argument(s) sizes (sizes captured [1], new [7])" in str(failure)
+
+
+def test_a_passing_cell_notes_the_host_values_each_call_took():
+    [case] = cases(DECLARED, "mark_static", "npugraph_ex", steps=(0, 0, 0, 0), vary_from=2)
+    assert taken(DECLARED, case, captures=1) == (
+        f"case {case.label}: host values taken: call 0 lens=[3, 5]; call 1 lens=[3, 5]; "
+        "call 2 lens=[4, 6]; call 3 lens=[3, 5] (1 graph(s) captured for 1 shape(s))"
+    )
+    [static] = cases(DECLARED, "static", "ge", vary_from=1)
+    assert taken(DECLARED, static) is None  # no call changed one: nothing to list
+    with notes.collecting() as noted:
+        notes.add("a")
+        notes.add("a")
+    notes.add("no cell collects: dropped")
+    assert noted == ["a"]
+    result = Result("ns::op", "ge", "mark_static", "pass", notes=noted)
+    assert Result.from_json(json.loads(json.dumps(result.to_json()))) == result  # reports, cache
+
+
+SCALE_OP, SCALE = _define(
+    "scale", "(Tensor x, float eps, Scalar s) -> Tensor", lambda x, eps, s: x * eps * s
+)
+torch.library.register_fake("t_host_values::scale", lambda x, eps, s: torch.empty_like(x), lib=_LIB)
+
+
+@pytest.mark.parametrize("changed", ["eps", "s"])
+def test_dynamo_specializes_a_float_reaching_a_custom_op_so_compiled_columns_keep_it(changed):
+    """torch 2.13's Dynamo (``specialize_float`` off by default) makes a SymFloat of a
+    float input, but a custom op's ``float`` or ``Scalar`` argument specializes it (a guard
+    ``eps == 0.5``): a new value recompiles, with ``dynamic=True`` too. So no SymFloat
+    reaches an op's graph and the compiled columns keep floats; should Dynamo keep it one
+    day, this fails: vary floats there then (``cases._may_vary``)."""
+    import torch._dynamo
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    assert torch._dynamo.config.specialize_float is False
+    torch._dynamo.reset()
+    counter = CompileCounterWithBackend("aot_eager")
+    fn = torch.compile(SCALE_OP, backend=counter, dynamic=True, fullgraph=True)
+    x = torch.ones(2, 3)
+    fn(x, 0.5, 2.5)
+    first = counter.frame_count
+    fn(x, *({"eps": 0.5, "s": 2.5} | {changed: 1.5}).values())
+    assert counter.frame_count == first + 1  # recompiled for the new value
+    [case] = cases(SCALE, "dynamic", "npugraph_ex", steps=(0, 0, 0, 0), vary_from=2)
+    assert not any(c.changed for c in case.calls)

@@ -174,3 +174,19 @@ def test_a_matrix_that_fits_is_one_block_whatever_the_width():
     wide = report.matrix(results, width=1000)
     assert "\n\n" not in wide.split("\n(s = static")[0]
     assert report.matrix(RESULTS, width=40) == report.matrix(RESULTS, width=1000)
+
+
+def test_a_passing_cells_notes_are_in_its_html_details_and_markdown_entry():
+    noted = Result("ns::op", "ge", "mark_static", "pass", notes=(NOTE,), warnings=(BOXED,))
+    page = html_report.render([noted], ENVIRONMENT, run=RUN)
+    details = page.split("ns::op [ge-mark_static]: pass</summary>")[1]
+    assert details.startswith(f"<pre>{NOTE}</pre><details><summary>1 warning")
+    text = markdown_report.render([noted])
+    assert f"  Notes:\n\n  ```text\n  {NOTE}\n  ```" in text
+    only_notes = Result("ns::op", "ge", "dynamic", "pass", notes=(NOTE,))
+    assert '<details id="cell-' in html_report.render([only_notes], ENVIRONMENT, run=RUN)
+    quiet = Result("ns::op", "ge", "static", "pass")
+    assert '<details id="cell-' not in html_report.render([quiet], ENVIRONMENT, run=RUN)
+
+
+NOTE = "host values taken: call 0 lens=[2]; call 1 lens=[3]"

@@ -18,7 +18,9 @@ import torch
 import torch._dynamo
 from torch._dynamo.testing import CompileCounterWithBackend
 
+from opsdk.harness import notes
 from opsdk.harness.cell import Cell, CellFailure
+from opsdk.harness.columns._host_values import taken
 from opsdk.harness.columns._training import requires_grad, trainable
 from opsdk.harness.columns.compare import assert_same, assert_same_call
 from opsdk.harness.columns.eager import backward, checked_kernel
@@ -85,6 +87,9 @@ def _run_calls(
     recompiles = counter.frame_count - (compiles_after_first_call or 0)
     if recompiles:
         raise recompiled(recompiles, cell.shapes, case)
+    note = taken(cell.op.spec, case)
+    if note is not None:
+        notes.add(note)
     if after_case is not None:
         after_case(case)
 

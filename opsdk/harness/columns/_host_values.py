@@ -28,7 +28,7 @@ from opsdk.harness.columns.compare import assert_same_call
 from opsdk.harness.columns.eager import run_op
 from opsdk.harness.variants.cases import Call, on_device, tensors_of
 
-__all__ = ["Ledger", "RecaptureWarning", "stale", "updated_params"]
+__all__ = ["Ledger", "RecaptureWarning", "stale", "taken", "updated_params"]
 
 FIXES = (
     "declare it updatable on replay (opsdk new ... --updatable {name}) if it changes per "
@@ -56,6 +56,24 @@ def host_values(spec, call: Call) -> dict:
     }
 
 
+def taken(spec, case, captures: int | None = None) -> str | None:
+    """The note of a case whose calls changed host arguments: the values each call took
+    (those that changed), and with ``captures`` how many graphs npugraph_ex captured for
+    how many shapes; None where no call changed one (:mod:`opsdk.harness.notes`)."""
+    names = sorted({n for call in case.calls for n in call.varied})
+    if not names:
+        return None
+    calls = []
+    for i, call in enumerate(case.calls):
+        values = host_values(spec, call)
+        calls.append(f"call {i} " + ", ".join(f"{n}={values[n]!r}" for n in names if n in values))
+    note = f"host values taken: {'; '.join(calls)}"
+    if captures is not None:
+        shapes = len({tuple(t.shape for t in tensors_of([c.args, c.kwargs])) for c in case.calls})
+        note += f" ({captures} graph(s) captured for {shapes} shape(s))"
+    return f"case {case.label}: {note}" if case.label else note
+
+
 @dataclass
 class _Shape:
     values: list = field(default_factory=list)  # the distinct host values, in call order
@@ -80,6 +98,12 @@ class Ledger:
         seen.captures += captured
         seen.eager_after_capture += eager and seen.captures > 0
         self.declared.update(call.declared)
+
+    @property
+    def captures(self) -> int:
+        """The calls that captured a graph (npugraph_ex's empty capture that sets up its
+        memory pool is none of them)."""
+        return sum(s.captures for s in self.shapes.values())
 
     def recaptured(self) -> tuple[str, bool] | None:
         """``(message, declared)`` when a host argument recaptured the graph, else None."""

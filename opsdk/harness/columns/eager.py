@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from opsdk.harness.cell import Cell, CellFailure
+from opsdk.harness.columns import layout
 from opsdk.harness.columns._training import gradients, requires_grad, trainable
 from opsdk.harness.columns.compare import assert_same, assert_same_call
 from opsdk.harness.failures import as_failure, kernel_failure
@@ -104,10 +105,15 @@ def _run_call(op, case: Case, i: int, call: Call, train: bool):
 def checked_kernel(op, index: int, on_npu: Call, on_cpu: Call, tolerances):
     """Call ``index`` of the npu kernel on ``on_npu`` and of the CPU reference on
     ``on_cpu`` (copies of one call): their outputs, once they agree (outputs and input
-    writes). A column that runs the op compiled checks the kernel this way too, so a
-    kernel gone stale (a cached scalar) fails in ``eager`` wherever it runs."""
+    writes, and the written inputs' layouts: :func:`.layout.rebound`). A column that runs
+    the op compiled checks the kernel this way too, so a kernel gone stale (a cached
+    scalar) fails in ``eager`` wherever it runs."""
     expected = run_op(op, on_cpu, layer="eager")
+    before = layout.geometry(on_npu)
     actual = run_op(op, on_npu, layer="eager")
+    rebound = layout.rebound(op, before, on_npu)
+    if rebound is not None:
+        raise CellFailure(rebound.layer, f"call {index}: {rebound}")
     for t in tensors_of(actual):
         if t.device.type != "npu":
             raise CellFailure("eager", f"call {index}: output on {t.device}, not npu; {HINT}")

@@ -14,6 +14,12 @@ What is checked is that the kernel and the fake function agree (opcheck's
 so a real op whose stand-in kernel keeps the input's layout too is consistent, and
 passes. When they disagree, :func:`stride_mismatch` says which side departs from
 the contract.
+
+A kernel writes into its inputs; it never rebinds one (``x.set_(result)``, ``x.data =``),
+which gives the caller's tensor another layout than the graph's (a written input keeps
+its sizes and strides in the fake function and under functionalization): the next op
+reads the new strides in eager and the old ones in a graph. :func:`rebound` says so
+(layer ``eager``), wherever the symptom shows first.
 """
 
 from __future__ import annotations
@@ -41,6 +47,58 @@ def _same_strides(a: torch.Tensor, b: torch.Tensor) -> bool:
     if a.numel() == 0:
         return True
     return all(n == 1 or s == t for n, s, t in zip(a.shape, a.stride(), b.stride(), strict=True))
+
+
+def geometry(call: Call) -> list[tuple]:
+    """The sizes, strides and storage offset of each tensor of ``call`` (:func:`tensors_of`
+    order): what a kernel must leave as it was, see :func:`rebound`."""
+    return [
+        (tuple(t.shape), t.stride(), t.storage_offset())
+        for t in tensors_of([call.args, call.kwargs])
+    ]
+
+
+def rebound(op, before: list[tuple], call: Call) -> CellFailure | None:
+    """The failure of a kernel that changed the geometry of an input of ``call`` (its
+    arguments after the kernel ran; ``before``: their :func:`geometry` before), else None."""
+    for name, was, now in zip(_tensor_names(op, call), before, geometry(call), strict=True):
+        if was == now:
+            continue
+        changes = [
+            f"{what} {a} -> {b}"
+            for what, a, b in zip(("sizes", "strides", "storage offset"), was, now, strict=True)
+            if a != b
+        ]
+        return CellFailure(
+            "eager",
+            f"the npu kernel changed a written input's layout ({name}: {', '.join(changes)}): "
+            "write into it (copy_, out=) instead of rebinding it (set_, .data =); the graph "
+            "keeps its layout, so the next op reads other strides than in eager",
+        )
+    return None
+
+
+def rebinding(op, call: Call, device: str) -> CellFailure | None:
+    """:func:`rebound` for the kernel of ``op`` on a fresh copy of ``call`` on ``device``;
+    None if the kernel raises too (other checks say why)."""
+    fresh = on_device(call, device)
+    before = geometry(fresh)
+    try:
+        op(*fresh.args, **fresh.kwargs)
+    except Exception:  # noqa: BLE001 - a raising kernel is reported elsewhere
+        return None
+    return rebound(op, before, fresh)
+
+
+def _tensor_names(op, call: Call) -> list[str]:
+    """A name per tensor of ``call`` (:func:`tensors_of` order): the schema's argument
+    names where ``op`` has a schema, else its position."""
+    schema = getattr(op, "_schema", None)
+    if schema is None:
+        return [f"tensor input {i}" for i in range(len(tensors_of([call.args, call.kwargs])))]
+    names = (a.name for a in schema.arguments)
+    bound = {**dict(zip(names, call.args, strict=False)), **call.kwargs}
+    return [repr(name) for name, value in bound.items() for _ in tensors_of(value)]
 
 
 def _fake_outputs(op, call: Call):

@@ -23,10 +23,16 @@ import torch._dynamo
 from opsdk._runtime import patches
 from opsdk._runtime.npu import capture
 from opsdk.errors import SetupError
-from opsdk.harness import graph_hook
+from opsdk.harness import graph_hook, notes
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
 from opsdk.harness.columns._compiled import recompiled
-from opsdk.harness.columns._host_values import Ledger, RecaptureWarning, stale, updated_params
+from opsdk.harness.columns._host_values import (
+    Ledger,
+    RecaptureWarning,
+    stale,
+    taken,
+    updated_params,
+)
 from opsdk.harness.columns.compare import assert_same_call
 from opsdk.harness.columns.eager import checked_kernel
 from opsdk.harness.failures import as_failure, chain, first_line
@@ -334,6 +340,9 @@ def _check_counts(case: Case, counts: _Counts, capture_limit: int | None = None)
         )
     if counts.ledger is not None:
         counts.ledger.check(lambda message: warnings.warn(message, RecaptureWarning, 2))
+        note = taken(counts.ledger.spec, case, counts.ledger.captures)
+        if note is not None:
+            notes.add(note)
 
 
 def _passes(attempt) -> bool:

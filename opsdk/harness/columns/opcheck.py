@@ -12,6 +12,12 @@ on CPU copies of the inputs (the op's CPU kernel is its reference). An op with
 a backward also gets ``torch.autograd.gradcheck`` there, in float64: the other
 columns compare gradients between devices and backends, this one checks the
 formula itself against finite differences.
+
+Like ``eager``, opcheck may change an argument between calls without recompiling: a
+dimension argument (``dim``, ``axis``) moves to the case's other dims (or its declared
+values) on later calls, a new input signature for opcheck's tests (a reduction's output
+shape follows it). On such a call the npu kernel is also checked against the CPU
+reference first (layer ``eager``), so a kernel that ignores the dim cannot pass here.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from opsdk.errors import SpecError
 from opsdk.harness.cell import Cell, CellFailure
 from opsdk.harness.columns import layout
 from opsdk.harness.columns._training import requires_grad, trainable
+from opsdk.harness.columns.eager import checked_kernel
 from opsdk.harness.failures import first_line, implement_me, kernel_failure, raised_at
 from opsdk.harness.run import run_scope
 from opsdk.harness.variants.cases import (
@@ -73,22 +80,29 @@ def run(cell: Cell, dump_dir=None) -> None:
     utils = _DEVICE_UTILS[cell.shapes]
     if "aot_eager" in run_scope.left_to(cell.column):
         utils = tuple(u for u in utils if u not in _AOT_DISPATCH)
-    for n, case in enumerate(cases(cell.op.spec, cell.shapes, cell.column)):
+    for n, case in enumerate(cases(cell.op.spec, cell.shapes, cell.column, vary_from=1)):
         with case.named():
-            for i, call in enumerate(_signature_calls(case.calls, cell.shapes)):
-                _check(op, call, "npu", utils, i)
+            for i, call in _signature_calls(case.calls, cell.shapes):
+                with call.noted():
+                    if call.moves_dim:
+                        npu, cpu = on_device(call, "npu"), on_device(call, "cpu")
+                        checked_kernel(op, i, npu, cpu, case.tolerances)
+                    _check(op, call, "npu", utils, i)
                 if cell.shapes == "static" and n == i == 0:
                     _check(op, call, "cpu", ("test_autograd_registration",), i)
                     if trainable(cell.op.spec):
                         _gradcheck(op, call)
 
 
-def _signature_calls(calls: list, shapes: str) -> list:
-    """The calls opcheck needs: its tests judge the registration for an input signature
-    (dtypes, sizes, layout), not for values. Outside ``dynamic`` a case's calls share
-    one signature and differ only in values, so the first call stands for all; each
+def _signature_calls(calls: list, shapes: str) -> list[tuple[int, Call]]:
+    """The calls opcheck needs, with their indices: its tests judge the registration for
+    an input signature (dtypes, sizes, layout, the dims it computes along), not for
+    values. Outside ``dynamic`` a case's calls share sizes, so the first call stands for
+    those that differ only in values, and a call that moves a dim runs too; each
     ``dynamic`` call has sizes of its own, so each runs."""
-    return calls if shapes == "dynamic" else calls[:1]
+    return [
+        (i, call) for i, call in enumerate(calls) if shapes == "dynamic" or i == 0 or call.moves_dim
+    ]
 
 
 # opcheck has no notion of mark_static: that cell runs the static cell's tests on the

@@ -19,7 +19,7 @@ from opsdk._runtime.device import ensure_npu
 from opsdk._runtime.patches import guard_profiling_skipped
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import SetupError, TargetError
-from opsdk.harness import columns
+from opsdk.harness import columns, notes
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped, OpUnderTest, Result
 from opsdk.harness.failures import as_failure
 from opsdk.harness.run import coverage, run_scope, waivers
@@ -127,12 +127,14 @@ def _run(cell: Cell, dump_dir: Path | None, cache: CellCache | None) -> Result:
     """The cell's own result, uncached and unwaived."""
     start = time.perf_counter()
     heard = Heard()  # third-party warnings and logs go with the cell, not the progress line
-    with heard.warnings():
+    with heard.warnings(), notes.collecting() as noted:
         status, layer, message = _judged(cell, dump_dir, heard)
     if cell.context is not None and status in ("fail", "error") and layer != "setup":
         message = _in_context(cell, message, cache)
     seconds = round(time.perf_counter() - start, 4)
-    return cell.result(status, layer, message, seconds=seconds, warnings=heard.lines)
+    return cell.result(
+        status, layer, message, seconds=seconds, warnings=heard.lines, notes=tuple(noted)
+    )
 
 
 def _judged(cell: Cell, dump_dir: Path | None, heard: Heard) -> tuple[str, str | None, str]:

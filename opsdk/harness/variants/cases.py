@@ -27,9 +27,12 @@ named ``k``, a list of dims, a bool, a str, a dtype and a float list stay.
 Compiled columns vary only what the compiled graph takes as an input: a symbolic
 int or int list (``SymInt``, ``SymInt[]``, an int ``Scalar``) in ``dynamic`` and
 ``mark_static`` mode; Dynamo bakes any other value in and recompiles when it
-changes, as it should. A value opsdk picked that the op's CPU reference refuses
-is not taken (the declared values are). A failure on a call with changed values
-says so (``alpha 0.5 -> 1.5 on call 1``).
+changes, as it should. A float too: torch 2.13's Dynamo (``specialize_float`` off) makes
+a SymFloat of it, but specializes it where it reaches a custom op's ``float`` or
+``Scalar`` argument, so no SymFloat reaches an op's graph. A value opsdk picked that
+the op's CPU reference refuses is not taken (the declared values are). A failure on a
+call with changed values says so (``alpha 0.5 -> 1.5 on call 1``); a passing compiled
+cell lists the values each call took (``Result.notes``).
 
 The declared cases, in order, then derived ones:
 
@@ -86,9 +89,9 @@ STEPS = {
 class Call:
     """One call's arguments (CPU tensors; the runner moves them to the device).
     ``fixed`` holds, per tensor in :func:`tensors_of` order, the dims whose size
-    stays (see :func:`mark_static`); ``changed`` the host arguments this call changed,
-    ``by_default`` whether opsdk picked any of the new values, ``declared`` the names
-    of those the specs declare (``OneOf``, ``Range``)."""
+    stays (see :func:`mark_static`); ``changed`` the host arguments this call changed
+    (``varied``: their names), ``by_default`` whether opsdk picked any of the new
+    values, ``declared`` the names of those the specs declare (``OneOf``, ``Range``)."""
 
     args: list
     kwargs: dict
@@ -96,6 +99,13 @@ class Call:
     changed: str = ""
     by_default: bool = False
     declared: tuple[str, ...] = ()
+    varied: tuple[str, ...] = ()
+
+    @property
+    def moves_dim(self) -> bool:
+        """Whether this call changed a dimension argument (``dim``, ``axis``...): what the
+        op computes along, not only a value."""
+        return any(DIM_NAME.fullmatch(name) for name in self.varied)
 
     @contextlib.contextmanager
     def noted(self):
@@ -221,7 +231,7 @@ def _call(
     (0: the first value) where ``may_vary(arg, first, other)`` allows; plain values
     vary by opsdk's default only with ``defaults``."""
     gen = torch.Generator().manual_seed(seed)
-    fixed, changed, declared_names, by_default = [], [], [], False
+    fixed, changed, varied, declared_names, by_default = [], [], [], [], False
     rank = max((len(t.sizes(0)) for t in support.tensor_specs()), default=0)
 
     def tensor(v):
@@ -242,6 +252,7 @@ def _call(
             return first
         nonlocal by_default
         changed.append(f"{arg.name} {first!r} -> {other!r}")
+        varied.append(arg.name)
         if declared_values:
             declared_names.append(arg.name)
         by_default = by_default or not declared_values
@@ -257,7 +268,7 @@ def _call(
         else:
             args.append(value(arg, named[arg.name]))
     note = f"{', '.join(changed)} on call {index}" if changed else ""
-    return Call(args, kwargs, tuple(fixed), note, by_default, tuple(declared_names))
+    return Call(args, kwargs, tuple(fixed), note, by_default, tuple(declared_names), tuple(varied))
 
 
 def _is_int(value) -> bool:

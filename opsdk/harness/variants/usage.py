@@ -193,7 +193,15 @@ def _chain(spec, op, case: Case):
 
 def _fake_strides(op, err: BaseException, call: Call) -> CellFailure | None:
     """A chain that fails where the fake function's strides differ from the npu kernel's
-    (contiguous) ones: the next op read the fake's, as a model's does."""
+    (contiguous) ones: the next op read the fake's, as a model's does. A kernel that
+    rebinds a written input breaks the chain the same way, but the fault is the kernel's
+    (:func:`.layout.rebound`)."""
+    rebound = layout.rebinding(op, call, "npu")
+    if rebound is not None:
+        return CellFailure(
+            rebound.layer,
+            f"{rebound} (it broke the next op in the graph: {first_line(root_cause(err))})",
+        )
     mismatch = layout.stride_mismatch(op, call, "npu")
     if mismatch is None or mismatch.layer != "fake":
         return None
