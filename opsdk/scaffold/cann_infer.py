@@ -56,6 +56,7 @@ def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):
         return None
     first = {name: row[0] for name, row in op.dtypes.items() if row}
     counted = counts(ir)
+    chip = infer.chip(op.chips)
 
     def accepts(shapes: dict, values: dict) -> bool:
         given = []
@@ -70,7 +71,10 @@ def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):
                 given.append([] if tensor.kind != "required" else [infer.Given(dtype, ())])
         attrs = [_attr(values.get(a.name, a.default)) for a in ir.attrs]
         attrs = [2 if a.name in counted else v for a, v in zip(ir.attrs, attrs, strict=True)]
-        answer = library.infer(ir.op_type, given, attrs, len(ir.outputs))
+        try:
+            answer = library.infer(ir.op_type, given, attrs, len(ir.outputs), chip=chip)
+        except infer.Crashed:  # the C++ cannot take this case: neither can the op (the
+            return False  # ``ge`` column's layer ``infer`` names the crash)
         return answer.shape_status == 0
 
     return accepts

@@ -243,7 +243,7 @@ def test_the_cells_picture_marks_the_data_on_the_wrong_side(graphs, tmp_path):
     drawn = CellGraphs(
         op=cell.op.name,
         label=cell.label,
-        backend="ge",
+        column="ge",
         failed=True,
         fx=fx,
         ge=_edited(graphs, "static", _on_host),

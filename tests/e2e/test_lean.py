@@ -69,8 +69,8 @@ def test_mark_static_opcheck_reuses_the_static_outcomes(scaffolds, tmp_path, mon
     assert (first.status, first.layer) == (second.status, second.layer) == ("fail", "fake")
     assert first.message == second.message and len(calls) == count > 0
 
-    def other_inputs(spec, shapes, backend):  # the calls in reverse: other first inputs
-        return [replace(c, calls=c.calls[::-1]) for c in cases(spec, shapes, backend)]
+    def other_inputs(spec, shapes, column, **how):  # the calls in reverse: other first inputs
+        return [replace(c, calls=c.calls[::-1]) for c in cases(spec, shapes, column, **how)]
 
     monkeypatch.setattr(opcheck, "cases", other_inputs)
     harness.run_cell(mark_static)
