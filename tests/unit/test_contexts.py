@@ -236,6 +236,17 @@ def _fails_like_dynamo(*args, **kwargs):
     raise ValueError("Cannot view a tensor with shape torch.Size([2, 3]) and strides (1, 2)")
 
 
+def _chain_broken(monkeypatch, op) -> BaseException:
+    """What op's non-contiguous case raises in the chain context compiled for aot_eager,
+    Dynamo's error (as compiling would raise it) standing in for the compile."""
+    [use] = [u for u in _usages(op, "chain") if u.case.label.startswith("non-contiguous")]
+    monkeypatch.setattr(usage, "compile_call", lambda *a, **k: _fails_like_dynamo)
+    call = on_device(use.case.calls[0], "npu")
+    with pytest.raises(Exception) as raised:
+        use.compile("aot_eager", "static")(*call.args, **call.kwargs)
+    return raised.value
+
+
 @pytest.mark.parametrize(
     ("op", "layer"), [(KEEPS_LAYOUT, "fake"), (ADD, None)], ids=["keeps_layout", "contiguous"]
 )
@@ -246,15 +257,10 @@ def test_a_chain_failure_names_the_fake_strides_that_differ_from_the_kernels(
     the npu kernel's, a failure of the compiled chain says so and how to fix it; where
     they agree, the failure is left to the generic classification. (Dynamo's error, as
     compiling would raise it, stands in for a compile.)"""
-    [use] = [u for u in _usages(op, "chain") if u.case.label.startswith("non-contiguous")]
-    monkeypatch.setattr(usage, "compile_call", lambda *a, **k: _fails_like_dynamo)
-    call = on_device(use.case.calls[0], "npu")
-    with pytest.raises(Exception) as raised:
-        use.compile("aot_eager", "static")(*call.args, **call.kwargs)
+    failure = _chain_broken(monkeypatch, op)
     if layer is None:
-        assert isinstance(raised.value, ValueError)
+        assert isinstance(failure, ValueError)
         return
-    failure = raised.value
     assert isinstance(failure, CellFailure) and failure.layer == "fake", failure
     assert (
         "broke the next op in the graph (ValueError: Cannot view a tensor with shape "
@@ -290,16 +296,12 @@ def test_a_chain_broken_by_a_rebound_input_is_the_kernels_fault_not_the_fakes(
     """The chain's next op reads x's strides as the graph keeps them; a kernel that rebound
     x broke it (layer eager), where the fake function is right. A kernel that writes into
     x is left to the generic classification. (Dynamo's error stands in for a compile.)"""
-    [use] = [u for u in _usages(op, "chain") if u.case.label.startswith("non-contiguous")]
-    monkeypatch.setattr(usage, "compile_call", lambda *a, **k: _fails_like_dynamo)
-    call = on_device(use.case.calls[0], "npu")
-    with pytest.raises(Exception) as raised:
-        use.compile("aot_eager", "static")(*call.args, **call.kwargs)
+    raised = _chain_broken(monkeypatch, op)
     if layer is None:
-        assert isinstance(raised.value, ValueError)
+        assert isinstance(raised, ValueError)
         return
-    assert isinstance(raised.value, CellFailure) and raised.value.layer == layer
-    assert str(raised.value).startswith(
+    assert isinstance(raised, CellFailure) and raised.layer == layer
+    assert str(raised).startswith(
         "the npu kernel changed a written input's layout ('x': strides (1, 2) -> (3, 1))"
     )
-    assert "(it broke the next op in the graph: ValueError: Cannot view" in str(raised.value)
+    assert "(it broke the next op in the graph: ValueError: Cannot view" in str(raised)

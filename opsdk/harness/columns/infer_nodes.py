@@ -20,9 +20,7 @@ from opsdk.offline.ge.proto import decode_attr, dtype_name
 __all__ = ["attr", "compiled", "ge", "given", "instances", "ir_name", "traced"]
 
 _COMPILED: dict[tuple[str, str], infer.Library | str] = {}
-_GE_BY_TORCH = {
-    getattr(torch, d.torch): d for d in types.DTYPES.values() if d.torch and hasattr(torch, d.torch)
-}
+_UNDEFINED = types.DTYPES["DT_UNDEFINED"]
 
 
 def compiled(inference: infer.Inference, root: Path) -> infer.Library | str:
@@ -95,7 +93,7 @@ def given(desc, value=None, ir=None) -> infer.Given:
     host data for a value-depend input."""
     if value is None:
         row = types.DTYPES.get(dtype_name(desc) or "")
-        return infer.Given(row.value if row else 28, tuple(desc.shape.dim))
+        return infer.Given((row or _UNDEFINED).value, tuple(desc.shape.dim))
     value = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
     depend = {i.name for i in ir.inputs if i.value_depend}
     data = value.detach().cpu().contiguous().numpy().tobytes() if desc.name in depend else None
@@ -114,4 +112,4 @@ def attr(node_def, attr: irdef.Attr):
 
 def ge(dtype: torch.dtype) -> types.DType:
     """GE's row of a torch dtype (DT_UNDEFINED for one GE lacks)."""
-    return _GE_BY_TORCH.get(dtype, types.DTYPES["DT_UNDEFINED"])
+    return types.dtype(str(dtype)) or _UNDEFINED
