@@ -41,6 +41,7 @@ __all__ = [
     "keyword_scalars",
     "register",
     "registered",
+    "registrations",
     "sentinels",
     "trace_fn",
 ]
@@ -272,6 +273,13 @@ def trace_fn(backend: str) -> Callable:
     from torch._inductor.pattern_matcher import fwd_only
 
     return _tracers.get(backend, fwd_only)
+
+
+def registrations() -> tuple:
+    """What the pattern passes hold now: per connected backend, its ``register_replacement``
+    and the ops registered with it (a key for what a pass does to a graph,
+    :func:`opsdk.harness.pattern_pass.once`)."""
+    return tuple((n, r, frozenset(_applied[n])) for n, r in _backends.items())
 
 
 def connected() -> tuple[str, ...]:

@@ -15,21 +15,36 @@ from __future__ import annotations
 import contextlib
 import importlib
 import inspect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 import torch.fx
+import torch.utils._pytree as pytree
 
 from opsdk._runtime import patches, patterns
 
-__all__ = ["PassRun", "apply", "fused", "near_miss", "observed", "op_nodes", "why_not"]
+__all__ = [
+    "PassRun",
+    "apply",
+    "fused",
+    "near_miss",
+    "observed",
+    "once",
+    "op_nodes",
+    "traced",
+    "why_not",
+]
 
 # aten ops that only change a tensor's dtype or how it is viewed: the usual reasons a
 # pattern traced at one dtype or shape mode does not match another's graph.
 _CASTS = {"_to_copy", "to", "convert_element_type", "type_as", "npu_dtype_cast"}
 _VIEWS = {"view", "reshape", "_unsafe_view", "expand", "squeeze", "unsqueeze", "permute", "t"}
 _SYMBOLIC = {"sym_size", "sym_numel", "sym_stride"}
+
+_T = TypeVar("_T")
+_once: dict[tuple, object] = {}  # see :func:`once`
 
 
 @dataclass
@@ -152,17 +167,28 @@ def _with_sentinels(pattern: patterns.Pattern, examples: list) -> list:
     return [values[n] if n in values else next(given) for n in names]
 
 
+def traced(fn, inputs: list, backend: str) -> torch.fx.GraphModule:
+    """``fn`` traced at ``inputs`` as ``backend``'s patterns are, over fake copies of them:
+    each node carries the fake value the pass reads (as after AOT), in one trace."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    fakes = pytree.tree_map_only(torch.Tensor, mode.from_tensor, inputs)
+    with mode:
+        return patterns.trace_fn(backend)(fn, fakes)
+
+
 def near_miss(
     pattern: patterns.Pattern, inputs: list, backend: str
 ) -> tuple[torch.fx.GraphModule, str] | None:
     """The search function traced at ``inputs`` (the op's arguments) with its first number
     literal that is not one of the op's scalars changed, and what changed; None when the
-    graph has no such literal. Traced as ``backend``'s patterns are; it takes the op's
-    arguments, as the search function does."""
+    graph has no such literal. Traced as ``backend``'s patterns are (:func:`traced`); it
+    takes the op's arguments, as the search function does."""
     scalars = patterns.sentinels(pattern.scalars)
     names = list(inspect.signature(pattern.search).parameters)
-    traced = [scalars.get(n, v) for n, v in zip(names, inputs, strict=True)]
-    graph = patterns.trace_fn(backend)(pattern.search, traced)
+    given = [scalars.get(n, v) for n, v in zip(names, inputs, strict=True)]
+    graph = traced(pattern.search, given, backend)
     for node in graph.graph.nodes:
         if node.op != "call_function" or _base(_name(node.target)) in _VIEWS:
             continue  # a view's numbers are sizes: another shape, not another computation
@@ -180,15 +206,28 @@ def near_miss(
     return None
 
 
-def apply(graph: torch.fx.GraphModule, inputs: list, backend: str) -> PassRun:
+def apply(graph: torch.fx.GraphModule, backend: str) -> PassRun:
     """``backend``'s own fusion pass (npugraph_ex's or TorchAir's pattern pass manager)
-    applied to ``graph`` traced with fake ``inputs``, as it is applied after AOT; without a
+    applied to ``graph`` (made by :func:`traced`), as it is applied after AOT; without a
     compile, for a graph only the pass is asked about (a near miss)."""
-
-    from torch.fx.experimental.proxy_tensor import make_fx
-
-    traced = make_fx(graph, tracing_mode="fake")(*inputs)
     manager = importlib.import_module(f"{backend}.patterns.pattern_pass_manager")
     with observed() as runs:
-        manager._pattern_manager().apply_pass(traced)
+        manager._pattern_manager().apply_pass(graph)
     return runs[0]
+
+
+def once(what: tuple, inputs: list, compute: Callable[[], _T]) -> _T:
+    """``compute()``, once per process for ``what`` traced at ``inputs`` (their dtypes,
+    sizes and strides, the other values as they are) and the patterns registered now:
+    nothing else changes what a pass does to a graph traced that way, not the shape mode of
+    the cell asking."""
+    key = (what, tuple(map(_traced_as, pytree.tree_leaves(inputs))), patterns.registrations())
+    if key not in _once:
+        _once[key] = compute()
+    return _once[key]
+
+
+def _traced_as(value) -> tuple:
+    if isinstance(value, torch.Tensor):
+        return (value.dtype, value.device.type, tuple(value.shape), value.stride())
+    return (type(value), repr(value))

@@ -22,7 +22,9 @@ whose verdict stands. A new scalar would be a new compile (a model's scalars are
 literals), and a case that differs from a compiled one only in layout (non-contiguous)
 traces alike: other scalars, those cases and the near miss are put to npugraph_ex's pass
 (the same patterns as TorchAir's) on the search function's traced graph instead, which
-must fuse once and compute what the search function does.
+must fuse once and compute what the search function does. What that pass does depends on
+the inputs' dtypes, sizes and strides, not on the shape mode: it runs once per process
+for each (:func:`opsdk.harness.pattern_pass.once`).
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ def run(cell: Cell, dump_dir=None) -> None:
     if pattern.problem is not None:
         raise CellFailure("pattern-duplicate", pattern.problem)
     # The declared scalars and sizes; in dynamic mode a second call grows the sizes. The
-    # last call's scalars, changed, go to the pass (:func:`_keeps_other_scalars`).
+    # first call's scalars, changed, go to the pass (:func:`_keeps_other_scalars`).
     steps = STEPS[cell.shapes][: 2 if cell.shapes == "dynamic" else 1]
     compiled: set[tuple] = set()  # the dtypes of the cases compiled
     with pattern_pass.observed() as runs:
@@ -144,19 +146,23 @@ def _compiled_calls(cell: Cell, pattern, case: Case, backends: dict) -> None:
 
 
 def _keeps_other_scalars(cell: Cell, pattern, case: Case) -> None:
-    """The search function with the last call's scalars (varied: eps one larger) on
-    its tensors, traced as a model writing them in is, and npugraph_ex's pass applied to
-    it (the same patterns as TorchAir's): fused once, and equal to the search function run
-    eagerly: the pattern matches the model's own eps and hands it to the op. Without a
-    compile: the compiled path is the first call's."""
-    eager, scalars = _split(cell, on_device(case.calls[-1], "npu"))
-    _, first = _split(cell, case.calls[0])
-    if scalars == first:  # the case's calls left them: vary them here
-        scalars = _varied(scalars, pattern.scalars)
+    """The search function with the first call's scalars varied (:func:`_varied`: eps one
+    larger) on its tensors, traced as a model writing them in is, and npugraph_ex's pass
+    applied to it (the same patterns as TorchAir's): fused once, and equal to the search
+    function run eagerly: the pattern matches the model's own eps and hands it to the op.
+    Without a compile (the compiled path is the declared scalars'), and traced and passed
+    once per process for tensors like these (:func:`opsdk.harness.pattern_pass.once`);
+    the fused graph then runs on this case's own tensors."""
+    eager, declared = _split(cell, on_device(case.calls[0], "npu"))
+    scalars = _varied(declared, pattern.scalars)
     tensors = list(eager.values())
-    graph = patterns.trace_fn("npugraph_ex")(_model(pattern, scalars), tensors)
+
+    def fuse():
+        graph = pattern_pass.traced(_model(pattern, scalars), tensors, "npugraph_ex")
+        return pattern_pass.apply(graph, "npugraph_ex")
+
     try:
-        run = pattern_pass.apply(graph, tensors, "npugraph_ex")
+        run = pattern_pass.once(("scalars", pattern.search, tuple(scalars.items())), tensors, fuse)
     except Exception as err:  # noqa: BLE001 - classified into a layer below
         raise _failure(err, "npugraph_ex") from err
     what = f"npugraph_ex, scalars {scalars}"
@@ -259,19 +265,25 @@ def _require_ge_node(cell: Cell, graphs: list) -> None:
 
 def _spares_a_near_miss(cell: Cell, pattern, case: Case) -> None:
     """The search function with one literal changed must stay unfused by npugraph_ex's
-    pass (the same patterns as TorchAir's, traced alike)."""
+    pass (the same patterns as TorchAir's, traced alike); once per process for inputs like
+    the case's (:func:`opsdk.harness.pattern_pass.once`)."""
     inputs = _ordered(cell, on_device(case.calls[0], "npu"))
-    made = pattern_pass.near_miss(pattern, inputs, "npugraph_ex")
-    if made is None:
-        return  # no literal to change: the search function is all the op's arguments
-    graph, what = made
-    run = pattern_pass.apply(graph, inputs, "npugraph_ex")
-    if pattern_pass.fused(run, cell.op.overload()):
+
+    def near_miss():
+        made = pattern_pass.near_miss(pattern, inputs, "npugraph_ex")
+        if made is None:
+            return None  # no literal to change: the search function is all the op's arguments
+        graph, what = made
+        return pattern_pass.apply(graph, "npugraph_ex"), what
+
+    passed = pattern_pass.once(("near miss", pattern.search), inputs, near_miss)
+    if passed is not None and pattern_pass.fused(passed[0], cell.op.overload()):
         raise CellFailure(
             "pattern-near-miss",
             f"the pattern of {cell.op.name} fired on a near miss, the search function with "
-            f"{what}: a computation the op does not do; the registration matches too loosely "
-            "(a search_fn_pattern traced with literals ignored, an extra check too lenient)",
+            f"{passed[1]}: a computation the op does not do; the registration matches too "
+            "loosely (a search_fn_pattern traced with literals ignored, an extra check too "
+            "lenient)",
         )
 
 
