@@ -48,10 +48,14 @@ def generate_style(root: Path, style: str) -> Path:
 
 
 # add + RMSNorm, as a model writes it: the fused op's reference and its pattern's search.
+_NORMED = "(xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)"
 _ADD_RMS_NORM = """x = x1 + x2
     xf = x.float()
-    y = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * gamma
+    y = {scaled}
     return {ret}"""
+# How it scales by gamma: the same ops in either order, two patterns neither matches
+# the other's graph (the matcher takes a call's arguments in order).
+SCALED = {"after": f"{_NORMED} * gamma", "before": f"gamma * {_NORMED}"}
 _ADD_RMS_NORM_SPECS = '''"""Cases of the op: float32 and float16, eps varied by the harness."""
 
 import torch
@@ -75,20 +79,22 @@ ADD_RMS_NORM_SCHEMA = (
 )
 
 
-def fill_add_rms_norm(pkg: Path, name: str) -> Path:
+def fill_add_rms_norm(pkg: Path, name: str, gamma: str = "after") -> Path:
     """The package `opsdk new NAME --pattern --schema ADD_RMS_NORM_SCHEMA` wrote at ``pkg``,
     its skeletons written as a user writes them: kernels, fake, the pattern's search
-    function and float32 and float16 cases. Returns ``pkg``."""
+    function (scaling by gamma ``before`` or ``after``: :data:`SCALED`) and float32 and
+    float16 cases. Returns ``pkg``."""
     mod = pkg / name
     skeleton = r"raise ImplementMe\(\s*__file__,[^)]*\)"
     text = (mod / "kernels.py").read_text().replace("from opsdk import ImplementMe\n", "")
     for which, ret in (("_npu", "y.contiguous(), x.contiguous()"), ("_reference", "y, x")):
-        pattern = rf'raise ImplementMe\(__file__, "\w+{which}", [^)]*\)'
-        text = re.sub(pattern, _ADD_RMS_NORM.format(ret=ret), text)
+        pattern = rf'raise ImplementMe\(\s*__file__,\s*"\w+{which}",[^)]*\)'
+        text = re.sub(pattern, _ADD_RMS_NORM.format(ret=ret, scaled=SCALED[gamma]), text)
     (mod / "kernels.py").write_text(text)
     fake = re.sub(skeleton, _EMPTY_PAIR, (mod / "fake.py").read_text())
     (mod / "fake.py").write_text(fake.replace("from opsdk import ImplementMe\n", ""))
-    search = re.sub(skeleton, _ADD_RMS_NORM.format(ret="y, x"), (mod / "patterns.py").read_text())
+    body = _ADD_RMS_NORM.format(ret="y, x", scaled=SCALED[gamma])
+    search = re.sub(skeleton, body, (mod / "patterns.py").read_text())
     search = search.replace("from opsdk import ImplementMe\n", "")
     (mod / "patterns.py").write_text("import torch\n" + search)
     (mod / "specs.py").write_text(_ADD_RMS_NORM_SPECS)
@@ -99,8 +105,9 @@ def fill_add_rms_norm(pkg: Path, name: str) -> Path:
     return pkg
 
 
-def generate_add_rms_norm(root: Path, name: str, namespace: str) -> Path:
-    """An add + RMSNorm op package with its fusion pattern, at ``root/name``."""
+def generate_add_rms_norm(root: Path, name: str, namespace: str, gamma: str = "after") -> Path:
+    """An add + RMSNorm op package with its fusion pattern, at ``root/name`` (``gamma``:
+    :func:`fill_add_rms_norm`)."""
     req = NewRequest(
         name,
         namespace=namespace,
@@ -108,4 +115,4 @@ def generate_add_rms_norm(root: Path, name: str, namespace: str) -> Path:
         out=root,
         pattern=True,
     )
-    return fill_add_rms_norm(new(req).path, name)
+    return fill_add_rms_norm(new(req).path, name, gamma)

@@ -119,39 +119,50 @@ def builtin_patterns_off(pattern_util: types.ModuleType) -> tuple[str, ...]:
     return names
 
 
+# What observes the fusion passes now (:func:`pattern_passes_observed`), innermost last,
+# and each pass manager class wrapped for them, with its own ``apply_pass``.
+_pass_observers: list[Callable[[str, Any, Any], None]] = []
+_unobserved: dict[type, Callable] = {}
+
+
 @contextlib.contextmanager
 def pattern_passes_observed(on_pass: Callable[[str, Any, Any], None]) -> Iterator[None]:
     """While active, each fusion pass npugraph_ex or TorchAir applies calls
     ``on_pass(backend, before, after)``: copies of the graph module as the pass got it and
     as it left it (later passes rewrite the graph itself; a copy shares its tensors).
+    Blocks nest: each pass is copied once for every block active.
 
     Why: neither hands out the graph around ``_PatternPassManager.apply_pass``, the
     one place their pattern passes run. Checked against torch-npu 2.13.0.
     """
-    managers = [
-        (name, sys.modules.get(f"{name}.patterns.pattern_pass_manager"))
-        for name in ("npugraph_ex", "torchair")
-    ]
-    originals = [(name, m._PatternPassManager) for name, m in managers if m is not None]
-
-    def observed(name, original):
-        def apply_pass(self, fx_graph):
-            before = _copied(fx_graph)
-            try:
-                return original(self, fx_graph)
-            finally:
-                on_pass(name, before, _copied(fx_graph))
-
-        return apply_pass
-
-    saved = [(cls, cls.apply_pass) for _, cls in originals]
-    for name, cls in originals:
-        cls.apply_pass = observed(name, cls.apply_pass)
+    wrapped = []  # the classes this block wrapped (an outer block wrapped the others)
+    for name in ("npugraph_ex", "torchair"):
+        module = sys.modules.get(f"{name}.patterns.pattern_pass_manager")
+        if module is not None and module._PatternPassManager not in _unobserved:
+            cls = module._PatternPassManager
+            _unobserved[cls] = cls.apply_pass
+            cls.apply_pass = _observed(name, cls.apply_pass)
+            wrapped.append(cls)
+    _pass_observers.append(on_pass)
     try:
         yield
     finally:
-        for cls, method in saved:
-            cls.apply_pass = method
+        _pass_observers.remove(on_pass)
+        for cls in wrapped:
+            cls.apply_pass = _unobserved.pop(cls)
+
+
+def _observed(name: str, apply_pass: Callable) -> Callable:
+    def observed_apply_pass(self, fx_graph):
+        before = _copied(fx_graph)
+        try:
+            return apply_pass(self, fx_graph)
+        finally:
+            after = _copied(fx_graph)
+            for on_pass in list(_pass_observers):
+                on_pass(name, before, after)
+
+    return observed_apply_pass
 
 
 def _copied(graph_module: Any) -> Any:
