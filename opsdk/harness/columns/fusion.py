@@ -15,12 +15,14 @@ pass on for the package's own patterns (offline torch_npu's are off:
 - ``pattern-near-miss``: the search function with one literal changed (a computation the
   op does not do, made by opsdk) is left alone.
 
-Cost (bench/fusion_cost.py): the first case of each dtype is compiled once for both
-backends (one Dynamo and AOT trace, :func:`opsdk.harness.run.shared_trace.fan_out`; each
-backend runs its own pass and lowering), and alone per backend only when that goes wrong,
-whose verdict stands. A new scalar would be a new compile (a model's scalars are
-literals), and a case that differs from a compiled one only in layout (non-contiguous)
-traces alike: other scalars, those cases and the near miss are put to npugraph_ex's pass
+Cost (bench/fusion_cost.py): the first cases of every dtype are compiled together, once
+for both backends: one model calls the search function once per dtype, as a model's
+layers do (one Dynamo and AOT trace, :func:`opsdk.harness.run.shared_trace.fan_out`; each
+backend runs its own pass, which must fire once per call, and its own lowering). Only
+when that goes wrong is each case compiled alone per backend, and that verdict stands.
+A new scalar would be a new compile (a model's scalars are literals), and a case that
+differs from a compiled one only in layout (non-contiguous) traces alike: other
+scalars, those cases and the near miss are put to npugraph_ex's pass
 (the same patterns as TorchAir's) on the search function's traced graph instead, which
 must fuse once and compute what the search function does. What that pass does depends on
 the inputs' dtypes, sizes and strides, not on the shape mode: it runs once per process
@@ -73,68 +75,78 @@ def run(cell: Cell, dump_dir=None) -> None:
     # The declared scalars and sizes; in dynamic mode a second call grows the sizes. The
     # first call's scalars, changed, go to the pass (:func:`_keeps_other_scalars`).
     steps = STEPS[cell.shapes][: 2 if cell.shapes == "dynamic" else 1]
-    compiled: set[tuple] = set()  # the dtypes of the cases compiled
+    every = cases(cell.op.spec, cell.shapes, cell.column, steps=steps, vary_from=1)
+    firsts: dict[tuple, Case] = {}  # each dtype's first case; the others are layouts of one
+    for case in every:
+        first = case.calls[0]
+        firsts.setdefault(tuple(t.dtype for t in tensors_of([first.args, first.kwargs])), case)
     with pattern_pass.observed() as runs:
         try:
-            for case in cases(cell.op.spec, cell.shapes, cell.column, steps=steps, vary_from=1):
+            for case in firsts.values():  # a pattern too loose is told before the rest
                 with case.named():
-                    first = case.calls[0]
-                    dtypes = tuple(t.dtype for t in tensors_of([first.args, first.kwargs]))
-                    if dtypes not in compiled:  # else a layout of a compiled case: traced alike
-                        compiled.add(dtypes)
-                        _fires_and_keeps_results(cell, pattern, case, backends)
-                        _spares_a_near_miss(cell, pattern, case)
-                    _keeps_other_scalars(cell, pattern, case)
+                    _spares_a_near_miss(cell, pattern, case)
+            compiled = len(runs)  # the first pass of the compiled search function: drawn
+            _fires_and_keeps_results(cell, pattern, list(firsts.values()), backends)
+            _keeps_other_scalars(cell, pattern, every)
         except (CellSkipped, SetupError):
             raise
         except Exception as err:  # the pass that failed, drawn for a report (if asked)
             graph_hook.hand_over_pass(cell, runs[-1] if runs else None, err)
             raise
-    graph_hook.hand_over_pass(cell, runs[0] if runs else None, None)
+    graph_hook.hand_over_pass(cell, runs[compiled] if len(runs) > compiled else None, None)
 
 
-def _fires_and_keeps_results(cell: Cell, pattern, case: Case, backends: dict) -> None:
-    """The case's calls through the search function compiled once for both backends
-    (one Dynamo and AOT trace, each backend's own pass and lowering); where that shared
-    compile goes wrong, each backend compiles it alone and that verdict stands (sharing
-    never decides a result)."""
+def _fires_and_keeps_results(cell: Cell, pattern, firsts: list[Case], backends: dict) -> None:
+    """The calls of each dtype's first case through one compile for every dtype and both
+    backends: one model calling the search function once per dtype, as a model's layers
+    do (one Dynamo and AOT trace, each backend's own pass and lowering, the pattern fired
+    once per dtype). Where that goes wrong, each case compiles alone with each backend
+    alone, and that verdict stands (sharing never decides a result)."""
     try:
-        _compiled_calls(cell, pattern, case, backends)
+        _compiled_calls(cell, pattern, firsts, backends)
     except (CellSkipped, SetupError):
         raise
-    except Exception:  # noqa: BLE001 - told again, in its layer, by the backend alone
-        for name, backend in backends.items():
-            _compiled_calls(cell, pattern, case, {name: backend})
+    except Exception:  # noqa: BLE001 - told again, in its layer, by each case and backend
+        for case in firsts:
+            with case.named():
+                for name, backend in backends.items():
+                    _compiled_calls(cell, pattern, [case], {name: backend})
 
 
-def _compiled_calls(cell: Cell, pattern, case: Case, backends: dict) -> None:
-    """The case's calls through the search function compiled by ``backends`` (one, or
-    several sharing a trace), its scalars the first call's, constants as a model's are
-    (``self.eps``). Every pass run fused the op once; every result equals the search
-    function run eagerly."""
+def _compiled_calls(cell: Cell, pattern, group: list[Case], backends: dict) -> None:
+    """The calls of the ``group``'s cases, side by side, through the search function
+    compiled by ``backends`` (one, or several sharing a trace), once per case and with
+    the case's first call's scalars, constants as a model's are (``self.eps``). Every
+    pass run fused the op once per case; every result equals the search function run
+    eagerly."""
     op = cell.op.overload()
     torch._dynamo.reset()
     backend = shared_trace.fan_out(backends) if len(backends) > 1 else [*backends.values()][0]
-    _, scalars = _split(cell, case.calls[0])
+    scalars = [_split(cell, case.calls[0])[1] for case in group]
     compiled = _compiled(pattern, backend, cell.shapes, "_".join(backends), scalars)
     with pattern_pass.observed() as runs, ge.recorded_graphs() as recorded:
-        for i, call in enumerate(case.calls):
-            eager, _ = _split(cell, on_device(call, "npu"))
-            expected = pattern.search(**eager, **scalars)
-            npu_call = on_device(call, "npu")
-            mark_static(npu_call, cell.shapes)
-            tensors, _ = _split(cell, npu_call)
+        for i, calls in enumerate(zip(*(case.calls for case in group), strict=True)):
+            expected = [
+                pattern.search(**_split(cell, on_device(call, "npu"))[0], **given)
+                for call, given in zip(calls, scalars, strict=True)
+            ]
+            tensors = []
+            for call in calls:
+                npu_call = on_device(call, "npu")
+                mark_static(npu_call, cell.shapes)
+                tensors += _split(cell, npu_call)[0].values()
             for name in backends:
                 seen = len(runs)
                 try:
                     with shared_trace.running(name):
-                        actual = compiled(*tensors.values())
+                        actual = compiled(*tensors)
                 except Exception as err:  # noqa: BLE001 - classified into a layer below
                     raise _failure(err, name) from err
                 for run in runs[seen:]:
-                    _require_fired(cell, pattern, op, run, _NAME_OF[run.backend])
-                what = f"{name}, call {i}: the compiled search function"
-                _require_same(actual, expected, case, what)
+                    _require_fired(cell, pattern, op, run, _NAME_OF[run.backend], len(group))
+                for case, got, want in zip(group, actual, expected, strict=True):
+                    what = f"{name}, call {i}: the compiled search function"
+                    _require_same(got, want, case, what)
     for name in backends:
         if not any(r.backend == _PASS_OF[name] for r in runs):
             raise CellFailure(
@@ -142,34 +154,54 @@ def _compiled_calls(cell: Cell, pattern, case: Case, backends: dict) -> None:
                 f"{name}: the fusion pass never ran: turn pattern_fusion_pass on",
             )
     if "ge" in backends:
-        _require_ge_node(cell, [g.graph for g in recorded.forward()])
+        _require_ge_node(cell, [g.graph for g in recorded.forward()], len(group))
 
 
-def _keeps_other_scalars(cell: Cell, pattern, case: Case) -> None:
-    """The search function with the first call's scalars varied (:func:`_varied`: eps one
-    larger) on its tensors, traced as a model writing them in is, and npugraph_ex's pass
-    applied to it (the same patterns as TorchAir's): fused once, and equal to the search
-    function run eagerly: the pattern matches the model's own eps and hands it to the op.
-    Without a compile (the compiled path is the declared scalars'), and traced and passed
-    once per process for tensors like these (:func:`opsdk.harness.pattern_pass.once`);
-    the fused graph then runs on this case's own tensors."""
-    eager, declared = _split(cell, on_device(case.calls[0], "npu"))
-    scalars = _varied(declared, pattern.scalars)
-    tensors = list(eager.values())
+def _keeps_other_scalars(cell: Cell, pattern, every: list[Case]) -> None:
+    """Every case's first call with its scalars varied (:func:`_varied`: eps one larger),
+    put to npugraph_ex's pass together (:func:`_fused_with_other_scalars`); where that
+    goes wrong, each case alone, and that verdict stands."""
+    try:
+        _fused_with_other_scalars(cell, pattern, every)
+    except (CellSkipped, SetupError):
+        raise
+    except Exception:  # noqa: BLE001 - told again, in its layer, by each case alone
+        for case in every:
+            with case.named():
+                _fused_with_other_scalars(cell, pattern, [case])
+
+
+def _fused_with_other_scalars(cell: Cell, pattern, group: list[Case]) -> None:
+    """The search function on each case's first call with its scalars varied, traced as a
+    model writing them in is (:func:`_model`), and npugraph_ex's pass applied to it (the
+    same patterns as TorchAir's): fused once per case, and equal to the search function
+    run eagerly: the pattern matches the model's own eps and hands it to the op. Without
+    a compile (the compiled path is the declared scalars'), and traced and passed once per
+    process for tensors like these (:func:`opsdk.harness.pattern_pass.once`); the fused
+    graph then runs on the cases' own tensors."""
+    eager, scalars = [], []
+    for case in group:
+        tensors, declared = _split(cell, on_device(case.calls[0], "npu"))
+        eager.append(tensors)
+        scalars.append(_varied(declared, pattern.scalars))
+    inputs = [t for tensors in eager for t in tensors.values()]
 
     def fuse():
-        graph = pattern_pass.traced(_model(pattern, scalars), tensors, "npugraph_ex")
+        graph = pattern_pass.traced(_model(pattern, scalars), inputs, "npugraph_ex")
         return pattern_pass.apply(graph, "npugraph_ex")
 
+    what = f"npugraph_ex, scalars {' and '.join(map(str, scalars))}"
+    key = ("scalars", pattern.search, tuple(tuple(given.items()) for given in scalars))
     try:
-        run = pattern_pass.once(("scalars", pattern.search, tuple(scalars.items())), tensors, fuse)
+        run = pattern_pass.once(key, inputs, fuse)
     except Exception as err:  # noqa: BLE001 - classified into a layer below
         raise _failure(err, "npugraph_ex") from err
-    what = f"npugraph_ex, scalars {scalars}"
-    _require_fired(cell, pattern, cell.op.overload(), run, what)
-    actual = run.after(*tensors)
-    expected = pattern.search(**eager, **scalars)
-    _require_same(actual, expected, case, f"{what}: the search function's fused graph")
+    _require_fired(cell, pattern, cell.op.overload(), run, what, len(group))
+    actual = run.after(*inputs)
+    for case, tensors, given, got in zip(group, eager, scalars, actual, strict=True):
+        expected = pattern.search(**tensors, **given)
+        what = f"npugraph_ex, scalars {given}: the search function's fused graph"
+        _require_same(got, expected, case, what)
 
 
 def _require_same(actual, expected, case: Case, what: str) -> None:
@@ -217,33 +249,40 @@ def _split(cell: Cell, call) -> tuple[dict, dict]:
     return tensors, scalars
 
 
-def _model(pattern, scalars: dict):
-    """The search function with ``scalars`` written in as literals, as a model writes
-    them (``rms_norm(x, w, 1e-6)``): under dynamic=True Dynamo makes a float it reads
-    from a variable a graph input, a tensor no float argument of an op takes (the
-    pattern then leaves it alone: :mod:`opsdk._runtime.patterns`)."""
-    names = [n for n in inspect.signature(pattern.search).parameters if n not in scalars]
-    given = ", ".join([*names, *(f"{k}={v!r}" for k, v in scalars.items())])
-    source = f"def model({', '.join(names)}):\n    return search({given})\n"
+def _model(pattern, scalars: list[dict]):
+    """A model calling the search function once per entry of ``scalars``, each on its own
+    tensors, with those scalars written in as literals, as a model writes them
+    (``rms_norm(x, w, 1e-6)``); it returns the calls' results, in order. Under
+    dynamic=True Dynamo makes a float it reads from a variable a graph input, a tensor no
+    float argument of an op takes (the pattern then leaves it alone:
+    :mod:`opsdk._runtime.patterns`)."""
+    params, calls = [], []
+    for i, given in enumerate(scalars):
+        names = [n for n in inspect.signature(pattern.search).parameters if n not in given]
+        params += [f"{n}_{i}" for n in names]
+        keywords = [f"{k}={v!r}" for k, v in given.items()]
+        calls.append(f"search({', '.join([*(f'{n}_{i}' for n in names), *keywords])})")
+    source = f"def model({', '.join(params)}):\n    return ({', '.join(calls)},)\n"
     namespace = {"search": pattern.search, "torch": torch}
     exec(compile(source, f"<fusion model of {pattern.owner}>", "exec"), namespace)  # noqa: S102
     return namespace["model"]
 
 
-def _compiled(pattern, backend, shapes: str, name: str, scalars: dict):
+def _compiled(pattern, backend, shapes: str, name: str, scalars: list[dict]):
     """:func:`_model` compiled by ``backend``."""
     return compile_call(_model(pattern, scalars), backend, shapes, name=f"fusion_{name}")
 
 
-def _require_fired(cell: Cell, pattern, op, run, name: str) -> None:
+def _require_fired(cell: Cell, pattern, op, run, name: str, times: int = 1) -> None:
+    """The pass ``run`` fused the op ``times`` times (once per search function call)."""
     count = pattern_pass.fused(run, op)
-    if count == 1:
+    if count == times:
         return
-    if count > 1:
+    if count > times:
         raise CellFailure(
             "pattern-not-fired",
-            f"{name}: the pattern fired {count} times on one search function: it matches "
-            "less than the search function computes",
+            f"{name}: the pattern fired {count} times on {times} search function call(s): it "
+            "matches less than the search function computes",
         )
     raise CellFailure(
         "pattern-not-fired",
@@ -252,10 +291,10 @@ def _require_fired(cell: Cell, pattern, op, run, name: str) -> None:
     )
 
 
-def _require_ge_node(cell: Cell, graphs: list) -> None:
+def _require_ge_node(cell: Cell, graphs: list, times: int) -> None:
     types = {ir.op_type for ir in irdef.for_op(cell.op.spec.qualname)}
     nodes = [n for g in graphs for n in g.op if n.type in types]
-    if types and not nodes:
+    if types and len(nodes) < times:
         raise CellFailure(
             "pattern-not-fired",
             f"ge: the FX graph was fused but no GE graph holds a {' or '.join(sorted(types))} "
@@ -276,7 +315,10 @@ def _spares_a_near_miss(cell: Cell, pattern, case: Case) -> None:
         graph, what = made
         return pattern_pass.apply(graph, "npugraph_ex"), what
 
-    passed = pattern_pass.once(("near miss", pattern.search), inputs, near_miss)
+    try:
+        passed = pattern_pass.once(("near miss", pattern.search), inputs, near_miss)
+    except Exception as err:  # noqa: BLE001 - classified into a layer (a baked scalar)
+        raise _failure(err, "npugraph_ex") from err
     if passed is not None and pattern_pass.fused(passed[0], cell.op.overload()):
         raise CellFailure(
             "pattern-near-miss",
