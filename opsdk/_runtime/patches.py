@@ -166,10 +166,14 @@ def _observed(name: str, apply_pass: Callable) -> Callable:
 
 
 def _copied(graph_module: Any) -> Any:
-    """A graph module with a copy of ``graph_module``'s graph (nodes' meta shared)."""
+    """A graph module with a copy of ``graph_module``'s graph (nodes' meta shared). Lazy
+    (torch's ``_LazyGraphModule``): its code is generated only if it is called or read,
+    which most copies never are (a pass's observers count nodes)."""
+    from torch.fx._lazy_graph_module import _LazyGraphModule
+
     graph = torch.fx.Graph()
     graph.output(graph.graph_copy(graph_module.graph, {}))
-    return torch.fx.GraphModule(graph_module, graph)
+    return _LazyGraphModule(graph_module, graph)
 
 
 def _registers_nothing(*args: object, **kwargs: object) -> None:

@@ -256,13 +256,18 @@ def _tracer(module) -> Callable:
     ``.float()`` into ``prims.convert_element_type`` where the backend's graph keeps
     ``aten._to_copy``: a pattern with a cast would never fire."""
     from torch._inductor.pattern_matcher import fwd_only
+    from torch.fx._lazy_graph_module import _use_lazy_graph_module
 
     decompositions = importlib.import_module(f"{module.__name__}._utils")
 
     def trace(fn, args, *, get_decomp_fn=None, **kwargs):
-        return fwd_only(
-            fn, args, get_decomp_fn=decompositions.get_npu_default_decompositions, **kwargs
-        )
+        # Lazy graph modules, as inductor's own pattern passes trace: the matcher reads a
+        # traced graph's nodes, and generating its code (every match traces the search
+        # and replacement functions again) would be wasted.
+        with _use_lazy_graph_module(True):
+            return fwd_only(
+                fn, args, get_decomp_fn=decompositions.get_npu_default_decompositions, **kwargs
+            )
 
     return trace
 
