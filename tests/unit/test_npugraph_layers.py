@@ -84,3 +84,15 @@ def test_a_graph_npugraph_ex_cannot_serialize_is_a_skip_naming_npugraph_ex():
     )
     with pytest.raises(CellSkipped, match="a limit of this npugraph_ex, not of the op"):
         npugraph._raise_if_setup(error)
+
+
+def test_a_replay_s_shared_output_buffer_may_hold_nan():
+    """npugraph_ex's outputs share their buffer from replay to replay: NaN in it (an op
+    giving rsqrt(-1)) is the same value, anything else that differs is a failure."""
+    import torch
+
+    out = torch.tensor([float("nan"), 1.0])
+    npugraph._check_overwrite(out, out, 1)  # the same buffer, NaN included: no failure
+    moved = out[:1]  # the same storage, another shape: the replay returned something else
+    with pytest.raises(CellFailure, match="holds different values"):
+        npugraph._check_overwrite(out, moved, 1)
