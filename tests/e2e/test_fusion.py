@@ -25,12 +25,13 @@ pytest_plugins = ["pytester"]
 _HOME = os.environ.get("HOME", "")
 
 
-def add_rms_norm(scaffolds, out, name):
+def add_rms_norm(scaffolds, out, name, gamma="after"):
     """An add + RMSNorm op package with its pattern written, as `opsdk new --pattern` and a
-    user make it (bench/_ops.py); returns the package's directory."""
+    user make it (bench/_ops.py; ``gamma``: which side it scales on); returns the package's
+    directory."""
     schema = ADD_RMS_NORM_SCHEMA.format(name=name)
     pkg = scaffolds.copy(out, name, namespace=f"f_{name}", schema=schema, pattern=True)
-    return fill_add_rms_norm(pkg, name)
+    return fill_add_rms_norm(pkg, name, gamma)
 
 
 def _plant(pkg, name, old, new):
@@ -41,13 +42,16 @@ def _plant(pkg, name, old, new):
 class Plant:
     """A fault planted in an add + RMSNorm package's patterns.py: ``keywords`` added to
     its ``register(...)`` call, ``preamble`` code before it, ``search`` another search
-    function registered, or ``edit`` (old, new) made elsewhere; and the shape modes run."""
+    function registered, or ``edit`` (old, new) made elsewhere; the shape modes run; and
+    the side the op scales by gamma on (``before``: a pattern of its own, which can share
+    a process with the others')."""
 
     keywords: str = ""
     preamble: str = ""
     search: str = ""
     edit: tuple[str, str] | None = None
     shapes: tuple[str, ...] = ("static",)
+    gamma: str = "after"
 
     def plant(self, pkg, name: str) -> None:
         if self.edit is not None:
@@ -87,13 +91,21 @@ PLANTS = {
     ),
     # the same search function as `good`'s, registered for another op
     "twin": Plant(preamble="import good.patterns\n\n", search="good.patterns.good_search"),
+    # an extra check that refuses float16 graphs: fires for one dtype of two
+    "no_half": Plant(
+        keywords="extra_check=_no_half",
+        preamble="def _no_half(match):\n"
+        "    vals = [n.meta.get('val') for n in match.nodes]\n"
+        "    return not any(getattr(v, 'dtype', None) == torch.float16 for v in vals)\n\n\n",
+        gamma="before",
+    ),
 }
 
 # Processes, each a list of packages: patterns register once per process, and these
 # plants all search for add + RMSNorm (one process each, or they would be duplicates);
 # twin's duplicate is good's.
 PROCESSES = (
-    ("good", "twin"),
+    ("good", "twin", "no_half"),
     ("swapped",),
     ("own_eps",),
     ("never",),
@@ -103,14 +115,18 @@ PROCESSES = (
 )
 
 SCRIPT = """
-import json, sys
+import gc, json, sys
 sys.path[:0] = {paths!r}
 import importlib
+import torch._dynamo.guards as guards
 from torch._dynamo.utils import counters
 from opsdk import harness
 from opsdk.harness import graph_hook
 from opsdk.report.graphs import pictures
 RESULT = {{}}
+TIMED = []  # Dynamo's guard-latency timings (each flushes the CPU cache), if any
+timer = guards.profile_guard_manager
+guards.profile_guard_manager = lambda *args: TIMED.append(args) or timer(*args)
 with graph_hook.received_by(pictures.Pictures({graphs!r}, every=True)):
     for name, shapes in {runs!r}:
         module = importlib.import_module(name)
@@ -120,8 +136,11 @@ with graph_hook.received_by(pictures.Pictures({graphs!r}, every=True)):
             compiled = counters["stats"]["unique_graphs"] - compiled
             outcome = [result.status, result.layer, result.message, compiled]
             RESULT[name + "/" + cell.shapes] = outcome
-        if name == "good":
+        if name == "good":  # a model test's helper, no cell: it times guards as Dynamo does
+            timed = len(TIMED)
             RESULT["fires"] = fires(module)
+            del TIMED[timed:]
+RESULT["process/" + {runs!r}[0][0]] = {{"timed": len(TIMED), "frozen": gc.get_freeze_count()}}
 print("RESULT", json.dumps(RESULT))
 """
 
@@ -183,7 +202,7 @@ def fusion_results(scaffolds, tmp_path_factory):
     out = tmp_path_factory.mktemp("fusion")
     built = {}
     for name, plant in PLANTS.items():
-        built[name] = add_rms_norm(scaffolds, out, name)
+        built[name] = add_rms_norm(scaffolds, out, name, plant.gamma)
         plant.plant(built[name], name)
     results = {"graphs": str(out / "graphs")}
     with ThreadPoolExecutor(2) as pool:  # two processes at a time: most of each is imports
@@ -223,6 +242,7 @@ FAULTS = {
     "near-miss": ("loose/static", "pattern-near-miss", "pow"),
     "static-only": ("static_only/dynamic", "pattern-not-fired", "dynamic shapes"),
     "duplicate": ("twin/static", "pattern-duplicate", "f_good::good"),
+    "one-dtype": ("no_half/static", "pattern-not-fired", "case F16(4, 8), F16(4, 8), F16(8): "),
 }
 
 
@@ -232,6 +252,16 @@ def test_a_planted_fault_fails_in_its_layer(fusion_results, cell, layer, named):
     status, got, message, _ = fusion_results[cell]
     assert (status, got) == ("fail", layer), message
     assert named in message, message
+
+
+@pytest.mark.slow
+def test_fusion_cells_skip_guard_timing_and_their_process_settles(fusion_results):
+    """No compile of a fusion cell times Dynamo's guards (a CPU cache flush each), and
+    after a process's first cell its objects are frozen out of full GC passes."""
+    processes = {k: v for k, v in fusion_results.items() if k.startswith("process/")}
+    assert len(processes) == len(PROCESSES), processes
+    for name, seen in processes.items():
+        assert seen["timed"] == 0 and seen["frozen"] > 0, (name, seen)
 
 
 @pytest.mark.slow

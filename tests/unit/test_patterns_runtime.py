@@ -163,3 +163,27 @@ def test_a_near_miss_changes_one_literal_of_the_search_function(backend):
         )
         is None
     )  # nothing but the op's own arguments: no literal to change
+
+
+def test_what_a_pass_does_is_worked_out_once_per_inputs_and_registrations(backend, monkeypatch):
+    """pattern_pass.once: again for other dtypes, sizes, strides or values, or once the
+    backend holds another op's pattern; never again for the same (a later cell's)."""
+    monkeypatch.setattr(pattern_pass, "_once", {})
+    package, _ = backend
+    patterns.connect("fake_backend", package)
+    done = []
+
+    def work():
+        done.append(True)
+        return len(done)
+
+    x = torch.randn(2, 3)
+    assert pattern_pass.once(("w",), [x, 0.5], work) == 1
+    assert pattern_pass.once(("w",), [torch.randn(2, 3), 0.5], work) == 1  # alike
+    assert pattern_pass.once(("w",), [x.half(), 0.5], work) == 2  # another dtype
+    assert pattern_pass.once(("w",), [torch.randn(3, 2).t(), 0.5], work) == 3  # strides
+    assert pattern_pass.once(("w",), [x, 0.25], work) == 4  # another value
+    assert pattern_pass.once(("v",), [x, 0.5], work) == 5  # asked for something else
+    patterns.register(OPS.add_scale.default, search, replace)  # the backend takes it
+    assert pattern_pass.once(("w",), [x, 0.5], work) == 6
+    assert pattern_pass.once(("w",), [x, 0.5], work) == 6
