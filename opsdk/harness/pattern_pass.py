@@ -7,7 +7,9 @@ op's nodes a pass left, and :func:`why_not` compares the graph the pass was hand
 the pattern traced at the same dtypes, to name the node where they part (a cast, a view,
 a scalar baked into the pattern). :func:`near_miss` makes the search function's graph
 with one literal changed: a computation the op does not do, where the pattern must not
-fire.
+fire. :func:`traced` traces a function as the backend's patterns are, for :func:`apply`
+(the pass without a compile), and :func:`once` keeps what a pass did to such a graph for
+the process: it depends on the inputs and the registered patterns only.
 """
 
 from __future__ import annotations
