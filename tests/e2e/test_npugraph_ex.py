@@ -395,6 +395,24 @@ def test_dynamic_shapes_recapture_per_shape_without_recompiling():
 
 
 @pytest.mark.slow
+def test_the_harness_counts_a_capture_per_shape_not_the_memory_pool_s():
+    """npugraph_ex begins an empty capture once per compiled graph to set up its memory
+    pool; counted, it would stand in for a shape that fell back to eager."""
+    result = run_script(
+        """
+        from opsdk.harness.columns import npugraph
+        compiled = torch.compile(lambda x: x * 2 + 1, backend="npugraph_ex", dynamic=True)
+        with npugraph.counting_graphs() as counts:
+            for n in (4, 4, 6, 6):
+                compiled(torch.randn(n, device="npu"))
+        RESULT.update(counted=counts.captures, replays=counts.replays, made=captures())
+        """
+    )
+    assert (result["counted"], result["made"]) == (2, 2), result
+    assert result["replays"] == 4, result
+
+
+@pytest.mark.slow
 def test_capture_limit_falls_back_to_eager_and_stays_correct():
     result = run_script(
         """

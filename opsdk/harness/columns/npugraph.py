@@ -13,6 +13,7 @@ failure is reported in the layer the ladder points at.
 from __future__ import annotations
 
 import contextlib
+import sys
 import traceback
 import warnings
 from dataclasses import dataclass
@@ -71,7 +72,8 @@ def counting_graphs():
     capture_begin, replay = cls.capture_begin, cls.replay
 
     def counted_capture_begin(self, *args, **kwargs):
-        counts.captures += 1
+        if not _sets_up_the_pool():
+            counts.captures += 1
         return capture_begin(self, *args, **kwargs)
 
     def counted_replay(self, *args, **kwargs):
@@ -85,6 +87,23 @@ def counting_graphs():
         cls.capture_begin, cls.replay = capture_begin, replay
 
 
+def _sets_up_the_pool() -> bool:
+    """Whether the capture beginning is npugraph_ex's empty one, made once per compiled
+    graph to set up its memory pool ("the initialization of mem pool requires an explicit
+    call to capture"), not a capture of the graph: counted, it would stand in for a shape
+    that fell back to eager. Its nearest npugraph_ex frame is ``AclGraph.compile``, a
+    graph's is ``AclGraph.capture``; any other stack counts. Checked against torch-npu
+    2.13.0."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename.replace("\\", "/").endswith(_ACL_GRAPH):
+            return frame.f_code.co_name == "compile"
+        frame = frame.f_back
+    return False
+
+
+# The module of npugraph_ex's ACL graph, whose ``compile`` sets up the memory pool.
+_ACL_GRAPH = "npugraph_ex/_acl_concrete_graph/acl_graph.py"
 # What npugraph_ex stands on: an import failure in these is the machine's, not the op's.
 _STACK = ("torch_npu", "torchair", "npugraph_ex")
 # What torch_npu's lazy torchair / npugraph_ex modules add to an import failure.
