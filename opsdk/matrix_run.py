@@ -348,9 +348,13 @@ def _chosen(suite: Suite, settings: Settings) -> list:
         cells = [c for c in cells if c.op.name == settings.only_op]
         if not cells and settings.command == "check":
             raise OpsdkError(f"{suite.name} declares no op named {settings.only_op!r}")
+    if not cells and settings.pattern is not None:
+        raise OpsdkError(f"no op of {suite.name} matches -k {settings.pattern!r}")
     if not cells:
+        asked = ", ".join(settings.columns)
         raise OpsdkError(
-            f"no op of {suite.name} matches -k {settings.pattern or settings.only_op!r}"
+            f"no op of {suite.name} has a cell in the columns asked for ({asked}): fusion "
+            "has cells only for an op with a fusion pattern (opsdk new --pattern)"
         )
     return cells
 

@@ -41,7 +41,14 @@ def fires(fn, *inputs, op, backend: str = "npugraph_ex", dynamic: bool = False) 
         raise AssertionError(str(pattern.failure or pattern.problem))
     torch._dynamo.reset()
     with pattern_pass.observed() as runs:
-        torch.compile(fn, backend=compiler, fullgraph=True, dynamic=dynamic)(*inputs)
+        try:
+            torch.compile(fn, backend=compiler, fullgraph=True, dynamic=dynamic)(*inputs)
+        except Exception as err:  # noqa: BLE001 - told as the pattern's when it is
+            baked = pattern_pass.baked_scalar(err)
+            if baked is None:
+                raise
+            why = f"the pattern of {pattern.owner} stops the model's compile: {baked}"
+            raise AssertionError(why) from None
     count = sum(pattern_pass.fused(r, op) for r in runs)
     if not runs:
         raise AssertionError(f"{backend} ran no fusion pass: turn pattern_fusion_pass on")
@@ -69,6 +76,6 @@ def fuses(
             raise AssertionError(
                 f"{backend}: the pattern of {spec.of(op).qualname} fired {counts[backend]} "
                 f"times in the model's graph, not {times}: a part of the model the pattern "
-                "should match is written differently (a cast, a view, another eps)"
+                "should match is written differently (a cast, a view, an operand order)"
             )
     return counts

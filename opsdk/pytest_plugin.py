@@ -277,7 +277,8 @@ def opsdk_fuses():
         try:
             return patterns.fuses(fn, *inputs, **kwargs)
         except AssertionError as err:
-            pytest.fail(str(err), pytrace=False)
+            reason = str(err)
+        pytest.fail(reason, pytrace=False)  # outside the except: no chained traceback
 
     return fuses
 

@@ -26,10 +26,12 @@ import torch.fx
 import torch.utils._pytree as pytree
 
 from opsdk._runtime import patches, patterns
+from opsdk.harness.failures import chain, first_line
 
 __all__ = [
     "PassRun",
     "apply",
+    "baked_scalar",
     "fused",
     "near_miss",
     "observed",
@@ -45,6 +47,8 @@ _CASTS = {"_to_copy", "to", "convert_element_type", "type_as", "npu_dtype_cast"}
 _VIEWS = {"view", "reshape", "_unsafe_view", "expand", "squeeze", "unsqueeze", "permute", "t"}
 _SYMBOLIC = {"sym_size", "sym_numel", "sym_stride"}
 
+# What torch's matcher raises when a search function's argument is no keyword of its pattern.
+_UNMATCHED_SCALAR = "Not all inputs to pattern found in match.kwargs"
 _T = TypeVar("_T")
 _once: dict[tuple, object] = {}  # see :func:`once`
 
@@ -137,6 +141,22 @@ def why_not(pattern: patterns.Pattern, run: PassRun) -> str:
     return (
         "the graph holds every node of the pattern: an extra check of the registration "
         "refused the match (e.g. one that wants static shapes, or a scalar that is a tensor)"
+    )
+
+
+def baked_scalar(err: BaseException) -> str | None:
+    """Why a pass failed, when ``err`` (or an error it chains) is torch's matcher finding a
+    scalar of the search function that is no keyword of the pattern; else None. A model's
+    compile fails with it (on an NPU host too), it does not just miss the fusion."""
+    unmatched = next((e for e in chain(err) if _UNMATCHED_SCALAR in str(e)), None)
+    if unmatched is None:
+        return None
+    return (
+        f"{first_line(unmatched)}: a scalar baked into the pattern: the search function's "
+        "scalar is not a keyword of the pattern (a number written in its place, or an argument "
+        "left out of the scalars matched by name), so torch's matcher cannot hand it to the "
+        "replacement; use the argument in the search function and let opsdk.patterns.register "
+        "match it"
     )
 
 

@@ -136,10 +136,13 @@ with graph_hook.received_by(pictures.Pictures({graphs!r}, every=True)):
             compiled = counters["stats"]["unique_graphs"] - compiled
             outcome = [result.status, result.layer, result.message, compiled]
             RESULT[name + "/" + cell.shapes] = outcome
+            RESULT["warnings/" + name + "/" + cell.shapes] = list(result.warnings)
         if name == "good":  # a model test's helper, no cell: it times guards as Dynamo does
             timed = len(TIMED)
             RESULT["fires"] = fires(module)
             del TIMED[timed:]
+        if name == "baked":
+            RESULT["fires_baked"] = baked(module)
 RESULT["process/" + {runs!r}[0][0]] = {{"timed": len(TIMED), "frozen": gc.get_freeze_count()}}
 print("RESULT", json.dumps(RESULT))
 """
@@ -175,6 +178,15 @@ def fires(package):
         except AssertionError as err:
             seen[name] = str(err).split("; the graph:")[0]
     return seen
+
+
+def baked(package):
+    op, rms = package.OPS[0], package.patterns.baked_search
+    x = torch.randn(4, 8).npu()
+    try:
+        count(lambda x, r, w: rms(x, r, w, 1e-5), x, x, x[0], op=op)
+    except AssertionError as err:
+        return str(err)
 """
 
 
@@ -255,6 +267,14 @@ def test_a_planted_fault_fails_in_its_layer(fusion_results, cell, layer, named):
 
 
 @pytest.mark.slow
+def test_a_passing_pattern_s_cells_warn_of_nothing(fusion_results):
+    """npugraph_ex's warning about rebuilt replay outputs says nothing of the op (the
+    npugraph_ex column silences it too): a dynamic cell's second call rebuilt them."""
+    for shapes in ("static", "dynamic", "mark_static"):
+        assert fusion_results[f"warnings/good/{shapes}"] == [], shapes
+
+
+@pytest.mark.slow
 def test_fusion_cells_skip_guard_timing_and_their_process_settles(fusion_results):
     """No compile of a fusion cell times Dynamo's guards (a CPU cache flush each), and
     after a process's first cell its objects are frozen out of full GC passes."""
@@ -283,6 +303,13 @@ def test_fires_counts_the_fusions_in_a_models_graph_or_says_why_not(fusion_resul
     # for bfloat16's (a float32 trace has none, and a float16 model's would not match)
     assert seen["bf16"] == 2, seen
     assert seen["other"].startswith("the pattern of f_good::good did not fire: ")
+
+
+@pytest.mark.slow
+def test_fires_says_a_baked_scalar_stops_the_model_s_compile(fusion_results):
+    seen = fusion_results["fires_baked"]
+    assert seen.startswith("the pattern of f_baked::baked stops the model's compile: "), seen
+    assert "a scalar baked into the pattern" in seen, seen
 
 
 @pytest.mark.slow
@@ -392,3 +419,4 @@ def test_the_opsdk_fuses_fixture_passes_a_fused_model_and_says_why_not(
     assert "npugraph_ex: the pattern of f_mfuse::mfuse did not fire: " in out, out
     assert "fired 1 times in the model's graph, not 2" in out, out
     assert "Traceback" not in out and "torch/_dynamo" not in out, out
+    assert "During handling" not in out, out  # the reason once, no chained exception

@@ -146,6 +146,9 @@ def test_k_selects_ops_and_doctor_reports_the_device(scaffolds, tmp_path, opsdk_
     pkg = _package(scaffolds, tmp_path)
     run = opsdk_cli("check", pkg, "-k", "nothing_matches")
     assert run.code == 2 and "matches -k" in run.stderr
+    run = opsdk_cli("check", pkg, "--backend", "fusion")  # no pattern: no fusion cell
+    assert run.code == 2 and "has a cell in the columns asked for (fusion)" in run.stderr
+    assert "opsdk new --pattern" in run.stderr and "-k None" not in run.stderr
     run = opsdk_cli("doctor")
     assert run.code == 0 and "emulated" in run.stdout and "torch" in run.stdout
 

@@ -43,7 +43,7 @@ from opsdk.harness.cell import Cell, CellFailure, CellSkipped
 from opsdk.harness.columns import ge, npugraph
 from opsdk.harness.columns._compile_call import compile_call
 from opsdk.harness.columns.compare import assert_same
-from opsdk.harness.failures import as_failure, chain, first_line
+from opsdk.harness.failures import as_failure
 from opsdk.harness.run import shared_trace
 from opsdk.harness.variants.cases import (
     STEPS,
@@ -59,8 +59,6 @@ from opsdk.harness.variants.cases import (
 _PASS_OF = {"ge": "torchair", "npugraph_ex": "npugraph_ex"}
 _NAME_OF = {v: k for k, v in _PASS_OF.items()}
 _COMPILE_LAYER = {"ge": "converter", "npugraph_ex": "capture"}
-# What torch's matcher raises when a search function's argument is no keyword of its pattern.
-_UNMATCHED_SCALAR = "Not all inputs to pattern found in match.kwargs"
 
 
 def run(cell: Cell, dump_dir=None) -> None:
@@ -124,7 +122,11 @@ def _compiled_calls(cell: Cell, pattern, group: list[Case], backends: dict) -> N
     backend = shared_trace.fan_out(backends) if len(backends) > 1 else [*backends.values()][0]
     scalars = [_split(cell, case.calls[0])[1] for case in group]
     compiled = _compiled(pattern, backend, cell.shapes, "_".join(backends), scalars)
-    with pattern_pass.observed() as runs, ge.recorded_graphs() as recorded:
+    with (
+        pattern_pass.observed() as runs,
+        ge.recorded_graphs() as recorded,
+        npugraph.rebuilt_outputs_unwarned(),
+    ):
         for i, calls in enumerate(zip(*(case.calls for case in group), strict=True)):
             expected = [
                 pattern.search(**_split(cell, on_device(call, "npu"))[0], **given)
@@ -219,16 +221,9 @@ def _require_same(actual, expected, case: Case, what: str) -> None:
 
 def _failure(err: Exception, name: str) -> CellFailure:
     """The layer of an error compiling the search function through backend ``name``."""
-    unmatched = next((e for e in chain(err) if _UNMATCHED_SCALAR in str(e)), None)
-    if unmatched is not None:
-        return CellFailure(
-            "pattern-not-fired",
-            f"{name}: the fusion pass failed: {first_line(unmatched)}: a scalar baked into the "
-            "pattern: the search function's scalar is not a keyword of the pattern (a number "
-            "written in its place, or an argument left out of the scalars matched by name), so "
-            "torch's matcher cannot hand it to the replacement; use the argument in the search "
-            "function and let opsdk.patterns.register match it",
-        )
+    baked = pattern_pass.baked_scalar(err)
+    if baked is not None:
+        return CellFailure("pattern-not-fired", f"{name}: the fusion pass failed: {baked}")
     return as_failure(err, default_layer="pattern-results", compile_layer=_COMPILE_LAYER[name])
 
 
