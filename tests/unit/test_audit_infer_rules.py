@@ -1,0 +1,70 @@
+"""The audit's infer check leaves alone what is a convention, not a defect, and follows
+an input through the nodes that keep it (opsdk.audit.checks.infer): each rule planted."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from opsdk.audit.checks import infer as check
+from opsdk.cann.infer.compare import Disagreement
+from opsdk.offline.torchair import torchair_with_converters
+
+
+def _dtype(cpp: str, fake: str, kind: str = "dtype") -> Disagreement:
+    return Disagreement(kind, 0, cpp, fake, "likelier wrong: the Meta function")
+
+
+@pytest.mark.parametrize(
+    ("cpp", "fake", "carried"),
+    [
+        ("DT_FLOAT8_E8M0", "DT_UINT8", True),  # torch_npu's uint8 for float8_e8m0
+        ("DT_INT4", "DT_INT32", True),  # packed int4 in int32
+        ("DT_UINT64", "DT_INT64", True),  # torch computes no uint64
+        ("DT_FLOAT16", "DT_INT32", False),  # torch has float16: a real disagreement
+        ("DT_FLOAT16", "DT_FLOAT", False),
+    ],
+)
+def test_a_dtype_torch_npu_carries_in_another_is_no_finding(cpp, fake, carried):
+    assert check._carried(_dtype(cpp, fake)) is carried
+    assert not check._carried(_dtype(cpp, fake, kind="shape"))
+
+
+def test_an_output_the_cpp_leaves_rank_0_is_no_finding():
+    answer = SimpleNamespace(shapes=[(), (2, 3)])
+    unset = Disagreement("shape", 0, "[]", "[2, 3]", "likelier wrong: the C++")
+    set_ = Disagreement("shape", 1, "[2, 3]", "[3, 2]", "likelier wrong: the C++")
+    assert check._unset(unset, answer) and not check._unset(set_, answer)
+    assert not check._unset(_dtype("DT_FLOAT16", "DT_FLOAT"), answer)
+
+
+@pytest.fixture(scope="module")
+def op_def():
+    torchair_with_converters()
+    from torchair._ge_concrete_graph.ge_ir_pb2 import OpDef
+
+    def make(name: str, kind: str, inputs=(), meta: str | None = None):
+        made = OpDef(name=name, type=kind, input=list(inputs))
+        made.input_desc.add(name="x")
+        out = made.output_desc.add(name="y")
+        if meta is not None:
+            out.attr["_meta"].s = meta.encode()
+        return made
+
+    return make
+
+
+@pytest.mark.parametrize(("between", "found"), [("TensorMove", True), ("Cast", False)])
+def test_an_unshaped_input_is_read_through_the_nodes_that_keep_it(op_def, between, found):
+    """TorchAir leaves the descriptor of an input written by TensorMove unshaped; GE gets
+    its producer's shape through it, not through a node that changes it."""
+    meta = "Tensor(dtype=torch.float16, shape=torch.Size([4, 8])"
+    graph = {
+        "x": op_def("x", "Data", meta=meta),
+        "moved": op_def("moved", between, inputs=["x:0"]),
+    }
+    node = op_def("op", "MyOp", inputs=["moved:0"])
+    given = check._input(graph, node, 0)
+    if found:
+        assert given is not None and tuple(given.shape) == (4, 8), given
+    else:
+        assert given is None
