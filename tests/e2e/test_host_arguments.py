@@ -105,7 +105,11 @@ def test_the_twice_context_passes_torch_npus_in_place_pair_and_catches_its_twice
         return
     for cell in twice:
         assert (cell["status"], cell["layer"]) == ("fail", "eager"), cell
-        assert "a bug only this context shows" in cell["message"], cell["message"]
+        [alone] = run.cells(op="custom::my_padd_", context=None, backend=cell["backend"])
+        # Keyed on addresses, the kernel fails alone too when a freed tensor's address comes
+        # back in the process (the allocator's choice): the diagnosis then says that instead.
+        said = "only this context shows" if alone["status"] == "pass" else "the op alone fails"
+        assert said in cell["message"], (alone["status"], cell["message"])
         assert "values differ" in cell["message"], cell["message"]
 
 
