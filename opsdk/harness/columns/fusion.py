@@ -32,6 +32,7 @@ for each (:func:`opsdk.harness.pattern_pass.once`).
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 
 import torch
 import torch._dynamo
@@ -100,15 +101,28 @@ def _fires_and_keeps_results(cell: Cell, pattern, firsts: list[Case], backends: 
     do (one Dynamo and AOT trace, each backend's own pass and lowering, the pattern fired
     once per dtype). Where that goes wrong, each case compiles alone with each backend
     alone, and that verdict stands (sharing never decides a result)."""
+
+    def alone(case: Case) -> None:
+        for name, backend in backends.items():
+            _compiled_calls(cell, pattern, [case], {name: backend})
+
+    _together_else_each(firsts, lambda: _compiled_calls(cell, pattern, firsts, backends), alone)
+
+
+def _together_else_each(
+    group: list[Case], together: Callable[[], None], alone: Callable[[Case], None]
+) -> None:
+    """``together()``, the ``group``'s cases checked at once; where that goes wrong,
+    ``alone(case)`` for each case, named, and that verdict stands: sharing saves work,
+    it never decides a result."""
     try:
-        _compiled_calls(cell, pattern, firsts, backends)
+        together()
     except (CellSkipped, SetupError):
         raise
-    except Exception:  # noqa: BLE001 - told again, in its layer, by each case and backend
-        for case in firsts:
+    except Exception:  # noqa: BLE001 - told again, in its layer, by each case alone
+        for case in group:
             with case.named():
-                for name, backend in backends.items():
-                    _compiled_calls(cell, pattern, [case], {name: backend})
+                alone(case)
 
 
 def _compiled_calls(cell: Cell, pattern, group: list[Case], backends: dict) -> None:
@@ -163,14 +177,11 @@ def _keeps_other_scalars(cell: Cell, pattern, every: list[Case]) -> None:
     """Every case's first call with its scalars varied (:func:`_varied`: eps one larger),
     put to npugraph_ex's pass together (:func:`_fused_with_other_scalars`); where that
     goes wrong, each case alone, and that verdict stands."""
-    try:
-        _fused_with_other_scalars(cell, pattern, every)
-    except (CellSkipped, SetupError):
-        raise
-    except Exception:  # noqa: BLE001 - told again, in its layer, by each case alone
-        for case in every:
-            with case.named():
-                _fused_with_other_scalars(cell, pattern, [case])
+    _together_else_each(
+        every,
+        lambda: _fused_with_other_scalars(cell, pattern, every),
+        lambda case: _fused_with_other_scalars(cell, pattern, [case]),
+    )
 
 
 def _fused_with_other_scalars(cell: Cell, pattern, group: list[Case]) -> None:
@@ -202,8 +213,8 @@ def _fused_with_other_scalars(cell: Cell, pattern, group: list[Case]) -> None:
     actual = run.after(*inputs)
     for case, tensors, given, got in zip(group, eager, scalars, actual, strict=True):
         expected = pattern.search(**tensors, **given)
-        what = f"npugraph_ex, scalars {given}: the search function's fused graph"
-        _require_same(got, expected, case, what)
+        said = f"npugraph_ex, scalars {given}: the search function's fused graph"
+        _require_same(got, expected, case, said)
 
 
 def _require_same(actual, expected, case: Case, what: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import gc
 import time
 from collections.abc import Callable, Iterable
@@ -104,9 +105,7 @@ def run_cell(cell: Cell, dump_dir: Path | None = None, cache: CellCache | None =
     return _reported(cell, result, cache)
 
 
-_settled: list[bool] = []  # whether the process has settled (:func:`_settle`)
-
-
+@functools.cache  # once per process
 def _settle() -> None:
     """Once per process, after its first cell ran (outside any cell's time): its garbage
     collected and every object left frozen out of the collector's full passes. Why: that
@@ -114,10 +113,8 @@ def _settle() -> None:
     process will ever hold and never garbage; a full pass scans all of it again, about
     0.3 s each time on a 2-core machine, charged to whichever cell was allocating then
     (one in ten cells). Frozen objects are still freed when unreferenced."""
-    if not _settled:
-        _settled.append(True)
-        gc.collect()
-        gc.freeze()
+    gc.collect()
+    gc.freeze()
 
 
 def cached(cell_list: list[Cell], cache: CellCache) -> list[Result] | None:
