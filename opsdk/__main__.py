@@ -2,6 +2,6 @@
 
 import sys
 
-from opsdk.cli import main
+from opsdk.cli import console
 
-sys.exit(main())
+sys.exit(console())

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from opsdk.errors import OpsdkError
+from opsdk.harness.run.watch import DEFAULT_CELL_TIMEOUT
 from opsdk.matrix_run import DEFAULT_TIMEOUT
 
 # What the commands import beyond the op runtime: opsdk's `tools` extra (pyproject.toml).
@@ -101,6 +102,14 @@ def _matrix_flags() -> argparse.ArgumentParser:
         type=_positive_seconds,
         metavar="SECONDS",
         help=f"with --isolate, seconds an op may run (default {DEFAULT_TIMEOUT:g})",
+    )
+    shared.add_argument(
+        "--cell-timeout",
+        type=_positive_seconds,
+        default=DEFAULT_CELL_TIMEOUT,
+        metavar="SECONDS",
+        help="seconds a cell may run before its process is ended and the run goes on in a "
+        f"new one (default {DEFAULT_CELL_TIMEOUT:g})",
     )
     shared.add_argument(
         "--no-cache",
@@ -625,5 +634,18 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CODE
 
 
+def console() -> int:
+    """The `opsdk` command: a plain check or audit runs watched, in a child process that a
+    crash, a hang or an exhausted memory costs one cell (:mod:`opsdk.harness.run.watch`);
+    every other command, and ``main`` called from Python, runs here."""
+    from opsdk.harness.run import watch
+
+    argv = sys.argv[1:]
+    args = _parse(argv)
+    if watch.wanted(args):
+        return watch.command(argv, args.cell_timeout)
+    return main(argv)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console())

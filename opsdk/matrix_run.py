@@ -74,6 +74,7 @@ class Settings:
     markdown: Path | None = None
     isolate: bool = False
     timeout: float | None = None
+    cell_timeout: float | None = None
     shard: tuple[int, int] | None = None
 
     @classmethod
@@ -297,15 +298,19 @@ def check_outputs(settings, **folders) -> None:
 
 def execute(settings: Settings) -> Outcome:
     """Run ``settings``' cells, each decision made once: which cells, which cached, which
-    in this shard, where each runs; then the reports."""
+    in this shard, where each runs; then the reports. Under a watcher (the `opsdk`
+    command's, :mod:`opsdk.harness.run.watch`) the cells are journaled as they run and
+    the cells a process before this one finished are not run again."""
     folder = settings.pictures_folder()
     own = folder if folder != settings.dump else None  # --dump's folder is checked as --dump
     check_outputs(settings, **{"--dump": settings.dump, "--graphs": own})
     from opsdk import report
-    from opsdk.harness.run import interrupts
+    from opsdk.harness.run import interrupts, journal
     from opsdk.harness.run.progress import Progress
 
+    log = journal.active()
     with (
+        _memory_ends(log),
         interrupts.Interrupts(f"opsdk {settings.command}") as interrupted,
         _drawn(settings, folder) as drawer,
     ):
@@ -318,22 +323,72 @@ def execute(settings: Settings) -> Outcome:
         cells = _last_failed(settings, cells, cache)
         if drawer:
             drawer.forget((c.op.name, c.label) for c in cells)
-        progress = Progress(len(cells))
+        done, left = log.resumed(cells) if log else ({}, cells)
+        progress = Progress(len(cells), done=len(done))
         interrupted.say = progress.notice
+        if done:
+            _resuming(settings, log, done, len(cells), progress)
+        stop = (lambda: True) if log and log.stop else interrupts.requested
+        if log:
+            log.began()
         if settings.isolate:
-            results = _isolated(settings, suite, cells, progress, cache, folder)
+            ran = _isolated(settings, suite, left, progress, cache, folder)
         else:
-            results = suite.run(
-                cells,
-                cache,
-                on_start=lambda c: progress.start(f"{c.op.name} [{c.label}]"),
-                on_result=lambda r: progress.finish([r]),
-                stop=interrupts.requested,
-            )
+            ran = _journaled(log, suite, left, cache, progress, stop)
+        by_id = done | {r.id: r for r in ran}
+        results = [by_id[c.id] for c in cells]
         summary = "\n".join([report.matrix(results), *suite.said(results)])
         provenance = suite.provenance(shard)
         written = write_reports(settings, results, settings.target, provenance, pictures=folder)
-    return Outcome(results, summary, written, interrupted.requested)
+    if log:
+        log.done()
+    stopped = interrupted.requested or bool(log and log.stop)
+    return Outcome(results, summary, written, stopped)
+
+
+@contextlib.contextmanager
+def _memory_ends(log) -> Iterator[None]:
+    """Out of memory anywhere, a journaled process ends for a fresh one
+    (:meth:`opsdk.harness.run.journal.Journal.out_of_memory`)."""
+    try:
+        yield
+    except MemoryError as err:
+        if log is None:
+            raise
+        log.out_of_memory(err)
+
+
+def _journaled(log, suite: Suite, cells, cache, progress, stop) -> list:
+    """The cells run in this process, each journaled as it starts and ends when a watcher
+    gave the process a journal."""
+
+    def start(cell) -> None:
+        if log:
+            log.start(cell)
+        progress.start(f"{cell.op.name} [{cell.label}]")
+
+    def finish(result) -> None:
+        if log:
+            log.result(result)
+        progress.finish([result])
+
+    return suite.run(cells, cache, on_start=start, on_result=finish, stop=stop)
+
+
+def _resuming(settings: Settings, log, done: dict, total: int, progress) -> None:
+    """What a process started after another says first: the outcome of the cell that
+    process died in (its progress line is still open), and why this one runs."""
+    command = f"opsdk {settings.command}"
+    death = log.before.deaths[-1] if log.before.deaths else None
+    if death and death["cell"] in done and not settings.isolate:
+        progress.ended_elsewhere(done[death["cell"]])
+    if log.stop:
+        progress.notice(f"{command}: stopped: reporting the {len(done)} of {total} cells done")
+    elif death:
+        progress.notice(
+            f"{command}: the run's process {death['how']} in {death['cell']}; "
+            f"going on in a new process ({len(done)} of {total} cells done)"
+        )
 
 
 def _cache_enabled() -> bool:
@@ -426,7 +481,13 @@ def _isolated(settings: Settings, suite: Suite, cells, progress, cache, folder) 
             served = suite.cached(op_cells, cache) if cache is not None else None
             progress.start(f"{op} [{'cached' if served else 'own process'}]")
             op_results = served or isolate.run_op(
-                settings.target, op_cells, flags, timeout, settings.dump, settings.command
+                settings.target,
+                op_cells,
+                flags,
+                timeout,
+                settings.dump,
+                settings.command,
+                settings.cell_timeout,
             )
             progress.finish(op_results)
             results += op_results

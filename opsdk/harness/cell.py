@@ -46,7 +46,7 @@ LAYERS = (
     "pattern-results",  # fusion: fired, but the fused op changed the results
     "pattern-near-miss",
     "setup",
-    "process",  # --isolate: the op's process crashed or timed out
+    "process",  # the op's process crashed, ran out of memory or past its time limit
 )
 
 

@@ -24,6 +24,13 @@ def chain(err: BaseException):
         err = err.__cause__ or err.__context__
 
 
+def out_of_memory(err: BaseException) -> MemoryError | None:
+    """The MemoryError in ``err``'s chain, if any: the process ran out of memory. No layer
+    is to blame, and what the process holds may never be freed: a run ends the process
+    for a fresh one (:mod:`opsdk.harness.run.journal`)."""
+    return next((e for e in chain(err) if isinstance(e, MemoryError)), None)
+
+
 _IMPLEMENT_ME = re.compile(r"implement me: (\w+)\(\)")
 # The suffix of a skeleton function's name -> the layer its "implement me" belongs to.
 _SKELETON_LAYERS = {"fake": "fake", "backward": "autograd"}
@@ -144,7 +151,12 @@ _KERNELS = {"npu": "the npu kernel", "cpu": "the CPU reference"}
 
 def kernel_failure(err: BaseException, device: str | None, *, layer: str = "eager") -> CellFailure:
     """A kernel that raised, in ``layer`` (``eager`` in every column): which kernel (by
-    the ``device`` its inputs were on), what it raised, and where."""
+    the ``device`` its inputs were on), what it raised, and where. A kernel that ran out
+    of memory is no failure of the op's: its MemoryError is raised again
+    (:func:`out_of_memory`)."""
+    memory = out_of_memory(err)
+    if memory is not None:
+        raise memory
     todo = implement_me(err)
     if todo is not None:
         return todo
@@ -200,9 +212,13 @@ def _aliasing_failure(err: BaseException) -> CellFailure | None:
 def as_failure(
     err: BaseException, *, default_layer: str, compile_layer: str | None = None
 ) -> CellFailure:
-    """The layer an error belongs to, with a message that ends in what to do."""
+    """The layer an error belongs to, with a message that ends in what to do; running out
+    of memory belongs to none: its MemoryError is raised again (:func:`out_of_memory`)."""
     if isinstance(err, CellFailure):
         return err
+    memory = out_of_memory(err)
+    if memory is not None:
+        raise memory
     aliasing = _aliasing_failure(err)
     if aliasing is not None:
         return aliasing

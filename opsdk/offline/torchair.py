@@ -23,10 +23,8 @@ is available as :func:`reduce_overhead_backend`.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib
-import signal
 import sys
 import threading
 import warnings
@@ -39,6 +37,7 @@ from opsdk._runtime import locator as torchair_locator
 from opsdk._runtime import patches, patterns
 from opsdk._runtime.converters import load_pending
 from opsdk._runtime.device import ensure_npu
+from opsdk._runtime.signals import handlers_kept
 
 OFFLINE_OPTIONS: dict[str, Any] = {"pattern_fusion_pass": True}
 """npugraph_ex ``CompilerConfig`` options opsdk sets offline (the user's options win)."""
@@ -48,10 +47,6 @@ OFFLINE_PATTERNS = (
 )
 """Which fusion patterns the pass applies offline, and why, for reports."""
 
-# TorchAir and npugraph_ex install handlers for these at import that finalize GE or
-# the device and then ignore the signal, so Ctrl-C and SIGTERM no longer stop the
-# process. Offline there is nothing to finalize (their atexit hooks still run).
-_FINALIZE_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _lock = threading.Lock()
 _torchair: ModuleType | None = None
 # TorchAir imports all its converters of torch_npu's own ops at once (the first time a
@@ -106,7 +101,7 @@ def import_torchair() -> ModuleType:
     warnings.filterwarnings("ignore", message=_OFFLINE_ONLY_WARNING, category=UserWarning)
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
-    with _keeping_signal_handlers():
+    with handlers_kept():
         module = importlib.import_module("torchair")
     if not Path(module.__file__).is_relative_to(path):
         raise torchair_locator.TorchairUnavailable(
@@ -116,18 +111,6 @@ def import_torchair() -> ModuleType:
     _own_patterns_only("torchair", module)
     _torchair = module
     return _torchair
-
-
-@contextlib.contextmanager
-def _keeping_signal_handlers():
-    """Put back the :data:`_FINALIZE_SIGNALS` handlers an import replaces."""
-    handlers = {sig: signal.getsignal(sig) for sig in _FINALIZE_SIGNALS}
-    yield
-    if threading.current_thread() is not threading.main_thread():
-        return  # TorchAir and npugraph_ex install their handlers from the main thread only
-    for sig, handler in handlers.items():
-        if handler is not None and signal.getsignal(sig) is not handler:
-            signal.signal(sig, handler)
 
 
 @functools.cache
@@ -145,15 +128,14 @@ def import_npugraph_ex() -> ModuleType:
     torch_npu's lazy ``npugraph_ex`` module), with :data:`OFFLINE_OPTIONS` offline.
 
     Importing it installs SIGINT/SIGTERM handlers that run its finalizer and then
-    ignore the signal, so Ctrl-C would no longer stop the process. Offline there is
-    nothing on a device to finalize, so the previous handlers are put back, as for
-    TorchAir's.
+    ignore the signal; offline there is nothing on a device to finalize, and they are
+    refused, as TorchAir's (:mod:`opsdk._runtime.signals`).
     """
     import_torchair_stack()
     _apply_torchair_patches_first()
     if not is_offline():
         return importlib.import_module("npugraph_ex")
-    with _keeping_signal_handlers():
+    with handlers_kept():
         module = importlib.import_module("npugraph_ex")
     patches.npugraph_ex_config_defaults(module.CompilerConfig, OFFLINE_OPTIONS)
     _own_patterns_only("npugraph_ex", module)

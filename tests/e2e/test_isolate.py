@@ -71,7 +71,9 @@ def test_crashing_kernels_are_their_ops_errors_and_the_other_op_still_runs(
     for name, signal in (("my_segv", "SIGSEGV"), ("my_abort", "SIGABRT")):
         [cell] = run.cells(op=f"{NAMESPACE}::{name}")
         assert (cell["status"], cell["layer"]) == ("error", "process"), cell
-        assert f"killed by {signal} in {NAMESPACE}::{name} [eager-static]" in cell["message"]
+        # how it died, and where: the frame of the op's kernel (faulthandler's stack)
+        died = f"killed by {signal} in this cell at kernels.py:"
+        assert died in cell["message"] and cell["message"].endswith(f"in {name}_npu"), cell
     [ok] = run.cells(op=f"{NAMESPACE}::my_ok")
     assert ok["status"] == "pass", ok
     # Progress: one line per op, ended by its outcome.
@@ -100,7 +102,8 @@ def test_a_hanging_kernel_times_out_as_its_ops_error(scaffolds, tmp_path, opsdk_
         json_report=True,
     )
     assert run.code == 1, run.stdout + run.stderr
-    # every cell of the op, its option profile's included, is the timeout's error
+    # every cell of the op, its option profile's included, is the time limit's error:
+    # the cell it ran past the limit in, and the cells it left
     cells = run.report["results"]
     assert [(c["backend"], c["profile"]) for c in cells] == [
         ("eager", None),
@@ -109,8 +112,7 @@ def test_a_hanging_kernel_times_out_as_its_ops_error(scaffolds, tmp_path, opsdk_
     ], cells
     for cell in cells:
         assert (cell["status"], cell["layer"]) == ("error", "process"), cell
-        assert cell["message"].startswith("timed out after 3 s"), cell
-        assert cell["seconds"] == 3
+        assert "ran past the op's time limit of 3 s" in cell["message"], cell
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from opsdk.axes import SHAPE_MODES
 from opsdk.errors import SetupError, TargetError
 from opsdk.harness import columns, notes
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped, OpUnderTest, Result
-from opsdk.harness.failures import as_failure
+from opsdk.harness.failures import as_failure, out_of_memory
 from opsdk.harness.run import coverage, run_scope, waivers
 from opsdk.harness.run.cache import CellCache
 from opsdk.harness.run.heard import Heard
@@ -153,7 +153,8 @@ def _run(cell: Cell, dump_dir: Path | None, cache: CellCache | None) -> Result:
 
 
 def _judged(cell: Cell, dump_dir: Path | None, heard: Heard) -> tuple[str, str | None, str]:
-    """(status, layer, message) of the cell's column on it; never raises but interrupts."""
+    """(status, layer, message) of the cell's column on it; never raises but interrupts
+    and running out of memory."""
     column = columns.get(cell.column)
     if column is None:
         return "skip", None, f"backend {cell.column!r} is not available in this opsdk yet"
@@ -168,16 +169,24 @@ def _judged(cell: Cell, dump_dir: Path | None, heard: Heard) -> tuple[str, str |
         # any column that compiles (fusion compiles without sharing a case's trace).
         with heard.logs(), guard_profiling_skipped():
             column.run(cell, dump_dir)
-    except CellFailure as failure:
-        return "fail", failure.layer, str(failure)
-    except CellSkipped as skipped:  # e.g. a context that does not fit: never a pass
-        return "skip", None, str(skipped)
-    except SetupError as err:  # the column cannot run here (e.g. no TorchAir)
-        return "error", "setup", str(err)
     except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
-        failure = as_failure(err, default_layer=column.error_layer)
-        return "error", failure.layer, str(failure)
+        memory = out_of_memory(err)
+        if memory is not None:
+            raise memory from None  # the process's, not the cell's (harness.failures)
+        return _verdict(err, column)
     return "pass", None, ""
+
+
+def _verdict(err: Exception, column) -> tuple[str, str | None, str]:
+    """(status, layer, message) of what a column raised."""
+    if isinstance(err, CellFailure):
+        return "fail", err.layer, str(err)
+    if isinstance(err, CellSkipped):  # e.g. a context that does not fit: never a pass
+        return "skip", None, str(err)
+    if isinstance(err, SetupError):  # the column cannot run here (e.g. no TorchAir)
+        return "error", "setup", str(err)
+    failure = as_failure(err, default_layer=column.error_layer)
+    return "error", failure.layer, str(failure)
 
 
 def _in_context(cell: Cell, message: str, cache: CellCache | None) -> str:

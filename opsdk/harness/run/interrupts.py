@@ -6,6 +6,10 @@ second aborts that cell at once (a KeyboardInterrupt the run loop ends on); a th
 ends the process as the signal would. Under ``--isolate`` the op's process runs in its
 own session, so a terminal's Ctrl-C reaches it only as forwarded from here: once per
 signal, the same ladder.
+
+While an :class:`Interrupts` is active nothing else takes SIGINT and SIGTERM over
+(:func:`opsdk._runtime.signals.handlers_kept`: TorchAir's handler, run mid-compile,
+crashes the process).
 """
 
 from __future__ import annotations
@@ -17,10 +21,11 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterator
 
+from opsdk._runtime.signals import KEPT, handlers_kept, install
+
 __all__ = ["EXIT_CODE", "Interrupts", "forwarded_to", "requested"]
 
 EXIT_CODE = 130  # the shell's code for a run ended by Ctrl-C (128 + SIGINT)
-_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _active: Interrupts | None = None
 
 
@@ -28,15 +33,17 @@ class Interrupts:
     """While active (a context manager, in the main thread), SIGINT and SIGTERM climb the
     ladder above instead of raising where they land."""
 
-    def __init__(self, command: str = "opsdk check"):
+    def __init__(self, command: str = "opsdk check", quiet: bool = False):
         self.command = command
         # Where the ladder's notices go: stderr, or the progress printer's ``notice`` once
-        # progress lines are being printed (a notice must not land inside an open line).
-        self.say: Callable[[str], None] = _say
+        # progress lines are being printed (a notice must not land inside an open line);
+        # nowhere for a watcher, whose child says them (``quiet``).
+        self.say: Callable[[str], None] = (lambda text: None) if quiet else _say
         self.signals: list[int] = []
         self._children: list[subprocess.Popen] = []
         self._previous: dict[int, object] = {}
         self._outer: Interrupts | None = None
+        self._keeping = handlers_kept()
 
     @property
     def requested(self) -> bool:
@@ -45,15 +52,17 @@ class Interrupts:
     def __enter__(self) -> Interrupts:
         global _active
         if threading.current_thread() is threading.main_thread():
-            self._previous = {s: signal.signal(s, self._handle) for s in _SIGNALS}
+            self._previous = {s: install(s, self._handle) for s in KEPT}
+        self._keeping.__enter__()
         self._outer, _active = _active, self
         return self
 
     def __exit__(self, *exc) -> None:
         global _active
         _active = self._outer
+        self._keeping.__exit__(*exc)
         for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
+            install(signum, handler)
 
     def _handle(self, signum: int, frame) -> None:
         self.signals.append(signum)
@@ -69,7 +78,7 @@ class Interrupts:
         else:
             for child in self._children:
                 _send(child, signal.SIGKILL)
-            signal.signal(signum, signal.SIG_DFL)
+            install(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
 
 
@@ -79,15 +88,16 @@ def requested() -> bool:
 
 
 @contextlib.contextmanager
-def forwarded_to(child: subprocess.Popen) -> Iterator[None]:
+def forwarded_to(child: subprocess.Popen, replay: bool = True) -> Iterator[None]:
     """While active, the signals the active :class:`Interrupts` receives go to ``child`` too
-    (those it already received as well: the child must not run past the parent's stop)."""
+    (with ``replay``, those it already received as well: the child must not run past the
+    parent's stop)."""
     active = _active
     if active is None:
         yield
         return
     active._children.append(child)
-    for signum in active.signals:
+    for signum in active.signals if replay else ():
         _send(child, signum)
     try:
         yield

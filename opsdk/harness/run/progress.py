@@ -8,22 +8,19 @@ same plain lines serve a terminal and a CI log.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections import Counter
 from typing import TextIO
 
 from opsdk.harness.cell import Result
 
-_STARTED = re.compile(r"^\[ *\d+/\d+\] (?P<label>.+) \.\.\. $")
-
 
 class Progress:
     """Counts cells as they finish; under --isolate one line covers an op's cells."""
 
-    def __init__(self, total: int, stream: TextIO | None = None):
+    def __init__(self, total: int, stream: TextIO | None = None, done: int = 0):
         self.total = total
-        self._done = 0
+        self._done = done  # cells a process before this one finished (journal)
         self.stream = stream or sys.stdout
         self._width = len(str(total))
         self._open = ""  # the line of the cell running, until its outcome ends it
@@ -38,7 +35,7 @@ class Progress:
     def notice(self, text: str) -> None:
         """``text`` on a line of its own amid the progress lines (a Ctrl-C's notice): an open
         line is ended first and started again after it, so the cell's outcome still follows
-        its label and a log that stops there still names the cell (``unfinished``). Written
+        its label and a log that stops there still names the cell. Written
         straight to the stream's file when it has one: a signal handler calls this, and
         re-entering a buffered stream the signal interrupted raises."""
         text = f"\n{text}\n{self._open}" if self._open else f"{text}\n"
@@ -49,6 +46,12 @@ class Progress:
             self.stream.flush()
         else:
             os.write(fd, text.encode())
+
+    def ended_elsewhere(self, result: Result) -> None:
+        """End the line a process that died in ``result``'s cell left open (this process
+        goes on after it, :mod:`opsdk.harness.run.journal`) with that cell's outcome."""
+        self.stream.write(f"{result.status} in {result.layer}\n")
+        self.stream.flush()
 
     def finish(self, results: list[Result]) -> None:
         """End the line started last: one cell's outcome, or a block's counts."""
@@ -63,11 +66,3 @@ class Progress:
         self.stream.write(text + "\n")
         self.stream.flush()
         self._open = ""
-
-
-def unfinished(log: str) -> str | None:
-    """The label of the cell a progress log stops in, if the log ends mid-cell: where a
-    process that crashed or was killed was."""
-    lines = log.splitlines()
-    found = _STARTED.match(lines[-1]) if lines and not log.endswith("\n") else None
-    return found["label"] if found else None
