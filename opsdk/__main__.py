@@ -2,6 +2,6 @@
 
 import sys
 
-from opsdk.cli import console
+from opsdk.console import main
 
-sys.exit(console())
+sys.exit(main())

@@ -634,18 +634,27 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CODE
 
 
-def console() -> int:
-    """The `opsdk` command: a plain check or audit runs watched, in a child process that a
-    crash, a hang or an exhausted memory costs one cell (:mod:`opsdk.harness.run.watch`);
-    every other command, and ``main`` called from Python, runs here."""
-    from opsdk.harness.run import watch
+def command(argv: list[str]) -> int:
+    """The `opsdk` command (:mod:`opsdk.console`, signals held since it started): a plain
+    check or audit runs watched, in a child that a crash, a hang or an exhausted memory
+    costs one cell (:mod:`opsdk.harness.run.watch`); a check or audit takes the held
+    signals over (:class:`opsdk.harness.run.interrupts.Interrupts`); every other command
+    gets Python's handlers back and runs as ``main`` called from Python does."""
+    import signal
 
-    argv = sys.argv[1:]
+    from opsdk._runtime import signals
+    from opsdk.harness.run import interrupts, watch
+
     args = _parse(argv)
     if watch.wanted(args):
         return watch.command(argv, args.cell_timeout)
+    if args.command not in ("check", "audit"):
+        signals.install(signal.SIGINT, signal.default_int_handler)
+        signals.install(signal.SIGTERM, signal.SIG_DFL)
+        if signals.take_held():
+            return interrupts.EXIT_CODE
     return main(argv)
 
 
 if __name__ == "__main__":
-    sys.exit(console())
+    sys.exit(main())

@@ -326,10 +326,11 @@ def execute(settings: Settings) -> Outcome:
         done, left = log.resumed(cells) if log else ({}, cells)
         progress = Progress(len(cells), done=len(done))
         interrupted.say = progress.notice
-        if done:
+        if log and (done or log.stop):
             _resuming(settings, log, done, len(cells), progress)
         stop = (lambda: True) if log and log.stop else interrupts.requested
         if log:
+            interrupted.abort = log.abort
             log.began()
         if settings.isolate:
             ran = _isolated(settings, suite, left, progress, cache, folder)
@@ -377,11 +378,15 @@ def _journaled(log, suite: Suite, cells, cache, progress, stop) -> list:
 
 def _resuming(settings: Settings, log, done: dict, total: int, progress) -> None:
     """What a process started after another says first: the outcome of the cell that
-    process died in (its progress line is still open), and why this one runs."""
+    process left open (it died there, or a signal aborted it), and why this one runs."""
     command = f"opsdk {settings.command}"
     death = log.before.deaths[-1] if log.before.deaths else None
-    if death and death["cell"] in done and not settings.isolate:
-        progress.ended_elsewhere(done[death["cell"]])
+    if not settings.isolate:  # under --isolate the op's progress line is the parent's
+        if log.before.running:
+            progress.ended_elsewhere("not run (aborted)")
+        elif death and death["cell"] in done:
+            result = done[death["cell"]]
+            progress.ended_elsewhere(f"{result.status} in {result.layer}")
     if log.stop:
         progress.notice(f"{command}: stopped: reporting the {len(done)} of {total} cells done")
     elif death:

@@ -15,11 +15,32 @@ import signal
 import threading
 from collections.abc import Iterator
 
-__all__ = ["KEPT", "handlers_kept", "install"]
+__all__ = ["KEPT", "handlers_kept", "hold", "install", "take_held"]
 
 KEPT = (signal.SIGINT, signal.SIGTERM)
 install = signal.signal  # the real one, for the holder's own handlers
 _kept = 0  # how many handlers_kept() are active
+_held: list[int] = []
+
+
+def hold() -> None:
+    """From now on the signals of :data:`KEPT` are only counted, until their holder takes
+    them (:func:`take_held`) and installs its own handlers: a command's first moments,
+    its imports among them, are never cut by a KeyboardInterrupt (an import it cuts
+    leaves a module half made, and what uses it next fails)."""
+    for signum in KEPT:
+        install(signum, _count)
+
+
+def take_held() -> list[int]:
+    """The signals counted since :func:`hold`, handed over once."""
+    taken = list(_held)
+    _held.clear()
+    return taken
+
+
+def _count(signum, frame) -> None:
+    _held.append(signum)
 
 
 @contextlib.contextmanager

@@ -21,7 +21,7 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterator
 
-from opsdk._runtime.signals import KEPT, handlers_kept, install
+from opsdk._runtime.signals import KEPT, handlers_kept, install, take_held
 
 __all__ = ["EXIT_CODE", "Interrupts", "forwarded_to", "requested"]
 
@@ -44,6 +44,9 @@ class Interrupts:
         self._previous: dict[int, object] = {}
         self._outer: Interrupts | None = None
         self._keeping = handlers_kept()
+        # How a second signal aborts the cell running: a KeyboardInterrupt where it lands,
+        # or, in a watched process, the process's end (:mod:`opsdk.harness.run.journal`).
+        self.abort: Callable[[], None] = _interrupt
 
     @property
     def requested(self) -> bool:
@@ -53,6 +56,7 @@ class Interrupts:
         global _active
         if threading.current_thread() is threading.main_thread():
             self._previous = {s: install(s, self._handle) for s in KEPT}
+            self.signals += take_held()  # those the command received while it started
         self._keeping.__enter__()
         self._outer, _active = _active, self
         return self
@@ -74,7 +78,7 @@ class Interrupts:
         elif len(self.signals) == 2:
             self.say(f"{self.command}: {name}: aborting the current cell")
             if not self._children:  # a child aborts its cell and exits: wait for its report
-                raise KeyboardInterrupt
+                self.abort()
         else:
             for child in self._children:
                 _send(child, signal.SIGKILL)
@@ -88,16 +92,15 @@ def requested() -> bool:
 
 
 @contextlib.contextmanager
-def forwarded_to(child: subprocess.Popen, replay: bool = True) -> Iterator[None]:
+def forwarded_to(child: subprocess.Popen) -> Iterator[None]:
     """While active, the signals the active :class:`Interrupts` receives go to ``child`` too
-    (with ``replay``, those it already received as well: the child must not run past the
-    parent's stop)."""
+    (those it already received as well: the child must not run past the parent's stop)."""
     active = _active
     if active is None:
         yield
         return
     active._children.append(child)
-    for signum in active.signals if replay else ():
+    for signum in active.signals:
         _send(child, signum)
     try:
         yield
@@ -108,6 +111,10 @@ def forwarded_to(child: subprocess.Popen, replay: bool = True) -> Iterator[None]
 def _send(child: subprocess.Popen, signum: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         child.send_signal(signum)
+
+
+def _interrupt() -> None:
+    raise KeyboardInterrupt
 
 
 def _say(text: str) -> None:

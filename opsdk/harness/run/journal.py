@@ -35,6 +35,7 @@ __all__ = [
     "DEATHS_PER_OP",
     "ENV",
     "ENV_STOP",
+    "EXIT_ABORTED",
     "EXIT_MEMORY",
     "HANG_SIGNAL",
     "Follower",
@@ -49,6 +50,7 @@ __all__ = [
 ENV = "OPSDK_JOURNAL"
 ENV_STOP = "OPSDK_JOURNAL_STOP"  # set: the child runs no cell, it reports what is journaled
 EXIT_MEMORY = 75  # the child ran out of memory: the watcher starts a fresh one
+EXIT_ABORTED = 76  # a second signal aborted the child's cell: the watcher has it report
 HANG_SIGNAL = signal.SIGUSR1  # the watcher asks a hung child for its stack with this
 DEATHS_PER_OP = 3
 _FILE = "journal.jsonl"
@@ -64,10 +66,11 @@ _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+),? in (?P<fu
 
 @dataclass
 class Record:
-    """What a journal holds: the results by cell id (in order), the cell that was running
-    when the process ended (None between cells), and the deaths the watcher recorded."""
+    """What a journal holds: which process began running cells last, the results by cell
+    id (in order), the cell that was running when the process ended (None between
+    cells), the deaths the watcher recorded, and whether the reports were written."""
 
-    began: bool = False
+    began_by: int | None = None  # the pid of the process that began running cells last
     results: dict[str, dict] = field(default_factory=dict)
     running: str | None = None
     running_op: str | None = None
@@ -113,7 +116,7 @@ class Follower:
 def _apply(record: Record, event: dict) -> None:
     kind = event.get("event")
     if kind == "began":
-        record.began = True
+        record.began_by = int(event["pid"])
     elif kind == "start":
         record.running, record.running_op = event["cell"], event["op"]
         record.started_at = float(event["time"])
@@ -234,6 +237,14 @@ class Journal:
         with contextlib.suppress(OSError, ValueError, MemoryError):
             sys.stdout.flush()
         os._exit(EXIT_MEMORY)
+
+    def abort(self) -> None:
+        """A second signal's abort of the cell running, in a watched process: the process
+        ends (:data:`EXIT_ABORTED`) and the watcher starts one that writes the reports. A
+        KeyboardInterrupt instead could land in an import and leave a module half made."""
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        os._exit(EXIT_ABORTED)
 
     def done(self) -> None:
         """The reports are written: nothing is left to resume."""

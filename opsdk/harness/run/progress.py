@@ -47,10 +47,10 @@ class Progress:
         else:
             os.write(fd, text.encode())
 
-    def ended_elsewhere(self, result: Result) -> None:
-        """End the line a process that died in ``result``'s cell left open (this process
-        goes on after it, :mod:`opsdk.harness.run.journal`) with that cell's outcome."""
-        self.stream.write(f"{result.status} in {result.layer}\n")
+    def ended_elsewhere(self, outcome: str) -> None:
+        """End the line a process before this one left open (it died in that cell, or a
+        signal aborted it: :mod:`opsdk.harness.run.journal`) with the cell's outcome."""
+        self.stream.write(f"{outcome}\n")
         self.stream.flush()
 
     def finish(self, results: list[Result]) -> None:

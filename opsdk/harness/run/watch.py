@@ -47,7 +47,7 @@ ENV_OFF = "OPSDK_NO_WATCH"  # set: `opsdk check` runs in the command's own proce
 _ENV_PATH = "OPSDK_SYS_PATH"
 _BOOT = (
     "import json, os, sys; sys.path[:] = json.loads(os.environ.pop('OPSDK_SYS_PATH')); "
-    "from opsdk.cli import main; sys.exit(main())"
+    "from opsdk.console import main; sys.exit(main())"
 )
 _POLL = 0.2  # seconds between looks at the child and its journal
 _STACK_WAIT = 1.0  # seconds a hung child has to write its stack before it is killed
@@ -79,14 +79,12 @@ def run(
     cell_timeout: float | None,
     total_timeout: float | None = None,
     env: dict[str, str] | None = None,
-    replay: bool = True,
     **streams,
 ) -> Ended:
     """Run `opsdk ARGS` journaling into ``folder`` until it ends; a cell past
     ``cell_timeout`` seconds, or the whole past ``total_timeout``, ends it. A death is
     recorded in the journal with the cell it happened in and where (``streams``:
-    Popen's ``stdout``/``stderr``; ``replay``: the signals received so far are sent to
-    the child at its start, see :func:`opsdk.harness.run.interrupts.forwarded_to`)."""
+    Popen's ``stdout``/``stderr``). Signals reach the child as :class:`_Signalled` says."""
     argv, extra = opsdk_argv(args)
     environment = {**os.environ, **extra, **(env or {}), journal.ENV: str(folder)}
     follower = journal.Follower(folder)
@@ -96,7 +94,7 @@ def run(
         subprocess.Popen(
             argv, env=environment, start_new_session=True, preexec_fn=_die_with_parent, **streams
         ) as child,
-        interrupts.forwarded_to(child, replay),
+        interrupts.forwarded_to(_Signalled(child, folder, journal.ENV_STOP in environment)),
     ):
         how = None
         try:
@@ -119,6 +117,26 @@ def run(
         journal.append(folder, {"event": "died", **event})
         record = journal.read(folder)
     return Ended(code, how, record, _events(record) > before)
+
+
+class _Signalled:
+    """The child as the interrupt ladder signals it (:func:`interrupts.forwarded_to`). A
+    child that has not begun its cells is ended (the watcher starts one that reports:
+    a KeyboardInterrupt in its start would cut an import, or Python's own start); a child
+    that only reports (``reporting``) is left to finish but for SIGKILL."""
+
+    def __init__(self, child: subprocess.Popen, folder: Path, reporting: bool):
+        self.child, self.folder, self.reporting = child, folder, reporting
+
+    def send_signal(self, signum: int) -> None:
+        if signum == signal.SIGKILL:
+            self.child.kill()
+        elif self.reporting:
+            return
+        elif journal.read(self.folder).began_by != self.child.pid:
+            self.child.kill()
+        else:
+            self.child.send_signal(signum)
 
 
 def _events(record: journal.Record) -> int:
@@ -181,13 +199,15 @@ def rerun(
         stopped = interrupts.requested()
         left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
         stop = {journal.ENV_STOP: "1"} if stopped else {}
-        ended = run(args, folder, cell_timeout, left, stop, not stopped, **streams)
-        if ended.record.done or ended.how is None or left == 0.0:
+        ended = run(args, folder, cell_timeout, left, stop, **streams)
+        if ended.record.done:
             return ended
         if interrupts.requested() and not stopped:
             continue  # stopped before its reports: once more, to write them
+        if ended.how is None or left == 0.0:
+            return ended
         fruitless = 0 if ended.progressed else fruitless + 1
-        if stopped or not ended.record.began or fruitless > _RESTARTS_WITHOUT_CELL:
+        if stopped or ended.record.began_by is None or fruitless > _RESTARTS_WITHOUT_CELL:
             return ended
 
 
@@ -213,6 +233,8 @@ def command(args: list[str], cell_timeout: float | None) -> int:
         try:
             ended = rerun(args, Path(scratch), cell_timeout)
         except KeyboardInterrupt:  # a second signal between two children
+            return interrupts.EXIT_CODE
+        if ended.record.done and ended.returncode < 0:  # a signal once its reports were out
             return interrupts.EXIT_CODE
         if ended.record.done or ended.how is None:
             return ended.returncode
