@@ -105,5 +105,5 @@ def test_isolate_forwards_each_signal_a_second_aborts_the_cell(slow_add, tmp_pat
     assert "\nopsdk check: SIGTERM: stopping after this cell" in stdout, stdout
     assert "\nopsdk check: SIGINT: aborting the current cell" in stdout, stdout
     aborted = report["results"][0]
-    assert aborted["message"].startswith("aborted after "), aborted
+    assert aborted["message"] == "aborted by an interrupt", aborted
     assert f"[1/4] {NAMESPACE}::my_add [own process] ... 4 not run" in stdout

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "ABORTED",
     "DEATHS_PER_OP",
     "ENV",
     "ENV_STOP",
@@ -53,6 +54,7 @@ EXIT_MEMORY = 75  # the child ran out of memory: the watcher starts a fresh one
 EXIT_ABORTED = 76  # a second signal aborted the child's cell: the watcher has it report
 HANG_SIGNAL = signal.SIGUSR1  # the watcher asks a hung child for its stack with this
 DEATHS_PER_OP = 3
+ABORTED = "aborted by an interrupt"
 _FILE = "journal.jsonl"
 _STACK = "stack.txt"
 # Where frames are not the user's: Python's own, installed packages (torch), opsdk.
@@ -184,6 +186,8 @@ def settled(record: Record, cells: list) -> tuple[dict, list]:
         elif cell.id in deaths:
             message = _died(deaths[cell.id])
             done[cell.id] = waivers.apply(cell.result("error", "process", message), cell.waiver)
+        elif cell.id == record.running:  # its process ended by a second signal (abort)
+            done[cell.id] = cell.result("not run", None, ABORTED, waiver=cell.waiver)
         elif record.deaths_of(cell.op.name) >= DEATHS_PER_OP:
             message = (
                 f"not run: the op's process died {DEATHS_PER_OP} times, last in "
