@@ -320,6 +320,8 @@ def execute(settings: Settings) -> Outcome:
             drawer.forget((c.op.name, c.label) for c in cells)
         progress = Progress(len(cells))
         interrupted.say = progress.notice
+        if cache is not None:
+            cache.say = progress.notice
         if settings.isolate:
             results = _isolated(settings, suite, cells, progress, cache, folder)
         else:

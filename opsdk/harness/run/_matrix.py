@@ -168,8 +168,8 @@ def _judged(cell: Cell, dump_dir: Path | None, heard: Heard) -> tuple[str, str |
         # any column that compiles (fusion compiles without sharing a case's trace).
         with heard.logs(), guard_profiling_skipped():
             column.run(cell, dump_dir)
-    except CellFailure as failure:
-        return "fail", failure.layer, str(failure)
+    except CellFailure as failure:  # the op's, unless the machine's (failures.machine_failure)
+        return "error" if failure.layer == "setup" else "fail", failure.layer, str(failure)
     except CellSkipped as skipped:  # e.g. a context that does not fit: never a pass
         return "skip", None, str(skipped)
     except SetupError as err:  # the column cannot run here (e.g. no TorchAir)
