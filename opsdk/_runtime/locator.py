@@ -119,20 +119,22 @@ def expected_torch_npu_version() -> str:
 
 
 def cache_root() -> Path:
-    """``$OPSDK_CACHE_DIR``, else ``opsdk/`` in the user's cache directory:
-    ``$XDG_CACHE_HOME`` when it is an absolute path (the XDG rule), else ``~/.cache``, with
+    """``$OPSDK_CACHE_DIR``, else ``opsdk/`` in the user's cache directory."""
+    configured = os.environ.get(ENV_CACHE_DIR)
+    return Path(configured).expanduser() if configured else user_cache_dir() / "opsdk"
+
+
+def user_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME`` when it is an absolute path (the XDG rule), else ``~/.cache``, with
     ``~`` the first of ``$HOME`` and the password database's home that is an absolute path
     other than ``/`` (an empty ``HOME`` is no home, and ``/.cache`` no cache); with no home
     at all, ``.opsdk-cache/`` in the current directory (never a shared temporary directory:
-    the cache holds code that is run)."""
-    configured = os.environ.get(ENV_CACHE_DIR)
-    if configured:
-        return Path(configured).expanduser()
+    the caches hold code that is run)."""
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     if os.path.isabs(xdg):
-        return Path(xdg) / "opsdk"
+        return Path(xdg)
     home = _home()
-    return home / ".cache" / "opsdk" if home else Path.cwd() / ".opsdk-cache"
+    return home / ".cache" if home else Path.cwd() / ".opsdk-cache"
 
 
 def _home() -> Path | None:
@@ -418,7 +420,7 @@ def _clean_stale_scratch(root: Path) -> None:
             age = time.time() - os.fstat(fd).st_mtime
             if not _alive(int(pid) if named and pid.isdigit() else None) or age > _STALE_SCRATCH_S:
                 shutil.rmtree(scratch, ignore_errors=True)
-        except OSError:  # held: a live fetch's
+        except OSError:  # held by a live fetch (or no locks on this filesystem): kept
             pass
         finally:
             os.close(fd)

@@ -382,23 +382,30 @@ def test_a_fetch_removes_the_scratch_of_fetches_that_died_and_only_those(
     assert {p.name for p in cache.glob(".fetch-*")} == {recent.name, unlocked.name}
 
 
-def test_the_cache_is_in_the_users_cache_directory_never_under_an_empty_home(tmp_path, monkeypatch):
+def test_the_caches_are_in_the_users_cache_directory_never_under_an_empty_home(
+    tmp_path, monkeypatch
+):
+    """HOME='' put the TorchAir cache in /.cache/opsdk (and torch's default for the op
+    libraries --style cpp builds in /.cache/torch_extensions)."""
+    from opsdk._runtime import cpp_build
+
     monkeypatch.delenv(locator.ENV_CACHE_DIR, raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("TORCH_EXTENSIONS_DIR", raising=False)
     monkeypatch.chdir(tmp_path)
     registered = tmp_path / "home"
-    monkeypatch.setattr(
-        locator.pwd, "getpwuid", lambda uid: SimpleNamespace(pw_dir=str(registered))
-    )
+    entry = SimpleNamespace(pw_dir=str(registered))
+    monkeypatch.setattr(locator.pwd, "getpwuid", lambda uid: entry)
     monkeypatch.setenv("HOME", str(tmp_path / "set"))
     assert locator.cache_root() == tmp_path / "set" / ".cache" / "opsdk"
-    for home in ("", "/", "relative"):  # HOME='' used to put it in /.cache
+    for home in ("", "/", "relative"):
         monkeypatch.setenv("HOME", home)
         assert locator.cache_root() == registered / ".cache" / "opsdk"
-    monkeypatch.setattr(locator.pwd, "getpwuid", lambda uid: SimpleNamespace(pw_dir="/"))
-    assert locator.cache_root() == tmp_path / ".opsdk-cache"  # no home at all
+        assert cpp_build.build_root() == registered / ".cache" / "torch_extensions" / "opsdk"
+    entry.pw_dir = "/"
+    assert locator.user_cache_dir() == tmp_path / ".opsdk-cache"  # no home at all
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # not absolute: ignored (XDG)
-    assert locator.cache_root() == tmp_path / ".opsdk-cache"
+    assert locator.user_cache_dir() == tmp_path / ".opsdk-cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert locator.cache_root() == tmp_path / "xdg" / "opsdk"
     monkeypatch.setenv(locator.ENV_CACHE_DIR, str(tmp_path / "mine"))
