@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,6 +168,7 @@ class _Check:
         from opsdk.harness.run import target
 
         self._settings = settings
+        self._imported_at = time.time_ns()  # the cell cache's: what was read from then on
         self.package = target.load(settings.target)
         self.name = self.package.__name__
         self._ops = harness.discover(self.package)
@@ -193,7 +195,11 @@ class _Check:
         every = self._settings.graphs == "all"
         rerun = (lambda r: wanted(r.column, r.status != "pass", every)) if drawing else None
         return cell_cache.CellCache(
-            self.package, self._ops, reuse=self._settings.dump is None, rerun=rerun
+            self.package,
+            self._ops,
+            reuse=self._settings.dump is None,
+            rerun=rerun,
+            imported_at=self._imported_at,
         )
 
     def run(self, cells, cache, on_start, on_result, stop) -> list:

@@ -65,6 +65,40 @@ def test_a_converter_edited_during_the_run_never_gets_its_results_served_for_the
     assert "RuntimeError: broken" in ge["message"]
 
 
+# At the end of the package's import, once: an editor saves kernels.py meanwhile.
+_SAVES_WHILE_IMPORTING = """
+import os as _os, pathlib as _pathlib
+_saved = _os.environ.pop("RACE_SAVES", None)
+if _saved:
+    _pathlib.Path(__file__).with_name("kernels.py").write_bytes(_pathlib.Path(_saved).read_bytes())
+"""
+
+
+def test_a_kernel_saved_while_the_package_was_imported_never_gets_its_result_served(
+    scaffolds, tmp_path, opsdk_cli, monkeypatch
+):
+    """kernels.py is imported with the package, before the sources are read: a file saved
+    since the import began may not be the code the run has."""
+    pkg = scaffolds.copy(tmp_path, "my_add", namespace="early")
+    kernels = pkg / "my_add" / "kernels.py"
+    broken = tmp_path / "broken_kernels.py"
+    broken.write_text(kernels.read_text().replace("torch.add(x, y).contiguous()", "x - y"))
+    with (pkg / "my_add" / "__init__.py").open("a") as init:
+        init.write(_SAVES_WHILE_IMPORTING)
+    check = ("check", pkg, "--backend", "eager", "--shapes", "static")
+
+    monkeypatch.setenv("RACE_SAVES", str(broken))
+    first = opsdk_cli(*check)
+    assert first.code == 0, first.stdout + first.stderr  # the kernel imported, not the file
+    assert f"opsdk: {kernels} changed during the run" in first.stdout
+
+    monkeypatch.delenv("RACE_SAVES")
+    again = opsdk_cli(*check, json_report=True)
+    assert again.code == 1, again.stdout + again.stderr
+    [eager] = again.report["results"]
+    assert (eager["status"], eager["layer"], eager["cached"]) == ("fail", "eager", False)
+
+
 _DISK_FULL = """\
 import errno, os, zipfile
 

@@ -14,6 +14,7 @@ import json
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -330,6 +331,19 @@ def test_code_edited_during_the_run_is_never_cached_as_the_code_the_run_started_
     _broken(lib.cells)
     again = _run(lib)
     assert len(RAN) == 4 and [r.status for r in again] == ["fail"] * 4
+
+
+def test_a_file_saved_while_the_package_was_imported_keeps_nothing_of_the_run(lib, capsys):
+    """Read after the import, the sources may be newer than the code imported: a file
+    changed since the import began (`opsdk check` knows when) counts as an edit."""
+    time.sleep(2 * fingerprint._TICK_NS / 1e9)  # the fixture's own writes are older
+    importing = time.time_ns()  # the fixture imported the package; say it began here
+    helpers = lib.pkg / "helpers.py"
+    helpers.write_text("SCALE = 2\n")  # saved while it ran: the code may be the file before
+    harness.run_matrix(lib.cells, cache=CellCache(lib.module, lib.ops, imported_at=importing))
+    assert f"opsdk: {helpers} changed during the run" in capsys.readouterr().err
+    _run(lib)
+    assert len(RAN) == 4
 
 
 def test_sources_edited_back_during_the_run_keep_nothing_after_the_edit(lib):

@@ -11,8 +11,10 @@ after the package's import, and read again after each cell ran. A cell imports m
 of the op too (converter.py is imported in the first compiled cell), so an edit during
 the run can make its code a mix of both versions: once the op's sources differ from
 those the run started from, no result of the op is kept for the rest of the run, and a
-notice says so. (An edit between the import and the cache's first read, a few
-milliseconds in ``opsdk check``, is not seen.)
+notice says so. A file changed after the package's import began (by its ctime, which
+nothing sets back) counts as such an edit too, where the import's start is known (``opsdk
+check``; the pytest plugin and other callers of :class:`CellCache` read the sources
+when they make it, after the import).
 
 The cache lives in the op project, beside the package (``.opsdk_cache/``, which ignores
 itself for git, as ``.pytest_cache/`` does; for a package installed in site-packages, in
@@ -86,7 +88,8 @@ class CellCache:
     """The cache of one op package's cells. ``reuse=False`` records results without
     serving any (``--dump`` wants its graphs, ``--last-failed`` its failures run again);
     ``rerun(result)`` names results it holds but does not serve (cells whose pictures a
-    report draws). ``say`` is where its notices go: a line of stderr, unless a run
+    report draws); ``imported_at`` is when the package's import began, where the caller
+    knows (``opsdk check``). ``say`` is where its notices go: a line of stderr, unless a run
     points it at its progress lines (:meth:`opsdk.harness.run.progress.Progress.notice`)."""
 
     say: Callable[[str], None] = staticmethod(_on_stderr)
@@ -97,6 +100,7 @@ class CellCache:
         ops: list[OpUnderTest],
         reuse: bool = True,
         rerun: Callable[[Result], bool] | None = None,
+        imported_at: int | None = None,
     ):
         self.root = directory(package)
         self.reuse = reuse
@@ -106,6 +110,9 @@ class CellCache:
         # from, the key of every cell it runs; and the ops whose sources changed since.
         self._sources = self._tracked.read()
         self._changed: set[str] = set()
+        # When the package's import began (time.time_ns()), if known: a file changed since
+        # may have been imported as it was before the sources were read (checked once).
+        self._imported_at = imported_at
         self._unwritable: str | None = None
 
     # Keys ------------------------------------------------------------------------------
@@ -161,9 +168,15 @@ class CellCache:
         changed = {
             op for op, sources in now.digests.items() if sources != self._sources.digests[op]
         }
+        edited = now.edited(self._sources)
+        if self._imported_at is not None:
+            late = fingerprint.changed_since(self._sources.files, self._imported_at)
+            self._imported_at = None
+            if late:  # which op's code they are is not known: all of them
+                changed, edited = set(now.digests), sorted({*edited, *late})
         if changed - self._changed:
             self._changed |= changed
-            edited = ", ".join(map(str, now.edited(self._sources)))
+            edited = ", ".join(map(str, edited))
             self.say(
                 f"opsdk: {edited} changed during the run (seen after "
                 f"{cell.op.name} [{cell.label}]): no result of {', '.join(sorted(changed))} "

@@ -30,6 +30,7 @@ import platform
 import stat
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import NamedTuple
@@ -37,7 +38,7 @@ from typing import NamedTuple
 import opsdk
 from opsdk.harness.cell import OpUnderTest
 
-__all__ = ["Snapshot", "Sources", "digest", "op_sources", "versions"]
+__all__ = ["Snapshot", "Sources", "changed_since", "digest", "op_sources", "versions"]
 
 _OPSDK_DIR = Path(opsdk.__file__).resolve().parent
 _PROJECT_FILE = "pyproject.toml"
@@ -130,6 +131,24 @@ def _combined(manifest: dict[Path, tuple[str, bytes]]) -> str:
 def digest(roots: list[Path], carved: frozenset[Path] = frozenset()) -> str:
     """One digest of the regular files' paths (relative to their root) and contents."""
     return _combined(_manifest(roots, carved))
+
+
+# A change is stamped by a clock that may lag the one time.time_ns() reads by a tick.
+_TICK_NS = 20_000_000
+
+
+def changed_since(paths: Iterable[Path], since_ns: int) -> list[Path]:
+    """Those of ``paths`` changed (or gone) since ``since_ns`` (``time.time_ns()``), by their
+    ctime: any change sets it, nothing sets it back."""
+    late = []
+    for path in paths:
+        try:
+            changed = os.stat(path).st_ctime_ns >= since_ns - _TICK_NS
+        except OSError:
+            changed = True
+        if changed:
+            late.append(path)
+    return late
 
 
 def _location(module: ModuleType) -> Path | None:
