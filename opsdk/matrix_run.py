@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,6 +169,7 @@ class _Check:
         from opsdk.harness.run import target
 
         self._settings = settings
+        self._imported_at = time.time_ns()  # the cell cache's: what was read from then on
         self.package = target.load(settings.target)
         self.name = self.package.__name__
         self._ops = harness.discover(self.package)
@@ -194,7 +196,11 @@ class _Check:
         every = self._settings.graphs == "all"
         rerun = (lambda r: wanted(r.column, r.status != "pass", every)) if drawing else None
         return cell_cache.CellCache(
-            self.package, self._ops, reuse=self._settings.dump is None, rerun=rerun
+            self.package,
+            self._ops,
+            reuse=self._settings.dump is None,
+            rerun=rerun,
+            imported_at=self._imported_at,
         )
 
     def run(self, cells, cache, on_start, on_result, stop) -> list:
@@ -326,6 +332,8 @@ def execute(settings: Settings) -> Outcome:
         done, left = log.resumed(cells) if log else ({}, cells)
         progress = Progress(len(cells), done=len(done))
         interrupted.say = progress.notice
+        if cache is not None:
+            cache.say = progress.notice
         if log and (done or log.stop):
             _resuming(settings, log, done, len(cells), progress)
         stop = (lambda: True) if log and log.stop else interrupts.requested

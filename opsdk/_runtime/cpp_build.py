@@ -34,6 +34,7 @@ import torch
 from torch.utils import cpp_extension
 
 from opsdk._runtime.device import ensure_npu
+from opsdk._runtime.locator import user_cache_dir
 from opsdk.errors import BuildError
 
 # Part of every cache key: bump it when the way libraries are built changes.
@@ -101,8 +102,10 @@ _CPU = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
 
 def build_root() -> Path:
     """Where opsdk keeps built op libraries, inside torch's extension directory
-    (``$TORCH_EXTENSIONS_DIR`` honoured as torch's own JIT builds honour it)."""
-    root = os.environ.get("TORCH_EXTENSIONS_DIR") or cpp_extension.get_default_build_root()
+    (``$TORCH_EXTENSIONS_DIR`` honoured as torch's own JIT builds honour it; by default
+    ``torch_extensions/`` in the user's cache directory, as torch's, but never ``/.cache``
+    when ``HOME`` is empty: :func:`opsdk._runtime.locator.user_cache_dir`)."""
+    root = os.environ.get("TORCH_EXTENSIONS_DIR") or user_cache_dir() / "torch_extensions"
     return Path(root) / "opsdk"
 
 

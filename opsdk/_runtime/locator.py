@@ -32,10 +32,12 @@ import importlib
 import importlib.util
 import json
 import os
+import pwd
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 import zipfile
 from collections.abc import Iterator
@@ -117,8 +119,38 @@ def expected_torch_npu_version() -> str:
 
 
 def cache_root() -> Path:
+    """``$OPSDK_CACHE_DIR``, else ``opsdk/`` in the user's cache directory."""
     configured = os.environ.get(ENV_CACHE_DIR)
-    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "opsdk"
+    return Path(configured).expanduser() if configured else user_cache_dir() / "opsdk"
+
+
+def user_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME`` when it is an absolute path (the XDG rule), else ``~/.cache``, with
+    ``~`` the first of ``$HOME`` and the password database's home that is an absolute path
+    other than ``/`` (an empty ``HOME`` is no home, and ``/.cache`` no cache); with no home
+    at all, ``.opsdk-cache/`` in the current directory (never a shared temporary directory:
+    the caches hold code that is run)."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):
+        return Path(xdg)
+    home = _home()
+    return home / ".cache" if home else Path.cwd() / ".opsdk-cache"
+
+
+def _home() -> Path | None:
+    """``$HOME``, else the password database's home: the first that is an absolute path
+    other than ``/``."""
+    home = os.environ.get("HOME", "")
+    if not _a_home(home):
+        try:
+            home = pwd.getpwuid(os.getuid()).pw_dir
+        except KeyError:  # a uid without an entry (some containers)
+            return None
+    return Path(home) if _a_home(home) else None
+
+
+def _a_home(path: str) -> bool:
+    return os.path.isabs(path) and bool(path.strip("/"))
 
 
 def _cache_entry(version: str) -> Path:
@@ -329,33 +361,94 @@ def fetch(force: bool = False) -> Path:
     root = cache_root()
     try:
         root.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=".fetch-", dir=root))
-    except OSError as err:
-        raise TorchairUnavailable(
-            f"cannot write the TorchAir cache directory {root} ({err.strerror}): make it "
-            f"writable, or set {ENV_CACHE_DIR} to a writable directory"
-        ) from None
-    try:
-        wheel, origin = _wheel(version, entry, scratch)
-        _check_wheel(wheel, version)
-        staging = scratch / "staging"
-        files = _extract(wheel, staging, version)
-        shutil.copyfile(wheel, staging / wheel.name)
-        meta = {
-            "layout": _LAYOUT,
-            "wheel": wheel.name,
-            "version": _wheel_version(wheel),
-            "sha256": _sha256(wheel),
-            "origin": origin,
-            "files": {name: _record(staging / name) for name in files},
-        }
-        (staging / _MARKER_FILE).write_text(json.dumps(meta))
-        _publish(staging, entry, scratch, replace=force)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        _clean_stale_scratch(root)
+        with _scratch(root) as scratch:
+            wheel, origin = _wheel(version, entry, scratch)
+            _check_wheel(wheel, version)
+            staging = scratch / "staging"
+            files = _extract(wheel, staging, version)
+            shutil.copyfile(wheel, staging / wheel.name)
+            meta = {
+                "layout": _LAYOUT,
+                "wheel": wheel.name,
+                "version": _wheel_version(wheel),
+                "sha256": _sha256(wheel),
+                "origin": origin,
+                "files": {name: _record(staging / name) for name in files},
+            }
+            (staging / _MARKER_FILE).write_text(json.dumps(meta))
+            _publish(staging, entry, scratch, replace=force)
+    except OSError as err:  # a full disk, a read-only or foreign directory: the machine's
+        raise _cannot_write(root, err) from None
     _verify_once(entry)  # a concurrent fetch may have published its entry instead
     _ensure_bytecode(entry)
     return _dynamo_dir(entry)
+
+
+# A fetch works in a scratch directory of the cache root named after its process and
+# locked while it lives; a later fetch removes those whose process is gone, or that are
+# older than any fetch lasts (opsdk before this layout named them without a process).
+_SCRATCH = ".fetch-"
+_STALE_SCRATCH_S = 3 * 3600
+
+
+@contextlib.contextmanager
+def _scratch(root: Path) -> Iterator[Path]:
+    """A fresh scratch directory under ``root``, locked until it is removed on exit."""
+    scratch = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH}{os.getpid()}-", dir=root))
+    fd = os.open(scratch, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        os.close(fd)
+
+
+def _clean_stale_scratch(root: Path) -> None:
+    """Remove the scratch directories of fetches that died (a killed ``opsdk fetch-torchair``
+    leaves its download): those no live fetch holds locked, whose process is gone or that
+    are older than any fetch lasts. Best effort."""
+    for scratch in root.glob(f"{_SCRATCH}*"):
+        try:
+            fd = os.open(scratch, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            pid, named, _ = scratch.name.removeprefix(_SCRATCH).partition("-")
+            age = time.time() - os.fstat(fd).st_mtime
+            if not _alive(int(pid) if named and pid.isdigit() else None) or age > _STALE_SCRATCH_S:
+                shutil.rmtree(scratch, ignore_errors=True)
+        except OSError:  # held by a live fetch (or no locks on this filesystem): kept
+            pass
+        finally:
+            os.close(fd)
+
+
+def _alive(pid: int | None) -> bool:
+    """Whether process ``pid`` exists (None, an unknown one: assumed alive)."""
+    if pid is None:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+
+def _cannot_write(root: Path, err: OSError) -> TorchairUnavailable:
+    """What a fetch that failed on a file says: which file, why, and how to get room."""
+    name = err.filename and Path(err.filename)
+    if name and not name.is_relative_to(root):  # the wheel $OPSDK_TORCH_NPU_WHEEL names
+        return _unavailable(expected_torch_npu_version(), f"cannot read {name} ({err.strerror})")
+    return TorchairUnavailable(
+        f"cannot write the TorchAir cache directory {root} ({err.strerror}"
+        f"{f': {name}' if name else ''}): make room or make it writable, or set "
+        f"{ENV_CACHE_DIR} to a writable directory with 100 MB free"
+    )
 
 
 def _wheel(version: str, entry: Path, scratch: Path) -> tuple[Path, str]:

@@ -164,6 +164,10 @@ class AuditCache(cell_cache.CellCache):
         }
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
+    def unchanged(self, cell: Cell) -> bool:
+        """Always: the library's sources are digested once, as it loads."""
+        return True
+
     def keeps(self, result: Result) -> bool:
         return cell_cache.cacheable(result) or (
             result.status == "skip" and result.message.startswith(NOT_AUDITED)

@@ -6,12 +6,14 @@ A message keeps what the user needs from the exception: the cause a wrapper
 
 from __future__ import annotations
 
+import errno
 import re
 import sys
 import sysconfig
 import traceback
 from pathlib import Path
 
+from opsdk.errors import SetupError
 from opsdk.harness.cell import CellFailure
 
 
@@ -50,6 +52,24 @@ def implement_me(err: BaseException) -> CellFailure | None:
         if found:
             layer = _SKELETON_LAYERS.get(found.group(1).rpartition("_")[2], "eager")
             return CellFailure(layer, str(e).splitlines()[0])
+    return None
+
+
+# What the machine lacks when an OSError carries one of these: never the op's doing.
+_MACHINE_ERRNOS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up"}
+
+
+def machine_failure(err: BaseException) -> CellFailure | None:
+    """A :class:`SetupError` (TorchAir could not be fetched) or a full disk anywhere in
+    ``err``'s chain, though a wrapper (Dynamo, TorchAir) hides it: a failure of the machine,
+    in layer ``setup``, which says nothing of the op and is never cached."""
+    for e in chain(err):
+        if isinstance(e, SetupError):
+            return CellFailure("setup", str(e))
+        if isinstance(e, OSError) and e.errno in _MACHINE_ERRNOS:
+            return CellFailure(
+                "setup", f"{_MACHINE_ERRNOS[e.errno]}: {first_line(e)}; make room and run again"
+            )
     return None
 
 
@@ -151,15 +171,15 @@ _KERNELS = {"npu": "the npu kernel", "cpu": "the CPU reference"}
 
 def kernel_failure(err: BaseException, device: str | None, *, layer: str = "eager") -> CellFailure:
     """A kernel that raised, in ``layer`` (``eager`` in every column): which kernel (by
-    the ``device`` its inputs were on), what it raised, and where. A kernel that ran out
-    of memory is no failure of the op's: its MemoryError is raised again
-    (:func:`out_of_memory`)."""
+    the ``device`` its inputs were on), what it raised, and where; a skeleton's "implement
+    me" and a failure of the machine are said as such. A kernel that ran out of memory
+    is no failure of the op's: its MemoryError is raised again (:func:`out_of_memory`)."""
     memory = out_of_memory(err)
     if memory is not None:
         raise memory
-    todo = implement_me(err)
-    if todo is not None:
-        return todo
+    said = implement_me(err) or machine_failure(err)
+    if said is not None:
+        return said
     if isinstance(err, CellFailure):
         return err
     which = _KERNELS.get(device, "the kernel")
@@ -219,6 +239,9 @@ def as_failure(
     memory = out_of_memory(err)
     if memory is not None:
         raise memory
+    machine = machine_failure(err)
+    if machine is not None:
+        return machine
     aliasing = _aliasing_failure(err)
     if aliasing is not None:
         return aliasing

@@ -165,11 +165,14 @@ def _apply_torchair_patches_first() -> None:
 
 
 def describe() -> dict[str, Any]:
-    """Which npugraph_ex runs against which torch_npu, for reports."""
-    npugraph_ex = import_npugraph_ex()
+    """Which npugraph_ex runs against which torch_npu, for reports: where the locator says it
+    is, imported or not (a report imports nothing and fetches nothing: it is written even
+    when TorchAir cannot be had, and after a run the cell cache served whole)."""
     offline = is_offline()
+    where = torchair_locator.locate()
+    npugraph_ex = where.path / "npugraph_ex" / "__init__.py"
     return {
-        "npugraph_ex": npugraph_ex.__file__,
+        "npugraph_ex": str(npugraph_ex) if where.fetched else f"not fetched ({npugraph_ex})",
         "torch_npu": "opsdk capture stand-in" if offline else "installed torch_npu",
         "options": dict(OFFLINE_OPTIONS) if offline else {},
         "patterns": OFFLINE_PATTERNS if offline else "torch_npu's and the op packages'",

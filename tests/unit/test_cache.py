@@ -6,10 +6,16 @@ test; which cells the column ran says which results the cache served. Key parts,
 corrupt entries, waivers, concurrency and an unwritable cache, in process.
 """
 
+import errno
+import hashlib
 import importlib
 import itertools
 import json
+import os
+import socket
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -20,7 +26,7 @@ import torch
 import opsdk
 from opsdk import harness, report
 from opsdk.errors import SetupError
-from opsdk.harness import columns
+from opsdk.harness import columns, failures
 from opsdk.harness.cell import Cell, CellFailure, Result
 from opsdk.harness.run import cache as cell_cache
 from opsdk.harness.run import fingerprint, run_scope
@@ -28,12 +34,14 @@ from opsdk.harness.run.cache import CellCache
 
 RAN: list[str] = []  # ids of the cells the counting column ran
 FAIL: dict[str, BaseException] = {}  # cell id -> what the counting column raises for it
+DURING: dict[str, Callable[[], None]] = {}  # cell id -> what happens while it runs
 _numbers = itertools.count()
 
 
 def run(cell, dump_dir=None) -> None:
     """The counting column's implementation."""
     RAN.append(cell.id)
+    DURING.pop(cell.id, lambda: None)()
     if cell.id in FAIL:
         raise FAIL[cell.id]
 
@@ -44,6 +52,7 @@ def counting(monkeypatch):
     columns.register(columns.Column("counting", __name__, (), "eager"))
     RAN.clear()
     FAIL.clear()
+    DURING.clear()
 
 
 @pytest.fixture
@@ -282,6 +291,146 @@ def test_concurrent_writers_never_leave_a_partial_entry(lib):
             thread.join()
     assert torn == []
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary left
+
+
+def _wrapped(err: BaseException) -> RuntimeError:
+    """``err`` as Dynamo hands it on: the cause of its own error."""
+    wrapper = RuntimeError("backend compiler failed")
+    wrapper.__cause__ = err
+    return wrapper
+
+
+def _broken(cells) -> None:
+    """The code of ``cells``' op fails them all."""
+    FAIL.update({c.id: CellFailure("eager", "broken") for c in cells})
+
+
+def test_code_edited_during_the_run_is_never_cached_as_the_code_the_run_started_from(lib, capsys):
+    """A cell imports modules of the op as it runs (converter.py, in the first compiled
+    cell): after an edit mid-run the next cells run the edited code. Their passes must not
+    be served later for the broken code the run started from."""
+    kernels = lib.pkg / "kernels.py"
+    broken = kernels.read_text()
+    _broken(lib.cells)
+
+    def fix():  # the edit, and the fixed code the cells after it import
+        kernels.write_text(broken + "# fixed\n")
+        for later in lib.cells[1:]:
+            del FAIL[later.id]
+
+    DURING[lib.cells[0].id] = fix
+    first = _run(lib)
+    assert [r.status for r in first] == ["fail", "pass", "pass", "pass"]
+    said = capsys.readouterr().err.splitlines()
+    assert [line for line in said if "changed during the run" in line] == [
+        f"opsdk: {kernels} changed during the run (seen after {lib.cells[0].op.name} "
+        f"[{lib.cells[0].label}]): no result of {', '.join(op.name for op in lib.ops)} from "
+        "there on is cached; run again to check the code as it is now"
+    ]
+    kernels.write_text(broken)  # the code the run started from again (an editor's undo)
+    _broken(lib.cells)
+    again = _run(lib)
+    assert len(RAN) == 4 and [r.status for r in again] == ["fail"] * 4
+
+
+def test_a_file_saved_while_the_package_was_imported_keeps_nothing_of_the_run(lib, capsys):
+    """Read after the import, the sources may be newer than the code imported: a file
+    changed since the import began (`opsdk check` knows when) counts as an edit."""
+    time.sleep(2 * fingerprint._TICK_NS / 1e9)  # the fixture's own writes are older
+    importing = time.time_ns()  # the fixture imported the package; say it began here
+    helpers = lib.pkg / "helpers.py"
+    helpers.write_text("SCALE = 2\n")  # saved while it ran: the code may be the file before
+    harness.run_matrix(lib.cells, cache=CellCache(lib.module, lib.ops, imported_at=importing))
+    assert f"opsdk: {helpers} changed during the run" in capsys.readouterr().err
+    _run(lib)
+    assert len(RAN) == 4
+
+
+def test_sources_edited_back_during_the_run_keep_nothing_after_the_edit(lib):
+    """Edited and edited back between two cells, the sources read as they started, but a
+    module imported in between holds the edit: nothing of the op after it is kept."""
+    helpers = lib.pkg / "helpers.py"
+    original = helpers.read_text()
+    DURING[lib.cells[0].id] = lambda: helpers.write_text("SCALE = 2\n")
+    DURING[lib.cells[1].id] = lambda: helpers.write_text(original)
+    _run(lib)
+    _run(lib)
+    assert len(RAN) == 4
+
+
+def test_an_edit_during_the_run_costs_only_the_ops_whose_sources_it_touched(lib):
+    DURING[lib.cells[0].id] = lambda: (lib.pkg / "second" / "kernels.py").write_text("# new\n")
+    _run(lib)
+    _run(lib)
+    assert _ops_run() == {"second"}
+
+
+def test_the_sources_are_the_regular_files(lib, tmp_path):
+    """An editor's lock file (a dangling symlink), a FIFO and a socket in the package are no
+    sources, and the FIFO is never opened (that would block); a symlink to a regular file
+    is its target's content, wherever the target is."""
+    before = fingerprint.op_sources(lib.module, lib.ops)
+    (lib.pkg / ".#kernels.py").symlink_to(lib.pkg / "gone.py")
+    os.mkfifo(lib.pkg / "pipe")
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind(str(lib.pkg / "s"))
+        read = []
+        reader = threading.Thread(
+            target=lambda: read.append(fingerprint.op_sources(lib.module, lib.ops)), daemon=True
+        )
+        reader.start()
+        reader.join(timeout=30)
+        assert read == [before]
+    outside = tmp_path / "shared_helpers.py"
+    outside.write_text("X = 1\n")
+    (lib.pkg / "linked.py").symlink_to(outside)
+    linked = fingerprint.op_sources(lib.module, lib.ops)
+    assert linked != before
+    outside.write_text("X = 2\n")
+    assert fingerprint.op_sources(lib.module, lib.ops) not in (before, linked)
+
+
+def test_a_file_is_read_again_only_when_it_changed(lib, monkeypatch):
+    """Digesting after every cell costs a stat per file: a file is read again when its stat
+    changed, or while it changed too recently to tell (a timestamp is a clock tick)."""
+    reads = []
+    file_digest = hashlib.file_digest
+    monkeypatch.setattr(
+        fingerprint.hashlib, "file_digest", lambda f, d: reads.append(f) or file_digest(f, d)
+    )
+    sources = fingerprint.Sources(lib.module, lib.ops)
+    files = len(sources.read().files)
+    assert len(reads) == files > 4
+    sources.read()
+    assert len(reads) == 2 * files  # all just written: too recent to trust their stat
+    monkeypatch.setattr(fingerprint, "_RACY_NS", -(10**12))  # now old enough
+    reads.clear()
+    first = sources.read()
+    assert len(reads) == files
+    reads.clear()
+    assert sources.read() == first and reads == []
+    helpers = lib.pkg / "helpers.py"
+    os.utime(helpers, ns=(0, 0))  # stat changed, bytes did not
+    helpers.write_text("SCALE = 2\n")  # same size, another mtime and ctime
+    assert sources.read().digests != first.digests and len(reads) == 1
+
+
+@pytest.mark.parametrize(
+    "raised",
+    [
+        OSError(errno.ENOSPC, "No space left on device"),
+        failures.as_failure(OSError(errno.ENOSPC, "full"), default_layer="replay"),
+        _wrapped(OSError(errno.EDQUOT, "Disk quota exceeded")),
+        _wrapped(SetupError("cannot get TorchAir: the disk is full")),
+    ],
+    ids=["disk-full", "as-a-column-says-it", "quota-under-a-wrapper", "setup-under-a-wrapper"],
+)
+def test_a_failure_of_the_machine_is_setup_and_never_kept(lib, raised):
+    FAIL[lib.cells[0].id] = raised
+    first = _run(lib)[0]
+    assert (first.status, first.layer) == ("error", "setup"), first.describe()
+    _run(lib)
+    assert RAN == [lib.cells[0].id]
 
 
 def test_an_unwritable_cache_warns_once_and_the_run_goes_on(lib, capsys):

@@ -4,14 +4,18 @@ torch-npu wheel: what it keeps, its manifest checked on use, by ``opsdk doctor``
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import importlib.util
 import json
 import marshal
 import os
+import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -25,6 +29,7 @@ NPUGRAPH_EX_INIT = "torch_npu/dynamo/npugraph_ex/__init__.py"
 META = "torch_npu/op_plugin/meta/_meta_registrations.py"
 PYTHON = (TORCHAIR_INIT, NPUGRAPH_EX_INIT, META)  # the Python the cache keeps
 BYTECODE = Path(importlib.util.cache_from_source("m.py")).name.partition(".")[2]
+_OUT = {"capture_output": True, "text": True, "check": True}
 
 
 def _fake_wheel(directory, version=VERSION):
@@ -331,3 +336,95 @@ def test_bytecode_of_an_entry_compiled_before_the_manifest_kept_it_is_compiled_a
     assert _import_torchair(locator.fetch(), monkeypatch) == "fake torchair"
     assert json.loads(marker.read_text())["bytecode"] == [sys.implementation.cache_tag, BYTECODE]
     locator.verify(deep=True)
+
+
+def test_a_full_disk_while_fetching_is_a_setup_error_that_leaves_nothing(
+    cache, tmp_path, monkeypatch
+):
+    """ENOSPC while extracting the wheel is the machine's failure (a SetupError: layer
+    ``setup`` in a cell, never cached, never the op's), in one line with its fix."""
+    monkeypatch.setenv(locator.ENV_WHEEL, str(_fake_wheel(tmp_path)))
+
+    def full(wheel, staging, version):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(staging / TORCHAIR_INIT))
+
+    monkeypatch.setattr(locator, "_extract", full)
+    with pytest.raises(locator.TorchairUnavailable) as err:
+        locator.fetch()
+    message = str(err.value)
+    assert message.startswith(f"cannot write the TorchAir cache directory {cache} (No space")
+    assert locator.ENV_CACHE_DIR in message and "\n" not in message
+    assert list(cache.iterdir()) == []  # no staging left behind
+
+
+def test_a_fetch_removes_the_scratch_of_fetches_that_died_and_only_those(
+    cache, tmp_path, monkeypatch
+):
+    """A killed `opsdk fetch-torchair` leaves its download in a ``.fetch-*`` directory: the
+    next fetch removes those whose process is gone, or that are older than a fetch lasts
+    (an older opsdk's, named without a process); never one a live fetch holds."""
+    cache.mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], **_OUT)
+    gone = cache / f".fetch-{dead.stdout.strip()}-killed"
+    old = cache / ".fetch-olderopsdk"
+    recent = cache / ".fetch-anotherone"
+    unlocked = cache / f".fetch-{os.getppid()}-reused"  # a live process, not fetching
+    for scratch in (gone, old, recent, unlocked):
+        (scratch / "download").mkdir(parents=True)
+        (scratch / "download" / "torch_npu.whl").write_bytes(b"\0" * 1000)
+    day_ago = time.time() - 24 * 3600
+    os.utime(old, (day_ago, day_ago))
+    monkeypatch.setenv(locator.ENV_WHEEL, str(_fake_wheel(tmp_path)))
+    with locator._scratch(cache) as live:  # another process's fetch, under way
+        locator.fetch()
+        left = {p.name for p in cache.glob(".fetch-*")}
+        assert left == {recent.name, unlocked.name, live.name}
+    assert {p.name for p in cache.glob(".fetch-*")} == {recent.name, unlocked.name}
+
+
+def test_the_caches_are_in_the_users_cache_directory_never_under_an_empty_home(
+    tmp_path, monkeypatch
+):
+    """HOME='' put the TorchAir cache in /.cache/opsdk (and torch's default for the op
+    libraries --style cpp builds in /.cache/torch_extensions)."""
+    from opsdk._runtime import cpp_build
+
+    monkeypatch.delenv(locator.ENV_CACHE_DIR, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("TORCH_EXTENSIONS_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    registered = tmp_path / "home"
+    entry = SimpleNamespace(pw_dir=str(registered))
+    monkeypatch.setattr(locator.pwd, "getpwuid", lambda uid: entry)
+    monkeypatch.setenv("HOME", str(tmp_path / "set"))
+    assert locator.cache_root() == tmp_path / "set" / ".cache" / "opsdk"
+    for home in ("", "/", "relative"):
+        monkeypatch.setenv("HOME", home)
+        assert locator.cache_root() == registered / ".cache" / "opsdk"
+        assert cpp_build.build_root() == registered / ".cache" / "torch_extensions" / "opsdk"
+    entry.pw_dir = "/"
+    assert locator.user_cache_dir() == tmp_path / ".opsdk-cache"  # no home at all
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # not absolute: ignored (XDG)
+    assert locator.user_cache_dir() == tmp_path / ".opsdk-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert locator.cache_root() == tmp_path / "xdg" / "opsdk"
+    monkeypatch.setenv(locator.ENV_CACHE_DIR, str(tmp_path / "mine"))
+    assert locator.cache_root() == tmp_path / "mine"
+
+
+def test_a_report_describes_torchair_without_importing_or_fetching_it(cache, monkeypatch):
+    """The report writer runs after the cells, whatever they met (a full disk, no network):
+    it says where TorchAir and npugraph_ex are, or that they are not fetched."""
+    from opsdk import report
+    from opsdk.offline import torchair as bringup
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a report must not import or fetch TorchAir")
+
+    monkeypatch.setattr(locator, "fetch", refused)
+    monkeypatch.setattr(bringup, "import_npugraph_ex", refused)
+    environment = report.environment({"eager", "ge", "npugraph_ex", "fusion"})
+    dynamo = cache / f"torch_npu-{VERSION}" / "torch_npu" / "dynamo"
+    assert environment["torchair"] == f"offline (not fetched) at {dynamo}"
+    assert environment["npugraph_ex"] == f"not fetched ({dynamo / 'npugraph_ex' / '__init__.py'})"
+    assert environment["npugraph_ex_runs_on"] == "opsdk capture stand-in"

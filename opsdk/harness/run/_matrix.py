@@ -179,8 +179,8 @@ def _judged(cell: Cell, dump_dir: Path | None, heard: Heard) -> tuple[str, str |
 
 def _verdict(err: Exception, column) -> tuple[str, str | None, str]:
     """(status, layer, message) of what a column raised."""
-    if isinstance(err, CellFailure):
-        return "fail", err.layer, str(err)
+    if isinstance(err, CellFailure):  # the op's, unless the machine's (failures.machine_failure)
+        return "error" if err.layer == "setup" else "fail", err.layer, str(err)
     if isinstance(err, CellSkipped):  # e.g. a context that does not fit: never a pass
         return "skip", None, str(err)
     if isinstance(err, SetupError):  # the column cannot run here (e.g. no TorchAir)

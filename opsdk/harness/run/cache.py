@@ -6,6 +6,16 @@ versions of Python, torch, torch_npu and TorchAir, the cell (op, backend, shape 
 context, profile) and the columns of the run it leaves work to (``opcheck`` leaves its
 AOT tests to ``aot_eager``). A cached result is reported as such (``Result.cached``).
 
+The sources in a key are those the run's code came from: read as the cache is made, right
+after the package's import, and read again after each cell ran. A cell imports modules
+of the op too (converter.py is imported in the first compiled cell), so an edit during
+the run can make its code a mix of both versions: once the op's sources differ from
+those the run started from, no result of the op is kept for the rest of the run, and a
+notice says so. A file changed after the package's import began (by its ctime, which
+nothing sets back) counts as such an edit too, where the import's start is known (``opsdk
+check``; the pytest plugin and other callers of :class:`CellCache` read the sources
+when they make it, after the import).
+
 The cache lives in the op project, beside the package (``.opsdk_cache/``, which ignores
 itself for git, as ``.pytest_cache/`` does; for a package installed in site-packages, in
 the current directory); ``opsdk check`` and the pytest plugin share it. One file per
@@ -14,7 +24,8 @@ workers, two shells) never see half an entry; an entry that does not read back a
 result of its own cell is ignored and written again.
 
 Only results that say something about the op are kept: pass, and failures outside the
-``setup`` layer (what this machine cannot run) and ``process`` (a crash or a timeout,
+``setup`` layer (what this machine cannot run or lacks, a full disk included:
+:func:`opsdk.harness.failures.machine_failure`) and ``process`` (a crash or a timeout,
 which may not recur). Skips are never kept; waivers are applied as results are read, so
 editing ``opsdk-waivers.toml`` reruns nothing. Besides results, each cell's last outcome
 and duration are kept under its id, for ``--last-failed`` and for balancing shards.
@@ -69,11 +80,19 @@ def failed(result: Result) -> bool:
     return result.status in ("fail", "error") or result.stale_waiver
 
 
+def _on_stderr(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
 class CellCache:
     """The cache of one op package's cells. ``reuse=False`` records results without
     serving any (``--dump`` wants its graphs, ``--last-failed`` its failures run again);
     ``rerun(result)`` names results it holds but does not serve (cells whose pictures a
-    report draws)."""
+    report draws); ``imported_at`` is when the package's import began, where the caller
+    knows (``opsdk check``). ``say`` is where its notices go: a line of stderr, unless a run
+    points it at its progress lines (:meth:`opsdk.harness.run.progress.Progress.notice`)."""
+
+    say: Callable[[str], None] = staticmethod(_on_stderr)
 
     def __init__(
         self,
@@ -81,23 +100,28 @@ class CellCache:
         ops: list[OpUnderTest],
         reuse: bool = True,
         rerun: Callable[[Result], bool] | None = None,
+        imported_at: int | None = None,
     ):
         self.root = directory(package)
         self.reuse = reuse
         self.rerun = rerun
-        self._package, self._ops = package, ops
-        self._sources: dict[str, str] | None = None
+        self._tracked = fingerprint.Sources(package, ops)
+        # The sources as the run found them, after the package's import: what its code came
+        # from, the key of every cell it runs; and the ops whose sources changed since.
+        self._sources = self._tracked.read()
+        self._changed: set[str] = set()
+        # When the package's import began (time.time_ns()), if known: a file changed since
+        # may have been imported as it was before the sources were read (checked once).
+        self._imported_at = imported_at
         self._unwritable: str | None = None
 
     # Keys ------------------------------------------------------------------------------
 
     def key(self, cell: Cell) -> str:
-        if self._sources is None:
-            self._sources = fingerprint.op_sources(self._package, self._ops)
         parts = {
             "format": _FORMAT,
             "versions": fingerprint.versions(),
-            "sources": self._sources.get(cell.op.name),
+            "sources": self._sources.digests.get(cell.op.name),
             "op": cell.op.name,
             "cell": cell.label,
             "left_to": run_scope.left_to(cell.column),
@@ -125,10 +149,40 @@ class CellCache:
         return replace(result, cached=True) if trusted else None
 
     def put(self, cell: Cell, result: Result) -> None:
-        """Keep ``result`` (unwaived, as the cell produced it) when it is worth keeping."""
-        if self.keeps(result) and not result.cached:
+        """Keep ``result`` (unwaived, as the cell produced it) when it is worth keeping and
+        the op's sources are still those the run started from: otherwise its code may be
+        of either (a module imported in the cell, as converter.py is in the first compiled
+        cell, is read as it is then), and neither its nor any later result of the op is
+        kept (:meth:`unchanged`)."""
+        if self.keeps(result) and not result.cached and self.unchanged(cell):
             key = self.key(cell)
             self._write(self._entry(key), {"key": key, "result": result.to_json()})
+
+    def unchanged(self, cell: Cell) -> bool:
+        """Whether the sources of ``cell``'s op are as the run found them, after the cell
+        ran. Once an op's are not, they count as changed for the rest of the run, even
+        edited back: its modules may hold code of either. Says so once per change seen."""
+        if cell.op.name in self._changed:
+            return False
+        now = self._tracked.read()
+        changed = {
+            op for op, sources in now.digests.items() if sources != self._sources.digests[op]
+        }
+        edited = now.edited(self._sources)
+        if self._imported_at is not None:
+            late = fingerprint.changed_since(self._sources.files, self._imported_at)
+            self._imported_at = None
+            if late:  # which op's code they are is not known: all of them
+                changed, edited = set(now.digests), sorted({*edited, *late})
+        if changed - self._changed:
+            self._changed |= changed
+            edited = ", ".join(map(str, edited))
+            self.say(
+                f"opsdk: {edited} changed during the run (seen after "
+                f"{cell.op.name} [{cell.label}]): no result of {', '.join(sorted(changed))} "
+                "from there on is cached; run again to check the code as it is now"
+            )
+        return cell.op.name not in self._changed
 
     def keeps(self, result: Result) -> bool:
         """Whether ``result`` is worth keeping (:func:`cacheable`)."""
@@ -189,4 +243,4 @@ class CellCache:
                 raise
         except OSError as err:
             self._unwritable = f"cannot write the cell cache at {self.root} ({err})"
-            print(f"opsdk: {self._unwritable}: results are not cached", file=sys.stderr)
+            self.say(f"opsdk: {self._unwritable}: results are not cached")

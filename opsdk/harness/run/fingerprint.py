@@ -13,6 +13,13 @@ files are shared: the added ops live inside it) and its project's ``pyproject.to
 Editing one added op reruns that op only; editing the first op or a shared helper
 reruns all. Code outside those directories is not tracked. ``opsdk-waivers.toml`` is
 not a source: waivers are applied to results as they are read.
+
+Only regular files are read, a symlink's target when it is one (wherever it lives: it is
+the code Python imports through the link); a dangling symlink (an editor's lock file
+``.#kernels.py``), a FIFO, a socket or a device is no source, and is never opened. A
+symlinked directory is not walked. A file is read once per process until its stat
+changes (:func:`_content`), so the cell cache can digest the sources after every cell
+for the cost of a ``stat`` per file.
 """
 
 from __future__ import annotations
@@ -20,22 +27,26 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import stat
 import sys
+import time
+from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
+from typing import NamedTuple
 
 import opsdk
 from opsdk.harness.cell import OpUnderTest
 
-__all__ = ["digest", "op_sources", "versions"]
+__all__ = ["Snapshot", "Sources", "changed_since", "digest", "op_sources", "versions"]
 
 _OPSDK_DIR = Path(opsdk.__file__).resolve().parent
 _PROJECT_FILE = "pyproject.toml"
 
 
 def _files(root: Path, carved: frozenset[Path]) -> list[Path]:
-    """Every file under ``root`` (or ``root`` itself), without caches, hidden directories
-    and the subtrees in ``carved``."""
+    """Every file name under ``root`` (or ``root`` itself), without caches, hidden directories,
+    the subtrees in ``carved`` and symlinked directories (never walked: no cycles)."""
     if root.is_file():
         return [root]
     found = []
@@ -50,15 +61,94 @@ def _files(root: Path, carved: frozenset[Path]) -> list[Path]:
     return found
 
 
-def digest(roots: list[Path], carved: frozenset[Path] = frozenset()) -> str:
-    """One digest of the files' paths (relative to their root) and contents."""
-    sha = hashlib.sha256()
+# What was read of each file this process: its stat then, and its content's sha256.
+_read: dict[Path, tuple[tuple[int, ...], bytes]] = {}
+# A file changed less than this before it was read may change again with the same size and
+# timestamps (filesystems keep them at a clock tick, some at seconds): it is read each time.
+_RACY_NS = 2_000_000_000
+_UNREADABLE = b"unreadable"  # a file opsdk cannot read counts by its name alone
+
+
+def _content(path: Path) -> bytes | None:
+    """The sha256 of a regular file's bytes (through symlinks to one), or None for what is
+    none: a dangling symlink (an editor's lock file), a FIFO, a socket, a device, a file
+    gone since it was listed. Read again only when its stat changed since the last read
+    (device, inode, size, mtime and ctime, which no one can set back), or is too recent
+    to tell. Opened without blocking and checked again once open: a FIFO put in a file's
+    place is never read."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(found.st_mode):
+        return None
+    signature = _signature(found)
+    known = _read.get(path)
+    if known is not None and known[0] == signature:
+        return known[1]
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return _UNREADABLE
+    with open(fd, "rb") as file:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode):
+            return None
+        content = hashlib.file_digest(file, "sha256").digest()
+    settled = time.time_ns() - max(found.st_mtime_ns, found.st_ctime_ns) > _RACY_NS
+    if settled and _signature(opened) == signature:
+        _read[path] = (signature, content)
+    return content
+
+
+def _signature(found: os.stat_result) -> tuple[int, ...]:
+    """What changes when a file's bytes do."""
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+
+
+def _manifest(roots: list[Path], carved: frozenset[Path]) -> dict[Path, tuple[str, bytes]]:
+    """The regular files under ``roots``: each file's name relative to its root and digest."""
+    manifest = {}
     for root in roots:
         base = root.parent if root.is_file() else root
         for path in _files(root, carved):
-            sha.update(f"{path.relative_to(base).as_posix()}\0".encode())
-            sha.update(hashlib.sha256(path.read_bytes()).digest())
+            content = _content(path)
+            if content is not None:
+                manifest[path] = (path.relative_to(base).as_posix(), content)
+    return manifest
+
+
+def _combined(manifest: dict[Path, tuple[str, bytes]]) -> str:
+    sha = hashlib.sha256()
+    for name, content in manifest.values():
+        sha.update(f"{name}\0".encode())
+        sha.update(content)
     return sha.hexdigest()
+
+
+def digest(roots: list[Path], carved: frozenset[Path] = frozenset()) -> str:
+    """One digest of the regular files' paths (relative to their root) and contents."""
+    return _combined(_manifest(roots, carved))
+
+
+# A change is stamped by a clock that may lag the one time.time_ns() reads by a tick.
+_TICK_NS = 20_000_000
+
+
+def changed_since(paths: Iterable[Path], since_ns: int) -> list[Path]:
+    """Those of ``paths`` changed (or gone) since ``since_ns`` (``time.time_ns()``), by their
+    ctime: any change sets it, nothing sets it back."""
+    late = []
+    for path in paths:
+        try:
+            changed = os.stat(path).st_ctime_ns >= since_ns - _TICK_NS
+        except OSError:
+            changed = True
+        if changed:
+            late.append(path)
+    return late
 
 
 def _location(module: ModuleType) -> Path | None:
@@ -92,18 +182,55 @@ def _beside(path: Path) -> list[Path]:
     return [project] if project.is_file() else []
 
 
+class Snapshot(NamedTuple):
+    """The sources as they were read: each op's digest, and each file's."""
+
+    digests: dict[str, str]  # by op name
+    files: dict[Path, bytes]
+
+    def edited(self, since: Snapshot) -> list[Path]:
+        """The files added, removed or changed since ``since``."""
+        return sorted(
+            p
+            for p in self.files.keys() | since.files.keys()
+            if self.files.get(p) != since.files.get(p)
+        )
+
+
+class Sources:
+    """The files each op of ``package`` depends on: the package's files outside the other
+    ops' packages, shared by all, and an added op's own package. Where they are is found
+    once (packages do not move); they are read each time asked, a file again only when it
+    changed (:func:`_content`)."""
+
+    def __init__(self, package: ModuleType, ops: list[OpUnderTest]):
+        root = _location(package)
+        own = {op: home for op, home in _homes(ops).items() if home is not None and home != root}
+        carved = frozenset(own.values())
+        self._ops = [op.name for op in ops]
+        # The roots of each part (None: what all share) and the subtrees carved out of them.
+        self._parts: dict[str | None, tuple[list[Path], frozenset[Path]]] = {
+            None: ([root, *_beside(root)] if root else [], carved),
+            **{op: ([home, *_beside(home)], carved - {home}) for op, home in own.items()},
+        }
+
+    def read(self) -> Snapshot:
+        """Each op's source digest (its own package's files and what all share), and the files'."""
+        manifests = {part: _manifest(*roots) for part, roots in self._parts.items()}
+        parts = {part: _combined(found) for part, found in manifests.items()}
+        digests = {
+            op: hashlib.sha256(f"{parts[None]}:{parts.get(op, '')}".encode()).hexdigest()
+            for op in self._ops
+        }
+        files = {
+            path: content for found in manifests.values() for path, (_, content) in found.items()
+        }
+        return Snapshot(digests, files)
+
+
 def op_sources(package: ModuleType, ops: list[OpUnderTest]) -> dict[str, str]:
-    """Each op's source digest, by op name: its own package's files and what all share."""
-    root = _location(package)
-    own = {name: home for name, home in _homes(ops).items() if home is not None and home != root}
-    carved = frozenset(own.values())
-    shared = digest([root, *_beside(root)] if root else [], carved)
-    digests = {}
-    for op in ops:
-        home = own.get(op.name)
-        mine = digest([home, *_beside(home)], carved - {home}) if home else ""
-        digests[op.name] = hashlib.sha256(f"{shared}:{mine}".encode()).hexdigest()
-    return digests
+    """Each op's source digest, by op name (:meth:`Sources.read`)."""
+    return Sources(package, ops).read().digests
 
 
 _versions: dict[str, str] | None = None
