@@ -156,7 +156,8 @@ LAYERS = (
     ("opsdk.report", "opsdk.audit", "opsdk.patterns"),
     ("opsdk.matrix_run",),
     ("opsdk.cli", "opsdk.pytest_plugin"),
-    ("opsdk.__main__", "opsdk.console"),
+    ("opsdk.console",),
+    ("opsdk.__main__",),
 )
 
 
