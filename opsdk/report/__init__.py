@@ -9,7 +9,6 @@ import shutil
 import sys
 from collections import Counter
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from opsdk import _versions
@@ -24,12 +23,12 @@ __all__ = [
     "Grid",
     "environment",
     "grid",
+    "json_report",
     "matrix",
     "problems",
     "run_info",
     "succeeded",
     "summary",
-    "write_json",
 ]
 
 # Distinct from the shape modes' s/d/m column heads; "not run" is in the legend only
@@ -75,16 +74,15 @@ def environment(backends=()) -> dict:
     }
 
 
-def write_json(
-    path: Path,
+def json_report(
     results: list[Result],
     run: dict | None = None,
     provenance: dict | None = None,
     env: dict | None = None,
-) -> None:
-    """The report; ``provenance`` adds what merging shards checks (package, versions, shard:
-    see :func:`opsdk.report.merge.provenance`), ``env`` the environment when it is not this
-    process's (a merge of other machines' reports)."""
+) -> str:
+    """The ``--json`` report; ``provenance`` adds what merging shards checks (package,
+    versions, shard: see :func:`opsdk.report.merge.provenance`), ``env`` the environment
+    when it is not this process's (a merge of other machines' reports)."""
     payload = {
         "run": run or {},
         "environment": env or environment({r.column for r in results}),
@@ -92,7 +90,7 @@ def write_json(
         "summary": dict(Counter(r.status for r in results)),
         "results": [r.to_json() for r in results],
     }
-    Path(path).write_text(json.dumps(payload, indent=2) + "\n")
+    return json.dumps(payload, indent=2) + "\n"
 
 
 class Grid(NamedTuple):
