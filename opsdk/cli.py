@@ -8,6 +8,7 @@ import math
 import sys
 from pathlib import Path
 
+from opsdk import _console
 from opsdk.errors import OpsdkError, OutputError
 from opsdk.matrix_run import DEFAULT_TIMEOUT
 
@@ -616,6 +617,7 @@ def _said(command: str, err: OpsdkError) -> int:
     return err.exit_code
 
 
+@_console.kept
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     handler = {

@@ -11,7 +11,7 @@ from collections import Counter
 from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple
 
-from opsdk import _versions
+from opsdk import _console, _versions
 from opsdk._runtime.device import choose
 from opsdk.axes import SHAPE_MODES
 from opsdk.harness import columns
@@ -34,6 +34,8 @@ __all__ = [
 # Distinct from the shape modes' s/d/m column heads; "not run" is in the legend only
 # when an interrupted run has such cells.
 _MARKS = {"pass": "✓", "fail": "F", "error": "E", "skip": "-", "xfail": "x", "not run": "·"}
+# Where stdout cannot show those (PYTHONIOENCODING=ascii): pytest's mark for a pass.
+_ASCII_MARKS = _MARKS | {"pass": ".", "not run": "?"}
 _PIPED_WIDTH = 100  # the matrix's width when stdout is no terminal (a CI log, a file)
 _WARNING_WIDTH = 100  # the terminal shows a warning's first line, cut to this; reports in full
 
@@ -169,7 +171,7 @@ def _terminal_width() -> int:
     return shutil.get_terminal_size((_PIPED_WIDTH, 24)).columns
 
 
-def _table(ops, backends, shapes, status, width: int) -> list[str]:
+def _table(ops, backends, shapes, status, width: int, marks: dict[str, str]) -> list[str]:
     """The matrix's rows: per backend a group of one column per shape mode, as many groups
     side by side as fit ``width`` (at least one), the rest in blocks below, each block with
     the op names again and its groups as wide as its widest."""
@@ -190,8 +192,8 @@ def _table(ops, backends, shapes, status, width: int) -> list[str]:
         for op in ops:
             row = [op.ljust(name)]
             for b in block:
-                marks = [_MARKS.get(status.get((op, b, m)), " ") for m in shapes]
-                row.append(" ".join(marks).ljust(group))
+                cells = [marks.get(status.get((op, b, m)), " ") for m in shapes]
+                row.append(" ".join(cells).ljust(group))
             lines.append(" ".join(row).rstrip())
     return lines
 
@@ -203,16 +205,17 @@ def _group(modes: str, *columns: str) -> int:
 
 def matrix(results: list[Result], width: int | None = None) -> str:
     """Ops as rows; per backend one column per shape mode (s/d/m), folded into blocks that
-    fit ``width`` (default: the terminal's); failures below, then what third-party code
-    warned, under the cells it warned in."""
+    fit ``width`` (default: the terminal's), in marks stdout can show; failures below, then
+    what third-party code warned, under the cells it warned in."""
     if not results:
         return summary(results)
     ops, backends, shapes, cell = grid(results)
     status = {key: r.status for key, r in cell.items()}
-    lines = _table(ops, backends, shapes, status, width or _terminal_width())
+    marks = _MARKS if _console.shows("".join(_MARKS.values())) else _ASCII_MARKS
+    lines = _table(ops, backends, shapes, status, width or _terminal_width(), marks)
     legend = ", ".join(
         f"{mark} {name}"
-        for name, mark in _MARKS.items()
+        for name, mark in marks.items()
         if name != "not run" or "not run" in status.values()
     )
     lines.append("(" + ", ".join(f"{m[0]} = {m}" for m in shapes) + "; " + legend + ")")

@@ -2,7 +2,8 @@
 
 The cell is written before it runs and its status after, on the same line, so
 a cell that hangs or crashes the process is the last thing in the log. The
-same plain lines serve a terminal and a CI log.
+same plain lines serve a terminal and a CI log; a reader that stops reading
+(``| head``) costs them, never the run (:mod:`opsdk._console`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from collections import Counter
 from typing import TextIO
 
+from opsdk import _console
 from opsdk.harness.cell import Result
 
 _STARTED = re.compile(r"^\[ *\d+/\d+\] (?P<label>.+) \.\.\. $")
@@ -48,7 +50,10 @@ class Progress:
             self.stream.write(text)
             self.stream.flush()
         else:
-            os.write(fd, text.encode())
+            try:
+                os.write(fd, text.encode())
+            except OSError:  # the reader is gone (`| head`): the run goes on without it
+                _console.drop(fd)
 
     def finish(self, results: list[Result]) -> None:
         """End the line started last: one cell's outcome, or a block's counts."""
