@@ -8,7 +8,8 @@ import math
 import sys
 from pathlib import Path
 
-from opsdk.errors import OpsdkError
+from opsdk import _streams
+from opsdk.errors import OpsdkError, OutputError
 from opsdk.harness.run.watch import DEFAULT_CELL_TIMEOUT
 from opsdk.matrix_run import DEFAULT_TIMEOUT
 
@@ -398,11 +399,20 @@ def _matrix(args) -> int:
 
     outcome = matrix_run.execute(matrix_run.Settings.from_args(args))
     print(outcome.summary)
-    for path in outcome.written:
-        print(f"wrote {path}")
+    lost = _wrote(args.command, outcome.written, outcome.unwritten)
     if outcome.interrupted:
         return interrupts.EXIT_CODE
-    return 0 if report.succeeded(outcome.results) else 1
+    return lost or (0 if report.succeeded(outcome.results) else 1)
+
+
+def _wrote(command: str, written: list[Path], unwritten: list[OutputError]) -> int:
+    """Say which reports were written, then which the machine could not take (one line
+    each); the exit code those cost (OutputError's, 3), 0 if none."""
+    for path in written:
+        print(f"wrote {path}")
+    for err in unwritten:
+        _said(command, err)
+    return OutputError.exit_code if unwritten else 0
 
 
 def _graph(args) -> int:
@@ -426,11 +436,13 @@ def _graph(args) -> int:
     missing = render.missing()
     if missing:
         print(f"opsdk graph: the graphs are written as text: {missing}")
-    drawer = pictures.Pictures(args.out, every=True, png=True)
+    drawer = pictures.Pictures(args.out, every=True, png=True, flag="--out")
     drawer.forget([(cell.op.name, cell.label)])
     with graph_hook.received_by(drawer):
         result = harness.run_cell(cell)
     print(result.describe())
+    if drawer.unwritten:
+        raise drawer.unwritten[0]
     if not drawer.drawn:
         print(f"opsdk graph: {cell.id} compiled no graph to draw", file=sys.stderr)
         return 1
@@ -448,12 +460,11 @@ def _report(args) -> int:
 
     merged = merge.merge(args.reports)
     print(report.matrix(merged.results))
-    written = matrix_run.write_reports(
+    written, unwritten = matrix_run.write_reports(
         args, merged.results, merged.target, merged.provenance, merged.environment
     )
-    for path in written:
-        print(f"wrote {path}")
-    return 0 if report.succeeded(merged.results) else 1
+    lost = _wrote(args.command, written, unwritten)
+    return lost or (0 if report.succeeded(merged.results) else 1)
 
 
 def _coverage(args) -> int:
@@ -478,7 +489,8 @@ def _coverage(args) -> int:
     rows = [coverage.of(spec) for spec in specs.values()]
     print(coverage.table(rows))
     if args.json:
-        args.json.write_text(json.dumps([r.to_json() for r in rows], indent=2) + "\n")
+        text = json.dumps([r.to_json() for r in rows], indent=2) + "\n"
+        _outputs.write("--json", args.json, text)
         print(f"wrote {args.json}")
     return 0
 
@@ -533,7 +545,7 @@ def _ir(args) -> int:
             print(text, end="")
             continue
         path = args.out / name
-        path.write_text(text)
+        _outputs.write("--out", path, text)
         print(f"wrote {path}")
     return 0
 
@@ -608,6 +620,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def _said(command: str, err: OpsdkError) -> int:
+    """``err`` as the user sees it, one line on stderr; its exit code."""
+    print(f"opsdk {command}: error: {err}", file=sys.stderr)
+    return err.exit_code
+
+
+@_streams.kept
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     handler = {
@@ -625,8 +644,7 @@ def main(argv: list[str] | None = None) -> int:
         _require_tools()
         return handler(args)
     except OpsdkError as err:
-        print(f"opsdk {args.command}: error: {err}", file=sys.stderr)
-        return err.exit_code
+        return _said(args.command, err)
     except KeyboardInterrupt:  # Ctrl-C outside a check's cells: no traceback for that
         from opsdk.harness.run.interrupts import EXIT_CODE
 

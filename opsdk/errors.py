@@ -6,6 +6,9 @@
 - :class:`SetupError`: a column cannot run on this machine (TorchAir cannot be
   fetched, a native layer is missing). A cell reports it as ``error`` in layer
   ``setup``: it describes the machine, never the op, and is never a pass.
+- :class:`OutputError`: a report or other output file could not be written once the
+  work was done (a full disk, an I/O error): one line naming the flag, exit 3, after
+  the run's own output; the file that was there is left as it was.
 - :class:`OpFault`: opsdk's offline stand-ins (the emulated npu device, the GE
   reference executor, the capture stand-in) found a fault in the op under test,
   as the real layer would. Cells map it to the layer it names.
@@ -36,6 +39,14 @@ class BuildError(OpsdkError):
 
 class SetupError(OpsdkError):
     """This column cannot run here; one line saying what the machine lacks and how to get it."""
+
+    exit_code = 3
+
+
+class OutputError(OpsdkError):
+    """An output the input asked for, in a place that was fine when checked, that the
+    machine could not take (ENOSPC, EIO, EROFS...): an environment problem, exit 3, not
+    a failing cell (1) nor bad input (2)."""
 
     exit_code = 3
 

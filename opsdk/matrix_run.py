@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from opsdk import _outputs
-from opsdk.errors import OpsdkError
+from opsdk.errors import OpsdkError, OutputError
 
 __all__ = ["DEFAULT_TIMEOUT", "Outcome", "Settings", "execute"]
 
@@ -135,12 +135,14 @@ class Settings:
 @dataclass
 class Outcome:
     """What a run found: the results, the text to print after the progress lines, the
-    files written, and whether an interrupt cut it short."""
+    files written, whether an interrupt cut it short, and the reports the machine could
+    not take (a full disk: see :func:`write_reports`)."""
 
     results: list
     summary: str
     written: list[Path]
     interrupted: bool
+    unwritten: list[OutputError] = field(default_factory=list)
 
 
 class Suite(Protocol):
@@ -291,14 +293,16 @@ class _Audit:
 _SUITES = {"check": _Check, "audit": _Audit}
 
 
-def check_outputs(settings, **folders) -> None:
-    """The report paths (and ``folders``) checked before any work (:mod:`opsdk._outputs`)."""
+def check_outputs(settings, sources: tuple[Path, ...] = (), **folders) -> None:
+    """The report paths (and ``folders``) checked before any work, none in ``sources``
+    (:mod:`opsdk._outputs`)."""
     _outputs.check(
         {
             flag: (getattr(settings, flag[2:]), f"report{suffix}")
             for flag, suffix in REPORTS.items()
         },
         folders,
+        sources,
     )
 
 
@@ -307,9 +311,12 @@ def execute(settings: Settings) -> Outcome:
     in this shard, where each runs; then the reports. Under a watcher (the `opsdk`
     command's, :mod:`opsdk.harness.run.watch`) the cells are journaled as they run and
     the cells a process before this one finished are not run again."""
+    from opsdk.harness.run import target
+
     folder = settings.pictures_folder()
     own = folder if folder != settings.dump else None  # --dump's folder is checked as --dump
-    check_outputs(settings, **{"--dump": settings.dump, "--graphs": own})
+    sources = target.sources(settings.target)
+    check_outputs(settings, sources, **{"--dump": settings.dump, "--graphs": own})
     from opsdk import report
     from opsdk.harness.run import interrupts, journal
     from opsdk.harness.run.progress import Progress
@@ -348,11 +355,13 @@ def execute(settings: Settings) -> Outcome:
         results = [by_id[c.id] for c in cells]
         summary = "\n".join([report.matrix(results), *suite.said(results)])
         provenance = suite.provenance(shard)
-        written = write_reports(settings, results, settings.target, provenance, pictures=folder)
+        written, unwritten = write_reports(
+            settings, results, settings.target, provenance, pictures=folder
+        )
     if log:
         log.done()
     stopped = interrupted.requested or bool(log and log.stop)
-    return Outcome(results, summary, written, stopped)
+    return Outcome(results, summary, written, stopped, unwritten)
 
 
 @contextlib.contextmanager
@@ -513,23 +522,38 @@ def _isolated(settings: Settings, suite: Suite, cells, progress, cache, folder) 
 
 def write_reports(
     settings, results, target, provenance=None, environment=None, pictures=None
-) -> list[Path]:
+) -> tuple[list[Path], list[OutputError]]:
     """The reports ``settings`` ask for (``json``, ``report``, ``markdown``: a run's or a
-    merge's), the files written in order; ``pictures`` is where cells' graphs were drawn."""
+    merge's), each written on its own, whole or not at all (:func:`opsdk._outputs.write`):
+    the files written, in order, and the errors of those the machine could not take, which
+    cost only themselves. ``pictures`` is where cells' graphs were drawn."""
     from opsdk import report
     from opsdk.report import html as html_report
     from opsdk.report import markdown as markdown_report
 
-    written = []
     run = report.run_info(target)
-    if settings.json:
-        report.write_json(settings.json, results, run, provenance, environment)
-        written.append(settings.json)
-    if settings.report:
+    if settings.json or settings.report:
         environment = environment or report.environment({r.column for r in results})
+    outputs = []  # (flag, path, text, appended)
+    if settings.json:
+        text = report.json_report(results, run, provenance, environment)
+        outputs.append(("--json", settings.json, text, False))
+    if settings.report:
         dumps = getattr(settings, "dump", None)
-        html_report.write(settings.report, results, environment, dumps, run, pictures)
-        written.append(settings.report)
+        page = html_report.render(results, environment, dumps, run, pictures)
+        outputs.append(("--report", settings.report, page, False))
     if settings.markdown:
-        written += markdown_report.write(settings.markdown, results, pictures)
-    return written
+        text = markdown_report.render(results, pictures, Path(settings.markdown).parent)
+        outputs.append(("--markdown", settings.markdown, text, False))
+        step_summary = markdown_report.step_summary()
+        if step_summary is not None:
+            outputs.append(("$GITHUB_STEP_SUMMARY", step_summary, text + "\n", True))
+    written, unwritten = [], []
+    for flag, path, text, appended in outputs:
+        try:
+            _outputs.write(flag, path, text, appended)
+        except OutputError as err:
+            unwritten.append(err)
+        else:
+            written.append(Path(path))
+    return written, unwritten

@@ -1,6 +1,9 @@
-"""Shared fixtures: scaffolded op packages, and the `opsdk` CLI run in a fresh process."""
+"""Shared fixtures: scaffolded op packages, the `opsdk` CLI run in a fresh process (or a
+check of the example in this one), and a disk that fills up."""
 
+import errno
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -75,3 +78,36 @@ def wheel():
     except locator.TorchairUnavailable as err:
         pytest.skip(f"the torch-npu wheel cannot be fetched: {err}")
     return torch_npu
+
+
+@pytest.fixture
+def check_example():
+    """`opsdk check` of the example add's one eager static cell in this process, with more
+    ``flags``: its exit code (the first costs about 2 s, the next 0.1 s)."""
+    from opsdk import cli
+
+    example = REPO / "examples" / "custom_ops" / "my_add"
+
+    def check(*flags: str) -> int:
+        return cli.main(["check", str(example), "--backend", "eager", "--shapes", "static", *flags])
+
+    return check
+
+
+@pytest.fixture
+def full_disk(tmp_path, monkeypatch):
+    """A folder on a disk that fills up: each write to a file there takes half its bytes,
+    down to the last one, which fails with ENOSPC (opsdk writes its outputs with os.write)."""
+    folder = tmp_path / "full"
+    folder.mkdir()
+    real_write = os.write
+
+    def write(fd, data):
+        if not os.readlink(f"/proc/self/fd/{fd}").startswith(f"{folder}{os.sep}"):
+            return real_write(fd, data)
+        if len(data) > 1:
+            return real_write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "write", write)
+    return folder

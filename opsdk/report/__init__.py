@@ -9,10 +9,9 @@ import shutil
 import sys
 from collections import Counter
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from opsdk import _versions
+from opsdk import _streams, _versions
 from opsdk._runtime.device import choose
 from opsdk.axes import SHAPE_MODES
 from opsdk.harness import columns
@@ -24,17 +23,19 @@ __all__ = [
     "Grid",
     "environment",
     "grid",
+    "json_report",
     "matrix",
     "problems",
     "run_info",
     "succeeded",
     "summary",
-    "write_json",
 ]
 
 # Distinct from the shape modes' s/d/m column heads; "not run" is in the legend only
 # when an interrupted run has such cells.
 _MARKS = {"pass": "✓", "fail": "F", "error": "E", "skip": "-", "xfail": "x", "not run": "·"}
+# Where stdout cannot show those (PYTHONIOENCODING=ascii): pytest's mark for a pass.
+_ASCII_MARKS = _MARKS | {"pass": ".", "not run": "?"}
 _PIPED_WIDTH = 100  # the matrix's width when stdout is no terminal (a CI log, a file)
 _WARNING_WIDTH = 100  # the terminal shows a warning's first line, cut to this; reports in full
 
@@ -75,16 +76,15 @@ def environment(backends=()) -> dict:
     }
 
 
-def write_json(
-    path: Path,
+def json_report(
     results: list[Result],
     run: dict | None = None,
     provenance: dict | None = None,
     env: dict | None = None,
-) -> None:
-    """The report; ``provenance`` adds what merging shards checks (package, versions, shard:
-    see :func:`opsdk.report.merge.provenance`), ``env`` the environment when it is not this
-    process's (a merge of other machines' reports)."""
+) -> str:
+    """The ``--json`` report; ``provenance`` adds what merging shards checks (package,
+    versions, shard: see :func:`opsdk.report.merge.provenance`), ``env`` the environment
+    when it is not this process's (a merge of other machines' reports)."""
     payload = {
         "run": run or {},
         "environment": env or environment({r.column for r in results}),
@@ -92,7 +92,7 @@ def write_json(
         "summary": dict(Counter(r.status for r in results)),
         "results": [r.to_json() for r in results],
     }
-    Path(path).write_text(json.dumps(payload, indent=2) + "\n")
+    return json.dumps(payload, indent=2) + "\n"
 
 
 class Grid(NamedTuple):
@@ -171,7 +171,7 @@ def _terminal_width() -> int:
     return shutil.get_terminal_size((_PIPED_WIDTH, 24)).columns
 
 
-def _table(ops, backends, shapes, status, width: int) -> list[str]:
+def _table(ops, backends, shapes, status, width: int, marks: dict[str, str]) -> list[str]:
     """The matrix's rows: per backend a group of one column per shape mode, as many groups
     side by side as fit ``width`` (at least one), the rest in blocks below, each block with
     the op names again and its groups as wide as its widest."""
@@ -192,8 +192,8 @@ def _table(ops, backends, shapes, status, width: int) -> list[str]:
         for op in ops:
             row = [op.ljust(name)]
             for b in block:
-                marks = [_MARKS.get(status.get((op, b, m)), " ") for m in shapes]
-                row.append(" ".join(marks).ljust(group))
+                cells = [marks.get(status.get((op, b, m)), " ") for m in shapes]
+                row.append(" ".join(cells).ljust(group))
             lines.append(" ".join(row).rstrip())
     return lines
 
@@ -205,16 +205,17 @@ def _group(modes: str, *columns: str) -> int:
 
 def matrix(results: list[Result], width: int | None = None) -> str:
     """Ops as rows; per backend one column per shape mode (s/d/m), folded into blocks that
-    fit ``width`` (default: the terminal's); failures below, then what third-party code
-    warned, under the cells it warned in."""
+    fit ``width`` (default: the terminal's), in marks stdout can show; failures below, then
+    what third-party code warned, under the cells it warned in."""
     if not results:
         return summary(results)
     ops, backends, shapes, cell = grid(results)
     status = {key: r.status for key, r in cell.items()}
-    lines = _table(ops, backends, shapes, status, width or _terminal_width())
+    marks = _MARKS if _streams.shows("".join(_MARKS.values())) else _ASCII_MARKS
+    lines = _table(ops, backends, shapes, status, width or _terminal_width(), marks)
     legend = ", ".join(
         f"{mark} {name}"
-        for name, mark in _MARKS.items()
+        for name, mark in marks.items()
         if name != "not run" or "not run" in status.values()
     )
     lines.append("(" + ", ".join(f"{m[0]} = {m}" for m in shapes) + "; " + legend + ")")

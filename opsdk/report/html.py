@@ -165,9 +165,3 @@ def render(
         + f"<h2>Environment</h2><dl>{_definitions(environment)}</dl>"
         "</body></html>\n"
     )
-
-
-def write(
-    path: Path, results: list[Result], environment: dict, dump_dir=None, run=None, pictures=None
-) -> None:
-    Path(path).write_text(render(results, environment, dump_dir, run, pictures))

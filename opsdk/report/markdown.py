@@ -118,15 +118,7 @@ def render(results: list[Result], pictures: Path | None = None, base: Path = Pat
     return "\n".join(lines) + "\n"
 
 
-def write(path: Path, results: list[Result], pictures: Path | None = None) -> list[Path]:
-    """Write ``path``, and append to the GitHub job summary when there is one;
-    returns the files written."""
-    text = render(results, pictures, Path(path).parent)
-    Path(path).write_text(text)
-    written = [Path(path)]
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if step_summary:
-        with open(step_summary, "a", encoding="utf-8") as out:
-            out.write(text + "\n")
-        written.append(Path(step_summary))
-    return written
+def step_summary() -> Path | None:
+    """The GitHub job summary the report is also appended to, when there is one."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    return Path(path) if path else None

@@ -3,6 +3,7 @@ Chromium), the Markdown summary for CI logs, and the pictures of failing cells' 
 in both (and from `opsdk graph`)."""
 
 import io
+import json
 import os
 import re
 import struct
@@ -75,6 +76,41 @@ def test_progress_log_cut_mid_cell_names_that_cell():
     )
     assert unfinished(log) == "ns::op [ge-dynamic]"
     assert unfinished(log + "pass (0.10 s)\n") is None
+
+
+def test_a_reader_that_leaves_early_costs_neither_the_report_nor_the_exit_code(tmp_path):
+    """`opsdk check P --json r.json | head -n 2`: the reader leaves after two progress lines,
+    while the aot_eager cells still run; the run goes on, writes its report, exits 0."""
+    report = tmp_path / "r.json"
+    argv = [sys.executable, "-m", "opsdk", "check", str(REPO / "examples/custom_ops/my_add")]
+    argv += ["--backend", "eager,aot_eager", "--json", str(report)]
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    head = [child.stdout.readline() for _ in range(2)]
+    child.stdout.close()
+    err = child.stderr.read().decode()
+    assert child.wait(timeout=600) == 0, err
+    assert [line.startswith(b"[") for line in head] == [True, True]
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
+    assert json.loads(report.read_text())["summary"] == {"pass": 6}
+
+
+def test_doctor_read_by_a_reader_already_gone_exits_0():
+    """`opsdk doctor | head -1`, its reader gone before the first line: exit 0, nothing said."""
+    read, write = os.pipe()
+    os.close(read)
+    argv = [sys.executable, "-m", "opsdk", "doctor"]
+    done = subprocess.run(argv, stdout=write, stderr=subprocess.PIPE, text=True, timeout=120)
+    os.close(write)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_an_ascii_terminal_gets_the_matrix_in_ascii(tmp_path):
+    argv = [sys.executable, "-m", "opsdk", "check", str(REPO / "examples/custom_ops/my_add")]
+    argv += ["--backend", "eager", "--shapes", "static"]
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    done = subprocess.run(argv, capture_output=True, env=env, cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"\nopsdk_examples::my_add .\n(s = static; . pass," in done.stdout, done.stdout
 
 
 def test_html_report_links_each_failing_cell_to_layer_message_and_dumps(broken):

@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import re
 import warnings
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -320,6 +321,45 @@ def test_without_dot_each_graph_is_written_as_text_saying_why(monkeypatch, build
     assert drawer.drawn == drawn and pictures.found(tmp_path, CELL.op.name, CELL.label) == found
     drawer.forget([(CELL.op.name, CELL.label)])
     assert pictures.found(tmp_path, CELL.op.name, CELL.label) == {}
+
+
+def test_what_dot_wrote_before_it_failed_is_no_picture(monkeypatch, traced, tmp_path):
+    def failing(dot, outputs):
+        for path in outputs.values():
+            path.write_text("<svg")
+        raise render.RenderError("dot exited with code 1: out of memory")
+
+    monkeypatch.setattr(render, "render", failing)
+    graphs = graph_hook.CellGraphs(
+        CELL.op.name, CELL.label, "ge", True, traced, None, frozenset(), frozenset()
+    )
+    pictures.Pictures(tmp_path)(graphs)
+    found = pictures.found(tmp_path, CELL.op.name, CELL.label)
+    assert {kind: path.name for kind, path in found.items()} == {"fx": "fx.txt"}
+    assert found["fx"].read_text().startswith("not drawn: dot exited with code 1: out of memory")
+
+
+def test_opsdk_graph_says_a_picture_the_disk_did_not_take(full_disk, traced, monkeypatch, capsys):
+    """One line and exit 3, not "compiled no graph to draw" (exit 1) with the disk error
+    left in a warning: the cell ran here (its graphs handed over as a run of it would)."""
+    from opsdk import cli, harness
+
+    def run_cell(cell):
+        graph_hook.hand_over_pass(cell, SimpleNamespace(after=traced, before=None), None)
+        return Result(cell.op.name, cell.column, cell.shapes, "pass")
+
+    monkeypatch.setattr(harness, "run_cell", run_cell)
+    monkeypatch.setattr(render.shutil, "which", lambda name: None)
+    example = Path(__file__).resolve().parents[2] / "examples" / "custom_ops" / "my_add"
+    argv = ["graph", str(example), "-k", "my_add", "--backend", "ge", "--shapes", "static"]
+    with pytest.warns(UserWarning, match="No space left on device"):
+        assert cli.main([*argv, "--out", str(full_disk / "drawn")]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(f"opsdk graph: error: --out {full_disk / 'drawn'}/")
+    assert err.endswith(
+        "fx.txt: not written (No space left on device); free some space or "
+        "choose another location\n"
+    )
 
 
 # --- the Markdown matrix fits a CI summary ----------------------------------------------

@@ -136,7 +136,7 @@ def test_test_modules_have_unique_basenames_across_tiers():
 # package (a module belongs to the longest prefix listed). docs/architecture.md says why.
 LAYERS = (
     ("opsdk.errors",),
-    ("opsdk.axes", "opsdk._versions", "opsdk._outputs"),
+    ("opsdk.axes", "opsdk._versions", "opsdk._outputs", "opsdk._streams"),
     ("opsdk._runtime",),
     (
         "opsdk",

@@ -2,7 +2,8 @@
 
 The cell is written before it runs and its status after, on the same line, so
 a cell that hangs or crashes the process is the last thing in the log. The
-same plain lines serve a terminal and a CI log.
+same plain lines serve a terminal and a CI log; a reader that stops reading
+(``| head``) costs them, never the run (:mod:`opsdk._streams`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sys
 from collections import Counter
 from typing import TextIO
 
+from opsdk import _streams
 from opsdk.harness.cell import Result
 
 
@@ -45,7 +47,10 @@ class Progress:
             self.stream.write(text)
             self.stream.flush()
         else:
-            os.write(fd, text.encode())
+            try:
+                os.write(fd, text.encode())
+            except OSError:  # the reader is gone (`| head`): the run goes on without it
+                _streams.drop(fd)
 
     def ended_elsewhere(self, outcome: str) -> None:
         """End the line a process before this one left open (it died in that cell, or a

@@ -4,6 +4,7 @@ module's ``.py`` file (a team's library is often one file) or a module name."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -23,6 +24,27 @@ def package_dir(path: Path) -> Path:
         f"{path} holds no single op package (found {[p.name for p in candidates] or 'none'}): "
         "point opsdk at the package directory (or a module's .py file)"
     )
+
+
+def sources(target: str) -> tuple[Path, ...]:
+    """Where the target's code is, found without running any of it: what a run must
+    never write over. A directory's package, a module's file, or for a module name its
+    top-level package's folders (or its file): finding a submodule would import its
+    parents. Nothing when there is no telling: :func:`load` then says what is wrong."""
+    path = Path(target)
+    try:
+        if path.is_file():
+            return (path,)
+        if path.exists():
+            return (package_dir(path.resolve()),)
+        spec = importlib.util.find_spec(target.partition(".")[0])
+    except (ImportError, ValueError, TargetError):
+        return ()
+    if spec is None:
+        return ()
+    if spec.submodule_search_locations:
+        return tuple(map(Path, spec.submodule_search_locations))
+    return (Path(spec.origin),) if spec.has_location and spec.origin else ()
 
 
 def load(target: str):

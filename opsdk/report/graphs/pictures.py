@@ -6,7 +6,8 @@
 cell): ``fx.svg`` and, for ``ge``, ``ge.svg``, for ``fusion`` ``fx_before.svg`` (the graph
 the pattern pass got; ``fx.svg`` is what it made of it), with PNGs beside them when asked. A
 graph that cannot be drawn (no ``dot``, or ``dot`` failed) is written as text instead,
-``fx.txt``/``ge.txt``, whose first line says why: a picture never fails a cell.
+``fx.txt``/``ge.txt``, whose first line says why: a picture never fails a cell. One the
+disk cannot take is kept in :attr:`Pictures.unwritten`, for `opsdk graph` to say.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from opsdk import _outputs
+from opsdk.errors import OutputError
 from opsdk.harness.cell import case_dir
 from opsdk.harness.graph_hook import COLUMNS, CellGraphs
 from opsdk.report.graphs import render
@@ -39,13 +42,15 @@ def wanted(backend: str, failed: bool, every: bool) -> bool:
 
 @dataclass
 class Pictures:
-    """Draws the graphs handed over into ``directory``; ``every``: passing cells too;
-    ``png``: a PNG beside each SVG."""
+    """Draws the graphs handed over into ``directory`` (given as ``flag``); ``every``:
+    passing cells too; ``png``: a PNG beside each SVG."""
 
     directory: Path
     every: bool = False
     png: bool = False
+    flag: str = "--graphs"
     drawn: list[Path] = field(default_factory=list)  # the files written, in order
+    unwritten: list[OutputError] = field(default_factory=list)  # those the disk did not take
 
     def __call__(self, graphs: CellGraphs) -> None:
         if not wanted(graphs.column, graphs.failed, self.every):
@@ -90,8 +95,14 @@ class Pictures:
             render.render(picture(), outputs)
             self.drawn += outputs.values()
         except render.RenderError as err:
+            for partial in outputs.values():  # what dot wrote before failing is no picture
+                partial.unlink(missing_ok=True)
             path = stem.with_suffix(".txt")
-            path.write_text(f"not drawn: {err}\n{text()}", encoding="utf-8")
+            try:
+                _outputs.write(self.flag, path, f"not drawn: {err}\n{text()}")
+            except OutputError as lost:
+                self.unwritten.append(lost)
+                raise
             self.drawn.append(path)
 
 
