@@ -113,6 +113,8 @@ def build_spec(req: NewRequest) -> spec.OpSpec:
             )
         updatable.check_op(op)
         updatable.check_params(op, req.updatable)
+        # its .out overload takes the op's arguments, workspace and out
+        spec.check_argument_count(len(op.args) + 2, f"{op.name}.out (--updatable)")
     if req.pattern and (op.inplace or req.pair or not op.returns):
         raise SpecError(
             "--pattern: a fusion pattern replaces functional torch code by the op's outputs; "

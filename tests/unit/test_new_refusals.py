@@ -1,10 +1,13 @@
 """`opsdk new` refuses, in one line with exit 2 and nothing written, what it used to take
-and then fail on: an empty --schema (it built the default add) and an op without a tensor
-(it failed 12 of 15 cells)."""
+and then fail on: an empty --schema (it built the default add), an op without a tensor
+(it failed 12 of 15 cells), defaults torch cannot hold and more arguments than PyTorch
+takes."""
 
 import pytest
+import torch
 
 from opsdk import cli
+from opsdk._runtime import spec
 from opsdk.inputs import I32
 
 
@@ -93,3 +96,63 @@ def test_a_written_input_returned_other_than_torch_npu_s_way_is_refused_as_the_g
     assert not (tmp_path / "o").exists()
     torch_npu_way = "my_bad(Tensor(a!) x, Tensor y) -> Tensor(a!)"  # the correct twin
     assert cli.main(["new", "my_bad", "--schema", torch_npu_way, "--out", str(tmp_path)]) == 0
+
+
+@pytest.mark.parametrize(
+    ("default", "message"),
+    [
+        (
+            "int y=99999999999999999999999",
+            "the int default 99999999999999999999999 does not fit int64: give one from "
+            "-9223372036854775808 to 9223372036854775807",
+        ),
+        ("int[] y=[1, -9223372036854775809]", "the int default -9223372036854775809 does not"),
+        ("float y=1e999", "the float default 1e999 is out of a double's range: give one from"),
+        ("float y=-1e-310", "the float default -1e-310 is out of a double's range"),
+        ("Scalar y=1e400", "the float default 1e400 is out of a double's range"),
+        ("int y=0x10", "reads the hexadecimal 0x10 as 0: write it in decimal (16)"),
+    ],
+)
+def test_a_default_torch_cannot_hold_is_refused(tmp_path, capsys, default, message):
+    """torch's parser raised IndexError (stoll/stod out of range), a traceback; and it reads
+    a hexadecimal int as 0, silently."""
+    schema = f"my_op(Tensor x, {default}) -> Tensor"
+    assert cli.main(["new", "my_op", "--schema", schema, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_extremes_of_int64_and_double_are_taken():
+    op = spec.parse("my_op(Tensor x, int a=-9223372036854775808, float b=1.7e308, float c=0.0, "
+                    "float d=2.3e-308) -> Tensor")  # fmt: skip
+    assert [a.default for a in op.args[1:]] == [-(2**63), 1.7e308, 0.0, 2.3e-308]
+
+
+def _tensors(count: int) -> str:
+    return ", ".join(f"Tensor x{i}" for i in range(count))
+
+
+def test_more_arguments_than_pytorch_takes_is_refused(tmp_path, capsys):
+    """A 500-tensor schema was accepted; the package then failed to import."""
+    schema = f"my_op({_tensors(65)}) -> Tensor"
+    assert cli.main(["new", "my_op", "--schema", schema, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "the schema of my_op has 65 arguments and PyTorch's dispatcher takes at most 64" in err
+    assert "one Tensor[]" in err and not (tmp_path / "o").exists()
+
+
+def test_the_argument_limit_is_pytorchs_own():
+    lib = torch.library.Library("opsdk_unit_arg_limit", "DEF")
+    limit = spec.MAX_ARGUMENTS
+    spec.parse(f"at_limit({_tensors(limit)}) -> Tensor")
+    lib.define(f"at_limit({_tensors(limit)}) -> Tensor")
+    with pytest.raises(RuntimeError, match=f"only supports {limit}"):
+        lib.define(f"over_limit({_tensors(limit + 1)}) -> Tensor")
+
+
+def test_updatable_counts_the_out_overloads_two_arguments(tmp_path, capsys):
+    schema = f"my_op({_tensors(62)}, SymInt n) -> Tensor"
+    argv = ["new", "my_op", "--schema", schema, "--updatable", "n", "--out", str(tmp_path / "o")]
+    assert cli.main(argv) == 2
+    assert "my_op.out (--updatable) has 65 arguments" in capsys.readouterr().err
