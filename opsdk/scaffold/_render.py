@@ -25,7 +25,7 @@ from opsdk._runtime import spec, updatable
 from opsdk.axes import DEFAULT_STYLE, STYLES
 from opsdk.cann import cppsig
 from opsdk.errors import ScaffoldError, SpecError
-from opsdk.scaffold import cann_infer, cann_torch
+from opsdk.scaffold import cann_infer, cann_torch, names
 from opsdk.scaffold._context import context
 
 # The cookiecutter template: package data beside this module, in a checkout and installed.
@@ -197,6 +197,11 @@ def new(req: NewRequest, then: Callable[[Path], None] | None = None) -> NewResul
     op = build_spec(req)
     out = Path(req.out).expanduser()
     target = out / package_name(op, req)
+    names.refuse_shadowing(
+        target.name,
+        target,
+        "rename the directory --from-cann names" if req.package else "choose another op name",
+    )
     if target.exists() and not req.force:
         raise ScaffoldError(
             f"{target} already exists: choose another --out, or pass --force to move it "

@@ -1,14 +1,17 @@
 """`opsdk new` refuses, in one line with exit 2 and nothing written, what it used to take
 and then fail on: an empty --schema (it built the default add), an op without a tensor
-(it failed 12 of 15 cells), defaults torch cannot hold and more arguments than PyTorch
-takes."""
+(it failed 12 of 15 cells), a package name another module answers to, defaults torch
+cannot hold and more arguments than PyTorch takes."""
 
 import pytest
 import torch
 
 from opsdk import cli
 from opsdk._runtime import spec
+from opsdk.errors import ScaffoldError
 from opsdk.inputs import I32
+from opsdk.scaffold import NewRequest
+from opsdk.scaffold.cann_project import new_project
 
 
 @pytest.mark.parametrize(
@@ -96,6 +99,40 @@ def test_a_written_input_returned_other_than_torch_npu_s_way_is_refused_as_the_g
     assert not (tmp_path / "o").exists()
     torch_npu_way = "my_bad(Tensor(a!) x, Tensor y) -> Tensor(a!)"  # the correct twin
     assert cli.main(["new", "my_bad", "--schema", torch_npu_way, "--out", str(tmp_path)]) == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "taken"),
+    [
+        ("os", "a module of Python's standard library"),
+        ("json", "a module of Python's standard library"),
+        ("typing", "a module of Python's standard library"),
+        ("torch", "a module opsdk imports"),
+        ("opsdk", "a module opsdk imports"),
+        ("torchair", "a module opsdk imports"),
+        ("numpy", "importable here already ("),
+        ("tests", "the name of the project's tests/ folder"),
+        ("conftest", "the module pytest makes of the project's tests/conftest.py"),
+    ],
+)
+def test_a_package_name_another_module_answers_to_is_refused(tmp_path, capsys, name, taken):
+    """`opsdk new os` used to succeed, then `check` imported the standard library's os
+    ("os declares no OPS"); `opsdk new tests` ended in a cookiecutter traceback."""
+    assert cli.main(["new", name, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"error: package name {name!r} is {taken}" in err and "\n" not in err
+    assert err.endswith(f": choose another op name (e.g. {name}_op)")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_project_folder_named_like_a_module_is_refused_with_the_folder_to_rename(tmp_path):
+    root = tmp_path / "Json"  # the package is named after the folder: json
+    root.mkdir()
+    (root / "ops.json").write_text(MSOPGEN % ('["ND"]', '["fp16", "float"]', '"int"', '"0"'))
+    with pytest.raises(ScaffoldError, match="'json' is a module of Python's standard library.*"
+                       "rename the directory --from-cann names"):  # fmt: skip
+        new_project(NewRequest(None, out=tmp_path / "o"), root)
+    assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize(
