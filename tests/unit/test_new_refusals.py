@@ -1,14 +1,19 @@
 """`opsdk new` refuses, in one line with exit 2 and nothing written, what it used to take
 and then fail on: an empty --schema (it built the default add), an op without a tensor
 (it failed 12 of 15 cells), a package name another module answers to, defaults torch
-cannot hold and more arguments than PyTorch takes."""
+cannot hold, more arguments than PyTorch takes, and --from-cann files no definition is."""
+
+import os
+import threading
+from pathlib import Path
 
 import pytest
 import torch
 
 from opsdk import cli
 from opsdk._runtime import spec
-from opsdk.errors import ScaffoldError
+from opsdk.cann import files
+from opsdk.errors import ScaffoldError, SpecError
 from opsdk.inputs import I32
 from opsdk.scaffold import NewRequest
 from opsdk.scaffold.cann_project import new_project
@@ -81,8 +86,6 @@ def test_the_msopgen_file_without_typos_is_made(tmp_path, capsys):
 
 def _guide_line(start: str) -> str:
     """The line of docs/guide.md (§3's example output) that starts with ``start``."""
-    from pathlib import Path
-
     guide = Path(__file__).parents[2] / "docs" / "guide.md"
     return next(line.strip() for line in guide.read_text().splitlines() if start in line)
 
@@ -193,3 +196,63 @@ def test_updatable_counts_the_out_overloads_two_arguments(tmp_path, capsys):
     argv = ["new", "my_op", "--schema", schema, "--updatable", "n", "--out", str(tmp_path / "o")]
     assert cli.main(argv) == 2
     assert "my_op.out (--updatable) has 65 arguments" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda tmp: "/dev/null", "not a regular file (a device, a FIFO or a folder)"),
+        (
+            lambda tmp: _written(tmp / "op.json", b'[{"op": "\x00"}]'),
+            "a binary file (NUL bytes), not a CANN definition",
+        ),
+        (
+            lambda tmp: _written(tmp / "op_proto.h", b"REG_OP(MyOp) // \xff\xfe"),
+            "not UTF-8 text (byte 0xff at offset 16): save it as UTF-8",
+        ),
+    ],
+    ids=["device", "binary", "not utf-8"],
+)
+def test_from_cann_refuses_what_no_definition_is(tmp_path, capsys, make, message):
+    """A binary file ended in a UnicodeDecodeError traceback."""
+    source = make(tmp_path)
+    assert cli.main(["new", "my_op", "--from-cann", str(source), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"error: {source}: {message}" in err and "\n" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_endless_device_is_refused_unread():
+    """/dev/zero was read until the OOM killer came (21.9 GB)."""
+    with pytest.raises(SpecError, match=r"^/dev/zero: not a regular file \(a device"):
+        files.text(Path("/dev/zero"))
+    assert files.head(Path("/dev/zero")) == ""
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path, capsys):
+    fifo = tmp_path / "op.json"
+    os.mkfifo(fifo)
+    codes = []
+    argv = ["new", "my_op", "--from-cann", str(fifo), "--out", str(tmp_path / "o")]
+    worker = threading.Thread(target=lambda: codes.append(cli.main(argv)), daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    if not codes:  # let the blocked reader go, then fail
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert codes == [2]
+    assert f"{fifo}: not a regular file (a device, a FIFO" in capsys.readouterr().err
+
+
+def _written(path, data: bytes):
+    path.write_bytes(data)
+    return path
+
+
+def test_a_definition_past_the_size_limit_is_refused_unread(tmp_path):
+    big = tmp_path / "huge_proto.h"
+    with big.open("wb") as f:  # sparse: no disk, but larger than any definition
+        f.write(b"REG_OP(Huge)\n")
+        f.truncate(files.MAX_BYTES + 1)
+    with pytest.raises(SpecError, match="larger than 16 MiB, which no CANN definition is"):
+        files.text(big)
+    assert files.head(big).startswith("REG_OP(Huge)")  # a folder's scan sees what it is
