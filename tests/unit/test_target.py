@@ -88,3 +88,11 @@ def test_ops_as_a_list_of_distinct_overloads_is_discovered():
         "tgt_ops::op",
         "tgt_ops::other",
     ]
+
+
+def test_the_audit_reads_ops_as_check_does():
+    from opsdk.audit.library import _ops_of
+
+    with pytest.raises(TargetError, match=r"write torch\.ops\.tgt_ops\.op\.default$"):
+        _ops_of(_package((torch.ops.tgt_ops.op,)), set())
+    assert _ops_of(_package((OP, OTHER)), set()) == [OP, OTHER]

@@ -32,14 +32,28 @@ from opsdk.harness.run.heard import Heard
 from opsdk.harness.variants import contexts
 from opsdk.harness.variants import profiles as _profiles
 
-__all__ = ["cached", "cells", "discover", "not_run", "one_run", "run_cell", "run_matrix"]
+__all__ = [
+    "cached",
+    "cells",
+    "declared_ops",
+    "discover",
+    "not_run",
+    "one_run",
+    "run_cell",
+    "run_matrix",
+]
 
 
 def discover(package) -> list[OpUnderTest]:
-    """The ops an op package declares in its ``OPS`` tuple, with parsed specs. An entry
-    that is no op overload is refused, naming it and what to write. So is an op listed
-    twice, rather than run once: the second entry is most often a copy meant to be another
-    op, which running it once would hide."""
+    """The ops an op package declares in its ``OPS`` tuple, with parsed specs."""
+    return [OpUnderTest(spec.of(op), package.__name__) for op in declared_ops(package)]
+
+
+def declared_ops(package) -> list:
+    """The op overloads ``package`` lists in ``OPS``. An entry that is no op overload is
+    refused, naming it and what to write. So is an op listed twice, rather than run once:
+    the second entry is most often a copy meant to be another op, which running it once
+    would hide."""
     ops = getattr(package, "OPS", None)
     if not ops:
         raise TargetError(
@@ -61,7 +75,7 @@ def discover(package) -> list[OpUnderTest]:
                 f"{entry} lists {op.name()} again (entry {first[op]}): list each op once"
             )
         first[op] = number
-    return [OpUnderTest(spec.of(op), package.__name__) for op in ops]
+    return list(ops)
 
 
 def _not_an_overload(entry) -> str:
