@@ -43,6 +43,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -440,6 +441,8 @@ class Declaration:
 
 
 _REGISTRY: dict[str, Declaration] = {}
+# Where each op's declaration was made (file:line of the declare_supported call).
+_DECLARED_AT: dict[str, str] = {}
 
 
 def declare_supported(
@@ -450,7 +453,34 @@ def declare_supported(
     non_contiguous: bool = True,
 ) -> Declaration:
     """Register the inputs ``op`` (a ``torch.ops`` overload) supports; checked against
-    its schema now, so a mistake fails the package's import with the argument named."""
+    its schema now, so a mistake fails the package's import with the argument named.
+    One declaration per op: a second call elsewhere is refused rather than merged or
+    let to replace the first, since which cases and tolerances win would be a guess
+    (the same call run again, its module imported anew, replaces it)."""
+    caller = sys._getframe(1)
+    at = f"{caller.f_code.co_filename}:{caller.f_lineno}"
+    name, declaration = _checked(op, cases, tolerances, non_contiguous)
+    first = _DECLARED_AT.setdefault(name, at)
+    if first != at:
+        raise SpecError(
+            f"declare_supported({name}) at {at}: its inputs are declared already, at {first}: "
+            "give all its cases in that one declare_supported([...])"
+        )
+    _REGISTRY[name] = declaration
+    return declaration
+
+
+def redeclare(op, cases: Iterable[Support], *, non_contiguous: bool = True) -> Declaration:
+    """Replace what ``op`` supports, checked as :func:`declare_supported` checks it: the
+    audit's own cases, tried and narrowed over those a library declared."""
+    name, declaration = _checked(op, cases, None, non_contiguous)
+    _REGISTRY[name] = declaration
+    return declaration
+
+
+def _checked(op, cases, tolerances, non_contiguous: bool) -> tuple[str, Declaration]:
+    """The op's qualname and its declaration, refused (:class:`SpecError`) where it does
+    not fit the op's schema."""
     if not isinstance(op, torch._ops.OpOverload):
         raise SpecError(
             f"declare_supported takes an op overload (torch.ops.ns.op.default), got {op!r}"
@@ -468,9 +498,7 @@ def declare_supported(
                 f"declare_supported({name}): tolerances map a torch.dtype to (rtol, atol), "
                 f"got {dtype!r}: {tol!r}"
             )
-    declaration = Declaration(cases, dict(tolerances or {}), non_contiguous)
-    _REGISTRY[name] = declaration
-    return declaration
+    return name, Declaration(cases, dict(tolerances or {}), non_contiguous)
 
 
 def _check_against_schema(name: str, op: spec.OpSpec, case: Support) -> None:

@@ -10,7 +10,9 @@ exactly one place.
 from __future__ import annotations
 
 import keyword
+import math
 import re
+import sys
 from dataclasses import dataclass
 
 import torch
@@ -24,6 +26,15 @@ RESERVED_NAMESPACES = frozenset({"aten", "prim", "prims", "torch", "_"})
 ATTACH_ONLY_NAMESPACES = frozenset({"npu"})
 DEFAULT_NAMESPACE = "custom"
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# The most arguments a schema may have: the dispatcher keeps one bit per argument in a
+# c10::utils::bitset, 64 bits (makeBitsetForDispatchArgs in torch's
+# ATen/core/dispatch/DispatchKeyExtractor.h); ``define`` refuses more, so the package
+# would not import.
+MAX_ARGUMENTS = 64
+# A number in a schema (not part of a name): what torch's parser reads with stoll/stod.
+_NUMBER = re.compile(r"(?<![\w.])-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+# A hexadecimal integer, which torch's schema lexer reads as 0 (``int y=0x10`` -> ``y=0``).
+_HEX_INT = re.compile(r"(?<![\w.])-?0[xX][0-9A-Fa-f]+(?![\w.])")
 
 
 def default_schema(name: str, inplace: bool, returns_input: bool = False) -> str:
@@ -258,11 +269,20 @@ def parse(
     """
     ns, schema = _split_name(text, name, namespace)
     _check_namespace(ns)
+    unquoted = re.sub(r"'[^']*'|\"[^\"]*\"", "", schema)  # string defaults may be any text
+    hexadecimal = _HEX_INT.search(unquoted)
+    if hexadecimal:
+        number = hexadecimal.group(0)
+        raise SpecError(
+            f"schema {schema!r}: torch's schema parser reads the hexadecimal {number} as 0: "
+            f"write it in decimal ({int(number, 16)})"
+        )
     try:
         parsed = torch._C.parse_schema(f"{ns}::{schema}")
+    except IndexError:  # std::out_of_range from torch's stoll/stod: a default too large
+        raise SpecError(f"schema {schema!r}: {_out_of_range(unquoted)}") from None
     except (RuntimeError, UnicodeError) as err:  # torch refuses non-ASCII text undecoded
         first = str(err).strip().splitlines()[0]
-        unquoted = re.sub(r"'[^']*'|\"[^\"]*\"", "", schema)  # string defaults may be any text
         non_ascii = re.findall(r"\w*[^\x00-\x7f]\w*", unquoted)
         fix = (
             f"torch's schema parser takes ASCII names only ({non_ascii[0]!r} is not)"
@@ -274,6 +294,33 @@ def parse(
     if validate:
         validate_rules(spec)
     return spec
+
+
+def _out_of_range(unquoted: str) -> str:
+    """Which number of a schema torch could not hold (an int default beyond int64, a float
+    one beyond a double's normal range), and the range it must be in."""
+    for number in _NUMBER.findall(unquoted):
+        if re.fullmatch(r"-?\d+", number):
+            if not -(2**63) <= int(number) < 2**63:
+                return (
+                    f"the int default {number} does not fit int64: give one from "
+                    f"{-(2**63)} to {2**63 - 1}"
+                )
+        elif (value := float(number)) and not sys.float_info.min <= abs(value) < math.inf:
+            return (
+                f"the float default {number} is out of a double's range: give one from "
+                f"{sys.float_info.min:g} to {sys.float_info.max:g} in magnitude (or 0)"
+            )
+    return "a number in it is out of range: int defaults fit int64, float defaults a double"
+
+
+def check_argument_count(count: int, what: str) -> None:
+    """Refuse a schema of more arguments than PyTorch's dispatcher takes (:data:`MAX_ARGUMENTS`)."""
+    if count > MAX_ARGUMENTS:
+        raise SpecError(
+            f"{what} has {count} arguments and PyTorch's dispatcher takes at most "
+            f"{MAX_ARGUMENTS}: pass several tensors as one Tensor[] (or values as one int[])"
+        )
 
 
 def _check_namespace(ns: str) -> None:
@@ -334,7 +381,9 @@ def _alias_set(info) -> str | None:
 
 
 def validate_rules(spec: OpSpec) -> None:
-    """The rules an op must follow to be functionalizable (and so to enter a graph)."""
+    """The rules an op must follow to be functionalizable (and so to enter a graph), and
+    to be defined at all."""
+    check_argument_count(len(spec.args), f"the schema of {spec.name}")
     names = [a.name for a in spec.args] + [r.name for r in spec.returns if r.name]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:

@@ -124,7 +124,7 @@ def attach(audit_op, definitions=None) -> None:
             audit_op.no_case = f"no case: {audit_op.left or why}; the derived one: {why}"
             return
     # each was checked against the schema alone; now all are the op's
-    inputs.declare_supported(op, audit_op.cases, non_contiguous=False)
+    inputs.redeclare(op, audit_op.cases, non_contiguous=False)
 
 
 def from_definition(op, definitions: dict) -> list:
@@ -155,7 +155,7 @@ def _fitting(op, supports) -> tuple[list, str]:
     fit, why = [], ""
     for support in supports:
         try:
-            inputs.declare_supported(op, [support], non_contiguous=False)
+            inputs.redeclare(op, [support], non_contiguous=False)
         except SpecError as err:
             why = f"a declared case does not fit the schema: {err}"
             continue
@@ -170,7 +170,7 @@ def declared_as(audit_op, supports):
     fit, _ = _fitting(audit_op.op, supports)
     try:
         if fit:
-            inputs.declare_supported(audit_op.op, fit, non_contiguous=False)
+            inputs.redeclare(audit_op.op, fit, non_contiguous=False)
         yield fit
     finally:
-        inputs.declare_supported(audit_op.op, audit_op.cases, non_contiguous=False)
+        inputs.redeclare(audit_op.op, audit_op.cases, non_contiguous=False)

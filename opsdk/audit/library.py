@@ -149,12 +149,13 @@ def _package(target: str, definitions: dict) -> Library:
 
 
 def _ops_of(package, before: set[str]) -> list:
-    """The overloads ``package`` declares in ``OPS``, else those its import defined."""
+    """The overloads ``package`` declares in ``OPS`` (checked as `opsdk check` checks
+    them), else those its import defined."""
+    from opsdk import harness
     from opsdk.errors import TargetError
 
-    declared = getattr(package, "OPS", None)
-    if declared:
-        return list(declared)
+    if getattr(package, "OPS", None):
+        return harness.declared_ops(package)
     names = sorted(set(torch._C._dispatch_get_all_op_names()) - before)
     if not names:
         raise TargetError(

@@ -66,7 +66,7 @@ def read(paths) -> dict[str, Prototype]:
 
 
 def _add(found: dict[str, Prototype], ops, source: Path) -> None:
-    fmt = cann.format_of(source.read_text(encoding="utf-8", errors="replace"))
+    fmt = cann.format_of(files.head(source))
     for op in ops:
         new = Prototype(op, source, fmt)
         known = found.setdefault(op.ir.op_type, new)

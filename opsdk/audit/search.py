@@ -65,7 +65,7 @@ def search(audit_op, meta_file: str) -> bool:
     taken = reached is None and current is not audit_op.cases[0]
     if taken:
         audit_op.cases = [current]
-    inputs.declare_supported(op, audit_op.cases, non_contiguous=False)
+    inputs.redeclare(op, audit_op.cases, non_contiguous=False)
     return taken
 
 
@@ -74,7 +74,7 @@ def _reach(op, op_spec, support, meta_file: str) -> tuple[tuple[int, ...] | None
     it got (the lines of its file's frames where it raised, outermost first; () before
     it) and what it said."""
     try:
-        inputs.declare_supported(op, [support], non_contiguous=False)
+        inputs.redeclare(op, [support], non_contiguous=False)
         call = first_call(cases(op_spec, "static", "eager")[0])
     except (SpecError, ValueError, TypeError) as err:
         return (), str(err)

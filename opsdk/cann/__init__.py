@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from opsdk.cann import depends, msopgen, opdef, reg_op
+from opsdk.cann import depends, files, msopgen, opdef, reg_op
 from opsdk.cann._model import CannOp, CannWarning, counts, declared
 from opsdk.errors import SpecError
 
@@ -82,10 +82,7 @@ def _text_of(source) -> tuple[str, str]:
     ):
         return source, "<text>"
     path = Path(source)
-    try:
-        return path.read_text(encoding="utf-8"), str(path)
-    except OSError as err:
-        raise SpecError(f"{path}: cannot read it ({err.strerror})") from None
+    return files.text(path), str(path)
 
 
 @contextlib.contextmanager

@@ -44,7 +44,7 @@ from pathlib import Path
 
 from opsdk._runtime import types
 from opsdk._runtime.irdef import Attr, Input, IrDef, Output
-from opsdk.cann import cpp
+from opsdk.cann import cpp, files
 from opsdk.cann._model import CannOp, CannWarning
 from opsdk.cann.cpp import CppError, Native, Sym, Tok, Unknown
 from opsdk.errors import SpecError
@@ -98,10 +98,7 @@ def resolver(path: Path):
 
     def resolve(include: str, from_file: str):
         candidate = Path(from_file).parent / include
-        try:
-            return candidate.read_text(encoding="utf-8", errors="replace"), str(candidate)
-        except OSError:
-            return None
+        return (files.head(candidate), str(candidate)) if candidate.is_file() else None
 
     return resolve
 

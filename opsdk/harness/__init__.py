@@ -15,6 +15,7 @@ __all__ = [
     "cached",
     "cells",
     "columns",
+    "declared_ops",
     "discover",
     "not_run",
     "one_run",
@@ -22,7 +23,16 @@ __all__ = [
     "run_matrix",
 ]
 
-_MATRIX = ("cached", "cells", "discover", "not_run", "one_run", "run_cell", "run_matrix")
+_MATRIX = (
+    "cached",
+    "cells",
+    "declared_ops",
+    "discover",
+    "not_run",
+    "one_run",
+    "run_cell",
+    "run_matrix",
+)
 _MODEL = ("Cell", "Result")
 
 

@@ -8,9 +8,13 @@ point leaves nothing behind, and an existing directory is never deleted.
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
 import json
 import os
+import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -25,14 +29,18 @@ from opsdk._runtime import spec, updatable
 from opsdk.axes import DEFAULT_STYLE, STYLES
 from opsdk.cann import cppsig
 from opsdk.errors import ScaffoldError, SpecError
-from opsdk.scaffold import cann_infer, cann_torch
+from opsdk.scaffold import cann_infer, cann_torch, names
 from opsdk.scaffold._context import context
 
 # The cookiecutter template: package data beside this module, in a checkout and installed.
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
-# Files are named after the op (NAME_<16 hex>.so, .opsdk-new-NAME-<8 random>), and file
-# systems take 255 bytes per name.
+# Files are named after the op (NAME_<16 hex>.so, .opsdk-new-NAME-<host>-<pid>-<8 random>),
+# and file systems take 255 bytes per name.
 MAX_NAME = 200
+# A staging directory's name: the op's, then this machine's and the process's, whose death
+# makes it an orphan (Linux pids have at most 7 digits).
+_STAGING = re.compile(r"\.opsdk-new-\w+-(?P<host>[0-9a-f]{8})-(?P<pid>\d{1,7})-\w+")
+_HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
 
 
 @dataclass(frozen=True)
@@ -113,6 +121,8 @@ def build_spec(req: NewRequest) -> spec.OpSpec:
             )
         updatable.check_op(op)
         updatable.check_params(op, req.updatable)
+        # its .out overload takes the op's arguments, workspace and out
+        spec.check_argument_count(len(op.args) + 2, f"{op.name}.out (--updatable)")
     if req.pattern and (op.inplace or req.pair or not op.returns):
         raise SpecError(
             "--pattern: a fusion pattern replaces functional torch code by the op's outputs; "
@@ -195,36 +205,61 @@ def new(req: NewRequest, then: Callable[[Path], None] | None = None) -> NewResul
     op = build_spec(req)
     out = Path(req.out).expanduser()
     target = out / package_name(op, req)
+    names.refuse_shadowing(
+        target.name,
+        target,
+        "rename the directory --from-cann names" if req.package else "choose another op name",
+    )
     if target.exists() and not req.force:
-        raise ScaffoldError(
-            f"{target} already exists: choose another --out, or pass --force to move it "
-            "aside (nothing is deleted)"
-        )
+        raise _taken(target)
     with staging_dir(out, target.name) as staging:
         project = render(op, req, staging)
         if then is not None:
             then(project)
-        try:
-            backup = _backup_path(target) if target.exists() else None
-            if backup is not None:
-                target.rename(backup)
-            os.rename(project, target)
-        except OSError as err:
-            raise ScaffoldError(
-                f"cannot write {target} ({err}): check permissions and space"
-            ) from None
-    return NewResult(target, backup)
+        return NewResult(target, _publish(project, target, req.force))
+
+
+def _publish(project: Path, target: Path, force: bool) -> Path | None:
+    """Rename the staged ``project`` to ``target``; with ``force`` an existing ``target``
+    is first renamed aside, to the backup returned. The rename never replaces a package:
+    one another `opsdk new` published meanwhile makes it fail (the loser's error), so of
+    two at once neither moves the other's result aside."""
+    backup = None
+    try:
+        if force and target.exists():
+            aside = _backup_path(target)
+            target.rename(aside)
+            backup = aside
+        os.rename(project, target)
+    except OSError as err:
+        moved = f"; the existing {target.name} was moved to {backup}" if backup else ""
+        if err.errno in (errno.EEXIST, errno.ENOTEMPTY):
+            raise _taken(target, f" (another opsdk new wrote it meanwhile{moved})") from None
+        raise ScaffoldError(
+            f"cannot write {target} ({err}): check permissions and space{moved}"
+        ) from None
+    return backup
+
+
+def _taken(target: Path, why: str = "") -> ScaffoldError:
+    return ScaffoldError(
+        f"{target} already exists{why}: choose another --out, or pass --force to move it "
+        "aside (nothing is deleted)"
+    )
 
 
 @contextlib.contextmanager
 def staging_dir(out: Path, name: str) -> Iterator[Path]:
     """A temporary directory inside ``out`` (so the final move is a rename), always removed,
-    and with it on failure the directories made for ``out``."""
+    and with it on failure the directories made for ``out``. It is named after this
+    process (:data:`_STAGING`), so the next one removes it if this one is killed."""
     made = [d for d in (out, *out.parents) if not d.exists()]  # innermost first
     try:
         try:
             out.mkdir(parents=True, exist_ok=True)
-            staging = Path(tempfile.mkdtemp(prefix=f".opsdk-new-{name}-", dir=out))
+            _remove_orphans(out)
+            prefix = f".opsdk-new-{name}-{_HOST}-{os.getpid()}-"
+            staging = Path(tempfile.mkdtemp(prefix=prefix, dir=out))
         except OSError as err:
             raise ScaffoldError(
                 f"cannot write to {out} ({err.strerror}): pick a writable --out directory"
@@ -238,6 +273,26 @@ def staging_dir(out: Path, name: str) -> Iterator[Path]:
             with contextlib.suppress(OSError):  # not empty: not only ours
                 directory.rmdir()
         raise
+
+
+def _remove_orphans(out: Path) -> None:
+    """Remove the staging directories in ``out`` that a killed `opsdk new` left (SIGKILL
+    runs no cleanup): those of a process of this machine that no longer runs. Any other
+    (a live process's, another machine's on a shared disk) is left alone."""
+    for path in out.glob(".opsdk-new-*"):
+        named = _STAGING.fullmatch(path.name)
+        if named and named["host"] == _HOST and not _running(int(named["pid"])):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists: another user's
+        pass
+    return True
 
 
 def render(op: spec.OpSpec, req: NewRequest, staging: Path, package: str | None = None) -> Path:

@@ -1,6 +1,8 @@
 """`opsdk new --from-cann DIR`: an AscendC project's ops become one package, atomically."""
 
 import json
+import os
+import threading
 
 import pytest
 
@@ -108,23 +110,36 @@ def test_skip_unreadable_skips_an_op_opsdk_cannot_make_with_a_warning(project, t
 
 
 @pytest.mark.parametrize(
-    ("file", "content", "said"),
+    ("file", "content", "said", "why"),
     [
-        ("op_host/muls_def.cpp", 'OP_ADD(Muls)\nthis->Input("x")', "op_host/muls_def.cpp: "),
-        ("sleep.json", json.dumps([_json_op("Sleep", "x", "")]), "sleep (sleep.json): "),
+        ("op_host/muls_def.cpp", 'OP_ADD(Muls)\nthis->Input("x")', "op_host/muls_def.cpp: ", ""),
+        ("sleep.json", json.dumps([_json_op("Sleep", "x", "")]), "sleep (sleep.json): ", ""),
+        (
+            "op_host/bin_def.cpp",
+            b"OP_ADD(Bin)\0\x7fELF",
+            "op_host/bin_def.cpp: ",
+            "bin_def.cpp: a binary file (NUL bytes), not a CANN definition",
+        ),
+        (
+            "op_host/gbk_def.cpp",
+            "OP_ADD(Gbk) // \u52a0\u6cd5".encode("gbk"),
+            "op_host/gbk_def.cpp: ",
+            "gbk_def.cpp: not UTF-8 text (byte 0xbc at offset 15): save it as UTF-8",
+        ),
     ],
-    ids=["unreadable", "no torch side"],
+    ids=["unreadable", "no torch side", "binary", "not utf-8"],
 )
 def test_an_op_opsdk_cannot_make_fails_the_command_and_writes_nothing(
-    project, tmp_path, capsys, file, content, said
+    project, tmp_path, capsys, file, content, said, why
 ):
     """The package would miss the op: exit 2 naming its file, the reason and the flag that
-    skips it; nothing written, whichever op (the first or a later one) is refused."""
-    (project / file).write_text(content)
+    skips it; nothing written, whichever op (the first or a later one) is refused. A binary
+    or undecodable file is one such refusal (it was a UnicodeDecodeError traceback)."""
+    (project / file).write_bytes(content if isinstance(content, bytes) else content.encode())
     out = tmp_path / "out"
     assert cli.main(["new", "--from-cann", str(project), "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
-    assert f"--from-cann {project}: {said}" in err and "\n" not in err
+    assert f"--from-cann {project}: {said}" in err and why in err and "\n" not in err
     assert err.endswith("(fix it, or pass --skip-unreadable to make the package without it)")
     assert not out.exists()
     argv = ["new", "--from-cann", str(project), "--out", str(out), "--skip-unreadable"]
@@ -217,3 +232,17 @@ def test_an_op_is_named_as_its_own_file_spells_it(tmp_path, capsys):
 
     ops = cann.read(json.dumps(_ops))
     assert pick(ops, "top_k_v2", "f").ir.op_type == pick(ops, "top_kv2", "f").ir.op_type == "TopKV2"
+
+
+def test_a_fifo_in_the_project_is_passed_over_not_waited_on(project, tmp_path):
+    """Reading a FIFO blocks until a writer comes: the readers open nothing but regular
+    files (the inference search reads every .cpp of the project's folders)."""
+    fifo = project / "op_host" / "add_custom_infershape.cpp"
+    os.mkfifo(fifo)
+    done = []
+    worker = threading.Thread(target=lambda: done.append(definitions(project)), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    if not done:  # let the blocked reader go, then fail
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert [d.name for d in done[0]] == ["add_custom", "scale_inplace"]

@@ -154,6 +154,54 @@ def test_a_failure_after_out_was_made_removes_what_it_made(capsys, tmp_path, mon
     assert list((tmp_path / "kept").iterdir()) == []
 
 
+def _staging(out: Path, host: str, pid: int) -> Path:
+    """A staging folder as `opsdk new` names it, with a file in it."""
+    folder = out / f".opsdk-new-my_add-{host}-{pid}-x1y2z3w4"
+    folder.mkdir(parents=True)
+    (folder / "half_written.py").write_text("")
+    return folder
+
+
+def test_a_killed_news_staging_folder_is_removed_by_the_next_and_no_other(
+    capsys, tmp_path, monkeypatch
+):
+    """SIGKILL/SIGTERM of `opsdk new` (2 of 12) left its .opsdk-new-* folder for good. The
+    next `opsdk new` in that folder removes the ones whose process is gone; a live one's,
+    another machine's and one it cannot tell the owner of stay."""
+    monkeypatch.setattr(_render, "_format", lambda package: None)  # not under test: fast
+    finished = subprocess.Popen([sys.executable, "-c", ""])
+    finished.wait()  # its pid is a process that no longer exists
+    out = tmp_path / "o"
+    orphan = _staging(out, _render._HOST, finished.pid)
+    live = _staging(out, _render._HOST, os.getpid())
+    elsewhere = _staging(out, "0" * 8 if _render._HOST != "0" * 8 else "1" * 8, finished.pid)
+    unnamed = out / ".opsdk-new-my_add-abcd1234"  # an older opsdk's: no owner in its name
+    unnamed.mkdir()
+    code, _, err = _run(capsys, "new", "my_mul", "--out", str(out))
+    assert code == 0, err
+    assert not orphan.exists()
+    assert live.exists() and elsewhere.exists() and unnamed.exists()
+
+
+def test_of_two_news_at_once_the_second_to_publish_fails_and_moves_nothing(tmp_path, monkeypatch):
+    """Both found no my_add and rendered; the second used to move the first's package to
+    my_add.bak1 and publish its own, without --force."""
+    monkeypatch.setattr(_render, "_format", lambda package: None)
+    target = tmp_path / "my_add"
+
+    def the_other_publishes(project):
+        target.mkdir()
+        (target / "theirs.py").write_text("")
+
+    with pytest.raises(_render.ScaffoldError) as err:
+        _render.new(_render.NewRequest("my_add", out=tmp_path), then=the_other_publishes)
+    assert str(err.value).startswith(
+        f"{target} already exists (another opsdk new wrote it meanwhile): choose another --out"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["my_add"]  # no .bak1, no staging
+    assert [p.name for p in target.iterdir()] == ["theirs.py"]
+
+
 def test_opsdk_graph_checks_its_folder_before_any_work(capsys, tmp_path):
     (tmp_path / "taken").write_text("")
     code, out, err = _run(

@@ -20,6 +20,7 @@ from opsdk._runtime.inputs import (
     Range,
     Support,
     declare_supported,
+    declared,
 )
 from opsdk._runtime.spec import parse
 from opsdk.errors import SpecError
@@ -448,3 +449,26 @@ def test_an_argument_after_one_left_to_its_default_is_passed_by_keyword():
     (case, *_) = cases(parse(str(GAPPED._schema), validate=False), "static", "eager")
     call = case.calls[0]
     assert len(call.args) == 1 and call.kwargs == {"flag": True}
+
+
+_LIB.define("twice(Tensor x) -> Tensor")
+TWICE = torch.ops.t_inputs.twice.default
+declare_supported(TWICE, [Support(F32(2, 3))])
+
+
+def test_a_second_declaration_for_an_op_is_refused_and_the_first_stands():
+    """It used to replace the first, silently."""
+    with pytest.raises(SpecError) as err:
+        declare_supported(TWICE, [Support(F16(4))])
+    message = str(err.value)
+    assert message.startswith(f"declare_supported(t_inputs::twice) at {__file__}:")
+    assert f"its inputs are declared already, at {__file__}:" in message
+    assert message.endswith("give all its cases in that one declare_supported([...])")
+    assert [c.label for c in cases(parse(str(TWICE._schema)), "static", "eager")][0] == "F32(2, 3)"
+
+
+def test_the_same_declaration_run_again_replaces_it_as_a_reimported_module_does():
+    _LIB.define("again(Tensor x) -> Tensor")
+    for dims in ((2,), (3,)):  # one call, run twice
+        declare_supported(torch.ops.t_inputs.again.default, [Support(F32(*dims))])
+    assert declared("t_inputs::again").cases[0].label == "F32(3)"

@@ -283,3 +283,16 @@ def test_a_torch_guard_torchair_asked_for_on_a_data_dependent_size_is_torchairs(
     assert failure.layer == "converter"
     assert f"in its own code converting at {in_torchair}:2 (is_zero_element_tensor)" in str(failure)
     assert "depends on the op's data" in str(failure) and "fix converter.py" not in str(failure)
+
+
+FAKE_NONE = _define("fake_none", lambda x: x * 2, lambda x: x * 2, lambda x: None)
+
+
+def test_a_fake_returning_none_is_blamed_on_the_fake():
+    """opcheck's test_faketensor skips a fake that returns None (torch compares outputs only
+    when the fake returns something): the column passed it, and every compiled column failed
+    in layer aot without naming the fake."""
+    opcheck = _results(FAKE_NONE, ("opcheck",))["opcheck"]
+    assert (opcheck.status, opcheck.layer) == ("fail", "fake"), opcheck.describe()
+    assert f"the fake function registered at {__file__}:" in opcheck.message
+    assert "returned None where the schema returns a Tensor: make it return" in opcheck.message

@@ -1,7 +1,11 @@
 """Loading what `opsdk check` is pointed at, and saying why an op package does not import."""
 
-import pytest
+from types import SimpleNamespace
 
+import pytest
+import torch
+
+from opsdk import harness
 from opsdk.errors import TargetError
 from opsdk.harness.run import target
 
@@ -38,3 +42,57 @@ def test_a_module_file_is_a_target_and_another_file_is_refused(tmp_path):
     (tmp_path / "notes.txt").write_text("")
     with pytest.raises(TargetError, match="neither an op package directory nor a module's .py"):
         target.load(str(tmp_path / "notes.txt"))
+
+
+_LIB = torch.library.Library("tgt_ops", "DEF")
+_LIB.define("op(Tensor x) -> Tensor")
+_LIB.define("other(Tensor x) -> Tensor")
+_LIB.define("only_named.v2(Tensor x) -> Tensor")
+OP, OTHER = torch.ops.tgt_ops.op.default, torch.ops.tgt_ops.other.default
+
+
+def _package(ops):
+    return SimpleNamespace(__name__="tgtpkg", OPS=ops)
+
+
+@pytest.mark.parametrize(
+    ("ops", "message"),
+    [
+        (
+            (OP, "tgt_ops::other"),
+            "tgtpkg.OPS entry 2 is 'tgt_ops::other', of type str: list the op overload, e.g. "
+            "torch.ops.tgt_ops.other.default",
+        ),
+        (
+            (torch.ops.tgt_ops.op,),
+            "tgtpkg.OPS entry 1 is the op packet torch.ops.tgt_ops.op, not one of its overloads: "
+            "write torch.ops.tgt_ops.op.default",
+        ),
+        ((torch.ops.tgt_ops.only_named,), "write torch.ops.tgt_ops.only_named.v2"),
+        ((OP, 3), "tgtpkg.OPS entry 2 is 3, of type int: list the op overload, e.g. torch.ops"),
+        (OP, "tgtpkg.OPS is of type OpOverload, not a tuple: write OPS = (torch.ops.ns.op"),
+        ((OP, OTHER, OP), "tgtpkg.OPS entry 3 lists tgt_ops::op again (entry 1): list each op"),
+    ],
+    ids=["str", "packet", "packet without default", "int", "not a tuple", "twice"],
+)
+def test_an_ops_entry_of_the_wrong_kind_is_named_with_what_to_write(ops, message):
+    """Each was a traceback (AttributeError: no _schema; TypeError: not iterable), and an
+    op listed twice ran every cell twice."""
+    with pytest.raises(TargetError) as err:
+        harness.discover(_package(ops))
+    assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
+
+
+def test_ops_as_a_list_of_distinct_overloads_is_discovered():
+    assert [op.name for op in harness.discover(_package([OP, OTHER]))] == [
+        "tgt_ops::op",
+        "tgt_ops::other",
+    ]
+
+
+def test_the_audit_reads_ops_as_check_does():
+    from opsdk.audit.library import _ops_of
+
+    with pytest.raises(TargetError, match=r"write torch\.ops\.tgt_ops\.op\.default$"):
+        _ops_of(_package((torch.ops.tgt_ops.op,)), set())
+    assert _ops_of(_package((OP, OTHER)), set()) == [OP, OTHER]

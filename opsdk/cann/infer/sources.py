@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from opsdk.cann import files
+
 __all__ = ["Function", "Inference", "extracted", "find", "find_all"]
 
 _IMPL = re.compile(
@@ -71,7 +73,7 @@ def find_all(root: Path) -> dict[str, Inference]:
     """Every op type's inference registered under ``root``, by op type."""
     found: dict[str, Inference] = {}
     for path in _sources(Path(root)):
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = files.head(path)
         if "IMPL_OP" not in text and "OpDef" not in text:
             continue  # neither registers anything: the patterns below need these words
         for op_type, functions, depends in _registrations(text):
@@ -136,7 +138,7 @@ def _index(word: str, path: Path, text: str) -> int | None:
     for name in _LOCAL_INCLUDE.findall(text):
         header = path.parent / name
         if header.is_file():
-            texts.append(header.read_text(encoding="utf-8", errors="replace"))
+            texts.append(files.head(header))
     for candidate in texts:
         match = definition.search(_without_comments(candidate))
         if match:
@@ -170,7 +172,7 @@ def extracted(inference: Inference) -> str:
     system includes, each under a ``#line`` mark, then the registration the OpDef's
     ``SetInferShape`` / ``SetInferDataType`` make."""
     (path,) = inference.sources
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = files.head(path)
     clean = _without_comments(text)
     parts = ['#include "register/op_impl_registry.h"']
     parts += [line for line in text.splitlines() if re.match(r"\s*#include\s*<", line)]

@@ -101,7 +101,7 @@ def _tensor_names(op, call: Call) -> list[str]:
     return [repr(name) for name, value in bound.items() for _ in tensors_of(value)]
 
 
-def _fake_outputs(op, call: Call):
+def fake_outputs(op, call: Call):
     """The fake function's outputs for ``call``, as opcheck's ``test_faketensor`` makes them."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
@@ -119,7 +119,7 @@ def stride_mismatch(op, call: Call, device: str) -> CellFailure | None:
     kernel_call = on_device(call, device)
     try:
         real = tensors_of(op(*kernel_call.args, **kernel_call.kwargs))
-        fake = tensors_of(_fake_outputs(op, on_device(call, device)))
+        fake = tensors_of(fake_outputs(op, on_device(call, device)))
     except Exception:  # noqa: BLE001 - a raising kernel or fake is reported elsewhere
         return None
     for i, (r, f) in enumerate(zip(real, fake, strict=False)):

@@ -23,7 +23,9 @@ reference first (layer ``eager``), so a kernel that ignores the dim cannot pass 
 from __future__ import annotations
 
 import torch
+from torch._library import simple_registry
 
+from opsdk._runtime import spec
 from opsdk._runtime.spec import validate_rules
 from opsdk.errors import SpecError
 from opsdk.harness.cell import Cell, CellFailure
@@ -146,6 +148,27 @@ def _check(op, call: Call, device: str, utils, index) -> None:
         outcome = results[util]
         if outcome != "SUCCESS":
             raise _failure(op, call, device, util, outcome, index)
+    if "test_faketensor" in utils:
+        _fake_returns(op, on, index)
+
+
+def _fake_returns(op, call: Call, index) -> None:
+    """A fake function returning None for the op's one Tensor. opcheck's
+    ``test_faketensor`` compares the fake's outputs with the kernel's only when the fake
+    returns something (torch's CrossRefFakeMode skips None), so such a fake passes it and
+    every compiled column fails in AOT instead, without naming the fake. (None for
+    several returns or a list fails the test itself.)"""
+    if [r.type for r in spec.of(op).returns] != ["Tensor"]:
+        return
+    if layout.fake_outputs(op, call) is None:
+        fake = simple_registry.singleton.find(op.name()).fake_impl.kernel
+        at = f" registered at {fake.source}" if fake is not None else ""
+        raise CellFailure(
+            "fake",
+            f"call {index}: the fake function{at} returned None where the schema returns a "
+            "Tensor: make it return what the kernel does, a tensor of the output's shape "
+            "and dtype (opsdk.meta helps)",
+        )
 
 
 def _failure(op, call: Call, device: str, util: str, outcome, index) -> CellFailure:

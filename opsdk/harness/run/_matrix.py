@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import torch
+
 from opsdk._runtime import spec
 from opsdk._runtime.device import ensure_npu
 from opsdk._runtime.patches import guard_profiling_skipped
@@ -30,18 +32,64 @@ from opsdk.harness.run.heard import Heard
 from opsdk.harness.variants import contexts
 from opsdk.harness.variants import profiles as _profiles
 
-__all__ = ["cached", "cells", "discover", "not_run", "one_run", "run_cell", "run_matrix"]
+__all__ = [
+    "cached",
+    "cells",
+    "declared_ops",
+    "discover",
+    "not_run",
+    "one_run",
+    "run_cell",
+    "run_matrix",
+]
 
 
 def discover(package) -> list[OpUnderTest]:
     """The ops an op package declares in its ``OPS`` tuple, with parsed specs."""
+    return [OpUnderTest(spec.of(op), package.__name__) for op in declared_ops(package)]
+
+
+def declared_ops(package) -> list:
+    """The op overloads ``package`` lists in ``OPS``. An entry that is no op overload is
+    refused, naming it and what to write. So is an op listed twice, rather than run once:
+    the second entry is most often a copy meant to be another op, which running it once
+    would hide."""
     ops = getattr(package, "OPS", None)
     if not ops:
         raise TargetError(
             f"{package.__name__} declares no OPS: add OPS = (torch.ops.ns.op.default,) "
             "to its __init__.py"
         )
-    return [OpUnderTest(spec.of(op), package.__name__) for op in ops]
+    if not isinstance(ops, (tuple, list)):
+        raise TargetError(
+            f"{package.__name__}.OPS is of type {type(ops).__name__}, not a tuple: write "
+            "OPS = (torch.ops.ns.op.default,) (a tuple of op overloads)"
+        )
+    first: dict = {}  # op -> the entry that lists it
+    for number, op in enumerate(ops, 1):
+        entry = f"{package.__name__}.OPS entry {number}"
+        if not isinstance(op, torch._ops.OpOverload):
+            raise TargetError(f"{entry} is {_not_an_overload(op)}")
+        if op in first:
+            raise TargetError(
+                f"{entry} lists {op.name()} again (entry {first[op]}): list each op once"
+            )
+        first[op] = number
+    return list(ops)
+
+
+def _not_an_overload(entry) -> str:
+    """What an OPS entry that is no ``OpOverload`` is, and what to write instead."""
+    if isinstance(entry, torch._ops.OpOverloadPacket):
+        overload = "default" if "default" in entry.overloads() else entry.overloads()[0]
+        return (
+            f"the op packet torch.ops.{entry}, not one of its overloads: write "
+            f"torch.ops.{entry}.{overload}"
+        )
+    namespace, sep, name = entry.partition("::") if isinstance(entry, str) else ("", "", "")
+    example = f"torch.ops.{namespace}.{name}.default" if sep else "torch.ops.ns.op.default"
+    shown = repr(entry).splitlines()[0][:60]
+    return f"{shown}, of type {type(entry).__name__}: list the op overload, e.g. {example}"
 
 
 def cells(

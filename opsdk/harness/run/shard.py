@@ -15,6 +15,8 @@ import argparse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from opsdk.errors import OpsdkError
+
 if TYPE_CHECKING:  # the CLI parser reads this module: no torch
     from opsdk.harness.cell import Cell
 
@@ -50,11 +52,17 @@ def parse(text: str) -> tuple[int, int]:
 
 
 def plan(cells: list[Cell], index: int, count: int, durations: dict[str, float]) -> Shard:
-    """Shard ``index`` of ``count`` over ``cells`` (the whole matrix, in matrix order)."""
+    """Shard ``index`` of ``count`` over ``cells`` (the whole matrix, in matrix order).
+    A shard holds whole ops: more shards than ops is refused, as some would be empty."""
     unit = sum(durations.values()) / len(durations) if durations else 1.0
     weight: dict[str, float] = {}
     for cell in cells:
         weight[cell.op.name] = weight.get(cell.op.name, 0.0) + durations.get(cell.id, unit)
+    if count > len(weight):
+        raise OpsdkError(
+            f"--shard {index}/{count}: the matrix has {len(weight)} op(s) and a shard runs "
+            f"whole ops: split it into at most {len(weight)} shards (e.g. --shard 1/{len(weight)})"
+        )
     position = {op: i for i, op in enumerate(weight)}
     load = [0.0] * count
     ops = {}
