@@ -79,17 +79,20 @@ def run(
     cell_timeout: float | None,
     total_timeout: float | None = None,
     env: dict[str, str] | None = None,
+    deadline: float | None = None,
     **streams,
 ) -> Ended:
     """Run `opsdk ARGS` journaling into ``folder`` until it ends; a cell past
-    ``cell_timeout`` seconds, or the whole past ``total_timeout``, ends it. A death is
+    ``cell_timeout`` seconds, or the whole past ``total_timeout`` (by ``deadline``, a
+    ``time.monotonic()``, when earlier processes spent some of it), ends it. A death is
     recorded in the journal with the cell it happened in and where (``streams``:
     Popen's ``stdout``/``stderr``). Signals reach the child as :class:`_Signalled` says."""
     argv, extra = opsdk_argv(args)
     environment = {**os.environ, **extra, **(env or {}), journal.ENV: str(folder)}
     follower = journal.Follower(folder)
     before = _events(follower.poll())
-    start = time.monotonic()
+    if deadline is None and total_timeout is not None:
+        deadline = time.monotonic() + total_timeout
     with (
         subprocess.Popen(
             argv, env=environment, start_new_session=True, preexec_fn=_die_with_parent, **streams
@@ -102,7 +105,7 @@ def run(
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     child.wait(timeout=_POLL)
                     break
-                how = _overdue(follower.poll(), start, cell_timeout, total_timeout)
+                how = _overdue(follower.poll(), deadline, cell_timeout, total_timeout)
                 if how:
                     _stack_then_kill(child)
         except BaseException:  # the watcher itself interrupted: no orphan
@@ -143,9 +146,9 @@ def _events(record: journal.Record) -> int:
     return len(record.results) + len(record.deaths)
 
 
-def _overdue(record: journal.Record, start: float, cell: float | None, total: float | None):
+def _overdue(record: journal.Record, deadline: float | None, cell: float | None, total):
     """Why the child must be ended now, or None."""
-    if total is not None and time.monotonic() - start > total:
+    if deadline is not None and time.monotonic() > deadline:
         return f"ran past the op's time limit of {total:g} s"
     if cell is not None and record.started_at is not None:
         if time.time() - record.started_at > cell:
@@ -197,14 +200,14 @@ def rerun(
     fruitless = 0
     while True:
         stopped = interrupts.requested()
-        left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
         stop = {journal.ENV_STOP: "1"} if stopped else {}
-        ended = run(args, folder, cell_timeout, left, stop, **streams)
+        ended = run(args, folder, cell_timeout, total_timeout, stop, deadline, **streams)
+        spent = deadline is not None and time.monotonic() >= deadline
         if ended.record.done:
             return ended
         if interrupts.requested() and not stopped:
             continue  # stopped before its reports: once more, to write them
-        if ended.how is None or left == 0.0:
+        if ended.how is None or spent:
             return ended
         fruitless = 0 if ended.progressed else fruitless + 1
         if stopped or ended.record.began_by is None or fruitless > _RESTARTS_WITHOUT_CELL:
