@@ -21,7 +21,7 @@ from opsdk.audit import AUDIT, search
 from opsdk.audit.checks import Undecided
 from opsdk.harness import columns, not_run
 from opsdk.harness.cell import Cell, CellFailure, OpUnderTest, Result
-from opsdk.harness.failures import as_failure, out_of_memory
+from opsdk.harness.failures import as_failure, raise_out_of_memory
 from opsdk.harness.run import cache as cell_cache
 from opsdk.harness.run import fingerprint, waivers
 from opsdk.harness.run.heard import Heard
@@ -68,9 +68,7 @@ def _run(library, audit_op, cell: Cell) -> Result:
         except Undecided as undecided:
             status, message = "skip", NOT_AUDITED + str(undecided)
         except Exception as err:  # noqa: BLE001 - one op's crash must not end the audit
-            memory = out_of_memory(err)
-            if memory is not None:
-                raise memory from None  # the process's, not the cell's (harness.failures)
+            raise_out_of_memory(err)  # the process's, not the cell's
             failure = as_failure(err, default_layer=judge.error_layer)
             status, layer, message = "error", failure.layer, f"opsdk could not check: {failure}"
     seconds = round(time.perf_counter() - start, 4)

@@ -26,11 +26,13 @@ def chain(err: BaseException):
         err = err.__cause__ or err.__context__
 
 
-def out_of_memory(err: BaseException) -> MemoryError | None:
-    """The MemoryError in ``err``'s chain, if any: the process ran out of memory. No layer
-    is to blame, and what the process holds may never be freed: a run ends the process
-    for a fresh one (:mod:`opsdk.harness.run.journal`)."""
-    return next((e for e in chain(err) if isinstance(e, MemoryError)), None)
+def raise_out_of_memory(err: BaseException) -> None:
+    """Raise the MemoryError in ``err``'s chain, if any: the process ran out of memory. No
+    layer is to blame, and what the process holds may never be freed: a run ends the
+    process for a fresh one (:mod:`opsdk.harness.run.journal`)."""
+    memory = next((e for e in chain(err) if isinstance(e, MemoryError)), None)
+    if memory is not None:
+        raise memory from None
 
 
 _IMPLEMENT_ME = re.compile(r"implement me: (\w+)\(\)")
@@ -173,10 +175,8 @@ def kernel_failure(err: BaseException, device: str | None, *, layer: str = "eage
     """A kernel that raised, in ``layer`` (``eager`` in every column): which kernel (by
     the ``device`` its inputs were on), what it raised, and where; a skeleton's "implement
     me" and a failure of the machine are said as such. A kernel that ran out of memory
-    is no failure of the op's: its MemoryError is raised again (:func:`out_of_memory`)."""
-    memory = out_of_memory(err)
-    if memory is not None:
-        raise memory
+    is no failure of the op's: its MemoryError is raised again (:func:`raise_out_of_memory`)."""
+    raise_out_of_memory(err)
     said = implement_me(err) or machine_failure(err)
     if said is not None:
         return said
@@ -233,12 +233,10 @@ def as_failure(
     err: BaseException, *, default_layer: str, compile_layer: str | None = None
 ) -> CellFailure:
     """The layer an error belongs to, with a message that ends in what to do; running out
-    of memory belongs to none: its MemoryError is raised again (:func:`out_of_memory`)."""
+    of memory belongs to none: its MemoryError is raised again (:func:`raise_out_of_memory`)."""
     if isinstance(err, CellFailure):
         return err
-    memory = out_of_memory(err)
-    if memory is not None:
-        raise memory
+    raise_out_of_memory(err)
     machine = machine_failure(err)
     if machine is not None:
         return machine

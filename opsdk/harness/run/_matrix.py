@@ -25,7 +25,7 @@ from opsdk.axes import SHAPE_MODES
 from opsdk.errors import SetupError, TargetError
 from opsdk.harness import columns, notes
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped, OpUnderTest, Result
-from opsdk.harness.failures import as_failure, out_of_memory
+from opsdk.harness.failures import as_failure, raise_out_of_memory
 from opsdk.harness.run import coverage, run_scope, waivers
 from opsdk.harness.run.cache import CellCache
 from opsdk.harness.run.heard import Heard
@@ -218,9 +218,7 @@ def _judged(cell: Cell, dump_dir: Path | None, heard: Heard) -> tuple[str, str |
         with heard.logs(), guard_profiling_skipped():
             column.run(cell, dump_dir)
     except Exception as err:  # noqa: BLE001 - a harness cell must never crash the run
-        memory = out_of_memory(err)
-        if memory is not None:
-            raise memory from None  # the process's, not the cell's (harness.failures)
+        raise_out_of_memory(err)  # the process's, not the cell's
         return _verdict(err, column)
     return "pass", None, ""
 

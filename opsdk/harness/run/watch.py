@@ -77,22 +77,21 @@ def run(
     args: list[str],
     folder: Path,
     cell_timeout: float | None,
+    deadline: float | None = None,
     total_timeout: float | None = None,
     env: dict[str, str] | None = None,
-    deadline: float | None = None,
     **streams,
 ) -> Ended:
     """Run `opsdk ARGS` journaling into ``folder`` until it ends; a cell past
-    ``cell_timeout`` seconds, or the whole past ``total_timeout`` (by ``deadline``, a
-    ``time.monotonic()``, when earlier processes spent some of it), ends it. A death is
+    ``cell_timeout`` seconds, or the run past ``deadline`` (a ``time.monotonic()``: the
+    ``total_timeout`` seconds the runs of this command have, as its message says), ends
+    it. A death is
     recorded in the journal with the cell it happened in and where (``streams``:
     Popen's ``stdout``/``stderr``). Signals reach the child as :class:`_Signalled` says."""
     argv, extra = opsdk_argv(args)
     environment = {**os.environ, **extra, **(env or {}), journal.ENV: str(folder)}
     follower = journal.Follower(folder)
     before = _events(follower.poll())
-    if deadline is None and total_timeout is not None:
-        deadline = time.monotonic() + total_timeout
     with (
         subprocess.Popen(
             argv, env=environment, start_new_session=True, preexec_fn=_die_with_parent, **streams
@@ -101,13 +100,14 @@ def run(
     ):
         how = None
         try:
-            while child.poll() is None:
-                with contextlib.suppress(subprocess.TimeoutExpired):
+            while True:
+                try:
                     child.wait(timeout=_POLL)
                     break
-                how = _overdue(follower.poll(), deadline, cell_timeout, total_timeout)
-                if how:
-                    _stack_then_kill(child)
+                except subprocess.TimeoutExpired:
+                    how = _overdue(follower.poll(), deadline, cell_timeout, total_timeout)
+                    if how:
+                        _stack_then_kill(child)  # waits for it: the next wait returns
         except BaseException:  # the watcher itself interrupted: no orphan
             child.kill()
             raise
@@ -118,7 +118,7 @@ def run(
         where = journal.innermost(journal.stack(folder))
         event = {"cell": record.running, "op": record.running_op, "how": how, "where": where}
         journal.append(folder, {"event": "died", **event})
-        record = journal.read(folder)
+        record = follower.poll()
     return Ended(code, how, record, _events(record) > before)
 
 
@@ -201,7 +201,7 @@ def rerun(
     while True:
         stopped = interrupts.requested()
         stop = {journal.ENV_STOP: "1"} if stopped else {}
-        ended = run(args, folder, cell_timeout, total_timeout, stop, deadline, **streams)
+        ended = run(args, folder, cell_timeout, deadline, total_timeout, stop, **streams)
         spent = deadline is not None and time.monotonic() >= deadline
         if ended.record.done:
             return ended
