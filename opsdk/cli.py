@@ -15,6 +15,8 @@ from opsdk.matrix_run import DEFAULT_TIMEOUT
 
 # What the commands import beyond the op runtime: opsdk's `tools` extra (pyproject.toml).
 TOOLS = ("cookiecutter", "jinja2", "ruff", "google.protobuf", "packaging", "numpy", "yaml", "pydot")
+# The audit's target read from the torch-npu wheel, never imported.
+AUDIT_WHEEL = "torch_npu"
 # `--graphs`: which ge/npugraph_ex cells the reports draw the graphs of.
 GRAPHS = ("failing", "all", "none")
 
@@ -253,8 +255,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     audit.add_argument(
         "target",
-        help="the op library: torch_npu (read from the torch-npu wheel), or a directory or "
-        "importable module: an opsdk package, or a module defining ops with torch.library",
+        nargs="+",
+        help="the op library: torch_npu (read from the torch-npu wheel), or directories or "
+        "importable modules, one library of them all: opsdk packages, or modules defining "
+        "ops with torch.library",
     )
     _choices_flag(audit, "--checks", columns.names(AUDIT), "CHECKS", "checks")
     audit.add_argument(
@@ -603,6 +607,24 @@ def _require_tools() -> None:
         )
 
 
+def _findable(args) -> None:
+    """What the command is pointed at exists (targets, ``--ir`` paths, ``--waivers``),
+    found without importing torch or the target: a mistyped name is one line at once,
+    not after the seconds a run's imports take."""
+    from opsdk.harness.run import target
+
+    named = getattr(args, "target", None)
+    for name in [named] if isinstance(named, str) else named or ():
+        if not (args.command == "audit" and name == AUDIT_WHEEL):
+            target.findable(name)
+    for path in getattr(args, "ir", ()):
+        if not path.exists():
+            raise OpsdkError(f"--ir {path}: no such file or folder")
+    waivers = getattr(args, "waivers", None)
+    if waivers is not None and not waivers.is_file():
+        raise OpsdkError(f"--waivers {waivers}: no such file")
+
+
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     """The arguments; an unknown flag is reported with its subcommand's usage (argparse
     would print the top level's) and the nearest flag of that subcommand."""
@@ -642,6 +664,7 @@ def main(argv: list[str] | None = None) -> int:
     }[args.command]
     try:
         _require_tools()
+        _findable(args)
         return handler(args)
     except OpsdkError as err:
         return _said(args.command, err)

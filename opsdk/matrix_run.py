@@ -56,7 +56,7 @@ class Settings:
     are what an ``--isolate`` child is given again."""
 
     command: str  # "check" or "audit"
-    target: str
+    target: str  # as the reports name it: the targets, space-separated
     columns: list[str] = _child("--backend")
     shapes: list[str] = _child("--shapes")
     options: list[str] = _child("--options")
@@ -77,16 +77,24 @@ class Settings:
     timeout: float | None = None
     cell_timeout: float | None = None
     shard: tuple[int, int] | None = None
+    targets: tuple[str, ...] = ()  # an audit's several; default: (target,)
 
     @classmethod
     def from_args(cls, args) -> Settings:
         """The settings an argparse namespace of `opsdk check` or `opsdk audit` holds."""
         given = vars(args)
         columns = given.get("backend") if args.command == "check" else given.get("checks")
-        names = {f.name for f in dataclasses.fields(cls)} - {"columns"}
-        return cls(columns=columns, **{k: v for k, v in given.items() if k in names})
+        names = {f.name for f in dataclasses.fields(cls)} - {"columns", "target"}
+        named = [args.target] if isinstance(args.target, str) else args.target
+        return cls(
+            columns=columns,
+            target=" ".join(named),
+            targets=tuple(named),
+            **{k: v for k, v in given.items() if k in names},
+        )
 
     def __post_init__(self):
+        self.targets = self.targets or (self.target,)
         if self.timeout is not None and not self.isolate:
             raise OpsdkError("--timeout applies to --isolate: add --isolate")
         if self.last_failed and (self.no_cache or self.shard):
@@ -239,7 +247,7 @@ class _Audit:
         from opsdk.audit import library as audit_library
 
         with cann.warnings_said("opsdk audit"):
-            self.library = audit_library.load(settings.target, settings.ir, settings.only_op)
+            self.library = audit_library.load(settings.targets, settings.ir, settings.only_op)
         self.name = self.library.name
 
     def cells(self, settings: Settings) -> list:
@@ -315,7 +323,7 @@ def execute(settings: Settings) -> Outcome:
 
     folder = settings.pictures_folder()
     own = folder if folder != settings.dump else None  # --dump's folder is checked as --dump
-    sources = target.sources(settings.target)
+    sources = tuple(s for t in settings.targets for s in target.sources(t))
     check_outputs(settings, sources, **{"--dump": settings.dump, "--graphs": own})
     from opsdk import report
     from opsdk.harness.run import interrupts, journal
@@ -503,7 +511,7 @@ def _isolated(settings: Settings, suite: Suite, cells, progress, cache, folder) 
             served = suite.cached(op_cells, cache) if cache is not None else None
             progress.start(f"{op} [{'cached' if served else 'own process'}]")
             op_results = served or isolate.run_op(
-                settings.target,
+                settings.targets,
                 op_cells,
                 flags,
                 timeout,

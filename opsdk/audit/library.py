@@ -80,17 +80,21 @@ class Library:
     keep: list = field(default_factory=list, repr=False)
 
 
-def load(target: str, ir=(), only: str | None = None) -> Library:
+def load(target: str | tuple[str, ...], ir=(), only: str | None = None) -> Library:
     """The library ``target`` names: ``torch_npu`` (read from the wheel), else an op
-    package as ``opsdk check`` loads one (a directory or an importable module). The
+    package as ``opsdk check`` loads one (a directory or an importable module), or the
+    ops of several such targets as one library. The
     CANN definitions in ``ir`` (files or folders, :mod:`opsdk.audit.prototypes`) are the
     GE side's prototypes, before the library's own. ``only`` (a qualname) reads just
     that op of torch_npu, as an ``--isolate`` child needs."""
     found = prototypes.read(ir) if ir else {}  # a wrong path is refused before the import
-    if target == "torch_npu":
+    targets = (target,) if isinstance(target, str) else tuple(target)
+    if targets == ("torch_npu",):
         library = _torch_npu(only)
+    elif "torch_npu" in targets:
+        raise OpsdkError("torch_npu is audited on its own: give it as the only target")
     else:
-        library = _package(target, {t: p.op for t, p in found.items()})
+        library = _packages(targets, {t: p.op for t, p in found.items()})
     if not found:
         return library
     prototypes.register(found)
@@ -108,25 +112,48 @@ def load(target: str, ir=(), only: str | None = None) -> Library:
     )
 
 
-def _package(target: str, definitions: dict) -> Library:
+def _packages(targets: tuple[str, ...], definitions: dict) -> Library:
+    """The ops of every target as one library, each op once, with the first target that
+    has it: the ops a target's import defines are counted from the first import on, so
+    a target an earlier one imported already still finds its own."""
+    from opsdk._runtime.device import ensure_npu
+    from opsdk.offline.torchair import import_torchair_stack
+
+    ensure_npu()
+    import_torchair_stack()  # a library may import torchair (to register converters) at import
+    before = set(torch._C._dispatch_get_all_op_names())
+    claimed: set[str] = set()
+    first, *more = [_package(t, definitions, before, claimed) for t in targets]
+    if not more:
+        return first
+    every = [first, *more]
+    return dataclasses.replace(
+        first,
+        name=" ".join(library.name for library in every),
+        ops=[op for library in every for op in library.ops],
+        sources="".join(library.sources for library in every),
+        keep=[kept for library in every for kept in library.keep],
+    )
+
+
+def _package(target: str, definitions: dict, before: set[str], claimed: set[str]) -> Library:
     """An op library's ops with their fake functions and TorchAir converters as
     registered, the GE IR it registers through opsdk (the prototypes its converters
     build), and the cases its specs declare (else derived, from the dtype rows of the op's
     one of ``definitions``: :func:`opsdk.audit.cases.attach`). The ops are its ``OPS``
     (an opsdk package), else every op its import defines (a library of ``torch.library``
     definitions). The stand-in kernel serves the calls, over the library's own: the
-    audit runs no kernel."""
-    from opsdk._runtime.device import ensure_npu
+    audit runs no kernel. ``before``: the ops defined before the library's import;
+    ``claimed``: the qualnames an earlier target has (left out here, then added to)."""
     from opsdk.harness.run import target as check_target
-    from opsdk.offline.torchair import import_torchair_stack
 
-    ensure_npu()
-    import_torchair_stack()  # a library may import torchair (to register converters) at import
-    before = set(torch._C._dispatch_get_all_op_names())
     package = check_target.load(target)
     ops, libraries = [], {}
     for op in _ops_of(package, before):
         qualname = spec.of(op).qualname
+        if qualname in claimed:
+            continue
+        claimed.add(qualname)
         namespace = qualname.split("::")[0]
         lib = libraries.setdefault(namespace, torch.library.Library(namespace, "IMPL"))
         with warnings.catch_warnings():  # over the package's own kernels, as it means to

@@ -286,3 +286,21 @@ def test_planted_converter_mistakes_each_caught_and_an_unchecked_row_said(tmp_pa
     assert (
         half["status"] == "pass" and "is fed x DT_FLOAT, no row its msopgen JSON" in half["message"]
     )
+
+
+def test_several_targets_are_one_library_each_op_once(tmp_path, opsdk_cli):
+    """Modules named as `python -c` imports them from the current directory; the second
+    imports the first, whose op stays one."""
+    fake = "torch.library.register_fake('multi::{0}', lambda x: torch.empty_like(x), lib=_lib)\n"
+    (tmp_path / "multi_a.py").write_text(
+        "import torch\n_lib = torch.library.Library('multi', 'FRAGMENT')\n"
+        "_lib.define('one(Tensor x) -> Tensor')\n" + fake.format("one")
+    )
+    (tmp_path / "multi_b.py").write_text(
+        "import torch\nimport multi_a\n_lib = torch.library.Library('multi', 'FRAGMENT')\n"
+        "_lib.define('two(Tensor x) -> Tensor')\n" + fake.format("two")
+    )
+    run = opsdk_cli("audit", "multi_a", "multi_b", "--checks", "schema", json_report=True)
+    assert run.code == 0, run.stderr
+    assert [r["op"] for r in run.report["results"]] == ["multi::one", "multi::two"]
+    assert "audited 2 of 2 ops" in run.stdout

@@ -290,3 +290,26 @@ def test_a_childs_pictures_go_to_the_parents_folder(tmp_path):
     assert flags[-4:] == ["--graphs", "all", "--graphs-dir", str(tmp_path)]
     child = matrix_run.Settings.from_args(cli._parse(["check", "pkg", *flags]))
     assert child.pictures_folder() == tmp_path
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["audit", "no_such_lib_q"], "'no_such_lib_q' is neither a directory nor an importable"),
+        (["audit", "torch_npu", "no_such_lib_q"], "'no_such_lib_q' is neither"),
+        (["check", "gone/pkg"], "gone/pkg: no such file or directory"),
+        (["audit", "torch_npu", "--ir", "gone"], "--ir gone: no such file or folder"),
+        (["audit", "torch_npu", "--waivers", "w.toml"], "--waivers w.toml: no such file"),
+    ],
+)
+def test_what_a_run_is_pointed_at_is_found_before_the_run_imports_anything(
+    capsys, tmp_path, monkeypatch, argv, said
+):
+    """A mistyped target cost 10-15 s of imports (torch, TorchAir) before its one line."""
+    from opsdk import matrix_run
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(matrix_run, "execute", lambda settings: pytest.fail("the run started"))
+    code, out, err = _run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"opsdk {argv[0]}: error: ") and said in err

@@ -1,5 +1,6 @@
 """Loading what `opsdk check` is pointed at, and saying why an op package does not import."""
 
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -96,3 +97,32 @@ def test_the_audit_reads_ops_as_check_does():
     with pytest.raises(TargetError, match=r"write torch\.ops\.tgt_ops\.op\.default$"):
         _ops_of(_package((torch.ops.tgt_ops.op,)), set())
     assert _ops_of(_package((OP, OTHER)), set()) == [OP, OTHER]
+
+
+def _package_in(folder, name: str, module: str) -> None:
+    (folder / name).mkdir()
+    (folder / name / "__init__.py").write_text("IMPORTS = []\n")
+    (folder / name / f"{module}.py").write_text(
+        f"import {name}\n{name}.IMPORTS.append(__name__)\nVALUE = 3\n"
+    )
+
+
+def test_a_module_python_c_imports_from_here_is_a_target(tmp_path, monkeypatch):
+    """The `opsdk` script's folder, not the current directory, heads its import path."""
+    _package_in(tmp_path, "tgt_here", "sub")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    target.findable("tgt_here.sub")
+    assert target.load("tgt_here.sub").VALUE == 3
+    with pytest.raises(TargetError, match="'tgt_gone.sub' is neither a directory nor an importable"):
+        target.findable("tgt_gone.sub")
+    with pytest.raises(TargetError, match="tgt_gone.py: no such file or directory"):
+        target.findable("tgt_gone.py")
+
+
+def test_a_file_inside_a_package_is_imported_as_the_packages_module(tmp_path):
+    """As a top-level module of its own, what it registers would be registered twice."""
+    _package_in(tmp_path, "tgt_infile", "mod")
+    module = target.load(str(tmp_path / "tgt_infile" / "mod.py"))
+    assert module.__name__ == "tgt_infile.mod"
+    assert sys.modules["tgt_infile"].IMPORTS == ["tgt_infile.mod"]

@@ -19,7 +19,7 @@ from opsdk.harness.run import interrupts, journal, watch
 
 
 def run_op(
-    target: str,
+    targets: tuple[str, ...],
     cells: list[Cell],
     selection,
     timeout: float,
@@ -27,15 +27,15 @@ def run_op(
     command="check",
     cell_timeout: float | None = None,
 ):
-    """Check one op's ``cells`` in a child `opsdk check --only-op` (`opsdk audit` for
-    ``command="audit"``) given the ``selection`` flags that lay them out (``--backend
+    """Check one op's ``cells`` of ``targets`` in a child `opsdk check --only-op` (`opsdk
+    audit` for ``command="audit"``) given the ``selection`` flags that lay them out (``--backend
     ...``), within ``timeout`` seconds in all and ``cell_timeout`` a cell. The cells a
     child finished keep their results; a crash, a hang or the time limit is the error
     of the cell it happened in; cells a stop left are ``not run``."""
     op = cells[0].op.name
     with tempfile.TemporaryDirectory(prefix="opsdk-isolate-") as scratch:
         report = Path(scratch) / "report.json"
-        args = [command, target, "--only-op", op, *selection, "--json", str(report)]
+        args = [command, *targets, "--only-op", op, *selection, "--json", str(report)]
         if dump_dir is not None:
             args += ["--dump", str(dump_dir)]
         with open(Path(scratch) / "out", "w") as out, open(Path(scratch) / "err", "w+") as err:

@@ -1,5 +1,6 @@
 """Load what `opsdk check` and `opsdk audit` are pointed at: an op package directory, a
-module's ``.py`` file (a team's library is often one file) or a module name."""
+module's ``.py`` file (a team's library is often one file) or a module name, found from
+the current directory as ``python -c "import NAME"`` finds it."""
 
 from __future__ import annotations
 
@@ -26,6 +27,40 @@ def package_dir(path: Path) -> Path:
     )
 
 
+def importable_here() -> None:
+    """The current directory first on the import path, as ``python -c`` has it: the
+    `opsdk` script's own folder stands there instead, so a module ``python -c "import
+    NAME"`` imports from here would otherwise not be found."""
+    here = str(Path.cwd())
+    if here not in sys.path and "" not in sys.path:
+        sys.path.insert(0, here)
+
+
+def findable(target: str) -> None:
+    """Raise :class:`TargetError` for a target that is no existing path and no module
+    found on the import path, found without importing anything (torch included): a
+    mistyped target costs no import."""
+    path = Path(target)
+    if path.exists():
+        return
+    if path.suffix == ".py" or "/" in target or "\\" in target:
+        raise TargetError(f"{target}: no such file or directory")
+    importable_here()
+    try:
+        found = importlib.util.find_spec(target.partition(".")[0])
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        raise TargetError(_NOT_FOUND.format(target=target))
+
+
+_NOT_FOUND = (
+    "{target!r} is neither a directory nor an importable module: give an op package "
+    "directory (e.g. examples/custom_ops/my_add) or a module `python -c 'import NAME'` "
+    "imports from here"
+)
+
+
 def sources(target: str) -> tuple[Path, ...]:
     """Where the target's code is, found without running any of it: what a run must
     never write over. A directory's package, a module's file, or for a module name its
@@ -37,6 +72,7 @@ def sources(target: str) -> tuple[Path, ...]:
             return (path,)
         if path.exists():
             return (package_dir(path.resolve()),)
+        importable_here()
         spec = importlib.util.find_spec(target.partition(".")[0])
     except (ImportError, ValueError, TargetError):
         return ()
@@ -56,22 +92,20 @@ def load(target: str):
             raise TargetError(
                 f"{target} is neither an op package directory nor a module's .py file"
             )
-        sys.path.insert(0, str(path.resolve().parent))
-        name = path.stem
+        root, name = _module_of(path.resolve())
+        sys.path.insert(0, str(root))
     elif path.exists():
         pkg = package_dir(path.resolve())
         sys.path.insert(0, str(pkg.parent))
         name = pkg.name
     else:
+        importable_here()
         name = target
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as err:
         if err.name == name or name.startswith(f"{err.name}."):
-            raise TargetError(
-                f"{target!r} is neither a directory nor an importable module: "
-                "give an op package directory (e.g. examples/custom_ops/my_add)"
-            ) from None
+            raise TargetError(_NOT_FOUND.format(target=target)) from None
         raise TargetError(f"importing {name} failed: {err}; install what it needs") from None
     except Exception as err:  # noqa: BLE001 - any import error of user code is reported, not raised
         lines = str(err).strip().splitlines() or [type(err).__name__]
@@ -79,6 +113,18 @@ def load(target: str):
             f"importing {name} failed: {type(err).__name__}: {lines[0].removesuffix(':')}; "
             f"fix the package so `python -c 'import {name}'` works{_marked(lines)}"
         ) from None
+
+
+def _module_of(file: Path) -> tuple[Path, str]:
+    """The folder to import a module's file from, and its dotted name: a file inside a
+    package is imported as the package's module, as its package imports it (as a
+    top-level module of its own, its registrations would run twice)."""
+    parts = [] if file.name == "__init__.py" else [file.stem]
+    folder = file.parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return folder, ".".join(parts)
 
 
 def _marked(lines: list[str]) -> str:
