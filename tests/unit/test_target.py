@@ -114,7 +114,7 @@ def test_a_module_python_c_imports_from_here_is_a_target(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
     target.findable("tgt_here.sub")
     assert target.load("tgt_here.sub").VALUE == 3
-    with pytest.raises(TargetError, match="'tgt_gone.sub' is neither a directory nor an importable"):
+    with pytest.raises(TargetError, match="'tgt_gone.sub' is neither a directory"):
         target.findable("tgt_gone.sub")
     with pytest.raises(TargetError, match="tgt_gone.py: no such file or directory"):
         target.findable("tgt_gone.py")
