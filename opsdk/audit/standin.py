@@ -5,13 +5,17 @@ kernel of the op. Dynamo and AOT call the op on real (npu or CPU) tensors only t
 the graph they traced; this stand-in answers with empty tensors of the shapes and dtypes
 the op's Meta function gives, and with the very input for a return the schema aliases
 to it, so a compiled call completes and the next one (new sizes) can show a recompile.
+It writes :data:`WRITTEN` into every input the schema marks written (``Tensor(a!)``):
+the mark a compiled graph must keep (:mod:`opsdk.audit.checks.npugraph_ex`).
 """
 
 from __future__ import annotations
 
 import torch
 
-__all__ = ["register"]
+__all__ = ["WRITTEN", "register"]
+
+WRITTEN = 1  # what the stand-in writes into an input its schema marks written
 
 
 def _aliased_inputs(schema) -> dict[int, int]:
@@ -28,11 +32,13 @@ def _aliased_inputs(schema) -> dict[int, int]:
     }
 
 
-def _on(device, value):
+def _meta(value):
+    """``value`` with each tensor as a meta tensor of its sizes, strides and dtype, made
+    without a copy: under an npu graph capture a copy off the device is a host sync."""
     if isinstance(value, torch.Tensor):
-        return value.to(device)
+        return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device="meta")
     if isinstance(value, (list, tuple)):
-        return type(value)(_on(device, v) for v in value)
+        return type(value)(_meta(v) for v in value)
     return value
 
 
@@ -40,14 +46,19 @@ def kernel(op):
     """The stand-in kernel of ``op`` (an ``OpOverload``)."""
     aliases = _aliased_inputs(op._schema)
     names = [a.name for a in op._schema.arguments]
+    writes = [a.name for a in op._schema.arguments if a.alias_info and a.alias_info.is_write]
 
     def run(*args, **kwargs):
         device = next(
             t.device for t in torch.utils._pytree.tree_leaves((args, kwargs)) if torch.is_tensor(t)
         )
-        meta = op(*_on("meta", args), **_on("meta", kwargs))
+        meta = op(*_meta(args), **{k: _meta(v) for k, v in kwargs.items()})
         outs = meta if isinstance(meta, tuple) else (meta,)
         bound = dict(zip(names, args, strict=False)) | kwargs
+        for name in writes:
+            for tensor in torch.utils._pytree.tree_leaves(bound.get(name)):
+                if isinstance(tensor, torch.Tensor):
+                    tensor.fill_(WRITTEN)
         made = [
             bound[names[aliases[i]]]
             if i in aliases

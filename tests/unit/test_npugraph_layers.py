@@ -49,7 +49,7 @@ SETUP = {
 @pytest.mark.parametrize("case", sorted(SETUP))
 def test_what_stops_npugraph_ex_itself_is_setup(case):
     with pytest.raises(SetupError) as raised:
-        npugraph._raise_if_setup(SETUP[case])
+        npugraph.raise_if_setup(SETUP[case])
     assert "; ;" not in str(raised.value)
 
 
@@ -64,7 +64,7 @@ OP_FAULTS = {
 
 @pytest.mark.parametrize("case", sorted(OP_FAULTS))
 def test_an_op_fault_is_left_to_the_ladder(case):
-    npugraph._raise_if_setup(OP_FAULTS[case])  # does not raise
+    npugraph.raise_if_setup(OP_FAULTS[case])  # does not raise
 
 
 @pytest.mark.parametrize("ending", ["; ", ".", ""])
@@ -83,7 +83,7 @@ def test_a_graph_npugraph_ex_cannot_serialize_is_a_skip_naming_npugraph_ex():
         "backend failed",
     )
     with pytest.raises(CellSkipped, match="a limit of this npugraph_ex, not of the op"):
-        npugraph._raise_if_setup(error)
+        npugraph.raise_if_setup(error)
 
 
 def test_a_replay_s_shared_output_buffer_may_hold_nan():

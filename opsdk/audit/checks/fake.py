@@ -26,14 +26,14 @@ from opsdk.harness.cell import CellFailure
 from opsdk.harness.failures import first_line, root_cause
 from opsdk.harness.variants.cases import cases, mark_static, on_device, tensors_of
 
-__all__ = ["check"]
+__all__ = ["check", "check_has_fake"]
 
 # FakeTensorMode's words for a Meta function's tensor made on a real device
 _OFF_DEVICE = re.compile(r"tensor's device must be `meta`, got (\w+)")
 
 
 def check(library, op, shapes: str) -> list[str]:
-    _check_has_fake(op)
+    check_has_fake(op)
     if not op.cases:
         raise Undecided(op.no_case)
     notes, ran = [], 0
@@ -50,7 +50,7 @@ def check(library, op, shapes: str) -> list[str]:
     return notes
 
 
-def _check_has_fake(op) -> None:
+def check_has_fake(op) -> None:
     """torch.compile traces an op under FakeTensorMode, which runs, in its order: a
     decomposition, the fake function, a Meta or composite kernel, nothing for an op that
     returns nothing (torch's ``has_fake_kernel`` asks for these); the real kernel only in

@@ -123,7 +123,7 @@ def _raised_in(err: BaseException, *dirs: str) -> bool:
     return any(d in f.filename.replace("\\", "/") for f in frames for d in dirs)
 
 
-def _raise_if_setup(err: BaseException) -> None:
+def raise_if_setup(err: BaseException) -> None:
     """Raise :class:`SetupError` when ``err`` says npugraph_ex could not be set up here
     (torch_npu, TorchAir or npugraph_ex failed to import, a fusion pattern needs
     torch_npu's kernels): a fault of the machine, not of the op."""
@@ -157,7 +157,7 @@ def _backend(**options):
     try:
         return bringup.get_backend(**options)
     except Exception as err:
-        _raise_if_setup(err)
+        raise_if_setup(err)
         raise
 
 
@@ -184,6 +184,15 @@ def _refill(buffers, values):
     return values
 
 
+def refilled(buffers: Call, fresh: Call) -> Call:
+    """``fresh``'s values in the npu ``buffers`` of the same shapes (same addresses, so
+    npugraph_ex replays)."""
+    return Call(
+        _refill(buffers.args, fresh.args),
+        {k: _refill(buffers.kwargs[k], v) for k, v in fresh.kwargs.items()},
+    )
+
+
 def _cases(cell: Cell) -> list[Case]:
     """The op's cases, shaped by STEPS; from the third call on, each also changes the
     host arguments the graph takes as inputs (a captured graph must neither recapture
@@ -192,7 +201,7 @@ def _cases(cell: Cell) -> list[Case]:
     return cases(cell.op.spec, cell.shapes, cell.column, steps=steps, vary_from=VARY_FROM)
 
 
-def _shapes(call: Call) -> tuple:
+def shapes_of(call: Call) -> tuple:
     return tuple(tuple(t.shape) for t in tensors_of([call.args, call.kwargs]))
 
 
@@ -224,15 +233,11 @@ def replay_loop(cell: Cell, use: Usage, fn) -> _Counts:
         counts.ledger = Ledger(cell.op.spec, updated=updated_params(cell.op.overload()))
         for i, values in enumerate(case.calls):
             with values.noted():
-                if buffers is None or _shapes(values) != shape:
-                    buffers, shape, previous = on_device(values, "npu"), _shapes(values), None
+                if buffers is None or shapes_of(values) != shape:
+                    buffers, shape, previous = on_device(values, "npu"), shapes_of(values), None
                     mark_static(buffers, cell.shapes)
                 else:
-                    fresh = on_device(values, "npu")
-                    buffers = Call(
-                        _refill(buffers.args, fresh.args),
-                        {k: _refill(buffers.kwargs[k], v) for k, v in fresh.kwargs.items()},
-                    )
+                    buffers = refilled(buffers, on_device(values, "npu"))
                 eager_call = on_device(values, "npu")
                 reference = on_device(values, "cpu")
                 expected, _ = checked_kernel(op, i, eager_call, reference, case.tolerances)
@@ -240,7 +245,7 @@ def replay_loop(cell: Cell, use: Usage, fn) -> _Counts:
                 try:
                     actual = fn(*buffers.args, **buffers.kwargs)
                 except Exception as err:  # noqa: BLE001 - classified by the ladder
-                    _raise_if_setup(err)
+                    raise_if_setup(err)
                     raise as_failure(err, default_layer="replay", compile_layer="capture") from err
                 _check_no_replay_waits(i, counts)
                 capturing = counts.captures > captures
@@ -359,7 +364,7 @@ def _run_case(cell: Cell, use: Usage) -> None:
 def _check_counts(case: Case, counts: _Counts, capture_limit: int | None = None) -> None:
     """Each shape captured once, and replayed; with a ``capture_limit`` below the shapes,
     the limit is reached (the shapes past it run eagerly)."""
-    shapes = len({_shapes(call) for call in case.calls})
+    shapes = len({shapes_of(call) for call in case.calls})
     if capture_limit is not None and shapes > capture_limit and not counts.eager:
         raise SetupError(
             f"capture_limit={capture_limit} with {shapes} shapes, yet every call was captured "
