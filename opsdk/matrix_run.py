@@ -249,6 +249,7 @@ class _Audit:
         with cann.warnings_said("opsdk audit"):
             self.library = audit_library.load(settings.targets, settings.ir, settings.only_op)
         self.name = self.library.name
+        self._settings = settings
 
     def cells(self, settings: Settings) -> list:
         from opsdk.audit import matrix
@@ -290,6 +291,8 @@ class _Audit:
         unaudited = [r for r in results if r.status == "skip"]
         if 0 < len(unaudited) <= _UNAUDITED_SAID:  # a sweep's many are in its reports
             lines += ["", *(r.describe() for r in unaudited)]
+        if self._settings.only_op is None:  # an --isolate child's parent says it
+            lines += matrix.left_out(self.library, self._settings.columns, self._settings.pattern)
         missing = matrix.not_audited(results)
         ops = len({r.op for r in results})
         line = f"audited {ops - len(missing)} of {ops} ops"
@@ -437,9 +440,13 @@ def _chosen(suite: Suite, settings: Settings) -> list:
         raise OpsdkError(f"no op of {suite.name} matches -k {settings.pattern!r}")
     if not cells:
         asked = ", ".join(settings.columns)
+        why = (
+            "fusion has cells only for an op with a fusion pattern (opsdk new --pattern)"
+            if settings.command == "check"
+            else "converter and infer have cells only for an op with a TorchAir converter"
+        )
         raise OpsdkError(
-            f"no op of {suite.name} has a cell in the columns asked for ({asked}): fusion "
-            "has cells only for an op with a fusion pattern (opsdk new --pattern)"
+            f"no op of {suite.name} has a cell in the columns asked for ({asked}): {why}"
         )
     return cells
 

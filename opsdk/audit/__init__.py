@@ -32,6 +32,10 @@ class Check:
     # it has cells (``infer``: when the ``--ir`` paths hold C++ inference); a light module,
     # as a column's ``selects``.
     selects: str | None = None
+    # What an op must have for cells of this check: an :class:`~opsdk.audit.library.AuditOp`
+    # field, None where it lacks it (``converter``: an op without one takes graph mode
+    # through npugraph_ex only, which needs none).
+    needs: str | None = None
 
     @property
     def error_layer(self) -> str:
@@ -51,6 +55,13 @@ class Check:
 # The checks, each with the shape modes it runs in (the schema's do not vary).
 columns.register(Check("schema", ("static",)))
 columns.register(Check("fake", SHAPE_MODES))
-columns.register(Check("converter", ("static", "dynamic")))
-columns.register(Check("infer", ("static", "dynamic"), selects="opsdk.audit.inference:applies"))
+columns.register(Check("converter", ("static", "dynamic"), needs="converter"))
+columns.register(
+    Check(
+        "infer",
+        ("static", "dynamic"),
+        selects="opsdk.audit.inference:applies",
+        needs="converter",
+    )
+)
 columns.register(Check("npugraph_ex", ("static", "dynamic")))

@@ -27,7 +27,16 @@ from opsdk.harness.run import fingerprint, waivers
 from opsdk.harness.run.heard import Heard
 from opsdk.harness.variants.cases import values_unread
 
-__all__ = ["NOT_AUDITED", "AuditCache", "cached", "cells", "not_audited", "provenance", "run"]
+__all__ = [
+    "NOT_AUDITED",
+    "AuditCache",
+    "cached",
+    "cells",
+    "left_out",
+    "not_audited",
+    "provenance",
+    "run",
+]
 
 NOT_AUDITED = "not audited: "  # how a skip's message starts
 
@@ -42,12 +51,40 @@ def cells(library, checks, shapes, pattern: str | None = None, waived=()) -> lis
         op = OpUnderTest(spec.of(audit_op.op), library.name)
         for check in checks:
             judge = columns.get(check, AUDIT)
-            if not judge.applies(library):
+            if not judge.applies(library) or _lacks(audit_op, judge):
                 continue
             for mode in (m for m in shapes if m in judge.shape_modes):
                 reason = waivers.reason_for(waived, op, check, mode)
                 found.append(Cell(op, check, mode, waiver=reason))
     return found
+
+
+def _lacks(audit_op, judge) -> bool:
+    return judge.needs is not None and getattr(audit_op, judge.needs) is None
+
+
+def left_out(library, checks, pattern: str | None = None) -> list[str]:
+    """One line per piece some ops lack, naming the checks that laid out no cell for
+    them (an op without a converter has no converter cells: said once, not per cell)."""
+    lacking: dict[str, tuple[list[str], list[str]]] = {}
+    ops = [op for op in library.ops if not pattern or pattern in op.qualname]
+    for check in checks:
+        judge = columns.get(check, AUDIT)
+        without = [op.qualname for op in ops if _lacks(op, judge)]
+        if without and judge.applies(library):
+            lacking.setdefault(judge.needs, ([], without))[0].append(check)
+    lines = []
+    for needs, (names, without) in lacking.items():
+        whose = (
+            f"no op of {library.name} has a TorchAir {needs}"
+            if len(without) == len(ops)
+            else f"{len(without)} of {len(ops)} ops have no TorchAir {needs} ({', '.join(without)})"
+        )
+        lines.append(
+            f"{', '.join(names)}: not laid out: {whose}; such an op takes graph mode "
+            "through npugraph_ex, which needs its fake function only (the npugraph_ex check)"
+        )
+    return lines
 
 
 def _run(library, audit_op, cell: Cell) -> Result:

@@ -1,0 +1,83 @@
+"""`opsdk audit` on a library that takes graph mode through npugraph_ex only (no
+converter): its npugraph_ex check, capture and replay with the fake as the kernel, one
+planted mistake per finding next to its correct twin, and no converter column."""
+
+import pytest
+
+# good/upd: the correct twins (a new tensor; a declared write, kept on every replay).
+LIBRARY = """
+import torch
+
+_lib = torch.library.Library("npx", "DEF")
+_lib.define("good(Tensor x) -> Tensor")
+_lib.define("upd(Tensor(a!) x, Tensor y) -> ()")
+_lib.define("item(Tensor x, Tensor n) -> Tensor")
+_lib.define("lens(Tensor x, SymInt[] seq_lens) -> Tensor")
+_lib.define("ret_(Tensor(a!) x, Tensor y) -> Tensor(a!)")
+
+
+@torch.library.register_fake("npx::good", lib=_lib)
+def _good(x):
+    return torch.empty_like(x)
+
+
+@torch.library.register_fake("npx::upd", lib=_lib)
+def _upd(x, y):
+    return None
+
+
+@torch.library.register_fake("npx::item", lib=_lib)
+def _item(x, n):
+    return x.new_empty(int(n.sum().item()))  # a host read
+
+
+@torch.library.register_fake("npx::lens", lib=_lib)
+def _lens(x, seq_lens):
+    return torch.empty_like(x)
+
+
+@torch.library.register_fake("npx::ret_", lib=_lib)
+def _ret(x, y):
+    return x
+"""
+
+
+@pytest.fixture(scope="module")
+def audited(opsdk_cli_module, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("npx")
+    (folder / "npx_ops.py").write_text(LIBRARY)
+    return opsdk_cli_module(
+        "audit", folder / "npx_ops.py", "--shapes", "static", "--no-cache", json_report=True
+    )
+
+
+def _cell(run, op: str, check: str) -> dict:
+    [cell] = run.cells(op=f"npx::{op}", backend=check)
+    return cell
+
+
+def test_the_correct_twins_capture_once_and_replay_keeping_their_writes(audited):
+    assert _cell(audited, "good", "npugraph_ex")["status"] == "pass"
+    assert _cell(audited, "upd", "npugraph_ex")["status"] == "pass"
+    lens = _cell(audited, "lens", "npugraph_ex")
+    assert (
+        lens["status"] == "pass" and "host argument seq_lens (SymInt[]) changes" in lens["message"]
+    )
+
+
+def test_a_host_read_in_the_fake_and_an_alias_return_are_findings(audited):
+    item = _cell(audited, "item", "npugraph_ex")
+    assert (item["status"], item["layer"]) == ("fail", "capture")
+    line = LIBRARY.splitlines().index('@torch.library.register_fake("npx::item", lib=_lib)') + 1
+    assert f"npx_ops.py:{line}) reads a tensor's value on the host" in item["message"]
+    ret = _cell(audited, "ret_", "npugraph_ex")
+    assert (ret["status"], ret["layer"]) == ("fail", "aot")
+    assert "output has alias annotations" in ret["message"]
+
+
+def test_without_converters_the_converter_column_is_said_once_and_torchair_is_quiet(audited):
+    assert audited.code == 1
+    assert not audited.cells(backend="converter")
+    line = "converter: not laid out: no op of npx_ops has a TorchAir converter"
+    assert audited.stdout.count(line) == 1
+    assert "ASCEND_HOME_PATH" not in audited.stdout + audited.stderr

@@ -1,0 +1,45 @@
+"""The audit on a library without converters: the columns it lays out, and the npugraph_ex
+check's proof that a declared write survives the compiled graph."""
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from opsdk.audit import matrix, standin
+from opsdk.audit.checks import npugraph_ex
+from opsdk.harness.cell import CellFailure
+
+_LIB = torch.library.Library("t_audit_modes", "FRAGMENT")
+_LIB.define("upd(Tensor(a!) x, Tensor y) -> ()")
+UPD = torch.ops.t_audit_modes.upd.default
+torch.library.register_fake("t_audit_modes::upd", lambda x, y: None, lib=_LIB)
+
+
+def _library(**converters):
+    ops = [SimpleNamespace(op=UPD, qualname=f"ns::{n}", converter=c) for n, c in converters.items()]
+    return SimpleNamespace(name="lib", ops=ops)
+
+
+def test_ops_without_a_converter_have_no_converter_cells_said_once():
+    some = _library(a="conv.py:3", b=None, c=None)
+    cells = matrix.cells(some, ["schema", "converter"], ["static"])
+    assert [c.column for c in cells] == ["schema", "converter", "schema", "schema"]
+    [line] = matrix.left_out(some, ["schema", "converter"])
+    assert line.startswith("converter: not laid out: 2 of 3 ops have no TorchAir converter")
+    none = _library(a=None)
+    assert matrix.left_out(none, ["converter"])[0].startswith(
+        "converter: not laid out: no op of lib has a TorchAir converter;"
+    )
+    assert matrix.left_out(_library(a="conv.py:3"), ["converter"]) == []
+    assert matrix.left_out(none, ["schema", "fake"]) == []  # not asked for: nothing to say
+
+
+def test_the_stand_in_marks_a_written_input_and_a_lost_mark_is_a_finding():
+    x, y = torch.zeros(3), torch.ones(3)
+    standin.kernel(UPD)(x, y)
+    assert bool((x == standin.WRITTEN).all())
+    op = SimpleNamespace(qualname="t_audit_modes::upd")
+    npugraph_ex._check_written(op, {"x": x}, 1, "replay")
+    with pytest.raises(CellFailure, match=r"call 2 \(replay\): t_audit_modes::upd writes x"):
+        npugraph_ex._check_written(op, {"x": torch.zeros(3)}, 2, "replay")
