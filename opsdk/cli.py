@@ -260,7 +260,14 @@ def _parser() -> argparse.ArgumentParser:
         "importable modules, one library of them all: opsdk packages, or modules defining "
         "ops with torch.library",
     )
-    _choices_flag(audit, "--checks", columns.names(AUDIT), "CHECKS", "checks")
+    audit.add_argument(
+        "--checks",
+        type=_csv(columns.names(AUDIT)),
+        metavar="CHECKS",
+        help=f"comma-separated checks, any of {', '.join(columns.names(AUDIT))} (default: "
+        "all, each in the graph mode an op takes: converter and infer for an op with a "
+        "TorchAir converter, npugraph_ex for one without)",
+    )
     audit.add_argument(
         "--waivers",
         type=Path,

@@ -252,12 +252,14 @@ class _Audit:
         self._settings = settings
 
     def cells(self, settings: Settings) -> list:
-        from opsdk.audit import matrix
+        from opsdk.audit import AUDIT, matrix
+        from opsdk.harness import columns
         from opsdk.harness.run import waivers
 
         every = matrix.cells(self.library, settings.columns, settings.shapes)
         ops = list({c.op.name: c.op for c in every}.values())
-        waived = waivers.read(settings.waivers, ops, settings.columns) if settings.waivers else []
+        checks = settings.columns or columns.names(AUDIT)
+        waived = waivers.read(settings.waivers, ops, checks) if settings.waivers else []
         return matrix.cells(
             self.library, settings.columns, settings.shapes, settings.pattern, waived
         )
@@ -439,7 +441,7 @@ def _chosen(suite: Suite, settings: Settings) -> list:
     if not cells and settings.pattern is not None:
         raise OpsdkError(f"no op of {suite.name} matches -k {settings.pattern!r}")
     if not cells:
-        asked = ", ".join(settings.columns)
+        asked = ", ".join(settings.columns or ["the default checks"])
         why = (
             "fusion has cells only for an op with a fusion pattern (opsdk new --pattern)"
             if settings.command == "check"

@@ -36,6 +36,9 @@ class Check:
     # field, None where it lacks it (``converter``: an op without one takes graph mode
     # through npugraph_ex only, which needs none).
     needs: str | None = None
+    # Laid out by default only for an op that lacks this field (``npugraph_ex``: an op
+    # with a converter takes GE's path; ``--checks npugraph_ex`` checks it too).
+    unless: str | None = None
 
     @property
     def error_layer(self) -> str:
@@ -64,4 +67,4 @@ columns.register(
         needs="converter",
     )
 )
-columns.register(Check("npugraph_ex", ("static", "dynamic")))
+columns.register(Check("npugraph_ex", ("static", "dynamic"), unless="converter"))

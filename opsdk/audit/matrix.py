@@ -41,9 +41,12 @@ __all__ = [
 NOT_AUDITED = "not audited: "  # how a skip's message starts
 
 
-def cells(library, checks, shapes, pattern: str | None = None, waived=()) -> list[Cell]:
+def cells(library, checks=None, shapes=(), pattern: str | None = None, waived=()) -> list[Cell]:
     """The matrix: each op (whose name contains ``pattern``) × each of ``checks`` × each
-    of ``shapes`` the check runs in, in library order; ``waived`` are the run's waivers."""
+    of ``shapes`` the check runs in, in library order; ``waived`` are the run's waivers.
+    ``checks`` None: every check, each where the op's graph mode asks for it."""
+    asked = checks is not None
+    checks = checks if asked else columns.names(AUDIT)
     found = []
     for audit_op in library.ops:
         if pattern and pattern not in audit_op.qualname:
@@ -51,7 +54,7 @@ def cells(library, checks, shapes, pattern: str | None = None, waived=()) -> lis
         op = OpUnderTest(spec.of(audit_op.op), library.name)
         for check in checks:
             judge = columns.get(check, AUDIT)
-            if not judge.applies(library) or _lacks(audit_op, judge):
+            if not judge.applies(library) or _lacks(audit_op, judge, asked):
                 continue
             for mode in (m for m in shapes if m in judge.shape_modes):
                 reason = waivers.reason_for(waived, op, check, mode)
@@ -59,18 +62,22 @@ def cells(library, checks, shapes, pattern: str | None = None, waived=()) -> lis
     return found
 
 
-def _lacks(audit_op, judge) -> bool:
-    return judge.needs is not None and getattr(audit_op, judge.needs) is None
+def _lacks(audit_op, judge, asked: bool = True) -> bool:
+    """Whether ``audit_op`` has no cells of ``judge`` (``asked``: named by --checks)."""
+    if judge.needs is not None and getattr(audit_op, judge.needs) is None:
+        return True
+    return not asked and judge.unless is not None and getattr(audit_op, judge.unless) is not None
 
 
-def left_out(library, checks, pattern: str | None = None) -> list[str]:
+def left_out(library, checks=None, pattern: str | None = None) -> list[str]:
     """One line per piece some ops lack, naming the checks that laid out no cell for
-    them (an op without a converter has no converter cells: said once, not per cell)."""
+    them (an op without a converter has no converter cells: said once, not per cell);
+    ``checks`` as :func:`cells` takes them."""
     lacking: dict[str, tuple[list[str], list[str]]] = {}
     ops = [op for op in library.ops if not pattern or pattern in op.qualname]
-    for check in checks:
+    for check in checks if checks is not None else columns.names(AUDIT):
         judge = columns.get(check, AUDIT)
-        without = [op.qualname for op in ops if _lacks(op, judge)]
+        without = [op.qualname for op in ops if judge.needs and _lacks(op, judge)]
         if without and judge.applies(library):
             lacking.setdefault(judge.needs, ([], without))[0].append(check)
     lines = []

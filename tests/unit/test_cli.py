@@ -205,7 +205,7 @@ def test_of_two_news_at_once_the_second_to_publish_fails_and_moves_nothing(tmp_p
 def test_opsdk_graph_checks_its_folder_before_any_work(capsys, tmp_path):
     (tmp_path / "taken").write_text("")
     code, out, err = _run(
-        capsys, "graph", "no_such_pkg", "-k", "op", "--backend", "ge", "--shapes", "static",
+        capsys, "graph", "json", "-k", "op", "--backend", "ge", "--shapes", "static",
         "--out", str(tmp_path / "taken" / "pictures"),
     )  # fmt: skip
     assert (code, out) == (2, "") and err.count("\n") == 1
