@@ -74,6 +74,18 @@ def _choices_flag(parser: argparse.ArgumentParser, flag: str, choices, metavar: 
     )
 
 
+def _modes_flag(parser: argparse.ArgumentParser, what: str) -> None:
+    from opsdk.axes import GRAPH_MODES
+
+    parser.add_argument(
+        "--modes",
+        type=_csv(GRAPH_MODES),
+        default=list(GRAPH_MODES),
+        metavar="MODES",
+        help=f"{what}; comma-separated, any of {', '.join(GRAPH_MODES)} (default: all)",
+    )
+
+
 def _matrix_flags() -> argparse.ArgumentParser:
     """The flags `opsdk check` and `opsdk audit` share (argparse ``parents=``)."""
     from opsdk.axes import SHAPE_MODES
@@ -191,6 +203,11 @@ def _parser() -> argparse.ArgumentParser:
         "or an AscendC project directory (every op it defines, one package): schema, IR and "
         "specs follow it",
     )
+    _modes_flag(
+        new,
+        "the graph modes the package is made for: npugraph_ex alone writes no "
+        "converter and no IR (its fake function is all npugraph_ex needs)",
+    )
     new.add_argument(
         "--skip-unreadable",
         action="store_true",
@@ -204,6 +221,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("target", help="op package directory or importable module")
     _choices_flag(check, "--backend", columns.names(), "COLUMNS", "backend columns")
+    _modes_flag(check, "the graph modes the package is made for: without ge, no ge or fusion cells")
     check.add_argument(
         "--options",
         type=_csv((*profiles.names(), profiles.ALL)),
@@ -352,6 +370,7 @@ def _new_package(args) -> int:
         attach=args.attach is not None,
         updatable=args.updatable,
         pattern=args.pattern,
+        modes=tuple(args.modes),
     )
     if args.into is not None and args.out is not None:
         raise OpsdkError(
@@ -367,7 +386,7 @@ def _new_package(args) -> int:
     if args.into is not None:
         added = into.add(request, args.into)
         print(f"added {added.path} to the op package {args.into}")
-        print(f"next: opsdk check {args.into}")
+        print(f"next: opsdk check {args.into}{_modes_said(request.modes)}")
         return 0
     if project:
         from opsdk.scaffold.cann_project import new_project
@@ -378,8 +397,15 @@ def _new_package(args) -> int:
     if result.backup:
         print(f"moved the existing {result.path.name} to {result.backup}")
     print(f"created {result.path}")
-    print(f"next: opsdk check {result.path}")
+    print(f"next: opsdk check {result.path}{_modes_said(request.modes)}")
     return 0
+
+
+def _modes_said(modes) -> str:
+    """The ``--modes`` flag a package made for fewer than every graph mode is checked with."""
+    from opsdk.axes import GRAPH_MODES
+
+    return "" if set(modes) == set(GRAPH_MODES) else f" --modes {','.join(modes)}"
 
 
 def _only_op_name(path: Path) -> str:
@@ -395,6 +421,15 @@ def _only_op_name(path: Path) -> str:
 
 
 def _check(args) -> int:
+    from opsdk.harness import columns
+
+    chosen = columns.in_modes(args.backend, args.modes)
+    if not chosen:
+        raise OpsdkError(
+            f"--backend {','.join(args.backend)}: no column of --modes {','.join(args.modes)} "
+            "(ge and fusion check the ge mode): add it to --modes, or drop --backend"
+        )
+    args.backend = chosen
     return _matrix(args)
 
 

@@ -44,6 +44,8 @@ def context(
         "style": req.style,
         "autograd": req.autograd,
         "pattern": req.pattern,
+        "ge": "ge" in req.modes,  # a converter and an IR (opsdk new --modes)
+        "modes": list(req.modes),
         "keyword_scalars": keyword_scalars(op),
         "attach": req.attach,
         "opsdk_version": opsdk.__version__,

@@ -26,7 +26,7 @@ from cookiecutter.generate import generate_files
 
 from opsdk import cann
 from opsdk._runtime import spec, updatable
-from opsdk.axes import DEFAULT_STYLE, STYLES
+from opsdk.axes import DEFAULT_STYLE, GRAPH_MODES, STYLES
 from opsdk.cann import cppsig
 from opsdk.errors import ScaffoldError, SpecError
 from opsdk.scaffold import cann_infer, cann_torch, names
@@ -64,6 +64,8 @@ class NewRequest:
     updatable: tuple[str, ...] = ()
     # a fusion pattern (patterns.py): the torch code the op replaces in a model's graph
     pattern: bool = False
+    # the graph modes the package is made for: without "ge", no converter and no IR
+    modes: tuple[str, ...] = GRAPH_MODES
 
     @property
     def writes_the_add(self) -> bool:
@@ -94,6 +96,11 @@ def build_spec(req: NewRequest) -> spec.OpSpec:
         raise SpecError(
             f"--attach registers only what is missing, in Python: drop --style {req.style} "
             "(the op's own schema and kernels stay where they are)"
+        )
+    if "ge" not in req.modes and (req.from_cann or req.pattern):
+        raise SpecError(
+            f"--modes {','.join(req.modes)} writes no converter and no IR, which "
+            f"{'--from-cann' if req.from_cann else '--pattern'} makes: add ge to --modes"
         )
     if req.pair and req.style == "cpp":
         raise SpecError("--pair: the cpp style defines one op; drop --style cpp")

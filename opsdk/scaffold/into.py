@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from opsdk._runtime import spec
+from opsdk.axes import GRAPH_MODES
 from opsdk.errors import ScaffoldError
 from opsdk.scaffold._render import (
     NewRequest,
@@ -138,6 +139,8 @@ def _with_record(text: str, op: spec.OpSpec, req: NewRequest) -> str:
     for flag in ("autograd", "pair", "attach", "pattern"):
         if getattr(req, flag):
             entry[flag] = True
+    if "ge" not in req.modes:
+        entry["modes"] = ",".join(req.modes)
     lines = [f"{key} = {tomlstr(v) if isinstance(v, str) else 'true'}" for key, v in entry.items()]
     new = text.rstrip("\n") + "\n\n[[tool.opsdk.ops]]\n" + "\n".join(lines) + "\n"
     try:
@@ -175,6 +178,7 @@ def _request_of(recorded: dict, out: Path) -> NewRequest:
         attach=recorded.get("attach", False),
         package=recorded.get("package"),
         pattern=recorded.get("pattern", False),
+        modes=tuple(recorded["modes"].split(",")) if "modes" in recorded else GRAPH_MODES,
     )
 
 

@@ -313,3 +313,15 @@ def test_what_a_run_is_pointed_at_is_found_before_the_run_imports_anything(
     code, out, err = _run(capsys, *argv)
     assert (code, out) == (2, "")
     assert err.startswith(f"opsdk {argv[0]}: error: ") and said in err
+
+
+def test_modes_keep_their_columns_and_a_choice_of_none_is_refused(capsys):
+    assert columns.in_modes(columns.names(), ["npugraph_ex"]) == [
+        "eager", "opcheck", "aot_eager", "npugraph_ex",
+    ]  # fmt: skip
+    assert "npugraph_ex" not in columns.in_modes(columns.names(), ["ge"])
+    code, out, err = _run(
+        capsys, "check", "json", "--backend", "ge,fusion", "--modes", "npugraph_ex"
+    )
+    assert (code, out) == (2, "")
+    assert "--backend ge,fusion: no column of --modes npugraph_ex" in err

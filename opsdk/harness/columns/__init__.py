@@ -20,7 +20,7 @@ from typing import Protocol
 
 from opsdk.axes import SHAPE_MODES
 
-__all__ = ["Column", "Judge", "compiling", "get", "names", "register"]
+__all__ = ["Column", "Judge", "compiling", "get", "in_modes", "names", "register"]
 
 CHECK = "check"  # the suite of `opsdk check`'s columns
 
@@ -68,6 +68,9 @@ class Column:
     # Only for some ops: ``"module:function"``, called with an op's spec, says which (e.g.
     # ops with a pattern); a light module, so laying out a matrix imports no column.
     selects: str | None = None
+    # The graph mode (opsdk.axes.GRAPH_MODES) whose path the column checks; None: every
+    # package has cells of it.
+    mode: str | None = None
 
     def implementation(self) -> ModuleType:
         return importlib.import_module(self.module)
@@ -111,6 +114,11 @@ def get(name: str, suite: str = CHECK) -> Judge | None:
     return _registry.get((suite, name))
 
 
+def in_modes(chosen, modes) -> list[str]:
+    """The columns of ``chosen`` that a package made for the graph ``modes`` has."""
+    return [name for name in chosen if get(name).mode in (None, *modes)]
+
+
 def compiling() -> tuple[str, ...]:
     """The columns that compile with torch.compile, in matrix order."""
     return tuple(n for n in names() if get(n).compiles)
@@ -138,11 +146,17 @@ register(
         "ge-exec",
         compiles=True,
         empty_cases=False,  # TorchAir folds an op with an empty output into a Const
+        mode="ge",
     )
 )
 register(
     Column(
-        "npugraph_ex", "opsdk.harness.columns.npugraph", ("kernel", "fake"), "replay", compiles=True
+        "npugraph_ex",
+        "opsdk.harness.columns.npugraph",
+        ("kernel", "fake"),
+        "replay",
+        compiles=True,
+        mode="npugraph_ex",
     )
 )
 register(
@@ -153,5 +167,6 @@ register(
         "pattern-results",
         empty_cases=False,  # as ge: TorchAir folds an empty output into a Const
         selects="opsdk._runtime.patterns:has_pattern",
+        mode="ge",
     )
 )

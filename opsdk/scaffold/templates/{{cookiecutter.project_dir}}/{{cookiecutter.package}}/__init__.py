@@ -16,8 +16,11 @@ host, opsdk's emulated device elsewhere), then registers the op from its modules
 {%- else -%}
 - schema.py, kernels.py: the schema and the kernels
 {%- endif %}
-- fake.py: the fake function
+- fake.py: the fake function{% if not cookiecutter.ge %}, all npugraph_ex needs to capture the op
+  (made for npugraph_ex alone: no GE IR, no converter){% endif %}
+{%- if cookiecutter.ge %}
 - ir.py: the GE IR definition
+{%- endif %}
 {%- if specs %}
 - specs.py: the inputs the op supports
 {%- endif %}
@@ -27,7 +30,9 @@ host, opsdk's emulated device elsewhere), then registers the op from its modules
 {%- if cookiecutter.updatable %}
 - updatable.py: {{ cookiecutter.updatable.params | join(", ") }} updated on npugraph_ex replay
 {%- endif %}
+{%- if cookiecutter.ge %}
 - converter.py: the GE converter, loaded as soon as TorchAir is importable
+{%- endif %}
 {%- if cookiecutter.pattern %}
 - patterns.py: the op's fusion pattern, the torch code it replaces in graphs
 {%- endif %}
@@ -41,8 +46,10 @@ from pathlib import Path
 
 import torch
 {%- endif %}
+{%- if cookiecutter.ge %}
 
 from opsdk.converters import load_converters
+{%- endif %}
 {%- if entry %}
 from opsdk.cpp_build import load_module
 {%- elif cookiecutter.style == "cpp" %}
@@ -61,10 +68,10 @@ ensure_npu()
 # The op's OpOverload, which the package's other modules import.
 OP = torch.ops.{{ op.namespace }}.{{ op.name }}.{{ op.overload_attr }}
 
-from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir{% if specs %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
+from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake{% if cookiecutter.ge %}, ir{% endif %}{% if specs %}, specs{% endif %}  # noqa: E402, F401  (imported to register the op)
 {%- else %}
 
-from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake, ir{% if specs %}, specs{% endif %}{% if cookiecutter.updatable %}, updatable{% endif %}  # noqa: E402, F401  (imported to register the op)
+from . import {% if cookiecutter.autograd %}autograd, {% endif %}fake{% if cookiecutter.ge %}, ir{% endif %}{% if specs %}, specs{% endif %}{% if cookiecutter.updatable %}, updatable{% endif %}  # noqa: E402, F401  (imported to register the op)
 from .schema import {% if pair %}FUNCTIONAL_OP, {% endif %}OP  # noqa: E402
 {%- endif %}
 
@@ -76,8 +83,10 @@ OPS = (OP, {% if pair %}FUNCTIONAL_OP, {% endif %}*import_added_ops(__name__, __
 # traces in its place).
 {{ op.name }} = traceable(_library.{{ op.name }}, OP)
 {%- endif %}
+{%- if cookiecutter.ge %}
 
 load_converters(f"{__name__}.converter")
+{%- endif %}
 {%- if cookiecutter.pattern %}
 
 from . import patterns  # noqa: E402, F401  (imported to register the op's fusion pattern)
