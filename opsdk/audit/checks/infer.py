@@ -86,9 +86,11 @@ def _node(library, audit_op, case, graph, node, inference, root, shapes: str, de
     at = f"case {case.label}: GE node {node.name} ({node.type}) not checked"
     ir = _definition(library, inference, node.type)
     why = _not_given(ir, node) if ir is not None else f"no definition of {node.type} is known"
-    loaded = nodes.compiled(inference, root) if not why else why
-    if isinstance(loaded, str):
-        return False, f"{at}: {loaded}"
+    if why:
+        return False, f"{at}: {why}"
+    loaded = nodes.compiled(inference, root)
+    if isinstance(loaded, str):  # the same for every node of the type: one note of it
+        return False, f"GE nodes {node.type} not checked ({loaded})"
     fed = [[i for i in slots if node.input[i]] for slots in nodes.instances(ir, node)]
     given = [[_input(graph, node, i) for i in instances] for instances in fed]
     if any(None in instances for instances in given):

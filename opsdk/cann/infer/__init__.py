@@ -7,7 +7,7 @@ caches it, :mod:`.call` runs it on a node, :mod:`.compare` judges a fake's outpu
 """
 
 from opsdk.cann.infer.build import INCLUDE, BuildFailure, Built, build, header_dirs, project_files
-from opsdk.cann.infer.call import FORMATS, Crashed, Given, Inferred, Library
+from opsdk.cann.infer.call import FORMATS, Crashed, Given, Inferred, Library, Unlinked
 from opsdk.cann.infer.chip import chip
 from opsdk.cann.infer.sources import Function, Inference, find, find_all
 
@@ -22,6 +22,7 @@ __all__ = [
     "Inference",
     "Inferred",
     "Library",
+    "Unlinked",
     "build",
     "chip",
     "find",

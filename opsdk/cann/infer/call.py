@@ -10,6 +10,7 @@ lines (errors, warnings) the functions wrote.
 
 from __future__ import annotations
 
+import re
 import select
 import signal
 import struct
@@ -22,7 +23,12 @@ from pathlib import Path
 from opsdk.cann.infer import _native
 from opsdk.cann.infer.chip import soc_version
 
-__all__ = ["FORMATS", "Crashed", "Given", "Inferred", "Library"]
+__all__ = ["FORMATS", "Crashed", "Given", "Inferred", "Library", "Unlinked"]
+
+# How the loader says a library needs a symbol no file built into it defines.
+_UNDEFINED = re.compile(r"undefined symbol: ([\w$.@]+)")
+# Source files searched for the definition of a symbol the library lacks, at most.
+_SEARCHED = 5000
 
 
 # GE's ge::Format enumerators in their numbering (graph/types.h's order: FORMAT_NCHW is 0,
@@ -73,6 +79,54 @@ class Crashed(Exception):
         super().__init__(f"the {function or 'library'} {how}")
 
 
+class Unlinked(Crashed):
+    """The library does not load: a function its sources call is defined in another
+    file of the project, which was not built with them (``defined_in``: that file, when
+    the project holds one definition of it)."""
+
+    def __init__(self, symbol: str, defined_in: Path | None = None):
+        self.symbol, self.defined_in = symbol, defined_in
+        where = f", defined in {defined_in}" if defined_in else ""
+        Exception.__init__(self, f"link: {symbol}{where}")
+
+
+def unlinked(message: str, root: Path | None) -> Unlinked | None:
+    """The :class:`Unlinked` a loader's ``message`` says (None if it says no undefined
+    symbol), its symbol demangled and looked for under ``root`` and the two folders
+    above it (a project's shared helpers sit beside its ops' folders)."""
+    found = _UNDEFINED.search(message)
+    if found is None:
+        return None
+    symbol = _demangled(found.group(1))
+    name = symbol.partition("(")[0].rpartition("::")[2]
+    definitions = _defining(name, Path(root)) if root is not None and name else []
+    return Unlinked(symbol, definitions[0] if len(definitions) == 1 else None)
+
+
+def _demangled(symbol: str) -> str:
+    try:
+        done = subprocess.run(["c++filt", symbol], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return symbol
+    return done.stdout.strip() or symbol
+
+
+def _defining(name: str, root: Path) -> list[Path]:
+    """The C++ sources under ``root`` (or a folder above) that define function ``name``."""
+    # a return type, the name (maybe qualified), the parameters, the body: not a call
+    body = re.compile(
+        rf"^[ \t]*(?:[\w:<>*&]+[ \t*&]+){{1,6}}(?:\w+::)*{re.escape(name)}\s*\([^;{{}}]*\)\s*"
+        r"(?:const\s*)?\{",
+        re.MULTILINE,
+    )
+    for top in (root, root.parent, root.parent.parent):
+        files = [p for ext in ("cpp", "cc", "cxx") for p in top.rglob(f"*.{ext}")][:_SEARCHED]
+        found = [p for p in files if body.search(p.read_text(errors="replace"))]
+        if found:
+            return found
+    return []
+
+
 class Library:
     """A compiled inference library. ``isolate`` (the default): it runs in a worker process
     of its own, started on the first call and again after a crash, so a C++ crash is a
@@ -82,7 +136,12 @@ class Library:
         """``root``: the project folder it was built for (its log lines name files below it)."""
         self.path = Path(path)
         self.root = root
-        self._native = None if isolate else _native.Native(str(path))
+        self._native = None
+        if not isolate:
+            try:
+                self._native = _native.Native(str(path))
+            except OSError as err:
+                raise unlinked(str(err), root) or err from None
         self._worker: _Worker | None = None
 
     def ops(self) -> list[str]:
@@ -119,9 +178,9 @@ class Library:
             self._worker = _Worker(self.path)
         try:
             return self._worker.ask(op_type, request)
-        except Crashed:
+        except Crashed as crash:
             self._worker = None  # the next call starts a fresh one
-            raise
+            raise unlinked(str(crash), self.root) or crash from None
 
 
 class _Worker:

@@ -65,7 +65,7 @@ class Held:
     def _inferred(self, ir, node_def, inputs: list, outputs: list, traced_dtypes: list) -> None:
         loaded = _library(ir)
         if isinstance(loaded, str):
-            warnings.warn(f"infer: {ir.op_type} not checked: {loaded}", stacklevel=3)
+            warnings.warn(f"infer: {ir.op_type} not checked ({loaded})", stacklevel=3)
             return
         library, inference = loaded
         attrs = [nodes.attr(node_def, a) for a in ir.attrs]
