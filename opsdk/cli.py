@@ -74,13 +74,13 @@ def _choices_flag(parser: argparse.ArgumentParser, flag: str, choices, metavar: 
     )
 
 
-def _modes_flag(parser: argparse.ArgumentParser, what: str) -> None:
+def _modes_flag(parser: argparse.ArgumentParser, what: str, default="all") -> None:
     from opsdk.axes import GRAPH_MODES
 
     parser.add_argument(
         "--modes",
         type=_csv(GRAPH_MODES),
-        default=list(GRAPH_MODES),
+        default=list(GRAPH_MODES) if default == "all" else default,
         metavar="MODES",
         help=f"{what}; comma-separated, any of {', '.join(GRAPH_MODES)} (default: all)",
     )
@@ -205,8 +205,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     _modes_flag(
         new,
-        "the graph modes the package is made for: npugraph_ex alone writes no "
-        "converter and no IR (its fake function is all npugraph_ex needs)",
+        "the graph modes the package is made for: npugraph_ex alone writes no converter and "
+        "no IR (its fake function is all npugraph_ex needs); --attach without --from-cann: "
+        "npugraph_ex (no GE op type is made up for a library that may have none)",
+        default=None,
     )
     new.add_argument(
         "--skip-unreadable",
@@ -370,7 +372,7 @@ def _new_package(args) -> int:
         attach=args.attach is not None,
         updatable=args.updatable,
         pattern=args.pattern,
-        modes=tuple(args.modes),
+        modes=_modes_of(args),
     )
     if args.into is not None and args.out is not None:
         raise OpsdkError(
@@ -386,7 +388,7 @@ def _new_package(args) -> int:
     if args.into is not None:
         added = into.add(request, args.into)
         print(f"added {added.path} to the op package {args.into}")
-        print(f"next: opsdk check {args.into}{_modes_said(request.modes)}")
+        print(f"next: opsdk check {args.into}")
         return 0
     if project:
         from opsdk.scaffold.cann_project import new_project
@@ -397,15 +399,26 @@ def _new_package(args) -> int:
     if result.backup:
         print(f"moved the existing {result.path.name} to {result.backup}")
     print(f"created {result.path}")
-    print(f"next: opsdk check {result.path}{_modes_said(request.modes)}")
+    print(f"next: opsdk check {result.path}")
     return 0
 
 
-def _modes_said(modes) -> str:
-    """The ``--modes`` flag a package made for fewer than every graph mode is checked with."""
+def _modes_of(args) -> tuple[str, ...]:
+    """The graph modes `opsdk new` makes the package for: those asked, else every one, but
+    npugraph_ex alone for an attached op without its CANN definition: its GE op type is
+    the library's, which opsdk would otherwise make up from the op's name."""
     from opsdk.axes import GRAPH_MODES
 
-    return "" if set(modes) == set(GRAPH_MODES) else f" --modes {','.join(modes)}"
+    if args.modes is not None:
+        return tuple(args.modes)
+    if args.attach is not None and args.from_cann is None:
+        print(
+            f"--attach {args.attach}: made for npugraph_ex (no converter, no IR): its GE op "
+            "type is its library's; add --from-cann FILE (its CANN definition) for the GE path"
+        )
+        return ("npugraph_ex",)
+    return GRAPH_MODES
+
 
 
 def _only_op_name(path: Path) -> str:

@@ -20,6 +20,7 @@ import torch.utils._pytree as pytree
 from torch._library import custom_ops, simple_registry
 
 from opsdk._runtime import spec
+from opsdk.errors import SpecError
 
 __all__ = ["define", "has_fake", "has_kernel", "impl", "register_converter", "register_fake"]
 
@@ -56,12 +57,28 @@ def define(
     lib: torch.library.Library, schema: str, tags: torch.Tag | Iterable[torch.Tag] = ()
 ) -> bool:
     """``lib.define(schema, tags=tags)`` unless the op is already defined; True when it
-    defined it."""
+    defined it. Defined already with another schema, the package's pieces (fake, specs,
+    converter) were written for an op that is not this one: :class:`SpecError`."""
     name = schema[: schema.index("(")]
-    if is_defined(_qualname(lib, name)):
+    qualname = _qualname(lib, name)
+    if is_defined(qualname):
+        _check_same(qualname, schema)
         return False
     lib.define(schema, tags=tags)
     return True
+
+
+def _check_same(qualname: str, schema: str) -> None:
+    """The schema registered for ``qualname`` reads as the package's ``schema``."""
+    base, _, overload = qualname.partition(".")
+    mine = torch._C.parse_schema(f"{base.partition('::')[0]}::{schema}")
+    [registered] = [s for s in spec.registered_schemas(base) if s.overload_name == overload]
+    if str(registered) != str(mine):
+        raise SpecError(
+            f"{qualname} is registered as `{registered}`, but this package was written for "
+            f"`{mine}`: make schema.py's the registered one (opsdk new --attach {base} "
+            "without --schema reads it), then its fake function and specs"
+        )
 
 
 def impl(lib: torch.library.Library, name: str, kernel: Callable, key: str) -> bool:

@@ -131,3 +131,14 @@ def test_pairs_and_attached_ops_are_recorded_and_regenerate_identically(tmp_path
     files = sorted(p.relative_to(pkg) for p in pkg.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(fresh) for p in fresh.rglob("*") if p.is_file())
     assert all((pkg / f).read_bytes() == (fresh / f).read_bytes() for f in files)
+
+
+def test_an_existing_definition_of_another_schema_is_refused(elsewhere):
+    """The package's fake and specs follow its schema: another one registered is no op of it."""
+    ns, _ = elsewhere
+    ours = torch.library.Library(ns, "FRAGMENT")
+    assert not attach.define(ours, "op(Tensor x) -> Tensor")  # the same: left alone
+    with pytest.raises(SpecError, match=rf"{ns}::op is registered as `{ns}::op\(Tensor x\) -> "
+                       rf"Tensor`, but this package was written for `{ns}::op\(Tensor x, "
+                       r"float scale=1\.\) -> Tensor`"):  # fmt: skip
+        attach.define(ours, "op(Tensor x, float scale=1.0) -> Tensor")

@@ -21,7 +21,7 @@ import torch
 from opsdk._runtime import spec
 from opsdk._runtime.device import ensure_npu
 from opsdk._runtime.patches import guard_profiling_skipped
-from opsdk.axes import SHAPE_MODES
+from opsdk.axes import GRAPH_MODES, SHAPE_MODES
 from opsdk.errors import SetupError, TargetError
 from opsdk.harness import columns, notes
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped, OpUnderTest, Result
@@ -105,9 +105,12 @@ def cells(
     profile (:mod:`opsdk.harness.variants.profiles`) in the columns and shape modes it applies
     to; each compiled column also in the usage ``contexts`` (names, ``all`` or ``none``;
     default: :func:`opsdk.harness.variants.contexts.select`'s). Each cell carries the waiver the
-    package's opsdk-waivers.toml declares for it (checked against all ops)."""
+    package's opsdk-waivers.toml declares for it (checked against all ops). A package
+    made for fewer graph modes (``MODES``, ``opsdk new --modes``) has no cells of the others'
+    columns."""
     ensure_npu()
     backends = columns.names() if backends is None else tuple(backends)
+    backends = columns.in_modes(backends, getattr(package, "MODES", GRAPH_MODES))
     variants = [None, *(_profiles.get(p) for p in profiles)]
     chosen = None if contexts is None else tuple(contexts)
     ops = discover(package)

@@ -77,6 +77,10 @@ from .schema import {% if pair %}FUNCTIONAL_OP, {% endif %}OP  # noqa: E402
 
 # This op{% if pair %} and its functional partner{% endif %}, then those `opsdk new --into` added as subpackages.
 OPS = (OP, {% if pair %}FUNCTIONAL_OP, {% endif %}*import_added_ops(__name__, __path__))
+{%- if not cookiecutter.ge %}
+# The graph modes the package is made for: `opsdk check` lays out no ge or fusion cell.
+MODES = ({% for m in cookiecutter.modes %}"{{ m }}",{% if not loop.last %} {% endif %}{% endfor %})
+{%- endif %}
 {%- if entry %}
 
 # The fastest way to call the op from Python; same semantics as OP (which torch.compile
