@@ -420,7 +420,6 @@ def _modes_of(args) -> tuple[str, ...]:
     return GRAPH_MODES
 
 
-
 def _only_op_name(path: Path) -> str:
     """The op name of a CANN file that defines one op: the snake_case of its type, as the
     file's own name spells it if it does."""
