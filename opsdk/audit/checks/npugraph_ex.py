@@ -31,7 +31,6 @@ from opsdk.audit import standin
 from opsdk.audit.checks import Undecided, fake, fake_outputs, host_args, where
 from opsdk.harness.cell import CellFailure
 from opsdk.harness.columns import npugraph
-from opsdk.harness.columns._host_values import Ledger, updated_params
 from opsdk.harness.failures import chain, first_line, root_cause
 from opsdk.harness.variants.cases import Call, cases, mark_static, on_device
 
@@ -87,7 +86,7 @@ def _replayed(op, op_spec, calls: list[Call], shapes: str) -> list[str]:
     compiled = torch.compile(
         lambda *a, **k: op.op(*a, **k), backend=backend, dynamic=shapes != "static", fullgraph=True
     )
-    ledger = Ledger(op_spec, updated=updated_params(op.op))
+    ledger = npugraph.Ledger(op_spec, updated=npugraph.updated_params(op.op))
     buffers, shape = None, None
     with npugraph.counting_graphs() as counts, npugraph.rebuilt_outputs_unwarned():
         for i, call in enumerate(calls):
