@@ -295,6 +295,7 @@ class _Audit:
             lines += ["", *(r.describe() for r in unaudited)]
         if self._settings.only_op is None:  # an --isolate child's parent says it
             lines += matrix.left_out(self.library, self._settings.columns, self._settings.pattern)
+            lines += [line for line in [self.library.unused()] if line]
         missing = matrix.not_audited(results)
         ops = len({r.op for r in results})
         line = f"audited {ops - len(missing)} of {ops} ops"

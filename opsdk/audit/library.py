@@ -76,6 +76,8 @@ class Library:
     schemas: dict = field(default_factory=dict)  # op name -> schema text, as the library has it
     sources: str = ""  # the digest of the files read (what a cached result depends on)
     infer_roots: tuple[Path, ...] = ()  # the --ir paths, searched for C++ inference
+    # One line for the --ir definitions' warnings no cell used ("" when none).
+    unused: Callable[[], str] = lambda: ""
     # What keeps the registrations alive (a torch Library deregisters when collected).
     keep: list = field(default_factory=list, repr=False)
 
@@ -99,9 +101,16 @@ def load(target: str | tuple[str, ...], ir=(), only: str | None = None) -> Libra
         return library
     prototypes.register(found)
     own, own_definition = library.reg_op, library.definition
+
+    def reg_op(op_type: str):
+        if op_type not in found:
+            return own(op_type)
+        prototypes.used(found[op_type])  # its warnings, in the cell that reads it
+        return found[op_type].op
+
     return dataclasses.replace(
         library,
-        reg_op=lambda op_type: found[op_type].op if op_type in found else own(op_type),
+        reg_op=reg_op,
         definition=lambda op_type: (
             f"its {found[op_type].format} ({found[op_type].source})"
             if op_type in found
@@ -109,6 +118,7 @@ def load(target: str | tuple[str, ...], ir=(), only: str | None = None) -> Libra
         ),
         sources=fingerprint.digest([Path(p) for p in ir]) + library.sources,
         infer_roots=tuple(Path(p) for p in ir),
+        unused=lambda: prototypes.unused(found),
     )
 
 

@@ -6,10 +6,16 @@ An op type defined more than once is taken from the ``REG_OP`` (the prototype GE
 checks a node against), else the ``OpDef`` (what CANN's build generates that prototype
 from), else the JSON; definitions that differ are said in a warning. In a folder, a file
 the readers refuse is skipped with a warning; a file named on its own must read.
+
+What the readers warn of a definition (an optional output made required, two files
+defining an op type differently) is kept with it and said when an audit first uses it
+(:func:`used`: inside the cell that did), so a folder of many op types says nothing of
+those no op of the library lowers to but one line (:func:`unused`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +24,7 @@ from opsdk import cann
 from opsdk.cann import files
 from opsdk.errors import SpecError
 
-__all__ = ["Prototype", "read", "register"]
+__all__ = ["Prototype", "read", "register", "unused", "used"]
 
 # Which definition of an op type wins, best first (see the module docstring).
 _FORMATS = ("REG_OP", "OpDef", "msopgen JSON")
@@ -31,6 +37,7 @@ class Prototype:
     op: cann.CannOp
     source: Path
     format: str
+    warnings: tuple[str, ...] = ()  # what the readers said of it, kept until it is used
 
 
 def read(paths) -> dict[str, Prototype]:
@@ -47,11 +54,11 @@ def read(paths) -> dict[str, Prototype]:
             read_any = False
             for file in chosen:
                 try:
-                    ops = cann.read(file)
+                    ops, said = _read(file)
                 except SpecError as err:  # one file refused does not stop the others
                     warnings.warn(f"--ir: skipped {err}", cann.CannWarning, stacklevel=2)
                     continue
-                _add(found, ops, file)
+                _add(found, ops, said, file)
                 read_any = True
             if not read_any:
                 raise SpecError(
@@ -59,28 +66,64 @@ def read(paths) -> dict[str, Prototype]:
                     "(the warnings say why): fix them, or point --ir at the files that read"
                 )
         elif path.is_file():
-            _add(found, cann.read(path), path)
+            _add(found, *_read(path), path)
         else:
             raise SpecError(f"--ir {path}: no such file or folder")
     return found
 
 
-def _add(found: dict[str, Prototype], ops, source: Path) -> None:
+def _read(path: Path) -> tuple[list, tuple[str, ...]]:
+    """The file's ops and the readers' warnings about them (others go on as raised)."""
+    with warnings.catch_warnings(record=True) as heard:
+        warnings.simplefilter("always", cann.CannWarning)
+        ops = cann.read(path)
+    for w in heard:
+        if not issubclass(w.category, cann.CannWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return ops, tuple(str(w.message) for w in heard if issubclass(w.category, cann.CannWarning))
+
+
+def _add(found: dict[str, Prototype], ops, said: tuple[str, ...], source: Path) -> None:
     fmt = cann.format_of(files.head(source))
     for op in ops:
-        new = Prototype(op, source, fmt)
+        mine = tuple(s for s in said if op.ir.op_type in s) or said
+        new = Prototype(op, source, fmt, mine)
         known = found.setdefault(op.ir.op_type, new)
         if known is new:
             continue
         best = _best(known, new)
-        if known.op.ir != op.ir:
-            warnings.warn(
+        differ = (
+            (
                 f"--ir: {source} ({fmt}) and {known.source} ({known.format}) define "
                 f"{op.ir.op_type} differently: using {best.source}",
-                cann.CannWarning,
-                stacklevel=3,
             )
-        found[op.ir.op_type] = best
+            if known.op.ir != op.ir
+            else ()
+        )
+        found[op.ir.op_type] = dataclasses.replace(best, warnings=best.warnings + differ)
+
+
+_said: set[str] = set()  # the definition warnings said in this process
+
+
+def used(prototype: Prototype) -> None:
+    """Say ``prototype``'s warnings, once a process: an audit uses its definition."""
+    for message in prototype.warnings:
+        if message not in _said:
+            _said.add(message)
+            warnings.warn(message, cann.CannWarning, stacklevel=2)
+
+
+def unused(found: dict[str, Prototype]) -> str:
+    """One line for the warnings of the definitions no cell used ("" when none)."""
+    left = {t: p for t, p in found.items() if set(p.warnings) - _said}
+    if not left:
+        return ""
+    count = len({w for p in left.values() for w in p.warnings} - _said)
+    return (
+        f"--ir: {count} warning(s) on the definitions of {len(left)} op type(s) no op lowered "
+        f"to, not said one by one: {', '.join(sorted(left))}"
+    )
 
 
 def _best(a: Prototype, b: Prototype) -> Prototype:

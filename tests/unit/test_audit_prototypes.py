@@ -51,8 +51,29 @@ def test_an_op_defined_twice_is_the_reg_ops_and_a_difference_is_said(tmp_path):
     for paths in ([tmp_path], [tmp_path / "scale_add.json", header]):
         found, said = _read(*paths)
         assert found["ScaleAdd"].format == "REG_OP"
-        [warning] = said
+        assert said == []  # kept with the definition until an audit uses it
+        [warning] = found["ScaleAdd"].warnings
         assert f"define ScaleAdd differently: using {header}" in warning
+
+
+def test_a_definitions_warnings_are_said_once_used_and_the_unused_in_one_line(tmp_path):
+    """A folder of many op types says nothing one by one of those no op lowers to."""
+    shutil.copy(CANN / "op_graph" / "scale_add_proto.h", tmp_path)
+    entry = json.loads((CANN / "swap_add.json").read_text())[0]
+    entry["op"] = "ScaleAdd"
+    (tmp_path / "scale_add.json").write_text(json.dumps([entry]))
+    found, _ = _read(tmp_path)
+    line = prototypes.unused(found)
+    assert line == (
+        "--ir: 1 warning(s) on the definitions of 1 op type(s) no op lowered to, not said "
+        "one by one: ScaleAdd"
+    )
+    with warnings.catch_warnings(record=True) as heard:
+        warnings.simplefilter("always")
+        prototypes.used(found["ScaleAdd"])
+        prototypes.used(found["ScaleAdd"])  # once a process
+    assert [str(w.message) for w in heard] == list(found["ScaleAdd"].warnings)
+    assert prototypes.unused(found) == ""
 
 
 def test_test_folders_are_not_read(tmp_path):
