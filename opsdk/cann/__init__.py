@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+from opsdk._runtime.warned import caught
 from opsdk.cann import depends, files, msopgen, opdef, reg_op
 from opsdk.cann._model import CannOp, CannWarning, counts, declared
 from opsdk.errors import SpecError
@@ -90,8 +91,7 @@ def warnings_said(command: str) -> Iterator[None]:
     """What the readers repaired or skipped while the block ran, one line each on stderr
     (``opsdk new: warning: ...``), whether or not the command succeeds; other warnings
     as Python shows them."""
-    with warnings.catch_warnings(record=True) as heard:
-        warnings.simplefilter("always", CannWarning)
+    with caught(record=True, always=(CannWarning,)) as heard:
         try:
             yield
         finally:

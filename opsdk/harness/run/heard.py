@@ -18,6 +18,8 @@ import logging
 import warnings
 from collections.abc import Iterator
 
+from opsdk._runtime.warned import caught
+
 __all__ = ["Heard"]
 
 # Loggers whose console handlers print past the progress line (with their children).
@@ -74,21 +76,9 @@ class Heard:
     def warnings(self) -> Iterator[None]:
         """Record the warnings raised while active. The filters in force still apply, and
         a filter code sets while active (at import, say) outlives it, as it would unrecorded."""
-        before = list(warnings.filters)
-        with warnings.catch_warnings():  # puts showwarning and the filters back
+        with caught():  # puts showwarning back
             warnings.showwarning = self._warned
-            try:
-                yield
-            finally:
-                added = [f for f in warnings.filters if f not in before]
-        for action, message, category, module, lineno in reversed(added):
-            warnings.filterwarnings(
-                action,
-                message.pattern if message else "",
-                category,
-                module.pattern if module else "",
-                lineno,
-            )
+            yield
 
     @contextlib.contextmanager
     def logs(self) -> Iterator[None]:
