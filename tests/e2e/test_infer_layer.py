@@ -49,6 +49,7 @@ INFERSHAPE = infershape(
     ],
     """
 IMPL_OP_INFERSHAPE(KeepLast).InferShape(InferShapeKeepLast).InferDataType(InferDtypeSame);
+IMPL_OP_INFERSHAPE(ReduceSum).InferShape(InferShapeKeepLast).InferDataType(InferDtypeSame);
 IMPL_OP_INFERSHAPE(DropLast).InferShape(InferShapeDropLast).InferDataType(InferDtypeSame);
 IMPL_OP_INFERSHAPE(ToFloat).InferShape(InferShapeDropLast).InferDataType(InferDtypeFloat);
 IMPL_OP_INFERSHAPE(TopKLike).InferShape(InferShapeTopK).InferDataType(InferDtypeTopKInt32);
@@ -76,6 +77,8 @@ namespace ops {{""",
 OPS = {
     "KeepLast": (Y, "", "return x.sum(-1)", "shape", "shape"),
     "DropLast": (Y, "", "return x.sum(-1)", None, None),
+    # named like a GE built-in: the package's own op runs, and reaches infer
+    "ReduceSum": (Y, "", "return x.sum(-1)", "shape", "shape"),
     "ToFloat": (Y, "", "return x.sum(-1)", "dtype", "dtype"),
     "TopKLike": (Y + "\n" + INDICES, K, "return tuple(torch.topk(x, k))", "dtype", "dtype"),
     "Doubler": (Y, "", "return torch.cat([x, x])", None, "unknown-dim"),

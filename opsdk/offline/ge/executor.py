@@ -4,7 +4,8 @@ Offline there is no Graph Engine, so the ``ModelDef`` TorchAir builds is run
 here instead: every GE op type gets a small torch kernel with GE's semantics
 (inputs by position, attributes by name), and every custom op type registered
 in :mod:`opsdk._runtime.irdef` runs through the CPU kernel of the torch op its
-``IrDef.torch_op`` names, which is that op's reference implementation.
+``IrDef.torch_op`` names, which is that op's reference implementation (before a
+built-in of the same type: a package's ``ReduceSum`` is its own).
 
 What the executor promises, as GE does:
 
@@ -135,9 +136,13 @@ class GeGraphExecutor:
             return _Step(Node(op), inputs, None), deps
         if op.type in _GRAPH_OPS:
             return _Step(Node(op), inputs, None), deps
+        # A package's own op wins over a built-in of the same type, as its installed CANN
+        # package does on a host; a prototype alone (an audit's --ir) names no torch op.
+        ir = irdef.lookup(op.type)
+        if ir is not None and ir.torch_op:
+            return _Step(Node(op), inputs, _CustomOp(op, ir, len(inputs))), deps
         kernel = kernels.lookup(op.type)
         if kernel is None:
-            ir = irdef.lookup(op.type)
             if ir is None:
                 raise GeGraphError(
                     f"GE op type {op.type} is unknown: neither a built-in op of the reference "
