@@ -8,6 +8,7 @@ code, and the ``ge`` column holds the op's fake function to it (see
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 from pathlib import Path
@@ -32,14 +33,16 @@ def find(source: Path, op_type: str) -> tuple[infer.Inference, Path] | None:
 
 
 def copy(found: tuple[infer.Inference, Path], package: Path) -> None:
-    """Copy the inference's files into ``package/cann_infer``, as laid out under its folder
-    (a header included from outside that folder is not copied: the build says so)."""
+    """Copy the inference's files into ``package/cann_infer``, as laid out under its folder,
+    or under the folder they share when the project's shared headers are outside it (the
+    repository's ``common/inc``: the copy keeps them where the build looks for them)."""
     inference, root = found
-    for path in infer.project_files(inference, root):
-        if path.is_relative_to(root):
-            target = package / FOLDER / path.relative_to(root)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
+    paths = infer.project_files(inference, root)
+    base = Path(os.path.commonpath([root.resolve(), *paths]))
+    for path in paths:
+        target = package / FOLDER / path.relative_to(base)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
 
 
 def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):

@@ -519,6 +519,32 @@ def test_a_header_two_project_files_end_with_is_not_guessed(tmp_path):
         infer.build(inference, tmp_path)
 
 
+def test_a_repository_s_shared_headers_are_found_from_an_op_s_own_folder(tmp_path):
+    """An op's folder given alone (``--from-cann .../op_host/x_def.cpp``) still reaches the
+    headers its repository shares (ops-math's ``common/inc``, a project's ``include/``, a
+    path from the top), and a package's copy keeps them where the build looks."""
+    repo = tmp_path / "repo"
+    host = repo / "math" / "foo" / "op_host"
+    for folder in (host, repo / "common" / "inc" / "op_api", repo / "include"):
+        folder.mkdir(parents=True)
+    (repo / "common" / "inc" / "op_api" / "util.h").write_text("#pragma once\n")
+    (repo / "common" / "inc" / "reduce.h").write_text("#pragma once\n")
+    (repo / "include" / "project.h").write_text("#pragma once\n")
+    includes = ("op_api/util.h", "project.h", "common/inc/reduce.h")
+    source = "".join(f'#include "{name}"\n' for name in includes)
+    (host / "foo_infershape.cpp").write_text(
+        source + "IMPL_OP_INFERSHAPE(Foo).InferShape(InferShapeFoo);\n"
+    )
+    inference = infer.find("Foo", host)
+    found = {p.relative_to(repo).as_posix() for p in infer.project_files(inference, host)}
+    assert found == {
+        "math/foo/op_host/foo_infershape.cpp",
+        "common/inc/op_api/util.h",
+        "common/inc/reduce.h",
+        "include/project.h",
+    }
+
+
 MIRRORS = Path("/work/.mirror")
 # Real production infershape files whose include chains reach what the stand-ins grew
 # for (read at test time from the public mirrors, never kept): a file, what it needs.
@@ -531,7 +557,11 @@ REAL = [
 
 
 # The folders those chains reach, per repository.
-REAL_FOLDERS = {"ops-nn": ("common", "norm", "matmul"), "ops-transformer": ("common", "mc2")}
+REAL_FOLDERS = {
+    "ops-nn": ("common", "norm", "matmul"),
+    "ops-transformer": ("common", "mc2"),
+    "ops-math": ("common", "conversion/pad_v3", "conversion/concat"),
+}
 
 
 @pytest.fixture(scope="module")
@@ -550,6 +580,18 @@ def real_repos(tmp_path_factory):
         )
         subprocess.run(["tar", "-x", "-C", str(root / name)], input=archive.stdout, check=True)
     return root
+
+
+@pytest.mark.parametrize("op_host", ["conversion/pad_v3/op_host", "conversion/concat/op_host"])
+def test_real_files_compile_from_their_op_s_folder_with_the_repository_s_headers(
+    real_repos, op_host
+):
+    """ops-math's files include ``op_api/op_util.h`` from its ``common/inc``."""
+    root = real_repos / "ops-math" / op_host
+    for inference in infer.find_all(root).values():
+        library = infer.Library(infer.build(inference, root).library)
+        assert inference.op_type in library.ops()
+        library.close()
 
 
 @pytest.mark.parametrize("repo, path, op_type", REAL)

@@ -34,6 +34,8 @@ ENTRY = INCLUDE / "opsdk_infer_entry.cpp"
 # Part of every cache key: bump it when the way libraries are built changes.
 RECIPE_VERSION = 3
 FLAGS = ("-std=c++17", "-O0", "-fPIC", "-w")  # -O0: inference runs once a case
+# Where a project keeps headers its ops share, beside a folder of the source's path.
+_SHARED = (("common", "inc"), ("common", "include"), ("include",))
 _INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 _ERROR = re.compile(r"^(?P<where>[^:\n]+:\d+):(?:\d+:)? (?:fatal )?error: (?P<what>.*)$", re.M)
 
@@ -173,24 +175,33 @@ def _top(inference: Inference, root: Path | None) -> Path:
 
 
 def _include_dirs(inference: Inference, root: Path | None) -> tuple[Path, ...]:
-    """The source's folder and its parents up to ``root``: a project includes its shared
-    helpers relative to one of them, or from a ``common/inc`` (ops-nn's) or
-    ``common/include`` (ops-transformer's) beside one."""
+    """The source's folder and its parents up to ``root``, then on up to the repository's
+    top (:func:`_repository_top`): a project includes its shared helpers relative to one
+    of them, or from a ``common/inc`` (ops-nn's, ops-math's) or ``common/include``
+    (ops-transformer's) or ``include`` beside one."""
     dirs = []
+    last = _repository_top(_top(inference, root))
     for source in inference.sources:
         folder = source.resolve().parent
-        top = _top(inference, root)
         while True:
             dirs.append(folder)
-            dirs += [
-                folder / "common" / c
-                for c in ("inc", "include")
-                if (folder / "common" / c).is_dir()
-            ]
-            if folder == top or folder == folder.parent or not folder.is_relative_to(top):
+            dirs += [folder.joinpath(*shared) for shared in _SHARED if folder.joinpath(*shared).is_dir()]
+            if folder == last or folder == folder.parent or not folder.is_relative_to(last):
                 break
             folder = folder.parent
     return tuple(dict.fromkeys(dirs))
+
+
+def _repository_top(folder: Path) -> Path:
+    """The top of the repository ``folder`` is in, where its shared headers are: the first
+    of ``folder`` and its parents to hold a shared header folder (``common/inc``...) or
+    ``.git``; ``folder`` itself when none does (a project on its own)."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists() or any(
+            candidate.joinpath(*shared).is_dir() for shared in _SHARED[:2]
+        ):
+            return candidate
+    return folder
 
 
 def _key(inference: Inference, units, project: tuple[Path, ...], cann: tuple[Path, ...]) -> str:

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <cinttypes>  // PRId64 and its kin, which the log lines' formats use
 #include <functional>
 #include <initializer_list>
 #include <iostream>
@@ -471,6 +472,7 @@ class OpImplRegister {
 #define OP_LOGE_FOR_INVALID_FORMATS_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_TENSORNUM(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_WITH_INVALID_ATTR_SIZE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_WITH_INVALID_ATTR(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_WITH_INVALID_INPUT(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define CUBE_INNER_ERR_REPORT(ctx, ...) OP_LOGE(ctx, __VA_ARGS__)
 #define REPORT_INNER_ERR_MSG(code, ...) ::opsdk::Log('E', code, __FILE__, __LINE__, __VA_ARGS__)
