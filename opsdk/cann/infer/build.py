@@ -185,7 +185,7 @@ def _include_dirs(inference: Inference, root: Path | None) -> tuple[Path, ...]:
         folder = source.resolve().parent
         while True:
             dirs.append(folder)
-            dirs += [folder.joinpath(*shared) for shared in _SHARED if folder.joinpath(*shared).is_dir()]
+            dirs += [d for d in (folder.joinpath(*s) for s in _SHARED) if d.is_dir()]
             if folder == last or folder == folder.parent or not folder.is_relative_to(last):
                 break
             folder = folder.parent
