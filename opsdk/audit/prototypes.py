@@ -47,7 +47,7 @@ def read(paths) -> dict[str, Prototype]:
             read_any = False
             for file in chosen:
                 try:
-                    ops = cann.read(file)
+                    ops = cann.read(file, skip_unreadable=True)
                 except SpecError as err:  # one file refused does not stop the others
                     warnings.warn(f"--ir: skipped {err}", cann.CannWarning, stacklevel=2)
                     continue
@@ -59,7 +59,7 @@ def read(paths) -> dict[str, Prototype]:
                     "(the warnings say why): fix them, or point --ir at the files that read"
                 )
         elif path.is_file():
-            _add(found, cann.read(path), path)
+            _add(found, cann.read(path, skip_unreadable=True), path)
         else:
             raise SpecError(f"--ir {path}: no such file or folder")
     return found
