@@ -70,7 +70,7 @@ def build(inference: Inference, root: Path | None = None) -> Built:
     headers they include), built now unless cached. Raises :class:`BuildFailure`."""
     project = _include_dirs(inference, root)
     units = _units(inference, project)
-    project += _searched(units, project, _top(inference, root))
+    project += _searched(units, project, _repository_top(_top(inference, root)))
     cann = header_dirs()
     key = _key(inference, units, project, cann)
     directory = locator.cache_root() / "infer" / f"{inference.sources[0].stem}_{key}"
@@ -224,7 +224,7 @@ def project_files(inference: Inference, root: Path | None = None) -> list[Path]:
     project = _include_dirs(inference, root)
     sources = _with_companions(inference, project) if not inference.extract else []
     units = [(p.name, p.read_text(errors="replace")) for p in (*inference.sources, *sources)]
-    project += _searched(units, project, _top(inference, root))
+    project += _searched(units, project, _repository_top(_top(inference, root)))
     return sorted(
         {p.resolve() for p in inference.sources} | set(sources) | _included(units, project)
     )
@@ -256,8 +256,9 @@ def _included(units, project: tuple[Path, ...], missing: set[str] | None = None)
 
 def _searched(units, project: tuple[Path, ...], top: Path) -> tuple[Path, ...]:
     """Folders of the project that resolve what its includes name and no folder of
-    :func:`_include_dirs` has: a name matching one file's path end in the whole project
-    (its build adds such folders: ops-transformer's ``mc2/3rd``)."""
+    :func:`_include_dirs` has: a name matching one file's path end in the whole
+    repository (its build adds such folders: ops-transformer's ``mc2/3rd``, ops-math's
+    ``common/inc/op_api`` for a bare ``op_util.h``)."""
     found: list[Path] = []
     while True:
         missing: set[str] = set()
@@ -294,10 +295,13 @@ def _dtypes_header() -> str:
     names = "".join(f'    case ge::{d.ge}: return "{d.ge}";\n' for d in rows)
     top = max(d.value for d in rows) + 1
     formats = ", ".join(f"FORMAT_{name} = {i}" for i, name in enumerate(FORMATS))
+    format_names = "".join(f'    case FORMAT_{name}: return "{name}";\n' for name in FORMATS)
     return (
         "#pragma once\n#include <string>\n"
         f"namespace ge {{\nenum DataType {{ {enum}, DT_MAX = {top} }};\n"
-        f"enum Format {{ {formats} }};\n}}\n"
+        f"enum Format {{ {formats} }};\n"
+        "inline const char *GetFormatName(Format format) {\n  switch (format) {\n"
+        f'{format_names}    default: return "UNKNOWN";\n  }}\n}}\n}}\n'
         "inline std::string opsdk_dtype_name(ge::DataType dt) {\n  switch (dt) {\n"
         f"{names}    default: return std::to_string(static_cast<int>(dt));\n  }}\n}}\n"
     )

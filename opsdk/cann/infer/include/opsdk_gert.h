@@ -125,12 +125,21 @@ class StorageFormat {
   ge::Format format_;
 };
 
+// Where a tensor's data is (a host address here).
+class TensorData {
+ public:
+  explicit TensorData(const void *addr = nullptr) : addr_(addr) {}
+  const void *GetAddr() const { return addr_; }
+ private:
+  const void *addr_;
+};
+
 // A value-depend input: its shape, dtype and host data.
 class Tensor {
  public:
   Tensor() = default;
   Tensor(const Shape &shape, ge::DataType dt, const void *data, ge::Format format = ge::FORMAT_ND)
-      : shape_(shape), dt_(dt), data_(data), format_(format) {}
+      : shape_(shape), dt_(dt), data_(data), format_(format), tensor_data_(data) {}
   const Shape &GetOriginShape() const { return shape_; }
   const Shape &GetStorageShape() const { return shape_; }
   const Shape &GetShape() const { return shape_; }
@@ -141,11 +150,13 @@ class Tensor {
   ge::Format GetStorageFormat() const { return format_; }
   template <typename T> const T *GetData() const { return static_cast<const T *>(data_); }
   const void *GetAddr() const { return data_; }
+  const TensorData &GetTensorData() const { return tensor_data_; }
  private:
   Shape shape_;
   ge::DataType dt_ = ge::DT_UNDEFINED;
   const void *data_ = nullptr;
   ge::Format format_ = ge::FORMAT_ND;
+  TensorData tensor_data_;
 };
 
 class ContinuousVector {
@@ -424,6 +435,7 @@ class OpImplRegister {
 };
 }  // namespace opsdk
 
+#define OPBASE_API __attribute__((visibility("default")))
 #define OPSDK_CAT_(a, b) a##b
 #define OPSDK_CAT(a, b) OPSDK_CAT_(a, b)
 #define IMPL_OP_INFERSHAPE(op) \
