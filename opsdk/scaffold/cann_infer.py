@@ -3,7 +3,8 @@
 The package holds its own copy (``cann_infer/``, the project's layout kept below the
 folder searched) so it is checked wherever it goes: the inference is the user's own
 code, and the ``ge`` column holds the op's fake function to it (see
-:mod:`opsdk.cann.infer`). Its ``ir.py`` names the folder (``IrDef.infer_root``).
+:mod:`opsdk.cann.infer`). Its ``ir.py`` names the folder (``IrDef.infer_root``), also
+when none was found: the folder's absence is then why its cells say it is not checked.
 """
 
 from __future__ import annotations
@@ -24,12 +25,22 @@ __all__ = ["FOLDER", "acceptor", "copy", "find"]
 FOLDER = "cann_infer"
 
 
+# Folders of an op's own folder that hold its definition: the C++ may be in a sibling
+# (a REG_OP in ``op_graph``, its InferShape in ``op_host``).
+_OP_PARTS = frozenset({"op_host", "op_graph"})
+
+
 def find(source: Path, op_type: str) -> tuple[infer.Inference, Path] | None:
     """The inference of ``op_type`` near its definition ``source`` and the folder it was
-    found in: the definition's folder (an ``op_host``, or a project holding one)."""
-    root = Path(source).resolve().parent
-    found = infer.find(op_type, root)
-    return (found, root) if found else None
+    found in: the definition's folder (an ``op_host``, or a project holding one), else,
+    for an ``op_host`` or ``op_graph`` one, the op's folder."""
+    folder = Path(source).resolve().parent
+    roots = [folder, folder.parent] if folder.name in _OP_PARTS else [folder]
+    for root in roots:
+        found = infer.find(op_type, root)
+        if found:
+            return found, root
+    return None
 
 
 def copy(found: tuple[infer.Inference, Path], package: Path) -> None:

@@ -225,3 +225,17 @@ def test_an_infer_shape_that_crashes_leaves_its_op_not_checked_and_the_run_alive
         assert "the InferShape crashed (signal 11: SIGSEGV) in InferShapeUnguarded (" in notes[0]
         assert "cann_infer/infer_ops_infershape.cpp:" in notes[0]
         assert "(inferring as ascend910b)" in notes[0]
+
+
+def test_an_op_without_cpp_says_so_on_each_ge_cell_with_the_reason(checked):
+    """DeclaredFloat's project registers no InferShape for it: nothing runs its C++, and
+    each of its ge cells says so (the cells of an op whose C++ ran say nothing)."""
+    _, cells = checked
+    for shapes in ("static", "dynamic"):
+        warned = cells[("declared_float", "ge", shapes)]["warnings"]
+        notes = [w for w in warned if "not checked" in w]
+        assert len(notes) == 1, warned
+        assert (
+            "no C++ InferShape of DeclaredFloat was found beside its CANN definition" in (notes[0])
+        )
+        assert not any("not checked" in w for w in cells[("keep_last", "ge", shapes)]["warnings"])

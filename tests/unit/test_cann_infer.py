@@ -545,6 +545,22 @@ def test_a_repository_s_shared_headers_are_found_from_an_op_s_own_folder(tmp_pat
     }
 
 
+def test_a_reg_op_s_inference_is_found_in_its_op_s_op_host(tmp_path):
+    """``--from-cann op/op_graph/x_proto.h``: the C++ is in the sibling ``op_host``."""
+    from opsdk.scaffold import cann_infer
+
+    (tmp_path / "op_graph").mkdir()
+    (tmp_path / "op_host").mkdir()
+    proto = tmp_path / "op_graph" / "foo_proto.h"
+    proto.write_text("REG_OP(Foo)\n.INPUT(x, TensorType({DT_FLOAT}))\n.OP_END_FACTORY_REG(Foo)\n")
+    (tmp_path / "op_host" / "foo_infershape.cpp").write_text(
+        "IMPL_OP_INFERSHAPE(Foo).InferShape(InferShapeFoo);\n"
+    )
+    inference, root = cann_infer.find(proto, "Foo")
+    assert root == tmp_path and inference.sources == (tmp_path / "op_host" / "foo_infershape.cpp",)
+    assert cann_infer.find(proto, "Bar") is None
+
+
 MIRRORS = Path("/work/.mirror")
 # Real production infershape files whose include chains reach what the stand-ins grew
 # for (read at test time from the public mirrors, never kept): a file, what it needs.

@@ -139,7 +139,13 @@ def _library(ir: irdef.IrDef):
     if key not in _LIBRARIES:
         root = Path(ir.infer_root)
         inference = infer.find(ir.op_type, root) if root.is_dir() else None
-        if inference is None or inference.infer_shape is None:
+        if not root.is_dir():
+            _LIBRARIES[key] = (
+                f"no C++ InferShape of {ir.op_type} was found beside its CANN definition when "
+                "the package was made (IMPL_OP_INFERSHAPE or SetInferShape in the definition's "
+                f"folder or its op's); copy it into {root} to hold the fake to it"
+            )
+        elif inference is None or inference.infer_shape is None:
             _LIBRARIES[key] = f"no C++ InferShape of {ir.op_type} under {root}"
         else:
             loaded = nodes.compiled(inference, root)
