@@ -25,15 +25,16 @@ __all__ = ["FOLDER", "acceptor", "copy", "find"]
 FOLDER = "cann_infer"
 
 
-# Folders of an op's own folder that hold its definition: the C++ may be in a sibling
-# (a REG_OP in ``op_graph``, its InferShape in ``op_host``).
-_OP_PARTS = frozenset({"op_host", "op_graph"})
+# Folders that hold an op's definition whose C++ may be beside them: a REG_OP in
+# ``op_graph`` (its InferShape in ``op_host``), or in ``op_proto/inc`` (its infer function
+# in ``op_proto``).
+_OP_PARTS = frozenset({"op_host", "op_graph", "inc"})
 
 
 def find(source: Path, op_type: str) -> tuple[infer.Inference, Path] | None:
     """The inference of ``op_type`` near its definition ``source`` and the folder it was
     found in: the definition's folder (an ``op_host``, or a project holding one), else,
-    for an ``op_host`` or ``op_graph`` one, the op's folder."""
+    for an ``op_host``, ``op_graph`` or ``inc`` one, its parent."""
     folder = Path(source).resolve().parent
     roots = [folder, folder.parent] if folder.name in _OP_PARTS else [folder]
     for root in roots:

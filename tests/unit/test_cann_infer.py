@@ -561,6 +561,61 @@ def test_a_reg_op_s_inference_is_found_in_its_op_s_op_host(tmp_path):
     assert cann_infer.find(proto, "Bar") is None
 
 
+# An old-style REG_OP project (CANN's samples): the prototype in op_proto/inc, the infer
+# function on a ge::Operator in op_proto/*.cc. Its output takes x1's dtype.
+MATMUL_PROTO = """\
+#include "graph/operator_reg.h"
+namespace ge {
+REG_OP(MatmulLike)
+    .INPUT(x1, TensorType({DT_FLOAT16, DT_FLOAT}))
+    .INPUT(x2, TensorType({DT_FLOAT16, DT_FLOAT}))
+    .OPTIONAL_INPUT(bias, TensorType({DT_FLOAT16, DT_FLOAT}))
+    .OUTPUT(y, TensorType({DT_FLOAT16, DT_FLOAT}))
+    .ATTR(transpose_x2, Bool, false)
+    .OP_END_FACTORY_REG(MatmulLike)
+}
+"""
+MATMUL_INFER = """\
+#include "matmul_like.h"
+namespace ge {
+IMPLEMT_COMMON_INFERFUNC(MatmulLikeInferShape)
+{
+    Shape x1 = op.GetInputDescByName("x1").GetShape();
+    Shape x2 = op.GetInputDescByName("x2").GetShape();
+    bool transpose = false;
+    (void)op.GetAttr("transpose_x2", transpose);
+    TensorDesc y = op.GetOutputDescByName("y");
+    y.SetShape(Shape({x1.GetDim(0), x2.GetDim(transpose ? 0 : 1)}));
+    y.SetDataType(op.GetInputDescByName("x1").GetDataType());
+    (void)op.UpdateOutputDesc("y", y);
+    return GRAPH_SUCCESS;
+}
+IMPLEMT_VERIFIER(MatmulLike, MatmulLikeVerify) { return GRAPH_SUCCESS; }
+COMMON_INFER_FUNC_REG(MatmulLike, MatmulLikeInferShape);
+VERIFY_FUNC_REG(MatmulLike, MatmulLikeVerify);
+}  // namespace ge
+"""
+
+
+def test_an_old_style_reg_op_infer_function_is_read_and_compiled_like_the_new_style(tmp_path):
+    from opsdk.scaffold import cann_infer
+
+    (tmp_path / "op_proto" / "inc").mkdir(parents=True)
+    proto = tmp_path / "op_proto" / "inc" / "matmul_like.h"
+    proto.write_text(MATMUL_PROTO)
+    (tmp_path / "op_proto" / "matmul_like.cc").write_text(MATMUL_INFER)
+    inference, root = cann_infer.find(proto, "MatmulLike")  # as --from-cann the header
+    assert (inference.infer_shape.name, inference.infer_shape.line) == ("MatmulLikeInferShape", 3)
+    assert inference.infer_dtype == inference.infer_shape  # one function sets both
+    library = infer.Library(infer.build(inference, root).library, root)
+    x1, x2 = infer.Given(F16, (2, 3)), infer.Given(F16, (3, 5))
+    answer = library.infer("MatmulLike", [[x1], [x2], []], [True], 1)
+    assert answer.shapes == ((2, 3),) and answer.dtypes == (F16,), answer.log
+    answer = library.infer("MatmulLike", [[x1], [x2], []], [False], 1)
+    assert answer.shapes == ((2, 5),) and answer.dtypes == (F16,), answer.log
+    library.close()
+
+
 MIRRORS = Path("/work/.mirror")
 # Real production infershape files whose include chains reach what the stand-ins grew
 # for (read at test time from the public mirrors, never kept): a file, what it needs.

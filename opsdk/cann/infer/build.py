@@ -35,7 +35,7 @@ ENTRY = INCLUDE / "opsdk_infer_entry.cpp"
 RECIPE_VERSION = 3
 FLAGS = ("-std=c++17", "-O0", "-fPIC", "-w")  # -O0: inference runs once a case
 # Where a project keeps headers its ops share, beside a folder of the source's path.
-_SHARED = (("common", "inc"), ("common", "include"), ("include",))
+_SHARED = (("common", "inc"), ("common", "include"), ("include",), ("inc",))
 _INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 _ERROR = re.compile(r"^(?P<where>[^:\n]+:\d+):(?:\d+:)? (?:fatal )?error: (?P<what>.*)$", re.M)
 
@@ -178,7 +178,8 @@ def _include_dirs(inference: Inference, root: Path | None) -> tuple[Path, ...]:
     """The source's folder and its parents up to ``root``, then on up to the repository's
     top (:func:`_repository_top`): a project includes its shared helpers relative to one
     of them, or from a ``common/inc`` (ops-nn's, ops-math's) or ``common/include``
-    (ops-transformer's) or ``include`` beside one."""
+    (ops-transformer's), ``include`` or ``inc`` (a REG_OP project's ``op_proto/inc``)
+    beside one."""
     dirs = []
     last = _repository_top(_top(inference, root))
     for source in inference.sources:
