@@ -129,7 +129,7 @@ class StorageFormat {
 class TensorData {
  public:
   explicit TensorData(const void *addr = nullptr) : addr_(addr) {}
-  const void *GetAddr() const { return addr_; }
+  void *GetAddr() const { return const_cast<void *>(addr_); }  // CANN's TensorAddress
  private:
   const void *addr_;
 };
@@ -417,6 +417,7 @@ class OpImplRegister {
   OpImplRegister &InferDataType(gert::InferDataTypeKernelFunc f) { impl_->infer_dtype = f; return *this; }
   OpImplRegister &InferShapeRange(gert::InferShapeRangeKernelFunc) { return *this; }
   OpImplRegister &InputsDataDependency(std::initializer_list<int32_t>) { return *this; }
+  OpImplRegister &TilingInputsDataDependency(std::initializer_list<int32_t>) { return *this; }
   OpImplRegister &OutputShapeDependOnCompute(std::initializer_list<int32_t>) { return *this; }
   OpImplRegister &PrivateAttr(const char *, ...) { return *this; }
   template <typename... A> OpImplRegister &Tiling(A...) { return *this; }
