@@ -638,22 +638,30 @@ MATH_OP_FOLDERS = [
     ("conversion/im2col", "ge::GetFormatName"),
     ("math/reduce_prod", "common/inc/... from the top; infer_shape_range_context.h"),
 ]
+# ops-cv op folders (its mirror is fetched, not always here): what each reaches.
+CV_OP_FOLDERS = [
+    ("image/resize_bicubic_v2", "CompileTimeTensorDesc::GetFormat"),
+    ("image/three_interpolate_backward", "OP_LOGE_FOR_INVALID_SHAPE"),
+    ("image/dilation2_d_backprop_filter", "exe_graph/runtime/runtime_attrs.h"),
+]
 # The folders those chains reach, per repository.
 REAL_FOLDERS = {
     "ops-nn": ("common", "norm", "matmul"),
     "ops-transformer": ("common", "mc2"),
     "ops-math": tuple(["common", *(f"{d}/op_host" for d, _ in MATH_OP_FOLDERS)]),
+    "ops-cv": tuple(["common", *(f"{d}/op_host" for d, _ in CV_OP_FOLDERS)]),
 }
 
 
 @pytest.fixture(scope="module")
 def real_repos(tmp_path_factory):
-    """The REAL files' folders, copied out of the mirrors."""
+    """The REAL files' folders, copied out of the mirrors on this machine (a test of a
+    repository whose mirror is not here skips: :func:`_repo`)."""
     root = tmp_path_factory.mktemp("real_infer")
     for name, folders in REAL_FOLDERS.items():
         repo = MIRRORS / f"hicann+{name}" / "repo"
         if not repo.is_dir():
-            pytest.skip(f"the public mirror of hicann/{name} is not on this machine (CI)")
+            continue
         (root / name).mkdir()
         archive = subprocess.run(
             ["git", f"--git-dir={repo}", "archive", "HEAD", "--", *folders],
@@ -664,11 +672,20 @@ def real_repos(tmp_path_factory):
     return root
 
 
-@pytest.mark.parametrize("folder, needs", MATH_OP_FOLDERS)
+def _repo(real_repos: Path, name: str) -> Path:
+    if not (real_repos / name).is_dir():
+        pytest.skip(f"the public mirror of hicann/{name} is not on this machine (CI)")
+    return real_repos / name
+
+
+@pytest.mark.parametrize(
+    "repo, folder, needs",
+    [("ops-math", *f) for f in MATH_OP_FOLDERS] + [("ops-cv", *f) for f in CV_OP_FOLDERS],
+)
 def test_real_files_compile_from_their_op_s_folder_with_the_repository_s_headers(
-    real_repos, folder, needs
+    real_repos, repo, folder, needs
 ):
-    root = real_repos / "ops-math" / folder / "op_host"
+    root = _repo(real_repos, repo) / folder / "op_host"
     for inference in infer.find_all(root).values():
         library = infer.Library(infer.build(inference, root).library)
         assert inference.op_type in library.ops()
@@ -679,7 +696,7 @@ def test_real_files_compile_from_their_op_s_folder_with_the_repository_s_headers
 def test_real_files_whose_include_chains_reach_cann_s_other_apis_compile(
     real_repos, repo, path, op_type
 ):
-    root = real_repos / repo
+    root = _repo(real_repos, repo)
     found = infer.find_all(root / path)
     inference = found[op_type] if op_type else next(iter(found.values()))
     library = infer.Library(infer.build(inference, root).library)

@@ -214,6 +214,7 @@ class CompileTimeTensorDesc {
   void SetDataType(ge::DataType value) { dt = value; }
   ge::Format GetOriginFormat() const { return format; }
   ge::Format GetStorageFormat() const { return format; }
+  StorageFormat GetFormat() const { return StorageFormat(format); }
   ge::DataType dt = ge::DT_UNDEFINED;
   ge::Format format = ge::FORMAT_ND;
 };
@@ -473,6 +474,7 @@ class OpImplRegister {
 #define OP_LOGE_FOR_INVALID_SHAPEDIM(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_SHAPEDIM_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_SHAPEDIMS_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_SHAPE_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_SHAPES_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_SHAPESIZE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
