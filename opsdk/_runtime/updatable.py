@@ -36,6 +36,7 @@ __all__ = [
     "Updatable",
     "check_op",
     "check_params",
+    "not_updatable",
     "out_schema",
     "register_updatable",
     "registered",
@@ -151,6 +152,19 @@ def check_op(op_spec) -> None:
             f"--updatable: {op_spec.qualname} must return one new tensor and write no input "
             "(TorchAir gives the op's .out overload one out= tensor it captured)"
         )
+
+
+def not_updatable(op_spec) -> str | None:
+    """Why no update on replay can serve ``op_spec``'s host arguments (:func:`check_op`),
+    None when one can: the advice to declare one updatable is for such ops only."""
+    try:
+        check_op(op_spec)
+    except SpecError:
+        return (
+            f"{op_spec.qualname} returns {len(op_spec.returns)} tensor(s) or writes an input; "
+            "TorchAir updates an op returning one new tensor"
+        )
+    return None
 
 
 def out_schema(op_spec) -> str:

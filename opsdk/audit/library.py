@@ -89,7 +89,10 @@ def load(target: str | tuple[str, ...], ir=(), only: str | None = None) -> Libra
     CANN definitions in ``ir`` (files or folders, :mod:`opsdk.audit.prototypes`) are the
     GE side's prototypes, before the library's own. ``only`` (a qualname) reads just
     that op of torch_npu, as an ``--isolate`` child needs."""
+    from opsdk.offline.ge import standin as ge_standin
+
     found = prototypes.read(ir) if ir else {}  # a wrong path is refused before the import
+    ge_standin.know_standard_ops(_standard_ir)  # as an NPU host's CANN knows them
     targets = (target,) if isinstance(target, str) else tuple(target)
     if targets == ("torch_npu",):
         library = _torch_npu(only)
@@ -178,8 +181,12 @@ def _package(target: str, definitions: dict, before: set[str], claimed: set[str]
     return Library(
         package.__name__,
         ops,
-        _ir_def,
-        definition=lambda op_type: f"its IR definition ({op_type}, registered by the package)",
+        lambda op_type: _ir_def(op_type) or _reg_op(op_type),
+        definition=lambda op_type: (
+            f"its IR definition ({op_type}, registered by the package)"
+            if _ir_def(op_type)
+            else _documented(op_type)
+        ),
         sources=fingerprint.digest([home.parent if home.name == "__init__.py" else home]),
         keep=list(libraries.values()),
     )
@@ -307,7 +314,7 @@ def _read_torch_npu(only: str | None) -> Library:
         "torch_npu",
         ops,
         _reg_op,
-        lambda op_type: f"its REG_OP({op_type}), as TorchAir documents it,",
+        _documented,
         pairs,
         schemas,
         sources,
@@ -316,6 +323,20 @@ def _read_torch_npu(only: str | None) -> Library:
     for op in ops:
         audit_cases.attach(op)
     return library
+
+
+def _documented(op_type: str) -> str:
+    return f"its REG_OP({op_type}), as TorchAir documents it,"
+
+
+def _standard_ir(op_type: str):
+    """A standard CANN op's IR, from TorchAir's documented ``REG_OP`` (None: not one, or
+    its text does not read: the converter check says so where a node has that type)."""
+    try:
+        found = _reg_op(op_type)
+    except OpsdkError:
+        return None
+    return found.ir if found else None
 
 
 @functools.cache

@@ -26,25 +26,27 @@ from opsdk.errors import SpecError
 __all__ = ["CannOp", "CannWarning", "counts", "declared", "format_of", "read", "warnings_said"]
 
 
-def read(source: str | Path, op_types=None) -> list[CannOp]:
+def read(source: str | Path, op_types=None, skip_unreadable: bool = False) -> list[CannOp]:
     """Every op defined in ``source``: a file path or its text, msopgen JSON, text
     holding ``REG_OP(...)`` prototypes (a header, a docstring) or OpDef code (a file's
     ``#include "..."`` of its project's headers is followed). ``op_types`` keeps only
-    the ops of those types (others are not parsed). A file is read once per process
-    while it is unchanged (``opsdk new`` asks for it in several steps): its warnings
-    are given once."""
+    the ops of those types (others are not parsed). ``skip_unreadable``: a ``REG_OP``
+    that does not read is a warning naming it, the others are read. A file is read once
+    per process while it is unchanged (``opsdk new`` asks for it in several steps): its
+    warnings are given once."""
     text, where = _text_of(source)
     wanted = None if op_types is None else frozenset(op_types)
     if where == "<text>":
-        return _read(text, where, wanted)
-    return list(_read_file(text, where, wanted))
+        return _read(text, where, wanted, skip_unreadable)
+    return list(_read_file(text, where, wanted, skip_unreadable))
 
 
 @functools.lru_cache(maxsize=64)
-def _read_file(text: str, where: str, wanted) -> tuple[CannOp, ...]:
+def _read_file(text: str, where: str, wanted, skip_unreadable: bool) -> tuple[CannOp, ...]:
     """The file's ops, with the inputs their InferShape beside it reads the value of
     marked (:mod:`.depends`)."""
-    return tuple(depends.marked(_read(text, where, wanted), Path(where).parent, where))
+    ops = _read(text, where, wanted, skip_unreadable)
+    return tuple(depends.marked(ops, Path(where).parent, where))
 
 
 def format_of(text: str) -> str:
@@ -54,7 +56,7 @@ def format_of(text: str) -> str:
     return "OpDef" if opdef.is_opdef(text) else "REG_OP"
 
 
-def _read(text: str, where: str, wanted) -> list[CannOp]:
+def _read(text: str, where: str, wanted, skip_unreadable: bool = False) -> list[CannOp]:
     fmt = format_of(text)
     if fmt == "msopgen JSON":
         ops = msopgen.read(text, where, wanted)
@@ -62,7 +64,7 @@ def _read(text: str, where: str, wanted) -> list[CannOp]:
         resolve = opdef.resolver(Path(where)) if where != "<text>" else None
         ops = opdef.read(text, where, wanted, resolve)
     else:
-        ops = reg_op.read(text, where, wanted)
+        ops = reg_op.read(text, where, wanted, skip_unreadable)
     if not ops:
         missing = f" of type {', '.join(sorted(wanted))}" if wanted else ""
         raise SpecError(

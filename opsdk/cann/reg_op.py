@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 
 from opsdk._runtime import types
 from opsdk._runtime.irdef import Attr, Input, IrDef, Output
-from opsdk.cann._model import CannOp
+from opsdk.cann._model import CannOp, CannWarning
 from opsdk.cann._values import (
     checked,
     closing,
@@ -35,15 +36,27 @@ _INPUTS = {"INPUT": "required", "OPTIONAL_INPUT": "optional", "DYNAMIC_INPUT": "
 _OUTPUTS = {"OUTPUT": "required", "DYNAMIC_OUTPUT": "dynamic"}
 
 
-def read(text: str, where: str, wanted) -> list[CannOp]:
+def read(text: str, where: str, wanted, skip_unreadable: bool = False) -> list[CannOp]:
+    """The ``REG_OP`` prototypes of ``text``; with ``skip_unreadable``, one that does not
+    read is a :class:`CannWarning` naming it and the rest are read (a file of hundreds,
+    TorchAir's generated GE API), unless none reads."""
     text = without_comments(text)
     macros = {m[1]: m[2].replace("\\\n", " ").strip() for m in _DEFINE.finditer(text)}
-    ops = []
+    ops, refused = [], []
     for match in _REG_OP.finditer(text):
         op_type = match.group(1)
         if wanted is None or op_type in wanted:
-            calls = _calls(text, match.end(), f"{where}: REG_OP({op_type})", macros)
-            ops.append(_reg_op(op_type, calls, f"{where}: REG_OP({op_type})"))
+            what = f"{where}: REG_OP({op_type})"
+            try:
+                ops.append(_reg_op(op_type, _calls(text, match.end(), what, macros), what))
+            except SpecError as err:
+                if not skip_unreadable:
+                    raise
+                refused.append(err)
+    if refused and not ops:
+        raise refused[0]
+    for err in refused:
+        warnings.warn(f"skipped {err}", CannWarning, stacklevel=4)
     return ops
 
 

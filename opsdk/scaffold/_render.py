@@ -313,7 +313,8 @@ def render(op: spec.OpSpec, req: NewRequest, staging: Path, package: str | None 
             accepts = cann_infer.acceptor(inference, cann_side.ir, cann_side.op)
             cann_side = replace(cann_side, accepts=accepts)
         ctx.update(context(op, req, package, cann_side))
-        ctx["op"]["infer_dir"] = cann_infer.FOLDER if inference else None
+        # Named even when no C++ was found: the ge cells then say the op is not checked.
+        ctx["op"]["infer_dir"] = cann_infer.FOLDER if cann_side else None
         # Files whose name renders empty (another style's, an option's) are not written.
         generate_files(str(TEMPLATE_DIR), {"cookiecutter": ctx}, output_dir=str(staging))
         _format(staging / ctx["project_dir"])

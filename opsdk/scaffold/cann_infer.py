@@ -3,11 +3,13 @@
 The package holds its own copy (``cann_infer/``, the project's layout kept below the
 folder searched) so it is checked wherever it goes: the inference is the user's own
 code, and the ``ge`` column holds the op's fake function to it (see
-:mod:`opsdk.cann.infer`). Its ``ir.py`` names the folder (``IrDef.infer_root``).
+:mod:`opsdk.cann.infer`). Its ``ir.py`` names the folder (``IrDef.infer_root``), also
+when none was found: the folder's absence is then why its cells say it is not checked.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 from pathlib import Path
@@ -23,23 +25,36 @@ __all__ = ["FOLDER", "acceptor", "copy", "find"]
 FOLDER = "cann_infer"
 
 
+# Folders that hold an op's definition whose C++ may be beside them: a REG_OP in
+# ``op_graph`` (its InferShape in ``op_host``), or in ``op_proto/inc`` (its infer function
+# in ``op_proto``).
+_OP_PARTS = frozenset({"op_host", "op_graph", "inc"})
+
+
 def find(source: Path, op_type: str) -> tuple[infer.Inference, Path] | None:
     """The inference of ``op_type`` near its definition ``source`` and the folder it was
-    found in: the definition's folder (an ``op_host``, or a project holding one)."""
-    root = Path(source).resolve().parent
-    found = infer.find(op_type, root)
-    return (found, root) if found else None
+    found in: the definition's folder (an ``op_host``, or a project holding one), else,
+    for an ``op_host``, ``op_graph`` or ``inc`` one, its parent."""
+    folder = Path(source).resolve().parent
+    roots = [folder, folder.parent] if folder.name in _OP_PARTS else [folder]
+    for root in roots:
+        found = infer.find(op_type, root)
+        if found:
+            return found, root
+    return None
 
 
 def copy(found: tuple[infer.Inference, Path], package: Path) -> None:
-    """Copy the inference's files into ``package/cann_infer``, as laid out under its folder
-    (a header included from outside that folder is not copied: the build says so)."""
+    """Copy the inference's files into ``package/cann_infer``, as laid out under its folder,
+    or under the folder they share when the project's shared headers are outside it (the
+    repository's ``common/inc``: the copy keeps them where the build looks for them)."""
     inference, root = found
-    for path in infer.project_files(inference, root):
-        if path.is_relative_to(root):
-            target = package / FOLDER / path.relative_to(root)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
+    paths = infer.project_files(inference, root)
+    base = Path(os.path.commonpath([root.resolve(), *paths]))
+    for path in paths:
+        target = package / FOLDER / path.relative_to(base)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
 
 
 def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):

@@ -32,6 +32,31 @@ Y = (
 )
 INDICES = Y.replace('"y"', '"indices"').replace("DT_FLOAT16}", "DT_INT64}")
 K = '        this->Attr("k").AttrType(OPTIONAL).Int(2);'
+# In place: x is its own output (written through a TensorMove, as the functional form lowers).
+REF = Y.replace('"y"', '"x"')
+# A value-depend input: its data reaches InferShape when GE has it (a Const, in static).
+SIZES = (
+    '        this->Input("sizes").ParamType(REQUIRED).ValueDepend(OPTIONAL)'
+    + ".DataType({ge::DT_INT64}).Format({ge::FORMAT_ND});"
+)
+SAME = """
+static graphStatus InferShapeSame(gert::InferShapeContext* context)
+{
+    *context->GetOutputShape(0) = *context->GetInputShape(0);
+    return GRAPH_SUCCESS;
+}"""
+SIZED = """
+static graphStatus InferShapeSized(gert::InferShapeContext* context)
+{
+    const gert::Tensor* sizes = context->GetInputTensor(1);
+    OP_CHECK_NULL_WITH_CONTEXT(context, sizes);
+    gert::Shape* y = context->GetOutputShape(0);
+    y->SetDimNum(0);
+    for (int64_t i = 0; i < sizes->GetShapeSize(); ++i) {
+        y->AppendDim(sizes->GetData<int64_t>()[i]);
+    }
+    return GRAPH_SUCCESS;
+}"""
 
 # The project's shared inference file (ops-nn style), this project's own C++.
 INFERSHAPE = infershape(
@@ -46,9 +71,12 @@ INFERSHAPE = infershape(
         "InferShapeOneRow",
         "InferShapeTwoOutputs",
         "InferShapeUnguarded",
+        SAME,
+        SIZED,
     ],
     """
 IMPL_OP_INFERSHAPE(KeepLast).InferShape(InferShapeKeepLast).InferDataType(InferDtypeSame);
+IMPL_OP_INFERSHAPE(ReduceSum).InferShape(InferShapeKeepLast).InferDataType(InferDtypeSame);
 IMPL_OP_INFERSHAPE(DropLast).InferShape(InferShapeDropLast).InferDataType(InferDtypeSame);
 IMPL_OP_INFERSHAPE(ToFloat).InferShape(InferShapeDropLast).InferDataType(InferDtypeFloat);
 IMPL_OP_INFERSHAPE(TopKLike).InferShape(InferShapeTopK).InferDataType(InferDtypeTopKInt32);
@@ -56,6 +84,8 @@ IMPL_OP_INFERSHAPE(Doubler).InferShape(InferShapeDoubleUnsigned);
 IMPL_OP_INFERSHAPE(OneRow).InferShape(InferShapeOneRow);
 IMPL_OP_INFERSHAPE(WithStats).InferShape(InferShapeTwoOutputs);
 IMPL_OP_INFERSHAPE(Unguarded).InferShape(InferShapeUnguarded);
+IMPL_OP_INFERSHAPE(AddInPlace).InferShape(InferShapeSame);
+IMPL_OP_INFERSHAPE(Sized).InferShape(InferShapeSized).InputsDataDependency({1});
 """,
 )
 # CANN samples style: the inference in the OpDef file itself (a correct one).
@@ -76,6 +106,12 @@ namespace ops {{""",
 OPS = {
     "KeepLast": (Y, "", "return x.sum(-1)", "shape", "shape"),
     "DropLast": (Y, "", "return x.sum(-1)", None, None),
+    # named like a GE built-in: the package's own op runs, and reaches infer
+    "ReduceSum": (Y, "", "return x.sum(-1)", "shape", "shape"),
+    # its x reaches InferShape through TensorMove with the shape GE infers, not []
+    "AddInPlace": (REF, "", "x.add_(1)", None, None),
+    # static: a Const's data at compile; dynamic: a graph input's, which GE does not pass
+    "Sized": (SIZES + "\n" + Y, "", "return x.new_zeros(sizes)", None, "nullptr"),
     "ToFloat": (Y, "", "return x.sum(-1)", "dtype", "dtype"),
     "TopKLike": (Y + "\n" + INDICES, K, "return tuple(torch.topk(x, k))", "dtype", "dtype"),
     "Doubler": (Y, "", "return torch.cat([x, x])", None, "unknown-dim"),
@@ -100,6 +136,7 @@ VERDICTS = {
     "failed": "x has 2 rows, supports one",
     "count": "C++ infers 2 outputs, fake returns 1",
     "declared": "output 0: C++ definition declares DT_FLOAT, fake DT_FLOAT16",
+    "nullptr": "Sized: sizes is nullptr",
 }
 
 
@@ -188,3 +225,17 @@ def test_an_infer_shape_that_crashes_leaves_its_op_not_checked_and_the_run_alive
         assert "the InferShape crashed (signal 11: SIGSEGV) in InferShapeUnguarded (" in notes[0]
         assert "cann_infer/infer_ops_infershape.cpp:" in notes[0]
         assert "(inferring as ascend910b)" in notes[0]
+
+
+def test_an_op_without_cpp_says_so_on_each_ge_cell_with_the_reason(checked):
+    """DeclaredFloat's project registers no InferShape for it: nothing runs its C++, and
+    each of its ge cells says so (the cells of an op whose C++ ran say nothing)."""
+    _, cells = checked
+    for shapes in ("static", "dynamic"):
+        warned = cells[("declared_float", "ge", shapes)]["warnings"]
+        notes = [w for w in warned if "not checked" in w]
+        assert len(notes) == 1, warned
+        assert (
+            "no C++ InferShape of DeclaredFloat was found beside its CANN definition" in (notes[0])
+        )
+        assert not any("not checked" in w for w in cells[("keep_last", "ge", shapes)]["warnings"])

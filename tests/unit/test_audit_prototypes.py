@@ -124,3 +124,47 @@ def test_a_register_fake_function_is_found_where_it_is_defined_not_in_torch():
     kernel = torch._library.simple_registry.singleton.find("opsdk_defined_at::f").fake_impl.kernel
     at = _defined_at(kernel.func)
     assert (at.path, at.line) == (__file__, inspect.getsourcelines(_fake)[1])
+
+
+# TorchAir's generated GE API as it documents its ops (docstrings, ``\n`` escapes kept).
+GENERATED = '''\
+def GatherShapes(x):
+    """REG_OP(GatherShapes)\\n
+    .DYNAMIC_INPUT(x, TensorType::ALL())\\n
+    .OUTPUT(y, TensorType({DT_INT64}))\\n
+    .REQUIRED_ATTR(axes, ListListInt)\\n
+    """
+
+
+def Fill(dims, value):
+    """REG_OP(Fill)\\n
+    .INPUT(dims, TensorType({DT_INT32, DT_INT64}))\\n
+    .INPUT(value, TensorType({DT_FLOAT, DT_FLOAT16}))\\n
+    .OUTPUT(y, TensorType({DT_FLOAT, DT_FLOAT16}))\\n
+    .OP_END_FACTORY_REG(Fill)\\n
+    """
+'''
+
+
+def test_a_file_of_many_reg_ops_reads_each_one_an_unreadable_one_a_warning_naming_it(tmp_path):
+    (tmp_path / "auto_generated_ge_raw_ops.py").write_text(GENERATED)
+    found, said = _read(tmp_path / "auto_generated_ge_raw_ops.py")
+    assert list(found) == ["Fill"]
+    assert said == [] and found["Fill"].warnings == ()  # not Fill's to say
+    assert "REG_OP(GatherShapes).axes: attr type 'ListListInt'" in prototypes.unused(found)
+
+
+def test_standard_cann_ops_are_known_to_the_ge_stand_in_from_torchair_s_api(monkeypatch):
+    """Without --ir, a library's ``ge.custom_op("GroupedMatmul", ...)`` finds its IR, as on
+    an NPU host whose CANN holds the standard ops (the wheel's own generated GE API)."""
+    from opsdk.audit import library
+    from opsdk.offline.ge import standin
+
+    monkeypatch.setattr(standin, "_STANDARD", [])
+    assert standin.get_registered_ir_def("GroupedMatmul")[0] == "ERROR"
+    standin.know_standard_ops(library._standard_ir)
+    status, inputs, outputs, _ = standin.get_registered_ir_def("GroupedMatmul")
+    assert status == "SUCCESS" and ("x", "dynamic") in inputs and ("y", "dynamic") in outputs
+    assert standin.get_registered_ir_def("Fill")[0] == "SUCCESS"
+    assert standin.get_registered_ir_def("GatherShapes")[0] == "ERROR"  # does not read
+    assert standin.get_registered_ir_def("NoSuchOp")[0] == "ERROR"

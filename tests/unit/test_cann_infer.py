@@ -519,6 +519,103 @@ def test_a_header_two_project_files_end_with_is_not_guessed(tmp_path):
         infer.build(inference, tmp_path)
 
 
+def test_a_repository_s_shared_headers_are_found_from_an_op_s_own_folder(tmp_path):
+    """An op's folder given alone (``--from-cann .../op_host/x_def.cpp``) still reaches the
+    headers its repository shares (ops-math's ``common/inc``, a project's ``include/``, a
+    path from the top), and a package's copy keeps them where the build looks."""
+    repo = tmp_path / "repo"
+    host = repo / "math" / "foo" / "op_host"
+    for folder in (host, repo / "common" / "inc" / "op_api", repo / "include"):
+        folder.mkdir(parents=True)
+    (repo / "common" / "inc" / "op_api" / "util.h").write_text("#pragma once\n")
+    (repo / "common" / "inc" / "reduce.h").write_text("#pragma once\n")
+    (repo / "include" / "project.h").write_text("#pragma once\n")
+    includes = ("op_api/util.h", "project.h", "common/inc/reduce.h")
+    source = "".join(f'#include "{name}"\n' for name in includes)
+    (host / "foo_infershape.cpp").write_text(
+        source + "IMPL_OP_INFERSHAPE(Foo).InferShape(InferShapeFoo);\n"
+    )
+    inference = infer.find("Foo", host)
+    found = {p.relative_to(repo).as_posix() for p in infer.project_files(inference, host)}
+    assert found == {
+        "math/foo/op_host/foo_infershape.cpp",
+        "common/inc/op_api/util.h",
+        "common/inc/reduce.h",
+        "include/project.h",
+    }
+
+
+def test_a_reg_op_s_inference_is_found_in_its_op_s_op_host(tmp_path):
+    """``--from-cann op/op_graph/x_proto.h``: the C++ is in the sibling ``op_host``."""
+    from opsdk.scaffold import cann_infer
+
+    (tmp_path / "op_graph").mkdir()
+    (tmp_path / "op_host").mkdir()
+    proto = tmp_path / "op_graph" / "foo_proto.h"
+    proto.write_text("REG_OP(Foo)\n.INPUT(x, TensorType({DT_FLOAT}))\n.OP_END_FACTORY_REG(Foo)\n")
+    (tmp_path / "op_host" / "foo_infershape.cpp").write_text(
+        "IMPL_OP_INFERSHAPE(Foo).InferShape(InferShapeFoo);\n"
+    )
+    inference, root = cann_infer.find(proto, "Foo")
+    assert root == tmp_path and inference.sources == (tmp_path / "op_host" / "foo_infershape.cpp",)
+    assert cann_infer.find(proto, "Bar") is None
+
+
+# An old-style REG_OP project (CANN's samples): the prototype in op_proto/inc, the infer
+# function on a ge::Operator in op_proto/*.cc. Its output takes x1's dtype.
+MATMUL_PROTO = """\
+#include "graph/operator_reg.h"
+namespace ge {
+REG_OP(MatmulLike)
+    .INPUT(x1, TensorType({DT_FLOAT16, DT_FLOAT}))
+    .INPUT(x2, TensorType({DT_FLOAT16, DT_FLOAT}))
+    .OPTIONAL_INPUT(bias, TensorType({DT_FLOAT16, DT_FLOAT}))
+    .OUTPUT(y, TensorType({DT_FLOAT16, DT_FLOAT}))
+    .ATTR(transpose_x2, Bool, false)
+    .OP_END_FACTORY_REG(MatmulLike)
+}
+"""
+MATMUL_INFER = """\
+#include "matmul_like.h"
+namespace ge {
+IMPLEMT_COMMON_INFERFUNC(MatmulLikeInferShape)
+{
+    Shape x1 = op.GetInputDescByName("x1").GetShape();
+    Shape x2 = op.GetInputDescByName("x2").GetShape();
+    bool transpose = false;
+    (void)op.GetAttr("transpose_x2", transpose);
+    TensorDesc y = op.GetOutputDescByName("y");
+    y.SetShape(Shape({x1.GetDim(0), x2.GetDim(transpose ? 0 : 1)}));
+    y.SetDataType(op.GetInputDescByName("x1").GetDataType());
+    (void)op.UpdateOutputDesc("y", y);
+    return GRAPH_SUCCESS;
+}
+IMPLEMT_VERIFIER(MatmulLike, MatmulLikeVerify) { return GRAPH_SUCCESS; }
+COMMON_INFER_FUNC_REG(MatmulLike, MatmulLikeInferShape);
+VERIFY_FUNC_REG(MatmulLike, MatmulLikeVerify);
+}  // namespace ge
+"""
+
+
+def test_an_old_style_reg_op_infer_function_is_read_and_compiled_like_the_new_style(tmp_path):
+    from opsdk.scaffold import cann_infer
+
+    (tmp_path / "op_proto" / "inc").mkdir(parents=True)
+    proto = tmp_path / "op_proto" / "inc" / "matmul_like.h"
+    proto.write_text(MATMUL_PROTO)
+    (tmp_path / "op_proto" / "matmul_like.cc").write_text(MATMUL_INFER)
+    inference, root = cann_infer.find(proto, "MatmulLike")  # as --from-cann the header
+    assert (inference.infer_shape.name, inference.infer_shape.line) == ("MatmulLikeInferShape", 3)
+    assert inference.infer_dtype == inference.infer_shape  # one function sets both
+    library = infer.Library(infer.build(inference, root).library, root)
+    x1, x2 = infer.Given(F16, (2, 3)), infer.Given(F16, (3, 5))
+    answer = library.infer("MatmulLike", [[x1], [x2], []], [True], 1)
+    assert answer.shapes == ((2, 3),) and answer.dtypes == (F16,), answer.log
+    answer = library.infer("MatmulLike", [[x1], [x2], []], [False], 1)
+    assert answer.shapes == ((2, 5),) and answer.dtypes == (F16,), answer.log
+    library.close()
+
+
 MIRRORS = Path("/work/.mirror")
 # Real production infershape files whose include chains reach what the stand-ins grew
 # for (read at test time from the public mirrors, never kept): a file, what it needs.
@@ -530,18 +627,41 @@ REAL = [
 ]
 
 
+# ops-math op folders (given alone, as ``--from-cann`` does) whose files need its shared
+# headers, each with what it reaches of the stand-ins.
+MATH_OP_FOLDERS = [
+    ("conversion/pad_v3", "op_api/op_util.h from common/inc"),
+    ("conversion/concat", "PRId64"),
+    ("math/top_k_v2", "OP_LOGE_WITH_INVALID_ATTR"),
+    ("conversion/slice", "a bare op_util.h, found in the repository"),
+    ("conversion/squeezev3", "Tensor::GetTensorData"),
+    ("conversion/im2col", "ge::GetFormatName"),
+    ("math/reduce_prod", "common/inc/... from the top; infer_shape_range_context.h"),
+]
+# ops-cv op folders (its mirror is fetched, not always here): what each reaches.
+CV_OP_FOLDERS = [
+    ("image/resize_bicubic_v2", "CompileTimeTensorDesc::GetFormat"),
+    ("image/three_interpolate_backward", "OP_LOGE_FOR_INVALID_SHAPE"),
+    ("image/dilation2_d_backprop_filter", "exe_graph/runtime/runtime_attrs.h"),
+]
 # The folders those chains reach, per repository.
-REAL_FOLDERS = {"ops-nn": ("common", "norm", "matmul"), "ops-transformer": ("common", "mc2")}
+REAL_FOLDERS = {
+    "ops-nn": ("common", "norm", "matmul"),
+    "ops-transformer": ("common", "mc2"),
+    "ops-math": tuple(["common", *(f"{d}/op_host" for d, _ in MATH_OP_FOLDERS)]),
+    "ops-cv": tuple(["common", *(f"{d}/op_host" for d, _ in CV_OP_FOLDERS)]),
+}
 
 
 @pytest.fixture(scope="module")
 def real_repos(tmp_path_factory):
-    """The REAL files' folders, copied out of the mirrors."""
+    """The REAL files' folders, copied out of the mirrors on this machine (a test of a
+    repository whose mirror is not here skips: :func:`_repo`)."""
     root = tmp_path_factory.mktemp("real_infer")
     for name, folders in REAL_FOLDERS.items():
         repo = MIRRORS / f"hicann+{name}" / "repo"
         if not repo.is_dir():
-            pytest.skip(f"the public mirror of hicann/{name} is not on this machine (CI)")
+            continue
         (root / name).mkdir()
         archive = subprocess.run(
             ["git", f"--git-dir={repo}", "archive", "HEAD", "--", *folders],
@@ -552,11 +672,31 @@ def real_repos(tmp_path_factory):
     return root
 
 
+def _repo(real_repos: Path, name: str) -> Path:
+    if not (real_repos / name).is_dir():
+        pytest.skip(f"the public mirror of hicann/{name} is not on this machine (CI)")
+    return real_repos / name
+
+
+@pytest.mark.parametrize(
+    "repo, folder, needs",
+    [("ops-math", *f) for f in MATH_OP_FOLDERS] + [("ops-cv", *f) for f in CV_OP_FOLDERS],
+)
+def test_real_files_compile_from_their_op_s_folder_with_the_repository_s_headers(
+    real_repos, repo, folder, needs
+):
+    root = _repo(real_repos, repo) / folder / "op_host"
+    for inference in infer.find_all(root).values():
+        library = infer.Library(infer.build(inference, root).library)
+        assert inference.op_type in library.ops()
+        library.close()
+
+
 @pytest.mark.parametrize("repo, path, op_type", REAL)
 def test_real_files_whose_include_chains_reach_cann_s_other_apis_compile(
     real_repos, repo, path, op_type
 ):
-    root = real_repos / repo
+    root = _repo(real_repos, repo)
     found = infer.find_all(root / path)
     inference = found[op_type] if op_type else next(iter(found.values()))
     library = infer.Library(infer.build(inference, root).library)

@@ -115,6 +115,17 @@ def test_a_capture_per_plain_value_is_a_warning_naming_both_fixes():
     assert "--updatable lens" in message and "Fixed(...)" in message
 
 
+def test_an_argument_that_sets_an_output_shape_is_not_told_to_be_updatable():
+    ledger = Ledger(LENS)
+    for lens, captured in (([2], True), ([3], True)):
+        ledger.record((2, 3), _call(lens), captured=captured, eager=False, outputs=[lens])
+    message, _ = ledger.recaptured()
+    assert "opsdk new ... --updatable" not in message and "Fixed(...)" in message
+    assert "(--updatable cannot apply: lens set(s) an output's shape, which a replay keeps)" in (
+        message
+    )
+
+
 def test_a_capture_per_declared_value_fails_in_capture():
     calls = [_call([3, 5]), _call([3, 5]), _call([4, 6], declared=("lens",))]
     with pytest.raises(CellFailure, match="recaptured per value: 2 captures for 2") as failed:

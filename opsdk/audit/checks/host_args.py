@@ -47,12 +47,14 @@ def notes(op) -> list[str]:
         else set()
     )
     found = [f"updatable on replay: {', '.join(sorted(updated))}"] if updated else []
+    why = updatable.not_updatable(op_spec)
     for arg in (a for a in varying if a.name not in updated):
         fix = (
             f"opsdk new --attach {op_spec.qualname} --updatable {arg.name}"
             if arg.type.startswith("SymInt")
             else f"make it {arg.type.replace('int', 'SymInt')} to update it on replay"
         )
+        fix = f"no update on replay can serve it ({why})" if why else fix
         found.append(
             f"host argument {arg.name} ({arg.type}) changes per call: under npugraph_ex each "
             f"value captures a graph anew (or, for int, recompiles) or replays stale; {fix}, "

@@ -34,6 +34,8 @@ ENTRY = INCLUDE / "opsdk_infer_entry.cpp"
 # Part of every cache key: bump it when the way libraries are built changes.
 RECIPE_VERSION = 3
 FLAGS = ("-std=c++17", "-O0", "-fPIC", "-w")  # -O0: inference runs once a case
+# Where a project keeps headers its ops share, beside a folder of the source's path.
+_SHARED = (("common", "inc"), ("common", "include"), ("include",), ("inc",))
 _INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 _ERROR = re.compile(r"^(?P<where>[^:\n]+:\d+):(?:\d+:)? (?:fatal )?error: (?P<what>.*)$", re.M)
 
@@ -68,7 +70,7 @@ def build(inference: Inference, root: Path | None = None) -> Built:
     headers they include), built now unless cached. Raises :class:`BuildFailure`."""
     project = _include_dirs(inference, root)
     units = _units(inference, project)
-    project += _searched(units, project, _top(inference, root))
+    project += _searched(units, project, _repository_top(_top(inference, root)))
     cann = header_dirs()
     key = _key(inference, units, project, cann)
     directory = locator.cache_root() / "infer" / f"{inference.sources[0].stem}_{key}"
@@ -173,24 +175,34 @@ def _top(inference: Inference, root: Path | None) -> Path:
 
 
 def _include_dirs(inference: Inference, root: Path | None) -> tuple[Path, ...]:
-    """The source's folder and its parents up to ``root``: a project includes its shared
-    helpers relative to one of them, or from a ``common/inc`` (ops-nn's) or
-    ``common/include`` (ops-transformer's) beside one."""
+    """The source's folder and its parents up to ``root``, then on up to the repository's
+    top (:func:`_repository_top`): a project includes its shared helpers relative to one
+    of them, or from a ``common/inc`` (ops-nn's, ops-math's) or ``common/include``
+    (ops-transformer's), ``include`` or ``inc`` (a REG_OP project's ``op_proto/inc``)
+    beside one."""
     dirs = []
+    last = _repository_top(_top(inference, root))
     for source in inference.sources:
         folder = source.resolve().parent
-        top = _top(inference, root)
         while True:
             dirs.append(folder)
-            dirs += [
-                folder / "common" / c
-                for c in ("inc", "include")
-                if (folder / "common" / c).is_dir()
-            ]
-            if folder == top or folder == folder.parent or not folder.is_relative_to(top):
+            dirs += [d for d in (folder.joinpath(*s) for s in _SHARED) if d.is_dir()]
+            if folder == last or folder == folder.parent or not folder.is_relative_to(last):
                 break
             folder = folder.parent
     return tuple(dict.fromkeys(dirs))
+
+
+def _repository_top(folder: Path) -> Path:
+    """The top of the repository ``folder`` is in, where its shared headers are: the first
+    of ``folder`` and its parents to hold a shared header folder (``common/inc``...) or
+    ``.git``; ``folder`` itself when none does (a project on its own)."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists() or any(
+            candidate.joinpath(*shared).is_dir() for shared in _SHARED[:2]
+        ):
+            return candidate
+    return folder
 
 
 def _key(inference: Inference, units, project: tuple[Path, ...], cann: tuple[Path, ...]) -> str:
@@ -213,7 +225,7 @@ def project_files(inference: Inference, root: Path | None = None) -> list[Path]:
     project = _include_dirs(inference, root)
     sources = _with_companions(inference, project) if not inference.extract else []
     units = [(p.name, p.read_text(errors="replace")) for p in (*inference.sources, *sources)]
-    project += _searched(units, project, _top(inference, root))
+    project += _searched(units, project, _repository_top(_top(inference, root)))
     return sorted(
         {p.resolve() for p in inference.sources} | set(sources) | _included(units, project)
     )
@@ -245,8 +257,9 @@ def _included(units, project: tuple[Path, ...], missing: set[str] | None = None)
 
 def _searched(units, project: tuple[Path, ...], top: Path) -> tuple[Path, ...]:
     """Folders of the project that resolve what its includes name and no folder of
-    :func:`_include_dirs` has: a name matching one file's path end in the whole project
-    (its build adds such folders: ops-transformer's ``mc2/3rd``)."""
+    :func:`_include_dirs` has: a name matching one file's path end in the whole
+    repository (its build adds such folders: ops-transformer's ``mc2/3rd``, ops-math's
+    ``common/inc/op_api`` for a bare ``op_util.h``)."""
     found: list[Path] = []
     while True:
         missing: set[str] = set()
@@ -283,10 +296,13 @@ def _dtypes_header() -> str:
     names = "".join(f'    case ge::{d.ge}: return "{d.ge}";\n' for d in rows)
     top = max(d.value for d in rows) + 1
     formats = ", ".join(f"FORMAT_{name} = {i}" for i, name in enumerate(FORMATS))
+    format_names = "".join(f'    case FORMAT_{name}: return "{name}";\n' for name in FORMATS)
     return (
         "#pragma once\n#include <string>\n"
         f"namespace ge {{\nenum DataType {{ {enum}, DT_MAX = {top} }};\n"
-        f"enum Format {{ {formats} }};\n}}\n"
+        f"enum Format {{ {formats} }};\n"
+        "inline const char *GetFormatName(Format format) {\n  switch (format) {\n"
+        f'{format_names}    default: return "UNKNOWN";\n  }}\n}}\n}}\n'
         "inline std::string opsdk_dtype_name(ge::DataType dt) {\n  switch (dt) {\n"
         f"{names}    default: return std::to_string(static_cast<int>(dt));\n  }}\n}}\n"
     )

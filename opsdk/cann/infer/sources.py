@@ -9,7 +9,12 @@ Two registration styles (checked in ops-nn, ops-transformer and CANN's samples):
   gert::InferShapeContext*) ... }`` and its class calls ``this->SetInferShape(ge::InferShape)``
   (and ``SetInferDataType``). The file also holds tiling code and the OpDef, which need
   CANN's whole host API: only its ``namespace ge`` blocks are compiled (:func:`extracted`),
-  with ``#line`` marks so the compiler and the report name the file's own lines.
+  with ``#line`` marks so the compiler and the report name the file's own lines;
+- old style (a ``REG_OP`` project's ``op_proto/*.cc``): ``IMPLEMT_COMMON_INFERFUNC(f)`` or
+  ``IMPLEMT_INFERFUNC(Op, f)`` on a ``ge::Operator``, registered with
+  ``COMMON_INFER_FUNC_REG(Op, f)`` / ``INFER_FUNC_REG(Op, f)``: one function sets the
+  outputs' shapes and dtypes, so it is the op's InferShape and its InferDataType; the file
+  compiles as it is (opsdk's ``graph/operator_reg.h`` stands in for GE's operator API).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ _IMPL = re.compile(
 _CHAINED = re.compile(r"\.\s*(InferShape|InferDataType)\s*\(\s*([\w:]+)\s*\)")
 # ``.InputsDataDependency({1, INDEX_PADDINGS})``: the IR inputs whose value InferShape reads.
 _DEPENDENCY = re.compile(r"\.\s*InputsDataDependency\s*\(\s*\{([^}]*)\}\s*\)")
+_OPERATOR_REG = re.compile(r"\b(?:CUST_)?(?:COMMON_)?INFER_FUNC_REG\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)")
 _LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 _OPDEF_CLASS = re.compile(r"\bclass\s+(\w+)\s*:\s*public\s+(?:ops::)?OpDef\b")
 _SET = re.compile(r"\bSet(InferShape|InferDataType)\s*\(\s*([\w:]+)\s*\)")
@@ -74,11 +80,14 @@ def find_all(root: Path) -> dict[str, Inference]:
     found: dict[str, Inference] = {}
     for path in _sources(Path(root)):
         text = files.head(path)
-        if "IMPL_OP" not in text and "OpDef" not in text:
-            continue  # neither registers anything: the patterns below need these words
+        if not any(word in text for word in ("IMPL_OP", "OpDef", "INFER_FUNC_REG")):
+            continue  # none registers anything: the patterns below need these words
         for op_type, functions, depends in _registrations(text):
             inference = _inference(op_type, functions, path, text)
             found.setdefault(op_type, _depending(inference, depends, path, text))
+        for op_type, function in _OPERATOR_REG.findall(_without_comments(text)):
+            functions = {"InferShape": function, "InferDataType": function}
+            found.setdefault(op_type, _inference(op_type, functions, path, text))
         match = _OPDEF_CLASS.search(text)
         functions = dict(_SET.findall(text))
         if match and functions and _GE_BLOCK.search(text):
@@ -97,8 +106,9 @@ def _sources(root: Path) -> list[Path]:
         return [root]
     return sorted(
         p
-        for p in root.rglob("*.cpp")
-        if not any(
+        for p in root.rglob("*.c*")
+        if p.suffix in (".cpp", ".cc")
+        and not any(
             part.startswith(".") or part in _TEST_FOLDERS
             for part in p.relative_to(root).parent.parts
         )
@@ -151,8 +161,11 @@ def _located(name: str | None, path: Path, text: str) -> Function | None:
     opens a body), 0 when it is defined elsewhere (a shared helper)."""
     if name is None:
         return None
-    bare = name.rpartition("::")[2]
-    definition = re.compile(rf"graphStatus\s+{re.escape(bare)}\s*\([^;{{]*\)\s*\{{")
+    bare = re.escape(name.rpartition("::")[2])
+    definition = re.compile(
+        rf"graphStatus\s+{bare}\s*\([^;{{]*\)\s*\{{"
+        rf"|\bIMPLEMT_(?:COMMON_)?INFERFUNC\s*\((?:\s*\w+\s*,)?\s*{bare}\s*\)\s*\{{"
+    )
     match = definition.search(text)
     line = text.count("\n", 0, match.start()) + 1 if match else 0
     return Function(name, path, line)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from opsdk._runtime.updatable import registered
+from opsdk._runtime.updatable import not_updatable, registered
 from opsdk.harness.cell import CellFailure
 from opsdk.harness.columns.compare import assert_same_call
 from opsdk.harness.columns.eager import run_op
@@ -34,6 +34,11 @@ FIXES = (
     "declare it updatable on replay (opsdk new ... --updatable {name}) if it changes per "
     "call, or pass it as a tensor; declare Fixed(...) in specs.py if it is a constant of "
     "the call site"
+)
+# Where a replay cannot update the argument (:func:`not_updatable`): the fixes left.
+FIXES_WITHOUT_UPDATE = (
+    "pass it as a tensor if it changes per call, or declare Fixed(...) in specs.py if it is "
+    "a constant of the call site (--updatable cannot apply: {why})"
 )
 
 
@@ -77,6 +82,7 @@ def taken(spec, case, captures: int | None = None) -> str | None:
 @dataclass
 class _Shape:
     values: list = field(default_factory=list)  # the distinct host values, in call order
+    outputs: set = field(default_factory=set)  # the output shapes the calls produced
     captures: int = 0
     eager_after_capture: int = 0  # calls past capture_limit of a shape once captured
 
@@ -90,11 +96,13 @@ class Ledger:
     declared: set = field(default_factory=set)  # arguments the specs declare varying
     updated: tuple = ()  # arguments registered updatable on replay: they never recapture
 
-    def record(self, shape, call: Call, *, captured: bool, eager: bool) -> None:
+    def record(self, shape, call: Call, *, captured: bool, eager: bool, outputs=()) -> None:
+        """One call of input shapes ``shape``; ``outputs``: the shapes it returned."""
         seen = self.shapes.setdefault(shape, _Shape())
         values = host_values(self.spec, call)
         if values not in seen.values:
             seen.values.append(values)
+        seen.outputs.add(tuple(tuple(o) for o in outputs))
         seen.captures += captured
         seen.eager_after_capture += eager and seen.captures > 0
         self.declared.update(call.declared)
@@ -123,9 +131,19 @@ class Ledger:
             f"argument(s) {', '.join(names)} at {len(shapes)} shape(s){fallback} (values "
             f"taken: {taken}): npugraph_ex keys a capture on the value of a symbolic input "
             f"its update table does not know, so the graph buys nothing; "
-            + FIXES.format(name=",".join(names))
+            + self._fixes(shapes, names)
         )
         return message, bool(self.declared & set(names))
+
+    def _fixes(self, shapes: list[_Shape], names: list[str]) -> str:
+        """The fixes that can apply: an update on replay only where a replay's captured
+        outputs still fit (the values keep their shapes) and TorchAir can update the op."""
+        why = not_updatable(self.spec)
+        if why is None and any(len(s.outputs) > 1 for s in shapes):
+            why = f"{', '.join(names)} set(s) an output's shape, which a replay keeps"
+        if why is None:
+            return FIXES.format(name=",".join(names))
+        return FIXES_WITHOUT_UPDATE.format(why=why)
 
     def check(self, warn) -> None:
         """Fail the cell on a recapture by a declared-varying argument; ``warn`` one by a

@@ -42,14 +42,14 @@ class Held:
         self.findings: list[str] = []
         self.marks: dict[str, str] = {}
 
-    def node_ran(self, node_def, inputs: list, outputs: list) -> None:
+    def node_ran(self, node_def, inputs: list, outputs: list, at_compile: list) -> None:
         ir = irdef.lookup(node_def.type)
         if node_def.type not in self.types or ir is None:
             return
         traced_dtypes = [nodes.traced(d)[1] for d in node_def.output_desc]
         self._declared(ir, node_def, traced_dtypes)
         if ir.infer_root:
-            self._inferred(ir, node_def, inputs, outputs, traced_dtypes)
+            self._inferred(ir, node_def, inputs, outputs, at_compile, traced_dtypes)
 
     def _declared(self, ir: irdef.IrDef, node_def, traced_dtypes: list) -> None:
         """The traced output dtypes against the definition's declared ones (``IrDef.dtypes``),
@@ -62,7 +62,9 @@ class Held:
         for problem in declared(allowed, list(zip(names, traced_dtypes, strict=True))):
             self._found(node_def, ir, "compile", given, problem, "ir.py (IrDef.dtypes)")
 
-    def _inferred(self, ir, node_def, inputs: list, outputs: list, traced_dtypes: list) -> None:
+    def _inferred(
+        self, ir, node_def, inputs: list, outputs: list, inferred: list, traced_dtypes: list
+    ) -> None:
         loaded = _library(ir)
         if isinstance(loaded, str):
             warnings.warn(f"infer: {ir.op_type} not checked ({loaded})", stacklevel=3)
@@ -72,7 +74,9 @@ class Held:
         instances = nodes.instances(ir, node_def)
         descs = node_def.input_desc
         traced = [nodes.traced(d)[0] for d in node_def.output_desc]
-        at_compile = [[nodes.given(descs[i]) for i in slots] for slots in instances]
+        at_compile = [
+            [nodes.given(descs[i], ir=ir, at=inferred[i]) for i in slots] for slots in instances
+        ]
         at_run = [[nodes.given(descs[i], inputs[i], ir) for i in slots] for slots in instances]
         real = [tuple(t.shape) for t in outputs]
         real_dtypes = [nodes.ge(t.dtype).ge for t in outputs]
@@ -135,7 +139,13 @@ def _library(ir: irdef.IrDef):
     if key not in _LIBRARIES:
         root = Path(ir.infer_root)
         inference = infer.find(ir.op_type, root) if root.is_dir() else None
-        if inference is None or inference.infer_shape is None:
+        if not root.is_dir():
+            _LIBRARIES[key] = (
+                f"no C++ InferShape of {ir.op_type} was found beside its CANN definition when "
+                "the package was made (IMPL_OP_INFERSHAPE or SetInferShape in the definition's "
+                f"folder or its op's); copy it into {root} to hold the fake to it"
+            )
+        elif inference is None or inference.infer_shape is None:
             _LIBRARIES[key] = f"no C++ InferShape of {ir.op_type} under {root}"
         else:
             loaded = nodes.compiled(inference, root)

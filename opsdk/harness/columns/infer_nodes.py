@@ -90,16 +90,26 @@ def _top_level(text: str) -> list[str]:
     return [*parts, text[start:]]
 
 
-def given(desc, value=None, ir=None) -> infer.Given:
-    """An input as GE hands it to InferShape: traced (``desc``) or real (``value``), with
-    host data for a value-depend input."""
+def given(desc, value=None, ir=None, at=None) -> infer.Given:
+    """An input as GE hands it to InferShape: at compile (``desc`` as traced, or ``at``,
+    what GE inferred before the node: :class:`~opsdk.offline.ge.executor.AtCompile`, a
+    Const's data for a value-depend input) or at run (``value``), with host data for a
+    value-depend input."""
     if value is None:
         row = types.DTYPES.get(dtype_name(desc) or "")
-        return infer.Given((row or _UNDEFINED).value, tuple(desc.shape.dim))
+        shape = tuple(desc.shape.dim) if at is None else at.shape
+        data = _data(desc, at.const, ir) if at is not None and at.const is not None else None
+        return infer.Given((row or _UNDEFINED).value, shape, data)
     value = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
-    depend = {i.name for i in ir.inputs if i.value_depend}
-    data = value.detach().cpu().contiguous().numpy().tobytes() if desc.name in depend else None
-    return infer.Given(ge(value.dtype).value, tuple(value.shape), data)
+    return infer.Given(ge(value.dtype).value, tuple(value.shape), _data(desc, value, ir))
+
+
+def _data(desc, value: torch.Tensor, ir) -> bytes | None:
+    """``value``'s bytes when ``desc`` is a value-depend input of ``ir`` (GE reads it on
+    the host), else None."""
+    if ir is None or desc.name not in {i.name for i in ir.inputs if i.value_depend}:
+        return None
+    return value.detach().cpu().contiguous().numpy().tobytes()
 
 
 def attr(node_def, attr: irdef.Attr):

@@ -251,7 +251,10 @@ def replay_loop(cell: Cell, use: Usage, fn) -> _Counts:
                 capturing = counts.captures > captures
                 eager = not capturing and counts.replays == replays
                 counts.eager += eager
-                counts.ledger.record(shape, values, captured=capturing, eager=eager)
+                outputs = [t.shape for t in tensors_of(expected)]
+                counts.ledger.record(
+                    shape, values, captured=capturing, eager=eager, outputs=outputs
+                )
                 if capturing:
                     captured.setdefault(shape, []).append(values)
                 try:

@@ -4,7 +4,8 @@ Offline there is no Graph Engine, so the ``ModelDef`` TorchAir builds is run
 here instead: every GE op type gets a small torch kernel with GE's semantics
 (inputs by position, attributes by name), and every custom op type registered
 in :mod:`opsdk._runtime.irdef` runs through the CPU kernel of the torch op its
-``IrDef.torch_op`` names, which is that op's reference implementation.
+``IrDef.torch_op`` names, which is that op's reference implementation (before a
+built-in of the same type: a package's ``ReduceSum`` is its own).
 
 What the executor promises, as GE does:
 
@@ -38,6 +39,20 @@ from opsdk.offline.ge.kernels import Kernel, Node
 from opsdk.offline.ge.proto import decode_const, torch_dtype_from_proto
 
 _GRAPH_OPS = {"Data", "RefData", "Const", "NetOutput"}
+# Built-in ops whose output GE infers as their first input's shape: what TorchAir puts
+# before a custom node (a TensorMove copying an in-place op's input) leaves its own
+# output's shape to GE.
+_SAME_SHAPE = {"TensorMove", "Identity", "Cast"}
+
+
+@dataclass(frozen=True)
+class AtCompile:
+    """A node's input as GE hands it to the node's InferShape when it compiles the graph:
+    the shape it inferred for the producer's output (-1 for a symbolic dim) and, from a
+    Const, its value (the data a value-depend input is read from)."""
+
+    shape: tuple[int, ...]
+    const: torch.Tensor | None = None
 
 
 def supported_op_types() -> list[str]:
@@ -93,6 +108,26 @@ class GeGraphExecutor:
                 ) from None
         self._steps = [steps[name] for name in self._order(ops, deps)]
         self._output = steps[outputs[0].name]
+        self._at_compile = self._inferred_at_compile()
+
+    def _inferred_at_compile(self) -> dict[tuple[str, int], AtCompile]:
+        """Each node output as GE infers it before the nodes using it, in graph order: a
+        Data's declared shape, a Const's value, a shape-preserving op's input's shape
+        (its own descriptor left empty), else the descriptor TorchAir gave it."""
+        found = {}
+        for step in self._steps:
+            op = step.node.op
+            if op.type == "Const":
+                value = self._consts[op.name]
+                found[(op.name, 0)] = AtCompile(tuple(value.shape), value)
+                continue
+            for i, desc in enumerate(op.output_desc):
+                shape = tuple(desc.shape.dim)
+                first = step.inputs[0] if step.inputs else None
+                if op.type in _SAME_SHAPE and not shape and first in found:
+                    shape = found[first].shape
+                found[(op.name, i)] = AtCompile(shape)
+        return found
 
     def _index_data(self, ops):
         data = {}
@@ -135,9 +170,13 @@ class GeGraphExecutor:
             return _Step(Node(op), inputs, None), deps
         if op.type in _GRAPH_OPS:
             return _Step(Node(op), inputs, None), deps
+        # A package's own op wins over a built-in of the same type, as its installed CANN
+        # package does on a host; a prototype alone (an audit's --ir) names no torch op.
+        ir = irdef.lookup(op.type)
+        if ir is not None and ir.torch_op:
+            return _Step(Node(op), inputs, _CustomOp(op, ir, len(inputs))), deps
         kernel = kernels.lookup(op.type)
         if kernel is None:
-            ir = irdef.lookup(op.type)
             if ir is None:
                 raise GeGraphError(
                     f"GE op type {op.type} is unknown: neither a built-in op of the reference "
@@ -213,7 +252,8 @@ class GeGraphExecutor:
                 f"produced {len(outputs)} outputs, the node declares {node.num_outputs}"
             )
         if isinstance(step.run, _CustomOp):
-            observe.notify(node.op, args, outputs)
+            at_compile = [self._at_compile.get(edge) if edge else None for edge in step.inputs]
+            observe.notify(node.op, args, outputs, at_compile)
         return outputs
 
     def _const_on(self, name: str, device: torch.device) -> torch.Tensor:

@@ -3,7 +3,9 @@
 GE runs a node's C++ shape inference when it compiles and runs a graph; offline the
 executor runs the node's CPU reference instead. A watcher (the harness holding a fake
 function to the op's C++ inference) is told of every custom node run: the node as
-TorchAir built it (its descriptors are what was traced), its inputs and its outputs.
+TorchAir built it (its descriptors are what was traced), its inputs, its outputs, and
+its inputs as GE hands them to InferShape at compile (``executor.AtCompile``: the
+shapes GE inferred for the nodes before it, a Const's value; None for an absent one).
 A watcher must not raise: it records, and its owner judges when the case is done.
 """
 
@@ -19,7 +21,8 @@ _WATCHERS: list[Callable] = []
 
 @contextlib.contextmanager
 def watching(watcher: Callable) -> Iterator[None]:
-    """Call ``watcher(node_def, inputs, outputs)`` for each custom node run in the block."""
+    """Call ``watcher(node_def, inputs, outputs, at_compile)`` for each custom node run in
+    the block."""
     _WATCHERS.append(watcher)
     try:
         yield
@@ -27,6 +30,6 @@ def watching(watcher: Callable) -> Iterator[None]:
         _WATCHERS.remove(watcher)
 
 
-def notify(node_def, inputs: list, outputs: list) -> None:
+def notify(node_def, inputs: list, outputs: list, at_compile: list) -> None:
     for watcher in list(_WATCHERS):
-        watcher(node_def, inputs, outputs)
+        watcher(node_def, inputs, outputs, at_compile)

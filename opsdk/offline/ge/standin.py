@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import enum
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -49,15 +50,26 @@ def install() -> None:
 # --- IR definitions and CANN compatibility ---------------------------------------------
 
 _MISSING_IR: list[str] = []
+_STANDARD: list[Callable[[str], irdef.IrDef | None]] = []
+
+
+def know_standard_ops(lookup: Callable[[str], irdef.IrDef | None]) -> None:
+    """Answer for the op types ``lookup`` defines too, after the registered ones: CANN's
+    standard ops (``Fill``, ``GroupedMatmul``), which an NPU host's CANN holds."""
+    if lookup not in _STANDARD:
+        _STANDARD.append(lookup)
 
 
 def get_registered_ir_def(op_type: str):
     """CANN's answer for ``op_type``: ``("SUCCESS", inputs, outputs, attrs)`` for a
-    registered IrDef, else ``("ERROR", [], [], [])``, on which TorchAir's
+    registered IrDef (else a standard op's, :func:`know_standard_ops`), else
+    ``("ERROR", [], [], [])``, on which TorchAir's
     ``ge.custom_op`` raises "No AscendIR <op_type> was found to be registered"
     (and ``custom_op_pre_scan`` considers generating a converter). Misses are
     recorded in :func:`missing_ir_defs` so a harness can say which IR is missing."""
     ir = irdef.lookup(op_type)
+    for lookup in _STANDARD:
+        ir = ir or lookup(op_type)
     if ir is None:
         if op_type not in _MISSING_IR:
             _MISSING_IR.append(op_type)

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <cinttypes>  // PRId64 and its kin, which the log lines' formats use
 #include <functional>
 #include <initializer_list>
 #include <iostream>
@@ -124,12 +125,21 @@ class StorageFormat {
   ge::Format format_;
 };
 
+// Where a tensor's data is (a host address here).
+class TensorData {
+ public:
+  explicit TensorData(const void *addr = nullptr) : addr_(addr) {}
+  void *GetAddr() const { return const_cast<void *>(addr_); }  // CANN's TensorAddress
+ private:
+  const void *addr_;
+};
+
 // A value-depend input: its shape, dtype and host data.
 class Tensor {
  public:
   Tensor() = default;
   Tensor(const Shape &shape, ge::DataType dt, const void *data, ge::Format format = ge::FORMAT_ND)
-      : shape_(shape), dt_(dt), data_(data), format_(format) {}
+      : shape_(shape), dt_(dt), data_(data), format_(format), tensor_data_(data) {}
   const Shape &GetOriginShape() const { return shape_; }
   const Shape &GetStorageShape() const { return shape_; }
   const Shape &GetShape() const { return shape_; }
@@ -140,11 +150,13 @@ class Tensor {
   ge::Format GetStorageFormat() const { return format_; }
   template <typename T> const T *GetData() const { return static_cast<const T *>(data_); }
   const void *GetAddr() const { return data_; }
+  const TensorData &GetTensorData() const { return tensor_data_; }
  private:
   Shape shape_;
   ge::DataType dt_ = ge::DT_UNDEFINED;
   const void *data_ = nullptr;
   ge::Format format_ = ge::FORMAT_ND;
+  TensorData tensor_data_;
 };
 
 class ContinuousVector {
@@ -202,6 +214,7 @@ class CompileTimeTensorDesc {
   void SetDataType(ge::DataType value) { dt = value; }
   ge::Format GetOriginFormat() const { return format; }
   ge::Format GetStorageFormat() const { return format; }
+  StorageFormat GetFormat() const { return StorageFormat(format); }
   ge::DataType dt = ge::DT_UNDEFINED;
   ge::Format format = ge::FORMAT_ND;
 };
@@ -405,6 +418,7 @@ class OpImplRegister {
   OpImplRegister &InferDataType(gert::InferDataTypeKernelFunc f) { impl_->infer_dtype = f; return *this; }
   OpImplRegister &InferShapeRange(gert::InferShapeRangeKernelFunc) { return *this; }
   OpImplRegister &InputsDataDependency(std::initializer_list<int32_t>) { return *this; }
+  OpImplRegister &TilingInputsDataDependency(std::initializer_list<int32_t>) { return *this; }
   OpImplRegister &OutputShapeDependOnCompute(std::initializer_list<int32_t>) { return *this; }
   OpImplRegister &PrivateAttr(const char *, ...) { return *this; }
   template <typename... A> OpImplRegister &Tiling(A...) { return *this; }
@@ -423,6 +437,7 @@ class OpImplRegister {
 };
 }  // namespace opsdk
 
+#define OPBASE_API __attribute__((visibility("default")))
 #define OPSDK_CAT_(a, b) a##b
 #define OPSDK_CAT(a, b) OPSDK_CAT_(a, b)
 #define IMPL_OP_INFERSHAPE(op) \
@@ -459,6 +474,7 @@ class OpImplRegister {
 #define OP_LOGE_FOR_INVALID_SHAPEDIM(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_SHAPEDIM_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_SHAPEDIMS_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_SHAPE_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_SHAPES_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_SHAPESIZE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
@@ -471,6 +487,7 @@ class OpImplRegister {
 #define OP_LOGE_FOR_INVALID_FORMATS_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_TENSORNUM(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_WITH_INVALID_ATTR_SIZE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_WITH_INVALID_ATTR(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_WITH_INVALID_INPUT(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define CUBE_INNER_ERR_REPORT(ctx, ...) OP_LOGE(ctx, __VA_ARGS__)
 #define REPORT_INNER_ERR_MSG(code, ...) ::opsdk::Log('E', code, __FILE__, __LINE__, __VA_ARGS__)
