@@ -28,6 +28,7 @@ from opsdk.audit import cases as audit_cases
 from opsdk.audit import inference, prototypes
 from opsdk.audit.checks import Undecided, first_call, where
 from opsdk.audit.checks.converter import lower, why_not_lowered
+from opsdk.audit.explored import explored
 from opsdk.cann import infer
 from opsdk.cann.infer.compare import disagreements
 from opsdk.errors import OpsdkError
@@ -48,13 +49,15 @@ def check(library, audit_op, shapes: str) -> list[str]:
         raise Undecided(audit_op.no_case)
     known = inference.index(library.infer_roots)
     notes, met, held, ran = [], set(), set(), [0, 0]
+    first: dict[str, tuple] = {}  # op type -> (call, graph, node): where exploring starts
 
     def hold(case_list, declared: bool, kind: int) -> None:
         """Hold each case's nodes; ``kind`` counts it as the audit's own (0) or a row (1)."""
         for case in case_list:
             ran[kind] += 1
+            call = first_call(case)
             try:
-                concrete = lower(audit_op.op, first_call(case), shapes)
+                concrete = lower(audit_op.op, call, shapes)
             except Exception as err:  # noqa: BLE001 - the converter check reports it
                 notes.append(f"case {case.label}: not lowered ({why_not_lowered(err)})")
                 continue
@@ -66,6 +69,7 @@ def check(library, audit_op, shapes: str) -> list[str]:
                 )
                 notes.extend([note] if note else [])
                 held.update([node.type] if checked else [])
+                first.setdefault(node.type, (call, graph, node))
 
     op_spec = spec.of(audit_op.op)
     hold(cases(op_spec, shapes, "ge"), audit_op.origin == "declared", 0)
@@ -76,8 +80,32 @@ def check(library, audit_op, shapes: str) -> list[str]:
     if not held:
         none = [] if met else ["no GE node it lowers to has a C++ InferShape in the --ir paths"]
         raise Undecided("; ".join(none + notes))
+    if shapes == "static":  # once an op: the exploration's cases are GE's run-time ones
+        notes += _explored(library, audit_op, known, {t: first[t] for t in sorted(held)})
     said = f"held to the C++ inference of {', '.join(sorted(held))} on {sum(ran)} cases"
     return [f"{said} ({ran[1]} of its definition's dtype rows)" if ran[1] else said, *notes]
+
+
+def _explored(library, audit_op, known, starts: dict) -> list[str]:
+    """Explore each held node's input space (:mod:`opsdk.audit.explored`): raises the
+    findings, returns notes."""
+    notes, found = [], []
+    for op_type, (call, graph, node) in starts.items():
+        inference, root = known[op_type]
+        cann_op = _beside_op(inference, op_type)
+        loaded = nodes.compiled(inference, root)
+        if cann_op is None or isinstance(loaded, str):
+            continue
+        lines, note = explored(audit_op, call, graph, node, cann_op, inference, loaded)
+        found += lines
+        notes += [note] if note else []
+    if found:
+        raise CellFailure(
+            "infer",
+            f"the Meta function{where(audit_op.meta)} disagrees with the C++ inference beyond "
+            f"the declared cases: {'; '.join(found)}",
+        )
+    return notes
 
 
 def _node(library, audit_op, case, graph, node, inference, root, shapes: str, declared: bool):

@@ -89,10 +89,12 @@ def explore(
     cases: int = BUDGET,
     seed: int = 0,
     anchors: Iterable[Case] = (),
+    pinned: frozenset = frozenset(),
 ) -> Explored:
     """Ask ``cpp`` (an ``Inferred``, raising ``Crashed``) and ``fake`` (``(shape, GE
     dtype)`` per output, raising its refusal) on ``cases`` cases of ``cann``'s input
-    space; each disagreement of its own kind, output and verdict is shrunk once."""
+    space (``pinned``: see :mod:`.cases`); each disagreement of its own kind, output and
+    verdict is shrunk once."""
     accepted = list(anchors)
     limit = len(accepted) + ANCHORS
 
@@ -114,7 +116,7 @@ def explore(
     done = Explored()
     first: dict[tuple, tuple[Case, Verdict]] = {}
     kinds: collections.Counter = collections.Counter()
-    for case in generate(cann, seed, accepted):
+    for case in generate(cann, seed, accepted, pinned):
         if done.cases >= cases:
             break
         done.cases += 1
@@ -128,7 +130,7 @@ def explore(
             first.setdefault((verdict.kind, verdict.what, verdict.output), (case, verdict))
     done.kinds = dict(sorted(kinds.items()))
     for case, verdict in first.values():
-        small = shrink(cann, case, verdict, judge)
+        small = shrink(cann, case, verdict, judge, pinned)
         done.findings.append(Finding(judge(small) or verdict, small, case))
     return done
 
@@ -143,6 +145,7 @@ def hold(
     fake_at: str,
     cases: int,
     seed: int = 0,
+    pinned: frozenset = frozenset(),
 ) -> dict:
     """Explore ``torch_op`` (a :class:`~.torch_side.TorchOp`) against ``library`` (a
     compiled ``infer.Library`` of ``inference``) as ``chip``: ``{"cases", "kinds",
@@ -151,6 +154,7 @@ def hold(
     library (keyed on its sources), the fake's file, the definition and the budget."""
     ir = cann.ir
     parts = [VERSION, repr(cann), str(library.path), _file_digest(fake_at), chip, cases, seed]
+    parts.append(sorted(pinned))
     parts.append(torch_op.spec.qualname)
 
     def run() -> dict:
@@ -160,7 +164,7 @@ def hold(
             given = [[_given(t) for t in instances] for instances in case.inputs]
             return library.infer(ir.op_type, given, list(case.attrs), len(ir.outputs), chip=chip)
 
-        done = explore(cann, cpp, torch_op.fake, cases=cases, seed=seed)
+        done = explore(cann, cpp, torch_op.fake, cases=cases, seed=seed, pinned=pinned)
         lines = [_line(f, inference, torch_op, chip, fake_at) for f in done.findings]
         seconds = round(time.perf_counter() - start, 3)
         return {"cases": done.cases, "kinds": done.kinds, "findings": lines, "seconds": seconds}

@@ -3,13 +3,15 @@ a kernel check can pick its cases here too).
 
 A case is what GE hands InferShape for one node: per IR input its instances (GE dtype,
 shape, a value-depend input's data; none for an absent optional one) and the attrs in IR
-order. :func:`generate` yields, deterministically for a seed, first the definition's
-structure (every dtype row, mixed rows included, at every rank the formats allow, with
-sizes alike as :mod:`opsdk.cann.sizes` guesses them; every optional input absent and
-present; every attr at its default and off it), then single changes around ``anchors``
-(cases a side accepted: an odd, even, 1 or large size at each dim, a tensor's rank,
-another row's dtype, an optional input dropped or given, an attr moved), then seeded
-random combinations of all of these.
+order; ``pinned`` names the optional inputs and attrs a caller cannot vary (the torch
+op has no argument for them): those stay left out, at their default. :func:`generate`
+yields, deterministically for a seed, first the definition's structure (every dtype
+row, mixed rows included, at every rank the formats allow, with sizes alike as
+:mod:`opsdk.cann.sizes` guesses them; every optional input absent and present; every
+attr at its default and off it), then single changes around ``anchors`` (cases a side
+accepted: an odd, even, 1 or large size at each dim, a tensor's rank, another row's
+dtype, an optional input dropped or given, an attr moved), then seeded random
+combinations of all of these.
 """
 
 from __future__ import annotations
@@ -89,8 +91,8 @@ def _ranks(cann: CannOp, name: str, row: int) -> tuple[int, ...]:
 class _Space:
     """What the definition lets vary, and cases built from choices of it."""
 
-    def __init__(self, cann: CannOp):
-        self.cann, self.ir = cann, cann.ir
+    def __init__(self, cann: CannOp, pinned: frozenset = frozenset()):
+        self.cann, self.ir, self.pinned = cann, cann.ir, pinned
         self.rows = rows(cann)
         self.counted = counts(self.ir)
         self.depend = {i.name for i in self.ir.inputs if i.value_depend}
@@ -100,7 +102,8 @@ class _Space:
         made = []
         for spec in self.ir.inputs:
             shape = shapes.get(spec.name, ())
-            if spec.name in absent or (spec.kind == "optional" and spec.name not in shapes):
+            left = spec.name in absent or spec.name in self.pinned
+            if left or (spec.kind == "optional" and spec.name not in shapes):
                 made.append(())
             elif spec.name in self.depend:
                 made.append((self.value(spec.name, dtypes[spec.name], shape),))
@@ -132,7 +135,7 @@ class _Space:
         """``attrs`` with one attr off its value: a bool flipped, an int at 0, 1, -1, 2, a
         float moved by 0.5, a list one shorter."""
         for i, (attr, value) in enumerate(zip(self.ir.attrs, attrs, strict=True)):
-            if attr.name in self.counted or attr.dtype:  # a dtype's number: not a size
+            if self.fixed(attr):
                 continue
             for other in _others(value):
                 yield attrs[:i] + (other,) + attrs[i + 1 :]
@@ -142,7 +145,13 @@ class _Space:
         return [i.name for i in self.ir.inputs]
 
     def optional(self) -> list[str]:
-        return [i.name for i in self.ir.inputs if i.kind == "optional"]
+        return [
+            i.name for i in self.ir.inputs if i.kind == "optional" and i.name not in self.pinned
+        ]
+
+    def fixed(self, attr) -> bool:
+        """An attr that keeps its value: pinned, a dtype's number, a dynamic input's count."""
+        return attr.name in self.pinned or attr.dtype or attr.name in self.counted
 
 
 def _sample(attr_type: str):
@@ -164,12 +173,14 @@ def _others(value) -> list:
     return []
 
 
-def generate(cann: CannOp, seed: int = 0, anchors: Iterable[Case] = ()) -> Iterator[Case]:
+def generate(
+    cann: CannOp, seed: int = 0, anchors: Iterable[Case] = (), pinned: frozenset = frozenset()
+) -> Iterator[Case]:
     """The cases of ``cann``'s input space, each once: its structure first, then single
     changes around each of ``anchors`` (a list the caller may grow while this runs: a case
     accepted becomes an anchor), then random combinations (the caller's budget stops
     them)."""
-    space = _Space(cann)
+    space = _Space(cann, pinned)
     seen: set[Case] = set()
 
     def new(cases: Iterable[Case]) -> Iterator[Case]:
@@ -180,7 +191,7 @@ def generate(cann: CannOp, seed: int = 0, anchors: Iterable[Case] = ()) -> Itera
 
     yield from new(_structure(space))
     for anchor in anchors:
-        yield from new(changes(cann, anchor))
+        yield from new(changes(cann, anchor, pinned))
     yield from new(_random(space, random.Random(seed)))
 
 
@@ -210,11 +221,11 @@ def _rank(space: _Space, name: str, wanted: int) -> int:
     return wanted if wanted in allowed else allowed[0]
 
 
-def changes(cann: CannOp, case: Case) -> Iterator[Case]:
+def changes(cann: CannOp, case: Case, pinned: frozenset = frozenset()) -> Iterator[Case]:
     """``case`` changed in one thing: a dim's size (at that dim from the right in every
     tensor having it, so alike tensors stay alike), one tensor's size, a tensor's rank, the
     dtypes of another row, an optional input dropped or given, an attr moved."""
-    space = _Space(cann)
+    space = _Space(cann, pinned)
     shapes = _shapes(space, case)
     absent = frozenset(n for n, i in zip(space.tensors(), case.inputs, strict=True) if not i)
     row = _row_of(space, case)
@@ -243,9 +254,8 @@ def _random(space: _Space, rng: random.Random) -> Iterator[Case]:
     """Random rows, ranks, sizes, optional inputs and attrs (:data:`RANDOM_TRIES` of them:
     a small space repeats, and each case is yielded once)."""
     names, optional = space.tensors(), space.optional()
-    fixed = lambda a: a.dtype or a.name in space.counted  # noqa: E731
     attr_choices = [
-        [v] if fixed(a) else [v, *_others(v)]
+        [v] if space.fixed(a) else [v, *_others(v)]
         for a, v in zip(space.ir.attrs, space.attrs(), strict=True)
     ]
     for _ in range(RANDOM_TRIES):
@@ -289,11 +299,11 @@ def _at(shape: tuple[int, ...], index: int, size: int) -> tuple[int, ...]:
     return tuple(changed)
 
 
-def smaller(cann: CannOp, case: Case) -> Iterator[Case]:
+def smaller(cann: CannOp, case: Case, pinned: frozenset = frozenset()) -> Iterator[Case]:
     """``case`` made smaller in one thing, for shrinking a finding: an optional input
     left out, every tensor one rank lower or one tensor so, a dim's size down (in every
     tensor having it, then in one), an attr back to its default, the first row's dtypes."""
-    space = _Space(cann)
+    space = _Space(cann, pinned)
     shapes = _shapes(space, case)
     absent = frozenset(n for n, i in zip(space.tensors(), case.inputs, strict=True) if not i)
     row = _row_of(space, case)

@@ -80,12 +80,14 @@ def _refusal(cpp: Inferred | Crashed) -> str:
     return ""
 
 
-def shrink(cann, case: Case, verdict: Verdict, judge: Callable[[Case], Verdict | None]) -> Case:
+def shrink(
+    cann, case: Case, verdict: Verdict, judge: Callable[[Case], Verdict | None], pinned=frozenset()
+) -> Case:
     """The smallest case found that ``judge`` still gives ``verdict`` for (greedy: the
     first smaller case that does is kept, until none does or :data:`SHRINK_STEPS`)."""
     steps = 0
     while steps < SHRINK_STEPS:
-        for candidate in smaller(cann, case):
+        for candidate in smaller(cann, case, pinned):
             steps += 1
             got = judge(candidate)
             if got is not None and got.same(verdict):

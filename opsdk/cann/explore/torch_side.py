@@ -45,6 +45,10 @@ class TorchOp:
                     f"{self.spec.qualname}: argument {arg.name} is no input or attr of "
                     f"{ir.op_type}: name it in IrDef.arg_names"
                 )
+        self.inputs = {inputs[i] for _, what, i in self.bound if what == "input"}
+        named = self.inputs | {attrs[i] for _, what, i in self.bound if what == "attr"}
+        # what no argument binds stays as the definition has it (see opsdk.cann.explore.cases)
+        self.pinned = frozenset(set(inputs) | set(attrs)) - named
         mutated = {ir.ir_name(a.name) for a in self.spec.mutated_args}
         self.written = [o.name in mutated for o in ir.outputs]
 

@@ -16,12 +16,15 @@ cell), never passed.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from opsdk._runtime import irdef
-from opsdk.cann import infer
+from opsdk._runtime import irdef, spec
+from opsdk.cann import CannOp, explore, infer
+from opsdk.cann import declared as definition
+from opsdk.cann.explore.torch_side import TorchOp
 from opsdk.cann.infer.compare import declared, disagreements
 from opsdk.harness.cell import CellFailure
 from opsdk.harness.columns import infer_nodes as nodes
@@ -30,6 +33,7 @@ from opsdk.offline.ge.proto import dtype_name
 
 __all__ = ["held"]
 
+_EXPLORED: set[tuple[str, str]] = set()  # (op, op type) explored in this process
 _LIBRARIES: dict[tuple[str, str], tuple[infer.Library, infer.Inference] | str] = {}
 _FUNCTIONS = {"InferShape": "infer_shape", "InferDataType": "infer_dtype"}
 
@@ -37,7 +41,8 @@ _FUNCTIONS = {"InferShape": "infer_shape", "InferDataType": "infer_dtype"}
 class Held:
     """The findings of one cell, judged after each case."""
 
-    def __init__(self, qualname: str):
+    def __init__(self, qualname: str, shapes: str = "static"):
+        self.qualname, self.shapes = qualname, shapes
         self.types = {ir.op_type for ir in irdef.for_op(qualname)}
         self.findings: list[str] = []
         self.marks: dict[str, str] = {}
@@ -101,6 +106,29 @@ class Held:
                 self._found(node_def, ir, at, shapes_given, problem, f"C++ {function}")
             if found:
                 return
+        if self.shapes == "static":  # once an op: its cases are GE's run-time ones
+            self._explored(ir, library, inference)
+
+    def _explored(self, ir, library, inference) -> None:
+        """The op's input space beyond its declared cases (:mod:`opsdk.cann.explore`),
+        explored once a process."""
+        cases = explore.budget()
+        if not cases or (self.qualname, ir.op_type) in _EXPLORED:
+            return
+        _EXPLORED.add((self.qualname, ir.op_type))
+        side = TorchOp(spec.resolve(self.qualname), ir, device="npu")
+        result = explore.hold(
+            definition(ir) or CannOp(ir),
+            library,
+            inference,
+            side,
+            chip=infer.chip(ir.chips),
+            fake_at=_fake_at(self.qualname),
+            cases=cases,
+            pinned=side.pinned,
+        )
+        self.findings += result["findings"]
+        self.marks.setdefault(ir.op_type, "C++ inference: explored")
 
     def _found(self, node_def, ir, when: str, given, problem, source: str) -> None:
         self.findings.append(
@@ -122,11 +150,23 @@ class Held:
 
 
 @contextlib.contextmanager
-def held(qualname: str) -> Iterator[Held]:
+def held(qualname: str, shapes: str = "static") -> Iterator[Held]:
     """Watch the op's nodes while the block runs; call :meth:`Held.check` per case."""
-    watcher = Held(qualname)
+    watcher = Held(qualname, shapes)
     with observe.watching(watcher.node_ran):
         yield watcher
+
+
+def _fake_at(qualname: str) -> str:
+    """``file:line`` of the op's fake function, "" when it has none torch knows of."""
+    from torch._library import simple_registry
+
+    kernel = simple_registry.singleton.find(qualname).fake_impl.kernel
+    fn = inspect.unwrap(getattr(kernel, "func", kernel)) if kernel else None
+    try:
+        return f"{inspect.getsourcefile(fn)}:{inspect.getsourcelines(fn)[1]}" if fn else ""
+    except (OSError, TypeError):
+        return ""
 
 
 def _library(ir: irdef.IrDef):

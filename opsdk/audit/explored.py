@@ -1,0 +1,84 @@
+"""The audit's exploration of an op's input space (:mod:`opsdk.cann.explore`): its Meta
+function held to the C++ of the GE node it lowers to on hundreds of cases of that node's
+CANN definition, beyond the declared ones.
+
+The torch op's arguments are bound to the node's IR inputs by the graph TorchAir built
+for the first case: an input fed by the graph's Data ``index`` (through ``TensorMove`` /
+``Identity``) is that tensor argument; an attr is the argument of its name. What no
+argument binds stays as the node has it (an attr at the node's value, an optional input
+left out); a required input no argument feeds (a constant the converter makes) leaves
+the op unexplored, said in a note.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from opsdk._runtime import spec
+from opsdk.cann import explore, infer
+from opsdk.cann.explore.torch_side import TorchOp
+from opsdk.errors import SpecError
+from opsdk.harness.columns import infer_nodes as nodes
+
+__all__ = ["explored"]
+
+_KEEPS_SHAPE = ("TensorMove", "Identity")
+
+
+def explored(audit_op, call, graph: dict, node, cann_op, inference, library) -> tuple[list, str]:
+    """The findings (lines) of exploring ``node`` (of ``cann_op``'s type, lowered from
+    ``call``), and a note ("" when none)."""
+    cases = explore.budget()
+    if not cases:
+        return [], ""
+    op_spec = spec.of(audit_op.op)
+    bound = _fed(op_spec, call, graph, node)
+    names = {arg: ir_name for ir_name, arg in bound.items()}
+    torch_args = {a.name for a in op_spec.args}
+    attrs = tuple(
+        a if a.name in torch_args else dataclasses.replace(a, default=nodes.attr(node, a))
+        for a in cann_op.ir.attrs
+    )
+    ir = dataclasses.replace(cann_op.ir, arg_names=names, attrs=attrs)
+    try:
+        side = TorchOp(audit_op.op, ir, device="npu")
+    except SpecError as err:
+        return [], f"{node.type}: not explored ({err})"
+    unfed = [i.name for i in ir.inputs if i.kind != "optional" and i.name not in side.inputs]
+    if unfed:
+        return [], f"{node.type}: not explored (inputs {unfed} are made by the converter)"
+    result = explore.hold(
+        dataclasses.replace(cann_op, ir=ir),
+        library,
+        inference,
+        side,
+        chip=infer.chip(cann_op.chips),
+        fake_at=str(audit_op.meta or ""),
+        cases=cases,
+        pinned=side.pinned,
+    )
+    said = f"{node.type}: explored {result['cases']} cases" + (
+        " (cached)" if result["cached"] else ""
+    )
+    return result["findings"], said
+
+
+def _fed(op_spec, call, graph: dict, node) -> dict[str, str]:
+    """IR input name -> the torch tensor argument the graph feeds it from."""
+    tensors = [a.name for a in op_spec.args if a.is_tensor and not a.is_list]
+    given = op_spec.by_name(call.args, call.kwargs)
+    order = [name for name in tensors if given.get(name) is not None]
+    fed = {}
+    for desc, ref in zip(node.input_desc, node.input, strict=False):
+        while ref:
+            name, _, index = ref.rpartition(":")
+            producer = graph.get(name)
+            if producer is None:
+                break
+            if producer.type == "Data" and "index" in producer.attr:
+                at = producer.attr["index"].i
+                if 0 <= at < len(order):
+                    fed[desc.name] = order[at]
+                break
+            ref = producer.input[0] if producer.type in _KEEPS_SHAPE and producer.input else ""
+    return fed
