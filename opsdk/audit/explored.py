@@ -6,16 +6,17 @@ The torch op's arguments are bound to the node's IR inputs by the graph TorchAir
 for the first case: an input fed by the graph's Data ``index`` (through ``TensorMove`` /
 ``Identity``) is that tensor argument; an attr is the argument of its name. What no
 argument binds stays as the node has it (an attr at the node's value, an optional input
-left out); a required input no argument feeds (a constant the converter makes) leaves
-the op unexplored, said in a note.
+left out; a bound attr varies from the node's value); a required input no argument feeds
+(a constant the converter makes) leaves the op unexplored, said in a note.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from opsdk._runtime import spec
+from opsdk._runtime import spec, types
 from opsdk.cann import explore, infer
+from opsdk.cann.explore.cases import Case, Tensor
 from opsdk.cann.explore.torch_side import TorchOp
 from opsdk.errors import SpecError
 from opsdk.harness.columns import infer_nodes as nodes
@@ -25,20 +26,20 @@ __all__ = ["explored"]
 _KEEPS_SHAPE = ("TensorMove", "Identity")
 
 
-def explored(audit_op, call, graph: dict, node, cann_op, inference, library) -> tuple[list, str]:
+def explored(
+    audit_op, call, graph: dict, node, cann_op, inference, library, moot
+) -> tuple[list, str]:
     """The findings (lines) of exploring ``node`` (of ``cann_op``'s type, lowered from
-    ``call``), and a note ("" when none)."""
+    ``call``), and a note ("" when none); ``moot(problem, answer)``: a convention, no
+    defect."""
     cases = explore.budget()
     if not cases:
         return [], ""
     op_spec = spec.of(audit_op.op)
     bound = _fed(op_spec, call, graph, node)
     names = {arg: ir_name for ir_name, arg in bound.items()}
-    torch_args = {a.name for a in op_spec.args}
-    attrs = tuple(
-        a if a.name in torch_args else dataclasses.replace(a, default=nodes.attr(node, a))
-        for a in cann_op.ir.attrs
-    )
+    # every attr as the node has it (the converter's value); those an argument binds vary
+    attrs = tuple(dataclasses.replace(a, default=nodes.attr(node, a)) for a in cann_op.ir.attrs)
     ir = dataclasses.replace(cann_op.ir, arg_names=names, attrs=attrs)
     try:
         side = TorchOp(audit_op.op, ir, device="npu")
@@ -47,6 +48,8 @@ def explored(audit_op, call, graph: dict, node, cann_op, inference, library) -> 
     unfed = [i.name for i in ir.inputs if i.kind != "optional" and i.name not in side.inputs]
     if unfed:
         return [], f"{node.type}: not explored (inputs {unfed} are made by the converter)"
+    if not _as_traced(side, ir, node):
+        return [], f"{node.type}: not explored (the op's outputs are not the node's, in order)"
     result = explore.hold(
         dataclasses.replace(cann_op, ir=ir),
         library,
@@ -56,11 +59,38 @@ def explored(audit_op, call, graph: dict, node, cann_op, inference, library) -> 
         fake_at=str(audit_op.meta or ""),
         cases=cases,
         pinned=side.pinned,
+        moot=moot,
     )
     said = f"{node.type}: explored {result['cases']} cases" + (
         " (cached)" if result["cached"] else ""
     )
     return result["findings"], said
+
+
+def _as_traced(side: TorchOp, ir, node) -> bool:
+    """Whether the fake, asked the node's own inputs as a case, returns what TorchAir
+    traced for the node's outputs, in order (the binding holds)."""
+    inputs = []
+    for spec_input, slots in zip(ir.inputs, nodes.instances(ir, node), strict=True):
+        descs = [node.input_desc[i] for i in slots if node.input[i]]
+        if any(not d.HasField("shape") for d in descs) or spec_input.name in side.pinned:
+            if descs:
+                return False
+        inputs.append(tuple(_tensor(nodes.given(d)) for d in descs))
+    case = Case(tuple(inputs), tuple(nodes.attr(node, a) for a in ir.attrs))
+    try:
+        said = side.fake(case)
+    except Exception:  # noqa: BLE001 - any refusal: the binding does not hold
+        return False
+    traced = [nodes.traced(d) for d in node.output_desc]
+    return len(said) == len(traced) and all(
+        s == t or t[0] is None for s, t in zip(said, traced, strict=True)
+    )
+
+
+def _tensor(given: infer.Given) -> Tensor:
+    name = next(d.ge for d in types.DTYPES.values() if d.value == given.dtype)
+    return Tensor(name, tuple(given.shape))
 
 
 def _fed(op_spec, call, graph: dict, node) -> dict[str, str]:

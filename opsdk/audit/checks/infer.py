@@ -96,7 +96,7 @@ def _explored(library, audit_op, known, starts: dict) -> list[str]:
         loaded = nodes.compiled(inference, root)
         if cann_op is None or isinstance(loaded, str):
             continue
-        lines, note = explored(audit_op, call, graph, node, cann_op, inference, loaded)
+        lines, note = explored(audit_op, call, graph, node, cann_op, inference, loaded, _moot)
         found += lines
         notes += [note] if note else []
     if found:
@@ -137,7 +137,7 @@ def _node(library, audit_op, case, graph, node, inference, root, shapes: str, de
         compile=shapes != "static",
         other="Meta function",
     )
-    moot = [p for p in found if _carried(p) or _unset(p, answer)]
+    moot = [p for p in found if _moot(p, answer)]
     found = [p for p in found if p not in moot]
     if any(p.kind == "failed" for p in found) and not declared:
         refused = f"its C++ refuses this case, which TorchAir does not declare ({found[0]})"
@@ -237,6 +237,33 @@ def _input(graph: dict, node, slot: int) -> infer.Given | None:
             return infer.Given(types.DTYPES[dtype].value, shape)
         ref = producer.input[0] if producer.type in _KEEPS_SHAPE and producer.input else ""
     return None
+
+
+def _moot(problem, answer) -> bool:
+    """A convention, no defect: a dtype carried in another (4-bit values packed in pairs
+    into a byte type's halved last dim), or an output the C++ leaves rank 0."""
+    return _carried(problem) or _unset(problem, answer) or _packed(problem, answer)
+
+
+def _packed(problem, answer) -> bool:
+    """A 4-bit output the Meta function packs two to a byte: its last dim half the C++'s,
+    an odd one refused (a byte holds two)."""
+    four = [_four_bits(dtype) for dtype in answer.dtypes]
+    if problem.kind == "refused":
+        shapes = zip(answer.shapes, four, strict=False)
+        return any(bits and shape and shape[-1] % 2 for shape, bits in shapes)
+    if problem.kind != "shape" or problem.output is None or problem.output >= len(four):
+        return False
+    if not four[problem.output]:
+        return False
+    cpp, fake = list(answer.shapes[problem.output]), problem.fake.strip("[]").split(",")
+    fake = [int(d) for d in fake if d.strip()]
+    return len(cpp) == len(fake) and cpp[:-1] == fake[:-1] and fake[-1] == (cpp[-1] + 1) // 2
+
+
+def _four_bits(value: int) -> bool:
+    row = next((d for d in types.DTYPES.values() if d.value == value), None)
+    return row is not None and row.ge.startswith(("DT_FLOAT4", "DT_INT4"))
 
 
 def _unset(problem, answer) -> bool:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from opsdk._runtime import locator, types
 from opsdk.cann._model import CannOp
-from opsdk.cann.explore.cases import Case, generate
+from opsdk.cann.explore.cases import Case, defaults, generate
 from opsdk.cann.explore.judge import (
     CPP_REFUSES,
     DIFFER,
@@ -32,6 +32,7 @@ from opsdk.cann.explore.judge import (
     Unsupported,
     Verdict,
     classify,
+    plausible,
     shrink,
 )
 from opsdk.cann.infer.call import Crashed, Given
@@ -42,7 +43,6 @@ __all__ = ["BUDGET", "ENV", "Explored", "Finding", "budget", "explore", "hold"]
 BUDGET = 300  # cases per op (each: one fake call and one C++ call, ~1 ms together)
 ENV = "OPSDK_EXPLORE"  # what --explore N sets (0: no exploration)
 ANCHORS = 6  # accepted cases explored around, besides the caller's
-VERSION = "1"  # part of every cache key: bump when what is cached changes
 _FIX = {
     CPP_REFUSES: "the graph traces but GE fails to compile it: make the fake refuse it (and "
     "specs.py leave it out), or the C++ take it",
@@ -90,13 +90,15 @@ def explore(
     seed: int = 0,
     anchors: Iterable[Case] = (),
     pinned: frozenset = frozenset(),
+    moot=None,
 ) -> Explored:
     """Ask ``cpp`` (an ``Inferred``, raising ``Crashed``) and ``fake`` (``(shape, GE
     dtype)`` per output, raising its refusal) on ``cases`` cases of ``cann``'s input
-    space (``pinned``: see :mod:`.cases`); each disagreement of its own kind, output and
-    verdict is shrunk once."""
+    space (``pinned``: see :mod:`.cases`; ``moot``: see :func:`.judge.classify`); each
+    disagreement of its own kind, output and verdict is shrunk once."""
     accepted = list(anchors)
     limit = len(accepted) + ANCHORS
+    unmoved = defaults(cann)
 
     def judge(case: Case) -> Verdict | None:
         try:
@@ -111,7 +113,7 @@ def explore(
             inferred = crash
         except Unsupported:
             return None
-        return classify(inferred, said)
+        return plausible(classify(inferred, said, moot=moot), case, unmoved)
 
     done = Explored()
     first: dict[tuple, tuple[Case, Verdict]] = {}
@@ -146,14 +148,16 @@ def hold(
     cases: int,
     seed: int = 0,
     pinned: frozenset = frozenset(),
+    moot=None,
 ) -> dict:
     """Explore ``torch_op`` (a :class:`~.torch_side.TorchOp`) against ``library`` (a
     compiled ``infer.Library`` of ``inference``) as ``chip``: ``{"cases", "kinds",
     "findings", "seconds"}``, each finding one line naming both file:lines (``fake_at``:
     the fake's), the chip and the smallest case as a Support line. Cached on the
-    library (keyed on its sources), the fake's file, the definition and the budget."""
+    library (keyed on its sources), the fake's file, the definition, the budget and this
+    package's own sources."""
     ir = cann.ir
-    parts = [VERSION, repr(cann), str(library.path), _file_digest(fake_at), chip, cases, seed]
+    parts = [_OWN, repr(cann), str(library.path), _file_digest(fake_at), chip, cases, seed]
     parts.append(sorted(pinned))
     parts.append(torch_op.spec.qualname)
 
@@ -164,7 +168,7 @@ def hold(
             given = [[_given(t) for t in instances] for instances in case.inputs]
             return library.infer(ir.op_type, given, list(case.attrs), len(ir.outputs), chip=chip)
 
-        done = explore(cann, cpp, torch_op.fake, cases=cases, seed=seed, pinned=pinned)
+        done = explore(cann, cpp, torch_op.fake, cases=cases, seed=seed, pinned=pinned, moot=moot)
         lines = [_line(f, inference, torch_op, chip, fake_at) for f in done.findings]
         seconds = round(time.perf_counter() - start, 3)
         return {"cases": done.cases, "kinds": done.kinds, "findings": lines, "seconds": seconds}
@@ -189,6 +193,15 @@ def _given(tensor) -> Given:
         return Given(dtype, tensor.shape)
     code = "i" if tensor.dtype == "DT_INT32" else "q"
     return Given(dtype, tensor.shape, struct.pack(f"<{len(tensor.data)}{code}", *tensor.data))
+
+
+def _own_digest() -> str:
+    """This package's sources: what it finds changes with them (part of every cache key)."""
+    here = Path(__file__).parent
+    return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(here.glob("*.py")))).hexdigest()
+
+
+_OWN = _own_digest()
 
 
 def _file_digest(at: str) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from opsdk.cann import sizes
 from opsdk.cann._model import CannOp, counts
 
-__all__ = ["RANKS", "SIZES", "Case", "Tensor", "changes", "generate", "rows", "smaller"]
+__all__ = ["RANKS", "SIZES", "Case", "Tensor", "changes", "defaults", "generate", "rows", "smaller"]
 
 RANKS = (1, 2, 3, 4, 5)  # what an ND format allows here (0-D and 6-D+ are rare in ops)
 SIZES = (1, 3, 4, 2, 64)  # per dim: one, odd, even (and the smallest even), large
@@ -49,6 +49,12 @@ class Case:
 
     inputs: tuple[tuple[Tensor, ...], ...]
     attrs: tuple
+
+    def alike(self) -> bool:
+        """Whether every given tensor (but value-depend ones) has one shape: a case an
+        op of several tensors surely takes, not one whose tensors merely fit its C++."""
+        shapes = {t.shape for instances in self.inputs for t in instances if t.data is None}
+        return len(shapes) <= 1
 
     def size(self) -> tuple:
         """How big the case is, for shrinking: fewer instances, lower ranks, smaller
@@ -152,6 +158,11 @@ class _Space:
     def fixed(self, attr) -> bool:
         """An attr that keeps its value: pinned, a dtype's number, a dynamic input's count."""
         return attr.name in self.pinned or attr.dtype or attr.name in self.counted
+
+
+def defaults(cann: CannOp) -> tuple:
+    """The attrs as a case has them unmoved: each at its default (a sample if required)."""
+    return _Space(cann).attrs()
 
 
 def _sample(attr_type: str):

@@ -6,7 +6,8 @@ is fine: the op does not take the case. The C++ refusing what the fake accepts i
 finding (the graph traces, GE fails to compile it); the fake refusing what the C++
 accepts is one of its own kind (a case the op takes that no graph can trace); both
 accepting but differing in an output's rank, a dim, a dtype, a -1 kept or the output
-count is one too (:func:`opsdk.cann.infer.compare.disagreements`).
+count is one too (:func:`opsdk.cann.infer.compare.disagreements`). A disagreement is
+set aside (:func:`plausible`) where the case may be one the op never takes.
 """
 
 from __future__ import annotations
@@ -16,15 +17,27 @@ from dataclasses import dataclass
 
 from opsdk.cann.explore.cases import Case, smaller
 from opsdk.cann.infer.call import Crashed, Inferred
-from opsdk.cann.infer.compare import disagreements
+from opsdk.cann.infer.compare import Disagreement, disagreements
 
-__all__ = ["AGREE", "BOTH_REFUSE", "CPP_REFUSES", "DIFFER", "FAKE_REFUSES", "Unsupported",
-           "Verdict", "classify", "shrink"]  # fmt: skip
+__all__ = ["AGREE", "ASIDE", "BOTH_REFUSE", "CPP_REFUSES", "DIFFER", "FAKE_REFUSES", "Unsupported",
+           "Verdict", "classify", "plausible", "shrink"]  # fmt: skip
 
-AGREE, BOTH_REFUSE = "agree", "both refuse"
+AGREE, BOTH_REFUSE, ASIDE = "agree", "both refuse", "aside"
 CPP_REFUSES, FAKE_REFUSES, DIFFER = "C++ refuses", "fake refuses", "differ"
 FINDINGS = (CPP_REFUSES, FAKE_REFUSES, DIFFER)
 SHRINK_STEPS = 200  # cases tried at most while shrinking one finding
+
+
+def plausible(verdict: Verdict, case: Case, defaults: tuple) -> Verdict:
+    """``verdict``, or :data:`ASIDE` for a disagreement on a case the op may well not
+    take: tensors of different shapes (a fake need not check what its op never gets),
+    or a refusal with an attr moved off its default (a value the op may not support).
+    A disagreement on tensors alike (any row, rank, size, optional input) is certain."""
+    if not verdict.finding:
+        return verdict
+    if not case.alike() or (verdict.kind != DIFFER and case.attrs != defaults):
+        return Verdict(ASIDE, verdict.detail, verdict.what, verdict.output)
+    return verdict
 
 
 class Unsupported(Exception):
@@ -50,19 +63,28 @@ class Verdict:
         return (self.kind, self.what, self.output) == (other.kind, other.what, other.output)
 
 
-def classify(cpp: Inferred | Crashed, fake: list | Exception, *, compile: bool = False) -> Verdict:
+def classify(
+    cpp: Inferred | Crashed, fake: list | Exception, *, compile: bool = False, moot=None
+) -> Verdict:
     """The verdict on one case: the C++'s answer (or its crash) and the fake's outputs as
     ``(shape, GE dtype)`` pairs (or what it raised). ``compile``: the case's sizes are
-    GE's compile-time ones (-1 a symbolic dim)."""
+    GE's compile-time ones (-1 a symbolic dim). ``moot(problem, answer)``: whether a
+    caller's convention explains a disagreement (a dtype carried in another)."""
     refused = _refusal(cpp)
     if isinstance(fake, Exception):
         if refused:
             return Verdict(BOTH_REFUSE)
         said = str(fake).strip().splitlines()[0] if str(fake).strip() else type(fake).__name__
+        refusal = Disagreement("refused", None, "accepts the case", said, "")
+        if moot is not None and moot(refusal, cpp):
+            return Verdict(AGREE)
         return Verdict(FAKE_REFUSES, f"the C++ accepts it, the fake raises: {said}", "refused")
     if refused:
         return Verdict(CPP_REFUSES, f"the fake accepts it, the C++ {refused}", "failed")
+    if cpp.shape_status == 0 and cpp.outputs_asked < len(fake):
+        fake = fake[: max(cpp.outputs_asked, 1)]  # outputs an attr turns off are not its
     found = disagreements(cpp, [s for s, _ in fake], [d for _, d in fake], compile=compile)
+    found = [p for p in found if moot is None or not moot(p, cpp)]
     if not found:
         return Verdict(AGREE)
     problem = found[0]
