@@ -61,9 +61,8 @@ def explored(
         pinned=side.pinned,
         moot=moot,
     )
-    said = f"{node.type}: explored {result['cases']} cases" + (
-        " (cached)" if result["cached"] else ""
-    )
+    cost = "cached" if result["cached"] else f"{result['seconds']:.1f} s"
+    said = f"{node.type}: explored {result['cases']} cases ({cost}): {result['kinds']}"
     return result["findings"], said
 
 
