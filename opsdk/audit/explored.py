@@ -28,13 +28,13 @@ _KEEPS_SHAPE = ("TensorMove", "Identity")
 
 def explored(
     audit_op, call, graph: dict, node, cann_op, inference, library, moot
-) -> tuple[list, str]:
+) -> tuple[list, str, bool]:
     """The findings (lines) of exploring ``node`` (of ``cann_op``'s type, lowered from
-    ``call``), and a note ("" when none); ``moot(problem, answer)``: a convention, no
-    defect."""
+    ``call``), a note ("" when none) and whether both sides agreed on a case;
+    ``moot(problem, answer)``: a convention, no defect."""
     cases = explore.budget()
     if not cases:
-        return [], ""
+        return [], "", False
     op_spec = spec.of(audit_op.op)
     bound = _fed(op_spec, call, graph, node)
     names = {arg: ir_name for ir_name, arg in bound.items()}
@@ -44,12 +44,13 @@ def explored(
     try:
         side = TorchOp(audit_op.op, ir, device="npu")
     except SpecError as err:
-        return [], f"{node.type}: not explored ({err})"
+        return [], f"{node.type}: not explored ({err})", False
     unfed = [i.name for i in ir.inputs if i.kind != "optional" and i.name not in side.inputs]
     if unfed:
-        return [], f"{node.type}: not explored (inputs {unfed} are made by the converter)"
+        return [], f"{node.type}: not explored (inputs {unfed} are made by the converter)", False
     if not _as_traced(side, ir, node):
-        return [], f"{node.type}: not explored (the op's outputs are not the node's, in order)"
+        why = "the op's outputs are not the node's, in order"
+        return [], f"{node.type}: not explored ({why})", False
     result = explore.hold(
         dataclasses.replace(cann_op, ir=ir),
         library,
@@ -63,7 +64,7 @@ def explored(
     )
     cost = "cached" if result["cached"] else f"{result['seconds']:.1f} s"
     said = f"{node.type}: explored {result['cases']} cases ({cost}): {result['kinds']}"
-    return result["findings"], said
+    return result["findings"], said, result["kinds"].get("agree", 0) > 0
 
 
 def _as_traced(side: TorchOp, ir, node) -> bool:

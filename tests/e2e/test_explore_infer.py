@@ -18,16 +18,6 @@ from opsdk.cann import CannOp, explore, infer
 from opsdk.cann.explore.torch_side import TorchOp
 
 _CPP = {
-    # refuses ranks over 4 (GE would fail to compile a 5-D graph)
-    "InferShapeAtMost4D": """
-static graphStatus InferShapeAtMost4D(gert::InferShapeContext* context)
-{
-    const gert::Shape* x1 = context->GetInputShape(0);
-    OP_CHECK_IF(x1->GetDimNum() > 4, OP_LOGE(context, "x1 has %zu dims, at most 4",
-                x1->GetDimNum()), return GRAPH_FAILED);
-    *context->GetOutputShape(0) = *x1;
-    return GRAPH_SUCCESS;
-}""",
     "InferShapeLikeX1": """
 static graphStatus InferShapeLikeX1(gert::InferShapeContext* context)
 {
@@ -39,17 +29,6 @@ static graphStatus InferShapeLikeX1(gert::InferShapeContext* context)
 static graphStatus InferDtypeOfX2(gert::InferDataTypeContext* context)
 {
     context->SetOutputDataType(0, context->GetInputDataType(1));
-    return GRAPH_SUCCESS;
-}""",
-    # the last dim split in two halves, the first the larger: (d + 1) / 2
-    "InferShapeFirstHalf": """
-static graphStatus InferShapeFirstHalf(gert::InferShapeContext* context)
-{
-    const gert::Shape* x1 = context->GetInputShape(0);
-    gert::Shape* y = context->GetOutputShape(0);
-    *y = *x1;
-    size_t last = x1->GetDimNum() - 1;
-    y->SetDim(last, (x1->GetDim(last) + 1) / 2);
     return GRAPH_SUCCESS;
 }""",
     # an optional bias (IR input 2): x1's shape with or without it
@@ -64,7 +43,7 @@ static graphStatus InferShapeMaybeBias(gert::InferShapeContext* context)
 }""",
 }
 SOURCE = infershape(
-    [*_CPP.values(), "InferDtypeSame"],
+    [*_CPP.values(), "InferShapeAtMost4D", "InferShapeFirstHalf", "InferDtypeSame"],
     """
 IMPL_OP_INFERSHAPE(AtMost4D).InferShape(InferShapeAtMost4D).InferDataType(InferDtypeSame);
 IMPL_OP_INFERSHAPE(OfX2).InferShape(InferShapeLikeX1).InferDataType(InferDtypeOfX2);

@@ -77,35 +77,41 @@ def check(library, audit_op, shapes: str) -> list[str]:
     if rows:  # the definition's other dtype rows (mixed ones too), at the ranks it allows
         with audit_cases.declared_as(audit_op, rows) as fit:
             hold(cases(op_spec, shapes, "ge") if fit else [], False, 1)
+    if shapes == "static":  # once an op: the exploration's cases are GE's run-time ones
+        # a node its cases could not hold (the C++ refuses a derived case) may be held on
+        # the cases the exploration finds both sides accept
+        more, agreed = _explored(library, audit_op, known, dict(sorted(first.items())))
+        notes, held = notes + more, held | agreed
     if not held:
         none = [] if met else ["no GE node it lowers to has a C++ InferShape in the --ir paths"]
         raise Undecided("; ".join(none + notes))
-    if shapes == "static":  # once an op: the exploration's cases are GE's run-time ones
-        notes += _explored(library, audit_op, known, {t: first[t] for t in sorted(held)})
     said = f"held to the C++ inference of {', '.join(sorted(held))} on {sum(ran)} cases"
     return [f"{said} ({ran[1]} of its definition's dtype rows)" if ran[1] else said, *notes]
 
 
-def _explored(library, audit_op, known, starts: dict) -> list[str]:
-    """Explore each held node's input space (:mod:`opsdk.audit.explored`): raises the
-    findings, returns notes."""
-    notes, found = [], []
+def _explored(library, audit_op, known, starts: dict) -> tuple[list[str], set[str]]:
+    """Explore each met node's input space (:mod:`opsdk.audit.explored`): raises the
+    findings, returns notes and the op types held on a case both sides accepted."""
+    notes, found, agreed = [], [], set()
     for op_type, (call, graph, node) in starts.items():
         inference, root = known[op_type]
         cann_op = _beside_op(inference, op_type)
         loaded = nodes.compiled(inference, root)
         if cann_op is None or isinstance(loaded, str):
             continue
-        lines, note = explored(audit_op, call, graph, node, cann_op, inference, loaded, _moot)
+        lines, note, agree = explored(
+            audit_op, call, graph, node, cann_op, inference, loaded, _moot
+        )
         found += lines
         notes += [note] if note else []
+        agreed |= {op_type} if agree else set()
     if found:
         raise CellFailure(
             "infer",
             f"the Meta function{where(audit_op.meta)} disagrees with the C++ inference beyond "
             f"the declared cases: {'; '.join(found)}",
         )
-    return notes
+    return notes, agreed
 
 
 def _node(library, audit_op, case, graph, node, inference, root, shapes: str, declared: bool):

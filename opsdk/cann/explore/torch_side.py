@@ -8,7 +8,9 @@ keeps its default (or the value ``IrDef.fixed_args`` gives it).
 
 from __future__ import annotations
 
+import inspect
 import logging
+from pathlib import Path
 
 import torch
 
@@ -19,7 +21,7 @@ from opsdk.cann.explore.cases import Case, Tensor
 from opsdk.cann.explore.judge import Unsupported
 from opsdk.errors import SpecError
 
-__all__ = ["TorchOp"]
+__all__ = ["TorchOp", "fake_location"]
 
 
 class TorchOp:
@@ -104,6 +106,29 @@ class TorchOp:
             text = _text(value)
             parts.append(f"{arg.name}={text}" if keyword else text)
         return f"Support({', '.join(parts)})"
+
+
+def fake_location(qualname: str) -> str:
+    """``file:line`` of the op's fake function (through ``register_fake``'s wrapper), ""
+    when torch knows none."""
+    from torch._library import simple_registry
+
+    kernel = simple_registry.singleton.find(qualname).fake_impl.kernel
+    fn = inspect.unwrap(getattr(kernel, "func", kernel)) if kernel else None
+    torch_dir = Path(torch.__file__).parent
+    while fn is not None and Path(fn.__code__.co_filename).is_relative_to(torch_dir):
+        inner = [c.cell_contents for c in fn.__closure__ or () if _holds_function(c)]
+        fn = inspect.unwrap(inner[0]) if len(inner) == 1 else None
+    if fn is None:
+        return ""
+    return f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
+
+
+def _holds_function(cell) -> bool:
+    try:
+        return inspect.isfunction(cell.cell_contents)
+    except ValueError:  # an empty cell
+        return False
 
 
 def _torch_dtype(ge: str) -> torch.dtype:

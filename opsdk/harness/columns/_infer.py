@@ -16,7 +16,6 @@ cell), never passed.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +23,7 @@ from pathlib import Path
 from opsdk._runtime import irdef, spec
 from opsdk.cann import CannOp, explore, infer
 from opsdk.cann import declared as definition
-from opsdk.cann.explore.torch_side import TorchOp
+from opsdk.cann.explore.torch_side import TorchOp, fake_location
 from opsdk.cann.infer.compare import declared, disagreements
 from opsdk.harness.cell import CellFailure
 from opsdk.harness.columns import infer_nodes as nodes
@@ -33,7 +32,8 @@ from opsdk.offline.ge.proto import dtype_name
 
 __all__ = ["held"]
 
-_EXPLORED: set[tuple[str, str]] = set()  # (op, op type) explored in this process
+# (op, op type) -> the findings of its exploration in this process
+_EXPLORED: dict[tuple[str, str], list[str]] = {}
 _LIBRARIES: dict[tuple[str, str], tuple[infer.Library, infer.Inference] | str] = {}
 _FUNCTIONS = {"InferShape": "infer_shape", "InferDataType": "infer_dtype"}
 
@@ -111,24 +111,27 @@ class Held:
 
     def _explored(self, ir, library, inference) -> None:
         """The op's input space beyond its declared cases (:mod:`opsdk.cann.explore`),
-        explored once a process."""
-        cases = explore.budget()
-        if not cases or (self.qualname, ir.op_type) in _EXPLORED:
-            return
-        _EXPLORED.add((self.qualname, ir.op_type))
-        side = TorchOp(spec.resolve(self.qualname), ir, device="npu")
-        result = explore.hold(
-            definition(ir) or CannOp(ir),
-            library,
-            inference,
-            side,
-            chip=infer.chip(ir.chips),
-            fake_at=_fake_at(self.qualname),
-            cases=cases,
-            pinned=side.pinned,
-        )
-        self.findings += result["findings"]
-        self.marks.setdefault(ir.op_type, "C++ inference: explored")
+        explored once a process (a case run again alone, after a shared compile failed,
+        gets the same findings)."""
+        key = (self.qualname, ir.op_type)
+        if key not in _EXPLORED:
+            cases = explore.budget()
+            if not cases:
+                return
+            side = TorchOp(spec.resolve(self.qualname), ir, device="npu")
+            _EXPLORED[key] = explore.hold(
+                definition(ir) or CannOp(ir),
+                library,
+                inference,
+                side,
+                chip=infer.chip(ir.chips),
+                fake_at=fake_location(self.qualname),
+                cases=cases,
+                pinned=side.pinned,
+            )["findings"]
+        self.findings += _EXPLORED[key]
+        if _EXPLORED[key]:
+            self.marks.setdefault(ir.op_type, "C++ inference: explored")
 
     def _found(self, node_def, ir, when: str, given, problem, source: str) -> None:
         self.findings.append(
@@ -155,18 +158,6 @@ def held(qualname: str, shapes: str = "static") -> Iterator[Held]:
     watcher = Held(qualname, shapes)
     with observe.watching(watcher.node_ran):
         yield watcher
-
-
-def _fake_at(qualname: str) -> str:
-    """``file:line`` of the op's fake function, "" when it has none torch knows of."""
-    from torch._library import simple_registry
-
-    kernel = simple_registry.singleton.find(qualname).fake_impl.kernel
-    fn = inspect.unwrap(getattr(kernel, "func", kernel)) if kernel else None
-    try:
-        return f"{inspect.getsourcefile(fn)}:{inspect.getsourcelines(fn)[1]}" if fn else ""
-    except (OSError, TypeError):
-        return ""
 
 
 def _library(ir: irdef.IrDef):
