@@ -64,6 +64,8 @@ def explored(
     )
     cost = "cached" if result["cached"] else f"{result['seconds']:.1f} s"
     said = f"{node.type}: explored {result['cases']} cases ({cost}): {result['kinds']}"
+    if result["stricter"]:
+        said += "; the Meta function is stricter than the C++: " + "; ".join(result["stricter"])
     return result["findings"], said, result["kinds"].get("agree", 0) > 0
 
 

@@ -152,13 +152,16 @@ def hold(
 ) -> dict:
     """Explore ``torch_op`` (a :class:`~.torch_side.TorchOp`) against ``library`` (a
     compiled ``infer.Library`` of ``inference``) as ``chip``: ``{"cases", "kinds",
-    "findings", "seconds"}``, each finding one line naming both file:lines (``fake_at``:
-    the fake's), the chip and the smallest case as a Support line. Cached on the
+    "findings", "stricter", "seconds"}``, each finding one line naming both file:lines
+    (``fake_at``: the fake's), the chip and the smallest case as a Support line. A fake
+    refusing what the C++ accepts is ``stricter``, a note, not a finding: the fake may
+    hold a limit of the kernel's that the C++ leaves to tiling (a last dim divisible by
+    8), or miss a case the op takes; the shrunk case says which. Cached on the
     library (keyed on its sources), the fake's file, the definition, the budget and this
     package's own sources."""
     ir = cann.ir
     parts = [_OWN, repr(cann), str(library.path), _file_digest(fake_at), chip, cases, seed]
-    parts.append(sorted(pinned))
+    parts += [sorted(pinned), [str(p) for p in inference.sources], str(library.root)]  # lines
     parts.append(torch_op.spec.qualname)
 
     def run() -> dict:
@@ -169,9 +172,15 @@ def hold(
             return library.infer(ir.op_type, given, list(case.attrs), len(ir.outputs), chip=chip)
 
         done = explore(cann, cpp, torch_op.fake, cases=cases, seed=seed, pinned=pinned, moot=moot)
-        lines = [_line(f, inference, torch_op, chip, fake_at) for f in done.findings]
-        seconds = round(time.perf_counter() - start, 3)
-        return {"cases": done.cases, "kinds": done.kinds, "findings": lines, "seconds": seconds}
+        lines = [(f, _line(f, inference, torch_op, chip, fake_at)) for f in done.findings]
+        stricter = [line for f, line in lines if f.verdict.kind == FAKE_REFUSES]
+        return {
+            "cases": done.cases,
+            "kinds": done.kinds,
+            "findings": [line for f, line in lines if f.verdict.kind != FAKE_REFUSES],
+            "stricter": stricter,
+            "seconds": round(time.perf_counter() - start, 3),
+        }
 
     return _remembered(parts, run)
 

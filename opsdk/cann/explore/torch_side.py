@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import math
 from pathlib import Path
 
 import torch
@@ -165,8 +166,11 @@ def _attr(attr, value):
 
 
 def _same(value, default) -> bool:
+    """Whether a case's value is the argument's default (a float as float32 holds it)."""
     if isinstance(value, list) and isinstance(default, (list, tuple)):
         return list(value) == list(default)
+    if isinstance(value, float) and isinstance(default, float):
+        return math.isclose(value, default, rel_tol=1e-6)
     return type(value) is type(default) and value == default or value is default
 
 
@@ -174,6 +178,9 @@ def _text(value) -> str:
     if isinstance(value, list):
         return f"[{', '.join(_text(v) for v in value)}]"
     if isinstance(value, Tensor):
-        name = SPEC_NAMES.get(_torch_dtype(value.dtype), value.dtype)
-        return f"{name}({', '.join(map(str, value.shape))})"
+        dtype = _torch_dtype(value.dtype)
+        dims = ", ".join(map(str, value.shape))
+        if dtype in SPEC_NAMES:
+            return f"{SPEC_NAMES[dtype]}({dims})"
+        return f"TensorSpec(({dims}{',' if len(value.shape) == 1 else ''}), {dtype})"
     return repr(value)

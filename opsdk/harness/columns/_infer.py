@@ -119,7 +119,7 @@ class Held:
             if not cases:
                 return
             side = TorchOp(spec.resolve(self.qualname), ir, device="npu")
-            _EXPLORED[key] = explore.hold(
+            held = explore.hold(
                 definition(ir) or CannOp(ir),
                 library,
                 inference,
@@ -128,7 +128,10 @@ class Held:
                 fake_at=fake_location(self.qualname),
                 cases=cases,
                 pinned=side.pinned,
-            )["findings"]
+            )
+            for line in held["stricter"]:  # a note: see opsdk.cann.explore.hold
+                warnings.warn(f"infer: the fake is stricter than the C++: {line}", stacklevel=3)
+            _EXPLORED[key] = held["findings"]
         self.findings += _EXPLORED[key]
         if _EXPLORED[key]:
             self.marks.setdefault(ir.op_type, "C++ inference: explored")
