@@ -38,6 +38,11 @@ class TorchOp:
         for arg in self.spec.args:
             name = ir.ir_name(arg.name)
             if name in inputs:
+                if arg.is_tensor and ir.inputs[inputs.index(name)].value_depend:
+                    raise SpecError(
+                        f"its C++ reads the data of {name}, which the fake gets as a tensor "
+                        "it cannot read"
+                    )
                 self.bound.append((arg, "input", inputs.index(name)))
             elif name in attrs and not arg.is_tensor:
                 self.bound.append((arg, "attr", attrs.index(name)))
@@ -140,14 +145,11 @@ def _torch_dtype(ge: str) -> torch.dtype:
 
 
 def _made(value, device: str):
-    """A fake tensor of a case's tensor (a value-depend one holds its data), or ``value``."""
+    """A fake tensor of a case's tensor, or ``value``."""
     if isinstance(value, list):
         return [_made(v, device) for v in value]
     if isinstance(value, Tensor):
-        dtype = _torch_dtype(value.dtype)
-        if value.data is not None:
-            return torch.tensor(value.data, dtype=dtype, device=device).reshape(value.shape)
-        return torch.empty(value.shape, dtype=dtype, device=device)
+        return torch.empty(value.shape, dtype=_torch_dtype(value.dtype), device=device)
     return value
 
 

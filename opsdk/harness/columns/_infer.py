@@ -25,6 +25,7 @@ from opsdk.cann import CannOp, explore, infer
 from opsdk.cann import declared as definition
 from opsdk.cann.explore.torch_side import TorchOp, fake_location
 from opsdk.cann.infer.compare import declared, disagreements
+from opsdk.errors import SpecError
 from opsdk.harness.cell import CellFailure
 from opsdk.harness.columns import infer_nodes as nodes
 from opsdk.offline.ge import observe
@@ -118,7 +119,12 @@ class Held:
             cases = explore.budget()
             if not cases:
                 return
-            side = TorchOp(spec.resolve(self.qualname), ir, device="npu")
+            try:
+                side = TorchOp(spec.resolve(self.qualname), ir, device="npu")
+            except SpecError as err:
+                warnings.warn(f"infer: {ir.op_type} not explored: {err}", stacklevel=3)
+                _EXPLORED[key] = []
+                return
             held = explore.hold(
                 definition(ir) or CannOp(ir),
                 library,
