@@ -67,8 +67,8 @@ def _explored(infer: list) -> dict:
     """The exploration's share (issue 40): ops explored, seconds per op (the largest and
     the median; a cached one costs 0), the ops it found a disagreement on."""
     seconds = {}
-    for r in infer:
-        for note in r.get("notes") or []:
+    for r in infer:  # a pass says its notes in its message
+        for note in [r["message"], *(r.get("notes") or [])]:
             for spent in _EXPLORED.findall(note):
                 seconds[r["op"]] = seconds.get(r["op"], 0.0) + float(spent or 0)
     spent = sorted(seconds.values())
@@ -76,7 +76,9 @@ def _explored(infer: list) -> dict:
         "explored_ops": len(seconds),
         "explore_s_per_op_max": round(spent[-1], 2) if spent else 0,
         "explore_s_per_op_median": round(spent[len(spent) // 2], 2) if spent else 0,
-        "explore_findings": sorted({r["op"] for r in infer if "explored: " in r["message"]}),
+        "explore_findings": sorted(
+            {r["op"] for r in infer if r["status"] == "fail" and "explored: " in r["message"]}
+        ),
     }
 
 

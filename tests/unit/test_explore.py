@@ -220,3 +220,11 @@ def test_the_torch_side_asks_the_fake_and_writes_a_pasteable_support():
     from opsdk import inputs
 
     assert isinstance(eval(text, vars(inputs)), inputs.Support)  # noqa: S307 - pasteable
+
+
+def test_a_cpp_refusing_every_case_at_the_attrs_refuses_the_attrs_not_a_finding():
+    """A derived case's invented attr values the C++ refuses whatever the sizes."""
+    cann = _op()
+    refuse_all = _cpp(lambda x1, x2, bias: None)
+    done = explore(cann, refuse_all, _fake(_fake_same), cases=100)
+    assert done.findings == [] and done.kinds.get(CPP_REFUSES, 0) > 10, done.kinds

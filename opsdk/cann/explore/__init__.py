@@ -95,7 +95,9 @@ def explore(
     """Ask ``cpp`` (an ``Inferred``, raising ``Crashed``) and ``fake`` (``(shape, GE
     dtype)`` per output, raising its refusal) on ``cases`` cases of ``cann``'s input
     space (``pinned``: see :mod:`.cases`; ``moot``: see :func:`.judge.classify`); each
-    disagreement of its own kind, output and verdict is shrunk once."""
+    disagreement of its own kind, output and verdict is shrunk once. A C++ refusal counts
+    only at attrs some case both sides took has: else the attrs are what it refuses (a
+    derived case's invented values), not the sizes."""
     accepted = list(anchors)
     limit = len(accepted) + ANCHORS
     unmoved = defaults(cann)
@@ -117,6 +119,7 @@ def explore(
 
     done = Explored()
     first: dict[tuple, tuple[Case, Verdict]] = {}
+    agreed: set[tuple] = set()  # the attrs of the cases both sides took
     kinds: collections.Counter = collections.Counter()
     for case in generate(cann, seed, accepted, pinned):
         if done.cases >= cases:
@@ -126,12 +129,16 @@ def explore(
         if verdict is None:
             continue
         kinds[verdict.kind] += 1
-        if verdict.kind == "agree" and len(accepted) < limit:
-            accepted.append(case)
+        if verdict.kind == "agree":
+            agreed.add(case.attrs)
+            if len(accepted) < limit:
+                accepted.append(case)
         if verdict.finding:
             first.setdefault((verdict.kind, verdict.what, verdict.output), (case, verdict))
     done.kinds = dict(sorted(kinds.items()))
     for case, verdict in first.values():
+        if verdict.kind == CPP_REFUSES and case.attrs not in agreed:
+            continue  # the C++ takes no case with these attrs: it refuses them, not sizes
         small = shrink(cann, case, verdict, judge, pinned)
         done.findings.append(Finding(judge(small) or verdict, small, case))
     return done
