@@ -3,7 +3,7 @@ audit, every check, cold (an empty cell cache and an empty cache of compiled inf
 and again with both caches, each a fresh process in a temporary directory; CPU time (user
 + system, the compiler's included), wall time, the peak memory of a run, the verdicts, how
 many ops the ``infer`` check held to a C++ InferShape (a pass or a finding) of how many,
-and its findings.
+its findings, and what the exploration of each op's input space cost and found.
 
     python bench/audit_infer.py OPS_NN OPS_TRANSFORMER [--checks CHECKS] [--json FILE]
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -55,6 +56,29 @@ def run(folder: Path, environ: dict, argv: list[str]) -> dict:
         "ops": len({r["op"] for r in results}),
         "held_to_cpp": len(held),
         "infer_findings": found,
+        **_explored(infer),
+    }
+
+
+_EXPLORED = re.compile(r"explored \d+ cases \((?:cached|([\d.]+) s)\)")
+
+
+def _explored(infer: list) -> dict:
+    """The exploration's share (issue 40): ops explored, seconds per op (the largest and
+    the median; a cached one costs 0), the ops it found a disagreement on."""
+    seconds = {}
+    for r in infer:  # a pass says its notes in its message
+        for note in [r["message"], *(r.get("notes") or [])]:
+            for spent in _EXPLORED.findall(note):
+                seconds[r["op"]] = seconds.get(r["op"], 0.0) + float(spent or 0)
+    spent = sorted(seconds.values())
+    return {
+        "explored_ops": len(seconds),
+        "explore_s_per_op_max": round(spent[-1], 2) if spent else 0,
+        "explore_s_per_op_median": round(spent[len(spent) // 2], 2) if spent else 0,
+        "explore_findings": sorted(
+            {r["op"] for r in infer if r["status"] == "fail" and "explored: " in r["message"]}
+        ),
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -137,6 +138,13 @@ def _matrix_flags() -> argparse.ArgumentParser:
         metavar="I/N",
         help="run shard I of N (whole ops, balanced by recorded durations); merge the shards' "
         "--json reports with opsdk report merge",
+    )
+    shared.add_argument(
+        "--explore",
+        type=int,
+        metavar="N",
+        help="cases per op on which the infer checks hold the fake to the op's C++ "
+        "InferShape beyond the declared ones (default 300; 0: none)",
     )
     # How --isolate runs one op in a child: the exact name, as reports spell it (ns::name).
     shared.add_argument("--only-op", help=argparse.SUPPRESS)
@@ -453,7 +461,11 @@ def _matrix(args) -> int:
     """`opsdk check` and `opsdk audit`: one run (:mod:`opsdk.matrix_run`), its summary and
     the reports it wrote."""
     from opsdk import matrix_run, report
+    from opsdk.cann import explore
     from opsdk.harness.run import interrupts
+
+    if args.explore is not None:  # children (--isolate) inherit it
+        os.environ[explore.ENV] = str(args.explore)
 
     outcome = matrix_run.execute(matrix_run.Settings.from_args(args))
     print(outcome.summary)

@@ -107,6 +107,28 @@ static graphStatus InferShapeDoubleSigned(gert::InferShapeContext* context)
     y->SetDim(0, rows < 0 ? -1 : rows * 2);
     return GRAPH_SUCCESS;
 }""",
+    # The last dim split in two halves, the first the larger: (d + 1) / 2 (-1 stays -1).
+    "InferShapeFirstHalf": """
+static graphStatus InferShapeFirstHalf(gert::InferShapeContext* context)
+{
+    const gert::Shape* x = context->GetInputShape(0);
+    gert::Shape* y = context->GetOutputShape(0);
+    *y = *x;
+    size_t last = x->GetDimNum() - 1;
+    int64_t size = x->GetDim(last);
+    y->SetDim(last, size < 0 ? -1 : (size + 1) / 2);
+    return GRAPH_SUCCESS;
+}""",
+    # Refuses ranks over 4 (GE would fail to compile a 5-D graph).
+    "InferShapeAtMost4D": """
+static graphStatus InferShapeAtMost4D(gert::InferShapeContext* context)
+{
+    const gert::Shape* x = context->GetInputShape(0);
+    OP_CHECK_IF(x->GetDimNum() > 4, OP_LOGE(context, "x has %zu dims, at most 4",
+                x->GetDimNum()), return GRAPH_FAILED);
+    *context->GetOutputShape(0) = *x;
+    return GRAPH_SUCCESS;
+}""",
     # Refuse a first dim over 4, over 1 (GRAPH_FAILED, with its log line).
     "InferShapeSmallOnly": _limited("SmallOnly", 4, "dim 0 is %ld, at most 4"),
     "InferShapeOneRow": _limited("OneRow", 1, "x has %ld rows, supports one"),

@@ -1,7 +1,7 @@
 """An audited op's cases: TorchAir's own ``declare_supported`` where its converter has
 them (or an op package's own specs), else derived, said so: one per dtype row of the op's
 ``--ir`` definition (as ``opsdk new --from-cann`` writes them), else one from the schema
-(opsdk's spec generator).
+(opsdk's spec generator) with, per optional input it gives, one case more leaving it out.
 
 TorchAir's ``Support(F32(2, 2), ...)`` becomes opsdk's ``Support`` of the same sizes
 and dtypes; a case opsdk cannot express (a tensor of given values, ``T(...)``), one
@@ -19,10 +19,20 @@ import math
 
 from opsdk._runtime import inputs, spec
 from opsdk._runtime.inputs import default_support
+from opsdk.cann.specs import GIVEN as _GIVEN
 from opsdk.errors import SpecError
 from opsdk.harness.variants.cases import STEPS
 
-__all__ = ["MAX_BYTES", "MAX_CASES", "attach", "declared_as", "from_definition", "from_torchair"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_CASES",
+    "MAX_LEFT_OUT",
+    "attach",
+    "declared_as",
+    "from_definition",
+    "from_torchair",
+    "rebuilt",
+]
 
 MAX_CASES = 2  # per op: the first cases TorchAir declares (the sweep's cost grows with each)
 # A case's tensors at most, in its largest call: dynamic mode grows every size of the
@@ -119,12 +129,32 @@ def attach(audit_op, definitions=None) -> None:
         except Exception as err:  # noqa: BLE001 - any schema opsdk cannot derive a case of
             audit_op.no_case = f"no case: TorchAir declares none and none derives ({err})"
             return
-        audit_op.cases, why = _fitting(op, derived)
+        audit_op.cases, why = _fitting(op, derived + _left_out(op, derived[0]))
         if not audit_op.cases:
             audit_op.no_case = f"no case: {audit_op.left or why}; the derived one: {why}"
             return
     # each was checked against the schema alone; now all are the op's
     inputs.redeclare(op, audit_op.cases, non_contiguous=False)
+
+
+MAX_LEFT_OUT = 2  # derived cases more, each with one optional input left out
+
+
+def _left_out(op, support) -> list:
+    """``support`` with one optional tensor it gives left out, per such input (at most
+    :data:`MAX_LEFT_OUT`): a converter or Meta function that mishandles an absent input
+    meets one only then (a derived case gives them all)."""
+    op_spec = spec.of(op)
+    values = op_spec.by_name(support.args, support.kwargs)
+    given = [a for a in op_spec.tensor_args if a.is_optional and values.get(a.name) is not None]
+    return [rebuilt(op_spec, values | {a.name: None}) for a in given[:MAX_LEFT_OUT]]
+
+
+def rebuilt(op_spec, values: dict):
+    """A ``Support`` of argument ``values`` by name (positional ones in order)."""
+    args = [values[a.name] for a in op_spec.args if not a.kwarg_only and a.name in values]
+    kwargs = {a.name: values[a.name] for a in op_spec.args if a.kwarg_only and a.name in values}
+    return inputs.Support(*args, **kwargs)
 
 
 def from_definition(op, definitions: dict) -> list:
@@ -146,6 +176,9 @@ def from_definition(op, definitions: dict) -> list:
         sources = cann_specs.cases(op_spec, cann_op.ir, cann_op)
     except SpecError:  # no row torch computes with
         return []
+    # the case with optional inputs given second: the first MAX_CASES have them absent
+    # (a row) and present
+    sources = sorted(sources, key=lambda source: (source is not sources[0], _GIVEN not in source))
     namespace = vars(inputs)  # F16, Support...: the names specs.py imports
     return [eval(source, namespace) for source in sources]  # noqa: S307 - opsdk's own text
 

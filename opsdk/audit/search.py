@@ -20,6 +20,7 @@ import dataclasses
 import torch
 
 from opsdk._runtime import inputs, spec
+from opsdk.audit.cases import rebuilt
 from opsdk.audit.checks import fake_outputs, first_call
 from opsdk.errors import SpecError
 from opsdk.harness.variants.cases import cases
@@ -90,16 +91,10 @@ def _reach(op, op_spec, support, meta_file: str) -> tuple[tuple[int, ...] | None
     return None, ""
 
 
-def _rebuilt(op_spec, values: dict):
-    args = [values[a.name] for a in op_spec.args if not a.kwarg_only and a.name in values]
-    kwargs = {a.name: values[a.name] for a in op_spec.args if a.kwarg_only and a.name in values}
-    return inputs.Support(*args, **kwargs)
-
-
 def _uniform(op_spec, support, dims):
     """``support`` with every tensor of sizes ``dims``."""
     values = op_spec.by_name(support.args, support.kwargs)
-    return _rebuilt(
+    return rebuilt(
         op_spec,
         {
             name: dataclasses.replace(v, dims=dims) if isinstance(v, inputs.TensorSpec) else v
@@ -119,7 +114,7 @@ def _variants(op_spec, support, said: str):
     )
     for arg in named:
         for other in _others(arg, values[arg.name]):
-            yield _rebuilt(op_spec, values | {arg.name: other})
+            yield rebuilt(op_spec, values | {arg.name: other})
 
 
 def _others(arg, value):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from opsdk.cann._model import CannOp
 
-__all__ = ["LIMIT", "Sizes", "choose", "rank"]
+__all__ = ["FORMAT_RANKS", "LIMIT", "Sizes", "candidates", "choose", "rank"]
 
 # Formats whose rank is fixed (GE's ge::Format); ND and its kin leave it open.
 FORMAT_RANKS = {"NCHW": 4, "NHWC": 4, "HWCN": 4, "CHWN": 4, "NCDHW": 5, "NDHWC": 5, "DHWCN": 5}
@@ -67,11 +67,11 @@ def choose(
     """The shapes of the IR inputs ``tensors``; ``accepts(shapes, rank)`` asks the op's
     InferShape (None: no InferShape)."""
     hinted = rank(cann)
-    candidates = _candidates(cann, tensors, hinted)
-    first = next(candidates)
+    tried = candidates(cann, tensors)
+    first = next(tried)
     if accepts is None:
         return Sizes(first[0], None, hinted)
-    for n, (shapes, r) in enumerate([first, *candidates]):
+    for n, (shapes, r) in enumerate([first, *tried]):
         if n >= LIMIT:
             break
         if accepts(shapes, r):
@@ -85,9 +85,10 @@ def _fixed(cann: CannOp, name: str) -> int | None:
     return ranks.pop() if len(ranks) == 1 else None
 
 
-def _candidates(cann: CannOp, tensors: list[str], hinted: int):
-    """(shapes, rank) to try, the first guess first; each once."""
-    seen = set()
+def candidates(cann: CannOp, tensors: list[str]):
+    """(shapes, rank) to try, the first guess first; each once (the exploration of an op's
+    input space starts from them too: :mod:`opsdk.cann.explore`)."""
+    hinted, seen = rank(cann), set()
     for r in dict.fromkeys((hinted, *_OTHER_RANKS)):
         ranks = {t: _fixed(cann, t) or r for t in tensors}
         alike = {t: (4,) * ranks[t] for t in tensors}

@@ -3,7 +3,8 @@ InferShape / InferDataType of the GE ops their converters lower to (audit_infer_
 the library, its CANN project with its own C++). Planted disagreements fail in layer
 ``infer`` naming the Meta function's and the C++ function's file:line, their fixed twins
 pass; what the audit cannot give the C++ (a value-depend input's data) and a derived case
-the C++ refuses are not checked, never findings; without C++ in ``--ir`` there are no
+the C++ refuses are not checked, never findings (the exploration's smallest case the
+C++ refuses and the Meta function takes is one); without C++ in ``--ir`` there are no
 ``infer`` cells. The real torch_npu ops against hicann/ops-nn skip when its mirror is
 absent."""
 
@@ -72,12 +73,15 @@ def test_what_the_audit_cannot_give_the_cpp_is_not_checked_never_a_finding(plant
         assert (
             "reads value-depend inputs ['size'], whose data an audit has not" in (depend["message"])
         )
-    # a derived case the C++ refuses (GE compiles it with -1 rows: held, and agrees)
-    refused = cells["one_row", "static"]
-    assert refused["status"] == "skip", refused
-    assert "its C++ refuses this case, which TorchAir does not declare" in refused["message"]
-    assert "x has 2 rows, supports one" in refused["message"]
+    assert "not explored (its C++ reads the data of size" in cells["resize_to", "static"]["message"]
+    # a derived case the C++ refuses is no finding (GE compiles it with -1 rows: held, and
+    # agrees); the exploration's smallest such case is one (the Meta function takes 2 rows
+    # the C++ refuses: the graph traces, GE fails to compile it)
     assert cells["one_row", "dynamic"]["status"] == "pass"
+    refused = cells["one_row", "static"]
+    assert (refused["status"], refused["layer"]) == ("fail", "infer"), refused
+    assert "explored: C++ refuses on Support(F16(2)) (met first as" in refused["message"]
+    assert "x has 2 rows, supports one" in refused["message"]
     twin = cells["row_mean", "static"]
     assert twin["status"] == "pass" and "held to the C++ inference of RowMean" in twin["message"]
 

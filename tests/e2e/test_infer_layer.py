@@ -73,6 +73,7 @@ INFERSHAPE = infershape(
         "InferShapeUnguarded",
         SAME,
         SIZED,
+        "InferShapeAtMost4D",
     ],
     """
 IMPL_OP_INFERSHAPE(KeepLast).InferShape(InferShapeKeepLast).InferDataType(InferDtypeSame);
@@ -86,6 +87,7 @@ IMPL_OP_INFERSHAPE(WithStats).InferShape(InferShapeTwoOutputs);
 IMPL_OP_INFERSHAPE(Unguarded).InferShape(InferShapeUnguarded);
 IMPL_OP_INFERSHAPE(AddInPlace).InferShape(InferShapeSame);
 IMPL_OP_INFERSHAPE(Sized).InferShape(InferShapeSized).InputsDataDependency({1});
+IMPL_OP_INFERSHAPE(AtMost4D).InferShape(InferShapeAtMost4D).InferDataType(InferDtypeSame);
 """,
 )
 # CANN samples style: the inference in the OpDef file itself (a correct one).
@@ -120,6 +122,8 @@ OPS = {
     "Broken": (Y, "", "return x.clone()", None, None),
     "Unguarded": (Y, "", "return x.clone()", None, None),  # its C++ crashes: not checked
     "SampleCopy": (Y, None, "return x.clone()", None, None),
+    # agrees on the declared 2-D case: the exploration meets a 5-D one (static cells)
+    "AtMost4D": (Y, "", "return x.clone()", "explored", None),
     # no C++ inference: the OpDef's declared output dtype is what GE takes
     "DeclaredFloat": (
         Y.replace("DT_FLOAT16", "DT_FLOAT"),
@@ -137,6 +141,7 @@ VERDICTS = {
     "count": "C++ infers 2 outputs, fake returns 1",
     "declared": "output 0: C++ definition declares DT_FLOAT, fake DT_FLOAT16",
     "nullptr": "Sized: sizes is nullptr",
+    "explored": "explored: C++ refuses on Support(F16(1, 1, 1, 1, 1)) (met first as Support(F16(",
 }
 
 
@@ -200,7 +205,9 @@ def test_each_planted_disagreement_fails_in_infer_and_each_twin_passes(checked, 
         message = cell["message"]
         assert VERDICTS[kind] in message, message
         if kind != "declared":  # the chip the C++ was asked as (the OpDef's AddConfig)
-            assert " as ascend910b, inputs " in message, message
+            assert " as ascend910b" + (";" if kind == "explored" else ", inputs ") in message
+        if kind == "explored":  # the fake's file:line too
+            assert re.search(r"\[fake \(\S*/fake\.py:\d+\)\]", message), message
         if kind == "failed":  # the C++ log line, in this package's copy
             assert f"{pkg}/infer_ops/{_stem(op)}/cann_infer/infer_ops_infershape.cpp:" in message
         where = r"C\+\+ Infer\w+ \(\S*cann_infer/infer_ops_infershape\.cpp:\d+\)"

@@ -28,6 +28,7 @@ from opsdk.audit import cases as audit_cases
 from opsdk.audit import inference, prototypes
 from opsdk.audit.checks import Undecided, first_call, where
 from opsdk.audit.checks.converter import lower, why_not_lowered
+from opsdk.audit.explored import explored
 from opsdk.cann import infer
 from opsdk.cann.infer.compare import disagreements
 from opsdk.errors import OpsdkError
@@ -48,13 +49,15 @@ def check(library, audit_op, shapes: str) -> list[str]:
         raise Undecided(audit_op.no_case)
     known = inference.index(library.infer_roots)
     notes, met, held, ran = [], set(), set(), [0, 0]
+    first: dict[str, tuple] = {}  # op type -> (call, graph, node): where exploring starts
 
     def hold(case_list, declared: bool, kind: int) -> None:
         """Hold each case's nodes; ``kind`` counts it as the audit's own (0) or a row (1)."""
         for case in case_list:
             ran[kind] += 1
+            call = first_call(case)
             try:
-                concrete = lower(audit_op.op, first_call(case), shapes)
+                concrete = lower(audit_op.op, call, shapes)
             except Exception as err:  # noqa: BLE001 - the converter check reports it
                 notes.append(f"case {case.label}: not lowered ({why_not_lowered(err)})")
                 continue
@@ -66,6 +69,7 @@ def check(library, audit_op, shapes: str) -> list[str]:
                 )
                 notes.extend([note] if note else [])
                 held.update([node.type] if checked else [])
+                first.setdefault(node.type, (call, graph, node))
 
     op_spec = spec.of(audit_op.op)
     hold(cases(op_spec, shapes, "ge"), audit_op.origin == "declared", 0)
@@ -73,11 +77,41 @@ def check(library, audit_op, shapes: str) -> list[str]:
     if rows:  # the definition's other dtype rows (mixed ones too), at the ranks it allows
         with audit_cases.declared_as(audit_op, rows) as fit:
             hold(cases(op_spec, shapes, "ge") if fit else [], False, 1)
+    if shapes == "static":  # once an op: the exploration's cases are GE's run-time ones
+        # a node its cases could not hold (the C++ refuses a derived case) may be held on
+        # the cases the exploration finds both sides accept
+        more, agreed = _explored(library, audit_op, known, dict(sorted(first.items())))
+        notes, held = notes + more, held | agreed
     if not held:
         none = [] if met else ["no GE node it lowers to has a C++ InferShape in the --ir paths"]
         raise Undecided("; ".join(none + notes))
     said = f"held to the C++ inference of {', '.join(sorted(held))} on {sum(ran)} cases"
     return [f"{said} ({ran[1]} of its definition's dtype rows)" if ran[1] else said, *notes]
+
+
+def _explored(library, audit_op, known, starts: dict) -> tuple[list[str], set[str]]:
+    """Explore each met node's input space (:mod:`opsdk.audit.explored`): raises the
+    findings, returns notes and the op types held on a case both sides accepted."""
+    notes, found, agreed = [], [], set()
+    for op_type, (call, graph, node) in starts.items():
+        inference, root = known[op_type]
+        cann_op = _beside_op(inference, op_type)
+        loaded = nodes.compiled(inference, root)
+        if cann_op is None or isinstance(loaded, str):
+            continue
+        lines, note, agree = explored(
+            audit_op, call, graph, node, cann_op, inference, loaded, _moot
+        )
+        found += lines
+        notes += [note] if note else []
+        agreed |= {op_type} if agree else set()
+    if found:
+        raise CellFailure(
+            "infer",
+            f"the Meta function{where(audit_op.meta)} disagrees with the C++ inference beyond "
+            f"the declared cases: {'; '.join(found)}",
+        )
+    return notes, agreed
 
 
 def _node(library, audit_op, case, graph, node, inference, root, shapes: str, declared: bool):
@@ -111,7 +145,7 @@ def _node(library, audit_op, case, graph, node, inference, root, shapes: str, de
         compile=shapes != "static",
         other="Meta function",
     )
-    moot = [p for p in found if _carried(p) or _unset(p, answer)]
+    moot = [p for p in found if _moot(p, answer)]
     found = [p for p in found if p not in moot]
     if any(p.kind == "failed" for p in found) and not declared:
         refused = f"its C++ refuses this case, which TorchAir does not declare ({found[0]})"
@@ -211,6 +245,33 @@ def _input(graph: dict, node, slot: int) -> infer.Given | None:
             return infer.Given(types.DTYPES[dtype].value, shape)
         ref = producer.input[0] if producer.type in _KEEPS_SHAPE and producer.input else ""
     return None
+
+
+def _moot(problem, answer) -> bool:
+    """A convention, no defect: a dtype carried in another (4-bit values packed in pairs
+    into a byte type's halved last dim), or an output the C++ leaves rank 0."""
+    return _carried(problem) or _unset(problem, answer) or _packed(problem, answer)
+
+
+def _packed(problem, answer) -> bool:
+    """A 4-bit output the Meta function packs two to a byte: its last dim half the C++'s,
+    an odd one refused (a byte holds two)."""
+    four = [_four_bits(dtype) for dtype in answer.dtypes]
+    if problem.kind == "refused":
+        shapes = zip(answer.shapes, four, strict=False)
+        return any(bits and shape and shape[-1] % 2 for shape, bits in shapes)
+    if problem.kind != "shape" or problem.output is None or problem.output >= len(four):
+        return False
+    if not four[problem.output]:
+        return False
+    cpp, fake = list(answer.shapes[problem.output]), problem.fake.strip("[]").split(",")
+    fake = [int(d) for d in fake if d.strip()]
+    return len(cpp) == len(fake) and cpp[:-1] == fake[:-1] and fake[-1] == (cpp[-1] + 1) // 2
+
+
+def _four_bits(value: int) -> bool:
+    row = next((d for d in types.DTYPES.values() if d.value == value), None)
+    return row is not None and row.ge.startswith(("DT_FLOAT4", "DT_INT4"))
 
 
 def _unset(problem, answer) -> bool:

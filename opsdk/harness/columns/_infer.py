@@ -20,9 +20,12 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from opsdk._runtime import irdef
-from opsdk.cann import infer
+from opsdk._runtime import irdef, spec
+from opsdk.cann import CannOp, explore, infer
+from opsdk.cann import declared as definition
+from opsdk.cann.explore.torch_side import TorchOp, fake_location
 from opsdk.cann.infer.compare import declared, disagreements
+from opsdk.errors import SpecError
 from opsdk.harness.cell import CellFailure
 from opsdk.harness.columns import infer_nodes as nodes
 from opsdk.offline.ge import observe
@@ -30,6 +33,8 @@ from opsdk.offline.ge.proto import dtype_name
 
 __all__ = ["held"]
 
+# (op, op type) -> the findings of its exploration in this process
+_EXPLORED: dict[tuple[str, str], list[str]] = {}
 _LIBRARIES: dict[tuple[str, str], tuple[infer.Library, infer.Inference] | str] = {}
 _FUNCTIONS = {"InferShape": "infer_shape", "InferDataType": "infer_dtype"}
 
@@ -37,7 +42,8 @@ _FUNCTIONS = {"InferShape": "infer_shape", "InferDataType": "infer_dtype"}
 class Held:
     """The findings of one cell, judged after each case."""
 
-    def __init__(self, qualname: str):
+    def __init__(self, qualname: str, shapes: str = "static"):
+        self.qualname, self.shapes = qualname, shapes
         self.types = {ir.op_type for ir in irdef.for_op(qualname)}
         self.findings: list[str] = []
         self.marks: dict[str, str] = {}
@@ -105,6 +111,40 @@ class Held:
                 self._found(node_def, ir, at, shapes_given, problem, f"C++ {function}")
             if found:
                 return
+        if self.shapes == "static":  # once an op: its cases are GE's run-time ones
+            self._explored(ir, library, inference)
+
+    def _explored(self, ir, library, inference) -> None:
+        """The op's input space beyond its declared cases (:mod:`opsdk.cann.explore`),
+        explored once a process (a case run again alone, after a shared compile failed,
+        gets the same findings)."""
+        key = (self.qualname, ir.op_type)
+        if key not in _EXPLORED:
+            cases = explore.budget()
+            if not cases:
+                return
+            try:
+                side = TorchOp(spec.resolve(self.qualname), ir, device="npu")
+            except SpecError as err:
+                warnings.warn(f"infer: {ir.op_type} not explored: {err}", stacklevel=3)
+                _EXPLORED[key] = []
+                return
+            held = explore.hold(
+                definition(ir) or CannOp(ir),
+                library,
+                inference,
+                side,
+                chip=infer.chip(ir.chips),
+                fake_at=fake_location(self.qualname),
+                cases=cases,
+                pinned=side.pinned,
+            )
+            for line in held["stricter"]:  # a note: see opsdk.cann.explore.hold
+                warnings.warn(f"infer: the fake is stricter than the C++: {line}", stacklevel=3)
+            _EXPLORED[key] = held["findings"]
+        self.findings += _EXPLORED[key]
+        if _EXPLORED[key]:
+            self.marks.setdefault(ir.op_type, "C++ inference: explored")
 
     def _found(self, node_def, ir, when: str, given, problem, source: str) -> None:
         self.findings.append(
@@ -126,9 +166,9 @@ class Held:
 
 
 @contextlib.contextmanager
-def held(qualname: str) -> Iterator[Held]:
+def held(qualname: str, shapes: str = "static") -> Iterator[Held]:
     """Watch the op's nodes while the block runs; call :meth:`Held.check` per case."""
-    watcher = Held(qualname)
+    watcher = Held(qualname, shapes)
     with observe.watching(watcher.node_ran):
         yield watcher
 

@@ -148,7 +148,7 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
     with (
         recorded_graphs() as recorded,
         checked_converter(cell.op.spec),
-        _infer.held(cell.op.spec.qualname) as inferred,
+        _infer.held(cell.op.spec.qualname, cell.shapes) as inferred,
         warnings.catch_warnings(),
     ):
         # TorchAir's backward compiler is not boxed; AOT autograd copes, but warns per graph.

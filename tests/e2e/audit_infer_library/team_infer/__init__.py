@@ -5,7 +5,8 @@ Planted for ``opsdk audit --ir`` (tests/e2e/test_audit_infer.py): ``row_sum``'s 
 function drops the dim its C++ keeps as 1; ``to_float``'s keeps the input's dtype where
 its C++ types the output float32; ``row_mean`` agrees with its C++; ``resize_to``'s C++
 reads its value-depend ``size`` (not checked); ``one_row``'s C++ refuses more than one
-row, which the derived case has (not TorchAir's: a note, not a finding).
+row, which the derived case has (not TorchAir's: a note, not a finding), and its Meta
+function takes any number of rows (the exploration's finding: a 2-row case).
 """
 
 import torch

@@ -1,0 +1,116 @@
+"""The audit's exploration of an op's input space (:mod:`opsdk.cann.explore`): its Meta
+function held to the C++ of the GE node it lowers to on hundreds of cases of that node's
+CANN definition, beyond the declared ones.
+
+The torch op's arguments are bound to the node's IR inputs by the graph TorchAir built
+for the first case: an input fed by the graph's Data ``index`` (through ``TensorMove`` /
+``Identity``) is that tensor argument; an attr is the argument of its name. What no
+argument binds stays as the node has it (an attr at the node's value, an optional input
+left out; a bound attr varies from the node's value); a required input no argument feeds
+(a constant the converter makes) leaves the op unexplored, said in a note.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from opsdk._runtime import spec, types
+from opsdk.cann import explore, infer
+from opsdk.cann.explore.cases import Case, Tensor
+from opsdk.cann.explore.torch_side import TorchOp
+from opsdk.errors import SpecError
+from opsdk.harness.columns import infer_nodes as nodes
+
+__all__ = ["explored"]
+
+_KEEPS_SHAPE = ("TensorMove", "Identity")
+
+
+def explored(
+    audit_op, call, graph: dict, node, cann_op, inference, library, moot
+) -> tuple[list, str, bool]:
+    """The findings (lines) of exploring ``node`` (of ``cann_op``'s type, lowered from
+    ``call``), a note ("" when none) and whether both sides agreed on a case;
+    ``moot(problem, answer)``: a convention, no defect."""
+    cases = explore.budget()
+    if not cases:
+        return [], "", False
+    op_spec = spec.of(audit_op.op)
+    bound = _fed(op_spec, call, graph, node)
+    names = {arg: ir_name for ir_name, arg in bound.items()}
+    # every attr as the node has it (the converter's value); those an argument binds vary
+    attrs = tuple(dataclasses.replace(a, default=nodes.attr(node, a)) for a in cann_op.ir.attrs)
+    ir = dataclasses.replace(cann_op.ir, arg_names=names, attrs=attrs)
+    try:
+        side = TorchOp(audit_op.op, ir, device="npu")
+    except SpecError as err:
+        return [], f"{node.type}: not explored ({err})", False
+    unfed = [i.name for i in ir.inputs if i.kind != "optional" and i.name not in side.inputs]
+    if unfed:
+        return [], f"{node.type}: not explored (inputs {unfed} are made by the converter)", False
+    if not _as_traced(side, ir, node):
+        why = "the op's outputs are not the node's, in order"
+        return [], f"{node.type}: not explored ({why})", False
+    result = explore.hold(
+        dataclasses.replace(cann_op, ir=ir),
+        library,
+        inference,
+        side,
+        chip=infer.chip(cann_op.chips),
+        fake_at=str(audit_op.meta or ""),
+        cases=cases,
+        pinned=side.pinned,
+        moot=moot,
+    )
+    cost = "cached" if result["cached"] else f"{result['seconds']:.1f} s"
+    said = f"{node.type}: explored {result['cases']} cases ({cost}): {result['kinds']}"
+    if result["stricter"]:
+        said += "; the Meta function is stricter than the C++: " + "; ".join(result["stricter"])
+    return result["findings"], said, result["kinds"].get("agree", 0) > 0
+
+
+def _as_traced(side: TorchOp, ir, node) -> bool:
+    """Whether the fake, asked the node's own inputs as a case, returns what TorchAir
+    traced for the node's outputs, in order (the binding holds)."""
+    inputs = []
+    for spec_input, slots in zip(ir.inputs, nodes.instances(ir, node), strict=True):
+        descs = [node.input_desc[i] for i in slots if node.input[i]]
+        if any(not d.HasField("shape") for d in descs) or spec_input.name in side.pinned:
+            if descs:
+                return False
+        inputs.append(tuple(_tensor(nodes.given(d)) for d in descs))
+    case = Case(tuple(inputs), tuple(nodes.attr(node, a) for a in ir.attrs))
+    try:
+        said = side.fake(case)
+    except Exception:  # noqa: BLE001 - any refusal: the binding does not hold
+        return False
+    traced = [nodes.traced(d) for d in node.output_desc]
+    return len(said) == len(traced) and all(
+        s == t or t[0] is None for s, t in zip(said, traced, strict=True)
+    )
+
+
+def _tensor(given: infer.Given) -> Tensor:
+    name = next(d.ge for d in types.DTYPES.values() if d.value == given.dtype)
+    return Tensor(name, tuple(given.shape))
+
+
+def _fed(op_spec, call, graph: dict, node) -> dict[str, str]:
+    """IR input name -> the torch tensor argument the graph feeds it from."""
+    tensors = [a.name for a in op_spec.args if a.is_tensor and not a.is_list]
+    given = op_spec.by_name(call.args, call.kwargs)
+    order = [name for name in tensors if given.get(name) is not None]
+    fed = {}
+    for desc, ref in zip(node.input_desc, node.input, strict=False):
+        while ref:
+            name, _, index = ref.rpartition(":")
+            producer = graph.get(name)
+            if producer is None:
+                break
+            if producer.type == "Data" and "index" in producer.attr:
+                at = producer.attr["index"].i
+                if 0 <= at < len(order):
+                    fed[desc.name] = order[at]
+                break
+            ref = producer.input[0] if producer.type in _KEEPS_SHAPE and producer.input else ""
+    return fed

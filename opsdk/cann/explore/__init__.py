@@ -1,0 +1,248 @@
+"""Explore an op's input space: its fake function held to its C++ InferShape /
+InferDataType on hundreds of cases of its CANN definition, not only the declared ones.
+
+Shared by ``opsdk check`` (the ``infer`` layer of an op with C++ inference) and
+``opsdk audit --ir`` (its ``infer`` check). :mod:`.cases` makes the cases (no fake
+needed), :mod:`.judge` classifies each and shrinks a finding, :mod:`.torch_side` asks
+the fake and writes a case as a ``Support(...)`` line. :func:`explore` runs a budget of
+cases (``--explore N``, :data:`BUDGET` by default, deterministic for a seed);
+:func:`hold` runs it for a compiled library and reports each finding as one line with
+both file:lines, the chip and the smallest case, cached on the sources.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import os
+import struct
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from opsdk._runtime import locator, types
+from opsdk.cann._model import CannOp
+from opsdk.cann.explore.cases import Case, defaults, generate
+from opsdk.cann.explore.judge import (
+    CPP_REFUSES,
+    DIFFER,
+    FAKE_REFUSES,
+    Unsupported,
+    Verdict,
+    classify,
+    plausible,
+    shrink,
+)
+from opsdk.cann.infer.call import Crashed, Given
+from opsdk.errors import SpecError
+
+__all__ = ["BUDGET", "ENV", "Explored", "Finding", "budget", "explore", "hold"]
+
+BUDGET = 300  # cases per op (each: one fake call and one C++ call, ~1 ms together)
+ENV = "OPSDK_EXPLORE"  # what --explore N sets (0: no exploration)
+ANCHORS = 6  # accepted cases explored around, besides the caller's
+_FIX = {
+    CPP_REFUSES: "the graph traces but GE fails to compile it: make the fake refuse it (and "
+    "specs.py leave it out), or the C++ take it",
+    FAKE_REFUSES: "the op takes it but no graph can trace it: make the fake take it, or the "
+    "C++ refuse it",
+    DIFFER: "GE and the kernel size the outputs by the C++: fix the side named likelier wrong",
+}
+
+
+def budget(environ=os.environ) -> int:
+    """Cases per op: ``OPSDK_EXPLORE`` (``--explore N``), else :data:`BUDGET`."""
+    given = environ.get(ENV, "").strip()
+    if not given:
+        return BUDGET
+    if not given.isdigit():
+        raise SpecError(f"{ENV}={given!r}: give a number of cases per op, e.g. 300 (0: none)")
+    return int(given)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One disagreement: the verdict, the smallest case that still shows it, the case it
+    was met at."""
+
+    verdict: Verdict
+    case: Case
+    met: Case
+
+
+@dataclass
+class Explored:
+    """What an exploration ran: cases asked, per verdict kind how many, the findings."""
+
+    cases: int = 0
+    kinds: dict[str, int] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def explore(
+    cann: CannOp,
+    cpp: Callable[[Case], object],
+    fake: Callable[[Case], list],
+    *,
+    cases: int = BUDGET,
+    seed: int = 0,
+    anchors: Iterable[Case] = (),
+    pinned: frozenset = frozenset(),
+    moot=None,
+) -> Explored:
+    """Ask ``cpp`` (an ``Inferred``, raising ``Crashed``) and ``fake`` (``(shape, GE
+    dtype)`` per output, raising its refusal) on ``cases`` cases of ``cann``'s input
+    space (``pinned``: see :mod:`.cases`; ``moot``: see :func:`.judge.classify`); each
+    disagreement of its own kind, output and verdict is shrunk once. A C++ refusal counts
+    only at attrs some case both sides took has: else the attrs are what it refuses (a
+    derived case's invented values), not the sizes."""
+    accepted = list(anchors)
+    limit = len(accepted) + ANCHORS
+    unmoved = defaults(cann)
+
+    def judge(case: Case) -> Verdict | None:
+        try:
+            said = fake(case)
+        except Unsupported:
+            return None
+        except Exception as err:  # noqa: BLE001 - any refusal is the fake's answer
+            said = err
+        try:
+            inferred = cpp(case)
+        except Crashed as crash:
+            inferred = crash
+        except Unsupported:
+            return None
+        return plausible(classify(inferred, said, moot=moot), case, unmoved)
+
+    done = Explored()
+    first: dict[tuple, tuple[Case, Verdict]] = {}
+    agreed: set[tuple] = set()  # the attrs of the cases both sides took
+    kinds: collections.Counter = collections.Counter()
+    for case in generate(cann, seed, accepted, pinned):
+        if done.cases >= cases:
+            break
+        done.cases += 1
+        verdict = judge(case)
+        if verdict is None:
+            continue
+        kinds[verdict.kind] += 1
+        if verdict.kind == "agree":
+            agreed.add(case.attrs)
+            if len(accepted) < limit:
+                accepted.append(case)
+        if verdict.finding:
+            first.setdefault((verdict.kind, verdict.what, verdict.output), (case, verdict))
+    done.kinds = dict(sorted(kinds.items()))
+    for case, verdict in first.values():
+        if verdict.kind == CPP_REFUSES and case.attrs not in agreed:
+            continue  # the C++ takes no case with these attrs: it refuses them, not sizes
+        small = shrink(cann, case, verdict, judge, pinned)
+        done.findings.append(Finding(judge(small) or verdict, small, case))
+    return done
+
+
+def hold(
+    cann: CannOp,
+    library,
+    inference,
+    torch_op,
+    *,
+    chip: str,
+    fake_at: str,
+    cases: int,
+    seed: int = 0,
+    pinned: frozenset = frozenset(),
+    moot=None,
+) -> dict:
+    """Explore ``torch_op`` (a :class:`~.torch_side.TorchOp`) against ``library`` (a
+    compiled ``infer.Library`` of ``inference``) as ``chip``: ``{"cases", "kinds",
+    "findings", "stricter", "seconds"}``, each finding one line naming both file:lines
+    (``fake_at``: the fake's), the chip and the smallest case as a Support line. A fake
+    refusing what the C++ accepts is ``stricter``, a note, not a finding: the fake may
+    hold a limit of the kernel's that the C++ leaves to tiling (a last dim divisible by
+    8), or miss a case the op takes; the shrunk case says which. Cached on the
+    library (keyed on its sources), the fake's file, the definition, the budget and this
+    package's own sources."""
+    ir = cann.ir
+    parts = [_OWN, repr(cann), str(library.path), _file_digest(fake_at), chip, cases, seed]
+    parts += [sorted(pinned), [str(p) for p in inference.sources], str(library.root)]  # lines
+    parts.append(torch_op.spec.qualname)
+
+    def run() -> dict:
+        start = time.perf_counter()
+
+        def cpp(case: Case):
+            given = [[_given(t) for t in instances] for instances in case.inputs]
+            return library.infer(ir.op_type, given, list(case.attrs), len(ir.outputs), chip=chip)
+
+        done = explore(cann, cpp, torch_op.fake, cases=cases, seed=seed, pinned=pinned, moot=moot)
+        lines = [(f, _line(f, inference, torch_op, chip, fake_at)) for f in done.findings]
+        stricter = [line for f, line in lines if f.verdict.kind == FAKE_REFUSES]
+        return {
+            "cases": done.cases,
+            "kinds": done.kinds,
+            "findings": [line for f, line in lines if f.verdict.kind != FAKE_REFUSES],
+            "stricter": stricter,
+            "seconds": round(time.perf_counter() - start, 3),
+        }
+
+    return _remembered(parts, run)
+
+
+def _line(finding: Finding, inference, torch_op, chip: str, fake_at: str) -> str:
+    verdict = finding.verdict
+    function = inference.infer_dtype if verdict.what == "dtype" else inference.infer_shape
+    small, met = torch_op.support(finding.case), torch_op.support(finding.met)
+    shown = small if small == met else f"{small} (met first as {met})"
+    return (
+        f"explored: {verdict.kind} on {shown}: {verdict.detail} [C++ {function}] "
+        f"[fake{f' ({fake_at})' if fake_at else ''}] as {chip}; {_FIX[verdict.kind]}"
+    )
+
+
+def _given(tensor) -> Given:
+    dtype = types.DTYPES[tensor.dtype].value
+    if tensor.data is None:
+        return Given(dtype, tensor.shape)
+    code = "i" if tensor.dtype == "DT_INT32" else "q"
+    return Given(dtype, tensor.shape, struct.pack(f"<{len(tensor.data)}{code}", *tensor.data))
+
+
+def _own_digest() -> str:
+    """This package's sources: what it finds changes with them (part of every cache key)."""
+    here = Path(__file__).parent
+    return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(here.glob("*.py")))).hexdigest()
+
+
+_OWN = _own_digest()
+
+
+def _file_digest(at: str) -> str:
+    """The digest of the file ``at`` (``path:line``) names, "" when there is none."""
+    path = Path(at.rpartition(":")[0] or at) if at else None
+    if path is None or not path.is_file():
+        return ""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _remembered(parts: list, run: Callable[[], dict]) -> dict:
+    """``run()``'s result, from the cache when ``parts`` were explored before."""
+    key = hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
+    path = locator.cache_root() / "explore" / f"{key}.json"
+    if path.is_file():
+        try:
+            return {**json.loads(path.read_text()), "cached": True}
+        except (OSError, ValueError):
+            pass  # a torn entry: explore again
+    result = run()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(result))
+        partial.replace(path)
+    except OSError:
+        pass  # an unwritable cache costs time, never the result
+    return {**result, "cached": False}

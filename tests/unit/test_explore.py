@@ -1,0 +1,230 @@
+"""The exploration of an op's input space without a compiler (opsdk.cann.explore): the
+cases a definition yields, the verdict on two answers, shrinking, and four planted
+disagreements between a fake and a C++ stand-in (Python callables answering as the
+compiled functions do) that each live in one corner only: a rank, a mixed dtype row, an
+odd size at a split dim, an absent optional input. Each is found and shrunk; its correct
+twin gives no finding."""
+
+import itertools
+
+import pytest
+import torch
+
+from opsdk._runtime.irdef import Attr, Input, IrDef, Output
+from opsdk.cann._model import CannOp
+from opsdk.cann.explore import explore
+from opsdk.cann.explore.cases import RANKS, generate, rows
+from opsdk.cann.explore.judge import (
+    AGREE,
+    BOTH_REFUSE,
+    CPP_REFUSES,
+    DIFFER,
+    FAKE_REFUSES,
+    classify,
+)
+from opsdk.cann.explore.torch_side import TorchOp
+from opsdk.cann.infer.call import Crashed, Inferred
+
+F16, F32 = 1, 0  # GE's numbers
+
+
+def _op(optional=False, fixed_format=None) -> CannOp:
+    inputs = [Input("x1"), Input("x2")] + ([Input("bias", "optional")] if optional else [])
+    ir = IrDef("Pair", inputs=inputs, outputs=[Output("y")], attrs=[Attr("keep", "VT_BOOL", False)])
+    dtypes = {
+        "x1": ("DT_FLOAT16", "DT_FLOAT", "DT_FLOAT16"),
+        "x2": ("DT_FLOAT16", "DT_FLOAT", "DT_FLOAT"),
+    }
+    formats = {n: (fixed_format,) * 3 for n in dtypes} if fixed_format else {}
+    return CannOp(ir, dtypes, formats)
+
+
+def _answer(shapes, dtypes, refused=False) -> Inferred:
+    status = 0xFFFFFFFF if refused else 0
+    log = ("E pair_infershape.cpp:12 refused",) if refused else ()
+    return Inferred(status, tuple(shapes), 0, tuple(dtypes), log, len(shapes) or 1)
+
+
+def _cpp(rule):
+    """A C++ stand-in: ``rule(x1, x2, bias)`` gives (shape, GE dtype value) or None."""
+
+    def infer(case):
+        x1, x2, *rest = (i[0] if i else None for i in case.inputs)
+        said = rule(x1, x2, rest[0] if rest else None)
+        if said is None:
+            return _answer([()], [0], refused=True)
+        return _answer([said[0]], [said[1]])
+
+    return infer
+
+
+def _fake(rule):
+    def fake(case):
+        x1, x2, *rest = (i[0] if i else None for i in case.inputs)
+        return [rule(x1, x2, rest[0] if rest else None)]
+
+    return fake
+
+
+_GE = {"DT_FLOAT16": F16, "DT_FLOAT": F32}
+
+
+def _same(x1, x2, bias):
+    return x1.shape, _GE[x1.dtype]
+
+
+def _fake_same(x1, x2, bias):
+    return x1.shape, x1.dtype
+
+
+def test_the_definitions_structure_comes_first_every_row_rank_and_optional():
+    cann = _op(optional=True)
+    first = list(itertools.islice(generate(cann), 30))
+    assert len(set(first)) == len(first)
+    dtypes = {(c.inputs[0][0].dtype, c.inputs[1][0].dtype) for c in first}
+    assert ("DT_FLOAT16", "DT_FLOAT") in dtypes  # the mixed row
+    assert {len(c.inputs[0][0].shape) for c in first} >= set(RANKS)
+    assert any(c.inputs[2] == () for c in first) and any(c.inputs[2] for c in first)
+    assert {c.attrs for c in first} == {(False,), (True,)}
+    assert rows(cann)[2] == {"x1": "DT_FLOAT16", "x2": "DT_FLOAT", "bias": "DT_FLOAT"}
+
+
+def test_a_fixed_format_keeps_its_rank_and_the_seed_makes_it_deterministic():
+    cann = _op(fixed_format="NCHW")
+    cases = list(itertools.islice(generate(cann, seed=3), 300))
+    assert {len(c.inputs[0][0].shape) for c in cases} == {4}
+    again = list(itertools.islice(generate(cann, seed=3), 300))
+    other = list(itertools.islice(generate(cann, seed=4), 300))
+    assert cases == again and cases != other
+
+
+def test_sizes_one_odd_even_and_large_are_met_at_each_dim():
+    cann = _op()
+    cases = list(itertools.islice(generate(cann, anchors=[next(generate(cann))]), 200))
+    for back in (1, 2):
+        met = {c.inputs[0][0].shape[-back] for c in cases if len(c.inputs[0][0].shape) == 2}
+        assert {1, 3, 4, 64} <= met, (back, met)
+
+
+def test_the_verdicts():
+    ok = _answer([(4, 4)], [F16])
+    assert classify(ok, [((4, 4), "DT_FLOAT16")]).kind == AGREE
+    refused = _answer([()], [0], refused=True)
+    assert classify(refused, ValueError("no")).kind == BOTH_REFUSE
+    verdict = classify(refused, [((4, 4), "DT_FLOAT16")])
+    assert verdict.kind == CPP_REFUSES and "pair_infershape.cpp:12 refused" in verdict.detail
+    assert (
+        classify(Crashed("crashed (signal 11: SIGSEGV)", "InferShape"), [((4,), "DT_FLOAT")]).kind
+        == CPP_REFUSES
+    )
+    fake_refuses = classify(ok, RuntimeError("x must be 2-D"))
+    assert fake_refuses.kind == FAKE_REFUSES and "x must be 2-D" in fake_refuses.detail
+    rank = classify(ok, [((4, 4, 1), "DT_FLOAT16")])
+    assert (rank.kind, rank.what) == (DIFFER, "shape")
+    dtype = classify(ok, [((4, 4), "DT_FLOAT")])
+    assert (dtype.kind, dtype.what, dtype.output) == (DIFFER, "dtype", 0)
+    kept = classify(_answer([(4, 4)], [F16]), [((-1, 4), "DT_FLOAT16")], compile=True)
+    assert (kept.kind, kept.what) == (DIFFER, "unknown-dim")
+
+
+def _rank_cpp(x1, x2, bias):  # the C++ takes ranks up to 4
+    return None if len(x1.shape) > 4 else (x1.shape, _GE[x1.dtype])
+
+
+def _mixed_cpp(x1, x2, bias):  # the output is x2's dtype
+    return x1.shape, _GE[x2.dtype]
+
+
+def _split_cpp(x1, x2, bias):  # the last dim split in halves, the first one larger
+    return (*x1.shape[:-1], (x1.shape[-1] + 1) // 2), _GE[x1.dtype]
+
+
+def _split_fake(x1, x2, bias):
+    return (*x1.shape[:-1], x1.shape[-1] // 2), x1.dtype
+
+
+def _split_twin(x1, x2, bias):
+    return (*x1.shape[:-1], (x1.shape[-1] + 1) // 2), x1.dtype
+
+
+def _bias_cpp(x1, x2, bias):  # without a bias the output keeps a trailing 1
+    return (x1.shape if bias else (*x1.shape, 1)), _GE[x1.dtype]
+
+
+def _bias_twin(x1, x2, bias):
+    return (x1.shape if bias else (*x1.shape, 1)), x1.dtype
+
+
+def _rank_twin(x1, x2, bias):
+    if len(x1.shape) > 4:
+        raise ValueError("x1 has more than 4 dims")
+    return x1.shape, x1.dtype
+
+
+def _mixed_twin(x1, x2, bias):
+    return x1.shape, x2.dtype
+
+
+def _rank5(case):
+    return len(case.inputs[0][0].shape) == 5
+
+
+def _mixed(case):
+    return case.inputs[0][0].dtype != case.inputs[1][0].dtype
+
+
+def _one(case):
+    return case.inputs[0][0].shape == (1,)
+
+
+def _no_bias(case):
+    return case.inputs[2] == () and _one(case)
+
+
+@pytest.mark.parametrize(
+    ("cpp", "fake", "twin", "optional", "kind", "smallest"),
+    [
+        (_rank_cpp, _fake_same, _rank_twin, False, CPP_REFUSES, _rank5),
+        (_mixed_cpp, _fake_same, _mixed_twin, False, DIFFER, _mixed),
+        (_split_cpp, _split_fake, _split_twin, False, DIFFER, _one),
+        (_bias_cpp, _fake_same, _bias_twin, True, DIFFER, _no_bias),
+    ],
+    ids=["rank", "mixed-row", "odd-split", "absent-optional"],
+)
+def test_a_planted_disagreement_is_found_and_shrunk_its_twin_passes(
+    cpp, fake, twin, optional, kind, smallest
+):
+    cann = _op(optional=optional)
+    done = explore(cann, _cpp(cpp), _fake(fake), cases=300)
+    assert [f.verdict.kind for f in done.findings] == [kind], done.findings
+    (finding,) = done.findings
+    assert smallest(finding.case), finding.case
+    assert finding.case.size() <= finding.met.size()
+    twin_done = explore(cann, _cpp(cpp), _fake(twin), cases=300)
+    assert twin_done.findings == [] and twin_done.cases == 300, twin_done.kinds
+
+
+def test_the_torch_side_asks_the_fake_and_writes_a_pasteable_support():
+    lib = torch.library.Library("opsdk_explore_t", "FRAGMENT")  # noqa: TID251 - a test op
+    lib.define("pair(Tensor x1, Tensor x2, Tensor? bias=None, *, bool keep=False) -> Tensor")
+    lib.impl("pair", lambda x1, x2, bias=None, keep=False: x1.clone(), "Meta")
+    op = torch.ops.opsdk_explore_t.pair.default
+    cann = _op(optional=True)
+    side = TorchOp(op, cann.ir, device="meta")
+    case = next(c for c in generate(cann) if c.inputs[2] == () and len(c.inputs[0][0].shape) == 2)
+    assert side.fake(case) == [((4, 4), "DT_FLOAT16")]
+    assert side.support(case) == "Support(F16(4, 4), F16(4, 4))"
+    given = next(c for c in generate(cann) if c.inputs[2] and c.attrs == (True,))
+    text = side.support(given)
+    assert text == "Support(F16(4, 4), F16(4, 4), F32(4, 4), keep=True)"
+    from opsdk import inputs
+
+    assert isinstance(eval(text, vars(inputs)), inputs.Support)  # noqa: S307 - pasteable
+
+
+def test_a_cpp_refusing_every_case_at_the_attrs_refuses_the_attrs_not_a_finding():
+    """A derived case's invented attr values the C++ refuses whatever the sizes."""
+    cann = _op()
+    refuse_all = _cpp(lambda x1, x2, bias: None)
+    done = explore(cann, refuse_all, _fake(_fake_same), cases=100)
+    assert done.findings == [] and done.kinds.get(CPP_REFUSES, 0) > 10, done.kinds
