@@ -14,9 +14,10 @@ from types import ModuleType
 from opsdk.axes import SHAPE_MODES
 from opsdk.harness import columns
 
-__all__ = ["AUDIT", "Check"]
+__all__ = ["AUDIT", "REGISTRY", "Check"]
 
 AUDIT = "audit"  # the suite of the audit's checks in the judges' registry
+REGISTRY = "registry"  # the check of what a repository's sources register
 
 
 @dataclass(frozen=True)
@@ -53,3 +54,4 @@ columns.register(Check("schema", ("static",)))
 columns.register(Check("fake", SHAPE_MODES))
 columns.register(Check("converter", ("static", "dynamic")))
 columns.register(Check("infer", ("static", "dynamic"), selects="opsdk.audit.inference:applies"))
+columns.register(Check(REGISTRY, ("static",), selects="opsdk.audit.repository:applies"))

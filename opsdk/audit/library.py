@@ -24,11 +24,11 @@ import torch
 
 from opsdk._runtime import spec
 from opsdk.audit import cases as audit_cases
-from opsdk.audit import prototypes, standin
+from opsdk.audit import prototypes, repository, standin
 from opsdk.errors import OpsdkError
 from opsdk.harness.run import fingerprint
 
-__all__ = ["AuditOp", "Library", "load"]
+__all__ = ["AuditOp", "Library", "Source", "fake_function_at", "load", "placeholder"]
 
 
 @dataclass(frozen=True)
@@ -48,9 +48,13 @@ class AuditOp:
     they came from (``declared``: TorchAir's ``declare_supported`` or the package's specs;
     ``defined``: the dtype rows of the op's ``--ir`` definition; ``derived``: the schema;
     ``searched``: then changed until the Meta function took it), and
-    ``no_case`` why there are none."""
+    ``no_case`` why there are none. An op read from a repository
+    (:mod:`opsdk.audit.repository`) has where its schema is, what its sources say wrong
+    (``findings``, the ``registry`` check's) and, when its Meta did not build, why its
+    other checks cannot run (``unchecked``); a name registered without a schema, or
+    whose schema is malformed, is an op with no overload (``op`` None) and its ``spec``."""
 
-    op: torch._ops.OpOverload
+    op: torch._ops.OpOverload | None
     qualname: str
     meta: Source | None
     converter: Source | None
@@ -59,6 +63,10 @@ class AuditOp:
     no_case: str = ""
     left: str = ""  # why a case TorchAir declares was left out
     searched: bool = False  # the derived case went through opsdk.audit.search
+    schema_at: Source | None = None
+    findings: list[str] = field(default_factory=list)
+    unchecked: str = ""
+    spec: object = None  # an OpSpec, for an op with no overload
 
 
 @dataclass
@@ -78,17 +86,36 @@ class Library:
     infer_roots: tuple[Path, ...] = ()  # the --ir paths, searched for C++ inference
     # What keeps the registrations alive (a torch Library deregisters when collected).
     keep: list = field(default_factory=list, repr=False)
+    from_sources: bool = False  # read from a repository's sources (opsdk.audit.repository)
+    said: list[str] = field(default_factory=list)  # one line per file that did not load
 
 
-def load(target: str, ir=(), only: str | None = None) -> Library:
-    """The library ``target`` names: ``torch_npu`` (read from the wheel), else an op
-    package as ``opsdk check`` loads one (a directory or an importable module). The
+def placeholder(qualname: str, source: Source, finding: str) -> AuditOp:
+    """An op the library names but cannot define (no schema, a malformed one): its only
+    cell is the ``registry`` check's, failing with ``finding``."""
+    from opsdk._runtime.spec import OpSpec
+
+    namespace, _, name = qualname.partition("::")
+    base, _, overload = name.partition(".")
+    op = AuditOp(None, qualname, None, None, no_case=finding)
+    op.spec = OpSpec(namespace, base, overload, (), (), name)
+    op.schema_at, op.findings = source, [finding]
+    return op
+
+
+def load(target: str, ir=(), only: str | None = None, defines=()) -> Library:
+    """The library ``target`` names: ``torch_npu`` (read from the wheel), a repository
+    whose C++ registers ops (:mod:`opsdk.audit.repository`; ``defines``: the macros its
+    build sets), else an op package as ``opsdk check`` loads one (a directory or an
+    importable module). The
     CANN definitions in ``ir`` (files or folders, :mod:`opsdk.audit.prototypes`) are the
     GE side's prototypes, before the library's own. ``only`` (a qualname) reads just
     that op of torch_npu, as an ``--isolate`` child needs."""
     found = prototypes.read(ir) if ir else {}  # a wrong path is refused before the import
     if target == "torch_npu":
         library = _torch_npu(only)
+    elif repository.holds_library(Path(target)):
+        library = repository.load(Path(target), repository.parse_defines(defines))
     else:
         library = _package(target, {t: p.op for t, p in found.items()})
     if not found:
@@ -132,9 +159,8 @@ def _package(target: str, definitions: dict) -> Library:
         with warnings.catch_warnings():  # over the package's own kernels, as it means to
             warnings.simplefilter("ignore")
             standin.register(lib, op)
-        fake = torch._library.simple_registry.singleton.find(qualname).fake_impl.kernel
         converter = getattr(op, "_ge_converter", None)
-        audit_op = AuditOp(op, qualname, _defined_at(fake and fake.func), _defined_at(converter))
+        audit_op = AuditOp(op, qualname, fake_function_at(op), _defined_at(converter))
         audit_cases.attach(audit_op, definitions)
         ops.append(audit_op)
     home = Path(package.__file__).resolve()
@@ -164,6 +190,12 @@ def _ops_of(package, before: set[str]) -> list:
             "OPS = (torch.ops.ns.op.default, ...)"
         )
     return [torch._library.utils.lookup_op(n if "." in n else f"{n}.default") for n in names]
+
+
+def fake_function_at(op) -> Source | None:
+    """Where ``op``'s Python fake function is defined, None without one."""
+    fake = torch._library.simple_registry.singleton.find(spec.of(op).qualname).fake_impl.kernel
+    return _defined_at(fake and fake.func)
 
 
 def _defined_at(fn) -> Source | None:

@@ -13,6 +13,7 @@ does is :mod:`opsdk.audit.repository.build`'s.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,8 @@ HEADS = ("TORCH_LIBRARY", "TORCH_LIBRARY_FRAGMENT", "TORCH_LIBRARY_IMPL")
 # what makes a file worth reading: a registration, a macro, a kernel's aclnn call or an
 # aclnn's definition (:mod:`opsdk.audit.repository.writes` reads the last two)
 _WORTH_READING = ("TORCH_LIBRARY", "#define", "EXEC_NPU_CMD", "GetWorkspaceSize", "OpDef")
+_OPDEF = re.compile(r"\bclass\s+(\w+)\s*:\s*public\s+OpDef\b")
+_BODY_OPENS = re.compile(r"\s*(?:const\s*)?(?:noexcept\s*)?(?:->[^{;]*)?\{")
 _IDENT_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(\w+)(.*)$")
@@ -83,17 +86,32 @@ class Registry:
     registrations: list[Registration] = field(default_factory=list)
     texts: dict[Path, str] = field(default_factory=dict)
 
+    @functools.cached_property
+    def opdefs(self) -> dict[str, tuple[Path, int]]:
+        """Each ``class X : public OpDef`` (an AscendC op's definition): X -> where its
+        body starts (path, offset)."""
+        found = {}
+        for path, text in self.texts.items():
+            if "OpDef" in text:
+                for match in _OPDEF.finditer(text):
+                    found.setdefault(match.group(1), (path, match.end()))
+        return found
+
     def functions(self, name: str) -> list[Function]:
         """Every definition of a function called ``name`` (any namespace)."""
         found = []
         pattern = re.compile(rf"\b{re.escape(name)}\s*\(")
         for path, text in self.texts.items():
+            if name not in text:
+                continue
             for match in pattern.finditer(text):
-                args, end = _balanced(text, match.end() - 1)
-                rest = re.match(r"\s*(?:const\s*)?(?:noexcept\s*)?(?:->[^{;]*)?\{", text[end:])
-                if args is None or rest is None or _is_call(text, match.start()):
+                if _is_call(text, match.start()):
                     continue
-                open_at = end + rest.end() - 1
+                args, end = _balanced(text, match.end() - 1)
+                rest = _BODY_OPENS.match(text, end)
+                if args is None or rest is None:
+                    continue
+                open_at = rest.end() - 1
                 body, _ = _balanced(text, open_at, "{", "}")
                 found.append(
                     Function(
@@ -385,7 +403,7 @@ def call_args(body: str, callee: str) -> list[tuple[list[str], int]]:
 def _is_call(text: str, at: int) -> bool:
     """Whether the name at ``at`` is called there, not defined: a definition's name
     follows a type (a name, ``>``, ``&`` or ``*``), a call follows an operator."""
-    before = text[:at].rstrip()
+    before = text[max(at - 80, 0) : at].rstrip()
     return not before or before[-1] in "=(,;{}!+-/%|?:" or before.endswith("return")
 
 
