@@ -73,7 +73,8 @@ def load(root: Path, defines: dict[str, str]):
     defined, malformed = _define(registry, at, keep)
     unchecked = _build_meta(registry, root, defines, said)
     before = set(torch._C._dispatch_get_all_op_names())
-    said += _import_python(root)
+    failed = _import_python(root)
+    said += list(failed)
     for name in sorted(set(torch._C._dispatch_get_all_op_names()) - before):
         if name.split("::")[0] not in {"aten", "prim", "prims"} and name not in defined:
             defined[name] = (None, None)
@@ -87,8 +88,8 @@ def load(root: Path, defines: dict[str, str]):
                 standin.register(lib, op)
             audit_op = AuditOp(op, _name(op), _meta_at(registry, schema, op, at), None)
             audit_op.schema_at = text_at or _python_at(root, op, at)
-            audit_op.unchecked = unchecked.get(qualname, "")
-            audit_op.findings = _findings(registry, schema, op, audit_op, at)
+            audit_op.unchecked = unchecked.get(qualname, "") or _unbuilt(registry, op, at)
+            audit_op.findings = _findings(registry, op, audit_op, at, failed)
             audit_cases.attach(audit_op)
             ops.append(audit_op)
     ops += malformed + _orphans(registry, defined, at)
@@ -170,12 +171,12 @@ def _build_meta(registry, root: Path, defines, said: list[str]) -> dict[str, str
     return unchecked
 
 
-def _import_python(root: Path) -> list[str]:
+def _import_python(root: Path) -> dict[str, str]:
     """Import the repository's Python modules that register ops (the repository on the
-    path); one line per module that would not import."""
+    path); of each that would not import, one line saying so -> its text."""
     from opsdk.harness.failures import first_line
 
-    said = []
+    said = {}
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     for path in sorted(root.rglob("*.py")):
@@ -194,7 +195,8 @@ def _import_python(root: Path) -> list[str]:
         except BaseException as err:  # noqa: BLE001 - a module that does not import is said, not fatal
             if isinstance(err, KeyboardInterrupt):
                 raise
-            said.append(f"{_relative(path, root)}: not imported: {type(err).__name__}: {first_line(err)}")
+            line = f"{_relative(path, root)}: not imported: {first_line(err)}"
+            said[line] = path.read_text(errors="replace")
     return said
 
 
@@ -265,14 +267,39 @@ def _python_at(root: Path, op, at):
     return None
 
 
-def _findings(registry, schema, op, audit_op, at) -> list[str]:
-    """What the sources say wrong about ``op``, each naming both places."""
+def _findings(registry, op, audit_op, at, failed: dict[str, str]) -> list[str]:
+    """What the sources say wrong about ``op``, each naming both places (``failed``: the
+    Python modules that did not import, which may hold its fake)."""
     found = []
     if not audit_op.unchecked and not _traceable(registry, op):
-        found.append(_no_meta(registry, op, audit_op, at))
+        audit_op.unchecked = _unimported(failed, op)
+        if not audit_op.unchecked:
+            found.append(_no_meta(registry, op, audit_op, at))
     found += _undeclared_writes(registry, op, audit_op, at)
     found += _inplace_returns(registry, op, audit_op, at)
     return found
+
+
+def _unimported(failed: dict[str, str], op) -> str:
+    """Why a Python registration of ``op`` may be missing: a module naming it that did
+    not import ("" if none did)."""
+    name = op._schema.name.split("::")[-1]
+    for line, text in failed.items():
+        if re.search(rf"[\"']{re.escape(name)}[\"'(.]", text):
+            return f"not checked: {line}"
+    return ""
+
+
+def _unbuilt(registry, op, at) -> str:
+    """Why FakeTensorMode would run C++ opsdk does not build for ``op`` (a composite
+    kernel, or one ``def`` registers), "" if it would not."""
+    for r in _registrations(registry, op):
+        if r.key in _TRACEABLE_KEYS - {"Meta"}:
+            return f"not checked: its {r.key} kernel{_in(at(r.path, r.line))} is C++ opsdk does not build"
+    for s in registry.schemas:
+        if s.kernel and f"{s.namespace}::{s.name}" == _name(op):
+            return f"not checked: its kernel, registered with its schema{_in(at(s.path, s.line))}, is C++ opsdk does not build"
+    return ""
 
 
 def _traceable(registry, op) -> bool:
@@ -284,8 +311,6 @@ def _traceable(registry, op) -> bool:
     name = op._schema.name
     if any(r.key in _TRACEABLE_KEYS for r in _registrations(registry, op)):
         return True
-    if any(s.kernel for s in registry.schemas if f"{s.namespace}::{s.name}" == op._name):
-        return True  # ``def(schema, fn)``: a catch-all kernel, composite
     if torch._C._dispatch_has_kernel_for_dispatch_key(name, "Meta"):
         return True
     trivial = torch._library.utils.can_generate_trivial_fake_impl(op)
@@ -360,7 +385,9 @@ def _orphans(registry, defined: dict, at) -> list:
     """A placeholder op per name registered (Meta, fake, kernel) that no schema defines."""
     from opsdk.audit.library import placeholder
 
+    with_meta = {r.name for r in registry.registrations if r.key == "Meta"}
     names = {q.split("::")[-1] for q in defined}
+    names = (names - with_meta) or names  # a stray registration is most likely theirs
     found = {}
     for r in registry.registrations:
         qualname = f"{r.namespace}::{r.name}"
