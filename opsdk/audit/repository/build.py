@@ -33,6 +33,7 @@ FLAGS = ("-std=c++17", "-O0", "-fPIC", "-shared", "-w")
 _INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.M)
 _ERROR = re.compile(r"^(?P<where>[^:\n]+:\d+):(?:\d+:)? (?:fatal )?error: (?P<what>.*)$", re.M)
 _LOADS = "loads"  # the marker beside a library a child process loaded
+_FAILED = "failed"  # what the compiler said of sources that do not build
 
 
 class BuildFailure(Exception):
@@ -53,9 +54,11 @@ def build(source: Path, root: Path, defines: dict[str, str]) -> Built:
     flags = [*FLAGS, *(f"-D{k}={v}" for k, v in sorted(defines.items())), *_torch_flags(dirs)]
     key = _key(source, headers, flags)
     directory = locator.cache_root() / "audit-meta" / f"{source.stem}_{key}"
-    library = directory / "meta.so"
+    library, failed = directory / "meta.so", directory / _FAILED
     if library.is_file():
         return Built(library, 0.0)
+    if failed.is_file():  # the same sources fail the same way: said again, not rebuilt
+        raise BuildFailure(failed.read_text())
     start = time.perf_counter()
     directory.mkdir(parents=True, exist_ok=True)
     partial = directory / f"meta.{os.getpid()}.so"
@@ -67,7 +70,8 @@ def build(source: Path, root: Path, defines: dict[str, str]) -> Built:
     )
     if done.returncode != 0:
         (directory / "build.log").write_text(done.stderr)
-        raise BuildFailure(_first_error(done.stderr, root, directory))
+        failed.write_text(_first_error(done.stderr, root, directory))
+        raise BuildFailure(failed.read_text())
     partial.replace(library)
     return Built(library, round(time.perf_counter() - start, 2))
 

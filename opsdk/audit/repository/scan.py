@@ -131,15 +131,19 @@ def read(root: Path, defines: dict[str, str] | None = None) -> Registry:
     build sets, as ``-D`` would)."""
     defines = dict(defines or {})
     files = sorted(p for p in _sources(root))
-    registry, macros = Registry(), {}
+    registry, macros, unread = Registry(), {}, []
     for path in files:
         raw = path.read_text(errors="replace")
         if not any(word in raw for word in _WORTH_READING):
+            unread.append((path, raw))
             continue
         text, own = _active(_uncommented(raw), defines)
         macros.update(own)
         registry.texts[path] = text
     wrappers = set(_wrappers(macros))
+    for path, raw in unread:  # a block opened only through the project's own macro
+        if any(w in raw for w in wrappers):
+            registry.texts[path] = _active(_uncommented(raw), defines)[0]
     for path, text in registry.texts.items():
         if "TORCH_LIBRARY" in text or any(m in text for m in wrappers):
             _blocks(path, text, macros, wrappers, registry)
@@ -260,7 +264,8 @@ def _statements(path, text, body_at, body, namespace, key, var, registry) -> Non
         if args is None:
             continue
         parts = split_args(args)
-        line = _line(text, body_at + call.start())
+        # the line of its name: where its first string starts (``def(`` may stand alone)
+        line = _line(text, body_at + max(body.find('"', call.end()), call.start()))
         literal = _literal(parts[0]) if parts else None
         if literal is None:
             continue
