@@ -54,7 +54,10 @@ def test_each_planted_defect_is_one_finding_naming_both_places(planted):
         ("stray_pre", "registry"): [_at("binding_meta", '"stray_pre"'), _at("binding", '"stray(')],
         ("stray", "registry"): [_at("binding", '"stray('), _at("binding_meta", '"stray_pre"')],
         ("bare", "registry"): [_at("binding", '"bare('), _at("binding", 'impl("bare"')],
-        ("alias_out", "schema"): [_at("binding_meta", "alias_out_meta("), _at("binding", '"alias_out(')],
+        ("alias_out", "schema"): [
+            _at("binding_meta", "alias_out_meta("),
+            _at("binding", '"alias_out('),
+        ],
         ("store", "registry"): [
             _at("binding", '"store('),
             _at("binding", "aclnnStore,"),

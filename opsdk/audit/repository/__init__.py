@@ -25,6 +25,7 @@ __all__ = ["applies", "holds_library", "load", "parse_defines"]
 
 # what makes a Python file a registration module worth importing
 _PY_REGISTERS = re.compile(r"\b(?:torch\.library|Library\(|register_fake|impl_abstract)")
+_PY_DEFINES = re.compile(r"Library\(\s*[\"'][\w.]+[\"']\s*,\s*[\"'](?:DEF|FRAGMENT)[\"']")
 _PY_SKIPPED = {"tests", "test", "docs", "examples", "benchmarks", "build", "setup.py"}
 # keys whose kernel serves FakeTensorMode (the op then needs no Meta of its own)
 _TRACEABLE_KEYS = {"Meta", "CompositeImplicitAutograd", "CompositeExplicitAutograd"}
@@ -36,16 +37,15 @@ def applies(library) -> bool:
 
 
 def holds_library(path: Path) -> bool:
-    """A directory that is no Python package itself and whose C++ registers ops."""
+    """A directory that is no Python package itself and whose C++ registers ops, or
+    whose Python defines them (``Library(ns, "DEF")`` or ``"FRAGMENT"``)."""
     from opsdk.audit.repository import scan
 
     if not path.is_dir() or (path / "__init__.py").is_file():
         return False
-    return any(
-        "TORCH_LIBRARY" in p.read_text(errors="replace")
-        for p in scan._sources(path)
-        if p.suffix in (".cpp", ".cc", ".cxx", ".h", ".hpp")
-    )
+    if any("TORCH_LIBRARY" in p.read_text(errors="replace") for p in scan.sources(path)):
+        return True
+    return any(_PY_DEFINES.search(p.read_text(errors="replace")) for p in _python_files(path))
 
 
 def parse_defines(given) -> dict[str, str]:
@@ -132,7 +132,9 @@ def _define(registry, at, keep) -> tuple[dict, list]:
             continue
         if qualname in defined:
             first = defined[qualname][1]
-            if torch._C.parse_schema(schema.text) != torch._C.parse_schema(defined[qualname][0].text):
+            if torch._C.parse_schema(schema.text) != torch._C.parse_schema(
+                defined[qualname][0].text
+            ):
                 malformed.append(
                     placeholder(
                         qualname,
@@ -145,7 +147,10 @@ def _define(registry, at, keep) -> tuple[dict, list]:
             schema.namespace, torch.library.Library(schema.namespace, "FRAGMENT")
         )
         existing = getattr(getattr(torch.ops, schema.namespace), schema.name.split(".")[0], None)
-        if existing is None or (schema.name.partition(".")[2] or "default") not in existing.overloads():
+        if (
+            existing is None
+            or (schema.name.partition(".")[2] or "default") not in existing.overloads()
+        ):
             lib.define(schema.text)
         defined[qualname] = (schema, where)
     keep += list(libraries.values())
@@ -179,15 +184,12 @@ def _import_python(root: Path) -> dict[str, str]:
     said = {}
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    for path in sorted(root.rglob("*.py")):
-        parts = path.relative_to(root).parts
-        if _PY_SKIPPED & set(parts) or any(p.startswith(".") for p in parts):
-            continue
+    for path in _python_files(root):
         if not _PY_REGISTERS.search(path.read_text(errors="replace")):
             continue
-        name = _module_name(root, path)
-        if name is None:
-            continue
+        top, name = _module_name(path)
+        if str(top) not in sys.path:
+            sys.path.insert(0, str(top))
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -200,16 +202,23 @@ def _import_python(root: Path) -> dict[str, str]:
     return said
 
 
-def _module_name(root: Path, path: Path) -> str | None:
-    """The dotted name ``path`` imports as with ``root`` on the path (every folder on
-    the way a package), None otherwise."""
-    parts = list(path.relative_to(root).with_suffix("").parts)
-    for i in range(1, len(parts)):
-        if not (root.joinpath(*parts[:i]) / "__init__.py").is_file():
-            return None
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts) or None
+def _python_files(root: Path):
+    """The repository's Python files, its tests, docs and examples left out."""
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).parts
+        if not (_PY_SKIPPED & set(parts) or any(p.startswith(".") for p in parts)):
+            yield path
+
+
+def _module_name(path: Path) -> tuple[Path, str]:
+    """The folder ``path`` imports from (the first above it that is no package: a
+    ``python/<dist>/<package>`` layout too) and its dotted name there."""
+    parts = [] if path.stem == "__init__" else [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return folder, ".".join(parts)
 
 
 def _overloads(qualname: str) -> list:
@@ -220,7 +229,11 @@ def _overloads(qualname: str) -> list:
     packet = getattr(getattr(torch.ops, namespace), base, None)
     if packet is None:
         return []
-    names = [overload or "default"] if "." in name or "default" in packet.overloads() else packet.overloads()
+    names = (
+        [overload or "default"]
+        if "." in name or "default" in packet.overloads()
+        else packet.overloads()
+    )
     return [getattr(packet, n) for n in names if n in packet.overloads()]
 
 
@@ -293,12 +306,14 @@ def _unimported(failed: dict[str, str], op) -> str:
 def _unbuilt(registry, op, at) -> str:
     """Why FakeTensorMode would run C++ opsdk does not build for ``op`` (a composite
     kernel, or one ``def`` registers), "" if it would not."""
+    unbuilt = "is C++ opsdk does not build"
     for r in _registrations(registry, op):
         if r.key in _TRACEABLE_KEYS - {"Meta"}:
-            return f"not checked: its {r.key} kernel{_in(at(r.path, r.line))} is C++ opsdk does not build"
+            return f"not checked: its {r.key} kernel{_in(at(r.path, r.line))} {unbuilt}"
     for s in registry.schemas:
         if s.kernel and f"{s.namespace}::{s.name}" == _name(op):
-            return f"not checked: its kernel, registered with its schema{_in(at(s.path, s.line))}, is C++ opsdk does not build"
+            where = _in(at(s.path, s.line))
+            return f"not checked: its kernel, registered with its schema{where}, {unbuilt}"
     return ""
 
 
@@ -308,10 +323,9 @@ def _traceable(registry, op) -> bool:
     import torch
     from torch._library.utils import has_fake_kernel
 
-    name = op._schema.name
     if any(r.key in _TRACEABLE_KEYS for r in _registrations(registry, op)):
         return True
-    if torch._C._dispatch_has_kernel_for_dispatch_key(name, "Meta"):
+    if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "Meta"):
         return True
     trivial = torch._library.utils.can_generate_trivial_fake_impl(op)
     return has_fake_kernel(op) and not trivial
@@ -322,16 +336,23 @@ def _no_meta(registry, op, audit_op, at) -> str:
     under a name like it (the likely mistake)."""
     name = op._schema.name.split("::")[-1]
     kernels = [r for r in _registrations(registry, op) if r.key not in _TRACEABLE_KEYS]
-    kernel = f"; its kernel is registered{_in(at(kernels[0].path, kernels[0].line))}" if kernels else ""
+    kernel = (
+        f"; its kernel is registered{_in(at(kernels[0].path, kernels[0].line))}" if kernels else ""
+    )
     names = {f"{s.namespace}::{s.name}" for s in registry.schemas}
-    orphans = [r for r in registry.registrations if r.key == "Meta" and f"{r.namespace}::{r.name}" not in names]
+    orphans = [
+        r
+        for r in registry.registrations
+        if r.key == "Meta" and f"{r.namespace}::{r.name}" not in names
+    ]
     near = difflib.get_close_matches(name, [r.name for r in orphans], n=1, cutoff=0.6)
-    hint = ""
+    hint = "; register one (TORCH_LIBRARY_IMPL(ns, Meta, m) or torch.library.register_fake)"
     if near:
         r = next(r for r in orphans if r.name == near[0])
-        hint = f"; a Meta is registered for {r.name!r}{_in(at(r.path, r.line))}, which no schema defines: name it {name!r}"
-    if not near:
-        hint = "; register one (TORCH_LIBRARY_IMPL(ns, Meta, m) or torch.library.register_fake)"
+        hint = (
+            f"; a Meta is registered for {r.name!r}{_in(at(r.path, r.line))}, which no "
+            f"schema defines: name it {name!r}"
+        )
     return (
         f"{audit_op.qualname} has no Meta or fake function: torch.compile and npugraph_ex "
         f"cannot trace it (schema{_in(audit_op.schema_at)}{kernel}){hint}"
@@ -352,9 +373,10 @@ def _undeclared_writes(registry, op, audit_op, at) -> list[str]:
             arg = arguments[w.index]
             if arg.alias_info is not None and arg.alias_info.is_write:
                 continue
+            call, rule = _in(at(w.path, w.line)), _in(at(w.rule_path, w.rule_line))
             found.append(
-                f"{audit_op.qualname}'s kernel writes {arg.name} ({w.aclnn}{_in(at(w.path, w.line))} "
-                f"writes its argument {w.param}, by {w.rule}{_in(at(w.rule_path, w.rule_line))}), but "
+                f"{audit_op.qualname}'s kernel writes {arg.name} ({w.aclnn}{call} writes its "
+                f"argument {w.param}, by {w.rule}{rule}), but "
                 f"the schema{_in(audit_op.schema_at)} declares `{arg.type} {arg.name}` unwritten: "
                 f"mark it {_marked(arg)} (torch.compile otherwise drops the write)"
             )
@@ -369,7 +391,9 @@ def _inplace_returns(registry, op, audit_op, at) -> list[str]:
     written = [a for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write]
     if not base.endswith("_") or not written:
         return []
-    fresh = [i for i, r in enumerate(schema.returns) if r.alias_info is None and str(r.type) == "Tensor"]
+    fresh = [
+        i for i, r in enumerate(schema.returns) if r.alias_info is None and str(r.type) == "Tensor"
+    ]
     if not fresh:
         return []
     kernels = [r for r in _registrations(registry, op) if r.key != "Meta"]

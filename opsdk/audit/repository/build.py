@@ -151,7 +151,12 @@ def _torch_flags(dirs: tuple[Path, ...]) -> list[str]:
     from torch.utils import cpp_extension
 
     abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
-    includes = [*dirs, INCLUDE, *map(Path, cpp_extension.include_paths()), sysconfig.get_paths()["include"]]
+    includes = [
+        *dirs,
+        INCLUDE,
+        *map(Path, cpp_extension.include_paths()),
+        sysconfig.get_paths()["include"],
+    ]
     return [f"-D_GLIBCXX_USE_CXX11_ABI={abi}", *(f"-I{d}" for d in includes)]
 
 
@@ -180,7 +185,9 @@ def _first_error(stderr: str, root: Path, directory: Path) -> str:
     where = match["where"]
     path, _, line = where.rpartition(":")
     where = f"{_relative(Path(path), root)}:{line}"
-    return f"{where}: does not compile: {match['what']} (compiler output: {directory / 'build.log'})"
+    return (
+        f"{where}: does not compile: {match['what']} (compiler output: {directory / 'build.log'})"
+    )
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Function", "Registration", "Registry", "Schema", "call_args", "read"]
+__all__ = ["Function", "Registration", "Registry", "Schema", "call_args", "read", "sources"]
 
 SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh")
 SKIPPED = {".git", "build", "dist", "node_modules", "__pycache__", ".opsdk_cache"}
@@ -29,7 +29,7 @@ _WORTH_READING = ("TORCH_LIBRARY", "#define", "EXEC_NPU_CMD", "GetWorkspaceSize"
 _OPDEF = re.compile(r"\bclass\s+(\w+)\s*:\s*public\s+OpDef\b")
 _BODY_OPENS = re.compile(r"\s*(?:const\s*)?(?:noexcept\s*)?(?:->[^{;]*)?\{")
 _IDENT_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
-_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"', re.S)  # a backslash-newline continues one
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(\w+)(.*)$")
 _DEFINE = re.compile(r"([A-Za-z_]\w*)(\(([^)]*)\))?\s*(.*)", re.S)
 # the dispatch keys a registration names, as torch spells them in C++
@@ -130,7 +130,7 @@ def read(root: Path, defines: dict[str, str] | None = None) -> Registry:
     """The registrations of every C/C++ file under ``root`` (``defines``: the macros the
     build sets, as ``-D`` would)."""
     defines = dict(defines or {})
-    files = sorted(p for p in _sources(root))
+    files = sorted(sources(root))
     registry, macros, unread = Registry(), {}, []
     for path in files:
         raw = path.read_text(errors="replace")
@@ -150,7 +150,8 @@ def read(root: Path, defines: dict[str, str] | None = None) -> Registry:
     return registry
 
 
-def _sources(root: Path):
+def sources(root: Path):
+    """The C/C++ files under ``root`` (build outputs and VCS folders left out)."""
     for path in root.rglob("*"):
         if path.suffix in SUFFIXES and path.is_file():
             if not SKIPPED & set(path.relative_to(root).parts[:-1]):
@@ -202,19 +203,26 @@ def _active(text: str, defines: dict[str, str]) -> tuple[str, dict]:
                 name, params, body = found.group(1), found.group(3), found.group(4).strip()
                 if found.group(2) is None:
                     defines.setdefault(name, body or "1")
-                macros[name] = ([p.strip() for p in params.split(",")] if params is not None else None, body)
+                macros[name] = (
+                    [p.strip() for p in params.split(",")] if params is not None else None,
+                    body,
+                )
         elif word == "undef" and active:
             defines.pop(rest, None)
             macros.pop(rest, None)
         out.append(re.sub(r"[^\x00]", "", line))
-    return "\n".join(out).replace("\x00", "\n"), macros
+    return "\n".join(out).replace("\x00", "\\\n"), macros
 
 
 def _true(word: str, rest: str, defines: dict[str, str]) -> bool:
     """Whether a condition holds for ``defines`` (an unknown name is 0, as in C)."""
     if word in ("ifdef", "ifndef"):
         return (rest.split()[0] in defines if rest else False) == (word == "ifdef")
-    expr = re.sub(r"defined\s*\(\s*(\w+)\s*\)|defined\s+(\w+)", lambda m: str(int((m.group(1) or m.group(2)) in defines)), rest)
+    expr = re.sub(
+        r"defined\s*\(\s*(\w+)\s*\)|defined\s+(\w+)",
+        lambda m: str(int((m.group(1) or m.group(2)) in defines)),
+        rest,
+    )
     expr = re.sub(r"[A-Za-z_]\w*", lambda m: _number(defines.get(m.group(0), "0")), expr)
     expr = expr.replace("&&", " and ").replace("||", " or ")
     expr = re.sub(r"!(?!=)", " not ", expr)
@@ -245,7 +253,11 @@ def _blocks(path: Path, text: str, macros: dict, wrappers: set, registry: Regist
         opening = re.match(r"\s*\{", text[end:])
         if args is None or opening is None:
             continue
-        head = re.search(r"\b(TORCH_LIBRARY(?:_FRAGMENT|_IMPL)?)\s*\((.*)\)", _expand(f"{name}({args})", macros), re.S)
+        head = re.search(
+            r"\b(TORCH_LIBRARY(?:_FRAGMENT|_IMPL)?)\s*\((.*)\)",
+            _expand(f"{name}({args})", macros),
+            re.S,
+        )
         if head is None:
             continue
         parts = [p.strip() for p in split_args(head.group(2))]
@@ -255,7 +267,9 @@ def _blocks(path: Path, text: str, macros: dict, wrappers: set, registry: Regist
         namespace, var = parts[0], parts[-1]
         body_at = end + opening.end() - 1
         body, _ = _balanced(text, body_at, "{", "}")
-        _statements(path, text, body_at, body or "", namespace, parts[1] if impl else None, var, registry)
+        _statements(
+            path, text, body_at, body or "", namespace, parts[1] if impl else None, var, registry
+        )
 
 
 def _statements(path, text, body_at, body, namespace, key, var, registry) -> None:
@@ -272,7 +286,9 @@ def _statements(path, text, body_at, body, namespace, key, var, registry) -> Non
         if call.group(1) == "def":
             kernel = _function(parts[1]) if len(parts) > 1 else None
             inline = kernel or ("<lambda>" if len(parts) > 1 else None)
-            registry.schemas.append(Schema(namespace, " ".join(literal.split()), path, line, inline))
+            registry.schemas.append(
+                Schema(namespace, " ".join(literal.split()), path, line, inline)
+            )
             continue
         where = key or (_key(parts[1]) if len(parts) > 2 else "CompositeImplicitAutograd")
         function = _function(parts[-1]) if len(parts) > 1 else None
@@ -297,7 +313,7 @@ def _function(text: str) -> str | None:
 
 def _literal(text: str) -> str | None:
     """The C string adjacent literals in ``text`` make, None if it is not only those."""
-    pieces = _STRING.findall(text)
+    pieces = [p.replace("\\\n", "") for p in _STRING.findall(text)]
     if not pieces or _STRING.sub("", text).strip():
         return None
     try:
@@ -312,37 +328,46 @@ def _expand(text: str, macros: dict, depth: int = 0) -> str:
         return text
     out, i = [], 0
     for match in re.finditer(r"[A-Za-z_]\w*", text):
-        if match.start() < i:
-            continue
         name = match.group(0)
-        if name not in macros:
+        if match.start() < i or name not in macros:
             continue
         params, body = macros[name]
-        end = match.end()
+        others = {k: v for k, v in macros.items() if k != name}  # no recursion, as in C
         if params is None:
-            out += [text[i : match.start()], _expand(body, {k: v for k, v in macros.items() if k != name}, depth + 1)]
-            i = end
+            out += [text[i : match.start()], _expand(body, others, depth + 1)]
+            i = match.end()
             continue
-        args, after = _balanced(text, end) if text[end:].lstrip().startswith("(") else (None, end)
+        args, after = _balanced(text, match.end())
         if args is None:
             continue
         values = [a.strip() for a in split_args(args)] if params != [""] else []
-        named = dict(zip(params, values, strict=False))
-        pasted = re.sub(r"\s*##\s*", "\x01", body)
-        pasted = re.sub(r"#\s*(\w+)", lambda m: f'"{named[m.group(1)]}"' if m.group(1) in named else m.group(0), pasted)
-
-        def substitute(m, named=named, macros=macros):
-            word = m.group(0)
-            if word not in named:
-                return word
-            near = pasted[max(m.start() - 1, 0) : m.start()] == "\x01" or pasted[m.end() : m.end() + 1] == "\x01"
-            return named[word] if near else _expand(named[word], macros, depth + 1)
-
-        result = re.sub(r"[A-Za-z_]\w*", substitute, pasted).replace("\x01", "")
-        out += [text[i : match.start()], _expand(result, {k: v for k, v in macros.items() if k != name}, depth + 1)]
+        result = _substituted(body, dict(zip(params, values, strict=False)), macros, depth)
+        out += [text[i : match.start()], _expand(result, others, depth + 1)]
         i = after
     out.append(text[i:])
     return "".join(out)
+
+
+def _substituted(body: str, named: dict[str, str], macros: dict, depth: int) -> str:
+    """A function-like macro's ``body`` with its parameters replaced: stringified after
+    ``#``, pasted as given beside ``##``, else expanded first."""
+    pasted = re.sub(r"\s*##\s*", "\x01", body)
+    pasted = re.sub(
+        r"#\s*(\w+)",
+        lambda m: f'"{named[m.group(1)]}"' if m.group(1) in named else m.group(0),
+        pasted,
+    )
+
+    def substitute(m):
+        word = m.group(0)
+        if word not in named:
+            return word
+        near = pasted[max(m.start() - 1, 0) : m.start()] == "\x01" or (
+            pasted[m.end() : m.end() + 1] == "\x01"
+        )
+        return named[word] if near else _expand(named[word], macros, depth + 1)
+
+    return re.sub(r"[A-Za-z_]\w*", substitute, pasted).replace("\x01", "")
 
 
 def _balanced(text: str, at: int, opening: str = "(", closing: str = ")") -> tuple[str | None, int]:
