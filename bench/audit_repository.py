@@ -13,18 +13,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
+from audit_infer import cold_then_cached
 from harness_throughput import _cpu
-
-from opsdk._runtime import locator
 
 
 def run(folder: Path, environ: dict, argv: list[str]) -> dict:
@@ -63,14 +60,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     flags = [str(args.tree.resolve()), *(f for d in args.defines for f in ("-D", d))]
     flags += ["--checks", args.checks] if args.checks else []
-    wheel = locator.cache_root() / f"torch_npu-{locator.expected_torch_npu_version()}"
-    with tempfile.TemporaryDirectory(prefix="opsdk-audit-repository-") as folder:
-        cache = Path(folder) / "opsdk-cache"
-        cache.mkdir()
-        (cache / wheel.name).symlink_to(wheel)
-        environ = {**os.environ, locator.ENV_CACHE_DIR: str(cache)}
-        rows = {"cold": run(Path(folder), environ, flags)}
-        rows["cached"] = run(Path(folder), environ, flags)
+    rows = cold_then_cached(run, flags, "opsdk-audit-repository-")
     for name, row in rows.items():
         print(f"{name:7} {json.dumps({k: v for k, v in row.items() if k != 'findings'})}")
     for finding in rows["cold"]["findings"]:

@@ -82,13 +82,13 @@ def test_the_twins_pass_and_a_file_that_does_not_build_leaves_its_ops_unchecked(
     assert "never" not in statuses  # its #if branch is not the build's
 
 
-def _mirror(tmp_path_factory, name: str, commit: str) -> Path:
+def _mirror(tmp_path_factory, name: str, commit: str, folder: str) -> Path:
     repo = MIRRORS / name / "repo"
     if not repo.is_dir():
         pytest.skip(f"the public mirror {name} is not on this machine (CI)")
     root = tmp_path_factory.mktemp(name.split("+")[-1])
     archive = subprocess.run(
-        ["git", f"--git-dir={repo}", "archive", commit, "--", "csrc"],
+        ["git", f"--git-dir={repo}", "archive", commit, "--", folder],
         capture_output=True,
         check=True,
     )
@@ -98,7 +98,7 @@ def _mirror(tmp_path_factory, name: str, commit: str) -> Path:
 
 @pytest.mark.slow
 def test_vllm_ascend_defects_are_found_and_nothing_else(tmp_path_factory, opsdk_cli_module):
-    root = _mirror(tmp_path_factory, "vllm-project+vllm-ascend", "182b75ea84")
+    root = _mirror(tmp_path_factory, "vllm-project+vllm-ascend", "182b75ea84", "csrc")
     run = opsdk_cli_module(
         "audit",
         root,
@@ -132,10 +132,33 @@ def test_vllm_ascend_defects_are_found_and_nothing_else(tmp_path_factory, opsdk_
 
 
 @pytest.mark.slow
-def test_sgl_kernel_npu_malformed_schema_is_a_finding_not_an_abort(
+def test_sgl_kernel_npu_schemas_all_parse_and_its_missing_metas_are_found(
     tmp_path_factory, opsdk_cli_module
 ):
-    root = _mirror(tmp_path_factory, "sgl-project+sgl-kernel-npu", "f425bdf1")
-    run = opsdk_cli_module("audit", root, "--checks", "registry", json_report=True)
-    assert run.code in (0, 1), run.stdout + run.stderr  # never 134
-    assert run.report is not None
+    root = _mirror(tmp_path_factory, "sgl-project+sgl-kernel-npu", "f425bdf1", "csrc")
+    run = opsdk_cli_module(
+        "audit",
+        root,
+        "-D",
+        "SGL_KERNEL_ENABLE_A3_ONLY_OPS",
+        "--checks",
+        "registry",
+        json_report=True,
+    )
+    assert run.code == 1, run.stdout + run.stderr  # findings, never 134
+    assert "audited 37 of 37 ops" in run.stdout
+    found = _failures(run)
+    assert "attentions::la" in {r["op"] for r in run.report["results"]}  # backslash-newline
+    assert ("compressor", "registry") in found and "Meta" in found[("compressor", "registry")]
+    assert not [op for op, _ in found if op.startswith("sgl_kernel_npu_")]  # def(schema, fn)
+
+
+@pytest.mark.slow
+def test_mindspeed_python_library_npu_gmm_list_has_no_fake(tmp_path_factory, opsdk_cli_module):
+    root = _mirror(tmp_path_factory, "Ascend+MindSpeed", "028de58c", "mindspeed")
+    run = opsdk_cli_module(
+        "audit", root, "--checks", "registry,schema", json_report=True, timeout=900
+    )
+    assert "audited 10 of 10 ops" in run.stdout, run.stdout + run.stderr
+    assert set(_failures(run)) == {("npu_gmm.List", "registry")}
+    assert "mindspeed/op_builder/gmm_builder.py:" in _failures(run)[("npu_gmm.List", "registry")]

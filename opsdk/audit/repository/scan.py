@@ -381,10 +381,7 @@ def _balanced(text: str, at: int, opening: str = "(", closing: str = ")") -> tup
     while i < len(text):
         c = text[i]
         if c in "\"'":
-            j = i + 1
-            while j < len(text) and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+            i = _past_literal(text, i)
             continue
         if c == opening:
             depth += 1
@@ -396,6 +393,14 @@ def _balanced(text: str, at: int, opening: str = "(", closing: str = ")") -> tup
     return None, at
 
 
+def _past_literal(text: str, at: int) -> int:
+    """The index after the string or character literal opening at ``at``."""
+    j = at + 1
+    while j < len(text) and text[j] != text[at]:
+        j += 2 if text[j] == "\\" else 1
+    return j + 1
+
+
 def split_args(text: str) -> list[str]:
     """Top-level comma-separated parts of an argument list (brackets, templates and
     strings kept whole)."""
@@ -403,10 +408,7 @@ def split_args(text: str) -> list[str]:
     while i < len(text):
         c = text[i]
         if c in "\"'":
-            j = i + 1
-            while j < len(text) and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+            i = _past_literal(text, i)
             continue
         if c in "([{<":
             depth += 1
