@@ -76,9 +76,13 @@ def test_the_twins_pass_and_a_file_that_does_not_build_leaves_its_ops_unchecked(
         statuses.setdefault(r["op"].split("::")[-1], set()).add(r["status"])
     for twin in ("tidy", "fresh_out", "store_ok", "shift_"):
         assert statuses[twin] == {"pass"}, (twin, planted.stdout)
-    assert statuses["late"] == {"pass", "skip"}  # its registry cell reads text only
-    said = [line for line in planted.stdout.splitlines() if line.startswith("csrc/late_meta.cpp")]
-    assert len(said) == 1 and "late_shape_helper" in said[0] and ":8:" in said[0]
+    for unchecked in ("late", "crashy"):  # their registry cells read text only
+        assert statuses[unchecked] == {"pass", "skip"}, planted.stdout
+    said = [line for line in planted.stdout.splitlines() if line.startswith("csrc/")]
+    [late] = [line for line in said if line.startswith("csrc/late_meta.cpp:8:")]
+    assert "late_shape_helper" in late
+    [crash] = [line for line in said if line.startswith("csrc/crash_meta.cpp")]
+    assert "crashed the process (signal 11)" in crash
     assert "never" not in statuses  # its #if branch is not the build's
 
 

@@ -29,7 +29,8 @@ __all__ = ["INCLUDE", "BuildFailure", "Built", "build", "load"]
 
 INCLUDE = Path(__file__).resolve().parent / "include"
 RECIPE_VERSION = 1  # part of every cache key: bump it when the recipe changes
-FLAGS = ("-std=c++17", "-O0", "-fPIC", "-shared", "-w")
+# -Wfatal-errors: a file that does not build says its first error, and soon
+FLAGS = ("-std=c++17", "-O0", "-fPIC", "-shared", "-w", "-Wfatal-errors")
 _INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.M)
 _ERROR = re.compile(r"^(?P<where>[^:\n]+:\d+):(?:\d+:)? (?:fatal )?error: (?P<what>.*)$", re.M)
 _LOADS = "loads"  # the marker beside a library a child process loaded

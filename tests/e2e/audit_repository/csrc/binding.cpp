@@ -24,6 +24,7 @@ void store_ok(const at::Tensor &x, at::Tensor &cache)
 at::Tensor scale_(at::Tensor &x, double s) { return x; }
 void shift_(at::Tensor &x, double s) {}
 at::Tensor late(const at::Tensor &x) { return x; }
+at::Tensor crashy(const at::Tensor &x) { return x; }
 
 }  // namespace planted
 
@@ -52,6 +53,8 @@ PLANTED_LIBRARY(CONCAT(pla, nted), ops)
     ops.def("broken(Tensor x, int) -> Tensor");
     ops.def("late(Tensor x) -> Tensor");
     ops.impl("late", torch::kPrivateUse1, &planted::late);
+    ops.def("crashy(Tensor x) -> Tensor");
+    ops.impl("crashy", torch::kPrivateUse1, &planted::crashy);
 #if defined(PLANTED_NEVER_BUILT)
     ops.def("never(Tensor x) -> Tensor");
 #endif
