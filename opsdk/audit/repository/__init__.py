@@ -60,7 +60,7 @@ def load(root: Path, defines: dict[str, str]):
     from opsdk._runtime.device import ensure_npu
     from opsdk.audit import cases as audit_cases
     from opsdk.audit import standin
-    from opsdk.audit.library import AuditOp, Library, Source
+    from opsdk.audit.model import AuditOp, Library, Source
     from opsdk.audit.repository import scan
     from opsdk.offline.torchair import import_torchair_stack
 
@@ -112,7 +112,7 @@ def _define(registry, at, keep) -> tuple[dict, list]:
     whose schema it refuses, or which are defined twice, as findings."""
     import torch
 
-    from opsdk.audit.library import placeholder
+    from opsdk.audit.model import placeholder
 
     defined, malformed, libraries = {}, [], {}
     for schema in registry.schemas:
@@ -257,7 +257,7 @@ def _registrations(registry, op) -> list:
 def _meta_at(registry, schema, op, at):
     """Where the op's C++ Meta function is defined (else its registration), else its
     Python fake function's definition."""
-    from opsdk.audit.library import fake_function_at
+    from opsdk.audit.model import fake_function_at
 
     for r in _registrations(registry, op):
         if r.key == "Meta":
@@ -407,7 +407,7 @@ def _inplace_returns(registry, op, audit_op, at) -> list[str]:
 
 def _orphans(registry, defined: dict, at) -> list:
     """A placeholder op per name registered (Meta, fake, kernel) that no schema defines."""
-    from opsdk.audit.library import placeholder
+    from opsdk.audit.model import placeholder
 
     with_meta = {r.name for r in registry.registrations if r.key == "Meta"}
     names = {q.split("::")[-1] for q in defined}
