@@ -37,11 +37,20 @@ def applies(library) -> bool:
 
 
 def holds_library(path: Path) -> bool:
-    """A directory that is no Python package itself and whose C++ registers ops, or
-    whose Python defines them (``Library(ns, "DEF")`` or ``"FRAGMENT"``)."""
+    """A directory that is no Python package itself nor an opsdk package's project (its
+    package declares ``OPS``: loaded as ``opsdk check`` loads it), and whose C++
+    registers ops, or whose Python defines them (``Library(ns, "DEF")``/``"FRAGMENT"``)."""
     from opsdk.audit.repository import scan
+    from opsdk.errors import TargetError
+    from opsdk.harness.run.target import package_dir
 
     if not path.is_dir() or (path / "__init__.py").is_file():
+        return False
+    try:
+        package = package_dir(path.resolve())
+    except TargetError:
+        package = None
+    if package is not None and re.search(r"^OPS\b", (package / "__init__.py").read_text(), re.M):
         return False
     if any("TORCH_LIBRARY" in p.read_text(errors="replace") for p in scan.sources(path)):
         return True
@@ -60,7 +69,7 @@ def load(root: Path, defines: dict[str, str]):
     from opsdk._runtime.device import ensure_npu
     from opsdk.audit import cases as audit_cases
     from opsdk.audit import standin
-    from opsdk.audit.model import AuditOp, Library, Source
+    from opsdk.audit.model import AuditOp, Library, Source, defined_at
     from opsdk.audit.repository import scan
     from opsdk.offline.torchair import import_torchair_stack
 
@@ -86,7 +95,8 @@ def load(root: Path, defines: dict[str, str]):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 standin.register(lib, op)
-            audit_op = AuditOp(op, _name(op), _meta_at(registry, schema, op, at), None)
+            converter = defined_at(getattr(op, "_ge_converter", None))  # a Python library's
+            audit_op = AuditOp(op, _name(op), _meta_at(registry, schema, op, at), converter)
             audit_op.schema_at = text_at or _python_at(root, op, at)
             audit_op.unchecked = unchecked.get(qualname, "") or _unbuilt(registry, op, at)
             audit_op.findings = _findings(registry, op, audit_op, at, failed)
