@@ -82,6 +82,20 @@ def _explored(infer: list) -> dict:
     }
 
 
+def cold_then_cached(run, flags: list[str], prefix: str) -> dict:
+    """``run(folder, environ, flags)`` twice in one temporary folder: cold (its opsdk
+    cache holds only a link to the torch-npu wheel's Python already fetched) and cached."""
+    wheel = locator.cache_root() / f"torch_npu-{locator.expected_torch_npu_version()}"
+    with tempfile.TemporaryDirectory(prefix=prefix) as folder:
+        cache = Path(folder) / "opsdk-cache"
+        cache.mkdir()
+        (cache / wheel.name).symlink_to(wheel)
+        environ = {**os.environ, locator.ENV_CACHE_DIR: str(cache)}
+        rows = {"cold": run(Path(folder), environ, flags)}
+        rows["cached"] = run(Path(folder), environ, flags)
+    return rows
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("repos", nargs="+", type=Path, help="work trees for --ir")
@@ -90,14 +104,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     flags = [f for repo in args.repos for f in ("--ir", str(repo.resolve()))]
     flags += ["--checks", args.checks] if args.checks else []
-    wheel = locator.cache_root() / f"torch_npu-{locator.expected_torch_npu_version()}"
-    with tempfile.TemporaryDirectory(prefix="opsdk-audit-infer-") as folder:
-        cache = Path(folder) / "opsdk-cache"
-        cache.mkdir()
-        (cache / wheel.name).symlink_to(wheel)
-        environ = {**os.environ, locator.ENV_CACHE_DIR: str(cache)}
-        rows = {"cold": run(Path(folder), environ, flags)}
-        rows["cached"] = run(Path(folder), environ, flags)
+    rows = cold_then_cached(run, flags, "opsdk-audit-infer-")
     for name, row in rows.items():
         print(f"{name:7} {json.dumps(row)}")
     if args.json:

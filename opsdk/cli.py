@@ -311,6 +311,14 @@ def _parser() -> argparse.ArgumentParser:
         help="the GE side's CANN definitions: a REG_OP header, op_host OpDef source, msopgen "
         "JSON, or a folder of them (repeat for more; checked before the library's own)",
     )
+    audit.add_argument(
+        "-D",
+        "--define",
+        action="append",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="a macro a repository's C++ build sets (its #if branches read as that build's)",
+    )
 
     cov = sub.add_parser(
         "coverage", help="which ops have a kernel, fake, converter, IR and input specs"

@@ -63,6 +63,7 @@ class Settings:
     contexts: list[str] | None = _child("--contexts")
     waivers: Path | None = _child("--waivers", lambda p: ["--waivers", str(p.resolve())])
     ir: list[Path] = _child("--ir", lambda ps: [a for p in ps for a in ("--ir", str(p.resolve()))])
+    define: list[str] = _child("--define", lambda ds: [a for d in ds for a in ("--define", d)])
     no_cache: bool = _child("--no-cache")
     last_failed: bool = _child("--last-failed")
     graphs: str = "failing"
@@ -247,7 +248,9 @@ class _Audit:
         from opsdk.audit import library as audit_library
 
         with cann.warnings_said("opsdk audit"):
-            self.library = audit_library.load(settings.targets, settings.ir, settings.only_op)
+            self.library = audit_library.load(
+                settings.targets, settings.ir, settings.only_op, settings.define
+            )
         self.name = self.library.name
         self._settings = settings
 
@@ -289,7 +292,7 @@ class _Audit:
     def said(self, results) -> list[str]:
         from opsdk.audit import matrix
 
-        lines = []
+        lines = [*self.library.said]
         unaudited = [r for r in results if r.status == "skip"]
         if 0 < len(unaudited) <= _UNAUDITED_SAID:  # a sweep's many are in its reports
             lines += ["", *(r.describe() for r in unaudited)]

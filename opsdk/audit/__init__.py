@@ -14,9 +14,10 @@ from types import ModuleType
 from opsdk.axes import SHAPE_MODES
 from opsdk.harness import columns
 
-__all__ = ["AUDIT", "Check"]
+__all__ = ["AUDIT", "REGISTRY", "Check"]
 
 AUDIT = "audit"  # the suite of the audit's checks in the judges' registry
+REGISTRY = "registry"  # the check of what a repository's sources register
 
 
 @dataclass(frozen=True)
@@ -68,3 +69,4 @@ columns.register(
     )
 )
 columns.register(Check("npugraph_ex", ("static", "dynamic"), unless="converter"))
+columns.register(Check(REGISTRY, ("static",), selects="opsdk.audit.repository:applies"))

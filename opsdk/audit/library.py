@@ -14,78 +14,26 @@ import ast
 import dataclasses
 import functools
 import importlib
-import inspect
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
 from opsdk._runtime import spec
 from opsdk.audit import cases as audit_cases
-from opsdk.audit import prototypes, standin
+from opsdk.audit import prototypes, repository, standin
+from opsdk.audit.model import AuditOp, Library, Source, defined_at, fake_function_at
 from opsdk.errors import OpsdkError
 from opsdk.harness.run import fingerprint
 
 __all__ = ["AuditOp", "Library", "load"]
 
 
-@dataclass(frozen=True)
-class Source:
-    """A place in the library's real source: ``path:line``."""
-
-    path: str
-    line: int
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}"
-
-
-@dataclass
-class AuditOp:
-    """One overload under audit. ``cases`` are opsdk ``Support`` s; ``origin`` says where
-    they came from (``declared``: TorchAir's ``declare_supported`` or the package's specs;
-    ``defined``: the dtype rows of the op's ``--ir`` definition; ``derived``: the schema;
-    ``searched``: then changed until the Meta function took it), and
-    ``no_case`` why there are none."""
-
-    op: torch._ops.OpOverload
-    qualname: str
-    meta: Source | None
-    converter: Source | None
-    cases: list = field(default_factory=list)
-    origin: str = "derived"
-    no_case: str = ""
-    left: str = ""  # why a case TorchAir declares was left out
-    searched: bool = False  # the derived case went through opsdk.audit.search
-
-
-@dataclass
-class Library:
-    """The ops of one library, with its CANN prototypes (``reg_op(op_type)``: the
-    ``CannOp``, None when unknown) and the reinplace pairs (``(functional, inplace,
-    mutated_arg indexes, Source)``) it declares."""
-
-    name: str
-    ops: list[AuditOp]
-    reg_op: Callable[[str], object] = lambda op_type: None
-    # how a finding names the definition of an op type it was checked against
-    definition: Callable[[str], str] = lambda op_type: f"its REG_OP({op_type})"
-    pairs: list = field(default_factory=list)
-    schemas: dict = field(default_factory=dict)  # op name -> schema text, as the library has it
-    sources: str = ""  # the digest of the files read (what a cached result depends on)
-    infer_roots: tuple[Path, ...] = ()  # the --ir paths, searched for C++ inference
-    # One line for the --ir definitions' warnings no cell used ("" when none).
-    unused: Callable[[], str] = lambda: ""
-    # What keeps the registrations alive (a torch Library deregisters when collected).
-    keep: list = field(default_factory=list, repr=False)
-
-
-def load(target: str | tuple[str, ...], ir=(), only: str | None = None) -> Library:
-    """The library ``target`` names: ``torch_npu`` (read from the wheel), else an op
-    package as ``opsdk check`` loads one (a directory or an importable module), or the
-    ops of several such targets as one library. The
+def load(target: str | tuple[str, ...], ir=(), only: str | None = None, defines=()) -> Library:
+    """The library ``target`` names: ``torch_npu`` (read from the wheel), a repository
+    whose C++ registers ops (:mod:`opsdk.audit.repository`; ``defines``: the macros its
+    build sets), else an op package as ``opsdk check`` loads one (a directory or an
+    importable module), or the ops of several such targets as one library. The
     CANN definitions in ``ir`` (files or folders, :mod:`opsdk.audit.prototypes`) are the
     GE side's prototypes, before the library's own. ``only`` (a qualname) reads just
     that op of torch_npu, as an ``--isolate`` child needs."""
@@ -98,6 +46,8 @@ def load(target: str | tuple[str, ...], ir=(), only: str | None = None) -> Libra
         library = _torch_npu(only)
     elif "torch_npu" in targets:
         raise OpsdkError("torch_npu is audited on its own: give it as the only target")
+    elif len(targets) == 1 and repository.holds_library(Path(targets[0])):
+        library = repository.load(Path(targets[0]), repository.parse_defines(defines))
     else:
         library = _packages(targets, {t: p.op for t, p in found.items()})
     if not found:
@@ -172,9 +122,8 @@ def _package(target: str, definitions: dict, before: set[str], claimed: set[str]
         with warnings.catch_warnings():  # over the package's own kernels, as it means to
             warnings.simplefilter("ignore")
             standin.register(lib, op)
-        fake = torch._library.simple_registry.singleton.find(qualname).fake_impl.kernel
         converter = getattr(op, "_ge_converter", None)
-        audit_op = AuditOp(op, qualname, _defined_at(fake and fake.func), _defined_at(converter))
+        audit_op = AuditOp(op, qualname, fake_function_at(op), defined_at(converter))
         audit_cases.attach(audit_op, definitions)
         ops.append(audit_op)
     home = Path(package.__file__).resolve()
@@ -208,35 +157,6 @@ def _ops_of(package, before: set[str]) -> list:
             "OPS = (torch.ops.ns.op.default, ...)"
         )
     return [torch._library.utils.lookup_op(n if "." in n else f"{n}.default") for n in names]
-
-
-def _defined_at(fn) -> Source | None:
-    """Where a Python function is defined (through decorators' wrappers)."""
-    if fn is None:
-        return None
-    fn = _through_torch(inspect.unwrap(fn))
-    try:
-        return Source(inspect.getsourcefile(fn), inspect.getsourcelines(fn)[1])
-    except (OSError, TypeError):
-        return None
-
-
-def _through_torch(fn):
-    """The function torch's own wrapper closes over (``register_fake`` wraps a fake
-    function in ``_check_pystubs_once``'s ``inner``), else ``fn``."""
-    torch_dir = Path(torch.__file__).parent
-    code = getattr(fn, "__code__", None)
-    if code is None or not Path(code.co_filename).is_relative_to(torch_dir):
-        return fn
-    inner = [v for v in map(_contents, fn.__closure__ or ()) if inspect.isfunction(v)]
-    return _through_torch(inspect.unwrap(inner[0])) if len(inner) == 1 else fn
-
-
-def _contents(cell):
-    try:
-        return cell.cell_contents
-    except ValueError:  # an empty cell
-        return None
 
 
 def _ir_def(op_type: str):

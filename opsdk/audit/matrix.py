@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from opsdk._runtime import spec
-from opsdk.audit import AUDIT, search
+from opsdk.audit import AUDIT, REGISTRY, search
 from opsdk.audit.checks import Undecided
 from opsdk.harness import columns, not_run
 from opsdk.harness.cell import Cell, CellFailure, OpUnderTest, Result
@@ -51,10 +51,14 @@ def cells(library, checks=None, shapes=(), pattern: str | None = None, waived=()
     for audit_op in library.ops:
         if pattern and pattern not in audit_op.qualname:
             continue
-        op = OpUnderTest(spec.of(audit_op.op), library.name)
+        op = OpUnderTest(audit_op.spec or spec.of(audit_op.op), library.name)
         for check in checks:
             judge = columns.get(check, AUDIT)
-            if not judge.applies(library) or _lacks(audit_op, judge, asked):
+            if (
+                not judge.applies(library)
+                or _lacks(audit_op, judge, asked)
+                or (audit_op.op is None and check != REGISTRY)
+            ):
                 continue
             for mode in (m for m in shapes if m in judge.shape_modes):
                 reason = waivers.reason_for(waived, op, check, mode)
@@ -102,6 +106,8 @@ def _run(library, audit_op, cell: Cell) -> Result:
     heard = Heard()
     with heard.warnings(), heard.logs():
         try:
+            if audit_op.unchecked and cell.column != REGISTRY:
+                raise Undecided(audit_op.unchecked)
             _searched(audit_op)
             notes = check.check(library, audit_op, cell.shapes)
             if audit_op.origin != "declared" and cell.column != "schema":

@@ -27,6 +27,7 @@ __all__ = [
 STATUSES = ("pass", "fail", "skip", "xfail", "error", "not run")
 # Where a failure happened, from the user's code outwards.
 LAYERS = (
+    "registry",  # what a library's sources register disagrees with its schema
     "eager",
     "schema",
     "fake",

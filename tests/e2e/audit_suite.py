@@ -91,7 +91,7 @@ def planted():
     reads a library."""
     from opsdk._runtime.device import ensure_npu
     from opsdk.audit import standin
-    from opsdk.audit.library import AuditOp, Library, _defined_at
+    from opsdk.audit.model import AuditOp, Library, defined_at
 
     ensure_npu()
     for name, text in _SCHEMAS.items():
@@ -105,7 +105,7 @@ def planted():
         standin.register(_LIB, op)
         cases = [Support(*_ARGS.get(name, (F32(2, 3),)))]
         declare_supported(op, cases, non_contiguous=False)
-        converter = _defined_at(getattr(op, "_ge_converter", None))
+        converter = defined_at(getattr(op, "_ge_converter", None))
         ops[name] = AuditOp(op, f"audit_t::{name}", None, converter, cases, "declared")
     return Library("audit_t", list(ops.values())), ops
 

@@ -17,7 +17,10 @@ torch.library.register_fake("t_audit_modes::upd", lambda x, y: None, lib=_LIB)
 
 
 def _library(**converters):
-    ops = [SimpleNamespace(op=UPD, qualname=f"ns::{n}", converter=c) for n, c in converters.items()]
+    ops = [
+        SimpleNamespace(op=UPD, qualname=f"ns::{n}", converter=c, spec=None)
+        for n, c in converters.items()
+    ]
     return SimpleNamespace(name="lib", ops=ops)
 
 

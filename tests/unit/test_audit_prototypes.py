@@ -112,7 +112,7 @@ def test_a_register_fake_function_is_found_where_it_is_defined_not_in_torch():
 
     import torch
 
-    from opsdk.audit.library import _defined_at
+    from opsdk.audit.model import defined_at
 
     lib = torch.library.Library("opsdk_defined_at", "DEF")
     lib.define("f(Tensor x) -> Tensor")
@@ -122,7 +122,7 @@ def test_a_register_fake_function_is_found_where_it_is_defined_not_in_torch():
         return torch.empty_like(x)
 
     kernel = torch._library.simple_registry.singleton.find("opsdk_defined_at::f").fake_impl.kernel
-    at = _defined_at(kernel.func)
+    at = defined_at(kernel.func)
     assert (at.path, at.line) == (__file__, inspect.getsourcelines(_fake)[1])
 
 

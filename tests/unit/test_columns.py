@@ -79,7 +79,14 @@ def test_builtin_columns_load_without_torch_in_matrix_order():
 def test_columns_and_audit_checks_are_judges_of_one_registry(monkeypatch):
     from opsdk.audit import AUDIT, Check
 
-    assert columns.names(AUDIT) == ("schema", "fake", "converter", "infer", "npugraph_ex")
+    assert columns.names(AUDIT) == (
+        "schema",
+        "fake",
+        "converter",
+        "infer",
+        "npugraph_ex",
+        "registry",
+    )
     for judge in (columns.get("ge"), columns.get("fake", AUDIT)):
         assert {"name", "suite", "error_layer", "shape_modes"} <= set(dir(judge))
         assert judge.implementation().__name__.startswith("opsdk.")

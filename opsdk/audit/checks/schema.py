@@ -97,14 +97,16 @@ def check_aliasing(op) -> list[str]:
             if source is not None and value is not source:
                 raise CellFailure(
                     "schema",
-                    f"{op.qualname} return {i} is {arg.name} itself in its schema, but the Meta "
+                    f"{op.qualname} return {i} is {arg.name} itself in its schema"
+                    f"{where(op.schema_at)}, but the Meta "
                     f"function{where(op.meta)} returns a new tensor: return {arg.name} itself",
                 )
         elif any(torch._C._is_alias_of(value, t) for t in inputs):
             raise CellFailure(
                 "schema",
                 f"{op.qualname} return {i} aliases an input in the Meta function{where(op.meta)}, "
-                f"but the schema declares a new tensor ({ret.type}): return a new tensor, or "
+                f"but the schema{where(op.schema_at)} declares a new tensor ({ret.type}): return "
+                "a new tensor, or "
                 "annotate the alias in the schema",
             )
     return []

@@ -1,0 +1,457 @@
+"""An op library as its repository holds it: ``opsdk audit DIR`` on a work tree.
+
+Its schemas are read from its C++ (:mod:`~opsdk.audit.repository.scan`), each parsed
+by torch's own parser before anything registers it (a malformed one is a finding on that
+op, never an abort) and defined from Python; its C++ Meta registrations are built
+against CPU torch and loaded (:mod:`~opsdk.audit.repository.build`); its Python
+registrations are imported with the repository on the path. What the sources say is
+checked here, each finding naming file:line on both sides (the ``registry`` check
+reports them): a registration for an op no schema defines, an op with no Meta or fake,
+an argument the kernel's aclnn call writes that the schema does not mark ``(a!)``
+(:mod:`~opsdk.audit.repository.writes`), an in-place op returning a new tensor.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib
+import re
+import sys
+import warnings
+from pathlib import Path
+
+__all__ = ["applies", "holds_library", "load", "parse_defines"]
+
+# what makes a Python file a registration module worth importing
+_PY_REGISTERS = re.compile(r"\b(?:torch\.library|Library\(|register_fake|impl_abstract)")
+_PY_DEFINES = re.compile(r"Library\(\s*[\"'][\w.]+[\"']\s*,\s*[\"'](?:DEF|FRAGMENT)[\"']")
+_PY_SKIPPED = {"tests", "test", "docs", "examples", "benchmarks", "build", "setup.py"}
+# keys whose kernel serves FakeTensorMode (the op then needs no Meta of its own)
+_TRACEABLE_KEYS = {"Meta", "CompositeImplicitAutograd", "CompositeExplicitAutograd"}
+
+
+def applies(library) -> bool:
+    """Whether ``library`` was read from a repository (the ``registry`` check's cells)."""
+    return library.from_sources
+
+
+def holds_library(path: Path) -> bool:
+    """A directory that is no Python package itself nor an opsdk package's project (its
+    package declares ``OPS``: loaded as ``opsdk check`` loads it), and whose C++
+    registers ops, or whose Python defines them (``Library(ns, "DEF")``/``"FRAGMENT"``)."""
+    from opsdk.audit.repository import scan
+    from opsdk.errors import TargetError
+    from opsdk.harness.run.target import package_dir
+
+    if not path.is_dir() or (path / "__init__.py").is_file():
+        return False
+    try:
+        package = package_dir(path.resolve())
+    except TargetError:
+        package = None
+    if package is not None and re.search(r"^OPS\b", (package / "__init__.py").read_text(), re.M):
+        return False
+    if any("TORCH_LIBRARY" in p.read_text(errors="replace") for p in scan.sources(path)):
+        return True
+    return any(_PY_DEFINES.search(p.read_text(errors="replace")) for p in _python_files(path))
+
+
+def parse_defines(given) -> dict[str, str]:
+    """``NAME`` / ``NAME=VALUE`` s (``--define``) as a macro table."""
+    return {n: v or "1" for n, _, v in (d.partition("=") for d in given or ())}
+
+
+def load(root: Path, defines: dict[str, str]):
+    """The :class:`~opsdk.audit.library.Library` of the repository at ``root``."""
+    import torch
+
+    from opsdk._runtime.device import ensure_npu
+    from opsdk.audit import cases as audit_cases
+    from opsdk.audit import standin
+    from opsdk.audit.model import AuditOp, Library, Source, defined_at
+    from opsdk.audit.repository import scan
+    from opsdk.offline.torchair import import_torchair_stack
+
+    ensure_npu()
+    import_torchair_stack()
+    root = root.resolve()
+    registry = scan.read(root, defines)
+    at = lambda path, line: Source(_relative(path, root), line)  # noqa: E731
+    ops, keep, said = [], [], []
+    defined, malformed = _define(registry, at, keep)
+    unchecked = _build_meta(registry, root, defines, said)
+    before = set(torch._C._dispatch_get_all_op_names())
+    failed = _import_python(root)
+    said += list(failed)
+    for name in sorted(set(torch._C._dispatch_get_all_op_names()) - before):
+        if name.split("::")[0] not in {"aten", "prim", "prims"} and name not in defined:
+            defined[name] = (None, None)
+    libraries = {}
+    for qualname, (schema, text_at) in defined.items():
+        for op in _overloads(qualname):
+            namespace = qualname.split("::")[0]
+            lib = libraries.setdefault(namespace, torch.library.Library(namespace, "IMPL"))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                standin.register(lib, op)
+            converter = defined_at(getattr(op, "_ge_converter", None))  # a Python library's
+            audit_op = AuditOp(op, _name(op), _meta_at(registry, schema, op, at), converter)
+            audit_op.schema_at = text_at or _python_at(root, op, at)
+            audit_op.unchecked = unchecked.get(qualname, "") or _unbuilt(registry, op, at)
+            audit_op.findings = _findings(registry, op, audit_op, at, failed)
+            audit_cases.attach(audit_op)
+            ops.append(audit_op)
+    ops += malformed + _orphans(registry, defined, at)
+    keep += list(libraries.values())
+    digest = hashlib.sha256(repr(sorted(defines.items())).encode())
+    for path, text in sorted(registry.texts.items()):
+        digest.update(str(path).encode() + text.encode())
+    return Library(
+        root.name,
+        ops,
+        sources=digest.hexdigest(),
+        keep=keep,
+        from_sources=True,
+        said=said,
+    )
+
+
+def _define(registry, at, keep) -> tuple[dict, list]:
+    """Define every schema torch's parser takes (qualname -> (Schema, Source)); the ops
+    whose schema it refuses, or which are defined twice, as findings."""
+    import torch
+
+    from opsdk.audit.model import placeholder
+
+    defined, malformed, libraries = {}, [], {}
+    for schema in registry.schemas:
+        qualname = f"{schema.namespace}::{schema.name}"
+        where = at(schema.path, schema.line)
+        try:
+            torch._C.parse_schema(f"{schema.namespace}::{schema.text}")
+        except RuntimeError as err:
+            why = " ".join(str(err).split())
+            malformed.append(
+                placeholder(
+                    qualname,
+                    where,
+                    f"its schema{_in(where)} is malformed: {why[:300]}: fix the schema text",
+                )
+            )
+            continue
+        if qualname in defined:
+            first = defined[qualname][1]
+            if torch._C.parse_schema(schema.text) != torch._C.parse_schema(
+                defined[qualname][0].text
+            ):
+                malformed.append(
+                    placeholder(
+                        qualname,
+                        where,
+                        f"defined twice with different schemas ({first} and {where}): keep one",
+                    )
+                )
+            continue
+        lib = libraries.setdefault(
+            schema.namespace, torch.library.Library(schema.namespace, "FRAGMENT")
+        )
+        existing = getattr(getattr(torch.ops, schema.namespace), schema.name.split(".")[0], None)
+        if (
+            existing is None
+            or (schema.name.partition(".")[2] or "default") not in existing.overloads()
+        ):
+            lib.define(schema.text)
+        defined[qualname] = (schema, where)
+    keep += list(libraries.values())
+    return defined, malformed
+
+
+def _build_meta(registry, root: Path, defines, said: list[str]) -> dict[str, str]:
+    """Build and load each file holding Meta registrations; the ops of a file that did
+    not build or load, with why (``not checked``), one line each said."""
+    from opsdk.audit.repository import build
+
+    unchecked = {}
+    files = {r.path for r in registry.registrations if r.key == "Meta"}
+    for path in sorted(files):
+        try:
+            built = build.build(path, root, defines)
+            build.load(built, path, root)
+        except build.BuildFailure as failure:
+            said.append(str(failure))
+            for r in registry.registrations:
+                if r.path == path:
+                    unchecked[f"{r.namespace}::{r.name}"] = f"not checked: {failure}"
+    return unchecked
+
+
+def _import_python(root: Path) -> dict[str, str]:
+    """Import the repository's Python modules that register ops (the repository on the
+    path); of each that would not import, one line saying so -> its text."""
+    from opsdk.harness.failures import first_line
+
+    said = {}
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    for path in _python_files(root):
+        if not _PY_REGISTERS.search(path.read_text(errors="replace")):
+            continue
+        top, name = _module_name(path)
+        if str(top) not in sys.path:
+            sys.path.insert(0, str(top))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                importlib.import_module(name)
+        except BaseException as err:  # noqa: BLE001 - a module that does not import is said, not fatal
+            if isinstance(err, KeyboardInterrupt):
+                raise
+            line = f"{_relative(path, root)}: not imported: {first_line(err)}"
+            said[line] = path.read_text(errors="replace")
+    return said
+
+
+def _python_files(root: Path):
+    """The repository's Python files, its tests, docs and examples left out."""
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).parts
+        if not (_PY_SKIPPED & set(parts) or any(p.startswith(".") for p in parts)):
+            yield path
+
+
+def _module_name(path: Path) -> tuple[Path, str]:
+    """The folder ``path`` imports from (the first above it that is no package: a
+    ``python/<dist>/<package>`` layout too) and its dotted name there."""
+    parts = [] if path.stem == "__init__" else [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return folder, ".".join(parts)
+
+
+def _overloads(qualname: str) -> list:
+    import torch
+
+    namespace, _, name = qualname.partition("::")
+    base, _, overload = name.partition(".")
+    packet = getattr(getattr(torch.ops, namespace), base, None)
+    if packet is None:
+        return []
+    names = (
+        [overload or "default"]
+        if "." in name or "default" in packet.overloads()
+        else packet.overloads()
+    )
+    return [getattr(packet, n) for n in names if n in packet.overloads()]
+
+
+def _name(op) -> str:
+    from opsdk._runtime import spec
+
+    return spec.of(op).qualname
+
+
+def _registrations(registry, op) -> list:
+    name = op._schema.name.split("::")[-1]
+    namespace = op._schema.name.split("::")[0]
+    overload = "" if op._overloadname == "default" else f".{op._overloadname}"
+    return [
+        r
+        for r in registry.registrations
+        if r.namespace == namespace and r.name in (name + overload, name if not overload else "")
+    ]
+
+
+def _meta_at(registry, schema, op, at):
+    """Where the op's C++ Meta function is defined (else its registration), else its
+    Python fake function's definition."""
+    from opsdk.audit.model import fake_function_at
+
+    for r in _registrations(registry, op):
+        if r.key == "Meta":
+            functions = [f for f in registry.functions(r.function or "") if f.path == r.path]
+            return at(functions[0].path, functions[0].line) if functions else at(r.path, r.line)
+    return fake_function_at(op)
+
+
+def _python_at(root: Path, op, at):
+    """Where a Python-defined op's schema text is (its name followed by ``(`` in a
+    registration module), None if not found."""
+    name = op._schema.name.split("::")[-1]
+    overload = "" if op._overloadname == "default" else f".{op._overloadname}"
+    pattern = re.compile(rf"[\"']{re.escape(name + overload)}\(")
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(errors="replace")
+        found = pattern.search(text)
+        if found:
+            return at(path, text.count("\n", 0, found.start()) + 1)
+    return None
+
+
+def _findings(registry, op, audit_op, at, failed: dict[str, str]) -> list[str]:
+    """What the sources say wrong about ``op``, each naming both places (``failed``: the
+    Python modules that did not import, which may hold its fake)."""
+    found = []
+    if not audit_op.unchecked and not _traceable(registry, op):
+        audit_op.unchecked = _unimported(failed, op)
+        if not audit_op.unchecked:
+            found.append(_no_meta(registry, op, audit_op, at))
+    found += _undeclared_writes(registry, op, audit_op, at)
+    found += _inplace_returns(registry, op, audit_op, at)
+    return found
+
+
+def _unimported(failed: dict[str, str], op) -> str:
+    """Why a Python registration of ``op`` may be missing: a module naming it that did
+    not import ("" if none did)."""
+    name = op._schema.name.split("::")[-1]
+    for line, text in failed.items():
+        if re.search(rf"[\"']{re.escape(name)}[\"'(.]", text):
+            return f"not checked: {line}"
+    return ""
+
+
+def _unbuilt(registry, op, at) -> str:
+    """Why FakeTensorMode would run C++ opsdk does not build for ``op`` (a composite
+    kernel, or one ``def`` registers), "" if it would not."""
+    unbuilt = "is C++ opsdk does not build"
+    for r in _registrations(registry, op):
+        if r.key in _TRACEABLE_KEYS - {"Meta"}:
+            return f"not checked: its {r.key} kernel{_in(at(r.path, r.line))} {unbuilt}"
+    for s in registry.schemas:
+        if s.kernel and f"{s.namespace}::{s.name}" == _name(op):
+            where = _in(at(s.path, s.line))
+            return f"not checked: its kernel, registered with its schema{where}, {unbuilt}"
+    return ""
+
+
+def _traceable(registry, op) -> bool:
+    """Whether FakeTensorMode can run ``op``: a Meta, fake or composite kernel anywhere
+    (C++ or Python), or torch's own fake for a mutable op returning nothing."""
+    import torch
+    from torch._library.utils import has_fake_kernel
+
+    if any(r.key in _TRACEABLE_KEYS for r in _registrations(registry, op)):
+        return True
+    if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "Meta"):
+        return True
+    trivial = torch._library.utils.can_generate_trivial_fake_impl(op)
+    return has_fake_kernel(op) and not trivial
+
+
+def _no_meta(registry, op, audit_op, at) -> str:
+    """The finding of an op with no Meta: its schema, its kernel, and a Meta registered
+    under a name like it (the likely mistake)."""
+    name = op._schema.name.split("::")[-1]
+    kernels = [r for r in _registrations(registry, op) if r.key not in _TRACEABLE_KEYS]
+    kernel = (
+        f"; its kernel is registered{_in(at(kernels[0].path, kernels[0].line))}" if kernels else ""
+    )
+    names = {f"{s.namespace}::{s.name}" for s in registry.schemas}
+    orphans = [
+        r
+        for r in registry.registrations
+        if r.key == "Meta" and f"{r.namespace}::{r.name}" not in names
+    ]
+    near = difflib.get_close_matches(name, [r.name for r in orphans], n=1, cutoff=0.6)
+    hint = "; register one (TORCH_LIBRARY_IMPL(ns, Meta, m) or torch.library.register_fake)"
+    if near:
+        r = next(r for r in orphans if r.name == near[0])
+        hint = (
+            f"; a Meta is registered for {r.name!r}{_in(at(r.path, r.line))}, which no "
+            f"schema defines: name it {name!r}"
+        )
+    return (
+        f"{audit_op.qualname} has no Meta or fake function: torch.compile and npugraph_ex "
+        f"cannot trace it (schema{_in(audit_op.schema_at)}{kernel}){hint}"
+    )
+
+
+def _undeclared_writes(registry, op, audit_op, at) -> list[str]:
+    from opsdk.audit.repository import writes
+
+    arguments = op._schema.arguments
+    found = []
+    for r in _registrations(registry, op):
+        if r.key == "Meta" or not r.function:
+            continue
+        for w in writes.written(registry, r.function):
+            if w.index >= len(arguments):
+                continue
+            arg = arguments[w.index]
+            if arg.alias_info is not None and arg.alias_info.is_write:
+                continue
+            call, rule = _in(at(w.path, w.line)), _in(at(w.rule_path, w.rule_line))
+            found.append(
+                f"{audit_op.qualname}'s kernel writes {arg.name} ({w.aclnn}{call} writes its "
+                f"argument {w.param}, by {w.rule}{rule}), but "
+                f"the schema{_in(audit_op.schema_at)} declares `{arg.type} {arg.name}` unwritten: "
+                f"mark it {_marked(arg)} (torch.compile otherwise drops the write)"
+            )
+    return list(dict.fromkeys(found))
+
+
+def _inplace_returns(registry, op, audit_op, at) -> list[str]:
+    """An in-place op (its name ends in ``_``, it writes an argument) whose schema
+    returns a tensor that is not that argument."""
+    schema = op._schema
+    base = schema.name.split("::")[-1]
+    written = [a for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write]
+    if not base.endswith("_") or not written:
+        return []
+    fresh = [
+        i for i, r in enumerate(schema.returns) if r.alias_info is None and str(r.type) == "Tensor"
+    ]
+    if not fresh:
+        return []
+    kernels = [r for r in _registrations(registry, op) if r.key != "Meta"]
+    kernel = f"; its kernel{_in(at(kernels[0].path, kernels[0].line))}" if kernels else ""
+    return [
+        f"{audit_op.qualname} is in-place (writes {written[0].name}) but its schema"
+        f"{_in(audit_op.schema_at)} returns a new tensor (return {fresh[0]}){kernel}: return "
+        f"{written[0].name} itself, annotated the same ({_marked(written[0])}), or nothing"
+    ]
+
+
+def _orphans(registry, defined: dict, at) -> list:
+    """A placeholder op per name registered (Meta, fake, kernel) that no schema defines."""
+    from opsdk.audit.model import placeholder
+
+    with_meta = {r.name for r in registry.registrations if r.key == "Meta"}
+    names = {q.split("::")[-1] for q in defined}
+    names = (names - with_meta) or names  # a stray registration is most likely theirs
+    found = {}
+    for r in registry.registrations:
+        qualname = f"{r.namespace}::{r.name}"
+        if qualname in defined or qualname in found:
+            continue
+        near = difflib.get_close_matches(r.name, sorted(names), n=1, cutoff=0.6)
+        schemas = {f"{s.namespace}::{s.name}": s for s in registry.schemas}
+        hint = ""
+        if near:
+            s = schemas.get(f"{r.namespace}::{near[0]}")
+            hint = f"; the nearest op defined is {near[0]}{_in(at(s.path, s.line)) if s else ''}"
+        found[qualname] = placeholder(
+            qualname,
+            at(r.path, r.line),
+            f"a {r.key} registration{_in(at(r.path, r.line))} names {r.name}, an op no schema "
+            f"defines{hint}: register it under the op's name, or define the op",
+        )
+    return list(found.values())
+
+
+def _marked(arg) -> str:
+    return f"{arg.type}(a!) {arg.name}".replace("Tensor?(a!)", "Tensor(a!)?")
+
+
+def _in(source) -> str:
+    return f" ({source})" if source else ""
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(root))
+    except ValueError:
+        return str(path)

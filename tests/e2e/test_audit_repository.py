@@ -1,0 +1,168 @@
+"""``opsdk audit DIR`` on op libraries as their repositories hold them: C++ schemas, C++
+Meta registrations built against CPU torch, kernels calling aclnn. The planted library
+(audit_repository/, its README lists the defects and twins) runs by default; the real
+ones (vllm-ascend, sgl-kernel-npu at their pinned commits) are read from the public
+mirrors at test time and skipped without them. The Meta builds are cached in opsdk's
+cache directory: one compile per source set, shared by every test and run."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+PLANTED = Path(__file__).with_name("audit_repository")
+MIRRORS = Path("/work/.mirror")
+CHEAP = ("--checks", "registry,schema,fake", "--shapes", "static")
+
+
+def _failures(run) -> dict[tuple[str, str], str]:
+    """(op's name, check) -> message of each failing cell."""
+    return {
+        (r["op"].split("::")[-1], r["backend"]): r["message"]
+        for r in run.report["results"]
+        if r["status"] == "fail"
+    }
+
+
+def _at(stem: str, needle: str) -> str:
+    """``csrc/STEM.cpp:LINE`` of the planted line holding ``needle``."""
+    lines = (PLANTED / "csrc" / f"{stem}.cpp").read_text().splitlines()
+    return f"csrc/{stem}.cpp:{next(i for i, t in enumerate(lines, 1) if needle in t)}"
+
+
+@pytest.fixture(scope="module")
+def planted(opsdk_cli_module):
+    return opsdk_cli_module("audit", PLANTED, *CHEAP, json_report=True)
+
+
+def test_each_planted_defect_is_one_finding_naming_both_places(planted):
+    assert planted.code == 1, planted.stdout + planted.stderr
+    found = _failures(planted)
+    assert set(found) == {
+        ("stray", "registry"),
+        ("stray", "fake"),
+        ("stray_pre", "registry"),
+        ("bare", "registry"),
+        ("bare", "fake"),
+        ("alias_out", "schema"),
+        ("store", "registry"),
+        ("scale_", "registry"),
+        ("scale_", "schema"),
+        ("broken", "registry"),
+    }, found
+    both = {
+        ("stray_pre", "registry"): [_at("binding_meta", '"stray_pre"'), _at("binding", '"stray(')],
+        ("stray", "registry"): [_at("binding", '"stray('), _at("binding_meta", '"stray_pre"')],
+        ("bare", "registry"): [_at("binding", '"bare('), _at("binding", 'impl("bare"')],
+        ("alias_out", "schema"): [
+            _at("binding_meta", "alias_out_meta("),
+            _at("binding", '"alias_out('),
+        ],
+        ("store", "registry"): [
+            _at("binding", '"store('),
+            _at("binding", "aclnnStore,"),
+            "csrc/op_host/store_def.cpp:3",
+        ],
+        ("scale_", "registry"): [_at("binding", '"scale_('), _at("binding", 'impl("scale_"')],
+        ("broken", "registry"): [_at("binding", '"broken('), "expected ident"],
+    }
+    for cell, places in both.items():
+        assert all(p in found[cell] for p in places), (cell, found[cell])
+
+
+def test_the_twins_pass_and_a_file_that_does_not_build_leaves_its_ops_unchecked(planted):
+    statuses = {}
+    for r in planted.report["results"]:
+        statuses.setdefault(r["op"].split("::")[-1], set()).add(r["status"])
+    for twin in ("tidy", "fresh_out", "store_ok", "shift_"):
+        assert statuses[twin] == {"pass"}, (twin, planted.stdout)
+    for unchecked in ("late", "crashy"):  # their registry cells read text only
+        assert statuses[unchecked] == {"pass", "skip"}, planted.stdout
+    said = [line for line in planted.stdout.splitlines() if line.startswith("csrc/")]
+    [late] = [line for line in said if line.startswith("csrc/late_meta.cpp:8:")]
+    assert "late_shape_helper" in late
+    [crash] = [line for line in said if line.startswith("csrc/crash_meta.cpp")]
+    assert "crashed the process (signal 11)" in crash
+    assert "never" not in statuses  # its #if branch is not the build's
+
+
+def _mirror(tmp_path_factory, name: str, commit: str, folder: str) -> Path:
+    repo = MIRRORS / name / "repo"
+    if not repo.is_dir():
+        pytest.skip(f"the public mirror {name} is not on this machine (CI)")
+    root = tmp_path_factory.mktemp(name.split("+")[-1])
+    archive = subprocess.run(
+        ["git", f"--git-dir={repo}", "archive", commit, "--", folder],
+        capture_output=True,
+        check=True,
+    )
+    subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+    return root
+
+
+@pytest.mark.slow
+def test_vllm_ascend_defects_are_found_and_nothing_else(tmp_path_factory, opsdk_cli_module):
+    root = _mirror(tmp_path_factory, "vllm-project+vllm-ascend", "182b75ea84", "csrc")
+    run = opsdk_cli_module(
+        "audit",
+        root,
+        "-D",
+        "VLLM_ENABLE_ATB_AND_DIRECT_KERNELS",
+        "--checks",
+        "registry,schema",
+        json_report=True,
+        timeout=900,
+    )
+    assert "audited 56 of 56 ops" in run.stdout, run.stdout + run.stderr
+    found = _failures(run)
+    assert set(found) == {
+        ("store_kv_block_pre", "registry"),  # a Meta for an op no schema defines
+        ("store_kv_block_metadata", "registry"),  # hence no Meta; and 3 undeclared writes
+        ("bgmv_shrink", "registry"),  # no Meta
+        ("sgmv_shrink", "registry"),
+        ("swap_blocks", "registry"),
+        ("swap_blocks_batch", "registry"),
+        ("compressor_metadata_out", "registry"),
+        ("npu_causal_conv1d_custom", "registry"),  # writes `output`, undeclared
+        ("npu_causal_conv1d_custom", "schema"),  # alias returns
+        ("mla_preprocess", "schema"),
+        ("dispatch_ffn_combine", "schema"),
+    }, found
+    metadata = found[("store_kv_block_metadata", "registry")]
+    assert "csrc/torch_binding_meta.cpp:1574" in metadata
+    for written in ("group_len", "group_key_idx", "group_key_cache_idx"):
+        assert f"writes {written}" in metadata
+    assert "aclnn_store_kv_block_metadata.cpp:35" in metadata
+
+
+@pytest.mark.slow
+def test_sgl_kernel_npu_schemas_all_parse_and_its_missing_metas_are_found(
+    tmp_path_factory, opsdk_cli_module
+):
+    root = _mirror(tmp_path_factory, "sgl-project+sgl-kernel-npu", "f425bdf1", "csrc")
+    run = opsdk_cli_module(
+        "audit",
+        root,
+        "-D",
+        "SGL_KERNEL_ENABLE_A3_ONLY_OPS",
+        "--checks",
+        "registry",
+        json_report=True,
+    )
+    assert run.code == 1, run.stdout + run.stderr  # findings, never 134
+    assert "audited 37 of 37 ops" in run.stdout
+    found = _failures(run)
+    assert "attentions::la" in {r["op"] for r in run.report["results"]}  # backslash-newline
+    assert ("compressor", "registry") in found and "Meta" in found[("compressor", "registry")]
+    assert not [op for op, _ in found if op.startswith("sgl_kernel_npu_")]  # def(schema, fn)
+
+
+@pytest.mark.slow
+def test_mindspeed_python_library_npu_gmm_list_has_no_fake(tmp_path_factory, opsdk_cli_module):
+    root = _mirror(tmp_path_factory, "Ascend+MindSpeed", "028de58c", "mindspeed")
+    run = opsdk_cli_module(
+        "audit", root, "--checks", "registry,schema", json_report=True, timeout=900
+    )
+    assert "audited 10 of 10 ops" in run.stdout, run.stdout + run.stderr
+    assert set(_failures(run)) == {("npu_gmm.List", "registry")}
+    assert "mindspeed/op_builder/gmm_builder.py:" in _failures(run)[("npu_gmm.List", "registry")]

@@ -1,0 +1,130 @@
+"""Reading a library's C++ registrations from text (opsdk.audit.repository.scan) and
+which arguments its kernels' aclnn calls write (opsdk.audit.repository.writes): no
+compiler, files written here."""
+
+from pathlib import Path
+
+from opsdk.audit.repository import scan, writes
+
+WRAPPED = """
+#include "utils.h"
+// ops.def("commented(Tensor x) -> Tensor");
+/* ops.def("blocked(Tensor x) -> Tensor"); */
+#ifdef EXTRA_OPS
+TORCH_LIBRARY_EXPAND(CONCAT(_C, _lib), ops)
+{
+    ops.def("extra(Tensor x) -> Tensor");
+}
+#else
+TORCH_LIBRARY_EXPAND(CONCAT(_C, _lib), ops)
+{
+    ops.def(
+        "joined(Tensor x, "
+        "       str mode=\\"a\\") -> Tensor");
+    ops.impl("joined", torch::kPrivateUse1, &lib::joined);
+    ops.impl("joined", c10::DispatchKey::CompositeExplicitAutograd, TORCH_FN(lib::joined));
+#if defined(EXTRA_OPS) || 0
+    ops.def("also_extra(Tensor x) -> Tensor");
+#endif
+}
+#endif
+"""
+UTILS = """
+#pragma once
+#define _CONCAT(A, B) A##B
+#define CONCAT(A, B) _CONCAT(A, B)
+#define TORCH_LIBRARY_EXPAND(NAME, MODULE) TORCH_LIBRARY(NAME, MODULE)
+"""
+META = """
+TORCH_LIBRARY_IMPL(_C_lib, Meta, m) {
+    m.impl("joined_pre", &meta::joined_meta);
+}
+"""
+
+
+def _library(tmp_path: Path) -> Path:
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "csrc" / "binding.cpp").write_text(WRAPPED)
+    (tmp_path / "csrc" / "utils.h").write_text(UTILS)
+    (tmp_path / "csrc" / "meta.cpp").write_text(META)
+    return tmp_path
+
+
+def test_schemas_through_the_projects_macros_in_the_builds_branches(tmp_path):
+    root = _library(tmp_path)
+    found = scan.read(root)
+    assert [(s.namespace, s.text, s.line) for s in found.schemas] == [
+        ("_C_lib", 'joined(Tensor x, str mode="a") -> Tensor', 14)
+    ]
+    keys = [(r.name, r.key, r.function, r.line) for r in found.registrations]
+    assert keys == [
+        ("joined", "PrivateUse1", "joined", 16),
+        ("joined", "CompositeExplicitAutograd", "joined", 17),
+        ("joined_pre", "Meta", "joined_meta", 3),
+    ]
+    extra = scan.read(root, {"EXTRA_OPS": "1"})
+    assert sorted(s.name for s in extra.schemas) == ["extra"]
+
+
+def test_an_unevaluable_condition_is_false_and_an_include_guard_is_kept(tmp_path):
+    (tmp_path / "a.h").write_text(
+        "#ifndef A_H\n#define A_H\n#if __has_include(<x.h>)\nTORCH_LIBRARY(n, m) {\n"
+        '  m.def("hidden() -> ()");\n}\n#endif\nTORCH_LIBRARY_FRAGMENT(n, m) {\n'
+        '  m.def("seen() -> ()", [](){});\n}\n#endif\n'
+    )
+    [seen] = scan.read(tmp_path).schemas
+    assert (seen.name, seen.kernel) == ("seen", "<lambda>")
+
+
+KERNEL = """
+void store(const at::Tensor &x, const at::Tensor &cache, int64_t n)
+{
+    EXEC_NPU_CMD(aclnnStore, x, n, cache);
+}
+void meta_only(const at::Tensor &x, at::Tensor &y)
+{
+    EXEC_NPU_CMD(aclnnUnknown, x, y);
+}
+void by_hand(const at::Tensor &x, at::Tensor &y)
+{
+    EXEC_NPU_CMD(aclnnByHand, y, x);
+}
+"""
+OPDEF = """
+class Store : public OpDef {
+    explicit Store(const char *name) : OpDef(name) {
+        this->Input("x");
+        this->Attr("n").Int();
+        this->Output("cache");
+    }
+};
+OP_ADD(Store);
+"""
+ACLNN = """
+aclnnStatus aclnnByHandGetWorkspaceSize(const aclTensor *out, const aclTensor *in,
+                                        uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    L2_DFX_PHASE_1(aclnnByHand, DFX_IN(in), DFX_OUT(out));
+}
+"""
+
+
+def test_writes_by_opbuilds_order_or_the_aclnns_dfx_out_and_none_when_undefined(tmp_path):
+    (tmp_path / "kernel.cpp").write_text(KERNEL)
+    (tmp_path / "store_def.cpp").write_text(OPDEF)
+    (tmp_path / "aclnn_by_hand.cpp").write_text(ACLNN)
+    found = scan.read(tmp_path)
+    [store] = writes.written(found, "store")
+    assert (store.index, store.param, store.line) == (1, "cache", 4)
+    assert store.rule_path.name == "store_def.cpp" and store.rule_line == 2
+    assert writes.written(found, "meta_only") == []
+    [by_hand] = writes.written(found, "by_hand")
+    assert (by_hand.index, by_hand.param) == (1, "y") and "DFX_OUT" in by_hand.rule
+
+
+def test_a_string_continued_by_backslash_newline_is_one_schema(tmp_path):
+    (tmp_path / "r.cpp").write_text(
+        'TORCH_LIBRARY(n, m) {\n    m.def("la(Tensor q, \\\n        Tensor k) -> Tensor");\n}\n'
+    )
+    [la] = scan.read(tmp_path).schemas
+    assert (la.text, la.line) == ("la(Tensor q, Tensor k) -> Tensor", 2)
