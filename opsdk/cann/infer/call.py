@@ -22,7 +22,7 @@ from pathlib import Path
 from opsdk.cann.infer import _native
 from opsdk.cann.infer.chip import soc_version
 
-__all__ = ["FORMATS", "Crashed", "Given", "Inferred", "Library"]
+__all__ = ["FORMATS", "Crashed", "Given", "Inferred", "Library", "logged"]
 
 
 # GE's ge::Format enumerators in their numbering (graph/types.h's order: FORMAT_NCHW is 0,
@@ -78,11 +78,13 @@ class Library:
     of its own, started on the first call and again after a crash, so a C++ crash is a
     :class:`Crashed` for that call, not the end of this process; else it is loaded here."""
 
+    ENTRY = "opsdk_infer"  # the C function answering its requests
+
     def __init__(self, path: Path, root: Path | None = None, *, isolate: bool = True):
         """``root``: the project folder it was built for (its log lines name files below it)."""
         self.path = Path(path)
         self.root = root
-        self._native = None if isolate else _native.Native(str(path))
+        self._native = None if isolate else _native.Native(str(path), entry=self.ENTRY)
         self._worker: _Worker | None = None
 
     def ops(self) -> list[str]:
@@ -116,7 +118,7 @@ class Library:
         if self._native is not None:
             return (0, self._native.ops()) if not op_type else self._native.infer(op_type, request)
         if self._worker is None:
-            self._worker = _Worker(self.path)
+            self._worker = _Worker(self.path, self.ENTRY)
         try:
             return self._worker.ask(op_type, request)
         except Crashed:
@@ -129,10 +131,10 @@ class _Worker:
 
     TIMEOUT = 60.0  # seconds a call may take before it counts as hung
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, entry: str):
         self._phases = tempfile.TemporaryFile()
         self._process = subprocess.Popen(
-            [sys.executable, "-I", "-S", _native.__file__, str(path)],
+            [sys.executable, "-I", "-S", _native.__file__, str(path), entry],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._phases,
@@ -251,14 +253,20 @@ def _reply(text: str, root: Path | None) -> Inferred:
             dtypes.append(int(rest))
         elif word == "asked":
             asked = int(rest)
-        elif word == "log":
-            level, _, where = rest.partition(" ")
-            if root is not None and not where.startswith("/"):
-                where = f"{root}/{where}"
-            log.append(f"{level} {where}")
-        elif word == "error":
-            log.append(f"E {rest}")
+        elif word in ("log", "error"):
+            log.append(logged(word, rest, root))
     return Inferred(shape_status, tuple(shapes), dtype_status, tuple(dtypes), tuple(log), asked)
+
+
+def logged(word: str, rest: str, root: Path | None) -> str:
+    """A reply's ``log`` line (``level file:line name: message``, the file below ``root``)
+    or ``error`` line as the answer's log keeps it."""
+    if word == "error":
+        return f"E {rest}"
+    level, _, where = rest.partition(" ")
+    if root is not None and not where.startswith("/"):
+        where = f"{root}/{where}"
+    return f"{level} {where}"
 
 
 def _status(text: str) -> int:
