@@ -46,6 +46,7 @@ class Recipe:
     name: str
     includes: tuple[Path, ...]
     entry: Path
+    flags: tuple[str, ...] = ()  # after FLAGS (the tiling's: a sanitizer)
 
 
 INFER = Recipe("infer", (INCLUDE,), ENTRY)
@@ -98,7 +99,7 @@ def build(inference: Inference, root: Path | None = None, recipe: Recipe = INFER
         sources.append(str(path))
     partial = directory / f"{recipe.name}.{os.getpid()}.so"
     dirs = (toolkit, *recipe.includes, *project, *cann)
-    flags = [*FLAGS, *(f"-I{d}" for d in dirs), "-include", "opsdk_gert.h"]
+    flags = [*FLAGS, *recipe.flags, *(f"-I{d}" for d in dirs), "-include", "opsdk_gert.h"]
     # The library is shared by content: its log lines name files relative to the project
     # (Library puts the caller's folder back in front).
     flags.append(f"-fmacro-prefix-map={_top(inference, root)}/=")
@@ -119,7 +120,7 @@ def _toolkit(recipe: Recipe) -> Path:
     partial.mkdir(parents=True)
     (partial / "opsdk_dtypes.h").write_text(_dtypes_header())
     shutil.copyfile(INCLUDE / "opsdk_gert.h", partial / "opsdk_gert.h")
-    flags = [*FLAGS, f"-I{partial}", *(f"-I{d}" for d in recipe.includes)]
+    flags = [*FLAGS, *recipe.flags, f"-I{partial}", *(f"-I{d}" for d in recipe.includes)]
     _compile([*flags, "-x", "c++-header", "opsdk_gert.h", "-o", "opsdk_gert.h.gch"], partial)
     _compile([*flags, "-c", str(recipe.entry), "-o", "entry.o"], partial)
     try:
@@ -131,7 +132,9 @@ def _toolkit(recipe: Recipe) -> Path:
 
 def _toolkit_name(recipe: Recipe) -> str:
     """The toolkit's folder name: a digest of opsdk's headers, the compiler and its flags."""
-    digest = hashlib.sha256(repr((RECIPE_VERSION, FLAGS, shutil.which("g++"))).encode())
+    digest = hashlib.sha256(
+        repr((RECIPE_VERSION, FLAGS, recipe.flags, shutil.which("g++"))).encode()
+    )
     digest.update(_dtypes_header().encode())
     for include in recipe.includes:
         for path in sorted(p for p in include.rglob("*") if p.is_file()):
@@ -293,19 +296,31 @@ def _headers(top: Path) -> tuple[Path, ...]:
 
 def _dtypes_header() -> str:
     """``ge::DataType`` and ``ge::Format`` with CANN's numbering, from opsdk's one dtype
-    table and :data:`~opsdk.cann.infer.call.FORMATS`."""
+    table and :data:`~opsdk.cann.infer.call.FORMATS`, with each dtype's name and size."""
     rows = list(types.DTYPES.values())
     enum = ", ".join(f"{d.ge} = {d.value}" for d in rows)
     names = "".join(f'    case ge::{d.ge}: return "{d.ge}";\n' for d in rows)
     top = max(d.value for d in rows) + 1
     formats = ", ".join(f"FORMAT_{name} = {i}" for i, name in enumerate(FORMATS))
+    sizes = "".join(f"    case ge::{d.ge}: return {_size(d)};\n" for d in rows)
     return (
         "#pragma once\n#include <string>\n"
         f"namespace ge {{\nenum DataType {{ {enum}, DT_MAX = {top} }};\n"
         f"enum Format {{ {formats} }};\n}}\n"
         "inline std::string opsdk_dtype_name(ge::DataType dt) {\n  switch (dt) {\n"
         f"{names}    default: return std::to_string(static_cast<int>(dt));\n  }}\n}}\n"
+        "inline int opsdk_dtype_size(ge::DataType dt) {\n  switch (dt) {\n"
+        f"{sizes}    default: return -1;\n  }}\n}}\n"
     )
+
+
+def _size(dtype) -> int:
+    """A dtype's bytes per element from the bits its name states (``float32``, ``DT_INT64``,
+    ``bool`` one byte); -1 for no whole number of bytes (``DT_INT4``, ``DT_STRING``)."""
+    if (dtype.torch or dtype.ge) in ("bool", "DT_BOOL"):
+        return 1
+    bits = re.search(r"\d+", dtype.torch or dtype.ge)
+    return int(bits.group()) // 8 if bits and int(bits.group()) % 8 == 0 else -1
 
 
 def _first_error(stderr: str, directory: Path) -> str:

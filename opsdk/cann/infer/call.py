@@ -10,6 +10,7 @@ lines (errors, warnings) the functions wrote.
 
 from __future__ import annotations
 
+import os
 import select
 import signal
 import struct
@@ -66,10 +67,11 @@ class Inferred:
 
 class Crashed(Exception):
     """The C++ ended its process (a signal, e.g. 11: SIGSEGV) or hung, in ``function``
-    (``InferShape``, ``InferDataType``; None: before either)."""
+    (``InferShape``, ``InferDataType``; None: before either); ``said``: what the process
+    wrote to stderr (a sanitizer's report)."""
 
-    def __init__(self, how: str, function: str | None):
-        self.how, self.function = how, function
+    def __init__(self, how: str, function: str | None, said: tuple[str, ...] = ()):
+        self.how, self.function, self.said = how, function, said
         super().__init__(f"the {function or 'library'} {how}")
 
 
@@ -79,6 +81,7 @@ class Library:
     :class:`Crashed` for that call, not the end of this process; else it is loaded here."""
 
     ENTRY = "opsdk_infer"  # the C function answering its requests
+    ENVIRON: dict[str, str] = {}  # set in its worker's environment
 
     def __init__(self, path: Path, root: Path | None = None, *, isolate: bool = True):
         """``root``: the project folder it was built for (its log lines name files below it)."""
@@ -118,7 +121,7 @@ class Library:
         if self._native is not None:
             return (0, self._native.ops()) if not op_type else self._native.infer(op_type, request)
         if self._worker is None:
-            self._worker = _Worker(self.path, self.ENTRY)
+            self._worker = _Worker(self.path, self.ENTRY, self.ENVIRON)
         try:
             return self._worker.ask(op_type, request)
         except Crashed:
@@ -131,10 +134,11 @@ class _Worker:
 
     TIMEOUT = 60.0  # seconds a call may take before it counts as hung
 
-    def __init__(self, path: Path, entry: str):
+    def __init__(self, path: Path, entry: str, environ: dict[str, str]):
         self._phases = tempfile.TemporaryFile()
         self._process = subprocess.Popen(
             [sys.executable, "-I", "-S", _native.__file__, str(path), entry],
+            env={**os.environ, **environ},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._phases,
@@ -187,7 +191,8 @@ class _Worker:
                 if code < 0
                 else f"ended its process (exit {code}: {last.strip()})"
             )
-        return Crashed(how, phases[-1] if phases else None)
+        report = tuple(line for line in said if not line.startswith("phase "))
+        return Crashed(how, phases[-1] if phases else None, report)
 
     def close(self) -> None:
         if self._process.poll() is None:

@@ -12,12 +12,14 @@ and, for a class declared with ``BEGIN_TILING_DATA_DEF``, its layout, with the f
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from opsdk.cann.infer.call import Crashed, Given, Library, _request, logged
 from opsdk.cann.infer.chip import resources, soc_version
 from opsdk.cann.infer.sources import Function
+from opsdk.cann.tiling.build import INCLUDE, environ
 from opsdk.cann.tiling.sources import TilingSource
 
 __all__ = [
@@ -34,6 +36,10 @@ __all__ = [
 # The tiling data's capacity when the registration states none (``.Tiling(f, size)``):
 # opsdk's assumption of what GE allocates, the bound of the "longer than capacity" finding.
 CAPACITY = 16 * 1024
+# AddressSanitizer's report: what went wrong, the access, a frame naming a source line.
+_SANITIZER = re.compile(r"ERROR: AddressSanitizer: ([\w-]+)")
+_ACCESS = re.compile(r"^(READ|WRITE) of size (\d+)")
+_FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (.+?) (/\S+:\d+)")
 
 
 @dataclass(frozen=True)
@@ -146,9 +152,16 @@ class _Reply:
 
 class TilingLibrary(Library):
     """A compiled tiling library (:func:`~opsdk.cann.tiling.build`), run in a worker
-    process (``isolate``, the default) or in this one."""
+    process (built with a sanitizer, it cannot be loaded into this one)."""
 
     ENTRY = "opsdk_tiling"
+
+    def __init__(self, path: Path, root: Path | None = None):
+        super().__init__(path, root)
+
+    @property
+    def ENVIRON(self) -> dict[str, str]:  # noqa: N802 (Library's name)
+        return environ()
 
     def run(self, source: TilingSource, case: Case) -> TilingRun:
         """``source``'s TilingParse and TilingFunc for ``case``, judged."""
@@ -176,8 +189,8 @@ class TilingLibrary(Library):
             status, text = self._ask(source.op_type, f"{node} {' '.join(words)}")
         except Crashed as crash:
             function = source.parse if crash.function == "TilingParse" else source.function
-            where = _where(function)
-            finding = Finding("crash", str(crash), str(case), where)
+            message, where = _crash(crash)
+            finding = Finding("crash", message, str(case), where or _where(function))
             return TilingRun(source.op_type, case, None, findings=(finding,))
         if status == 1:
             raise KeyError(f"{self.path} registers no tiling for {source.op_type}")
@@ -291,6 +304,21 @@ def _judged(run: TilingRun, reply: _Reply, source: TilingSource, cores: int, roo
         message = f"wrote {overrun} bytes past the tiling data's capacity {run.data_capacity}"
         found.append(Finding("data_overflow", message, case, _where(source.function)))
     return tuple(found)
+
+
+def _crash(crash: Crashed) -> tuple[str, str]:
+    """What a crash was and where (file:line, "" unknown): the sanitizer's report when it
+    made one (its first frame in the op's sources), else how the process ended."""
+    said = "\n".join(crash.said)
+    error = _SANITIZER.search(said)
+    if error is None:
+        return str(crash), ""
+    access = next((m for m in map(_ACCESS.match, crash.said) if m), None)
+    what = f"{access[1].lower()} of {access[2]} bytes: " if access else ""
+    frames = [m for m in _FRAME.finditer(said) if not m[2].startswith(str(INCLUDE.parent))]
+    function = f" in {frames[0][1]}" if frames else ""
+    message = f"the {crash.function or 'library'} crashed ({what}{error[1]}{function})"
+    return message, frames[0][2] if frames else ""
 
 
 def _where(function: Function | None) -> str:

@@ -50,7 +50,15 @@ class TypeUtils {
   static AscendString DataTypeToAscendString(DataType dt) { return AscendString(opsdk_dtype_name(dt).c_str()); }
   static AscendString FormatToAscendString(Format f) { return AscendString(std::to_string(static_cast<int>(f)).c_str()); }
   static std::string FormatToSerialString(Format f) { return std::to_string(static_cast<int>(f)); }
+  static bool GetDataTypeLength(DataType dt, uint32_t &length) {
+    int size = opsdk_dtype_size(dt);
+    if (size < 0) return false;
+    length = static_cast<uint32_t>(size);
+    return true;
+  }
 };
+// Bytes per element (-1: no whole number of bytes).
+inline int GetSizeByDataType(DataType dt) { return opsdk_dtype_size(dt); }
 inline bool MulOverflow(int64_t a, int64_t b, int64_t &out) { return __builtin_mul_overflow(a, b, &out); }
 inline bool AddOverflow(int64_t a, int64_t b, int64_t &out) { return __builtin_add_overflow(a, b, &out); }
 }  // namespace ge

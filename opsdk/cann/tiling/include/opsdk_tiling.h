@@ -16,6 +16,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "securec.h"
+
 namespace opsdk {
 // One tiling run: the node's storage shapes, the tiling data buffer (its capacity, then a
 // guard zone the entry checks), and what the TilingFunc set.
@@ -195,6 +197,15 @@ template <typename C> uint32_t GetAicCoreNum(const C *) { return opsdk::TheChip(
 template <typename C> uint32_t GetUbSize(const C *) { return static_cast<uint32_t>(opsdk::TheChip().ub); }
 template <typename C> uint32_t GetUbBlockSize(const C *) { return 32U; }
 template <typename C> uint32_t GetVRegSize(const C *) { return 256U; }
+// The register-based architectures (Ascend950's) take other tiling paths.
+template <typename C> bool IsRegbaseSocVersion(const C *) {
+  return opsdk::TheChip().arch == "DAV_3510" || opsdk::TheChip().arch == "DAV_5102";
+}
+// A scalar's shape as the one-element shape tilings compute with.
+inline const gert::Shape &EnsureNotScalar(const gert::Shape &shape) {
+  static const gert::Shape one = {1};
+  return shape.IsScalar() ? one : shape;
+}
 template <typename T, typename U> auto CeilDiv(T a, U b) -> std::common_type_t<T, U> {
   using R = std::common_type_t<T, U>;
   return b == 0 ? R(a) : (R(a) + R(b) - 1) / R(b);
