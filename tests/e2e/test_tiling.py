@@ -101,6 +101,16 @@ def test_workspace_for_updatable_is_the_largest_a_case_asks(planted):
     assert tiling.workspace_size(runs) == 1024 * 1024 + 400 * 4
 
 
+def test_an_updatable_from_cann_op_s_workspace_is_what_its_own_tiling_asks(opsdk_cli, tmp_path):
+    source = Path(__file__).parent / "tiling_updatable" / "op_host" / "row_repeat_def.cpp"
+    run = opsdk_cli("new", "--from-cann", source, "--namespace", "e2e_tws", "--updatable", "k")
+    assert run.code == 0, run.stderr
+    specs = (tmp_path / "row_repeat" / "row_repeat" / "specs.py").read_text()
+    assert "Support(F32(2, 3), Fixed(1))" in specs  # 6 elements of 4 bytes, k = 1
+    updatable = (tmp_path / "row_repeat" / "row_repeat" / "updatable.py").read_text()
+    assert "WORKSPACE_BYTES = 4120\n" in updatable  # the tiling's 4096 + 6 * 4 * k
+
+
 # Real tiling files, copied out of the public mirrors (per repository: the folders needed).
 REAL = {
     "ops-nn": ("common", "norm/rms_norm", "experimental/activation/softmax_v2"),

@@ -142,3 +142,13 @@ def test_the_workspace_for_updatable_is_the_largest_of_the_runs_that_succeeded()
     runs = [run(reply(workspaces="10 5")), run(reply(workspaces="40")), run("tiling 1\n")]
     assert tiling.workspace_size(runs) == 40
     assert tiling.workspace_size([]) == 0
+
+
+def test_an_updatable_op_without_a_tiling_beside_its_definition_keeps_the_default(tmp_path):
+    from types import SimpleNamespace
+
+    from opsdk.scaffold import cann_tiling
+
+    (tmp_path / "row_scale_def.cpp").write_text("// an OpDef, no tiling beside it\n")
+    side = SimpleNamespace(ir=SimpleNamespace(op_type="RowScale"))
+    assert cann_tiling.workspace(tmp_path / "row_scale_def.cpp", side) is None

@@ -27,7 +27,7 @@ TILING = Recipe(
     "tiling",
     (INCLUDE, INFER_INCLUDE),
     INCLUDE / "opsdk_tiling_entry.cpp",
-    ("-g", "-fsanitize=address", "-fno-omit-frame-pointer"),
+    ("-g1", "-fsanitize=address", "-fno-omit-frame-pointer"),
 )
 
 
