@@ -105,13 +105,11 @@ def test_a_clean_reply_is_read_into_a_run():
         (dict(blockdim="0"), "block_dim", "block dim 0", "row_scale_tiling.cpp:44"),
         (dict(blockdim="49"), "block_dim", "49 above the 48", "row_scale_tiling.cpp:44"),
         (dict(datasize="20000"), "data_overflow", "capacity 16384", "row_scale_tiling.cpp:53"),
-        (dict(datasize="12"), "data_overflow", "longer than T (8 bytes)", "row_scale_tiling.cpp:53"),
+        (dict(datasize="12"), "data_overflow", "than T (8 bytes)", "row_scale_tiling.cpp:53"),
         (dict(overrun="5"), "data_overflow", "wrote 5 bytes past", "row_scale_tiling.cpp:58"),
     ],
 )
-def test_what_a_tiling_set_is_judged_against_the_chip_and_its_data_class(
-    values, kind, said, where
-):
+def test_what_a_tiling_set_is_judged_against_the_chip_and_its_data_class(values, kind, said, where):
     (finding,) = run(reply(**values)).findings
     assert finding.kind == kind and said in finding.message
     assert finding.where == f"{PROJECT}/op_host/{where}" and finding.case == str(CASE)

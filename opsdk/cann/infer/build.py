@@ -27,7 +27,16 @@ from opsdk._runtime import locator, types
 from opsdk.cann.infer.call import FORMATS
 from opsdk.cann.infer.sources import Inference, extracted
 
-__all__ = ["INCLUDE", "INFER", "BuildFailure", "Built", "Recipe", "build", "header_dirs", "project_files"]
+__all__ = [
+    "INCLUDE",
+    "INFER",
+    "BuildFailure",
+    "Built",
+    "Recipe",
+    "build",
+    "header_dirs",
+    "project_files",
+]
 
 INCLUDE = Path(__file__).resolve().parent / "include"
 ENTRY = INCLUDE / "opsdk_infer_entry.cpp"
@@ -138,7 +147,8 @@ def _toolkit_name(recipe: Recipe) -> str:
     digest.update(_dtypes_header().encode())
     for include in recipe.includes:
         for path in sorted(p for p in include.rglob("*") if p.is_file()):
-            digest.update(str(path.relative_to(include)).encode() + b"\0" + path.read_bytes() + b"\0")
+            name = str(path.relative_to(include)).encode()
+            digest.update(name + b"\0" + path.read_bytes() + b"\0")
     return f"toolkit_{digest.hexdigest()[:16]}"
 
 

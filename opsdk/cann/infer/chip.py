@@ -48,7 +48,7 @@ def soc_version(name: str) -> str:
 class Chip:
     """What CANN's platform API reports of a chip to a tiling: its ``AddConfig`` name, the
     architecture (``platform_ascendc::NpuArch``: ``DAV_2201`` for Atlas A2/A3), its vector
-    (AIV) and cube (AIC) core counts (one count for chips whose cores do both: ``aic`` 0),
+    (AIV) and cube (AIC) core counts (a chip whose cores do both: the same count twice),
     its memories in bytes and the workspace the AscendC library reserves
     (``GetLibApiWorkSpaceSize``)."""
 
@@ -75,14 +75,18 @@ class Chip:
 
 
 _MIB = 1 << 20
+_A2 = dict(aiv=48, aic=24, ub=196608, l1=524288, l0a=65536, l0b=65536, l0c=131072)
 # A 910B2-like Atlas A2 (24 cube cores, 48 vector cores, UB 192 KiB), its A3 sibling, and a
 # 310P (8 AI cores that do both, UB 256 KiB).
 CHIPS = {
     c.name: c
     for c in (
-        Chip("ascend910b", "DAV_2201", 48, 24, 196608, 524288, 65536, 65536, 131072, 192 * _MIB, 16 * _MIB),
-        Chip("ascend910_93", "DAV_2201", 48, 24, 196608, 524288, 65536, 65536, 131072, 192 * _MIB, 16 * _MIB),
-        Chip("ascend310p", "DAV_2002", 8, 8, 262144, 1048576, 65536, 65536, 262144, 16 * _MIB, 2 * _MIB),
+        Chip("ascend910b", "DAV_2201", **_A2, l2=192 * _MIB, lib_workspace=16 * _MIB),
+        Chip("ascend910_93", "DAV_2201", **_A2, l2=192 * _MIB, lib_workspace=16 * _MIB),
+        Chip(
+            "ascend310p", "DAV_2002", 8, 8, 262144, 1048576, 65536, 65536, 262144,
+            l2=16 * _MIB, lib_workspace=2 * _MIB,
+        ),
     )
 }  # fmt: skip
 
@@ -91,7 +95,5 @@ def resources(name: str) -> Chip:
     """The resources of the chip named ``name`` (an ``AddConfig`` name)."""
     found = CHIPS.get(name)
     if found is None:
-        raise SpecError(
-            f"opsdk knows no resources of chip {name!r}: use one of {', '.join(CHIPS)}"
-        )
+        raise SpecError(f"opsdk knows no resources of chip {name!r}: use one of {', '.join(CHIPS)}")
     return found

@@ -20,9 +20,9 @@ class PlatFormInfos {
  public:
   bool GetPlatformRes(const std::string &label, const std::string &key, std::string &value) const {
     const opsdk::ChipInfo &chip = opsdk::TheChip();
-    if (label == "SoCInfo" && key == "ai_core_cnt") value = std::to_string(chip.aic ? chip.aic : chip.aiv);
+    if (label == "SoCInfo" && key == "ai_core_cnt") value = std::to_string(chip.aic);
     else if (label == "SoCInfo" && key == "vector_core_cnt") value = std::to_string(chip.aiv);
-    else if (label == "SoCInfo" && key == "cube_vector_combine") value = chip.aic ? "split" : "fuse";
+    else if (label == "SoCInfo" && key == "cube_vector_combine") value = chip.aic == chip.aiv ? "fuse" : "split";
     else if (label == "version" && (key == "SoC_version" || key == "Short_SoC_version")) value = opsdk::SocVersion();
     else if (label == "AICoreSpec" && key == "ub_size") value = std::to_string(chip.ub);
     else if (label == "AICoreSpec" && key == "l1_size") value = std::to_string(chip.l1);
@@ -35,7 +35,7 @@ class PlatFormInfos {
   // What GetCoreNum reports: the vector cores where cube and vector cores are apart.
   uint32_t GetCoreNum() const { return opsdk::TheChip().aiv; }
   uint32_t GetCoreNumByType(const std::string &type) const {
-    return type == "AiCore" && opsdk::TheChip().aic ? opsdk::TheChip().aic : opsdk::TheChip().aiv;
+    return type == "AiCore" ? opsdk::TheChip().aic : opsdk::TheChip().aiv;
   }
 };
 }  // namespace fe

@@ -148,9 +148,9 @@ class PlatformAscendC {
   PlatformAscendC() = default;
   explicit PlatformAscendC(fe::PlatFormInfos *) {}
   uint32_t GetCoreNum() const { return Chip().aiv; }
-  uint32_t GetCoreNumAic() const { return Chip().aic ? Chip().aic : Chip().aiv; }
+  uint32_t GetCoreNumAic() const { return Chip().aic; }
   uint32_t GetCoreNumAiv() const { return Chip().aiv; }
-  uint32_t GetCoreNumVector() const { return Chip().aic ? 0 : Chip().aiv; }
+  uint32_t GetCoreNumVector() const { return Chip().aic == Chip().aiv ? Chip().aiv : 0; }
   void GetCoreMemSize(CoreMemType type, uint64_t &size) const {
     switch (type) {
       case CoreMemType::UB: size = Chip().ub; break;
@@ -179,7 +179,7 @@ class PlatformAscendC {
   // The blocks to launch for ``slices`` vector slices where cube and vector cores are
   // apart (a block is one cube core and its vector cores).
   uint32_t CalcTschBlockDim(uint32_t slices, uint32_t aic, uint32_t aiv) const {
-    if (aic == 0 || aiv == 0 || Chip().aic == 0) return slices;
+    if (aic == 0 || aiv == 0 || Chip().aic == Chip().aiv) return slices;
     uint32_t ratio = std::max<uint32_t>(1, aiv / aic);
     return (slices + ratio - 1) / ratio;
   }
@@ -193,7 +193,7 @@ class PlatformAscendC {
 namespace Ops {
 namespace Base {
 template <typename C> uint32_t GetAivCoreNum(const C *) { return opsdk::TheChip().aiv; }
-template <typename C> uint32_t GetAicCoreNum(const C *) { return opsdk::TheChip().aic ? opsdk::TheChip().aic : opsdk::TheChip().aiv; }
+template <typename C> uint32_t GetAicCoreNum(const C *) { return opsdk::TheChip().aic; }
 template <typename C> uint32_t GetUbSize(const C *) { return static_cast<uint32_t>(opsdk::TheChip().ub); }
 template <typename C> uint32_t GetUbBlockSize(const C *) { return 32U; }
 template <typename C> uint32_t GetVRegSize(const C *) { return 256U; }
