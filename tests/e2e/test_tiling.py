@@ -84,7 +84,8 @@ def test_each_planted_defect_is_found_with_its_case_and_line_and_the_twin_passes
     found, library = planted
     (finding,) = library.run(found[op], case).findings
     assert finding.kind == kind and said in finding.message
-    assert finding.case == str(case) == f"inputs {list(case.inputs[0][0].shape)} on ascend910b"
+    shape = list(case.inputs[0][0].shape)
+    assert finding.case == str(case) == f"inputs {shape}, attrs [2.0] on ascend910b"
     assert finding.where == f"{SOURCE}:{line_of(line)}"
     assert library.run(found["RowScale"], case).ok
 

@@ -127,13 +127,14 @@ def test_a_sanitizer_report_names_the_access_and_the_op_s_line():
         "==1==ERROR: AddressSanitizer: stack-buffer-overflow on address 0x7ff",
         "READ of size 4 at 0x7ff thread T0",
         f"    #0 0x7f01 in Ops::Base::CeilDiv {tiling.INCLUDE}/opsdk_tiling.h:200",
-        "    #1 0x7f02 in Tile /p/op_host/row_scale_tiling.cpp:35",
+        "    #1 0x7f02 in Tile op_host/row_scale_tiling.cpp:35",
+        "    #2 0x7f03 in __libc_start_call_main ../sysdeps/nptl/libc_start_call_main.h:58",
     )
     result = Answered(said=said).run(tiling.find("RowScale", PROJECT), CASE)
     (finding,) = result.findings
     assert result.status is None and finding.kind == "crash"
     assert "read of 4 bytes: stack-buffer-overflow in Tile" in finding.message
-    assert finding.where == "/p/op_host/row_scale_tiling.cpp:35"
+    assert finding.where == f"{PROJECT}/op_host/row_scale_tiling.cpp:35"
 
 
 def test_the_workspace_for_updatable_is_the_largest_of_the_runs_that_succeeded():
@@ -150,3 +151,12 @@ def test_an_updatable_op_without_a_tiling_beside_its_definition_keeps_the_defaul
     (tmp_path / "row_scale_def.cpp").write_text("// an OpDef, no tiling beside it\n")
     side = SimpleNamespace(ir=SimpleNamespace(op_type="RowScale"))
     assert cann_tiling.workspace(tmp_path / "row_scale_def.cpp", side) is None
+
+
+def test_a_case_says_its_shapes_host_data_attrs_chip_and_core_limit():
+    k = Given(9, (1,), (3).to_bytes(8, "little"))
+    case = tiling.Case(((X,), (k,)), (X,), (-1,), core_limit=(4, 8))
+    assert str(case) == (
+        "inputs [8, 64], [1]=0300000000000000, attrs [-1] on ascend910b limited to (4, 8)"
+    )
+    assert str(tiling.Case(((X,),), (X,), label="the 8 x 64 case")) == "the 8 x 64 case"

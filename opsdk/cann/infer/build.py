@@ -41,7 +41,7 @@ __all__ = [
 INCLUDE = Path(__file__).resolve().parent / "include"
 ENTRY = INCLUDE / "opsdk_infer_entry.cpp"
 # Part of every cache key: bump it when the way libraries are built changes.
-RECIPE_VERSION = 3
+RECIPE_VERSION = 4
 FLAGS = ("-std=c++17", "-O0", "-fPIC", "-w")  # -O0: inference runs once a case
 _INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 _ERROR = re.compile(r"^(?P<where>[^:\n]+:\d+):(?:\d+:)? (?:fatal )?error: (?P<what>.*)$", re.M)
@@ -109,9 +109,9 @@ def build(inference: Inference, root: Path | None = None, recipe: Recipe = INFER
     partial = directory / f"{recipe.name}.{os.getpid()}.so"
     dirs = (toolkit, *recipe.includes, *project, *cann)
     flags = [*FLAGS, *recipe.flags, *(f"-I{d}" for d in dirs), "-include", "opsdk_gert.h"]
-    # The library is shared by content: its log lines name files relative to the project
-    # (Library puts the caller's folder back in front).
-    flags.append(f"-fmacro-prefix-map={_top(inference, root)}/=")
+    # The library is shared by content: its log lines (and a debug build's lines) name
+    # files relative to the project (Library puts the caller's folder back in front).
+    flags.append(f"-ffile-prefix-map={_top(inference, root)}/=")
     _compile([*flags, "-shared", *sources, str(toolkit / "entry.o"), "-o", str(partial)], directory)
     partial.replace(library)  # atomic: a concurrent build never sees half a library
     return Built(library, round(time.perf_counter() - start, 2))

@@ -19,7 +19,7 @@ from pathlib import Path
 from opsdk.cann.infer.call import Crashed, Given, Library, _request, logged
 from opsdk.cann.infer.chip import resources, soc_version
 from opsdk.cann.infer.sources import Function
-from opsdk.cann.tiling.build import INCLUDE, environ
+from opsdk.cann.tiling.build import environ
 from opsdk.cann.tiling.sources import TilingSource
 
 __all__ = [
@@ -39,7 +39,7 @@ CAPACITY = 16 * 1024
 # AddressSanitizer's report: what went wrong, the access, a frame naming a source line.
 _SANITIZER = re.compile(r"ERROR: AddressSanitizer: ([\w-]+)")
 _ACCESS = re.compile(r"^(READ|WRITE) of size (\d+)")
-_FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (.+?) (/\S+:\d+)")
+_FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (.+?) (\S+:\d+)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,13 @@ class Case:
     def __str__(self) -> str:
         if self.label:
             return self.label
-        shapes = ", ".join(f"{list(g.shape)}" for ins in self.inputs for g in ins)
-        return f"inputs {shapes} on {self.chip}" + (
+        shapes = ", ".join(
+            f"{list(g.shape)}" + (f"={g.data.hex()}" if g.data else "")
+            for given in self.inputs
+            for g in given
+        )
+        attrs = f", attrs {list(self.attrs)}" if self.attrs else ""
+        return f"inputs {shapes}{attrs} on {self.chip}" + (
             f" limited to {self.core_limit}" if self.core_limit else ""
         )
 
@@ -190,7 +195,8 @@ class TilingLibrary(Library):
         except Crashed as crash:
             function = source.parse if crash.function == "TilingParse" else source.function
             message, where = _crash(crash)
-            finding = Finding("crash", message, str(case), where or _where(function))
+            where = _at(where, self.root) if where else _where(function)
+            finding = Finding("crash", message, str(case), where)
             return TilingRun(source.op_type, case, None, findings=(finding,))
         if status == 1:
             raise KeyError(f"{self.path} registers no tiling for {source.op_type}")
@@ -307,15 +313,17 @@ def _judged(run: TilingRun, reply: _Reply, source: TilingSource, cores: int, roo
 
 
 def _crash(crash: Crashed) -> tuple[str, str]:
-    """What a crash was and where (file:line, "" unknown): the sanitizer's report when it
-    made one (its first frame in the op's sources), else how the process ended."""
+    """What a crash was and where (file:line below the project, "" unknown): the
+    sanitizer's report when it made one (its first frame in the project's sources: the
+    library names them relative to it; opsdk's and the system's are absolute), else how
+    the process ended."""
     said = "\n".join(crash.said)
     error = _SANITIZER.search(said)
     if error is None:
         return str(crash), ""
     access = next((m for m in map(_ACCESS.match, crash.said) if m), None)
     what = f"{access[1].lower()} of {access[2]} bytes: " if access else ""
-    frames = [m for m in _FRAME.finditer(said) if not m[2].startswith(str(INCLUDE.parent))]
+    frames = [m for m in _FRAME.finditer(said) if not m[2].startswith(("/", ".."))]
     function = f" in {frames[0][1]}" if frames else ""
     message = f"the {crash.function or 'library'} crashed ({what}{error[1]}{function})"
     return message, frames[0][2] if frames else ""
