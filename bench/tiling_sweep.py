@@ -3,12 +3,13 @@
 Over the ``op_host`` tiling files (those registering a TilingFunc) of the given
 repositories (``hicann/ops-nn``, ``ops-math``, ``ops-transformer``; see :mod:`_corpus`)
 whose op is a 910B vector op: not under an ``arch35`` (or other non-910B ``archNN``)
-folder, with an ``op_kernel`` whose 910B sources use no cube/Matmul or communication API
-and a tiling that asks no ``matmul_tiling``. Each is compiled against opsdk's stand-ins
-(:func:`opsdk.cann.tiling.build`, a fresh cache: first-run cost) and its ops' TilingFuncs
-run, in a worker process, on cases made from the op's own definition (as
-``bench/infer_sweep.py`` makes them: the definition's rows, then seeded variations; the
-outputs shaped as the first input) until one returns GRAPH_SUCCESS. Reports the figure
+folder nor a cube family's (conv, matmul...), with an ``op_kernel`` whose 910B sources
+use no cube/Matmul or communication API and a tiling that asks no ``matmul_tiling``.
+Each is compiled against opsdk's stand-ins (:func:`opsdk.cann.tiling.build`, a fresh
+cache: first-run cost) and its ops' TilingFuncs run, in a worker process, on cases made
+from the op's own definition (as ``bench/infer_sweep.py`` makes them: the definition's
+rows, then seeded variations; the outputs shaped as the first input) until one returns
+GRAPH_SUCCESS. Reports the figure
 (production and experimental apart), the reasons for the rest by kind (a compile error by
 the identifier it misses), the findings on the cases that ran, and the time per op.
 
@@ -38,6 +39,7 @@ from opsdk.cann import infer, tiling
 GLOBS = (*infer_sweep.GLOBS, "**/op_kernel/**")
 _OTHER_ARCH = re.compile(r"/arch(?!22/)\d+/")
 _NOT_VECTOR = re.compile(r"matmul|Matmul|MatMul|Mmad|LoadData|Fixpipe|hccl|Hccl|HCCL|mc2")
+_CUBE_FOLDERS = frozenset({"conv", "matmul", "mc2", "gmm", "attention"})  # cube op families
 _IDENTIFIER = re.compile(r"‘([^’]+)’")
 
 
@@ -66,6 +68,8 @@ def vector_tilings(root: Path) -> list[Path]:
         if ".Tiling(" not in text or _OTHER_ARCH.search(relative) or "matmul_tiling" in text:
             continue
         op = next(p for p in file.parents if p.name == "op_host").parent
+        if _CUBE_FOLDERS & set(op.relative_to(root).parts):
+            continue
         kernels = [
             p
             for p in (op / "op_kernel").rglob("*")
