@@ -111,6 +111,8 @@ class StorageShape {
   const Shape &GetStorageShape() const { return storage_; }
   Shape &MutableOriginShape() { return origin_; }
   Shape &MutableStorageShape() { return storage_; }
+  bool operator==(const StorageShape &o) const { return origin_ == o.origin_ && storage_ == o.storage_; }
+  bool operator!=(const StorageShape &o) const { return !(*this == o); }
  private:
   Shape origin_, storage_;
 };
@@ -389,6 +391,9 @@ class OpImplRegister {
   OpImplRegister &InferDataType(gert::InferDataTypeKernelFunc f) { impl_->infer_dtype = f; return *this; }
   OpImplRegister &InferShapeRange(gert::InferShapeRangeKernelFunc) { return *this; }
   OpImplRegister &InputsDataDependency(std::initializer_list<int32_t>) { return *this; }
+  template <typename... A> OpImplRegister &TilingInputsDataDependency(std::initializer_list<int32_t>, A...) {
+    return *this;
+  }
   OpImplRegister &OutputShapeDependOnCompute(std::initializer_list<int32_t>) { return *this; }
   OpImplRegister &PrivateAttr(const char *, ...) { return *this; }
   OpImplRegister &Tiling(gert::TilingKernelFunc f, size_t capacity = 0) {

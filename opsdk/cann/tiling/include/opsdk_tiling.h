@@ -127,6 +127,14 @@ class TilingParseContext : public ExtendedKernelContext {
 };
 }  // namespace gert
 
+namespace ge {
+// The bytes of ``count`` elements of ``dt`` (-1: no whole number of bytes).
+inline int64_t GetSizeInBytes(int64_t count, DataType dt) {
+  int size = GetSizeByDataType(dt);
+  return size < 0 ? -1 : count * size;
+}
+}  // namespace ge
+
 // The chip's architecture as platform_ascendc names it (also unqualified in tilings).
 enum class NpuArch : uint32_t {
   DAV_1001 = 1001, DAV_2002 = 2002, DAV_2201 = 2201, DAV_3002 = 3002, DAV_3003 = 3003,

@@ -116,7 +116,7 @@ struct TilingClassRegistrar {
    private:                                                                                \
     size_t field##_at_ = AddStruct(#field, #type, &field);                                \
    public:
-#define END_TILING_DATA_DEF }
+#define END_TILING_DATA_DEF };  // sources write it with or without its own ";"
 #define REGISTER_TILING_DATA_CLASS(op, cls)                                                \
   static ::opsdk::TilingClassRegistrar OPSDK_CAT(opsdk_tiling_class_, __COUNTER__)(        \
       #op, []() -> std::unique_ptr<::opsdk::TilingDef> { return std::unique_ptr<::opsdk::TilingDef>(new cls()); });
