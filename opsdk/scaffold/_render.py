@@ -29,7 +29,7 @@ from opsdk._runtime import spec, updatable
 from opsdk.axes import DEFAULT_STYLE, GRAPH_MODES, STYLES
 from opsdk.cann import cppsig
 from opsdk.errors import ScaffoldError, SpecError
-from opsdk.scaffold import cann_infer, cann_torch, names
+from opsdk.scaffold import cann_infer, cann_tiling, cann_torch, names
 from opsdk.scaffold._context import context
 
 # The cookiecutter template: package data beside this module, in a checkout and installed.
@@ -313,6 +313,8 @@ def render(op: spec.OpSpec, req: NewRequest, staging: Path, package: str | None 
             accepts = cann_infer.acceptor(inference, cann_side.ir, cann_side.op)
             cann_side = replace(cann_side, accepts=accepts)
         ctx.update(context(op, req, package, cann_side))
+        if req.updatable and cann_side:  # the workspace the op's own tiling asks
+            ctx["updatable"]["workspace"] = cann_tiling.workspace(req.from_cann, cann_side)
         # Named even when no C++ was found: the ge cells then say the op is not checked.
         ctx["op"]["infer_dir"] = cann_infer.FOLDER if cann_side else None
         # Files whose name renders empty (another style's, an option's) are not written.

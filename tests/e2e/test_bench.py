@@ -170,3 +170,48 @@ def test_the_fusion_cost_bench_compares_the_fusion_column_with_npugraph_ex():
     assert "npugraph_ex,fusion: bench_add_rms_norm: npugraph_ex static " in done.stdout
     assert "median fusion/npugraph_ex over 1 run(s): {'steady': " in done.stdout, done.stdout
     assert "'warm': " in done.stdout, done.stdout
+
+
+def test_the_tiling_sweep_takes_vector_ops_runs_them_and_names_what_is_missing(tmp_path):
+    """A checkout holding the planted tiling project with its OpDef and a vector kernel (it
+    runs on a case of its definition), a tiling calling a name no stand-in has (grouped
+    by that name), and a cube op's tiling (not a vector op: not taken)."""
+    import shutil
+
+    import tiling_sweep
+
+    op = tmp_path / "math" / "row_scale"
+    shutil.copytree(Path(__file__).parent / "tiling_project", op)
+    (op / "op_host" / "row_scale_def.cpp").write_text(
+        "namespace ops {\nclass RowScale : public OpDef {\npublic:\n"
+        "    explicit RowScale(const char* name) : OpDef(name)\n    {\n"
+        '        this->Input("x").DataType({ge::DT_FLOAT16});\n'
+        '        this->Output("y").DataType({ge::DT_FLOAT16});\n'
+        '        this->Attr("scale").AttrType(OPTIONAL).Float(2.0);\n'
+        "    }\n};\nOP_ADD(RowScale);\n}\n"
+    )
+    (op / "op_kernel" / "row_scale.cpp").write_text("// DataCopy, Muls: a vector kernel\n")
+    odd = tmp_path / "math" / "odd" / "op_host"
+    odd.mkdir(parents=True)
+    (odd.parent / "op_kernel").mkdir()
+    (odd.parent / "op_kernel" / "odd.cpp").write_text("// Adds\n")
+    (odd / "odd_tiling.cpp").write_text(
+        '#include "register/op_impl_registry.h"\n'
+        "static ge::graphStatus TilingOdd(gert::TilingContext* context)\n"
+        "{\n    return NoSuchHelper(context);\n}\n"
+        "IMPL_OP_OPTILING(Odd).Tiling(TilingOdd);\n"
+    )
+    cube = tmp_path / "matmul" / "mm"
+    shutil.copytree(odd.parent, cube)
+    (cube / "op_kernel" / "odd.cpp").write_text("// Matmul<A, B, C> mm;\n")
+    files = tiling_sweep.vector_tilings(tmp_path)
+    assert [f.relative_to(tmp_path).as_posix() for f in files] == [
+        "math/odd/op_host/odd_tiling.cpp",
+        "math/row_scale/op_host/row_scale_tiling.cpp",
+    ]
+    index = tiling_sweep.infer_sweep.definitions(tmp_path)
+    rows = [tiling_sweep.sweep_file("t", tmp_path, f, index, tries=4) for f in files]
+    assert [r.outcome for r in rows] == ["does not compile", "ran"]
+    assert tiling_sweep.kind(rows[0]) == "missing NoSuchHelper"
+    assert "RowScale: ran" in rows[1].ops and rows[1].findings == []
+    assert "RowScaleCrash: no definition in the repository" in rows[1].ops

@@ -8,14 +8,16 @@ caches it, :mod:`.call` runs it on a node, :mod:`.compare` judges a fake's outpu
 
 from opsdk.cann.infer.build import INCLUDE, BuildFailure, Built, build, header_dirs, project_files
 from opsdk.cann.infer.call import FORMATS, Crashed, Given, Inferred, Library, Unlinked
-from opsdk.cann.infer.chip import chip
+from opsdk.cann.infer.chip import CHIPS, Chip, chip, resources
 from opsdk.cann.infer.sources import Function, Inference, find, find_all
 
 __all__ = [
+    "CHIPS",
     "FORMATS",
     "INCLUDE",
     "BuildFailure",
     "Built",
+    "Chip",
     "Crashed",
     "Function",
     "Given",
@@ -29,4 +31,5 @@ __all__ = [
     "find_all",
     "header_dirs",
     "project_files",
+    "resources",
 ]

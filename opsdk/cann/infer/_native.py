@@ -21,11 +21,13 @@ __all__ = ["Native", "serve"]
 class Native:
     """A loaded library: its op types and the raw reply to a request."""
 
-    def __init__(self, path: str, phase_fd: int = -1):
-        """``phase_fd``: where the library announces each function it enters (-1: nowhere)."""
+    def __init__(self, path: str, phase_fd: int = -1, entry: str = "opsdk_infer"):
+        """``phase_fd``: where the library announces each function it enters (-1: nowhere);
+        ``entry``: the C function answering requests (the tiling library's: opsdk_tiling)."""
         self._lib = ctypes.CDLL(str(path))
         self._lib.opsdk_ops.restype = ctypes.c_char_p
-        self._lib.opsdk_infer.argtypes = [
+        self._entry = getattr(self._lib, entry)
+        self._entry.argtypes = [
             ctypes.c_char_p,
             ctypes.c_char_p,
             ctypes.c_char_p,
@@ -42,7 +44,7 @@ class Native:
         capacity, needed = 1 << 14, ctypes.c_size_t(0)
         while True:
             reply = ctypes.create_string_buffer(capacity)
-            status = self._lib.opsdk_infer(
+            status = self._entry(
                 op_type.encode(), request.encode(), reply, capacity, ctypes.byref(needed)
             )
             if status != 2:
@@ -50,9 +52,9 @@ class Native:
             capacity = needed.value
 
 
-def serve(path: str) -> None:
+def serve(path: str, entry: str) -> None:
     """Answer requests from stdin until it closes (the parent is done or gone)."""
-    native = Native(path, phase_fd=2)
+    native = Native(path, phase_fd=2, entry=entry)
     out = sys.stdout.buffer
     for line in sys.stdin.buffer:
         op_type, _, request = line.decode().rstrip("\n").partition("\t")
@@ -63,4 +65,4 @@ def serve(path: str) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(sys.argv[1], sys.argv[2])

@@ -27,17 +27,40 @@ from opsdk._runtime import locator, types
 from opsdk.cann.infer.call import FORMATS
 from opsdk.cann.infer.sources import Inference, extracted
 
-__all__ = ["INCLUDE", "BuildFailure", "Built", "build", "header_dirs", "project_files"]
+__all__ = [
+    "INCLUDE",
+    "INFER",
+    "BuildFailure",
+    "Built",
+    "Recipe",
+    "build",
+    "header_dirs",
+    "project_files",
+]
 
 INCLUDE = Path(__file__).resolve().parent / "include"
 ENTRY = INCLUDE / "opsdk_infer_entry.cpp"
 # Part of every cache key: bump it when the way libraries are built changes.
-RECIPE_VERSION = 3
+RECIPE_VERSION = 4
 FLAGS = ("-std=c++17", "-O0", "-fPIC", "-w")  # -O0: inference runs once a case
 # Where a project keeps headers its ops share, beside a folder of the source's path.
 _SHARED = (("common", "inc"), ("common", "include"), ("include",), ("inc",))
 _INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 _ERROR = re.compile(r"^(?P<where>[^:\n]+:\d+):(?:\d+:)? (?:fatal )?error: (?P<what>.*)$", re.M)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """What a kind of library is built with: its cache folder's name, opsdk's stand-in
+    folders (searched in order, before the project's) and the entry compiled into it."""
+
+    name: str
+    includes: tuple[Path, ...]
+    entry: Path
+    flags: tuple[str, ...] = ()  # after FLAGS (the tiling's: a sanitizer)
+
+
+INFER = Recipe("infer", (INCLUDE,), ENTRY)
 
 
 class BuildFailure(Exception):
@@ -65,42 +88,42 @@ def header_dirs(environ=os.environ) -> tuple[Path, ...]:
     return tuple(d for d in candidates if d.is_dir())
 
 
-def build(inference: Inference, root: Path | None = None) -> Built:
+def build(inference: Inference, root: Path | None = None, recipe: Recipe = INFER) -> Built:
     """The library of ``inference``'s sources (``root``: the project, searched for the
     headers they include), built now unless cached. Raises :class:`BuildFailure`."""
     project = _include_dirs(inference, root)
     units = _units(inference, project)
-    project += _searched(units, project, _repository_top(_top(inference, root)))
+    project += _searched(units, project, _repository_top(_top(inference, root)), recipe.includes)
     cann = header_dirs()
-    key = _key(inference, units, project, cann)
-    directory = locator.cache_root() / "infer" / f"{inference.sources[0].stem}_{key}"
-    library = directory / "infer.so"
+    key = _key(inference, units, project, cann, recipe)
+    directory = locator.cache_root() / recipe.name / f"{inference.sources[0].stem}_{key}"
+    library = directory / f"{recipe.name}.so"
     if library.is_file():
         return Built(library, 0.0)
     start = time.perf_counter()
-    toolkit = _toolkit()
+    toolkit = _toolkit(recipe)
     directory.mkdir(parents=True, exist_ok=True)
     sources = []
     for i, (name, text) in enumerate(units):
         path = directory / f"unit{i}_{name}"
         path.write_text(text)
         sources.append(str(path))
-    partial = directory / f"infer.{os.getpid()}.so"
-    dirs = (toolkit, INCLUDE, *project, *cann)
-    flags = [*FLAGS, *(f"-I{d}" for d in dirs), "-include", "opsdk_gert.h"]
-    # The library is shared by content: its log lines name files relative to the project
-    # (Library puts the caller's folder back in front).
-    flags.append(f"-fmacro-prefix-map={_top(inference, root)}/=")
+    partial = directory / f"{recipe.name}.{os.getpid()}.so"
+    dirs = (toolkit, *recipe.includes, *project, *cann)
+    flags = [*FLAGS, *recipe.flags, *(f"-I{d}" for d in dirs), "-include", "opsdk_gert.h"]
+    # The library is shared by content: its log lines (and a debug build's lines) name
+    # files relative to the project (Library puts the caller's folder back in front).
+    flags.append(f"-ffile-prefix-map={_top(inference, root)}/=")
     _compile([*flags, "-shared", *sources, str(toolkit / "entry.o"), "-o", str(partial)], directory)
     partial.replace(library)  # atomic: a concurrent build never sees half a library
     return Built(library, round(time.perf_counter() - start, 2))
 
 
-def _toolkit() -> Path:
+def _toolkit(recipe: Recipe) -> Path:
     """What every op's build shares, built once per version of opsdk's headers: the
     generated ``opsdk_dtypes.h``, ``opsdk_gert.h`` precompiled (each op's source gets it
     with ``-include``) and the entry's object (most of the compile time of a small op)."""
-    toolkit = locator.cache_root() / "infer" / _toolkit_name()
+    toolkit = locator.cache_root() / recipe.name / _toolkit_name(recipe)
     if (toolkit / "entry.o").is_file():
         return toolkit
     partial = toolkit.with_name(f"{toolkit.name}.{os.getpid()}")
@@ -108,9 +131,9 @@ def _toolkit() -> Path:
     partial.mkdir(parents=True)
     (partial / "opsdk_dtypes.h").write_text(_dtypes_header())
     shutil.copyfile(INCLUDE / "opsdk_gert.h", partial / "opsdk_gert.h")
-    flags = [*FLAGS, f"-I{partial}", f"-I{INCLUDE}"]
+    flags = [*FLAGS, *recipe.flags, f"-I{partial}", *(f"-I{d}" for d in recipe.includes)]
     _compile([*flags, "-x", "c++-header", "opsdk_gert.h", "-o", "opsdk_gert.h.gch"], partial)
-    _compile([*flags, "-c", str(ENTRY), "-o", "entry.o"], partial)
+    _compile([*flags, "-c", str(recipe.entry), "-o", "entry.o"], partial)
     try:
         partial.rename(toolkit)  # atomic; a concurrent build may have won: keep its copy
     except OSError:
@@ -118,12 +141,16 @@ def _toolkit() -> Path:
     return toolkit
 
 
-def _toolkit_name() -> str:
+def _toolkit_name(recipe: Recipe) -> str:
     """The toolkit's folder name: a digest of opsdk's headers, the compiler and its flags."""
-    digest = hashlib.sha256(repr((RECIPE_VERSION, FLAGS, shutil.which("g++"))).encode())
+    digest = hashlib.sha256(
+        repr((RECIPE_VERSION, FLAGS, recipe.flags, shutil.which("g++"))).encode()
+    )
     digest.update(_dtypes_header().encode())
-    for path in sorted(p for p in INCLUDE.rglob("*") if p.is_file()):
-        digest.update(str(path.relative_to(INCLUDE)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for include in recipe.includes:
+        for path in sorted(p for p in include.rglob("*") if p.is_file()):
+            name = str(path.relative_to(include)).encode()
+            digest.update(name + b"\0" + path.read_bytes() + b"\0")
     return f"toolkit_{digest.hexdigest()[:16]}"
 
 
@@ -156,7 +183,7 @@ def _with_companions(inference: Inference, project: tuple[Path, ...]) -> list[Pa
     todo = list(paths)
     while todo:
         text = todo.pop().read_text(errors="replace")
-        for header in _included([("", text)], project):
+        for header in _included([("", text)], project, INFER.includes):
             if header.suffix not in (".h", ".hpp") or "infershape" not in header.name:
                 continue
             for companion in (
@@ -205,7 +232,7 @@ def _repository_top(folder: Path) -> Path:
     return folder
 
 
-def _key(inference: Inference, units, project: tuple[Path, ...], cann: tuple[Path, ...]) -> str:
+def _key(inference: Inference, units, project, cann: tuple[Path, ...], recipe: Recipe) -> str:
     """A digest of what shapes the library, by content: a package's copy of a project's
     sources, or several ops of one file, share one build wherever they are (opsdk's
     headers are the toolkit's key, part of this one through its name; CANN's folders
@@ -213,8 +240,8 @@ def _key(inference: Inference, units, project: tuple[Path, ...], cann: tuple[Pat
     extracted_as = (
         extracted(inference).replace(str(inference.sources[0]), "") if inference.extract else ""
     )
-    digest = hashlib.sha256(repr((_toolkit_name(), extracted_as, cann)).encode())
-    for content in sorted(p.read_bytes() for p in _included(units, project)):
+    digest = hashlib.sha256(repr((_toolkit_name(recipe), extracted_as, cann)).encode())
+    for content in sorted(p.read_bytes() for p in _included(units, project, recipe.includes)):
         digest.update(content + b"\0")
     return digest.hexdigest()[:16]
 
@@ -225,16 +252,18 @@ def project_files(inference: Inference, root: Path | None = None) -> list[Path]:
     project = _include_dirs(inference, root)
     sources = _with_companions(inference, project) if not inference.extract else []
     units = [(p.name, p.read_text(errors="replace")) for p in (*inference.sources, *sources)]
-    project += _searched(units, project, _repository_top(_top(inference, root)))
+    project += _searched(units, project, _repository_top(_top(inference, root)), INFER.includes)
     return sorted(
-        {p.resolve() for p in inference.sources} | set(sources) | _included(units, project)
+        {p.resolve() for p in inference.sources}
+        | set(sources)
+        | _included(units, project, INFER.includes)
     )
 
 
-def _included(units, project: tuple[Path, ...], missing: set[str] | None = None) -> set[Path]:
+def _included(units, project, includes: tuple[Path, ...], missing: set[str] | None = None):
     """The project files the units include, transitively: the sources themselves and the
     headers found in the project's folders (CANN's own are not the project's). The names
-    found nowhere, opsdk's headers included, go to ``missing``."""
+    found nowhere, opsdk's headers (in ``includes``) included, go to ``missing``."""
     seen: set[Path] = set()
     todo = [(text, None) for _, text in units]
     while todo:
@@ -243,19 +272,19 @@ def _included(units, project: tuple[Path, ...], missing: set[str] | None = None)
             candidates = [Path(name)] if Path(name).is_absolute() else []
             candidates += [d / name for d in ((here,) if here else ()) + project]
             for path in candidates:
-                if path.is_file() and not path.is_relative_to(INCLUDE):
+                if path.is_file() and not any(path.is_relative_to(d) for d in includes):
                     path = path.resolve()
                     if path not in seen:
                         seen.add(path)
                         todo.append((path.read_text(errors="replace"), path.parent))
                     break
             else:
-                if missing is not None and not (INCLUDE / name).is_file():
+                if missing is not None and not any((d / name).is_file() for d in includes):
                     missing.add(name)
     return seen
 
 
-def _searched(units, project: tuple[Path, ...], top: Path) -> tuple[Path, ...]:
+def _searched(units, project, top: Path, includes: tuple[Path, ...]) -> tuple[Path, ...]:
     """Folders of the project that resolve what its includes name and no folder of
     :func:`_include_dirs` has: a name matching one file's path end in the whole
     repository (its build adds such folders: ops-transformer's ``mc2/3rd``, ops-math's
@@ -263,7 +292,7 @@ def _searched(units, project: tuple[Path, ...], top: Path) -> tuple[Path, ...]:
     found: list[Path] = []
     while True:
         missing: set[str] = set()
-        _included(units, (*project, *found), missing)
+        _included(units, (*project, *found), includes, missing)
         added = False
         for name in sorted(missing):
             hits = [h for h in _headers(top) if h.as_posix().endswith(f"/{name}")]
@@ -290,13 +319,14 @@ def _headers(top: Path) -> tuple[Path, ...]:
 
 def _dtypes_header() -> str:
     """``ge::DataType`` and ``ge::Format`` with CANN's numbering, from opsdk's one dtype
-    table and :data:`~opsdk.cann.infer.call.FORMATS`."""
+    table and :data:`~opsdk.cann.infer.call.FORMATS`, with each dtype's name and size."""
     rows = list(types.DTYPES.values())
     enum = ", ".join(f"{d.ge} = {d.value}" for d in rows)
     names = "".join(f'    case ge::{d.ge}: return "{d.ge}";\n' for d in rows)
     top = max(d.value for d in rows) + 1
     formats = ", ".join(f"FORMAT_{name} = {i}" for i, name in enumerate(FORMATS))
     format_names = "".join(f'    case FORMAT_{name}: return "{name}";\n' for name in FORMATS)
+    sizes = "".join(f"    case ge::{d.ge}: return {_size(d)};\n" for d in rows)
     return (
         "#pragma once\n#include <string>\n"
         f"namespace ge {{\nenum DataType {{ {enum}, DT_MAX = {top} }};\n"
@@ -305,7 +335,18 @@ def _dtypes_header() -> str:
         f'{format_names}    default: return "UNKNOWN";\n  }}\n}}\n}}\n'
         "inline std::string opsdk_dtype_name(ge::DataType dt) {\n  switch (dt) {\n"
         f"{names}    default: return std::to_string(static_cast<int>(dt));\n  }}\n}}\n"
+        "inline int opsdk_dtype_size(ge::DataType dt) {\n  switch (dt) {\n"
+        f"{sizes}    default: return -1;\n  }}\n}}\n"
     )
+
+
+def _size(dtype) -> int:
+    """A dtype's bytes per element from the bits its name states (``float32``, ``DT_INT64``,
+    ``bool`` one byte); -1 for no whole number of bytes (``DT_INT4``, ``DT_STRING``)."""
+    if (dtype.torch or dtype.ge) in ("bool", "DT_BOOL"):
+        return 1
+    bits = re.search(r"\d+", dtype.torch or dtype.ge)
+    return int(bits.group()) // 8 if bits and int(bits.group()) % 8 == 0 else -1
 
 
 def _first_error(stderr: str, directory: Path) -> str:

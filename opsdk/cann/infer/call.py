@@ -10,6 +10,7 @@ lines (errors, warnings) the functions wrote.
 
 from __future__ import annotations
 
+import os
 import re
 import select
 import signal
@@ -23,7 +24,7 @@ from pathlib import Path
 from opsdk.cann.infer import _native
 from opsdk.cann.infer.chip import soc_version
 
-__all__ = ["FORMATS", "Crashed", "Given", "Inferred", "Library", "Unlinked"]
+__all__ = ["FORMATS", "Crashed", "Given", "Inferred", "Library", "Unlinked", "logged"]
 
 # How the loader says a library needs a symbol no file built into it defines.
 _UNDEFINED = re.compile(r"undefined symbol: ([\w$.@]+)")
@@ -72,10 +73,11 @@ class Inferred:
 
 class Crashed(Exception):
     """The C++ ended its process (a signal, e.g. 11: SIGSEGV) or hung, in ``function``
-    (``InferShape``, ``InferDataType``; None: before either)."""
+    (``InferShape``, ``InferDataType``; None: before either); ``said``: what the process
+    wrote to stderr (a sanitizer's report)."""
 
-    def __init__(self, how: str, function: str | None):
-        self.how, self.function = how, function
+    def __init__(self, how: str, function: str | None, said: tuple[str, ...] = ()):
+        self.how, self.function, self.said = how, function, said
         super().__init__(f"the {function or 'library'} {how}")
 
 
@@ -132,6 +134,9 @@ class Library:
     of its own, started on the first call and again after a crash, so a C++ crash is a
     :class:`Crashed` for that call, not the end of this process; else it is loaded here."""
 
+    ENTRY = "opsdk_infer"  # the C function answering its requests
+    ENVIRON: dict[str, str] = {}  # set in its worker's environment
+
     def __init__(self, path: Path, root: Path | None = None, *, isolate: bool = True):
         """``root``: the project folder it was built for (its log lines name files below it)."""
         self.path = Path(path)
@@ -139,7 +144,7 @@ class Library:
         self._native = None
         if not isolate:
             try:
-                self._native = _native.Native(str(path))
+                self._native = _native.Native(str(path), entry=self.ENTRY)
             except OSError as err:
                 raise unlinked(str(err), root) or err from None
         self._worker: _Worker | None = None
@@ -175,7 +180,7 @@ class Library:
         if self._native is not None:
             return (0, self._native.ops()) if not op_type else self._native.infer(op_type, request)
         if self._worker is None:
-            self._worker = _Worker(self.path)
+            self._worker = _Worker(self.path, self.ENTRY, self.ENVIRON)
         try:
             return self._worker.ask(op_type, request)
         except Crashed as crash:
@@ -188,10 +193,11 @@ class _Worker:
 
     TIMEOUT = 60.0  # seconds a call may take before it counts as hung
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, entry: str, environ: dict[str, str]):
         self._phases = tempfile.TemporaryFile()
         self._process = subprocess.Popen(
-            [sys.executable, "-I", "-S", _native.__file__, str(path)],
+            [sys.executable, "-I", "-S", _native.__file__, str(path), entry],
+            env={**os.environ, **environ},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._phases,
@@ -244,7 +250,8 @@ class _Worker:
                 if code < 0
                 else f"ended its process (exit {code}: {last.strip()})"
             )
-        return Crashed(how, phases[-1] if phases else None)
+        report = tuple(line for line in said if not line.startswith("phase "))
+        return Crashed(how, phases[-1] if phases else None, report)
 
     def close(self) -> None:
         if self._process.poll() is None:
@@ -310,14 +317,20 @@ def _reply(text: str, root: Path | None) -> Inferred:
             dtypes.append(int(rest))
         elif word == "asked":
             asked = int(rest)
-        elif word == "log":
-            level, _, where = rest.partition(" ")
-            if root is not None and not where.startswith("/"):
-                where = f"{root}/{where}"
-            log.append(f"{level} {where}")
-        elif word == "error":
-            log.append(f"E {rest}")
+        elif word in ("log", "error"):
+            log.append(logged(word, rest, root))
     return Inferred(shape_status, tuple(shapes), dtype_status, tuple(dtypes), tuple(log), asked)
+
+
+def logged(word: str, rest: str, root: Path | None) -> str:
+    """A reply's ``log`` line (``level file:line name: message``, the file below ``root``)
+    or ``error`` line as the answer's log keeps it."""
+    if word == "error":
+        return f"E {rest}"
+    level, _, where = rest.partition(" ")
+    if root is not None and not where.startswith("/"):
+        where = f"{root}/{where}"
+    return f"{level} {where}"
 
 
 def _status(text: str) -> int:

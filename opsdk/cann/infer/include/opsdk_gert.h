@@ -51,22 +51,22 @@ class TypeUtils {
   static AscendString DataTypeToAscendString(DataType dt) { return AscendString(opsdk_dtype_name(dt).c_str()); }
   static AscendString FormatToAscendString(Format f) { return AscendString(std::to_string(static_cast<int>(f)).c_str()); }
   static std::string FormatToSerialString(Format f) { return std::to_string(static_cast<int>(f)); }
+  static bool GetDataTypeLength(DataType dt, uint32_t &length) {
+    int size = opsdk_dtype_size(dt);
+    if (size < 0) return false;
+    length = static_cast<uint32_t>(size);
+    return true;
+  }
 };
+// Bytes per element (-1: no whole number of bytes).
+inline int GetSizeByDataType(DataType dt) { return opsdk_dtype_size(dt); }
 inline bool MulOverflow(int64_t a, int64_t b, int64_t &out) { return __builtin_mul_overflow(a, b, &out); }
 inline bool AddOverflow(int64_t a, int64_t b, int64_t &out) { return __builtin_add_overflow(a, b, &out); }
 }  // namespace ge
 
-namespace fe {
-// CANN's platform description (platform_infos_def.h): a chip's resources by label and key.
-// opsdk knows none of them: every question is answered "not found".
-class PlatFormInfos {
- public:
-  bool GetPlatformRes(const std::string &, const std::string &, std::string &) const { return false; }
-  bool GetPlatformResWithLock(const std::string &, const std::string &, std::string &) const { return false; }
-  uint32_t GetCoreNum() const { return 0; }
-  uint32_t GetCoreNumByType(const std::string &) const { return 0; }
-};
-}  // namespace fe
+// CANN's platform description (fe::PlatFormInfos): opsdk_platform.h, a stub here; the
+// tiling build has its own, with a chip's resources.
+#include <opsdk_platform.h>  // <>: the first on the search path (the tiling build has its own)
 
 namespace gert {
 using ge::graphStatus;
@@ -112,6 +112,8 @@ class StorageShape {
   const Shape &GetStorageShape() const { return storage_; }
   Shape &MutableOriginShape() { return origin_; }
   Shape &MutableStorageShape() { return storage_; }
+  bool operator==(const StorageShape &o) const { return origin_ == o.origin_ && storage_ == o.storage_; }
+  bool operator!=(const StorageShape &o) const { return !(*this == o); }
  private:
   Shape origin_, storage_;
 };
@@ -351,47 +353,31 @@ class InferShapeRangeContext : public ExtendedKernelContext {
   Range<Shape> *GetOutputShapeRange(size_t) { return nullptr; }
 };
 
-// Tiling's contexts and CANN's platform description: declared so that headers an
-// inference source includes beside its tiling code compile; inference never gets one.
-class TilingData;
-class TilingContext : public ExtendedKernelContext {
- public:
-  using ExtendedKernelContext::ExtendedKernelContext;
-  fe::PlatFormInfos *GetPlatformInfo() const { return nullptr; }
-  const StorageShape *GetInputShape(size_t) const { return nullptr; }
-  const StorageShape *GetOutputShape(size_t) const { return nullptr; }
-  const Tensor *GetInputTensor(size_t) const { return nullptr; }
-  template <typename T> const T *GetCompileInfo() const { return nullptr; }
-  TilingData *GetRawTilingData() const { return nullptr; }
-  uint64_t GetTilingKey() const { return 0; }
-  graphStatus SetTilingKey(uint64_t) { return ge::GRAPH_SUCCESS; }
-  graphStatus SetBlockDim(uint32_t) { return ge::GRAPH_SUCCESS; }
-  size_t *GetWorkspaceSizes(size_t) const { return nullptr; }
-};
-class TilingData {
- public:
-  template <typename T> ge::graphStatus Append(const T &) { return ge::GRAPH_SUCCESS; }
-  size_t GetDataSize() const { return 0; }
-  void SetDataSize(size_t) {}
-  void *GetData() { return nullptr; }
-};
-class TilingParseContext : public ExtendedKernelContext {
- public:
-  using ExtendedKernelContext::ExtendedKernelContext;
-  fe::PlatFormInfos *GetPlatformInfo() const { return nullptr; }
-  template <typename T> T *GetCompiledInfo() const { return nullptr; }
-};
+}  // namespace gert
 
+// Tiling's contexts (gert::TilingContext...): opsdk_tiling.h, a stub here; the tiling
+// build has its own, which runs them.
+#include <opsdk_tiling.h>  // <>: the first on the search path (the tiling build has its own)
+
+namespace gert {
 using OpImplKernelRegistry = void;
 using InferShapeKernelFunc = graphStatus (*)(InferShapeContext *);
 using InferDataTypeKernelFunc = graphStatus (*)(InferDataTypeContext *);
 using InferShapeRangeKernelFunc = graphStatus (*)(InferShapeRangeContext *);
+using TilingKernelFunc = graphStatus (*)(TilingContext *);
+using TilingParseKernelFunc = graphStatus (*)(TilingParseContext *);
 }  // namespace gert
 
 namespace opsdk {
 struct Impl {
   gert::InferShapeKernelFunc infer_shape = nullptr;
   gert::InferDataTypeKernelFunc infer_dtype = nullptr;
+  // IMPL_OP_OPTILING's: the TilingFunc, its TilingParse, a new compile info of the type
+  // TilingParse<T> names, and the tiling data's capacity Tiling(f, size) states (0: unstated).
+  gert::TilingKernelFunc tiling = nullptr;
+  gert::TilingParseKernelFunc tiling_parse = nullptr;
+  std::shared_ptr<void> (*new_compile_info)() = nullptr;
+  size_t tiling_capacity = 0;
 };
 std::map<std::string, Impl> &Registry();
 void Log(char level, const char *name, const char *file, int line, const char *fmt, ...)
@@ -418,10 +404,21 @@ class OpImplRegister {
   OpImplRegister &InferDataType(gert::InferDataTypeKernelFunc f) { impl_->infer_dtype = f; return *this; }
   OpImplRegister &InferShapeRange(gert::InferShapeRangeKernelFunc) { return *this; }
   OpImplRegister &InputsDataDependency(std::initializer_list<int32_t>) { return *this; }
-  OpImplRegister &TilingInputsDataDependency(std::initializer_list<int32_t>) { return *this; }
+  template <typename... A> OpImplRegister &TilingInputsDataDependency(std::initializer_list<int32_t>, A...) {
+    return *this;
+  }
   OpImplRegister &OutputShapeDependOnCompute(std::initializer_list<int32_t>) { return *this; }
   OpImplRegister &PrivateAttr(const char *, ...) { return *this; }
-  template <typename... A> OpImplRegister &Tiling(A...) { return *this; }
+  OpImplRegister &Tiling(gert::TilingKernelFunc f, size_t capacity = 0) {
+    impl_->tiling = f;
+    impl_->tiling_capacity = capacity;
+    return *this;
+  }
+  template <typename T> OpImplRegister &TilingParse(gert::TilingParseKernelFunc f) {
+    impl_->tiling_parse = f;
+    impl_->new_compile_info = []() -> std::shared_ptr<void> { return std::make_shared<T>(); };
+    return *this;
+  }
   // Every output takes the first input's dtype (registered as an InferDataType).
   OpImplRegister &InferOutDataTypeSameWithFirstInput() {
     impl_->infer_dtype = [](gert::InferDataTypeContext *context) -> ge::graphStatus {
@@ -443,6 +440,7 @@ class OpImplRegister {
 #define IMPL_OP_INFERSHAPE(op) \
   static ::opsdk::OpImplRegister OPSDK_CAT(opsdk_impl_, __COUNTER__) = ::opsdk::OpImplRegister(#op)
 #define IMPL_OP(op) IMPL_OP_INFERSHAPE(op)
+#define IMPL_OP_OPTILING(op) IMPL_OP_INFERSHAPE(op)
 
 #define OPSDK_LOG(level, ctx, ...) ::opsdk::Log(level, ::opsdk::NameOf(ctx), __FILE__, __LINE__, ##__VA_ARGS__)
 #define OP_LOGD(ctx, ...) OPSDK_LOG('D', ctx, ##__VA_ARGS__)
@@ -486,6 +484,9 @@ class OpImplRegister {
 #define OP_LOGE_FOR_INVALID_FORMAT(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_FORMATS_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_TENSORNUM(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_TENSORNUMS_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_WITH_INVALID_ATTR(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_WITH_INVALID_INPUT_DTYPE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_WITH_INVALID_ATTR_SIZE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_WITH_INVALID_ATTR(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_WITH_INVALID_INPUT(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)

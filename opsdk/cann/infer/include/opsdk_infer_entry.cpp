@@ -105,9 +105,8 @@ static const void *ReadAttr(std::istream &in, Store &store) {
   return store.vectors.back().get();
 }
 
-static std::string Run(const Impl &impl, std::istream &in) {
-  Node node;
-  Store store;
+// The node a request states: its type, name, SoC, IR inputs' instances, attrs, outputs.
+static bool ReadNode(std::istream &in, Node &node, Store &store) {
   size_t ir_inputs = 0, attrs = 0, outputs = 0;
   in >> node.type >> node.name >> g_soc >> ir_inputs;
   for (size_t ir = 0; ir < ir_inputs; ++ir) {
@@ -141,7 +140,13 @@ static std::string Run(const Impl &impl, std::istream &in) {
   // GE gives an output the format of the data it comes from: the first input's here.
   for (auto &desc : node.output_descs) desc.format = node.input_descs.empty() ? ge::FORMAT_ND : node.input_descs[0].format;
   for (size_t i = 0; i < outputs; ++i) node.ir_outputs.emplace_back(i, 1);
-  if (!in) return "error bad request\n";
+  return static_cast<bool>(in);
+}
+
+static std::string Run(const Impl &impl, std::istream &in) {
+  Node node;
+  Store store;
+  if (!ReadNode(in, node, store)) return "error bad request\n";
 
   std::ostringstream out;
   gert::InferShapeContext shape_context(&node);
@@ -165,6 +170,29 @@ static std::string Run(const Impl &impl, std::istream &in) {
   out << "asked " << node.outputs_asked << "\n";
   return out.str();
 }
+
+// Answers ``op_type``'s request with ``run`` (a C++ exception is status 3), the log after
+// its reply; the protocol of opsdk_infer.
+template <typename R>
+int Answer(const char *op_type, const char *request, char *reply, size_t capacity, size_t *needed, R run) {
+  auto found = Registry().find(op_type);
+  if (found == Registry().end()) return 1;
+  g_log.clear();
+  std::string text;
+  int status = 0;
+  try {
+    std::istringstream in(request);
+    text = run(found->second, in);
+  } catch (const std::exception &err) {
+    text = std::string("error C++ exception: ") + err.what() + "\n";
+    status = 3;
+  }
+  text += g_log;
+  *needed = text.size() + 1;
+  if (*needed > capacity) return 2;
+  std::memcpy(reply, text.c_str(), text.size() + 1);
+  return status;
+}
 }  // namespace opsdk
 
 extern "C" {
@@ -180,22 +208,6 @@ const char *opsdk_ops() {
 // log lines) goes to ``reply``. Returns 0, 1 for an op not registered, 2 when the reply
 // needs more than ``capacity`` bytes (ask again with that many), 3 for a C++ exception.
 int opsdk_infer(const char *op_type, const char *request, char *reply, size_t capacity, size_t *needed) {
-  auto found = opsdk::Registry().find(op_type);
-  if (found == opsdk::Registry().end()) return 1;
-  opsdk::g_log.clear();
-  std::string text;
-  int status = 0;
-  try {
-    std::istringstream in(request);
-    text = opsdk::Run(found->second, in);
-  } catch (const std::exception &err) {
-    text = std::string("error C++ exception: ") + err.what() + "\n";
-    status = 3;
-  }
-  text += opsdk::g_log;
-  *needed = text.size() + 1;
-  if (*needed > capacity) return 2;
-  std::memcpy(reply, text.c_str(), text.size() + 1);
-  return status;
+  return opsdk::Answer(op_type, request, reply, capacity, needed, opsdk::Run);
 }
 }

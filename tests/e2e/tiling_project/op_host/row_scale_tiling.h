@@ -1,0 +1,33 @@
+// RowScale's tiling data: rows split over the vector cores, each row in UB chunks.
+#pragma once
+#include "register/tilingdata_base.h"
+#include "register/op_impl_registry.h"
+#include "tiling/platform/platform_ascendc.h"
+#include "log/log.h"
+
+namespace optiling {
+BEGIN_TILING_DATA_DEF(RowScaleTail)
+TILING_DATA_FIELD_DEF(uint32_t, rows);
+TILING_DATA_FIELD_DEF(uint16_t, chunk);
+END_TILING_DATA_DEF;
+
+BEGIN_TILING_DATA_DEF(RowScaleTilingData)
+TILING_DATA_FIELD_DEF(uint32_t, rows);
+TILING_DATA_FIELD_DEF(uint32_t, cols);
+TILING_DATA_FIELD_DEF(uint64_t, rowsPerCore);
+TILING_DATA_FIELD_DEF_ARR(uint16_t, 3, chunks);
+TILING_DATA_FIELD_DEF(float, scale);
+TILING_DATA_FIELD_DEF_STRUCT(RowScaleTail, tail);
+END_TILING_DATA_DEF;
+
+REGISTER_TILING_DATA_CLASS(RowScale, RowScaleTilingData)
+REGISTER_TILING_DATA_CLASS(RowScaleCrash, RowScaleTilingData)
+REGISTER_TILING_DATA_CLASS(RowScaleRefuse, RowScaleTilingData)
+REGISTER_TILING_DATA_CLASS(RowScaleAllRows, RowScaleTilingData)
+REGISTER_TILING_DATA_CLASS(RowScaleLong, RowScaleTilingData)
+
+struct RowScaleCompileInfo {
+    uint32_t cores = 0;
+    uint64_t ub = 0;
+};
+}  // namespace optiling
