@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opsdk._runtime import locator, types
-from opsdk.cann.infer.build import BuildFailure, _compile, _included
+from opsdk.cann.infer.build import _compile, _included
 from opsdk.errors import SpecError
 
 __all__ = ["CTYPES", "INCLUDE", "Built", "Entry", "build", "entry_of", "template_args"]
@@ -97,7 +97,7 @@ def template_args(entry: Entry, tiling_key: int, headers: list[Path]) -> tuple[i
             return tuple(args)
     raise SpecError(
         f"{entry.source}: its entry is a template of {len(entry.template)} parameters and no "
-        "ASCENDC_TPL_ARGS_DECL in its headers declares as many: keep its tiling_key header beside it"
+        "ASCENDC_TPL_ARGS_DECL in its headers declares as many: keep its key header beside it"
     )
 
 
@@ -181,8 +181,6 @@ def tiling_header(layout) -> str:
             *structs.values(),
             f"#define GET_TILING_DATA(var, tiling) {name} var; "
             f"opsdk_rt::read_tiling(&var, tiling, sizeof({name}))",
-            f"#define GET_TILING_DATA_WITH_STRUCT(T, var, tiling) T var; "
-            "opsdk_rt::read_tiling(&var, tiling, sizeof(T))",
         ]
     )
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
 from opsdk.cann.infer.call import Crashed, _Worker
 from opsdk.cann.kernel import _native
