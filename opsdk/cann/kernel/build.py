@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,8 @@ __all__ = ["CTYPES", "INCLUDE", "Built", "Entry", "build", "entry_of", "template
 
 INCLUDE = Path(__file__).resolve().parent / "include"
 RECIPE_VERSION = 1  # bump when the way libraries are built changes
-FLAGS = ("-std=c++17", "-O1", "-fPIC", "-w", "-pthread", "-ffp-contract=off")
+# -O0: a kernel runs a few cases per build; compile time is what a first run waits for.
+FLAGS = ("-std=c++17", "-O0", "-fPIC", "-w", "-pthread", "-ffp-contract=off")
 
 # The C++ element type of each torch dtype name in a kernel (AscendC's spellings).
 CTYPES = {
@@ -122,7 +124,7 @@ def build(
     headers = sorted(_included([("", text)], dirs) | {entry.source})
     args = template_args(entry, tiling_key, headers) if entry.template else ()
     unit = _unit(entry, dtypes or {}, args, layout)
-    key = _key(unit, headers, dirs)
+    key = _key(unit, headers)
     directory = locator.cache_root() / "kernel" / f"{entry.name}_{key}"
     library = directory / "kernel.so"
     if library.is_file():
@@ -131,10 +133,41 @@ def build(
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "unit.cpp").write_text(unit)
     partial = directory / f"kernel.{os.getpid()}.so"
-    flags = [*FLAGS, f"-I{INCLUDE}", *(f"-I{d}" for d in dirs), f"-fmacro-prefix-map={root}/="]
+    toolkit = _toolkit()
+    flags = [*FLAGS, f"-I{toolkit}", f"-I{INCLUDE}", *(f"-I{d}" for d in dirs)]
+    flags.append(f"-fmacro-prefix-map={root}/=")
     _compile([*flags, "-shared", "unit.cpp", "-o", str(partial)], directory)
     partial.replace(library)  # atomic: a concurrent build never sees half a library
     return Built(library, entry, round(time.perf_counter() - start, 2))
+
+
+def _toolkit() -> Path:
+    """``kernel_operator.h`` precompiled, once per version of opsdk's headers and flags
+    (the unit includes it first: it halves a kernel's compile time)."""
+    toolkit = locator.cache_root() / "kernel" / f"toolkit_{_digest().hexdigest()[:16]}"
+    if (toolkit / "kernel_operator.h.gch").is_file():
+        return toolkit
+    partial = toolkit.with_name(f"{toolkit.name}.{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    shutil.copyfile(INCLUDE / "kernel_operator.h", partial / "kernel_operator.h")
+    _compile(
+        [
+            *FLAGS,
+            f"-I{INCLUDE}",
+            "-x",
+            "c++-header",
+            "kernel_operator.h",
+            "-o",
+            "kernel_operator.h.gch",
+        ],
+        partial,
+    )
+    try:
+        partial.rename(toolkit)  # atomic; a concurrent build may have won: keep its copy
+    except OSError:
+        shutil.rmtree(partial, ignore_errors=True)
+    return toolkit
 
 
 def _source_dirs(entry: Entry, root: Path) -> list[Path]:
@@ -151,7 +184,8 @@ def _source_dirs(entry: Entry, root: Path) -> list[Path]:
 def _unit(entry: Entry, dtypes: dict[str, str], args: tuple[int, ...], layout) -> str:
     """The translation unit: the dtype macros, the stand-in, the generated tiling struct,
     the kernel's source and the launcher calling its entry."""
-    lines = [f"#define {d.ge} {d.value}" for d in types.DTYPES.values()]
+    lines = ['#include "kernel_operator.h"']  # first: the precompiled header
+    lines += [f"#define {d.ge} {d.value}" for d in types.DTYPES.values()]
     for name, dtype in sorted(dtypes.items()):
         if dtype not in CTYPES:
             raise SpecError(
@@ -159,7 +193,6 @@ def _unit(entry: Entry, dtypes: dict[str, str], args: tuple[int, ...], layout) -
             )
         lines.append(f"#define DTYPE_{name.upper()} {CTYPES[dtype]}")
         lines.append(f"#define ORIG_DTYPE_{name.upper()} {types.dtype(dtype).ge}")
-    lines.append('#include "kernel_operator.h"')
     if layout is not None:
         lines.append(tiling_header(layout))
     lines.append(f'#include "{entry.source}"')
@@ -214,16 +247,22 @@ def _size(ctype: str) -> int:
     return sizes[ctype]
 
 
-def _key(unit: str, headers: list[Path], dirs) -> str:
+def _key(unit: str, headers: list[Path]) -> str:
     """A digest of what shapes the library: the unit, the kernel's sources and headers by
-    content, opsdk's stand-in headers, the compiler and its flags."""
-    digest = hashlib.sha256(repr((RECIPE_VERSION, FLAGS, os.environ.get("CXX", "g++"))).encode())
+    content, and :func:`_digest`'s."""
+    digest = _digest()
     digest.update(unit.encode())
-    for path in sorted(p for p in INCLUDE.rglob("*") if p.is_file()):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
     for path in headers:
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
+
+
+def _digest():
+    """A digest of opsdk's stand-in headers, the compiler and its flags."""
+    digest = hashlib.sha256(repr((RECIPE_VERSION, FLAGS, os.environ.get("CXX", "g++"))).encode())
+    for path in sorted(p for p in INCLUDE.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(INCLUDE)).encode() + b"\0" + path.read_bytes())
+    return digest
 
 
 def _without_comments(text: str) -> str:

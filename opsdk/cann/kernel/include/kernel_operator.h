@@ -688,11 +688,16 @@ inline void Duplicate(const LocalTensor<T>& dst, const U& v, const uint64_t mask
     unary_lv0(dst, dst, mask, isSetMask, repeat, UnaryRepeatParams(dstBlk, dstBlk, dstRep, dstRep), [t](T) { return t; });
 }
 
+inline thread_local float deq_scale = 1.0f;
+inline void SetDeqScale(half scale) { deq_scale = float(scale); }
+inline void SetDeqScale(float scale, int16_t = 0, bool = false) { deq_scale = scale; }
+
 // Cast: a value converted to the destination type, rounded as `mode` says (CAST_NONE:
 // round-to-nearest-even where it must round; integer results saturate).
 template <class D, class S>
 inline D cast_one(S s, RoundMode mode) {
     double v = double(opsdk_rt::Calc<S>(s));
+    if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, half>) v *= deq_scale;  // SetDeqScale's
     opsdk_rt::Rounding r = mode == RoundMode::CAST_FLOOR ? opsdk_rt::FLOOR
                            : mode == RoundMode::CAST_CEIL ? opsdk_rt::CEIL
                            : mode == RoundMode::CAST_TRUNC ? opsdk_rt::TRUNC
@@ -829,6 +834,43 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const L
     const uint8_t* bits = reinterpret_cast<const uint8_t*>(sel.addr_);
     for (uint32_t i = 0; i < count; ++i) dst.addr_[i] = (bits[i / 8] >> (i % 8) & 1) ? a.addr_[i] : b;
 }
+
+// ---------------------------------------------------------------- broadcasts
+struct BrcbRepeatParams {
+    uint16_t dstBlkStride = 1, dstRepStride = 8;
+    BrcbRepeatParams() = default;
+    BrcbRepeatParams(uint16_t b, uint16_t r) : dstBlkStride(b), dstRepStride(r) {}
+};
+// Brcb: each of a repeat's 8 source elements fills one 32 B block of dst.
+template <class T>
+inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint8_t repeat, const BrcbRepeatParams& p,
+                 OPSDK_WHERE) {
+    opsdk_rt::ub_access(src.addr_, uint64_t(repeat) * 8 * sizeof(T), file, line);
+    for (uint32_t r = 0; r < repeat; ++r)
+        for (uint32_t b = 0; b < 8; ++b) {
+            T* block = dst.addr_ + (uint64_t(r) * p.dstRepStride + uint64_t(b) * p.dstBlkStride) * EPB<T>;
+            opsdk_rt::ub_access(block, 32, file, line);
+            for (int e = 0; e < EPB<T>; ++e) block[e] = src.addr_[r * 8 + b];
+        }
+}
+// BroadCast (advanced API): src of srcShape repeated along its size-1 axes to dstShape.
+template <class T, int32_t dim, int32_t axis, bool isReuseSource = false>
+inline void BroadCast(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t dstShape[dim],
+                      const uint32_t srcShape[dim], const LocalTensor<uint8_t>& = {}, OPSDK_WHERE) {
+    uint64_t rows = dim == 2 ? dstShape[0] : 1, cols = dstShape[dim - 1];
+    uint64_t srcRows = dim == 2 ? srcShape[0] : 1, srcCols = srcShape[dim - 1];
+    opsdk_rt::ub_access(dst.addr_, rows * cols * sizeof(T), file, line);
+    std::vector<T> from(src.addr_, src.addr_ + srcRows * srcCols);
+    for (uint64_t i = 0; i < rows; ++i)
+        for (uint64_t j = 0; j < cols; ++j)
+            dst.addr_[i * cols + j] = from[(srcRows == 1 ? 0 : i) * srcCols + (srcCols == 1 ? 0 : j)];
+}
+
+template <class T, class U>
+__aicore__ inline constexpr T AlignUp(T value, U unit) { return unit ? (value + unit - 1) / unit * unit : 0; }
+template <class T, class U>
+__aicore__ inline constexpr T CeilDivision(T value, U unit) { return unit ? (value + unit - 1) / unit : 0; }
+using std::is_same;
 
 }  // namespace AscendC
 

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <condition_variable>
 #include <stdexcept>
+#include <thread>
 
 namespace opsdk_rt {
 
@@ -136,7 +137,7 @@ inline bool gm_access(const void* ptr, uint64_t n, bool write, const char* file,
                 uint64_t end = i;
                 while (end < hi && b->tag[end] == 0) ++end;
                 finding_locked("workspace-read-unwritten", file, line,
-                               fmt("%s %s reads bytes [%llu, %llu) never written (poison)",
+                               fmt("%s %s bytes [%llu, %llu) never written (poison)",
                                    t_atomic && write ? "an atomic update of" : "a read of",
                                    b->name.c_str(), (unsigned long long)i,
                                    (unsigned long long)end));
