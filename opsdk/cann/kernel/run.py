@@ -43,11 +43,13 @@ class Finding:
     line: int
     count: int  # how many times (calls) it happened
     what: str
+    case: str = ""  # the launch's case, as the caller named it
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else "(no line)"
         times = f" ({self.count} times)" if self.count > 1 else ""
-        return f"{self.kind} in block {self.block} at {where}: {self.what}{times}"
+        case = f" of case {self.case}" if self.case else ""
+        return f"{self.kind} in block {self.block}{case} at {where}: {self.what}{times}"
 
 
 @dataclass(frozen=True)
@@ -70,12 +72,14 @@ class Kernel:
         outputs: dict[str, int],
         tiling,
         *,
+        case: str = "",
         ub_bytes: int = UB_BYTES,
     ) -> Launch:
         """Run every block of the kernel on ``inputs`` (parameter name -> bytes; None: an
         absent optional input) with ``outputs`` (name -> size in bytes) and ``tiling`` (a
         TilingRun: its data is the ``tiling`` buffer, its workspace sizes' sum the
-        ``workspace`` buffer's size)."""
+        ``workspace`` buffer's size), on a chip of ``ub_bytes`` of UB. ``case`` names the
+        case in the findings."""
         request = json.dumps(
             {
                 "buffers": self._buffers(inputs, outputs, tiling),
@@ -90,11 +94,11 @@ class Kernel:
             _, text = self._worker.ask("launch", request)
         except Crashed as crash:
             self._worker = None
-            return Launch({}, (Finding("crash", -1, "?", 0, 1, f"the kernel {crash.how}"),))
+            return Launch({}, (Finding("crash", -1, "?", 0, 1, f"the kernel {crash.how}", case),))
         reply = json.loads(text)
         return Launch(
             {name: bytes.fromhex(data) for name, data in reply["outputs"].items()},
-            tuple(_finding(line) for line in reply["findings"]),
+            tuple(_finding(line, case) for line in reply["findings"]),
         )
 
     def close(self) -> None:
@@ -144,6 +148,7 @@ class Kernel:
         return buffers
 
 
-def _finding(line: str) -> Finding:
+def _finding(line: str, case: str) -> Finding:
+    """A finding line the launcher wrote (``finding<TAB>kind<TAB>block<TAB>file...``)."""
     _, kind, block, file, number, count, what = line.split("\t", 6)
-    return Finding(kind, int(block), file, int(number), int(count), what)
+    return Finding(kind, int(block), file, int(number), int(count), what, case)
