@@ -56,7 +56,9 @@ def extract(tmp_path_factory, repo: str, *folders: str) -> Path:
 
 
 _SIZES = {"uint64_t": 8, "int64_t": 8, "uint32_t": 4, "int32_t": 4, "float": 4, "uint8_t": 1}
-_CODES = {"uint64_t": "Q", "int64_t": "q", "uint32_t": "I", "int32_t": "i", "float": "f", "uint8_t": "B"}  # fmt: skip
+_CODES = {
+    "uint64_t": "Q", "int64_t": "q", "uint32_t": "I", "int32_t": "i", "float": "f", "uint8_t": "B",
+}  # fmt: skip
 
 
 def layout_of(header: str, name: str) -> TilingLayout:

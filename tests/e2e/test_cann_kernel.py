@@ -70,15 +70,24 @@ def test_the_correct_twin_is_exact_and_clean(planted, total, cores):
     assert torch.equal(z, expected)
 
 
+EVERY = {0, 1, 2, 3}
+TAIL_COPY = "DataCopy(zGm[i * tile], acc, (n + 7) / 8 * 8);"
+WS_READ = "DataCopyPad(acc, wsGm[i * tile], params, pad);"
 DEFECTS = [
-    # defect, case (total, cores, tile), kind, the statement's line, the blocks it is in
-    (TAIL, (1001, 4, 64), "gm-out-of-bounds", ("DataCopy(zGm[i * tile], acc, (n + 7) / 8 * 8);", False), {3}),
+    # defect, case (total, cores, tile), kind, (statement, its last occurrence), blocks
+    (TAIL, (1001, 4, 64), "gm-out-of-bounds", (TAIL_COPY, False), {3}),
     (UB, (100_000, 2, 1024), "ub-overflow", ("pipe.InitBuffer(tmp, tmpElements", False), {0, 1}),
-    (WORKSPACE, (1001, 4, 64), "workspace-read-unwritten", ("DataCopyPad(acc, wsGm[i * tile], params, pad);", False), {0, 1, 2, 3}),
-    (OVERLAP, (1001, 4, 64), "gm-write-race", ("DataCopyPad(zGm[i * tile], acc, params);", False), {0, 1, 2, 3}),
-    (LEAK, (1001, 4, 64), "queue-misuse", ("LocalTensor<float> x = inX.AllocTensor<float>();", False), {0, 1, 2, 3}),
-    (DOUBLE_FREE, (1001, 4, 64), "queue-misuse", ("outZ.FreeTensor(z);", True), {0, 1, 2, 3}),
-]  # fmt: skip
+    (WORKSPACE, (1001, 4, 64), "workspace-read-unwritten", (WS_READ, False), EVERY),
+    (
+        OVERLAP,
+        (1001, 4, 64),
+        "gm-write-race",
+        ("DataCopyPad(zGm[i * tile], acc, params);", False),
+        EVERY,
+    ),
+    (LEAK, (1001, 4, 64), "queue-misuse", ("x = inX.AllocTensor<float>();", False), EVERY),
+    (DOUBLE_FREE, (1001, 4, 64), "queue-misuse", ("outZ.FreeTensor(z);", True), EVERY),
+]
 
 
 @pytest.mark.parametrize("defect, case, kind, statement, blocks", DEFECTS)
@@ -125,7 +134,7 @@ def test_reading_an_absent_input_is_a_finding(planted):
     assert "outside every GM buffer" in launch.findings[0].what
 
 
-# ---------------------------------------------------------------- generated tiling struct, template key
+# ------------------------------------------------ a generated tiling struct, a template key
 SCALE = PROJECTS / "scale" / "op_kernel"
 SPLIT = TilingLayout("ScaleSplit", (Field("perCore", "uint32_t", 1, 0),), 8)
 SCALE_LAYOUT = TilingLayout(
@@ -159,3 +168,127 @@ def test_a_generated_tiling_struct_and_a_template_key_run_bit_exact(scale, total
     y = torch.frombuffer(bytearray(launch.outputs["y"]), dtype=torch.float16)
     assert launch.findings == ()
     assert torch.equal(y, (x.float() * 0.37).half())
+
+
+# ---------------------------------------------------------------- public kernels (mirrors)
+def add_v2_tiling(n: int, itemsize: int, key: int, cores: int = 48, ub: int = 196_608):
+    """What ops-math AddV2's TilingFunc computes (add_v2_tiling.cpp): 32 B blocks over the
+    cores, the first ``tail`` cores one block more, tiles of a third of half the UB."""
+    tile_blocks = max(ub // 32 // 2 // (5 if itemsize == 1 else 3), 1)
+    tile = tile_blocks * 32 // itemsize
+    blocks = -(-n * itemsize // 32)
+    used = max(min(cores, blocks), 1)
+    every, tail = divmod(blocks, used)
+
+    def share(core_blocks: int):
+        data = core_blocks * 32 // itemsize
+        tiles = core_blocks // tile_blocks
+        rest = data - tile * tiles
+        return data, tiles + (core_blocks % tile_blocks != 0), rest if rest > 0 else tile
+
+    small, small_tiles, small_tail = share(every)
+    big, big_tiles, big_tail = share(every + 1)
+    data = struct.pack("<8q", small, big, big_tiles, small_tiles, tile, small_tail, big_tail, tail)
+    return TilingRun(data, used, key, (16 << 20,))
+
+
+@pytest.fixture(scope="module")
+def add_v2(tmp_path_factory):
+    root = extract(tmp_path_factory, "ops-math", "experimental/math/add_v2")
+    source = root / "experimental/math/add_v2/op_kernel/add_v2.cpp"
+    compiled = kernel.Kernel(kernel.build(kernel.entry_of(source), tiling_key=0, root=root))
+    yield compiled
+    compiled.close()
+
+
+def run_add_v2(add_v2, n: int):
+    x, y = torch.randn(n), torch.randn(n)
+    inputs = {"x": x.numpy().tobytes(), "y": y.numpy().tobytes()}
+    launch = add_v2.launch(inputs, {"z": n * 4}, add_v2_tiling(n, 4, 0), case=f"[{n}] float32")
+    return launch, torch.frombuffer(bytearray(launch.outputs["z"]), dtype=torch.float32), x + y
+
+
+@pytest.mark.parametrize("n", [8 * 48, 4096 * 48 + 64])
+def test_add_v2_is_bit_exact_and_clean_at_aligned_sizes(add_v2, n):
+    launch, z, expected = run_add_v2(add_v2, n)
+    assert launch.findings == ()
+    assert torch.equal(z, expected)
+
+
+@pytest.mark.parametrize("n", [1003, 4096 * 48 + 5])
+def test_add_v2_writes_past_its_output_at_unaligned_sizes(add_v2, n):
+    """Its tiling hands the last core a whole 32 B block and the kernel moves it with
+    DataCopy: up to 30 B past x, y (reads) and z (the write), named at add_v2.h."""
+    launch, z, expected = run_add_v2(add_v2, n)
+    write = [f for f in launch.findings if "GM write" in f.what]
+    assert len(write) == 1 and write[0].kind == "gm-out-of-bounds", launch.findings
+    past = 32 - n * 4 % 32
+    assert f"{past} B past its end" in write[0].what and write[0].file.endswith("add_v2.h")
+    assert write[0].block == add_v2_tiling(n, 4, 0).block_dim - 1
+    assert torch.equal(z, expected)  # the numbers inside z are right
+
+
+@pytest.fixture(scope="module")
+def rms_norm_project(tmp_path_factory):
+    root = extract(tmp_path_factory, "ops-nn", "norm/rms_norm")
+    header = (root / "norm/rms_norm/op_host/rms_norm_tiling.h").read_text()
+    return root / "norm/rms_norm", layout_of(header, "RMSNormTilingData")
+
+
+def rms_norm_tiling(rows, cols, dtype, layout, epsilon=1e-6, cores=48, ub=196_608):
+    """What ops-nn RmsNorm's TilingFunc computes on a 910B for x and gamma of one dtype
+    (rms_norm_tiling.cpp): merge-n rows when a row fits 2,000 elements (key 2), else one
+    row per pass (key 0), else the row split (key 1)."""
+    per_block = 8 if dtype == torch.float32 else 16
+    align = round_up(cols, per_block)
+    ub_factor = 10240 if dtype == torch.float32 else 12288
+    block = -(-rows // cores)
+    used = -(-rows // block)
+    last = rows - block * (used - 1)
+    row_factor, mode = 64, 1 if align > ub_factor else 0
+    if mode == 1:
+        ub_factor = round_up(-(-cols // -(-cols // ub_factor)), 16)
+        while cols % ub_factor and cols % ub_factor < 16:
+            ub_factor -= 16
+    if align <= 2000:
+        mode, row_factor = 2, (ub - 1024) // (align * 16 + 260)
+        ub_factor = row_factor * align
+    loops, last_loops = -(-block // row_factor), -(-last // row_factor)
+    values = {
+        "num_row": rows, "num_col": cols, "num_col_align": align, "block_factor": block,
+        "row_factor": row_factor, "ub_factor": ub_factor, "epsilon": epsilon,
+        "avg_factor": 1.0 / cols, "is_nddma": 1, "last_block_factor": last,
+        "row_loop": loops, "last_block_row_loop": last_loops,
+        "row_tail": block - (loops - 1) * row_factor,
+        "last_block_row_tail": last - (last_loops - 1) * row_factor,
+        "mul_loop": align // 64, "mul_tail": align % 64, "dst_rep_stride": align // 8 & 255,
+        "is_performance": int(dtype != torch.float32 and cols <= 5120 and rows <= 512),
+    }  # fmt: skip
+    return TilingRun(pack(layout, values), used, mode, (256 + (16 << 20),))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_production_rms_norm_matches_torch_with_no_finding(rms_norm_project, dtype):
+    root, layout = rms_norm_project
+    name = str(dtype).removeprefix("torch.")
+    dtypes = {"x": name, "gamma": name, "y": name, "rstd": "float32"}
+    entry = kernel.entry_of(root / "op_kernel/rms_norm.cpp")
+    compiled = kernel.Kernel(kernel.build(entry, dtypes, layout=layout, root=root))
+    keys = set()
+    for rows, cols in [(7, 33), (100, 130), (3, 4000), (2, 12000)]:
+        x, gamma = torch.randn(rows, cols, dtype=dtype), torch.randn(cols, dtype=dtype)
+        tiling = rms_norm_tiling(rows, cols, dtype, layout)
+        keys.add(tiling.tiling_key)
+        inputs = {"x": x.numpy().tobytes(), "gamma": gamma.numpy().tobytes()}
+        sizes = {"y": x.numel() * x.element_size(), "rstd": rows * 4}
+        launch = compiled.launch(inputs, sizes, tiling, case=f"{[rows, cols]} {name}")
+        assert launch.findings == (), [str(f) for f in launch.findings]
+        y = torch.frombuffer(bytearray(launch.outputs["y"]), dtype=dtype).reshape(rows, cols)
+        rstd = torch.frombuffer(bytearray(launch.outputs["rstd"]), dtype=torch.float32)
+        expected_rstd = torch.rsqrt(x.float().pow(2).mean(-1) + 1e-6)
+        expected = (x.float() * expected_rstd[:, None] * gamma.float()).to(dtype)
+        tolerance = 1e-5 if dtype == torch.float32 else 2e-3
+        torch.testing.assert_close(rstd, expected_rstd, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(y, expected, rtol=tolerance, atol=tolerance)
+    compiled.close()
+    assert keys == ({0, 1, 2} if dtype == torch.float32 else {0, 2})  # every mode ran

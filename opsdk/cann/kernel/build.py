@@ -124,7 +124,7 @@ def build(
     headers = sorted(_included([("", text)], dirs) | {entry.source})
     args = template_args(entry, tiling_key, headers) if entry.template else ()
     unit = _unit(entry, dtypes or {}, args, layout)
-    key = _key(unit, headers)
+    key = _key(unit.replace(f"{root}/", ""), headers)  # a copy of the project shares it
     directory = locator.cache_root() / "kernel" / f"{entry.name}_{key}"
     library = directory / "kernel.so"
     if library.is_file():
