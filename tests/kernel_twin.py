@@ -40,6 +40,20 @@ class TilingLayout:
     size: int
 
 
+# The scale project's tiling data (a nested struct), as twin-host would read it.
+SCALE_LAYOUT = TilingLayout(
+    "ScaleTilingData",
+    (
+        Field("total", "uint32_t", 1, 0),
+        Field("scale", "float", 1, 4),
+        Field(
+            "split", "", 1, 8, TilingLayout("ScaleSplit", (Field("perCore", "uint32_t", 1, 0),), 8)
+        ),
+    ),
+    16,
+)
+
+
 def extract(tmp_path_factory, repo: str, *folders: str) -> Path:
     """``folders`` of a mirrored hicann repository, extracted (skip without the mirror)."""
     mirror = MIRRORS / f"hicann+{repo}" / "repo"

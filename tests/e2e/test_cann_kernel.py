@@ -7,16 +7,12 @@ torch's numbers). Each library is compiled once per module."""
 from __future__ import annotations
 
 import struct
-import sys
-from pathlib import Path
 
 import pytest
 import torch
+from kernel_twin import PROJECTS, SCALE_LAYOUT, TilingRun, extract, layout_of, pack
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from kernel_twin import PROJECTS, Field, TilingLayout, TilingRun, extract, layout_of, pack  # noqa: E402
-
-from opsdk.cann import kernel  # noqa: E402
+from opsdk.cann import kernel
 
 PLANTED = PROJECTS / "planted" / "op_kernel"
 # planted_tiling.h's PlantedDefect
@@ -136,16 +132,6 @@ def test_reading_an_absent_input_is_a_finding(planted):
 
 # ------------------------------------------------ a generated tiling struct, a template key
 SCALE = PROJECTS / "scale" / "op_kernel"
-SPLIT = TilingLayout("ScaleSplit", (Field("perCore", "uint32_t", 1, 0),), 8)
-SCALE_LAYOUT = TilingLayout(
-    "ScaleTilingData",
-    (
-        Field("total", "uint32_t", 1, 0),
-        Field("scale", "float", 1, 4),
-        Field("split", "", 1, 8, SPLIT),
-    ),
-    16,
-)
 
 
 @pytest.fixture(scope="module")

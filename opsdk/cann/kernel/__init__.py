@@ -8,7 +8,16 @@ UB overflow (an allocator at the chip's UB size), workspace read before written
 (the contract's TilingRun) in a worker process and reads the findings.
 """
 
-from opsdk.cann.kernel.build import CTYPES, INCLUDE, Built, Entry, build, entry_of, template_args
+from opsdk.cann.kernel.build import (
+    CTYPES,
+    INCLUDE,
+    Built,
+    Entry,
+    build,
+    entry_of,
+    template_args,
+    tiling_header,
+)
 from opsdk.cann.kernel.run import KINDS, UB_BYTES, Finding, Kernel, Launch
 
 __all__ = [
@@ -24,4 +33,5 @@ __all__ = [
     "build",
     "entry_of",
     "template_args",
+    "tiling_header",
 ]

@@ -26,7 +26,16 @@ from opsdk._runtime import locator, types
 from opsdk.cann.infer.build import _compile, _included
 from opsdk.errors import SpecError
 
-__all__ = ["CTYPES", "INCLUDE", "Built", "Entry", "build", "entry_of", "template_args"]
+__all__ = [
+    "CTYPES",
+    "INCLUDE",
+    "Built",
+    "Entry",
+    "build",
+    "entry_of",
+    "template_args",
+    "tiling_header",
+]
 
 INCLUDE = Path(__file__).resolve().parent / "include"
 RECIPE_VERSION = 1  # bump when the way libraries are built changes
