@@ -8,7 +8,7 @@ import pytest
 from kernel_twin import PROJECTS, SCALE_LAYOUT, Field, TilingLayout, TilingRun
 
 from opsdk.cann import kernel
-from opsdk.cann.kernel.build import _unit
+from opsdk.cann.kernel.build import translation_unit
 from opsdk.cann.kernel.run import _finding
 from opsdk.errors import SpecError
 
@@ -81,13 +81,13 @@ def test_a_nested_struct_is_declared_before_the_struct_using_it():
 
 def test_each_parameter_dtype_becomes_the_kernel_s_dtype_macros():
     entry = kernel.Entry(Path("/p/op.cpp"), "op", ("x", "y", "workspace", "tiling"))
-    unit = _unit(entry, {"x": "float16", "y": "bfloat16"}, (), None)
+    unit = translation_unit(entry, {"x": "float16", "y": "bfloat16"}, (), None)
     assert unit.startswith('#include "kernel_operator.h"')  # the precompiled header first
     assert "#define DTYPE_X half" in unit and "#define ORIG_DTYPE_X DT_FLOAT16" in unit
     assert "#define DTYPE_Y bfloat16_t" in unit and "#define DT_FLOAT16 1" in unit
     assert "#define OPSDK_CALL(a) op(a[0], a[1], a[2], a[3])" in unit
     with pytest.raises(SpecError, match="complex64"):
-        _unit(entry, {"x": "complex64"}, (), None)
+        translation_unit(entry, {"x": "complex64"}, (), None)
 
 
 def test_a_launch_names_the_entry_s_parameters_before_any_process_starts(tmp_path):

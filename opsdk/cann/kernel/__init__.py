@@ -17,6 +17,7 @@ from opsdk.cann.kernel.build import (
     entry_of,
     template_args,
     tiling_header,
+    toolkit,
 )
 from opsdk.cann.kernel.run import KINDS, UB_BYTES, Finding, Kernel, Launch
 
@@ -34,4 +35,5 @@ __all__ = [
     "entry_of",
     "template_args",
     "tiling_header",
+    "toolkit",
 ]

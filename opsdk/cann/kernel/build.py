@@ -35,6 +35,8 @@ __all__ = [
     "entry_of",
     "template_args",
     "tiling_header",
+    "toolkit",
+    "translation_unit",
 ]
 
 INCLUDE = Path(__file__).resolve().parent / "include"
@@ -132,7 +134,7 @@ def build(
     text = entry.source.read_text(errors="replace")
     headers = sorted(_included([("", text)], dirs) | {entry.source})
     args = template_args(entry, tiling_key, headers) if entry.template else ()
-    unit = _unit(entry, dtypes or {}, args, layout)
+    unit = translation_unit(entry, dtypes or {}, args, layout)
     key = _key(unit.replace(f"{root}/", ""), headers)  # a copy of the project shares it
     directory = locator.cache_root() / "kernel" / f"{entry.name}_{key}"
     library = directory / "kernel.so"
@@ -142,21 +144,20 @@ def build(
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "unit.cpp").write_text(unit)
     partial = directory / f"kernel.{os.getpid()}.so"
-    toolkit = _toolkit()
-    flags = [*FLAGS, f"-I{toolkit}", f"-I{INCLUDE}", *(f"-I{d}" for d in dirs)]
+    flags = [*FLAGS, f"-I{toolkit()}", f"-I{INCLUDE}", *(f"-I{d}" for d in dirs)]
     flags.append(f"-fmacro-prefix-map={root}/=")
     _compile([*flags, "-shared", "unit.cpp", "-o", str(partial)], directory)
     partial.replace(library)  # atomic: a concurrent build never sees half a library
     return Built(library, entry, round(time.perf_counter() - start, 2))
 
 
-def _toolkit() -> Path:
+def toolkit() -> Path:
     """``kernel_operator.h`` precompiled, once per version of opsdk's headers and flags
     (the unit includes it first: it halves a kernel's compile time)."""
-    toolkit = locator.cache_root() / "kernel" / f"toolkit_{_digest().hexdigest()[:16]}"
-    if (toolkit / "kernel_operator.h.gch").is_file():
-        return toolkit
-    partial = toolkit.with_name(f"{toolkit.name}.{os.getpid()}")
+    folder = locator.cache_root() / "kernel" / f"toolkit_{_digest().hexdigest()[:16]}"
+    if (folder / "kernel_operator.h.gch").is_file():
+        return folder
+    partial = folder.with_name(f"{folder.name}.{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     shutil.copyfile(INCLUDE / "kernel_operator.h", partial / "kernel_operator.h")
@@ -173,10 +174,10 @@ def _toolkit() -> Path:
         partial,
     )
     try:
-        partial.rename(toolkit)  # atomic; a concurrent build may have won: keep its copy
+        partial.rename(folder)  # atomic; a concurrent build may have won: keep its copy
     except OSError:
         shutil.rmtree(partial, ignore_errors=True)
-    return toolkit
+    return folder
 
 
 def _source_dirs(entry: Entry, root: Path) -> list[Path]:
@@ -190,7 +191,7 @@ def _source_dirs(entry: Entry, root: Path) -> list[Path]:
         folder = folder.parent
 
 
-def _unit(entry: Entry, dtypes: dict[str, str], args: tuple[int, ...], layout) -> str:
+def translation_unit(entry: Entry, dtypes: dict[str, str], args: tuple[int, ...], layout) -> str:
     """The translation unit: the dtype macros, the stand-in, the generated tiling struct,
     the kernel's source and the launcher calling its entry."""
     lines = ['#include "kernel_operator.h"']  # first: the precompiled header
