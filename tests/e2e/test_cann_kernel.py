@@ -157,14 +157,12 @@ def test_a_generated_tiling_struct_and_a_template_key_run_bit_exact(scale, total
 
 
 # ---------------------------------------------------------------- public kernels (mirrors)
-def add_v2_tiling(n: int, itemsize: int, key: int, cores: int = 48, ub: int = 196_608):
-    """What ops-math AddV2's TilingFunc computes (add_v2_tiling.cpp): 32 B blocks over the
-    cores, the first ``tail`` cores one block more, tiles of a third of half the UB."""
-    tile_blocks = max(ub // 32 // 2 // (5 if itemsize == 1 else 3), 1)
+def elementwise_tiling(n, itemsize, cores, tile_blocks, key, workspace):
+    """What ops-math AddV2's and ops-nn Gelu's TilingFuncs compute (add_v2_tiling.cpp,
+    gelu_tiling.cpp): the input in 32 B blocks over ``cores`` cores, the first ``tail``
+    cores one block more, tiles of ``tile_blocks`` blocks."""
     tile = tile_blocks * 32 // itemsize
-    blocks = -(-n * itemsize // 32)
-    used = max(min(cores, blocks), 1)
-    every, tail = divmod(blocks, used)
+    every, tail = divmod(-(-n * itemsize // 32), cores)
 
     def share(core_blocks: int):
         data = core_blocks * 32 // itemsize
@@ -175,7 +173,21 @@ def add_v2_tiling(n: int, itemsize: int, key: int, cores: int = 48, ub: int = 19
     small, small_tiles, small_tail = share(every)
     big, big_tiles, big_tail = share(every + 1)
     data = struct.pack("<8q", small, big, big_tiles, small_tiles, tile, small_tail, big_tail, tail)
-    return TilingRun(data, used, key, (16 << 20,))
+    return TilingRun(data, cores, key, (workspace,))
+
+
+def add_v2_tiling(n: int, cores: int = 48, ub: int = 196_608):
+    """AddV2's for float32: a core per 32 B block up to ``cores``, tiles of a third of
+    half the UB, a 16 MB system workspace."""
+    used = max(min(cores, -(-n * 4 // 32)), 1)
+    return elementwise_tiling(n, 4, used, ub // 32 // 2 // 3, 0, 16 << 20)
+
+
+def gelu_tiling(n: int, cores: int = 48, ub: int = 196_608):
+    """Gelu's for float32: a core per 1,024 elements up to ``cores``, tiles of a twelfth
+    of the UB (a multiple of 16 blocks), no workspace."""
+    used = min(cores, -(-n // 1024))
+    return elementwise_tiling(n, 4, used, ub // 32 // 12 // 16 * 16, 0, 0)
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +202,7 @@ def add_v2(tmp_path_factory):
 def run_add_v2(add_v2, n: int):
     x, y = torch.randn(n), torch.randn(n)
     inputs = {"x": x.numpy().tobytes(), "y": y.numpy().tobytes()}
-    launch = add_v2.launch(inputs, {"z": n * 4}, add_v2_tiling(n, 4, 0), case=f"[{n}] float32")
+    launch = add_v2.launch(inputs, {"z": n * 4}, add_v2_tiling(n), case=f"[{n}] float32")
     return launch, torch.frombuffer(bytearray(launch.outputs["z"]), dtype=torch.float32), x + y
 
 
@@ -210,8 +222,34 @@ def test_add_v2_writes_past_its_output_at_unaligned_sizes(add_v2, n):
     assert len(write) == 1 and write[0].kind == "gm-out-of-bounds", launch.findings
     past = 32 - n * 4 % 32
     assert f"{past} B past its end" in write[0].what and write[0].file.endswith("add_v2.h")
-    assert write[0].block == add_v2_tiling(n, 4, 0).block_dim - 1
+    assert write[0].block == add_v2_tiling(n).block_dim - 1
     assert torch.equal(z, expected)  # the numbers inside z are right
+
+
+@pytest.fixture(scope="module")
+def gelu(tmp_path_factory):
+    root = extract(tmp_path_factory, "ops-nn", "experimental/activation/gelu")
+    source = root / "experimental/activation/gelu/op_kernel/gelu.cpp"
+    dtypes = {"x": "float32", "y": "float32"}
+    compiled = kernel.Kernel(kernel.build(kernel.entry_of(source), dtypes, root=root))
+    yield compiled
+    compiled.close()
+
+
+@pytest.mark.parametrize("n, past", [(4096, 0), (3000, 0), (1003, 20)])
+def test_gelu_matches_its_formula_and_writes_past_its_output_at_unaligned_sizes(gelu, n, past):
+    """ops-nn's experimental Gelu (x / (1 + exp(-1.5958 (x + 0.0455 x^3)))) has AddV2's
+    tail: DataCopy of a whole 32 B block on the last core."""
+    x = torch.randn(n)
+    launch = gelu.launch({"x": x.numpy().tobytes()}, {"y": n * 4}, gelu_tiling(n))
+    y = torch.frombuffer(bytearray(launch.outputs["y"]), dtype=torch.float32)
+    expected = x / (1 + torch.exp(-1.595769122 * (x + 0.0455399241 * x**3)))
+    torch.testing.assert_close(y, expected, rtol=1e-5, atol=1e-6)
+    writes = [f.what for f in launch.findings if "GM write" in f.what]
+    if past:
+        assert len(writes) == 1 and writes[0].endswith(f"of y ({n * 4} B): {past} B past its end")
+    else:
+        assert writes == []
 
 
 @pytest.fixture(scope="module")

@@ -87,3 +87,5 @@ struct Narrow {
 
 using half = opsdk_rt::Narrow<5, 10>;
 using bfloat16_t = opsdk_rt::Narrow<8, 7>;
+// On the core bfloat16_t is the compiler's __bf16: kernels name either.
+#define __bf16 bfloat16_t
