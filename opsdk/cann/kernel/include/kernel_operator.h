@@ -46,6 +46,11 @@
 #define ASCEND_IS_NOT_AIC (g_coreType != AscendC::AIC)
 
 typedef uint8_t* GM_ADDR;
+#define OPSDK_WHERE const char *file = __builtin_FILE(), int line = __builtin_LINE()
+
+// The CCE compiler's own (global) enums of pipes and events.
+enum pipe_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_MTE4, PIPE_MTE5, PIPE_V2, PIPE_FIX };
+enum event_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
 
 namespace opsdk_rt {
 inline void read_tiling(void* dst, const uint8_t* src, uint64_t n,
@@ -64,9 +69,9 @@ namespace AscendC {
 enum CoreType { AIC = 1, AIV = 2, MIX = 3 };
 enum class TPosition : uint8_t { GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, SPM, SHM = SPM, TSCM, C2PIPE2GM, C2PIPE2LOCAL, MAX };
 using QuePosition = TPosition;
-enum pipe_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_FIX = 10 };
 enum class HardEvent : uint8_t { MTE2_MTE1, MTE1_MTE2, MTE1_M, M_MTE1, MTE2_V, V_MTE2, MTE3_V, V_MTE3, M_V, V_M, V_V, MTE3_MTE1, MTE1_MTE3, MTE1_V, MTE2_M, M_MTE2, V_MTE1, M_FIX, FIX_M, MTE3_MTE2, MTE2_MTE3, S_V, V_S, S_MTE2, MTE2_S, S_MTE3, MTE3_S, MTE2_FIX, FIX_MTE2, FIX_S, M_S, FIX_MTE3, MTE1_FIX, FIX_MTE1, FIX_FIX, MAX };
-enum event_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
+using ::pipe_t;
+using ::event_t;
 using TEventID = int8_t;
 enum class RoundMode { CAST_NONE = 0, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD, CAST_HYBRID };
 enum class MaskMode { NORMAL = 0, COUNTER };
@@ -472,20 +477,25 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
 }
 // The count form moves whole 32 B blocks: count * sizeof(T) / 32 of them (the rest of an
 // unaligned count is not moved, as on the hardware).
-template <class D, class S>
-inline void DataCopy(const D& dst, const S& src, uint32_t count,
-                     const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
-    using T = typename D::PrimType;
-    DataCopyParams p(1, uint16_t(uint64_t(count) * sizeof(T) / 32), 0, 0);
+template <class T, class D, class S>
+inline void copy_count(const D& dst, const S& src, uint32_t count, const char* file, int line) {
     uint64_t blocks = uint64_t(count) * sizeof(T) / 32;
-    if (blocks > 65535) {  // one instruction moves up to 65535 blocks; the API splits
-        for (uint64_t done = 0; done < blocks; done += 4096) {
-            uint32_t n = uint32_t(std::min<uint64_t>(4096, blocks - done));
-            DataCopy(dst[done * 32 / sizeof(T)], src[done * 32 / sizeof(T)], DataCopyParams(1, n, 0, 0), file, line);
-        }
-        return;
+    for (uint64_t done = 0; done < blocks; done += 4095) {  // one instruction moves < 4096 blocks
+        uint16_t n = uint16_t(std::min<uint64_t>(4095, blocks - done));
+        DataCopy(dst[uint32_t(done * 32 / sizeof(T))], src[uint32_t(done * 32 / sizeof(T))], DataCopyParams(1, n, 0, 0), file, line);
     }
-    DataCopy(dst, src, p, file, line);
+}
+template <class T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count, OPSDK_WHERE) {
+    copy_count<T>(dst, src, count, file, line);
+}
+template <class T>
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count, OPSDK_WHERE) {
+    copy_count<T>(dst, src, count, file, line);
+}
+template <class T>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count, OPSDK_WHERE) {
+    copy_count<T>(dst, src, count, file, line);
 }
 
 template <class T, class P>
@@ -542,8 +552,6 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
 // repeats of 256 B under a mask (a count of leading elements, or two 64-bit words; with
 // isSetMask=false the one SetVectorMask set). The result is computed in float (int64 for
 // integers) and stored rounded to the element type (round-to-nearest-even).
-#define OPSDK_WHERE const char *file = __builtin_FILE(), int line = __builtin_LINE()
-
 template <class D, class S, class F>
 inline void unary_count(const LocalTensor<D>& dst, const LocalTensor<S>& src, int32_t count, F f, const char* file, int line) {
     if (count <= 0) return;
@@ -865,6 +873,141 @@ inline void BroadCast(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
         for (uint64_t j = 0; j < cols; ++j)
             dst.addr_[i * cols + j] = from[(srcRows == 1 ? 0 : i) * srcCols + (srcCols == 1 ? 0 : j)];
 }
+
+// ---------------------------------------------------------------- more vector instructions
+struct CopyRepeatParams {
+    uint16_t dstStride = 1, srcStride = 1, dstRepeatSize = 8, srcRepeatSize = 8;
+    CopyRepeatParams() = default;
+    CopyRepeatParams(uint16_t d, uint16_t s, uint16_t dr, uint16_t sr) : dstStride(d), srcStride(s), dstRepeatSize(dr), srcRepeatSize(sr) {}
+};
+// Copy: a UB-to-UB move by the vector unit, level-0 form.
+template <class T, bool isSetMask = true>
+inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask, const uint8_t repeat,
+                 const CopyRepeatParams& p, OPSDK_WHERE) {
+    uint64_t m[2];
+    unary_lv0(dst, src, mask_of(mask, m), isSetMask, repeat, UnaryRepeatParams(p.dstStride, p.srcStride, p.dstRepeatSize, p.srcRepeatSize),
+              [](T a) { return a; });
+}
+template <class T, bool isSetMask = true>
+inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[], const uint8_t repeat,
+                 const CopyRepeatParams& p, OPSDK_WHERE) {
+    unary_lv0(dst, src, mask, isSetMask, repeat, UnaryRepeatParams(p.dstStride, p.srcStride, p.dstRepeatSize, p.srcRepeatSize),
+              [](T a) { return a; });
+}
+template <class T, class U>
+inline void CreateVecIndex(const LocalTensor<T>& dst, const U& first, uint32_t count, OPSDK_WHERE) {
+    opsdk_rt::ub_access(dst.addr_, uint64_t(count) * sizeof(T), file, line);
+    for (uint32_t i = 0; i < count; ++i) dst.addr_[i] = opsdk_rt::store<T>(opsdk_rt::Calc<T>(first) + i);
+}
+template <class T, class U>
+inline void ArithProgression(const LocalTensor<T>& dst, const U first, const U diff, const int32_t count, OPSDK_WHERE) {
+    opsdk_rt::ub_access(dst.addr_, uint64_t(count) * sizeof(T), file, line);
+    for (int32_t i = 0; i < count; ++i) dst.addr_[i] = opsdk_rt::store<T>(opsdk_rt::Calc<T>(first) + opsdk_rt::Calc<T>(diff) * i);
+}
+// Gather: dst[i] is the element at byte offset srcOffset[i] + base of src.
+template <class T>
+inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& offsets, const uint32_t base,
+                   const uint32_t count, OPSDK_WHERE) {
+    const uint8_t* from = reinterpret_cast<const uint8_t*>(src.addr_) + base;
+    for (uint32_t i = 0; i < count; ++i) {
+        opsdk_rt::ub_access(from + offsets.addr_[i], sizeof(T), file, line);
+        std::memcpy(&dst.addr_[i], from + offsets.addr_[i], sizeof(T));
+    }
+}
+// WholeReduceMax / Min: per repeat the best masked element and its index in the repeat,
+// written as the order says; dstRepStride counts one repeat's result (2 elements, or 1).
+template <class T, bool best>
+inline void whole_reduce_best(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t* mask, bool set, int32_t repeat,
+                              int32_t dstRep, int32_t srcBlk, int32_t srcRep, ReduceOrder order) {
+    Operand<T> s{src.addr_, uint32_t(srcBlk), uint32_t(srcRep)};
+    std::vector<int64_t> at(repeat, -1);
+    level0(mask, set, EPR<T>, uint32_t(repeat), [&](uint32_t r, uint32_t i) {
+        if (at[r] < 0) { at[r] = i; return; }
+        opsdk_rt::Calc<T> a = s.at(r, i), b = s.at(r, uint32_t(at[r]));
+        if (best ? a > b : a < b) at[r] = i;
+    });
+    bool both = order == ReduceOrder::ORDER_VALUE_INDEX || order == ReduceOrder::ORDER_INDEX_VALUE;
+    for (int32_t r = 0; r < repeat; ++r) {
+        if (at[r] < 0) continue;
+        T* out = dst.addr_ + uint64_t(r) * dstRep * (both ? 2 : 1);
+        T value = s.at(r, uint32_t(at[r])), index;
+        if constexpr (sizeof(T) == 4) { uint32_t k = uint32_t(at[r]); std::memcpy(&index, &k, 4); }
+        else { uint16_t k = uint16_t(at[r]); std::memcpy(&index, &k, sizeof(T)); }
+        if (order == ReduceOrder::ORDER_INDEX_VALUE) { out[0] = index; out[1] = value; }
+        else if (order == ReduceOrder::ORDER_ONLY_INDEX) out[0] = index;
+        else { out[0] = value; if (both) out[1] = index; }
+    }
+}
+#define OPSDK_WHOLE_REDUCE(NAME, BEST)                                                                             \
+    template <class T, bool isSetMask = true>                                                                      \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask, const int32_t repeat,    \
+                     const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride,           \
+                     ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX) {                                         \
+        uint64_t m[2];                                                                                             \
+        whole_reduce_best<T, BEST>(dst, src, mask_of(mask, m), isSetMask, repeat, dstRepStride, srcBlkStride,      \
+                                   srcRepStride, order);                                                           \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true>                                                                      \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],                  \
+                     const int32_t repeat, const int32_t dstRepStride, const int32_t srcBlkStride,                 \
+                     const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX) {             \
+        whole_reduce_best<T, BEST>(dst, src, mask, isSetMask, repeat, dstRepStride, srcBlkStride, srcRepStride,    \
+                                   order);                                                                         \
+    }
+OPSDK_WHOLE_REDUCE(WholeReduceMax, true)
+OPSDK_WHOLE_REDUCE(WholeReduceMin, false)
+
+// Advanced math (lib/math): the count form, with or without a shared temp buffer.
+#define OPSDK_MATH(NAME, EXPR)                                                                                     \
+    template <class T, bool isReuseSource = false>                                                                 \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count, OPSDK_WHERE) {    \
+        unary_count(dst, src, int32_t(count), [](T a0) { float a = float(a0); return opsdk_rt::store<T>(EXPR); }, file, line); \
+    }                                                                                                              \
+    template <class T, bool isReuseSource = false>                                                                 \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>&,            \
+                     const uint32_t count, OPSDK_WHERE) {                                                          \
+        unary_count(dst, src, int32_t(count), [](T a0) { float a = float(a0); return opsdk_rt::store<T>(EXPR); }, file, line); \
+    }
+OPSDK_MATH(Sigmoid, 1.0f / (1.0f + std::exp(-a)))
+OPSDK_MATH(Tanh, std::tanh(a))
+OPSDK_MATH(Erf, std::erf(a))
+OPSDK_MATH(Cos, std::cos(a))
+OPSDK_MATH(Sin, std::sin(a))
+OPSDK_MATH(Log, std::log(a))
+OPSDK_MATH(Log2, std::log2(a))
+OPSDK_MATH(Floor, std::floor(a))
+OPSDK_MATH(Ceil, std::ceil(a))
+OPSDK_MATH(Round, std::nearbyint(a))
+OPSDK_MATH(Trunc, std::trunc(a))
+OPSDK_MATH(Sign, float((a > 0) - (a < 0)))
+OPSDK_MATH(Silu, a / (1.0f + std::exp(-a)))
+
+template <class T, bool isReuseSource = false>
+inline void Power(const LocalTensor<T>& dst, const LocalTensor<T>& base, const LocalTensor<T>& exp, uint32_t count = 0, OPSDK_WHERE) {
+    count = count ? count : dst.GetSize();
+    for (uint32_t i = 0; i < count; ++i) dst.addr_[i] = opsdk_rt::store<T>(std::pow(float(base.addr_[i]), float(exp.addr_[i])));
+}
+template <class T, bool isReuseSource = false>
+inline void Power(const LocalTensor<T>& dst, const LocalTensor<T>& base, const T& exp, uint32_t count = 0, OPSDK_WHERE) {
+    count = count ? count : dst.GetSize();
+    for (uint32_t i = 0; i < count; ++i) dst.addr_[i] = opsdk_rt::store<T>(std::pow(float(base.addr_[i]), float(exp)));
+}
+
+// ---------------------------------------------------------------- GM initialisation, scalars
+template <class T>
+inline void InitGlobalMemory(const GlobalTensor<T>& gm, const uint64_t size, const T value, OPSDK_WHERE) {
+    if (!opsdk_rt::gm_access(gm.addr_, size * sizeof(T), true, file, line)) return;
+    for (uint64_t i = 0; i < size; ++i) gm.addr_[i] = value;
+}
+template <class T>
+inline void InitOutput(const GlobalTensor<T>& gm, const uint64_t size, const T value = T(0), OPSDK_WHERE) {
+    InitGlobalMemory(gm, size, value, file, line);
+}
+template <class T, class U> struct IsSameType { static constexpr bool value = std::is_same_v<T, U>; };
+inline float ToFloat(const bfloat16_t& v) { return float(v); }
+inline bfloat16_t ToBfloat16(const float& v) { return bfloat16_t(v); }
+template <class T, class U>
+__aicore__ inline constexpr auto DivCeil(T value, U unit) { return unit ? (value + unit - 1) / unit : 0; }
 
 template <class T, class U>
 __aicore__ inline constexpr T AlignUp(T value, U unit) { return unit ? (value + unit - 1) / unit * unit : 0; }
