@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import json
 import re
 import subprocess
@@ -36,7 +37,9 @@ from opsdk.cann import kernel  # noqa: E402
 from opsdk.cann.kernel.build import FLAGS, INCLUDE, translation_unit  # noqa: E402
 
 GLOBS = ("**/op_kernel/**", "**/op_host/**", "**/*.h", "**/*.hpp")
-_NOT_VECTOR = re.compile(r"matmul|Mmad|\bLoadData\b|Fixpipe|hccl|Hccl|TPosition::(?:A1|A2|B1|B2|CO1)")
+_NOT_VECTOR = re.compile(
+    r"matmul|Mmad|\bLoadData\b|Fixpipe|hccl|Hccl|TPosition::(?:A1|A2|B1|B2|CO1)"
+)
 _TILING_DEF = re.compile(r"BEGIN_TILING_DATA_DEF\s*\(\s*(\w+)\s*\)(.*?)END_TILING_DATA_DEF", re.S)
 _TILING_FIELD = re.compile(
     r"TILING_DATA_FIELD_DEF(?P<kind>_ARR|_STRUCT)?\s*\(\s*(?P<a>[\w:]+)\s*,\s*(?P<b>\w+)\s*(?:,\s*(?P<c>\w+))?\s*\)"
@@ -81,28 +84,38 @@ def entries(root: Path, experimental: bool) -> list[Path]:
         if not re.search(r"__global__\s+__aicore__", text):
             continue
         closure = text + "".join(
-            p.read_text(errors="replace") for p in source.parent.rglob("*.h") if "arch35" not in p.parts
+            p.read_text(errors="replace")
+            for p in source.parent.rglob("*.h")
+            if "arch35" not in p.parts
         )
         if not _NOT_VECTOR.search(closure):
             found.append(source)
     return found
 
 
-def tiling_index(root: Path) -> dict[str, str]:
-    """Every BEGIN_TILING_DATA_DEF struct's body in the repository, by name."""
-    index = {}
+_CONSTANT = re.compile(r"(?:constexpr|const|#define)\s+(?:\w+\s+)*?(\w+)\s*=?\s*(\d+)U?L*\s*;?")
+
+
+def tiling_index(root: Path) -> tuple[dict[str, str], dict[str, int]]:
+    """Every BEGIN_TILING_DATA_DEF struct's body in the repository, by name, and the
+    integer constants an array field's count may name."""
+    index, constants = {}, {}
     for path in files(root, "**/op_host/**/*.h") + files(root, "**/op_host/**/*.cpp"):
-        for name, body in _TILING_DEF.findall(path.read_text(errors="replace")):
+        text = path.read_text(errors="replace")
+        for name, body in _TILING_DEF.findall(text):
             index.setdefault(name, body)
-    return index
+        for name, value in _CONSTANT.findall(text):
+            constants.setdefault(name, int(value))
+    return index, constants
 
 
-def layout(name: str, index: dict[str, str], seen=()):
+def layout(name: str, index: tuple[dict[str, str], dict[str, int]], seen=()):
     """A layout of struct ``name`` at natural alignment (None: a field's type is unknown)."""
-    if name not in index or name in seen:
+    structs, constants = index
+    if name not in structs or name in seen:
         return None
     fields, at, align = [], 0, 1
-    for m in _TILING_FIELD.finditer(index[name]):
+    for m in _TILING_FIELD.finditer(structs[name]):
         if m["kind"] == "_STRUCT":
             nested = layout(m["a"], index, (*seen, name))
             if nested is None:
@@ -112,7 +125,11 @@ def layout(name: str, index: dict[str, str], seen=()):
             ctype = m["a"].removeprefix("std::")
             if ctype not in _SIZES:
                 return None
-            count = int(m["b"]) if m["kind"] == "_ARR" and m["b"].isdigit() else 1
+            count = 1
+            if m["kind"] == "_ARR":
+                count = int(m["b"]) if m["b"].isdigit() else constants.get(m["b"], 0)
+                if not count:
+                    return None
             field = m["c"] if m["kind"] == "_ARR" else m["b"]
             size, nested, field_align = _SIZES[ctype], None, _SIZES[ctype]
         at = -(-at // field_align) * field_align
@@ -138,7 +155,7 @@ class kernel_layout:  # noqa: N801 (the contract's TilingLayout, by hand)
     size: int
 
 
-def op_layout(source: Path, index: dict[str, str]):
+def op_layout(source: Path, index):
     """The tiling layout GET_TILING_DATA reads in ``source``'s op, if it registers one."""
     for path in sorted((source.parent.parent / "op_host").rglob("*")):
         if path.suffix in (".h", ".cpp", ".hpp"):
@@ -148,13 +165,22 @@ def op_layout(source: Path, index: dict[str, str]):
     return None
 
 
-def check(source: Path, root: Path, index: dict[str, str], toolkit: Path, work: Path) -> Outcome:
+def kernel_folders(root: Path, into: Path) -> Path:
+    """``into``/<op> -> each op's ``op_kernel`` folder: CANN's build lays the kernels out
+    so, and a kernel includes another op's headers as ``../<op>/x.h``."""
+    into.mkdir(parents=True, exist_ok=True)
+    for folder in files(root, "**/op_kernel"):
+        link = into / folder.parent.name
+        if folder.is_dir() and not link.exists():
+            link.symlink_to(folder)
+    return into
+
+
+def check(source: Path, root: Path, index, toolkit: Path, work: Path, kernels: Path) -> Outcome:
     start = time.perf_counter()
     entry = kernel.entry_of(source)
     dtypes = {p: "float32" for p in entry.params[:-2]}
-    unit = translation_unit(
-        entry, dtypes, (0,) * len(entry.template), op_layout(source, index)
-    )
+    unit = translation_unit(entry, dtypes, (0,) * len(entry.template), op_layout(source, index))
     path = work / f"{abs(hash(str(source)))}.cpp"
     path.write_text(unit)
     dirs, folder = [], source.parent
@@ -162,7 +188,7 @@ def check(source: Path, root: Path, index: dict[str, str], toolkit: Path, work: 
         dirs += [folder, *(d for d in (folder / "common" / "inc", folder / "inc") if d.is_dir())]
         folder = folder.parent
     command = ["g++", *FLAGS, "-fsyntax-only", f"-I{toolkit}", f"-I{INCLUDE}"]
-    command += [f"-I{d}" for d in dirs] + [str(path)]
+    command += [f"-I{d}" for d in dirs] + [f"-I{kernels / source.parent.parent.name}", str(path)]
     done = subprocess.run(command, capture_output=True, text=True)
     missing = sorted({m for pattern in _MISSING for m in pattern.findall(done.stderr)})
     header = _HEADER.search(done.stderr)
@@ -196,33 +222,51 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--experimental", action="store_true")
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--work", type=Path, help="extract here and keep it (reused by the next run)"
+    )
     args = parser.parse_args(argv)
     toolkit = kernel.toolkit()
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory() as tmp:
         for path in args.paths:
-            name, root = sources(path, Path(tmp) / "src", GLOBS)
+            kept = args.work / path.name if args.work else None
+            if kept and kept.is_dir():
+                name, root = path.name.split("+")[-1], next(kept.iterdir())
+            else:
+                name, root = sources(path, kept or Path(tmp) / "src", GLOBS)
             index = tiling_index(root)
             found = entries(root, args.experimental)
             if args.limit:
                 found = found[: args.limit]
             work = Path(tmp) / f"units-{name}"
             work.mkdir()
+            kernels = kernel_folders(root, Path(tmp) / f"kernels-{name}")
             with ThreadPoolExecutor(2) as pool:
-                done = list(pool.map(lambda s: check(s, root, index, toolkit, work), found))
+                one = functools.partial(
+                    check, root=root, index=index, toolkit=toolkit, work=work, kernels=kernels
+                )
+                done = list(pool.map(one, found))
             for outcome in done:
                 outcome.entry = f"{name}/{outcome.entry}"
             print(f"{name}: {sum(o.ok for o in done)} of {len(done)} entries compile")
             outcomes += done
     total, ok = len(outcomes), sum(o.ok for o in outcomes)
-    print(f"\nall: {ok} of {total} 910B vector entries compile (-fsyntax-only): {ok / max(total, 1):.0%}")
-    print(f"seconds per entry: {sum(o.seconds for o in outcomes) / max(total, 1):.2f} (2 at a time)")
+    print(
+        f"\nall: {ok} of {total} 910B vector entries compile (-fsyntax-only): "
+        f"{ok / max(total, 1):.0%}"
+    )
+    print(
+        f"seconds per entry: {sum(o.seconds for o in outcomes) / max(total, 1):.2f} (2 at a time)"
+    )
     kinds = collections.Counter(_kind(o) for o in outcomes if not o.ok)
     print("\nthe rest, by first reason:")
     for kind, n in kinds.most_common():
         print(f"  {n:4d}  {kind}")
     names = collections.Counter(m for o in outcomes if not o.ok for m in o.missing)
-    alone = collections.Counter(o.missing[0] for o in outcomes if len(o.missing) == 1 and not o.header)
+    alone = collections.Counter(
+        o.missing[0] for o in outcomes if len(o.missing) == 1 and not o.header
+    )
     print("\nmissing identifiers (entries missing it; entries missing only it):")
     for name, n in names.most_common(40):
         print(f"  {n:4d} {alone.get(name, 0):4d}  {name}")
