@@ -17,6 +17,7 @@ from opsdk.cann import kernel
 PLANTED = PROJECTS / "planted" / "op_kernel"
 # planted_tiling.h's PlantedDefect
 NONE, TAIL, UB, WORKSPACE, OVERLAP, LEAK, DOUBLE_FREE, LAST_ELEMENT, WILD = range(9)
+HANDOFF_SYNCED, HANDOFF_RACE, SYNC_ONE_BLOCK = range(9, 12)
 
 
 @pytest.fixture(scope="module")
@@ -69,18 +70,14 @@ def test_the_correct_twin_is_exact_and_clean(planted, total, cores):
 EVERY = {0, 1, 2, 3}
 TAIL_COPY = "DataCopy(zGm[i * tile], acc, (n + 7) / 8 * 8);"
 WS_READ = "DataCopyPad(acc, wsGm[i * tile], params, pad);"
+Z_WRITE = "DataCopyPad(zGm[i * tile], acc, params);"
+HANDOFF_WRITE = "DataCopyPad(zAll[perCore], acc, params);"
 DEFECTS = [
     # defect, case (total, cores, tile), kind, (statement, its last occurrence), blocks
     (TAIL, (1001, 4, 64), "gm-out-of-bounds", (TAIL_COPY, False), {3}),
     (UB, (100_000, 2, 1024), "ub-overflow", ("pipe.InitBuffer(tmp, tmpElements", False), {0, 1}),
     (WORKSPACE, (1001, 4, 64), "workspace-read-unwritten", (WS_READ, False), EVERY),
-    (
-        OVERLAP,
-        (1001, 4, 64),
-        "gm-write-race",
-        ("DataCopyPad(zGm[i * tile], acc, params);", False),
-        EVERY,
-    ),
+    (OVERLAP, (1001, 4, 64), "gm-write-race", (Z_WRITE, False), EVERY),
     (LEAK, (1001, 4, 64), "queue-misuse", ("x = inX.AllocTensor<float>();", False), EVERY),
     (DOUBLE_FREE, (1001, 4, 64), "queue-misuse", ("outZ.FreeTensor(z);", True), EVERY),
 ]
@@ -96,6 +93,32 @@ def test_a_planted_defect_is_caught_with_its_block_case_and_line(
     found = [f for f in launch.findings if f.kind == kind and (f.file, f.line) == at]
     assert found, [str(f) for f in launch.findings]
     assert found[0].block in blocks and found[0].case == f"{total}x{cores}", str(found[0])
+
+
+def test_writes_ordered_by_sync_all_are_no_race(planted):
+    """Block 0 rewrites block 1's first outputs after a SyncAll every block reaches: the
+    blocks wait for each other, and the writes are ordered (HANDOFF_RACE, the same
+    without the SyncAll, is a race above)."""
+    launch, z, expected = run_planted(planted, 1001, 4, HANDOFF_SYNCED)
+    assert launch.findings == ()
+    assert torch.equal(z, expected)
+
+
+def test_the_same_writes_without_the_sync_all_race(planted):
+    """Whichever of the two writes comes second (the threads' order) is the line named."""
+    launch, _, _ = run_planted(planted, 1001, 4, HANDOFF_RACE)
+    assert [f.kind for f in launch.findings] == ["gm-write-race"]
+    race = launch.findings[0]
+    assert race.line in (line_of(HANDOFF_WRITE), line_of(Z_WRITE)) and race.block in (0, 1)
+    assert race.what.startswith("blocks 0 and 1 both write bytes [1024, 1056) of z") or (
+        race.what.startswith("blocks 1 and 0 both write bytes [1024, 1056) of z")
+    )
+
+
+def test_a_sync_all_one_block_alone_reaches_would_hang(planted):
+    launch, _, _ = run_planted(planted, 1001, 4, SYNC_ONE_BLOCK)
+    assert [f.kind for f in launch.findings] == ["sync-hang"]
+    assert "ended while 1 blocks wait at SyncAll" in launch.findings[0].what
 
 
 def test_the_tail_finding_says_how_far_past_the_end(planted):

@@ -806,30 +806,27 @@ inline void BlockReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
 
 // ---------------------------------------------------------------- compare / select
 // Compare writes one bit per element (uint8 dst, element i at bit i % 8 of byte i / 8).
-template <class T, class U>
-inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b, CMPMODE mode, uint32_t count, OPSDK_WHERE) {
+template <class T>
+inline bool compare_one(CMPMODE mode, T a, T b) {
+    opsdk_rt::Calc<T> x = a, y = b;
+    return mode == CMPMODE::LT ? x < y : mode == CMPMODE::GT ? x > y : mode == CMPMODE::EQ ? x == y
+         : mode == CMPMODE::LE ? x <= y : mode == CMPMODE::GE ? x >= y : x != y;
+}
+template <class T, class U, class B>
+inline void compare_bits(const LocalTensor<U>& dst, const LocalTensor<T>& a, CMPMODE mode, uint32_t count, B b, const char* file, int line) {
     opsdk_rt::ub_access(a.addr_, uint64_t(count) * sizeof(T), file, line);
-    opsdk_rt::ub_access(b.addr_, uint64_t(count) * sizeof(T), file, line);
     uint8_t* bits = reinterpret_cast<uint8_t*>(dst.addr_);
     std::memset(bits, 0, (count + 7) / 8);
-    for (uint32_t i = 0; i < count; ++i) {
-        opsdk_rt::Calc<T> x = a.addr_[i], y = b.addr_[i];
-        bool r = mode == CMPMODE::LT ? x < y : mode == CMPMODE::GT ? x > y : mode == CMPMODE::EQ ? x == y
-               : mode == CMPMODE::LE ? x <= y : mode == CMPMODE::GE ? x >= y : x != y;
-        bits[i / 8] |= uint8_t(r) << (i % 8);
-    }
+    for (uint32_t i = 0; i < count; ++i) bits[i / 8] |= uint8_t(compare_one(mode, a.addr_[i], b(i))) << (i % 8);
+}
+template <class T, class U>
+inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b, CMPMODE mode, uint32_t count, OPSDK_WHERE) {
+    opsdk_rt::ub_access(b.addr_, uint64_t(count) * sizeof(T), file, line);
+    compare_bits(dst, a, mode, count, [&](uint32_t i) { return b.addr_[i]; }, file, line);
 }
 template <class T, class U>
 inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& a, const T b, CMPMODE mode, uint32_t count, OPSDK_WHERE) {
-    uint8_t* bits = reinterpret_cast<uint8_t*>(dst.addr_);
-    std::memset(bits, 0, (count + 7) / 8);
-    opsdk_rt::Calc<T> y = b;
-    for (uint32_t i = 0; i < count; ++i) {
-        opsdk_rt::Calc<T> x = a.addr_[i];
-        bool r = mode == CMPMODE::LT ? x < y : mode == CMPMODE::GT ? x > y : mode == CMPMODE::EQ ? x == y
-               : mode == CMPMODE::LE ? x <= y : mode == CMPMODE::GE ? x >= y : x != y;
-        bits[i / 8] |= uint8_t(r) << (i % 8);
-    }
+    compare_bits(dst, a, mode, count, [&](uint32_t) { return b; }, file, line);
 }
 template <class T, class U>
 inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const LocalTensor<T>& a, const LocalTensor<T>& b,

@@ -22,6 +22,8 @@ public:
         xGm.SetGlobalBuffer((__gm__ float*)x + start, count);
         yGm.SetGlobalBuffer((__gm__ float*)y + start, count);
         zGm.SetGlobalBuffer((__gm__ float*)z + start, count);
+        zAll.SetGlobalBuffer((__gm__ float*)z, t->total);
+        perCore = t->perCore;
         wsGm.SetGlobalBuffer((__gm__ float*)workspace + start, count);
         pipe.InitBuffer(inX, BUFFER_NUM, tile * sizeof(float));
         pipe.InitBuffer(inY, BUFFER_NUM, tile * sizeof(float));
@@ -45,9 +47,23 @@ public:
             Compute(n);
             CopyOut(i, n);
         }
+        if (defect == HANDOFF_SYNCED || (defect == SYNC_ONE_BLOCK && GetBlockIdx() == 0)) {
+            SyncAll();
+        }
+        if ((defect == HANDOFF_SYNCED || defect == HANDOFF_RACE) && GetBlockIdx() == 0) {
+            Handoff();
+        }
     }
 
 private:
+    __aicore__ inline void Handoff()
+    {
+        LocalTensor<float> acc = tmp.Get<float>();
+        DataCopyExtParams params{1, 8 * sizeof(float), 0, 0, 0};
+        DataCopyPad(acc, zAll[perCore], params, DataCopyPadExtParams<float>{false, 0, 0, 0});
+        DataCopyPad(zAll[perCore], acc, params);
+    }
+
     __aicore__ inline void CopyIn(uint32_t i, uint32_t n)
     {
         LocalTensor<float> x = inX.AllocTensor<float>();
@@ -100,6 +116,6 @@ private:
     TQue<QuePosition::VECIN, BUFFER_NUM> inX, inY;
     TQue<QuePosition::VECOUT, BUFFER_NUM> outZ;
     TBuf<TPosition::VECCALC> tmp;
-    GlobalTensor<float> xGm, yGm, zGm, wsGm;
-    uint32_t count, tile, defect;
+    GlobalTensor<float> xGm, yGm, zGm, wsGm, zAll;
+    uint32_t count, tile, defect, perCore;
 };

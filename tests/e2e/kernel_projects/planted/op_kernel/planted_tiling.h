@@ -13,6 +13,9 @@ enum PlantedDefect : uint32_t {
     DOUBLE_FREE = 6,        // the output tensor freed twice
     LAST_ELEMENT = 7,       // the tail one element short: the last output never written
     WILD_POINTER = 8,       // a raw read far outside x: the process crashes
+    HANDOFF_SYNCED = 9,     // (correct) after a SyncAll, block 0 rewrites block 1's first 8 outputs
+    HANDOFF_RACE = 10,      // the same without the SyncAll: blocks 0 and 1 race on those bytes
+    SYNC_ONE_BLOCK = 11,    // only block 0 calls SyncAll: it would wait forever
 };
 
 struct PlantedTiling {
