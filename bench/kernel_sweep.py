@@ -96,22 +96,24 @@ def entries(root: Path, experimental: bool) -> list[Path]:
 _CONSTANT = re.compile(r"(?:constexpr|const|#define)\s+(?:\w+\s+)*?(\w+)\s*=?\s*(\d+)U?L*\s*;?")
 
 
-def tiling_index(root: Path) -> tuple[dict[str, str], dict[str, int]]:
-    """Every BEGIN_TILING_DATA_DEF struct's body in the repository, by name, and the
-    integer constants an array field's count may name."""
-    index, constants = {}, {}
+def tiling_index(root: Path) -> tuple[dict[str, str], dict[str, int], dict[str, str]]:
+    """Every BEGIN_TILING_DATA_DEF struct's body in the repository, by name, the integer
+    constants an array field's count may name, and the struct each op type registers."""
+    index, constants, registered = {}, {}, {}
     for path in files(root, "**/op_host/**/*.h") + files(root, "**/op_host/**/*.cpp"):
         text = path.read_text(errors="replace")
         for name, body in _TILING_DEF.findall(text):
             index.setdefault(name, body)
         for name, value in _CONSTANT.findall(text):
             constants.setdefault(name, int(value))
-    return index, constants
+        for op, struct in _REGISTER.findall(text):
+            registered.setdefault(op, struct)
+    return index, constants, registered
 
 
 def layout(name: str, index: tuple[dict[str, str], dict[str, int]], seen=()):
     """A layout of struct ``name`` at natural alignment (None: a field's type is unknown)."""
-    structs, constants = index
+    structs, constants, _ = index
     if name not in structs or name in seen:
         return None
     fields, at, align = [], 0, 1
@@ -156,7 +158,12 @@ class kernel_layout:  # noqa: N801 (the contract's TilingLayout, by hand)
 
 
 def op_layout(source: Path, index):
-    """The tiling layout GET_TILING_DATA reads in ``source``'s op, if it registers one."""
+    """The tiling layout GET_TILING_DATA reads in ``source``'s op: the struct its op type
+    (its folder's name in CamelCase) registers anywhere, else the first one its own
+    op_host registers."""
+    op_type = "".join(word.capitalize() for word in source.parent.parent.name.split("_"))
+    if op_type in index[2]:
+        return layout(index[2][op_type], index)
     for path in sorted((source.parent.parent / "op_host").rglob("*")):
         if path.suffix in (".h", ".cpp", ".hpp"):
             for op, struct in _REGISTER.findall(path.read_text(errors="replace")):
@@ -166,14 +173,15 @@ def op_layout(source: Path, index):
 
 
 def kernel_folders(root: Path, into: Path) -> Path:
-    """``into``/<op> -> each op's ``op_kernel`` folder: CANN's build lays the kernels out
-    so, and a kernel includes another op's headers as ``../<op>/x.h``."""
-    into.mkdir(parents=True, exist_ok=True)
+    """``into``/<op> -> each op's ``op_kernel`` folder, as CANN's build lays the kernels
+    out: a kernel includes another op's headers as ``../<op>/x.h``, found from the
+    (real, empty) folder ``into``/_ this returns."""
+    (into / "_").mkdir(parents=True, exist_ok=True)
     for folder in files(root, "**/op_kernel"):
         link = into / folder.parent.name
         if folder.is_dir() and not link.exists():
             link.symlink_to(folder)
-    return into
+    return into / "_"
 
 
 def check(source: Path, root: Path, index, toolkit: Path, work: Path, kernels: Path) -> Outcome:
@@ -188,7 +196,7 @@ def check(source: Path, root: Path, index, toolkit: Path, work: Path, kernels: P
         dirs += [folder, *(d for d in (folder / "common" / "inc", folder / "inc") if d.is_dir())]
         folder = folder.parent
     command = ["g++", *FLAGS, "-fsyntax-only", f"-I{toolkit}", f"-I{INCLUDE}"]
-    command += [f"-I{d}" for d in dirs] + [f"-I{kernels / source.parent.parent.name}", str(path)]
+    command += [f"-I{d}" for d in dirs] + [f"-I{kernels}", str(path)]
     done = subprocess.run(command, capture_output=True, text=True)
     missing = sorted({m for pattern in _MISSING for m in pattern.findall(done.stderr)})
     header = _HEADER.search(done.stderr)
