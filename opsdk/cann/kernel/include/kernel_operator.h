@@ -24,6 +24,7 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #endif
 #define ASSERT(x) ((void)0)
+#define ascendc_assert(...) ((void)0)
 #define TRACE_START(x)
 #define TRACE_STOP(x)
 #define KERNEL_TASK_TYPE_DEFAULT(x)
@@ -742,13 +743,19 @@ inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const Rou
 }
 
 // ---------------------------------------------------------------- reductions
+inline thread_local uint64_t acc_val = 0;
 template <class T>
 inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>&, const int32_t count, OPSDK_WHERE) {
     opsdk_rt::ub_access(src.addr_, uint64_t(count) * sizeof(T), file, line);
     opsdk_rt::Calc<T> s = 0;
     for (int32_t i = 0; i < count; ++i) s += opsdk_rt::Calc<T>(src.addr_[i]);
     dst.addr_[0] = opsdk_rt::store<T>(s);
+    T stored = dst.addr_[0];
+    acc_val = 0;
+    std::memcpy(&acc_val, &stored, sizeof(T));
 }
+// GetAccVal: the last ReduceSum's result, its bits in the low bytes.
+inline uint64_t GetAccVal() { return acc_val; }
 template <class T, bool best>
 inline void reduce_best(const LocalTensor<T>& dst, const LocalTensor<T>& src, int32_t count, bool index, const char* file, int line) {
     opsdk_rt::ub_access(src.addr_, uint64_t(count) * sizeof(T), file, line);
@@ -791,18 +798,42 @@ inline void WholeReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
     level0(mask, isSetMask, EPR<T>, repeat, [&](uint32_t r, uint32_t i) { sums[r] += opsdk_rt::Calc<T>(s.at(r, i)); });
     for (int32_t r = 0; r < repeat; ++r) dst.addr_[r * dstRepStride] = opsdk_rt::store<T>(sums[r]);
 }
-// BlockReduceSum: each 32 B block's masked elements summed; a repeat's 8 sums are
-// contiguous at dst + r * dstRepStride * (elements per block).
-template <class T, bool isSetMask = true>
-inline void BlockReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeat, uint64_t mask,
-                           const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride, OPSDK_WHERE) {
-    uint64_t m[2];
+// BlockReduceSum / Max / Min: each 32 B block's masked elements reduced; a repeat's 8
+// results are contiguous at dst + r * dstRepStride * (elements per block).
+template <class T, class F>
+inline void block_reduce(const LocalTensor<T>& dst, const LocalTensor<T>& src, int32_t repeat, const uint64_t* mask, bool set,
+                         int32_t dstRepStride, int32_t srcBlkStride, int32_t srcRepStride, F f) {
     Operand<T> s{src.addr_, uint32_t(srcBlkStride), uint32_t(srcRepStride)};
-    std::vector<opsdk_rt::Calc<T>> sums(uint64_t(repeat) * 8, 0);
-    level0(mask_of(mask, m), isSetMask, EPR<T>, repeat, [&](uint32_t r, uint32_t i) { sums[r * 8 + i / EPB<T>] += opsdk_rt::Calc<T>(s.at(r, i)); });
+    std::vector<opsdk_rt::Calc<T>> acc(uint64_t(repeat) * 8);
+    std::vector<bool> seen(acc.size(), false);
+    level0(mask, set, EPR<T>, repeat, [&](uint32_t r, uint32_t i) {
+        uint32_t k = r * 8 + i / EPB<T>;
+        opsdk_rt::Calc<T> v = s.at(r, i);
+        acc[k] = seen[k] ? f(acc[k], v) : v;
+        seen[k] = true;
+    });
     for (int32_t r = 0; r < repeat; ++r)
-        for (int b = 0; b < 8; ++b) dst.addr_[uint64_t(r) * dstRepStride * EPB<T> + b] = opsdk_rt::store<T>(sums[r * 8 + b]);
+        for (int b = 0; b < 8; ++b)
+            if (seen[r * 8 + b]) dst.addr_[uint64_t(r) * dstRepStride * EPB<T> + b] = opsdk_rt::store<T>(acc[r * 8 + b]);
 }
+#define OPSDK_BLOCK_REDUCE(NAME, EXPR)                                                                             \
+    template <class T, bool isSetMask = true>                                                                      \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeat, uint64_t mask,    \
+                     const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride) {         \
+        uint64_t m[2];                                                                                             \
+        block_reduce(dst, src, repeat, mask_of(mask, m), isSetMask, dstRepStride, srcBlkStride, srcRepStride,      \
+                     [](auto a, auto b) { return EXPR; });                                                         \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true>                                                                      \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeat,                   \
+                     const uint64_t mask[], const int32_t dstRepStride, const int32_t srcBlkStride,                \
+                     const int32_t srcRepStride) {                                                                 \
+        block_reduce(dst, src, repeat, mask, isSetMask, dstRepStride, srcBlkStride, srcRepStride,                  \
+                     [](auto a, auto b) { return EXPR; });                                                         \
+    }
+OPSDK_BLOCK_REDUCE(BlockReduceSum, a + b)
+OPSDK_BLOCK_REDUCE(BlockReduceMax, std::max(a, b))
+OPSDK_BLOCK_REDUCE(BlockReduceMin, std::min(a, b))
 
 // ---------------------------------------------------------------- compare / select
 // Compare writes one bit per element (uint8 dst, element i at bit i % 8 of byte i / 8).
@@ -1000,6 +1031,21 @@ template <class T>
 inline void InitOutput(const GlobalTensor<T>& gm, const uint64_t size, const T value = T(0), OPSDK_WHERE) {
     InitGlobalMemory(gm, size, value, file, line);
 }
+// Axpy: dst += src * scalar (dst may be wider than src).
+template <class D, class S, class U>
+inline void Axpy(const LocalTensor<D>& dst, const LocalTensor<S>& src, const U scalar, const int32_t count, OPSDK_WHERE) {
+    opsdk_rt::ub_access(dst.addr_, uint64_t(count) * sizeof(D), file, line);
+    opsdk_rt::ub_access(src.addr_, uint64_t(count) * sizeof(S), file, line);
+    for (int32_t i = 0; i < count; ++i)
+        dst.addr_[i] = opsdk_rt::store<D>(opsdk_rt::Calc<D>(dst.addr_[i]) + float(src.addr_[i]) * float(scalar));
+}
+struct int4b_t { int8_t value; };
+enum class CacheLine { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
+enum class DcciDst { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
+template <class T, CacheLine line, DcciDst dst>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&) {}
+template <class T, CacheLine line, DcciDst dst>
+inline void DataCacheCleanAndInvalid(const LocalTensor<T>&) {}
 template <class T, class U> struct IsSameType { static constexpr bool value = std::is_same_v<T, U>; };
 inline float ToFloat(const bfloat16_t& v) { return float(v); }
 inline bfloat16_t ToBfloat16(const float& v) { return bfloat16_t(v); }
@@ -1015,3 +1061,6 @@ using std::is_same;
 }  // namespace AscendC
 
 inline constexpr int g_coreType = AscendC::AIV;
+// The CCE compiler's block_idx / block_num, per block thread.
+inline thread_local int64_t block_idx = 0;
+inline thread_local int64_t block_num = 1;

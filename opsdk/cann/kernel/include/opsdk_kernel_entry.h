@@ -54,6 +54,8 @@ extern "C" int opsdk_kernel_launch(uint8_t** args, const uint64_t* sizes, const 
         for (uint32_t b = 0; b < block_dim; ++b) {
             threads.emplace_back([&, b] {
                 t_block = int(b);
+                block_idx = b;
+                block_num = block_dim;
                 t_phase = 0;
                 t_atomic = 0;
                 t_counter = false;
