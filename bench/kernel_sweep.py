@@ -169,7 +169,9 @@ def op_layout(source: Path, index):
             for op, struct in _REGISTER.findall(path.read_text(errors="replace")):
                 if "_" not in op:
                     return layout(struct, index)
-    return None
+    kernel_text = "".join(p.read_text(errors="replace") for p in source.parent.glob("*.*"))
+    named = [name for name in index[0] if re.search(rf"\b{name}\b", kernel_text)]
+    return layout(named[0], index) if named else None  # a struct the kernel names
 
 
 def kernel_folders(root: Path, into: Path) -> Path:

@@ -985,6 +985,45 @@ inline void whole_reduce_best(const LocalTensor<T>& dst, const LocalTensor<T>& s
 OPSDK_WHOLE_REDUCE(WholeReduceMax, true)
 OPSDK_WHOLE_REDUCE(WholeReduceMin, false)
 
+// GatherMask: the elements of src0 whose pattern bit is set, packed at the start of dst;
+// the pattern is built in (1: even, 2: odd, 3-6: one of every four, 7: all) or a bit
+// tensor (uint16/uint32 words, one bit per element of a repeat). rsvdCnt: how many.
+struct GatherMaskParams {
+    uint8_t src0BlockStride = 1;
+    uint16_t repeatTimes = 1, src0RepeatStride = 8;
+    uint8_t src1RepeatStride = 8;
+    GatherMaskParams() = default;
+    GatherMaskParams(uint8_t b, uint16_t r, uint16_t s0, uint8_t s1) : src0BlockStride(b), repeatTimes(r), src0RepeatStride(s0), src1RepeatStride(s1) {}
+};
+template <class T, class P>
+inline void gather_mask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, P picked, bool reduceMode, uint32_t mask,
+                        const GatherMaskParams& p, uint64_t& count, const char* file, int line) {
+    Operand<T> s{src0.addr_, p.src0BlockStride, p.src0RepeatStride};
+    uint32_t per = reduceMode ? mask : uint32_t(EPR<T>);
+    uint64_t n = 0;
+    for (uint32_t r = 0; r < p.repeatTimes; ++r)
+        for (uint32_t i = 0; i < per; ++i)
+            if (picked(r, i)) dst.addr_[n++] = s.at(r, i);
+    opsdk_rt::ub_access(dst.addr_, n * sizeof(T), file, line);
+    count = n;
+}
+template <class T>
+inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const uint8_t pattern, const bool reduceMode,
+                       const uint32_t mask, const GatherMaskParams& p, uint64_t& rsvdCnt, OPSDK_WHERE) {
+    gather_mask(dst, src0, [pattern](uint32_t, uint32_t i) {
+        return pattern == 7 || (pattern == 1 && i % 2 == 0) || (pattern == 2 && i % 2 == 1) ||
+               (pattern >= 3 && pattern <= 6 && i % 4 == uint32_t(pattern - 3));
+    }, reduceMode, mask, p, rsvdCnt, file, line);
+}
+template <class T, class U>
+inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<U>& pattern, const bool reduceMode,
+                       const uint32_t mask, const GatherMaskParams& p, uint64_t& rsvdCnt, OPSDK_WHERE) {
+    const uint8_t* bits = reinterpret_cast<const uint8_t*>(pattern.addr_);
+    uint32_t stride = uint32_t(p.src1RepeatStride) * 32;
+    gather_mask(dst, src0, [&](uint32_t r, uint32_t i) { return (bits[r * stride + i / 8] >> (i % 8)) & 1; },
+                reduceMode, mask, p, rsvdCnt, file, line);
+}
+
 // Advanced math (lib/math): the count form, with or without a shared temp buffer.
 #define OPSDK_MATH(NAME, EXPR)                                                                                     \
     template <class T, bool isReuseSource = false>                                                                 \
