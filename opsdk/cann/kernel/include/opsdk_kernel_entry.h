@@ -60,7 +60,7 @@ extern "C" int opsdk_kernel_launch(uint8_t** args, const uint64_t* sizes, const 
                 t_atomic = 0;
                 t_counter = false;
                 t_mask[0] = t_mask[1] = ~0ull;
-                std::vector<uint8_t> ub(ub_size + 65536, 0);
+                std::vector<uint8_t> ub(ub_size + 65536, POISON);  // UB holds stale data, never zeros
                 t_ub = ub.data();
                 try {
                     OPSDK_CALL(gm.data());
@@ -73,6 +73,7 @@ extern "C" int opsdk_kernel_launch(uint8_t** args, const uint64_t* sizes, const 
             });
         }
         for (auto& t : threads) t.join();
+        t_block = -1;  // what follows is the launch's, no block's
         bool seen = false;  // a checked access past an end already said so
         for (auto& f : g.findings) seen = seen || f.kind == "gm-out-of-bounds";
         for (auto& b : g.buffers) {
