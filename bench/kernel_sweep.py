@@ -93,7 +93,9 @@ def entries(root: Path, experimental: bool) -> list[Path]:
     return found
 
 
-_CONSTANT = re.compile(r"(?:constexpr|const|#define)\s+(?:\w+\s+)*?(\w+)\s*=?\s*(\d+)U?L*\s*;?")
+_CONSTANT = re.compile(
+    r"(?:constexpr|const|#define)\s+(?:\w+\s+)*?(\w+)(?:\s*=\s*|\s+)(\d+)[uUlL]*\b"
+)
 
 
 def tiling_index(root: Path) -> tuple[dict[str, str], dict[str, int], dict[str, str]]:
