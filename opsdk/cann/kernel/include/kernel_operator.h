@@ -259,6 +259,15 @@ public:
         else if (bufs_[i].state == 2) opsdk_rt::finding("queue-misuse", file, line, "FreeTensor of a buffer still in the queue");
         bufs_[i].state = 0;
     }
+    // TQueBind's forms naming the positions a tensor moves between.
+    template <TPosition from, TPosition to, class T>
+    bool EnQue(const LocalTensor<T>& t, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+        return EnQue(t, file, line);
+    }
+    template <TPosition from, TPosition to, class T>
+    LocalTensor<T> DeQue(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+        return DeQue<T>(file, line);
+    }
     bool HasTensorInQue() const { return !fifo_.empty(); }
     int32_t GetTensorCountInQue() const { return int32_t(fifo_.size()); }
     bool VacantInQue() const {
@@ -1027,12 +1036,14 @@ inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, co
 // Advanced math (lib/math): the count form, with or without a shared temp buffer.
 #define OPSDK_MATH(NAME, EXPR)                                                                                     \
     template <class T, bool isReuseSource = false>                                                                 \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count, OPSDK_WHERE) {    \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count = 0, OPSDK_WHERE) {      \
+        count = count ? count : dst.GetSize();                                                                     \
         unary_count(dst, src, int32_t(count), [](T a0) { float a = float(a0); return opsdk_rt::store<T>(EXPR); }, file, line); \
     }                                                                                                              \
     template <class T, bool isReuseSource = false>                                                                 \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>&,            \
-                     const uint32_t count, OPSDK_WHERE) {                                                          \
+                     uint32_t count = 0, OPSDK_WHERE) {                                                            \
+        count = count ? count : dst.GetSize();                                                                     \
         unary_count(dst, src, int32_t(count), [](T a0) { float a = float(a0); return opsdk_rt::store<T>(EXPR); }, file, line); \
     }
 OPSDK_MATH(Sigmoid, 1.0f / (1.0f + std::exp(-a)))
@@ -1059,6 +1070,11 @@ inline void Power(const LocalTensor<T>& dst, const LocalTensor<T>& base, const T
     count = count ? count : dst.GetSize();
     for (uint32_t i = 0; i < count; ++i) dst.addr_[i] = opsdk_rt::store<T>(std::pow(float(base.addr_[i]), float(exp)));
 }
+template <class T, bool isReuseSource = false, class E>
+inline void Power(const LocalTensor<T>& dst, const LocalTensor<T>& base, const E& exp, const LocalTensor<uint8_t>&,
+                  uint32_t count = 0, OPSDK_WHERE) {
+    Power<T, isReuseSource>(dst, base, exp, count, file, line);
+}
 
 // ---------------------------------------------------------------- GM initialisation, scalars
 template <class T>
@@ -1082,6 +1098,8 @@ struct int4b_t { int8_t value; };
 enum class CacheLine { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
 enum class DcciDst { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
 template <class T, CacheLine line, DcciDst dst>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&) {}
+template <class T, CacheLine line>
 inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&) {}
 template <class T, CacheLine line, DcciDst dst>
 inline void DataCacheCleanAndInvalid(const LocalTensor<T>&) {}
