@@ -94,6 +94,9 @@ constexpr uint64_t MASK_PLACEHOLDER = 0;
 constexpr int32_t TOTAL_UB_SIZE = 196608;
 constexpr int32_t TOTAL_VEC_LOCAL_SIZE = 196608;
 constexpr int32_t VECTOR_REG_WIDTH = 256;
+constexpr int32_t ONE_BLK_FLOAT_NUM = 8;
+constexpr int32_t ONE_BLK_HALF_NUM = 16;
+constexpr int32_t BRCB_BROADCAST_NUMBER = 8;
 
 struct BinaryRepeatParams {
     uint8_t dstBlkStride = 1, src0BlkStride = 1, src1BlkStride = 1;
@@ -1033,6 +1036,25 @@ inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, co
                 reduceMode, mask, p, rsvdCnt, file, line);
 }
 
+// FusedMulAdd: dst = src0 * dst + src1, count and level-0 forms.
+template <class T>
+inline void FusedMulAdd(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const int32_t& count,
+                        OPSDK_WHERE) {
+    for (const T* p : {dst.addr_, src0.addr_, src1.addr_}) opsdk_rt::ub_access(p, uint64_t(count) * sizeof(T), file, line);
+    for (int32_t i = 0; i < count; ++i)
+        dst.addr_[i] = opsdk_rt::store<T>(opsdk_rt::Calc<T>(src0.addr_[i]) * opsdk_rt::Calc<T>(dst.addr_[i]) + opsdk_rt::Calc<T>(src1.addr_[i]));
+}
+template <class T, bool isSetMask = true>
+inline void FusedMulAdd(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, uint64_t mask,
+                        const uint8_t repeat, const BinaryRepeatParams& p, OPSDK_WHERE) {
+    Operand<T> d{dst.addr_, p.dstBlkStride, p.dstRepStride}, x{src0.addr_, p.src0BlkStride, p.src0RepStride},
+        y{src1.addr_, p.src1BlkStride, p.src1RepStride};
+    uint64_t m[2];
+    level0(mask_of(mask, m), isSetMask, EPR<T>, repeat, [&](uint32_t r, uint32_t i) {
+        d.at(r, i) = opsdk_rt::store<T>(opsdk_rt::Calc<T>(x.at(r, i)) * opsdk_rt::Calc<T>(d.at(r, i)) + opsdk_rt::Calc<T>(y.at(r, i)));
+    });
+}
+
 // Advanced math (lib/math): the count form, with or without a shared temp buffer.
 #define OPSDK_MATH(NAME, EXPR)                                                                                     \
     template <class T, bool isReuseSource = false>                                                                 \
@@ -1113,7 +1135,6 @@ template <class T, class U>
 __aicore__ inline constexpr T AlignUp(T value, U unit) { return unit ? (value + unit - 1) / unit * unit : 0; }
 template <class T, class U>
 __aicore__ inline constexpr T CeilDivision(T value, U unit) { return unit ? (value + unit - 1) / unit : 0; }
-using std::is_same;
 
 }  // namespace AscendC
 
