@@ -189,15 +189,22 @@ class Library:
 
 
 class _Worker:
-    """A process serving one library's requests (:func:`_native.serve`)."""
+    """A process serving one library's requests (``script``'s: :func:`_native.serve`, or
+    another native side speaking the same protocol)."""
 
     TIMEOUT = 60.0  # seconds a call may take before it counts as hung
 
-    def __init__(self, path: Path, entry: str, environ: dict[str, str]):
+    def __init__(
+        self,
+        path: Path,
+        entry: str = "",
+        environ: dict[str, str] | None = None,
+        script: str = _native.__file__,
+    ):
         self._phases = tempfile.TemporaryFile()
         self._process = subprocess.Popen(
-            [sys.executable, "-I", "-S", _native.__file__, str(path), entry],
-            env={**os.environ, **environ},
+            [sys.executable, "-I", "-S", script, str(path), *([entry] if entry else [])],
+            env={**os.environ, **(environ or {})},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._phases,

@@ -1,0 +1,97 @@
+"""What the kernel twin's tests share: TilingRun and TilingLayout values built by hand
+(the contract's field names; twin-host produces them from an op's real TilingFunc), the
+planted projects, and the public kernels read from the mirrors at test time."""
+
+from __future__ import annotations
+
+import re
+import struct
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PROJECTS = Path(__file__).resolve().parent / "e2e" / "kernel_projects"
+MIRRORS = Path("/work/.mirror")
+
+
+@dataclass(frozen=True)
+class TilingRun:
+    data: bytes
+    block_dim: int
+    tiling_key: int
+    workspace_sizes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    ctype: str
+    count: int
+    offset: int
+    nested: TilingLayout | None = None
+
+
+@dataclass(frozen=True)
+class TilingLayout:
+    struct: str
+    fields: tuple[Field, ...]
+    size: int
+
+
+# The scale project's tiling data (a nested struct), as twin-host would read it.
+SCALE_LAYOUT = TilingLayout(
+    "ScaleTilingData",
+    (
+        Field("total", "uint32_t", 1, 0),
+        Field("scale", "float", 1, 4),
+        Field(
+            "split", "", 1, 8, TilingLayout("ScaleSplit", (Field("perCore", "uint32_t", 1, 0),), 8)
+        ),
+    ),
+    16,
+)
+
+
+def extract(tmp_path_factory, repo: str, *folders: str) -> Path:
+    """``folders`` of a mirrored hicann repository, extracted (skip without the mirror)."""
+    mirror = MIRRORS / f"hicann+{repo}" / "repo"
+    if not mirror.is_dir():
+        pytest.skip(f"the public mirror of hicann/{repo} is not on this machine (CI)")
+    root = tmp_path_factory.mktemp(repo)
+    archive = subprocess.run(
+        ["git", f"--git-dir={mirror}", "archive", "HEAD", "--", *folders],
+        capture_output=True,
+        check=True,
+    )
+    subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+    return root
+
+
+_SIZES = {"uint64_t": 8, "int64_t": 8, "uint32_t": 4, "int32_t": 4, "float": 4, "uint8_t": 1}
+_CODES = {
+    "uint64_t": "Q", "int64_t": "q", "uint32_t": "I", "int32_t": "i", "float": "f", "uint8_t": "B",
+}  # fmt: skip
+
+
+def layout_of(header: str, name: str) -> TilingLayout:
+    """A BEGIN_TILING_DATA_DEF struct's layout read from its header (fields at their
+    natural alignment), as twin-host reads it from the compiled host library."""
+    body = re.search(rf"BEGIN_TILING_DATA_DEF\({name}\)(.*?)END_TILING_DATA_DEF", header, re.S)[1]
+    fields, at = [], 0
+    for ctype, field in re.findall(r"TILING_DATA_FIELD_DEF\((\w+),\s*(\w+)\)", body):
+        size = _SIZES[ctype]
+        at = -(-at // size) * size
+        fields.append(Field(field, ctype, 1, at))
+        at += size
+    align = max(_SIZES[f.ctype] for f in fields)
+    return TilingLayout(name, tuple(fields), -(-at // align) * align)
+
+
+def pack(layout: TilingLayout, values: dict) -> bytes:
+    """The tiling data of ``values`` (field -> value; others 0) in ``layout``."""
+    data = bytearray(layout.size)
+    for field in layout.fields:
+        struct.pack_into("<" + _CODES[field.ctype], data, field.offset, values.get(field.name, 0))
+    return bytes(data)

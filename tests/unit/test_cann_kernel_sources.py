@@ -1,0 +1,111 @@
+"""cann.kernel without a compiler: a kernel's entry and template tiling key read from its
+source, the kernel-side tiling struct generated from a TilingLayout, the translation unit's
+dtype macros, a launch's parameters checked before any process starts, finding lines."""
+
+from pathlib import Path
+
+import pytest
+from kernel_twin import PROJECTS, SCALE_LAYOUT, Field, TilingLayout, TilingRun
+
+from opsdk.cann import kernel
+from opsdk.cann.kernel.build import translation_unit
+from opsdk.cann.kernel.run import _finding
+from opsdk.errors import SpecError
+
+
+def test_an_entry_is_read_with_its_gm_parameters():
+    entry = kernel.entry_of(PROJECTS / "planted" / "op_kernel" / "planted.cpp")
+    assert (entry.name, entry.params, entry.template) == (
+        "planted",
+        ("x", "y", "z", "workspace", "tiling"),
+        (),
+    )
+
+
+def test_a_template_entry_and_a_commented_out_one(tmp_path):
+    source = tmp_path / "op.cpp"
+    source.write_text(
+        '// extern "C" __global__ __aicore__ void old(GM_ADDR a, GM_ADDR tiling) {}\n'
+        "template <uint32_t MODE, bool FAST>\n"
+        "__global__ __aicore__ void op(GM_ADDR x, GM_ADDR y, GM_ADDR workspace,\n"
+        "                              GM_ADDR tiling) {}\n"
+    )
+    entry = kernel.entry_of(source)
+    assert (entry.name, entry.params, entry.template) == (
+        "op",
+        ("x", "y", "workspace", "tiling"),
+        ("MODE", "FAST"),
+    )
+
+
+def test_a_source_without_an_entry_is_refused(tmp_path):
+    (tmp_path / "helper.cpp").write_text("int helper() { return 0; }\n")
+    with pytest.raises(SpecError, match="no `__global__ __aicore__ void` entry"):
+        kernel.entry_of(tmp_path / "helper.cpp")
+
+
+def test_a_tiling_key_is_unpacked_into_template_arguments_in_declaration_order(tmp_path):
+    header = tmp_path / "op_tiling_key.h"
+    header.write_text(
+        "ASCENDC_TPL_ARGS_DECL(Op, ASCENDC_TPL_UINT_DECL(MODE, 2, ASCENDC_TPL_UI_LIST, 0, 1, 2),\n"
+        "    ASCENDC_TPL_BOOL_DECL(FAST, 0, 1), );\n"
+    )
+    entry = kernel.Entry(tmp_path / "op.cpp", "op", ("x", "workspace", "tiling"), ("MODE", "FAST"))
+    (tmp_path / "op.cpp").write_text("")
+    assert kernel.template_args(entry, 0b110, [header]) == (2, 1)
+    assert kernel.template_args(entry, 0b001, [header]) == (1, 0)
+    lonely = kernel.Entry(entry.source, "op", entry.params, ("ONLY",))
+    with pytest.raises(SpecError, match="no ASCENDC_TPL_ARGS_DECL"):
+        kernel.template_args(lonely, 1, [header])
+
+
+def test_the_kernel_side_tiling_struct_sits_every_field_at_its_offset():
+    layout = TilingLayout(
+        "Gappy",
+        (Field("a", "uint8_t", 1, 0), Field("b", "uint64_t", 1, 8), Field("c", "float", 3, 16)),
+        32,
+    )
+    text = kernel.tiling_header(layout)
+    body = text[text.index("struct Gappy") :]
+    assert body.index("uint8_t a;") < body.index("opsdk_pad1[7];") < body.index("uint64_t b;")
+    assert "float c[3];" in body and "opsdk_tail[4];" in body
+    assert "static_assert(sizeof(Gappy) == 32);" in body
+    assert "#define GET_TILING_DATA(var, tiling) Gappy var;" in text
+
+
+def test_a_nested_struct_is_declared_before_the_struct_using_it():
+    text = kernel.tiling_header(SCALE_LAYOUT)
+    assert text.index("struct ScaleSplit") < text.index("struct ScaleTilingData")
+    assert "ScaleSplit split;" in text
+
+
+def test_each_parameter_dtype_becomes_the_kernel_s_dtype_macros():
+    entry = kernel.Entry(Path("/p/op.cpp"), "op", ("x", "y", "workspace", "tiling"))
+    unit = translation_unit(entry, {"x": "float16", "y": "bfloat16"}, (), None)
+    assert unit.startswith('#include "kernel_operator.h"')  # the precompiled header first
+    assert "#define DTYPE_X half" in unit and "#define ORIG_DTYPE_X DT_FLOAT16" in unit
+    assert "#define DTYPE_Y bfloat16_t" in unit and "#define DT_FLOAT16 1" in unit
+    assert "#define OPSDK_CALL(a) op(a[0], a[1], a[2], a[3])" in unit
+    with pytest.raises(SpecError, match="complex64"):
+        translation_unit(entry, {"x": "complex64"}, (), None)
+
+
+def test_a_launch_names_the_entry_s_parameters_before_any_process_starts(tmp_path):
+    entry = kernel.Entry(tmp_path / "op.cpp", "op", ("x", "y", "workspace", "tiling"))
+    compiled = kernel.Kernel(kernel.Built(tmp_path / "absent.so", entry, 0.0))
+    tiling = TilingRun(b"", 1, 0, (0,))
+    with pytest.raises(SpecError, match="op takes x, y: no parameter z"):
+        compiled.launch({"x": b"", "z": b""}, {"y": 4}, tiling)
+    with pytest.raises(SpecError, match="give y"):
+        compiled.launch({"x": b""}, {}, tiling)
+
+
+def test_a_finding_line_reads_back_with_its_case():
+    found = _finding("finding\tub-overflow\t3\top_kernel/op.h\t42\t2\tInitBuffer of ...", "[8] f32")
+    assert found == kernel.Finding(
+        "ub-overflow", 3, "op_kernel/op.h", 42, 2, "InitBuffer of ...", "[8] f32"
+    )
+    assert str(found) == (
+        "ub-overflow in block 3 of case [8] f32 at op_kernel/op.h:42: InitBuffer of ... (2 times)"
+    )
+    assert set(kernel.KINDS) >= {found.kind, "gm-out-of-bounds", "gm-write-race", "crash"}
