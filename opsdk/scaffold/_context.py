@@ -67,6 +67,7 @@ def _updatable(op: spec.OpSpec, params: tuple[str, ...]) -> dict:
         "out_schema": updatable.out_schema(op),
         "workspace_schema": updatable.workspace_schema(op),
         "workspace_name": updatable.workspace_name(op),
+        "workspace": None,  # bytes the op's own tiling asks (--from-cann), else the default
         # "*" only before keyword arguments: ``def f(x, k, *)`` is no Python
         "signature": ", ".join([*positional, *(["*", *keyword] if keyword else [])]),
         "call": ", ".join([*positional, *(f"{k}={k}" for k in keyword)]),

@@ -44,7 +44,10 @@ def findable(target: str) -> None:
     if path.exists():
         return
     if path.suffix == ".py" or "/" in target or "\\" in target:
-        raise TargetError(f"{target}: no such file or directory")
+        raise TargetError(
+            f"{target}: no such file or directory: give an op package directory "
+            "(e.g. examples/custom_ops/my_add) or a module's .py file that exists"
+        )
     importable_here()
     try:
         found = importlib.util.find_spec(target.partition(".")[0])
