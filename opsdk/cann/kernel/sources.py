@@ -25,7 +25,10 @@ FOLDER = "cann_kernel"  # a package's copy of the op's AscendC project
 
 # What the stand-ins do not model, by what a kernel or tiling source names.
 _UNMODELLED = (
-    (re.compile(r"\bMatmul(?:Impl|Type)?\b|matmul_intf\.h|\bMmad\b"), "uses the cube unit (Matmul)"),
+    (
+        re.compile(r"\bMatmul(?:Impl|Type)?\b|matmul_intf\.h|\bMmad\b"),
+        "uses the cube unit (Matmul)",
+    ),
     (re.compile(r"\bhccl\b|\bHccl\w*|\bmc2\b", re.I), "uses communication (hccl/mc2)"),
     (re.compile(r"\bmatmul_tiling\b"), "its tiling uses matmul_tiling"),
 )

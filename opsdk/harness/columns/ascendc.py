@@ -51,8 +51,8 @@ def _run_case(op, spec, ir, sources: AscendC, library, chip: str, call: Call, ca
     if not tiled.ok:
         raise CellFailure(
             "tiling",
-            f"the op's TilingFunc: {'; '.join(map(str, tiled.findings)) or tiled.status}; "
-            "fix it in op_host/",
+            f"the op's TilingFunc (in {sources.root}): "
+            f"{'; '.join(map(str, tiled.findings)) or tiled.status}; fix it in op_host/",
         )
     params = _params(sources, ir)
     tensors = {**given, **outputs}
@@ -60,16 +60,19 @@ def _run_case(op, spec, ir, sources: AscendC, library, chip: str, call: Call, ca
     compiled = _kernel(sources.entry, tuple(sorted(dtypes.items())), tiled.tiling_key, tiled.layout)
     launch = compiled.launch(
         {p: _bytes(given.get(n)) for p, n in params.items() if n not in outputs},
-        {p: outputs[n].numel() * outputs[n].element_size() for p, n in params.items() if n in outputs},
+        {
+            p: outputs[n].numel() * outputs[n].element_size()
+            for p, n in params.items()
+            if n in outputs
+        },
         tiled,
         case=label,
         ub_bytes=infer.resources(chip).ub,
     )
     if launch.findings:
-        raise CellFailure("kernel", "the op's kernel: " + "; ".join(map(str, launch.findings)))
-    actual = [
-        _tensor(launch.outputs[p], outputs[n]) for p, n in params.items() if n in outputs
-    ]
+        found = "; ".join(map(str, launch.findings))
+        raise CellFailure("kernel", f"the op's kernel (in {sources.root}): {found}; {HINT}")
+    actual = [_tensor(launch.outputs[p], outputs[n]) for p, n in params.items() if n in outputs]
     assert_same(
         actual,
         [outputs[n] for n in params.values() if n in outputs],
@@ -102,7 +105,9 @@ def _unsupported(ir: irdef.IrDef, sources: AscendC, spec) -> str | None:
 def _params(sources: AscendC, ir: irdef.IrDef) -> dict[str, str]:
     """The kernel's GM parameters (workspace and tiling aside) by IR input or output name,
     matched as opbuild names them (``x_scale`` is ``xScale``)."""
-    by_key = {n.replace("_", "").lower(): n for n in (*ir.ir_input_names, *(o.name for o in ir.outputs))}
+    by_key = {
+        n.replace("_", "").lower(): n for n in (*ir.ir_input_names, *(o.name for o in ir.outputs))
+    }
     params = sources.entry.params[:-2]
     unknown = [p for p in params if p.replace("_", "").lower() not in by_key]
     if unknown:
