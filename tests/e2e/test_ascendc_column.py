@@ -62,9 +62,9 @@ def test_its_correct_twin_passes_every_cell_and_the_other_columns_are_unchanged(
         ("asc_twin::tail_add_past", "static"),
     }  # static shapes only: the kernel runs on concrete sizes
     failed = [r for r in checked.cells() if r["status"] != "pass"]
-    assert [(r["op"], r["backend"]) for r in failed] == [
-        ("asc_twin::tail_add_past", "ascendc")
-    ], [f"{r['op']} {r['backend']}: {r['message']}" for r in failed]
+    assert [(r["op"], r["backend"]) for r in failed] == [("asc_twin::tail_add_past", "ascendc")], [
+        f"{r['op']} {r['backend']}: {r['message']}" for r in failed
+    ]
 
 
 def test_a_package_without_ascendc_sources_has_no_ascendc_cells(scaffolds, opsdk_cli):
