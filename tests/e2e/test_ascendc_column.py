@@ -1,9 +1,11 @@
 """The ``ascendc`` column: a package made ``--from-cann`` from an AscendC project runs the
 op's own tiling and kernel on each static case (tests/e2e/ascendc_project: TailAdd, and
 TailAddPast, whose last core moves its unaligned tail with DataCopy rounded up to 32 B,
-past the end of z); a package without AscendC sources has no such cells."""
+past the end of z). A package without AscendC sources has no such cells:
+tests/unit/test_columns.py::test_a_registered_column_is_in_every_part_of_opsdk."""
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -36,12 +38,13 @@ def checked(opsdk_cli_module, tmp_path_factory):
             )
         )
     assert (pkg / "ascendc_project" / "cann_kernel" / "op_kernel" / "tail_add.cpp").is_file()
-    return opsdk_cli_module(
+    return pkg, opsdk_cli_module(
         "check", pkg, "--shapes", "static", "--contexts", "none", json_report=True
     )
 
 
 def test_a_kernel_writing_past_its_output_fails_in_layer_kernel_with_block_case_and_line(checked):
+    _, checked = checked
     [cell] = checked.cells(op="asc_twin::tail_add_past", backend="ascendc")
     assert (cell["status"], cell["layer"], cell["shapes"]) == ("fail", "kernel", "static"), cell
     line = next(
@@ -56,6 +59,7 @@ def test_a_kernel_writing_past_its_output_fails_in_layer_kernel_with_block_case_
 
 
 def test_its_correct_twin_passes_every_cell_and_the_other_columns_are_unchanged(checked):
+    _, checked = checked
     ascendc = checked.cells(backend="ascendc")
     assert {(r["op"], r["shapes"]) for r in ascendc} == {
         ("asc_twin::tail_add", "static"),
@@ -67,10 +71,14 @@ def test_its_correct_twin_passes_every_cell_and_the_other_columns_are_unchanged(
     ]
 
 
-def test_a_package_without_ascendc_sources_has_no_ascendc_cells(scaffolds, opsdk_cli):
-    run = opsdk_cli(
-        "check", scaffolds.shared("plain_add"), "--backend", "eager,ascendc", "--shapes", "static",
-        json_report=True,
-    )  # fmt: skip
-    assert run.code == 0, run.stdout + run.stderr
-    assert [r["backend"] for r in run.cells()] == ["eager"]
+def test_a_kernel_using_what_the_stand_in_lacks_is_not_run_naming_it(checked, opsdk_cli, tmp_path):
+    pkg = Path(shutil.copytree(checked[0], tmp_path / "pkg"))
+    header = pkg / "ascendc_project" / "tail_add_past" / "cann_kernel" / "op_kernel" / "tail_add.h"
+    text = header.read_text()
+    header.write_text(text.replace("Add(z, x, y, count);", "TransDataTo5HD(z, x, y);"))
+    argv = ("--backend", "ascendc", "--shapes", "static", "-k", "tail_add_past")
+    run = opsdk_cli("check", pkg, *argv, json_report=True)
+    [cell] = run.cells()
+    assert cell["status"] == "skip", cell  # never a pass
+    assert cell["message"].startswith("not run: the kernel does not compile"), cell
+    assert "TransDataTo5HD" in cell["message"] and "tail_add.h:" in cell["message"], cell
