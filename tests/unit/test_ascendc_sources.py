@@ -1,0 +1,49 @@
+"""Where the ``ascendc`` column finds an op's AscendC sources, and what it does not run."""
+
+from pathlib import Path
+
+from opsdk.cann.kernel import sources
+
+ENTRY = (
+    'extern "C" __global__ __aicore__ void {name}(GM_ADDR x, GM_ADDR z, GM_ADDR workspace, '
+    "GM_ADDR tiling) {{ {body} }}\n"
+)
+TILING = (
+    "IMPL_OP_OPTILING({op}).Tiling(Tiling{op});\nstatic int Tiling{op}(void*) {{ return 0; }}\n"
+)
+
+
+def _project(root: Path, body: str = "", tiling: str = "") -> Path:
+    (root / "op_kernel" / "arch35").mkdir(parents=True)
+    (root / "op_host").mkdir()
+    (root / "op_kernel" / "other.cpp").write_text(ENTRY.format(name="other_op", body=""))
+    (root / "op_kernel" / "scale_x.cpp").write_text(ENTRY.format(name="scale_x", body=body))
+    (root / "op_kernel" / "arch35" / "row_sum.cpp").write_text(
+        ENTRY.format(name="row_sum", body="")
+    )
+    (root / "op_host" / "scale_x_tiling.cpp").write_text(TILING.format(op="ScaleX") + tiling)
+    return root
+
+
+def test_an_op_types_kernel_is_the_entry_named_after_it_in_snake_case(tmp_path):
+    found = sources.find("ScaleX", _project(tmp_path))
+    assert found.entry.name == "scale_x" and found.entry.params == ("x", "z", "workspace", "tiling")
+    assert found.tiling.function.name == "TilingScaleX" and found.root == tmp_path
+    assert sources.unmodelled(found) is None
+    assert sources.find("RowSum", tmp_path) is None  # arch35's kernels are not modelled
+    assert sources.find("ScaleX", tmp_path / "op_host") is None  # no op_kernel: no sources
+
+
+def test_the_cube_unit_communication_and_matmul_tiling_are_said_not_modelled(tmp_path):
+    cube = sources.find("ScaleX", _project(tmp_path / "cube", "Matmul<A, B, C> mm;"))
+    assert "uses the cube unit (Matmul)" in sources.unmodelled(cube)
+    hccl = sources.find("ScaleX", _project(tmp_path / "hccl", "Hccl hccl;"))
+    assert "uses communication (hccl/mc2)" in sources.unmodelled(hccl)
+    host = sources.find(
+        "ScaleX", _project(tmp_path / "mm", tiling="matmul_tiling::MatmulApiTiling t;")
+    )
+    assert "scale_x_tiling.cpp its tiling uses matmul_tiling" in sources.unmodelled(host)
+
+
+def test_a_packages_copy_sits_beside_its_cann_infer_folder(tmp_path):
+    assert sources.project_of(tmp_path / "op" / "cann_infer") == tmp_path / "op" / "cann_kernel"
