@@ -175,7 +175,7 @@ register(
     Column(
         "ascendc",
         "opsdk.harness.columns.ascendc",
-        ("kernel", "ir"),
+        ("kernel",),  # and the IR naming its sources, which `selects` found
         "kernel",
         empty_cases=False,  # a launch of no elements checks nothing
         shape_modes=("static",),
