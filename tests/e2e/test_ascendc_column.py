@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from scaffolded import edit
 
 PROJECT = Path(__file__).parent / "ascendc_project"
 UNALIGNED = "Support(F32(3, 5), F32(3, 5)),"  # 60 B: the last core's tail is not 32 B
@@ -71,14 +72,31 @@ def test_its_correct_twin_passes_every_cell_and_the_other_columns_are_unchanged(
     ]
 
 
-def test_a_kernel_using_what_the_stand_in_lacks_is_not_run_naming_it(checked, opsdk_cli, tmp_path):
+def test_what_the_stand_in_lacks_is_not_run_and_a_wrong_number_or_tiling_fails(
+    checked, opsdk_cli, tmp_path
+):
     pkg = Path(shutil.copytree(checked[0], tmp_path / "pkg"))
-    header = pkg / "ascendc_project" / "tail_add_past" / "cann_kernel" / "op_kernel" / "tail_add.h"
-    text = header.read_text()
-    header.write_text(text.replace("Add(z, x, y, count);", "TransDataTo5HD(z, x, y);"))
-    argv = ("--backend", "ascendc", "--shapes", "static", "-k", "tail_add_past")
+    past = pkg / "ascendc_project" / "tail_add_past"
+    edit(
+        past / "cann_kernel" / "op_kernel" / "tail_add.h",
+        "Add(z, x, y, count);",
+        "TransDataTo5HD(z, x, y);",
+    )
+    edit(pkg / "ascendc_project" / "kernels.py", "return x + y", "return x - y")
+    argv = ("--backend", "ascendc", "--shapes", "static")
     run = opsdk_cli("check", pkg, *argv, json_report=True)
-    [cell] = run.cells()
-    assert cell["status"] == "skip", cell  # never a pass
-    assert cell["message"].startswith("not run: the kernel does not compile"), cell
-    assert "TransDataTo5HD" in cell["message"] and "tail_add.h:" in cell["message"], cell
+    [lacking] = run.cells(op="asc_twin::tail_add_past")
+    assert lacking["status"] == "skip", lacking  # never a pass
+    assert lacking["message"].startswith("not run: the kernel does not compile"), lacking
+    assert "TransDataTo5HD" in lacking["message"] and "tail_add.h:" in lacking["message"]
+    [wrong] = run.cells(op="asc_twin::tail_add")
+    assert (wrong["status"], wrong["layer"]) == ("fail", "kernel"), wrong
+    assert "the kernel's outputs[0]: values differ" in wrong["message"], wrong
+
+    tiling = pkg / "ascendc_project" / "cann_kernel" / "op_host" / "tail_add_tiling.cpp"
+    edit(tiling, "SetBlockDim((total + perCore - 1) / perCore)", "SetBlockDim(0)")
+    run = opsdk_cli("check", pkg, *argv, json_report=True)
+    [untiled] = run.cells(op="asc_twin::tail_add")
+    assert (untiled["status"], untiled["layer"]) == ("fail", "tiling"), untiled
+    assert "block_dim: block dim 0" in untiled["message"], untiled
+    assert "tail_add_tiling.cpp:" in untiled["message"], untiled
