@@ -1,6 +1,8 @@
-"""Where the ``ascendc`` column finds an op's AscendC sources, and what it does not run."""
+"""The ``ascendc`` column: where it finds an op's AscendC sources, what it does not run."""
 
 from pathlib import Path
+
+import pytest
 
 from opsdk.cann.kernel import sources
 
@@ -47,3 +49,12 @@ def test_the_cube_unit_communication_and_matmul_tiling_are_said_not_modelled(tmp
 
 def test_a_packages_copy_sits_beside_its_cann_infer_folder(tmp_path):
     assert sources.project_of(tmp_path / "op" / "cann_infer") == tmp_path / "op" / "cann_kernel"
+
+
+def test_a_dtype_the_kernel_stand_in_cannot_take_is_not_run_naming_it(tmp_path):
+    from opsdk.harness.cell import CellSkipped
+    from opsdk.harness.columns import ascendc
+
+    found = sources.find("ScaleX", _project(tmp_path))
+    with pytest.raises(CellSkipped, match="not run: .*x has dtype 'complex64'"):
+        ascendc._kernel(found.entry, (("x", "complex64"), ("z", "complex64")), 0, None)
