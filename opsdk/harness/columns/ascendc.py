@@ -57,7 +57,9 @@ def _run_case(op, spec, ir, sources: AscendC, library, chip: str, call: Call, ca
         )
     params = _params(sources, ir)
     tensors = {**given, **outputs}
-    dtypes = {p: str(tensors[name].dtype).removeprefix("torch.") for p, name in params.items()}
+    # DTYPE_<NAME> as opbuild defines them (the IR's names), and the kernel's own names.
+    dtypes = {n: str(tensors[n].dtype).removeprefix("torch.") for n in params.values()}
+    dtypes |= {p: dtypes[n] for p, n in params.items()}
     compiled = _kernel(sources.entry, tuple(sorted(dtypes.items())), tiled.tiling_key, tiled.layout)
     launch = compiled.launch(
         {p: _bytes(given.get(n)) for p, n in params.items() if n not in outputs},
@@ -104,19 +106,17 @@ def _unsupported(ir: irdef.IrDef, sources: AscendC, spec) -> str | None:
 
 
 def _params(sources: AscendC, ir: irdef.IrDef) -> dict[str, str]:
-    """The kernel's GM parameters (workspace and tiling aside) by IR input or output name,
-    matched as opbuild names them (``x_scale`` is ``xScale``)."""
-    by_key = {
-        n.replace("_", "").lower(): n for n in (*ir.ir_input_names, *(o.name for o in ir.outputs))
-    }
+    """The kernel's GM parameters (workspace and tiling aside) by the IR input or output
+    each is: by position, the inputs then the outputs, as GE passes them (a kernel names
+    them as it likes: AddV2's ``x, y, z`` are ``x1, x2, y``)."""
     params = sources.entry.params[:-2]
-    unknown = [p for p in params if p.replace("_", "").lower() not in by_key]
-    if unknown:
+    names = (*ir.ir_input_names, *(o.name for o in ir.outputs))
+    if len(params) != len(names):
         raise CellSkipped(
-            f"not run: {sources.entry.name}'s parameters {', '.join(unknown)} name no input or "
-            f"output of {ir.op_type}"
+            f"not run: {sources.entry.name} takes {len(params)} GM tensors "
+            f"({', '.join(params)}), {ir.op_type} has {len(names)} inputs and outputs"
         )
-    return {p: by_key[p.replace("_", "").lower()] for p in params}
+    return dict(zip(params, names, strict=True))
 
 
 def _tiling_case(ir, given: dict, outputs: dict, chip: str, label: str) -> tiling.Case:
