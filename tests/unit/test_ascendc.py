@@ -32,7 +32,8 @@ def test_an_op_types_kernel_is_the_entry_named_after_it_in_snake_case(tmp_path):
     assert found.entry.name == "scale_x" and found.entry.params == ("x", "z", "workspace", "tiling")
     assert found.tiling.function.name == "TilingScaleX" and found.root == tmp_path
     assert sources.unmodelled(found) is None
-    assert sources.find("RowSum", tmp_path) is None  # arch35's kernels are not modelled
+    arch35 = sources.find("RowSum", tmp_path)
+    assert "row_sum.cpp is an arch35 (MicroAPI/SIMT) kernel" in sources.unmodelled(arch35)
     assert sources.find("ScaleX", tmp_path / "op_host") is None  # no op_kernel: no sources
 
 
@@ -58,3 +59,21 @@ def test_a_dtype_the_kernel_stand_in_cannot_take_is_not_run_naming_it(tmp_path):
     found = sources.find("ScaleX", _project(tmp_path))
     with pytest.raises(CellSkipped, match="not run: .*x has dtype 'complex64'"):
         ascendc._kernel(found.entry, (("x", "complex64"), ("z", "complex64")), 0, None)
+
+
+def test_what_the_column_does_not_run_yet_is_said(tmp_path):
+    from types import SimpleNamespace
+
+    from opsdk.harness.columns import ascendc
+    from opsdk.irdef import Input as IrInput
+    from opsdk.irdef import IrDef, Output
+
+    found = sources.find("ScaleX", _project(tmp_path))
+    ir = IrDef("ScaleX", (IrInput("x"),), (Output("z"),))
+    plain, in_place = SimpleNamespace(mutated_args=()), SimpleNamespace(mutated_args=("x",))
+    assert ascendc._unsupported(ir, found, plain) is None
+    assert "in place" in ascendc._unsupported(ir, found, in_place)
+    host = IrDef("ScaleX", (IrInput("x"), IrInput("k", value_depend=True)), (Output("z"),))
+    assert "value-depend" in ascendc._unsupported(host, found, plain)
+    untiled = sources.AscendC(found.root, None, found.entry)
+    assert "no TilingFunc of ScaleX" in ascendc._unsupported(ir, untiled, plain)

@@ -22,7 +22,9 @@ from opsdk.cann.tiling import find as find_tiling
 __all__ = ["FOLDER", "AscendC", "find", "has_sources", "project_of", "unmodelled"]
 
 FOLDER = "cann_kernel"  # a package's copy of the op's AscendC project
+ARCH35 = "arch35"  # the folder of kernels for arch35's MicroAPI/SIMT, which are not modelled
 
+_NOT_MODELLED = "which opsdk's stand-ins do not model"
 # What the stand-ins do not model, by what a kernel or tiling source names.
 _UNMODELLED = (
     (
@@ -51,13 +53,14 @@ def project_of(infer_root: str | Path) -> Path:
 
 def find(op_type: str, root: Path) -> AscendC | None:
     """``op_type``'s sources under the project ``root`` (holding ``op_host`` and
-    ``op_kernel``), None without a kernel entry for it (arch35's subfolders are not
-    searched: their MicroAPI/SIMT kernels are not modelled)."""
+    ``op_kernel``), None without a kernel entry for it; an ``arch35`` entry only where the
+    folder holds no other (:func:`unmodelled` says why it is not run)."""
     kernels = Path(root) / "op_kernel"
     if not kernels.is_dir():
         return None
     name = _snake(op_type)
     candidates = sorted(kernels.glob("*.cpp"), key=lambda p: p.stem != name)
+    candidates += sorted((kernels / ARCH35).rglob("*.cpp"), key=lambda p: p.stem != name)
     for path in candidates:
         if "__aicore__" not in path.read_text(errors="replace"):
             continue
@@ -81,6 +84,8 @@ def has_sources(spec) -> bool:
 def unmodelled(sources: AscendC) -> str | None:
     """Why the stand-ins cannot run the op's sources (None: they may): what its kernel
     folder's or tiling's files name."""
+    if ARCH35 in sources.entry.source.relative_to(sources.root.resolve()).parts:
+        return f"{sources.entry.source.name} is an arch35 (MicroAPI/SIMT) kernel, {_NOT_MODELLED}"
     files = [*sorted(sources.entry.source.parent.glob("*.[ch]*"))]
     if sources.tiling is not None:
         files += list(sources.tiling.sources)
@@ -89,5 +94,5 @@ def unmodelled(sources: AscendC) -> str | None:
         for pattern, reason in _UNMODELLED:
             found = pattern.search(text)
             if found:
-                return f"{path.name} {reason} ({found[0]!r}), which opsdk's stand-ins do not model"
+                return f"{path.name} {reason} ({found[0]!r}), {_NOT_MODELLED}"
     return None
