@@ -87,8 +87,11 @@ def test_what_the_stand_in_lacks_is_not_run_and_a_wrong_number_or_tiling_fails(
     run = opsdk_cli("check", pkg, *argv, json_report=True)
     [lacking] = run.cells(op="asc_twin::tail_add_past")
     assert lacking["status"] == "skip", lacking  # never a pass
-    assert lacking["message"].startswith("not run: the kernel does not compile"), lacking
+    assert lacking["message"].startswith(
+        "not run: the kernel, against opsdk's AscendC stand-in, does not compile"
+    ), lacking
     assert "TransDataTo5HD" in lacking["message"] and "tail_add.h:" in lacking["message"]
+    assert any("ascendc: not run" in w for w in lacking["warnings"]), lacking  # the terminal's
     [wrong] = run.cells(op="asc_twin::tail_add")
     assert (wrong["status"], wrong["layer"]) == ("fail", "kernel"), wrong
     assert "the kernel's outputs[0]: values differ" in wrong["message"], wrong

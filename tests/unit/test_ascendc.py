@@ -57,7 +57,11 @@ def test_a_dtype_the_kernel_stand_in_cannot_take_is_not_run_naming_it(tmp_path):
     from opsdk.harness.columns import ascendc
 
     found = sources.find("ScaleX", _project(tmp_path))
-    with pytest.raises(CellSkipped, match="not run: .*x has dtype 'complex64'"):
+    said = "not run: .*x has dtype 'complex64'"
+    with (
+        pytest.warns(UserWarning, match=f"ascendc: {said}"),
+        pytest.raises(CellSkipped, match=said),
+    ):
         ascendc._kernel(found.entry, (("x", "complex64"), ("z", "complex64")), 0, None)
 
 

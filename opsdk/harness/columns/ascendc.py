@@ -14,6 +14,7 @@ so: never a pass.
 from __future__ import annotations
 
 import functools
+import warnings
 from pathlib import Path
 
 import torch
@@ -35,7 +36,7 @@ def run(cell: Cell, dump_dir=None) -> None:
     ir, sources = _sources(spec.qualname)
     reason = unmodelled(sources) or _unsupported(ir, sources, spec)
     if reason:
-        raise CellSkipped(f"not run: {reason}")
+        raise _not_run(reason)
     library = _tiling(sources)
     chip = infer.chip(ir.chips)
     for case in cases(spec, cell.shapes, cell.column):
@@ -86,12 +87,19 @@ def _run_case(op, spec, ir, sources: AscendC, library, chip: str, call: Call, ca
     )
 
 
+def _not_run(reason: str) -> CellSkipped:
+    """The cell's skip saying why it was not run, and that reason as the cell's warning,
+    which the terminal lists after the matrix: never a pass, never silent."""
+    warnings.warn(f"ascendc: not run: {reason}", stacklevel=2)
+    return CellSkipped(f"not run: {reason}")
+
+
 def _sources(qualname: str) -> tuple[irdef.IrDef, AscendC]:
     for ir in irdef.for_op(qualname):
         found = ir.infer_root and find(ir.op_type, project_of(ir.infer_root))
         if found:
             return ir, found
-    raise CellSkipped(f"not run: {qualname} has no AscendC sources in its package")
+    raise _not_run(f"{qualname} has no AscendC sources in its package")
 
 
 def _unsupported(ir: irdef.IrDef, sources: AscendC, spec) -> str | None:
@@ -112,8 +120,8 @@ def _params(sources: AscendC, ir: irdef.IrDef) -> dict[str, str]:
     params = sources.entry.params[:-2]
     names = (*ir.ir_input_names, *(o.name for o in ir.outputs))
     if len(params) != len(names):
-        raise CellSkipped(
-            f"not run: {sources.entry.name} takes {len(params)} GM tensors "
+        raise _not_run(
+            f"{sources.entry.name} takes {len(params)} GM tensors "
             f"({', '.join(params)}), {ir.op_type} has {len(names)} inputs and outputs"
         )
     return dict(zip(params, names, strict=True))
@@ -150,9 +158,7 @@ def _tiling(sources: AscendC) -> tiling.TilingLibrary:
     try:
         built = tiling.build(sources.tiling, sources.root)
     except infer.BuildFailure as err:
-        raise CellSkipped(
-            f"not run: the tiling does not compile against opsdk's stand-ins: {err}"
-        ) from None
+        raise _not_run(f"the tiling, against opsdk's stand-ins, {err}") from None
     return tiling.TilingLibrary(built.library, sources.root)
 
 
@@ -162,8 +168,8 @@ def _kernel(entry: kernel.Entry, dtypes: tuple, key: int, layout) -> kernel.Kern
     root = Path(entry.source).parent.parent
     try:
         built = kernel.build(entry, dict(dtypes), tiling_key=key, layout=layout, root=root)
-    except (infer.BuildFailure, SpecError) as err:  # SpecError: a dtype or key it cannot take
-        raise CellSkipped(
-            f"not run: the kernel does not compile against opsdk's AscendC stand-in: {err}"
-        ) from None
+    except infer.BuildFailure as err:  # ``does not compile: file:line: what``
+        raise _not_run(f"the kernel, against opsdk's AscendC stand-in, {err}") from None
+    except SpecError as err:  # a dtype or tiling key the stand-in cannot take
+        raise _not_run(f"the kernel cannot be built: {err}") from None
     return kernel.Kernel(built)
