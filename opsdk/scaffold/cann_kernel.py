@@ -2,12 +2,14 @@
 
 The ``ascendc`` column runs them (:mod:`opsdk.cann.kernel.sources`): the package holds
 its own copy, ``cann_kernel/`` beside ``cann_infer/``, with the project's ``op_host`` and
-``op_kernel`` layout: the tiling's sources and the project headers they include, and the
-kernel folder.
+``op_kernel`` layout: the tiling's sources and the project headers they include (a
+repository's shared ones too, the project then below its place in the repository), and
+the kernel folder.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -27,12 +29,14 @@ def copy(source: Path, op_type: str, package: Path) -> bool:
     found = find_sources(op_type, root)
     if found is None:
         return False
-    target = package / FOLDER
     files = infer.project_files(found.tiling.as_inference(), root) if found.tiling else []
+    # Laid out under the folder the files share: the repository's common/inc kept where
+    # the build looks for it, beside the project.
+    base = Path(os.path.commonpath([root, *files]))
+    target = package / FOLDER
     for path in files:
-        if path.is_relative_to(root):
-            (target / path.relative_to(root)).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target / path.relative_to(root))
+        (target / path.relative_to(base)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target / path.relative_to(base))
     kernels = found.entry.source.parent
-    shutil.copytree(kernels, target / kernels.relative_to(root), dirs_exist_ok=True)
+    shutil.copytree(kernels, target / kernels.relative_to(base), dirs_exist_ok=True)
     return True

@@ -81,3 +81,20 @@ def test_what_the_column_does_not_run_yet_is_said(tmp_path):
     assert "value-depend" in ascendc._unsupported(host, found, plain)
     untiled = sources.AscendC(found.root, None, found.entry)
     assert "no TilingFunc of ScaleX" in ascendc._unsupported(ir, untiled, plain)
+
+
+def test_a_package_copies_the_project_and_the_repository_headers_its_tiling_includes(tmp_path):
+    from opsdk.scaffold import cann_kernel
+
+    repo = tmp_path / "repo"
+    (repo / "common" / "inc" / "op_host").mkdir(parents=True)
+    (repo / "common" / "inc" / "op_host" / "util.h").write_text("#pragma once\n")
+    project = _project(repo / "experimental" / "scale_x", tiling='#include "op_host/util.h"\n')
+    package = tmp_path / "pkg"
+    assert cann_kernel.copy(project / "op_host" / "scale_x_def.cpp", "ScaleX", package)
+    copy = package / sources.FOLDER
+    assert (copy / "common" / "inc" / "op_host" / "util.h").is_file()
+    found = sources.in_copy("ScaleX", copy)
+    assert found.root == copy / "experimental" / "scale_x" and found.entry.name == "scale_x"
+    assert found.tiling.sources == (found.root / "op_host" / "scale_x_tiling.cpp",)
+    assert not cann_kernel.copy(project / "op_host" / "scale_x_def.cpp", "RowMax", package)

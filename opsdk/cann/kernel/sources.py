@@ -19,7 +19,7 @@ from opsdk.cann.kernel.build import Entry, _without_comments, entry_of
 from opsdk.cann.tiling import TilingSource
 from opsdk.cann.tiling import find as find_tiling
 
-__all__ = ["FOLDER", "AscendC", "find", "has_sources", "project_of", "unmodelled"]
+__all__ = ["FOLDER", "AscendC", "find", "has_sources", "in_copy", "project_of", "unmodelled"]
 
 FOLDER = "cann_kernel"  # a package's copy of the op's AscendC project
 ARCH35 = "arch35"  # the folder of kernels for arch35's MicroAPI/SIMT, which are not modelled
@@ -72,11 +72,18 @@ def find(op_type: str, root: Path) -> AscendC | None:
     return None
 
 
+def in_copy(op_type: str, copy: Path) -> AscendC | None:
+    """``op_type``'s sources in a package's copy of its project: at its top, or where the
+    project sits below the repository's shared headers the copy keeps."""
+    folders = sorted(Path(copy).rglob("op_kernel"), key=lambda p: len(p.parts))
+    return next(filter(None, (find(op_type, f.parent) for f in folders)), None)
+
+
 def has_sources(spec) -> bool:
     """Whether the op ``spec`` (an OpSpec) has AscendC sources in its package: the
     ``ascendc`` column's selection."""
     return any(
-        ir.infer_root and find(ir.op_type, project_of(ir.infer_root))
+        ir.infer_root and in_copy(ir.op_type, project_of(ir.infer_root))
         for ir in irdef.for_op(spec.qualname)
     )
 

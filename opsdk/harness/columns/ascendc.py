@@ -21,7 +21,7 @@ import torch
 
 from opsdk._runtime import irdef, types
 from opsdk.cann import infer, kernel, tiling
-from opsdk.cann.kernel.sources import AscendC, find, project_of, unmodelled
+from opsdk.cann.kernel.sources import AscendC, in_copy, project_of, unmodelled
 from opsdk.errors import SpecError
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
 from opsdk.harness.columns.compare import assert_same
@@ -96,7 +96,7 @@ def _not_run(reason: str) -> CellSkipped:
 
 def _sources(qualname: str) -> tuple[irdef.IrDef, AscendC]:
     for ir in irdef.for_op(qualname):
-        found = ir.infer_root and find(ir.op_type, project_of(ir.infer_root))
+        found = ir.infer_root and in_copy(ir.op_type, project_of(ir.infer_root))
         if found:
             return ir, found
     raise _not_run(f"{qualname} has no AscendC sources in its package")
