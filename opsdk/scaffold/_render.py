@@ -29,7 +29,7 @@ from opsdk._runtime import spec, updatable
 from opsdk.axes import DEFAULT_STYLE, GRAPH_MODES, STYLES
 from opsdk.cann import cppsig
 from opsdk.errors import ScaffoldError, SpecError
-from opsdk.scaffold import cann_infer, cann_tiling, cann_torch, names
+from opsdk.scaffold import cann_infer, cann_kernel, cann_tiling, cann_torch, names
 from opsdk.scaffold._context import context
 
 # The cookiecutter template: package data beside this module, in a checkout and installed.
@@ -320,8 +320,11 @@ def render(op: spec.OpSpec, req: NewRequest, staging: Path, package: str | None 
         # Files whose name renders empty (another style's, an option's) are not written.
         generate_files(str(TEMPLATE_DIR), {"cookiecutter": ctx}, output_dir=str(staging))
         _format(staging / ctx["project_dir"])
+        op_dir = staging / ctx["project_dir"] / ctx["package"]
         if inference:  # after formatting: the user's C++ is copied as it is
-            cann_infer.copy(inference, staging / ctx["project_dir"] / ctx["package"])
+            cann_infer.copy(inference, op_dir)
+        if cann_side:  # its tiling and kernel, for the ascendc column
+            cann_kernel.copy(req.from_cann, cann_side.ir.op_type, op_dir)
     except OSError as err:
         raise ScaffoldError(
             f"cannot write {staging} ({err}): check permissions and space"

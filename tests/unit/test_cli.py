@@ -317,7 +317,7 @@ def test_what_a_run_is_pointed_at_is_found_before_the_run_imports_anything(
 
 def test_modes_keep_their_columns_and_a_choice_of_none_is_refused(capsys):
     assert columns.in_modes(columns.names(), ["npugraph_ex"]) == [
-        "eager", "opcheck", "aot_eager", "npugraph_ex",
+        "eager", "opcheck", "aot_eager", "npugraph_ex", "ascendc",
     ]  # fmt: skip
     assert "npugraph_ex" not in columns.in_modes(columns.names(), ["ge"])
     code, out, err = _run(

@@ -70,7 +70,9 @@ def _cell(package, backend):
 
 
 def test_builtin_columns_load_without_torch_in_matrix_order():
-    assert columns.names() == ("eager", "opcheck", "aot_eager", "ge", "npugraph_ex", "fusion")
+    assert columns.names() == (
+        "eager", "opcheck", "aot_eager", "ge", "npugraph_ex", "fusion", "ascendc",
+    )  # fmt: skip
     assert columns.compiling() == ("aot_eager", "ge", "npugraph_ex")
     with pytest.raises(ValueError, match="registered already"):
         columns.register(columns.Column("eager", __name__, (), "eager"))
@@ -120,8 +122,10 @@ def test_a_registered_column_is_in_every_part_of_opsdk(registered, package):
     args = _parser().parse_args(["check", "pkg"])
     assert args.backend[-2:] == ["throwaway", "needy"]
     matrix = harness.cells(package, shapes=["static"])
-    # fusion has cells only for an op with a fusion pattern, and this one has none
-    assert [c.column for c in matrix] == [n for n in columns.names() if n != "fusion"]
+    # fusion has cells only for an op with a fusion pattern, ascendc only for one with
+    # AscendC sources, and this one has neither
+    selected = [n for n in columns.names() if n not in ("fusion", "ascendc")]
+    assert [c.column for c in matrix] == selected
     result = harness.run_cell(_cell(package, "throwaway"))
     assert (result.status, result.column) == ("pass", "throwaway"), result.describe()
     assert [c.column for c in RAN] == ["throwaway"]

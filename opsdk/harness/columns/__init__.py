@@ -170,3 +170,15 @@ register(
         mode="ge",
     )
 )
+register(
+    # The op's own AscendC tiling and kernel, on concrete sizes: static shapes only.
+    Column(
+        "ascendc",
+        "opsdk.harness.columns.ascendc",
+        ("kernel",),  # and the IR naming its sources, which `selects` found
+        "kernel",
+        empty_cases=False,  # a launch of no elements checks nothing
+        shape_modes=("static",),
+        selects="opsdk.cann.kernel.sources:has_sources",
+    )
+)

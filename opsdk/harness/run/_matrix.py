@@ -129,6 +129,7 @@ def cells(
                 if columns.get(b) is None or columns.get(b).applies(op.spec)
                 for c in (None, *_contexts_of(op, b, chosen))
                 for s in shapes
+                if columns.get(b) is None or s in columns.get(b).shape_modes
                 if profile is None or profile.applies(b, s)
             ]
     return matrix

@@ -1,0 +1,105 @@
+"""Where an op's AscendC sources are, in a project or a ``--from-cann`` package's copy of
+one: its ``op_host`` tiling and its ``op_kernel`` entry (the ``__global__ __aicore__``
+function named after the op type in snake_case, as CANN's opbuild names it), and why
+one the stand-ins do not model is not run (the cube unit, communication, arch35).
+
+A package keeps the copy in ``cann_kernel/`` beside its ``cann_infer/`` (the folder its
+IR's ``infer_root`` names), the project's ``op_host``/``op_kernel`` layout kept.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from opsdk._runtime import irdef
+from opsdk.cann.aclnn import _snake
+from opsdk.cann.kernel.build import Entry, _without_comments, entry_of
+from opsdk.cann.tiling import TilingSource
+from opsdk.cann.tiling import find as find_tiling
+
+__all__ = ["FOLDER", "AscendC", "find", "has_sources", "in_copy", "project_of", "unmodelled"]
+
+FOLDER = "cann_kernel"  # a package's copy of the op's AscendC project
+ARCH35 = "arch35"  # the folder of kernels for arch35's MicroAPI/SIMT, which are not modelled
+
+_NOT_MODELLED = "which opsdk's stand-ins do not model"
+# What the stand-ins do not model, by what a kernel or tiling source names.
+_UNMODELLED = (
+    (
+        re.compile(r"\bMatmul(?:Impl|Type)?\b|matmul_intf\.h|\bMmad\b"),
+        "uses the cube unit (Matmul)",
+    ),
+    (re.compile(r"\bhccl\b|\bHccl\w*|\bmc2\b", re.I), "uses communication (hccl/mc2)"),
+    (re.compile(r"\bmatmul_tiling\b"), "its tiling uses matmul_tiling"),
+)
+
+
+@dataclass(frozen=True)
+class AscendC:
+    """An op type's AscendC sources: its project folder, its tiling (None: none
+    registered) and its kernel entry."""
+
+    root: Path
+    tiling: TilingSource | None
+    entry: Entry
+
+
+def project_of(infer_root: str | Path) -> Path:
+    """The copy of the AscendC project beside a package's ``cann_infer`` folder."""
+    return Path(infer_root).with_name(FOLDER)
+
+
+def find(op_type: str, root: Path) -> AscendC | None:
+    """``op_type``'s sources under the project ``root`` (holding ``op_host`` and
+    ``op_kernel``), None without a kernel entry for it; an ``arch35`` entry only where the
+    folder holds no other (:func:`unmodelled` says why it is not run)."""
+    kernels = Path(root) / "op_kernel"
+    if not kernels.is_dir():
+        return None
+    name = _snake(op_type)
+    candidates = sorted(kernels.glob("*.cpp"), key=lambda p: p.stem != name)
+    candidates += sorted((kernels / ARCH35).rglob("*.cpp"), key=lambda p: p.stem != name)
+    for path in candidates:
+        if "__aicore__" not in path.read_text(errors="replace"):
+            continue
+        entry = entry_of(path)
+        if entry.name == name:
+            host = Path(root) / "op_host"
+            tiling = find_tiling(op_type, host) if host.is_dir() else None
+            return AscendC(Path(root), tiling, entry)
+    return None
+
+
+def in_copy(op_type: str, copy: Path) -> AscendC | None:
+    """``op_type``'s sources in a package's copy of its project: at its top, or where the
+    project sits below the repository's shared headers the copy keeps."""
+    folders = sorted(Path(copy).rglob("op_kernel"), key=lambda p: len(p.parts))
+    return next(filter(None, (find(op_type, f.parent) for f in folders)), None)
+
+
+def has_sources(spec) -> bool:
+    """Whether the op ``spec`` (an OpSpec) has AscendC sources in its package: the
+    ``ascendc`` column's selection."""
+    return any(
+        ir.infer_root and in_copy(ir.op_type, project_of(ir.infer_root))
+        for ir in irdef.for_op(spec.qualname)
+    )
+
+
+def unmodelled(sources: AscendC) -> str | None:
+    """Why the stand-ins cannot run the op's sources (None: they may): what its kernel
+    folder's or tiling's files name."""
+    if ARCH35 in sources.entry.source.relative_to(sources.root.resolve()).parts:
+        return f"{sources.entry.source.name} is an arch35 (MicroAPI/SIMT) kernel, {_NOT_MODELLED}"
+    files = [*sorted(sources.entry.source.parent.glob("*.[ch]*"))]
+    if sources.tiling is not None:
+        files += list(sources.tiling.sources)
+    for path in files:
+        text = _without_comments(path.read_text(errors="replace"))
+        for pattern, reason in _UNMODELLED:
+            found = pattern.search(text)
+            if found:
+                return f"{path.name} {reason} ({found[0]!r}), {_NOT_MODELLED}"
+    return None

@@ -1,0 +1,175 @@
+"""Column ``ascendc``: the op's own AscendC tiling and kernel, run offline on each case.
+
+Only for an op whose package holds its AscendC sources (a ``--from-cann`` package's
+``cann_kernel/``: :mod:`opsdk.cann.kernel.sources`). Per case, on the case's concrete
+sizes (static shapes only): the TilingFunc runs for the node the case makes
+(:mod:`opsdk.cann.tiling`; a finding fails the cell in layer ``tiling``), the kernel is
+built for the case's dtypes and the tiling's key and launched with that tiling
+(:mod:`opsdk.cann.kernel`; a finding, with its block, case and source line, or outputs
+other than the CPU reference's, fail it in layer ``kernel``). What the stand-ins do not
+model (a missing identifier, the cube unit, communication) makes the cell a skip saying
+so: never a pass.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from pathlib import Path
+
+import torch
+
+from opsdk._runtime import irdef, types
+from opsdk.cann import infer, kernel, tiling
+from opsdk.cann.kernel.sources import AscendC, in_copy, project_of, unmodelled
+from opsdk.errors import SpecError
+from opsdk.harness.cell import Cell, CellFailure, CellSkipped
+from opsdk.harness.columns.compare import assert_same
+from opsdk.harness.columns.eager import run_op
+from opsdk.harness.variants.cases import Call, cases, tensors_of
+
+HINT = "fix the AscendC kernel in op_kernel/ (the CPU reference in kernels.py is the oracle)"
+
+
+def run(cell: Cell, dump_dir=None) -> None:
+    op, spec = cell.op.overload(), cell.op.spec
+    ir, sources = _sources(spec.qualname)
+    reason = unmodelled(sources) or _unsupported(ir, sources, spec)
+    if reason:
+        raise _not_run(reason)
+    library = _tiling(sources)
+    chip = infer.chip(ir.chips)
+    for case in cases(spec, cell.shapes, cell.column):
+        with case.named():
+            _run_case(op, spec, ir, sources, library, chip, case.calls[0], case)
+
+
+def _run_case(op, spec, ir, sources: AscendC, library, chip: str, call: Call, case) -> None:
+    label = case.label or "the default case"
+    expected = tensors_of(run_op(op, call, layer="eager"))  # the CPU reference
+    given = {ir.ir_name(n): v for n, v in spec.by_name(call.args, call.kwargs).items()}
+    outputs = dict(zip((o.name for o in ir.outputs), expected, strict=False))
+    tiled = library.run(sources.tiling, _tiling_case(ir, given, outputs, chip, label))
+    if not tiled.ok:
+        raise CellFailure(
+            "tiling",
+            f"the op's TilingFunc (in {sources.root}): "
+            f"{'; '.join(map(str, tiled.findings)) or tiled.status}; fix it in op_host/",
+        )
+    params = _params(sources, ir)
+    tensors = {**given, **outputs}
+    # DTYPE_<NAME> as opbuild defines them (the IR's names), and the kernel's own names.
+    dtypes = {n: str(tensors[n].dtype).removeprefix("torch.") for n in params.values()}
+    dtypes |= {p: dtypes[n] for p, n in params.items()}
+    compiled = _kernel(sources.entry, tuple(sorted(dtypes.items())), tiled.tiling_key, tiled.layout)
+    launch = compiled.launch(
+        {p: _bytes(given.get(n)) for p, n in params.items() if n not in outputs},
+        {
+            p: outputs[n].numel() * outputs[n].element_size()
+            for p, n in params.items()
+            if n in outputs
+        },
+        tiled,
+        case=label,
+        ub_bytes=infer.resources(chip).ub,
+    )
+    if launch.findings:
+        found = "; ".join(map(str, launch.findings))
+        raise CellFailure("kernel", f"the op's kernel (in {sources.root}): {found}; {HINT}")
+    actual = [_tensor(launch.outputs[p], outputs[n]) for p, n in params.items() if n in outputs]
+    assert_same(
+        actual,
+        [outputs[n] for n in params.values() if n in outputs],
+        what="the kernel's outputs",
+        layer="kernel",
+        hint=HINT,
+        tolerances=case.tolerances,
+    )
+
+
+def _not_run(reason: str) -> CellSkipped:
+    """The cell's skip saying why it was not run, and that reason as the cell's warning,
+    which the terminal lists after the matrix: never a pass, never silent."""
+    warnings.warn(f"ascendc: not run: {reason}", stacklevel=2)
+    return CellSkipped(f"not run: {reason}")
+
+
+def _sources(qualname: str) -> tuple[irdef.IrDef, AscendC]:
+    for ir in irdef.for_op(qualname):
+        found = ir.infer_root and in_copy(ir.op_type, project_of(ir.infer_root))
+        if found:
+            return ir, found
+    raise _not_run(f"{qualname} has no AscendC sources in its package")
+
+
+def _unsupported(ir: irdef.IrDef, sources: AscendC, spec) -> str | None:
+    """What the column does not run yet, said (None: it runs)."""
+    if sources.tiling is None:
+        return f"no TilingFunc of {ir.op_type} under {sources.root / 'op_host'} (IMPL_OP_OPTILING)"
+    if spec.mutated_args:
+        return "an op writing its inputs in place (its kernel's outputs are its inputs)"
+    if any(i.value_depend or i.kind != "required" for i in ir.inputs):
+        return "value-depend, optional or dynamic inputs"
+    return None
+
+
+def _params(sources: AscendC, ir: irdef.IrDef) -> dict[str, str]:
+    """The kernel's GM parameters (workspace and tiling aside) by the IR input or output
+    each is: by position, the inputs then the outputs, as GE passes them (a kernel names
+    them as it likes: AddV2's ``x, y, z`` are ``x1, x2, y``)."""
+    params = sources.entry.params[:-2]
+    names = (*ir.ir_input_names, *(o.name for o in ir.outputs))
+    if len(params) != len(names):
+        raise _not_run(
+            f"{sources.entry.name} takes {len(params)} GM tensors "
+            f"({', '.join(params)}), {ir.op_type} has {len(names)} inputs and outputs"
+        )
+    return dict(zip(params, names, strict=True))
+
+
+def _tiling_case(ir, given: dict, outputs: dict, chip: str, label: str) -> tiling.Case:
+    def node(t: torch.Tensor) -> infer.Given:
+        return infer.Given(types.dtype(str(t.dtype)).value, tuple(t.shape))
+
+    attrs = []
+    for attr in ir.attrs:
+        value = given.get(attr.name, attr.default)
+        attrs.append(types.dtype(str(value)).value if isinstance(value, torch.dtype) else value)
+    return tiling.Case(
+        tuple((node(given[i.name]),) for i in ir.inputs),
+        tuple(node(t) for t in outputs.values()),
+        tuple(attrs),
+        chip=chip,
+        label=label,
+    )
+
+
+def _bytes(t: torch.Tensor | None) -> bytes | None:
+    return None if t is None else t.detach().contiguous().cpu().view(torch.uint8).numpy().tobytes()
+
+
+def _tensor(data: bytes, like: torch.Tensor) -> torch.Tensor:
+    return torch.frombuffer(bytearray(data), dtype=like.dtype).reshape(like.shape)
+
+
+@functools.cache
+def _tiling(sources: AscendC) -> tiling.TilingLibrary:
+    """The op's tiling, built once a process; a build failure skips the cell naming it."""
+    try:
+        built = tiling.build(sources.tiling, sources.root)
+    except infer.BuildFailure as err:
+        raise _not_run(f"the tiling, against opsdk's stand-ins, {err}") from None
+    return tiling.TilingLibrary(built.library, sources.root)
+
+
+@functools.cache
+def _kernel(entry: kernel.Entry, dtypes: tuple, key: int, layout) -> kernel.Kernel:
+    """The kernel built for ``dtypes`` and the tiling ``key``, once a process."""
+    root = Path(entry.source).parent.parent
+    try:
+        built = kernel.build(entry, dict(dtypes), tiling_key=key, layout=layout, root=root)
+    except infer.BuildFailure as err:  # ``does not compile: file:line: what``
+        raise _not_run(f"the kernel, against opsdk's AscendC stand-in, {err}") from None
+    except SpecError as err:  # a dtype or tiling key the stand-in cannot take
+        raise _not_run(f"the kernel cannot be built: {err}") from None
+    return kernel.Kernel(built)

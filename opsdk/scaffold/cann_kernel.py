@@ -1,0 +1,42 @@
+"""A ``--from-cann`` op's AscendC tiling and kernel, copied into its package.
+
+The ``ascendc`` column runs them (:mod:`opsdk.cann.kernel.sources`): the package holds
+its own copy, ``cann_kernel/`` beside ``cann_infer/``, with the project's ``op_host`` and
+``op_kernel`` layout: the tiling's sources and the project headers they include (a
+repository's shared ones too, the project then below its place in the repository), and
+the kernel folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from opsdk.cann import infer
+from opsdk.cann.kernel.sources import FOLDER
+from opsdk.cann.kernel.sources import find as find_sources
+
+__all__ = ["copy"]
+
+
+def copy(source: Path, op_type: str, package: Path) -> bool:
+    """Copy ``op_type``'s AscendC sources from the project of its definition ``source``
+    (an ``op_host`` file, or the project) into ``package/cann_kernel``; False when the
+    project has no kernel entry for it."""
+    folder = Path(source).resolve().parent
+    root = folder.parent if folder.name == "op_host" else folder
+    found = find_sources(op_type, root)
+    if found is None:
+        return False
+    files = infer.project_files(found.tiling.as_inference(), root) if found.tiling else []
+    # Laid out under the folder the files share: the repository's common/inc kept where
+    # the build looks for it, beside the project.
+    base = Path(os.path.commonpath([root, *files]))
+    target = package / FOLDER
+    for path in files:
+        (target / path.relative_to(base)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target / path.relative_to(base))
+    kernels = found.entry.source.parent
+    shutil.copytree(kernels, target / kernels.relative_to(base), dirs_exist_ok=True)
+    return True

@@ -1,0 +1,100 @@
+"""The ``ascendc`` column: where it finds an op's AscendC sources, what it does not run."""
+
+from pathlib import Path
+
+import pytest
+
+from opsdk.cann.kernel import sources
+
+ENTRY = (
+    'extern "C" __global__ __aicore__ void {name}(GM_ADDR x, GM_ADDR z, GM_ADDR workspace, '
+    "GM_ADDR tiling) {{ {body} }}\n"
+)
+TILING = (
+    "IMPL_OP_OPTILING({op}).Tiling(Tiling{op});\nstatic int Tiling{op}(void*) {{ return 0; }}\n"
+)
+
+
+def _project(root: Path, body: str = "", tiling: str = "") -> Path:
+    (root / "op_kernel" / "arch35").mkdir(parents=True)
+    (root / "op_host").mkdir()
+    (root / "op_kernel" / "other.cpp").write_text(ENTRY.format(name="other_op", body=""))
+    (root / "op_kernel" / "scale_x.cpp").write_text(ENTRY.format(name="scale_x", body=body))
+    (root / "op_kernel" / "arch35" / "row_sum.cpp").write_text(
+        ENTRY.format(name="row_sum", body="")
+    )
+    (root / "op_host" / "scale_x_tiling.cpp").write_text(TILING.format(op="ScaleX") + tiling)
+    return root
+
+
+def test_an_op_types_kernel_is_the_entry_named_after_it_in_snake_case(tmp_path):
+    found = sources.find("ScaleX", _project(tmp_path))
+    assert found.entry.name == "scale_x" and found.entry.params == ("x", "z", "workspace", "tiling")
+    assert found.tiling.function.name == "TilingScaleX" and found.root == tmp_path
+    assert sources.unmodelled(found) is None
+    arch35 = sources.find("RowSum", tmp_path)
+    assert "row_sum.cpp is an arch35 (MicroAPI/SIMT) kernel" in sources.unmodelled(arch35)
+    assert sources.find("ScaleX", tmp_path / "op_host") is None  # no op_kernel: no sources
+
+
+def test_the_cube_unit_communication_and_matmul_tiling_are_said_not_modelled(tmp_path):
+    cube = sources.find("ScaleX", _project(tmp_path / "cube", "Matmul<A, B, C> mm;"))
+    assert "uses the cube unit (Matmul)" in sources.unmodelled(cube)
+    hccl = sources.find("ScaleX", _project(tmp_path / "hccl", "Hccl hccl;"))
+    assert "uses communication (hccl/mc2)" in sources.unmodelled(hccl)
+    host = sources.find(
+        "ScaleX", _project(tmp_path / "mm", tiling="matmul_tiling::MatmulApiTiling t;")
+    )
+    assert "scale_x_tiling.cpp its tiling uses matmul_tiling" in sources.unmodelled(host)
+
+
+def test_a_packages_copy_sits_beside_its_cann_infer_folder(tmp_path):
+    assert sources.project_of(tmp_path / "op" / "cann_infer") == tmp_path / "op" / "cann_kernel"
+
+
+def test_a_dtype_the_kernel_stand_in_cannot_take_is_not_run_naming_it(tmp_path):
+    from opsdk.harness.cell import CellSkipped
+    from opsdk.harness.columns import ascendc
+
+    found = sources.find("ScaleX", _project(tmp_path))
+    said = "not run: .*x has dtype 'complex64'"
+    with (
+        pytest.warns(UserWarning, match=f"ascendc: {said}"),
+        pytest.raises(CellSkipped, match=said),
+    ):
+        ascendc._kernel(found.entry, (("x", "complex64"), ("z", "complex64")), 0, None)
+
+
+def test_what_the_column_does_not_run_yet_is_said(tmp_path):
+    from types import SimpleNamespace
+
+    from opsdk.harness.columns import ascendc
+    from opsdk.irdef import Input as IrInput
+    from opsdk.irdef import IrDef, Output
+
+    found = sources.find("ScaleX", _project(tmp_path))
+    ir = IrDef("ScaleX", (IrInput("x"),), (Output("z"),))
+    plain, in_place = SimpleNamespace(mutated_args=()), SimpleNamespace(mutated_args=("x",))
+    assert ascendc._unsupported(ir, found, plain) is None
+    assert "in place" in ascendc._unsupported(ir, found, in_place)
+    host = IrDef("ScaleX", (IrInput("x"), IrInput("k", value_depend=True)), (Output("z"),))
+    assert "value-depend" in ascendc._unsupported(host, found, plain)
+    untiled = sources.AscendC(found.root, None, found.entry)
+    assert "no TilingFunc of ScaleX" in ascendc._unsupported(ir, untiled, plain)
+
+
+def test_a_package_copies_the_project_and_the_repository_headers_its_tiling_includes(tmp_path):
+    from opsdk.scaffold import cann_kernel
+
+    repo = tmp_path / "repo"
+    (repo / "common" / "inc" / "op_host").mkdir(parents=True)
+    (repo / "common" / "inc" / "op_host" / "util.h").write_text("#pragma once\n")
+    project = _project(repo / "experimental" / "scale_x", tiling='#include "op_host/util.h"\n')
+    package = tmp_path / "pkg"
+    assert cann_kernel.copy(project / "op_host" / "scale_x_def.cpp", "ScaleX", package)
+    copy = package / sources.FOLDER
+    assert (copy / "common" / "inc" / "op_host" / "util.h").is_file()
+    found = sources.in_copy("ScaleX", copy)
+    assert found.root == copy / "experimental" / "scale_x" and found.entry.name == "scale_x"
+    assert found.tiling.sources == (found.root / "op_host" / "scale_x_tiling.cpp",)
+    assert not cann_kernel.copy(project / "op_host" / "scale_x_def.cpp", "RowMax", package)
