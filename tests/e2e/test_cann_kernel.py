@@ -116,9 +116,11 @@ def test_the_same_writes_without_the_sync_all_race(planted):
 
 
 def test_a_sync_all_one_block_alone_reaches_would_hang(planted):
+    """Whichever comes first, the waiting block or the others' end, it is the hang."""
     launch, _, _ = run_planted(planted, 1001, 4, SYNC_ONE_BLOCK)
     assert [f.kind for f in launch.findings] == ["sync-hang"]
-    assert "ended while 1 blocks wait at SyncAll" in launch.findings[0].what
+    what = launch.findings[0].what
+    assert "ended while 1 blocks wait at SyncAll" in what or "blocks ended: the hardware" in what
 
 
 def test_the_tail_finding_says_how_far_past_the_end(planted):

@@ -48,7 +48,7 @@ extern "C" int opsdk_kernel_launch(uint8_t** args, const uint64_t* sizes, const 
                 for (uint64_t k = 0; kinds[i] != OUTPUT && k < sizes[i]; ++k) tag[k] = 0xFFFFFF00u;
             g.buffers.push_back({name, gm[i], sizes[i], kinds[i] == WORKSPACE, tag});
         }
-        g.alive = block_dim;
+        g.alive = g.launched = block_dim;
         g.waiting = 0;
         std::vector<std::thread> threads;
         for (uint32_t b = 0; b < block_dim; ++b) {

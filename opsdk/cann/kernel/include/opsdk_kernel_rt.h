@@ -51,7 +51,7 @@ struct State {
     uint64_t sys_workspace = 16u << 20;
     // SyncAll: a barrier whose parties shrink as blocks end (an ended block never arrives).
     std::condition_variable cv;
-    uint32_t waiting = 0, alive = 0;
+    uint32_t waiting = 0, alive = 0, launched = 0;
     uint64_t generation = 0;
 };
 inline State g;
@@ -177,6 +177,11 @@ inline void ub_access(const void* ptr, uint64_t n, const char* file, int line) {
 inline void sync_all() {
     std::unique_lock<std::mutex> lock(g.mu);
     uint64_t gen = g.generation;
+    // A block that ended never arrives: whoever waits after it, first or last, would hang.
+    if (g.alive < g.launched && g.waiting == 0)
+        finding_locked("sync-hang", "?", 0,
+                       fmt("block %d reached SyncAll after %u blocks ended: the hardware would hang",
+                           t_block, g.launched - g.alive));
     if (++g.waiting >= g.alive) {
         g.waiting = 0;
         ++g.generation;
