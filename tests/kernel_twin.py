@@ -1,5 +1,5 @@
-"""What the kernel twin's tests share: TilingRun and TilingLayout values built by hand
-(the contract's field names; twin-host produces them from an op's real TilingFunc), the
+"""What the kernel twin's tests share: TilingRun values built by hand (the fields a
+launch reads; opsdk.cann.tiling produces whole ones from an op's real TilingFunc), the
 planted projects, and the public kernels read from the mirrors at test time."""
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from opsdk.cann.tiling import Field, TilingLayout
+
 PROJECTS = Path(__file__).resolve().parent / "e2e" / "kernel_projects"
 MIRRORS = Path("/work/.mirror")
 
@@ -22,22 +24,6 @@ class TilingRun:
     block_dim: int
     tiling_key: int
     workspace_sizes: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Field:
-    name: str
-    ctype: str
-    count: int
-    offset: int
-    nested: TilingLayout | None = None
-
-
-@dataclass(frozen=True)
-class TilingLayout:
-    struct: str
-    fields: tuple[Field, ...]
-    size: int
 
 
 # The scale project's tiling data (a nested struct), as twin-host would read it.

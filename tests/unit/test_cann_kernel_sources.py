@@ -5,11 +5,12 @@ dtype macros, a launch's parameters checked before any process starts, finding l
 from pathlib import Path
 
 import pytest
-from kernel_twin import PROJECTS, SCALE_LAYOUT, Field, TilingLayout, TilingRun
+from kernel_twin import PROJECTS, SCALE_LAYOUT, TilingRun
 
 from opsdk.cann import kernel
 from opsdk.cann.kernel.build import translation_unit
 from opsdk.cann.kernel.run import _finding
+from opsdk.cann.tiling import Field, TilingLayout
 from opsdk.errors import SpecError
 
 
