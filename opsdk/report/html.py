@@ -7,7 +7,8 @@ say links to its ``<details>`` below the matrix, at the page's full width: its
 layer, message, waiver, warnings, the pictures of a ``ge``/``npugraph_ex`` cell's
 graphs (inline SVG, collapsed: :mod:`opsdk.report.graphs`) and, when the run dumped
 graphs, the dumps. Text wraps, long tokens included, and pictures shrink to the
-page's width, so no detail makes the page scroll sideways.
+page's width, so no detail makes the page scroll sideways; a matrix wider than the
+window (every column on a phone) scrolls in its own box.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from opsdk.report.graphs.render import inline_svg
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
 h1{font-size:1.4em}
-table{border-collapse:collapse;max-width:100%}
+div.matrix{overflow-x:auto}
+table{border-collapse:collapse}
 th,td{border:1px solid #ccc;padding:.3em .5em;vertical-align:top;text-align:left}
 th{background:#f4f4f4}
 td.pass{background:#e6f6e6}
@@ -160,7 +162,7 @@ def render(
         f"<style>{_STYLE}</style></head><body>"
         f"<h1>opsdk conformance: {html.escape(summary(results))}</h1>"
         f"<dl>{_definitions(head)}</dl>"
-        f"<table>{''.join(rows)}</table>"
+        f"<div class=matrix><table>{''.join(rows)}</table></div>"
         + (f"<h2>Cells</h2>{''.join(sections)}" if sections else "")
         + f"<h2>Environment</h2><dl>{_definitions(environment)}</dl>"
         "</body></html>\n"
