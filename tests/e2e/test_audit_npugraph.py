@@ -81,3 +81,24 @@ def test_without_converters_the_converter_column_is_said_once_and_torchair_is_qu
     line = "converter: not laid out: no op of npx_ops has a TorchAir converter"
     assert audited.stdout.count(line) == 1
     assert "ASCEND_HOME_PATH" not in audited.stdout + audited.stderr
+
+
+def test_compiling_checks_build_guards_without_timing_them(tmp_path, monkeypatch):
+    """Dynamo times each guard set it builds (a cache flush first: a third of a one-op
+    compile) for a metric no check reads; the audit's cells skip it, as opsdk check's."""
+    import torch._dynamo.guards as guards
+
+    from opsdk.audit import library as audit_library
+    from opsdk.audit import matrix
+
+    module = tmp_path / "npx_timed.py"
+    module.write_text(LIBRARY.replace('"npx', '"npx_timed'))
+    library = audit_library.load(str(module))
+    cells = [
+        c for c in matrix.cells(library, ["fake", "npugraph_ex"], ["static"]) if "good" in c.op.name
+    ]
+    timed = []
+    monkeypatch.setattr(guards, "profile_guard_manager", lambda *a: timed.append(a) or 0.0)
+    results = matrix.run(library, cells)
+    assert [r.status for r in results] == ["pass", "pass"], [r.describe() for r in results]
+    assert not timed
