@@ -102,3 +102,16 @@ def test_compiling_checks_build_guards_without_timing_them(tmp_path, monkeypatch
     results = matrix.run(library, cells)
     assert [r.status for r in results] == ["pass", "pass"], [r.describe() for r in results]
     assert not timed
+
+
+def test_the_torch_npu_stand_in_is_found_as_an_installed_package():
+    """A library asks ``importlib.util.find_spec("torch_npu")`` whether it runs on an NPU
+    (sgl-kernel-npu's attentions): the stand-in answers as an installed torch_npu does."""
+    import importlib.util
+
+    from opsdk.offline.torchair import import_torchair_stack
+
+    import_torchair_stack()
+    spec = importlib.util.find_spec("torch_npu")
+    assert spec is not None and spec.submodule_search_locations
+    assert importlib.util.find_spec("torch_npu.utils").name == "torch_npu.utils"

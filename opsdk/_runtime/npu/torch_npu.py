@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.machinery
 import sys
 import threading
 import types
@@ -115,9 +116,14 @@ def _npu_graph_executor_module() -> types.ModuleType:
 
 
 def _shell(name: str, path) -> types.ModuleType:
+    """A package module over ``path`` with a spec, as an import makes one:
+    ``importlib.util.find_spec(name)`` (a library asking whether torch_npu is there)
+    raises on a module in ``sys.modules`` whose ``__spec__`` is None."""
     module = types.ModuleType(name)
     module.__path__ = [str(path)]
     module.__file__ = str(path / "__init__.py")
+    module.__spec__ = importlib.machinery.ModuleSpec(name, None, origin=module.__file__)
+    module.__spec__.submodule_search_locations = module.__path__
     return module
 
 
