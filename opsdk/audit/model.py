@@ -37,7 +37,9 @@ class AuditOp:
     ``no_case`` why there are none. An op read from a repository
     (:mod:`opsdk.audit.repository`) has where its schema is, what its sources say wrong
     (``findings``, the ``registry`` check's) and, when its Meta did not build, why its
-    other checks cannot run (``unchecked``); a name registered without a schema, or
+    other checks cannot run (``unchecked``), and when it has no Meta or fake function at
+    all (the ``registry`` check's finding) why the checks that trace it do not say so
+    again (``untraceable``); a name registered without a schema, or
     whose schema is malformed, is an op with no overload (``op`` None) and its ``spec``."""
 
     op: torch._ops.OpOverload | None
@@ -52,6 +54,7 @@ class AuditOp:
     schema_at: Source | None = None
     findings: list[str] = field(default_factory=list)
     unchecked: str = ""
+    untraceable: str = ""
     spec: object = None  # an OpSpec, for an op with no overload
 
 

@@ -55,7 +55,10 @@ def check_has_fake(op) -> None:
     decomposition, the fake function, a Meta or composite kernel, nothing for an op that
     returns nothing (torch's ``has_fake_kernel`` asks for these); the real kernel only in
     torch's own namespaces. An op with none of them cannot be traced at all (the stand-in
-    kernel is on PrivateUse1 and CPU: it does not count)."""
+    kernel is on PrivateUse1 and CPU: it does not count). A repository's op the
+    ``registry`` check found without one is that check's finding, not said again here."""
+    if op.untraceable:
+        raise Undecided(op.untraceable)
     overload = op.op
     if (
         has_fake_kernel(overload)

@@ -298,6 +298,9 @@ def _findings(registry, op, audit_op, at, failed: dict[str, str]) -> list[str]:
         audit_op.unchecked = _unimported(failed, op)
         if not audit_op.unchecked:
             found.append(_no_meta(registry, op, audit_op, at))
+            audit_op.untraceable = (
+                "it has no Meta or fake function to trace (the registry check's finding)"
+            )
     found += _undeclared_writes(registry, op, audit_op, at)
     found += _inplace_returns(registry, op, audit_op, at)
     return found
