@@ -180,9 +180,9 @@ def _active(text: str, defines: dict[str, str]) -> tuple[str, dict]:
     out, stack = [], []  # stack: (parent active, a branch taken, this branch active)
     for line in lines:
         active = all(s[2] for s in stack)
-        directive = _DIRECTIVE.match(line.replace("\x00", " "))
-        if directive is None:
-            out.append(line if active else re.sub(r"[^\x00]", "", line))
+        directive = _DIRECTIVE.match(line.replace("\x00", " ")) if "#" in line else None
+        if directive is None:  # an inactive line keeps only its continuations
+            out.append(line if active else "\x00" * line.count("\x00"))
             continue
         word, rest = directive.group(1), directive.group(2).strip()
         if word in ("if", "ifdef", "ifndef"):
@@ -210,7 +210,7 @@ def _active(text: str, defines: dict[str, str]) -> tuple[str, dict]:
         elif word == "undef" and active:
             defines.pop(rest, None)
             macros.pop(rest, None)
-        out.append(re.sub(r"[^\x00]", "", line))
+        out.append("\x00" * line.count("\x00"))
     return "\n".join(out).replace("\x00", "\\\n"), macros
 
 
