@@ -128,3 +128,14 @@ def test_a_string_continued_by_backslash_newline_is_one_schema(tmp_path):
     )
     [la] = scan.read(tmp_path).schemas
     assert (la.text, la.line) == ("la(Tensor q, Tensor k) -> Tensor", 2)
+
+
+def test_lines_a_branch_leaves_out_keep_the_lines_after_them_in_place(tmp_path):
+    """A left-out line continued by backslash-newline, a directive's and a plain one's,
+    still counts its lines: a schema after them is named at its own line."""
+    (tmp_path / "r.cpp").write_text(
+        "#if 0\n#define X a \\\n  b\nint y = 1 + \\\n  2; // #x\n#endif\n"
+        'TORCH_LIBRARY(n, m) {\n    m.def("after(Tensor x) -> Tensor");\n}\n'
+    )
+    [after] = scan.read(tmp_path).schemas
+    assert (after.name, after.line) == ("after", 8)
