@@ -262,6 +262,21 @@ def test_last_failures_and_durations_are_kept_per_cell(lib):
     assert len(RAN) == 4 and cache.last_failed(lib.cells) == []
 
 
+def test_a_rerun_served_from_the_cache_writes_no_last_outcome_again(lib, monkeypatch):
+    _run(lib)
+    written, write = [], CellCache._write
+    monkeypatch.setattr(
+        CellCache,
+        "_write",
+        lambda self, path, data: written.append(path) or write(self, path, data),
+    )
+    _run(lib)
+    assert RAN == [] and written == []  # every outcome and duration is as it was
+    FAIL[lib.cells[1].id] = CellFailure("eager", "wrong")
+    _run(lib, reuse=False)  # an outcome that changed is written
+    assert CellCache(lib.module, lib.ops).last_failed(lib.cells) == [lib.cells[1]]
+
+
 def test_concurrent_writers_never_leave_a_partial_entry(lib):
     cache = CellCache(lib.module, lib.ops)
     cell = lib.cells[0]

@@ -191,9 +191,12 @@ class CellCache:
     # Last outcomes ---------------------------------------------------------------------
 
     def remember(self, result: Result) -> None:
-        """The cell's last outcome (waiver applied) and how long it took to run."""
+        """The cell's last outcome (waiver applied) and how long it took to run; a file
+        already saying so is left as it is (a cached result's, in a rerun)."""
         record = {"id": result.id, "failed": failed(result), "seconds": result.seconds}
-        self._write(self._last(result.id), record)
+        path = self._last(result.id)
+        if self._read(path) != record:
+            self._write(path, record)
 
     def last_failed(self, cells: list[Cell]) -> list[Cell]:
         """Those of ``cells`` whose last outcome was a failure."""
