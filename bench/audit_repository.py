@@ -23,6 +23,10 @@ from pathlib import Path
 from audit_infer import cold_then_cached
 from harness_throughput import _cpu
 
+# issue 39: vllm-ascend's 55 ops on 2 cores, the C++ build included in the cold run
+TARGETS = {"cold": 180, "cached": 30}
+PEAK_MIB = 3 * 1024
+
 
 def run(folder: Path, environ: dict, argv: list[str]) -> dict:
     """One audit process in ``folder``: its seconds, peak memory, verdicts, findings."""
@@ -63,6 +67,12 @@ def main(argv=None) -> dict:
     rows = cold_then_cached(run, flags, "opsdk-audit-repository-")
     for name, row in rows.items():
         print(f"{name:7} {json.dumps({k: v for k, v in row.items() if k != 'findings'})}")
+    for name, seconds in TARGETS.items():  # CPU too: wall on a shared machine says its load
+        row = rows[name]
+        print(
+            f"target {name} <= {seconds} s: wall {row['wall_s']} s, CPU {row['cpu_s']} s; "
+            f"peak {row['peak_rss_mib']} MiB (<= {PEAK_MIB})"
+        )
     for finding in rows["cold"]["findings"]:
         print(f"  {finding}")
     if args.json:
