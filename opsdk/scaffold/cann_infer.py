@@ -58,10 +58,11 @@ def copy(found: tuple[infer.Inference, Path], package: Path) -> None:
 
 
 def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):
-    """Whether the op's InferShape accepts a case: ``accepts(shapes, values)`` (IR names:
-    tensor inputs' shapes, value inputs' and required attrs' values), asked with the
-    definition's first dtype row; None when it has no InferShape or it does not compile
-    here (the ``ge`` column's layer ``infer`` says why)."""
+    """Whether the op's InferShape accepts a case: ``accepts(shapes, values, dtypes)`` (IR
+    names: the given tensor inputs' shapes, -1 a dim symbolic at compile time; value
+    inputs' values and attrs' values, the others at their defaults; the inputs' GE dtypes,
+    the definition's first row where not given); None when it has no InferShape or it
+    does not compile here (the ``ge`` column's layer ``infer`` says why)."""
     inference, root = found
     if inference.infer_shape is None:
         return None
@@ -73,10 +74,10 @@ def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):
     counted = counts(ir)
     chip = infer.chip(op.chips)
 
-    def accepts(shapes: dict, values: dict) -> bool:
-        given = []
+    def accepts(shapes: dict, values: dict, dtypes: dict | None = None) -> bool:
+        given, row = [], {**first, **(dtypes or {})}
         for tensor in ir.inputs:
-            dtype = types.DTYPES[first.get(tensor.name, "DT_FLOAT")].value
+            dtype = types.DTYPES[row.get(tensor.name, "DT_FLOAT")].value
             if tensor.name in values:
                 given.append(_value(dtype, values[tensor.name]))
             elif tensor.name in shapes:
