@@ -24,7 +24,7 @@ from opsdk.cann._model import CannOp
 
 __all__ = ["LIMIT", "Choice", "Search", "stepped", "values"]
 
-LIMIT = 512  # InferShape calls at most, per search (each some microseconds)
+LIMIT = 2048  # InferShape calls at most, per search (each under a millisecond)
 
 
 @dataclass(frozen=True)
@@ -40,19 +40,20 @@ class Choice:
 
 def values(name: str, first, rank: int) -> list:
     """The values a host int or int list named ``name`` is tried at, ``first`` (the guess)
-    first: an int 0, 2, -1 too; a list also as dims within ``rank`` (reversed: a perm;
-    in order; the last; the first), then 1s and 2s of other lengths (1 to 4, the rank,
-    a pair per dim)."""
+    first: an int 0, 2, -1 too; a list naming dims (``axes``, ``perm``) as dims within
+    ``rank`` (reversed: a perm; in order; the last; the first), another one as 1s and 2s
+    of other lengths (1, 2, the rank, a pair per dim)."""
     if isinstance(first, bool) or not isinstance(first, (int, list)):
         return [first]
     if isinstance(first, int):
-        tried = [first, 0, 1, 2, -1]
+        tried = [first, 0, 2, -1]
     elif first and not all(isinstance(v, int) and not isinstance(v, bool) for v in first):
         return [first]
-    else:
+    elif names_dims(name) or name == "perm":
         dims = list(range(rank))
         tried = [first, dims[::-1], dims, dims[-1:], dims[:1]]
-        tried += [[v] * n for v in (1, 2) for n in dict.fromkeys((1, 2, 3, 4, rank, 2 * rank))]
+    else:
+        tried = [first, *([v] * n for n in dict.fromkeys((1, 2, rank, 2 * rank)) for v in (1, 2))]
     return [v for i, v in enumerate(tried) if v != [] and v not in tried[:i]]
 
 
@@ -111,7 +112,7 @@ class Search:
         """What was accepted before (where its values are among ``choices``), then every
         size candidate with every combination of values (the guesses first), each once."""
         seen = set()
-        for choice in [*self.found, *self._combinations(choices)]:
+        for choice in itertools.chain(self.found, self._near(), self._combinations(choices)):
             options = choices(choice.rank)
             if options.keys() != choice.values.keys() or any(
                 v not in options[k] for k, v in choice.values.items()
@@ -121,6 +122,16 @@ class Search:
             if key not in seen:
                 seen.add(key)
                 yield choice
+
+    def _near(self) -> Iterator[Choice]:
+        """The accepted cases with one tensor's sizes changed to another it takes in
+        :meth:`_sizes` at that rank (a newly given optional input finds its own)."""
+        pool = list(self._sizes())
+        for choice in self.found:
+            for name in self.tensors:
+                for made, rank in pool:
+                    if rank == choice.rank and made[name] != choice.shapes[name]:
+                        yield Choice({**choice.shapes, name: made[name]}, rank, choice.values)
 
     def _combinations(self, choices) -> Iterator[Choice]:
         for made, rank in self._sizes():

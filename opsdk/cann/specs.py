@@ -62,7 +62,7 @@ def cases(op: spec.OpSpec, ir: IrDef, cann: CannOp, accepts=None) -> tuple[str, 
     chosen = {row: hold(search, row, False) for row in rows}
     accepted = [row for row in rows if chosen[row] is not None]
     if not accepted:  # the C++ took none: the first guess stays, said
-        search, accepted, chosen = guessed, rows[:1], {rows[0]: hold(guessed, rows[0], False)}
+        search, accepted, chosen = guessed, rows, {r: hold(guessed, r, False) for r in rows}
     # each case once, in row order
     found = list(dict.fromkeys(_case(op, ir, cann, row, chosen[row]) for row in accepted))
     # The rows leave optional inputs out and attrs at CANN's defaults, which GE fills in
@@ -72,7 +72,7 @@ def cases(op: spec.OpSpec, ir: IrDef, cann: CannOp, accepts=None) -> tuple[str, 
     found += [f"# {GIVEN}\n{given}"] if given and given not in found else []
     left = _left_out(op, ir, cann)
     notes = [f"left out here, kept in ir.py and the exports: {left}"] if left else []
-    refused = [_row_name(op, ir, cann, row) for row in rows if chosen.get(row) is None]
+    refused = [_row_name(op, ir, cann, row) for row in rows if row not in accepted]
     notes += [f"{REFUSED_ROWS}: {'; '.join(refused)}"] if refused else []
     notes += [REFUSED_GIVEN] if given_choice is None else []
     notes += [REFUSED] if search is guessed and accepts is not None else []
