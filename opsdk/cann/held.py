@@ -4,12 +4,13 @@ A case is sizes for the tensor inputs (:func:`opsdk.cann.sizes.candidates`: the 
 guess, other ranks, a last dim of 2, a 1-D or 0-D tensor) and values for the value inputs
 and required attrs (:func:`values`: the first guess, then values the C++ may need: dims
 within the rank, a permutation, lists of other lengths). :meth:`Search.find` asks
-InferShape each combination in order, static sizes first, and keeps the first it accepts
-(at most :data:`LIMIT` calls a search, deterministic). Then dynamic mode: the harness
-grows each size of 2 or more between calls (``d -> 2d + 1`` on the first) and GE infers
-the graph with -1 at each growing dim; a dim the C++ refuses either way stays fixed in
-the case (``static_dims``: sizes alike grow together, so they are freed together, else
-one position at a time), and a host value it refuses stepped stays ``Fixed``.
+InferShape the cases accepted before, those with one tensor changed, then each
+combination in order, and keeps the first it accepts (at most :data:`LIMIT` calls over
+an op's searches; deterministic). Then dynamic mode: the harness grows each size of 2 or
+more between calls (``d -> 2d + 1`` on the first) and GE infers the graph with -1 at
+each growing dim; a dim the C++ refuses either way stays fixed in the case
+(``static_dims``: sizes alike grow together, so they are freed together, else one
+position at a time), and a host value it refuses stepped stays ``Fixed``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from opsdk.cann._model import CannOp
 
 __all__ = ["LIMIT", "Choice", "Search", "stepped", "values"]
 
-LIMIT = 2048  # InferShape calls at most, per search (each under a millisecond)
+LIMIT = 2048  # InferShape calls at most an op's searches make (each under a millisecond)
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ class Search:
     tensors: list[str]  # the IR tensor inputs that take sizes
     accepts: Callable | None
     found: list[Choice] = field(default_factory=list)  # accepted, tried first next time
+    asked: int = 0  # calls the searches made (not counting dynamic mode's: :func:`_pinned`)
 
     def find(
         self,
@@ -102,7 +104,10 @@ class Search:
             shapes = {n: s for n, s in (shapes or choice.shapes).items() if n in given}
             return self.accepts(shapes, {**attrs, **(host or choice.values)}, dtypes)
 
-        for choice in itertools.islice(candidates, LIMIT):
+        for choice in candidates:
+            if self.asked >= LIMIT:
+                break
+            self.asked += 1
             if asks(choice):
                 self.found.append(choice)
                 return _pinned(choice, asks, spelled or {})
