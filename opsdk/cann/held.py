@@ -7,10 +7,10 @@ within the rank, a permutation, lists of other lengths). :meth:`Search.find` ask
 InferShape the cases accepted before, those with one tensor changed, then each
 combination in order, and keeps the first it accepts (at most :data:`LIMIT` calls over
 an op's searches; deterministic). Then dynamic mode: the harness grows each size of 2 or
-more between calls (``d -> 2d + 1`` on the first) and GE infers the graph with -1 at
-each growing dim; a dim the C++ refuses either way stays fixed in the case
-(``static_dims``: sizes alike grow together, so they are freed together, else one
-position at a time), and a host value it refuses stepped stays ``Fixed``.
+more between calls (``TensorSpec.sizes``) and GE infers the graph with -1 at each
+growing dim; a dim the C++ refuses either way stays fixed in the case (``static_dims``:
+sizes alike grow together, so they are freed together, else one position at a time),
+and a host value it refuses stepped stays ``Fixed``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from opsdk._runtime.inputs import names_dims
+import torch
+
+from opsdk._runtime.inputs import TensorSpec, names_dims
 from opsdk.cann import sizes
 from opsdk.cann._model import CannOp
 
@@ -160,12 +162,15 @@ def _pinned(choice: Choice, asks, spelled: dict[str, str]) -> Choice:
     growing dim is kept at first (the static case, accepted), then each size's dims are
     freed together where the C++ takes them growing (else one position from the right at
     a time); a host value whose stepped one it refuses is kept."""
-    growing = {(n, d) for n, s in choice.shapes.items() for d, size in enumerate(s) if size >= 2}
+    shapes = choice.shapes.items()
+    growing = {(n, d) for n, s in shapes for d, size in enumerate(s) if size >= 2}
     kept = set(growing)
 
     def takes(free: set) -> bool:
-        run = {n: _grown(s, n, free, lambda size: 2 * size + 1) for n, s in choice.shapes.items()}
-        compiled = {n: _grown(s, n, free, lambda size: -1) for n, s in choice.shapes.items()}
+        """Whether the C++ takes the dims ``free`` grown (a run) and -1 (the compile)."""
+        static = {n: tuple(d for d in range(len(s)) if (n, d) not in free) for n, s in shapes}
+        run = {n: _grown(s, static[n]) for n, s in shapes}
+        compiled = {n: _unknown(s, run[n]) for n, s in shapes}
         return asks(choice, shapes=run) and asks(choice, shapes=compiled)
 
     for size in sorted({choice.shapes[n][d] for n, d in growing}):
@@ -188,5 +193,11 @@ def _pinned(choice: Choice, asks, spelled: dict[str, str]) -> Choice:
     return Choice(choice.shapes, choice.rank, choice.values, static, held)
 
 
-def _grown(shape: tuple[int, ...], name: str, free: set, grow) -> tuple[int, ...]:
-    return tuple(grow(s) if (name, d) in free else s for d, s in enumerate(shape))
+def _grown(shape: tuple[int, ...], static: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` on the harness's first dynamic call, ``static`` dims kept."""
+    return TensorSpec(shape, torch.float32, static_dims=static).sizes(1)
+
+
+def _unknown(shape: tuple[int, ...], grown: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` as GE compiles a dynamic graph: -1 at each dim that grows."""
+    return tuple(-1 if g != d else d for d, g in zip(shape, grown, strict=True))

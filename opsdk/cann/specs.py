@@ -3,10 +3,12 @@
 A CANN definition states the data types an op takes (column i of every tensor's list is
 one supported row) and its attrs' defaults; it does not state shapes. The specs follow
 what it states, one ``Support`` per row torch can make, and guess the rest as little as
-possible: sizes are :mod:`opsdk.cann.sizes`' (ranks from formats and attrs, held to the
-op's own InferShape where ``opsdk new`` has it). The generated file says that the sizes
-are a guess, and when InferShape accepted none of them. Arguments follow the torch op's
-order and names, so an attached op whose schema orders them otherwise gets the same cases.
+possible: sizes are :mod:`opsdk.cann.sizes`' (ranks from formats and attrs). Where
+``opsdk new`` has the op's own InferShape, every case is held to it before it is written,
+static and dynamic (:mod:`opsdk.cann.held`): a row it refuses is left out, and the file
+says so, and says when it accepted nothing (the guess then stays). Arguments follow the
+torch op's order and names, so an attached op whose schema orders them otherwise gets
+the same cases.
 """
 
 from __future__ import annotations
@@ -47,8 +49,8 @@ def cases(op: spec.OpSpec, ir: IrDef, cann: CannOp, accepts=None) -> tuple[str, 
         moved = [a for a in op.args if given and a.has_default and a not in hosts]
         attrs = {ir.ir_name(a.name): _moved(a) for a in moved if _moved(a) is not None}
         dtypes = {i.name: _at(cann.dtypes.get(i.name, ()), row) for i in ir.inputs}
-        return search.find(present, lambda rank: _choices(ir, hosts, rank, given), dtypes,
-                           attrs, spelled)  # fmt: skip
+        values = lambda rank: _choices(ir, hosts, rank, given)  # noqa: E731
+        return search.find(present, values, dtypes, attrs, spelled)
 
     guessed = held.Search(cann, names, None)
     width = max((len(cann.dtypes.get(n, ())) for n in names), default=1)
