@@ -141,10 +141,14 @@ class Search:
                         yield Choice({**choice.shapes, name: made[name]}, rank, choice.values)
 
     def _combinations(self, choices) -> Iterator[Choice]:
-        for made, rank in self._sizes():
-            options = choices(rank)
-            for combination in itertools.product(*options.values()):
-                yield Choice(made, rank, dict(zip(options, combination, strict=True)))
+        """Every size candidate with the guessed values, then with one value changed,
+        then with every combination: a case one change away is met early."""
+        pool = list(self._sizes())
+        for level in (_one_change, _every):
+            for made, rank in pool:
+                options = choices(rank)
+                for values in level(options):
+                    yield Choice(made, rank, values)
 
     def _sizes(self) -> Iterator[tuple[dict, int]]:
         """:func:`opsdk.cann.sizes.candidates`, then each of several tensors 0-D (a scale
@@ -201,3 +205,17 @@ def _grown(shape: tuple[int, ...], static: tuple[int, ...]) -> tuple[int, ...]:
 def _unknown(shape: tuple[int, ...], grown: tuple[int, ...]) -> tuple[int, ...]:
     """``shape`` as GE compiles a dynamic graph: -1 at each dim that grows."""
     return tuple(-1 if g != d else d for d, g in zip(shape, grown, strict=True))
+
+
+def _one_change(options: dict[str, list]) -> Iterator[dict]:
+    """The guesses (each list's first), then each value with one other."""
+    guess = {name: tried[0] for name, tried in options.items()}
+    yield guess
+    for name, tried in options.items():
+        for other in tried[1:]:
+            yield {**guess, name: other}
+
+
+def _every(options: dict[str, list]) -> Iterator[dict]:
+    for combination in itertools.product(*options.values()):
+        yield dict(zip(options, combination, strict=True))

@@ -21,7 +21,7 @@ import torch
 from opsdk._runtime import spec, types
 from opsdk._runtime.inputs import SPEC_NAMES, names_dims
 from opsdk._runtime.irdef import IrDef
-from opsdk.cann import CannOp, held
+from opsdk.cann import CannOp, counts, held
 from opsdk.errors import SpecError
 
 __all__ = ["cases"]
@@ -41,7 +41,7 @@ def cases(op: spec.OpSpec, ir: IrDef, cann: CannOp, accepts=None) -> tuple[str, 
     accepts, static and dynamic (:mod:`opsdk.cann.held`), or is left out and said so."""
     tensors = [a for a in op.args if a.is_tensor]
     names = [ir.ir_name(a.name) for a in tensors]
-    hosts = [a for a in op.args if _is_value_input(ir, a) or not (a.is_tensor or a.has_default)]
+    hosts = [a for a in op.args if _is_value_input(ir, a) or _is_tried(ir, a)]
     spelled = {ir.ir_name(a.name): a.name for a in hosts if _is_value_input(ir, a)}
 
     def hold(search: held.Search, row: int, given: bool) -> held.Choice | None:
@@ -96,13 +96,30 @@ REFUSED_GIVEN = (
 )
 
 
+def _is_tried(ir: IrDef, arg: spec.Arg) -> bool:
+    """A non-tensor argument whose values the C++ is asked: a required one (CANN gives no
+    value), an int or int list attr with a default (the C++ may refuse it: SplitV's
+    ``num_split=0``) unless it counts a dynamic input."""
+    if arg.is_tensor or _is_value_input(ir, arg):
+        return False
+    if not arg.has_default:
+        return True
+    name = ir.ir_name(arg.name)
+    ints = types.base(arg.type).removesuffix("[]") in ("int", "SymInt")
+    attr = next((a for a in ir.attrs if a.name == name), None)
+    return ints and attr is not None and not attr.dtype and name not in counts(ir)
+
+
 def _choices(ir: IrDef, hosts: list[spec.Arg], rank: int, given: bool) -> dict[str, list]:
     """The values each host argument is tried at (IR name -> values, the guess first): a
-    value input's (:func:`_host_value`), a required attr's (:func:`_sample`)."""
+    value input's (:func:`_host_value`), a required attr's (:func:`_sample`), another
+    attr's default."""
     choices = {}
     for arg in hosts:
         if _is_value_input(ir, arg):
             first = _host_value(arg, rank, given)
+        elif arg.has_default:
+            first = list(arg.default) if isinstance(arg.default, (list, tuple)) else arg.default
         else:
             first = _sample(arg, rank)
         choices[ir.ir_name(arg.name)] = held.values(arg.name, first, rank)
@@ -151,6 +168,12 @@ def _case(op, ir, cann, row: int, choice: held.Choice, given: bool = False) -> s
                 return None
         elif _is_value_input(ir, arg):
             value = _host_text(arg, choice.values[name], name in choice.kept)
+        elif arg.has_default and _is_tried(ir, arg):
+            value = choice.values[name]
+            if value == (list(arg.default) if isinstance(value, list) else arg.default):
+                by_keyword = True
+                continue
+            by_keyword, value = True, repr(value)
         elif arg.has_default and (not given or _moved(arg) is None):
             by_keyword = True
             continue

@@ -23,6 +23,7 @@ from opsdk.cann import CannOp, counts, infer
 __all__ = ["FOLDER", "acceptor", "copy", "find"]
 
 FOLDER = "cann_infer"
+_SPARE_OUTPUTS = 16  # outputs beyond the IR's a dynamic one may need (its count is a value)
 
 
 # Folders that hold an op's definition whose C++ may be beside them: a REG_OP in
@@ -73,6 +74,11 @@ def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):
     first = {name: row[0] for name, row in op.dtypes.items() if row}
     counted = counts(ir)
     chip = infer.chip(op.chips)
+    # A dynamic output has as many instances as an attr or input says (SplitV's num_split):
+    # room for them all, the C++ writes those it makes.
+    outputs = len(ir.outputs) + (
+        _SPARE_OUTPUTS if any(o.kind == "dynamic" for o in ir.outputs) else 0
+    )
 
     def accepts(shapes: dict, values: dict, dtypes: dict | None = None) -> bool:
         given, row = [], {**first, **(dtypes or {})}
@@ -88,7 +94,7 @@ def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):
         attrs = [_attr(values.get(a.name, a.default)) for a in ir.attrs]
         attrs = [2 if a.name in counted else v for a, v in zip(ir.attrs, attrs, strict=True)]
         try:
-            answer = library.infer(ir.op_type, given, attrs, len(ir.outputs), chip=chip)
+            answer = library.infer(ir.op_type, given, attrs, outputs, chip=chip)
         except infer.Crashed:  # the C++ cannot take this case: neither can the op (the
             return False  # ``ge`` column's layer ``infer`` names the crash)
         return answer.shape_status == 0
