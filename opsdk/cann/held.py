@@ -43,13 +43,13 @@ class Choice:
 
 def values(name: str, first, rank: int) -> list:
     """The values a host int or int list named ``name`` is tried at, ``first`` (the guess)
-    first: an int 0, 2, -1 too; a list naming dims (``axes``, ``perm``) as dims within
+    first: an int 1, 0, 2, -1 too; a list naming dims (``axes``, ``perm``) as dims within
     ``rank`` (reversed: a perm; in order; the last; the first), another one as 1s and 2s
     of other lengths (1, 2, the rank, a pair per dim)."""
     if isinstance(first, bool) or not isinstance(first, (int, list)):
         return [first]
     if isinstance(first, int):
-        tried = [first, 0, 2, -1]
+        tried = [first, 1, 0, 2, -1]
     elif first and not all(isinstance(v, int) and not isinstance(v, bool) for v in first):
         return [first]
     elif names_dims(name) or name == "perm":

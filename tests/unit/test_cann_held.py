@@ -98,6 +98,23 @@ def test_one_position_of_a_size_stays_when_the_cpp_needs_only_it_fixed():
     )
 
 
+def test_an_int_attr_whose_default_the_cpp_refuses_is_written_off_it():
+    """SplitV's ``num_split=0``: the C++ needs it positive and as many sizes; at rank 3
+    the sizes' guess is one long (a resize's spatial dims), one change away."""
+    cann = _op(
+        [Input("x"), Input("sizes", value_depend=True)],
+        [Attr("num_split", "VT_INT", 0)],
+        {"x": ("DT_FLOAT",), "sizes": ("DT_INT64",), "y": ("DT_FLOAT",)},
+    )
+    schema = "(Tensor x, SymInt[] sizes, int num_split=0) -> Tensor"
+
+    def rule(shapes, values, dtypes):
+        return values["num_split"] == len(values["sizes"]) == 1
+
+    assert _cases(cann, schema, _asking(rule)) == ("Support(F32(2, 3, 4), [2], num_split=1)",)
+    assert _cases(cann, schema, None) == ("Support(F32(2, 3), [2, 2])",)
+
+
 def test_a_host_list_the_cpp_refuses_stepped_is_fixed():
     """The harness steps an int list between dynamic calls ([2, 2] -> [3, 3]); a C++
     taking only 2s keeps it ``Fixed``; one taking any stays free."""
@@ -152,6 +169,7 @@ def test_a_search_is_bounded():
         ("perm", [1, 0], 2, [[1, 0], [0, 1], [1], [0]]),
         ("window", [1], 2, [[1], [2], [1, 1], [2, 2], [1, 1, 1, 1], [2, 2, 2, 2]]),
         ("k", 1, 2, [1, 0, 2, -1]),
+        ("num_split", 0, 2, [0, 1, 2, -1]),
         ("mode", "mean", 2, ["mean"]),
     ],
 )
