@@ -133,8 +133,9 @@ def _op(repo: str, root: Path, source: Path) -> list[dict]:
             held = cases(schema, side.ir, side.op, accepts)
             seconds = time.perf_counter() - start
             unheld = cases(schema, side.ir, side.op, None)
-        except OpsdkError as err:
-            found.append({"op": label, "error": str(err).splitlines()[0]})
+        except Exception as err:  # noqa: BLE001 - a sweep reports each op's failure and goes on
+            kind = "" if isinstance(err, OpsdkError) else f"{type(err).__name__}: "
+            found.append({"op": label, "error": kind + (str(err).splitlines() or [""])[0]})
             continue
 
         def asked(lines, schema=schema, side=side, accepts=accepts):

@@ -84,8 +84,10 @@ def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):
         given, row = [], {**first, **(dtypes or {})}
         for tensor in ir.inputs:
             dtype = types.DTYPES[row.get(tensor.name, "DT_FLOAT")].value
-            if tensor.name in values:
+            if tensor.name in values and tensor.value_depend:
                 given.append(_value(dtype, values[tensor.name]))
+            elif tensor.name in values:  # a host number GE hands over as a 0-D tensor
+                given.append([infer.Given(dtype, ())])
             elif tensor.name in shapes:
                 count = 2 if tensor.kind == "dynamic" else 1
                 given.append([infer.Given(dtype, shapes[tensor.name])] * count)
