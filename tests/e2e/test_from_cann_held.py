@@ -3,7 +3,8 @@
 The planted project (``held_specs_project``) defines an op whose C++ refuses what the
 definition alone suggests: 2-D tensors (it takes 3-D), value axes of 2s (each dim once),
 a one-value window attr (a pair), a grid whose last dim grows in dynamic mode (a pair,
--1 refused at compile time), a bias like x (one per x's last dim). The generated specs
+-1 refused at compile time), a bias like x (one per x's last dim); its scale, a host
+number, reaches the C++ as a 0-D tensor. The generated specs
 pass the ``ge`` column's ``infer`` layer in every shape mode; the unheld guesses do not.
 """
 
@@ -20,7 +21,8 @@ from opsdk.scaffold.cann_torch import pick, torch_side
 
 SOURCE = Path(__file__).parent / "held_specs_project" / "op_host" / "held_def.cpp"
 SCHEMA = (
-    "e2e_held::held(Tensor x, Tensor grid, SymInt[] axes, Tensor? bias, int[] window) -> Tensor"
+    "e2e_held::held(Tensor x, Tensor grid, SymInt[] axes, Tensor? bias, Scalar scale, "
+    "int[] window) -> Tensor"
 )
 
 
@@ -32,7 +34,8 @@ def package(tmp_path_factory):
     kernels = made / "held" / "kernels.py"
     text, count = re.subn(
         r"raise ImplementMe\(__file__, \"held_reference\".*\)",
-        "y = x.mean(1, keepdim=True) * grid[..., :1]\n    return y if bias is None else y + bias",
+        "y = x.mean(1, keepdim=True) * grid[..., :1] * scale\n"
+        "    return y if bias is None else y + bias",
         kernels.read_text(),
     )
     assert count == 1
@@ -53,8 +56,8 @@ def held():
 def test_the_specs_are_what_the_cpp_takes(package):
     specs = (package / "held" / "specs.py").read_text()
     grid = "F16(4, 4, 2, static_dims=(2,))"
-    assert f"Support(F16(4, 4, 4), {grid}, [2, 1, 0], None, [1, 1])" in specs
-    assert f"Support(F16(4, 4, 4), {grid}, [2, 1, 0], F16(4), [1, 1])" in specs  # bias given
+    assert f"Support(F16(4, 4, 4), {grid}, [2, 1, 0], None, 1.0, [1, 1])" in specs
+    assert f"Support(F16(4, 4, 4), {grid}, [2, 1, 0], F16(4), 1.0, [1, 1])" in specs  # bias
     assert "accepted no" not in specs and "accepted none" not in specs
 
 
@@ -72,7 +75,7 @@ def _taken(accepts, line: str) -> dict[str, bool]:
         ("compile", _symbolic),
     ):
         shapes = {n: sizes(v) for n, v in given.items() if isinstance(v, inputs.TensorSpec)}
-        values = {n: given[n] for n in ("axes", "window")}
+        values = {n: given[n] for n in ("axes", "scale", "window")}
         values = {n: v.at(0) if isinstance(v, inputs.ScalarSpec) else v for n, v in values.items()}
         dtypes = {n: "DT_FLOAT16" for n in shapes}
         taken[mode] = accepts(shapes, values, dtypes)

@@ -40,6 +40,11 @@ static graphStatus InferShapeHeld(gert::InferShapeContext* context)
     if (bias != nullptr && (bias->GetDimNum() != 1 || bias->GetDim(0) != x->GetDim(2))) {
         return GRAPH_FAILED;
     }
+    // A host number: the scale reaches InferShape as a 0-D tensor.
+    const gert::Shape* scale = context->GetRequiredInputShape(4);
+    if (scale == nullptr || scale->GetDimNum() != 0) {
+        return GRAPH_FAILED;
+    }
     gert::Shape* y = context->GetOutputShape(0);
     *y = *x;
     y->SetDim(1, grid->GetDim(1));
