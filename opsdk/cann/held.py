@@ -6,11 +6,12 @@ and required attrs (:func:`values`: the first guess, then values the C++ may nee
 within the rank, a permutation, lists of other lengths). :meth:`Search.find` asks
 InferShape the cases accepted before, those with one tensor changed, then each
 combination in order, and keeps the first it accepts (at most :data:`LIMIT` calls over
-an op's searches; deterministic). Then dynamic mode: the harness grows each size of 2 or
-more between calls (``TensorSpec.sizes``) and GE infers the graph with -1 at each
-growing dim; a dim the C++ refuses either way stays fixed in the case (``static_dims``:
-sizes alike grow together, so they are freed together, else one position at a time),
-and a host value it refuses stepped stays ``Fixed``.
+an op's searches, none after :data:`CRASHES` crashes in a row; deterministic). Then
+dynamic mode: the harness grows each size of 2 or more between calls
+(``TensorSpec.sizes``) and GE infers the graph with -1 at each growing dim; a dim the
+C++ refuses either way stays fixed in the case (``static_dims``: sizes alike grow
+together, so they are freed together, else one position at a time), and a host value
+it refuses stepped stays ``Fixed``.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ from opsdk._runtime.inputs import TensorSpec, names_dims
 from opsdk.cann import sizes
 from opsdk.cann._model import CannOp
 
-__all__ = ["LIMIT", "Choice", "Search", "stepped", "values"]
+__all__ = ["CRASHES", "LIMIT", "Choice", "Search", "stepped", "values"]
 
 LIMIT = 2048  # InferShape calls at most an op's searches make (each under a millisecond)
+CRASHES = 16  # crashes in a row that end an op's searches (each restarts the worker: ~10 ms)
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class Search:
     accepts: Callable | None
     found: list[Choice] = field(default_factory=list)  # accepted, tried first next time
     asked: int = 0  # calls the searches made (not counting dynamic mode's: :func:`_pinned`)
+    crashes: int = 0  # calls in a row the C++ crashed on (``accepts`` answered None)
 
     def find(
         self,
@@ -110,9 +113,13 @@ class Search:
             if self.asked >= LIMIT:
                 break
             self.asked += 1
-            if asks(choice):
+            answer = asks(choice)
+            if answer:
                 self.found.append(choice)
                 return _pinned(choice, asks, spelled or {})
+            self.crashes = self.crashes + 1 if answer is None else 0
+            if self.crashes >= CRASHES:  # whatever it is asked: no case will tell
+                self.asked = LIMIT
         return None
 
     def _candidates(self, given: list[str], choices) -> Iterator[Choice]:

@@ -62,8 +62,9 @@ def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):
     """Whether the op's InferShape accepts a case: ``accepts(shapes, values, dtypes)`` (IR
     names: the given tensor inputs' shapes, -1 a dim symbolic at compile time; value
     inputs' values and attrs' values, the others at their defaults; the inputs' GE dtypes,
-    the definition's first row where not given); None when it has no InferShape or it
-    does not compile here (the ``ge`` column's layer ``infer`` says why)."""
+    the definition's first row where not given: False refused, None crashed); None when
+    it has no InferShape or it does not compile here (the ``ge`` column's layer ``infer``
+    says why)."""
     inference, root = found
     if inference.infer_shape is None:
         return None
@@ -98,7 +99,7 @@ def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):
         try:
             answer = library.infer(ir.op_type, given, attrs, outputs, chip=chip)
         except infer.Crashed:  # the C++ cannot take this case: neither can the op (the
-            return False  # ``ge`` column's layer ``infer`` names the crash)
+            return None  # ``ge`` column's layer ``infer`` names the crash); None: crashed
         return answer.shape_status == 0
 
     return accepts

@@ -154,12 +154,15 @@ def test_the_given_case_finds_sizes_for_its_optional_input_or_is_left_out_and_sa
     assert all("F16(4, 4), F16(4, 4))" not in c for c in never)
 
 
-def test_a_search_is_bounded():
+def test_a_search_is_bounded_and_ends_when_the_cpp_crashes_on_everything():
     attrs = [Attr("a", "VT_LIST_INT"), Attr("b", "VT_INT"), Attr("c", "VT_LIST_INT")]
     cann = _op([Input("x"), Input("g")], attrs)
     refuse = _asking(lambda shapes, values, dtypes: False)
     _cases(cann, "(Tensor x, Tensor g, int[] a, int b, int[] c) -> Tensor", refuse)
     assert refuse.asked == held.LIMIT  # over both rows' searches and the given case's
+    crash = _asking(lambda shapes, values, dtypes: None)  # the C++ crashes on anything
+    _cases(cann, "(Tensor x, Tensor g, int[] a, int b, int[] c) -> Tensor", crash)
+    assert crash.asked == held.CRASHES
 
 
 @pytest.mark.parametrize(
