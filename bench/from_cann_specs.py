@@ -62,7 +62,9 @@ def taken(line: str, op: spec.OpSpec, ir, accepts) -> dict[str, bool]:
                 "run": grown,
                 "compile": tuple(-1 if g != f else f for f, g in zip(first, grown, strict=True)),
             }[mode]
-        answers[mode] = accepts(shapes, {k: v for k, v in hosts.items() if v is not None}, dtypes)
+        answers[mode] = bool(
+            accepts(shapes, {k: v for k, v in hosts.items() if v is not None}, dtypes)
+        )
     return answers
 
 
