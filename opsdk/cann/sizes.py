@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from opsdk.cann._model import CannOp
 
-__all__ = ["FORMAT_RANKS", "LIMIT", "Sizes", "candidates", "choose", "rank"]
+__all__ = ["FORMAT_RANKS", "LIMIT", "Sizes", "candidates", "choose", "fixed_rank", "rank"]
 
 # Formats whose rank is fixed (GE's ge::Format); ND and its kin leave it open.
 FORMAT_RANKS = {"NCHW": 4, "NHWC": 4, "HWCN": 4, "CHWN": 4, "NCDHW": 5, "NDHWC": 5, "DHWCN": 5}
@@ -79,7 +79,7 @@ def choose(
     return Sizes(first[0], False, hinted)
 
 
-def _fixed(cann: CannOp, name: str) -> int | None:
+def fixed_rank(cann: CannOp, name: str) -> int | None:
     """The rank a tensor's formats fix (all alike), None when they leave it open."""
     ranks = {FORMAT_RANKS.get(f.removeprefix("FORMAT_")) for f in cann.formats.get(name, ())}
     return ranks.pop() if len(ranks) == 1 else None
@@ -90,14 +90,14 @@ def candidates(cann: CannOp, tensors: list[str]):
     input space starts from them too: :mod:`opsdk.cann.explore`)."""
     hinted, seen = rank(cann), set()
     for r in dict.fromkeys((hinted, *_OTHER_RANKS)):
-        ranks = {t: _fixed(cann, t) or r for t in tensors}
+        ranks = {t: fixed_rank(cann, t) or r for t in tensors}
         alike = {t: (4,) * ranks[t] for t in tensors}
         if len(tensors) == 1:
             alike = {t: tuple(range(2, 2 + ranks[t])) for t in tensors}
         variants = [alike]
         for t in tensors if len(tensors) > 1 else ():
             variants.append({**alike, t: (*alike[t][:-1], 2)} if alike[t] else alike)
-            variants.append({**alike, t: (4,)} if not _fixed(cann, t) else alike)
+            variants.append({**alike, t: (4,)} if not fixed_rank(cann, t) else alike)
         for shapes in variants:
             key = tuple(shapes.items())
             if key not in seen:

@@ -3,10 +3,12 @@
 A CANN definition states the data types an op takes (column i of every tensor's list is
 one supported row) and its attrs' defaults; it does not state shapes. The specs follow
 what it states, one ``Support`` per row torch can make, and guess the rest as little as
-possible: sizes are :mod:`opsdk.cann.sizes`' (ranks from formats and attrs, held to the
-op's own InferShape where ``opsdk new`` has it). The generated file says that the sizes
-are a guess, and when InferShape accepted none of them. Arguments follow the torch op's
-order and names, so an attached op whose schema orders them otherwise gets the same cases.
+possible: sizes are :mod:`opsdk.cann.sizes`' (ranks from formats and attrs). Where
+``opsdk new`` has the op's own InferShape, every case is held to it before it is written,
+static and dynamic (:mod:`opsdk.cann.held`): a row it refuses is left out, and the file
+says so, and says when it accepted nothing (the guess then stays). Arguments follow the
+torch op's order and names, so an attached op whose schema orders them otherwise gets
+the same cases.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import torch
 from opsdk._runtime import spec, types
 from opsdk._runtime.inputs import SPEC_NAMES, names_dims
 from opsdk._runtime.irdef import IrDef
-from opsdk.cann import CannOp, sizes
+from opsdk.cann import CannOp, counts, held
 from opsdk.errors import SpecError
 
 __all__ = ["cases"]
@@ -34,33 +36,48 @@ _SAMPLE = {"int": 1, "float": 1.0, "bool": False, "str": "", "ScalarType": torch
 
 def cases(op: spec.OpSpec, ir: IrDef, cann: CannOp, accepts=None) -> tuple[str, ...]:
     """Python source of each ``Support(...)`` of the op ``op`` bound to CANN's ``ir``.
-    ``accepts(shapes, values)``: whether the op's InferShape accepts tensor inputs of those
-    shapes and value inputs of those values (IR names; see :func:`opsdk.cann.sizes.choose`)."""
+    ``accepts(shapes, values, dtypes)``: whether the op's InferShape accepts a case (IR
+    names; see :func:`opsdk.scaffold.cann_infer.acceptor`): every case written is one it
+    accepts, static and dynamic (:mod:`opsdk.cann.held`), or is left out and said so."""
     tensors = [a for a in op.args if a.is_tensor]
-    asked = None
-    if accepts is not None:
+    names = [ir.ir_name(a.name) for a in tensors]
+    hosts = [a for a in op.args if _is_value_input(ir, a) or _is_tried(ir, a)]
+    spelled = {ir.ir_name(a.name): a.name for a in hosts if _is_value_input(ir, a)}
 
-        def asked(shapes, rank):
-            return accepts(shapes, _host_values(op, ir, rank))
+    def hold(search: held.Search, row: int, given: bool) -> held.Choice | None:
+        present = [n for a, n in zip(tensors, names, strict=True) if given or not a.is_optional]
+        moved = [a for a in op.args if given and a.has_default and a not in hosts]
+        attrs = {ir.ir_name(a.name): _moved(a) for a in moved if _moved(a) is not None}
+        dtypes = {i.name: _at(cann.dtypes.get(i.name, ()), row) for i in ir.inputs}
+        values = lambda rank: _choices(ir, hosts, rank, given)  # noqa: E731
+        return search.find(present, values, dtypes, attrs, spelled)
 
-    chosen = sizes.choose(cann, [ir.ir_name(a.name) for a in tensors], asked)
-    shape, rank = {a.name: chosen.shapes[ir.ir_name(a.name)] for a in tensors}, chosen.rank
-    width = max((len(cann.dtypes.get(ir.ir_name(a.name), ())) for a in tensors), default=1)
-    made = {row: _case(op, ir, cann, row, shape, rank) for row in range(max(width, 1))}
-    rows = [row for row, case in made.items() if case is not None]
-    found = list(dict.fromkeys(made[row] for row in rows))  # each case once, in row order
-    if not found:
+    guessed = held.Search(cann, names, None)
+    width = max((len(cann.dtypes.get(n, ())) for n in names), default=1)
+    rows = [r for r in range(max(width, 1)) if _case(op, ir, cann, r, hold(guessed, r, False))]
+    if not rows:
         raise SpecError(
             f"{ir.op_type}: no declared dtype combination has torch dtypes "
             f"({', '.join(SPEC_NAMES.values())}); write specs.py by hand"
         )
+    search = held.Search(cann, names, accepts)
+    chosen = {row: hold(search, row, False) for row in rows}
+    accepted = [row for row in rows if chosen[row] is not None]
+    if not accepted:  # the C++ took none: the first guess stays, said
+        search, accepted, chosen = guessed, rows, {r: hold(guessed, r, False) for r in rows}
+    # each case once, in row order
+    found = list(dict.fromkeys(_case(op, ir, cann, row, chosen[row]) for row in accepted))
     # The rows leave optional inputs out and attrs at CANN's defaults, which GE fills in
     # itself: a converter that drops one would pass them all. One case more gives them.
-    given = _case(op, ir, cann, rows[0], shape, rank, given=True)
-    found += [f"# {GIVEN}\n{given}"] if given not in found else []
+    given_choice = hold(search, accepted[0], True)
+    given = given_choice and _case(op, ir, cann, accepted[0], given_choice, given=True)
+    found += [f"# {GIVEN}\n{given}"] if given and given not in found else []
     left = _left_out(op, ir, cann)
     notes = [f"left out here, kept in ir.py and the exports: {left}"] if left else []
-    notes += [REFUSED] if chosen.accepted is False else []
+    refused = [_row_name(op, ir, cann, row) for row in rows if row not in accepted]
+    notes += [f"{REFUSED_ROWS}: {'; '.join(refused)}"] if refused else []
+    notes += [REFUSED_GIVEN] if given_choice is None else []
+    notes += [REFUSED] if search is guessed and accepts is not None else []
     for note in reversed(notes):
         found[0] = "".join(f"# {line}\n" for line in textwrap.wrap(note, 78)) + found[0]
     return tuple(found)
@@ -71,20 +88,49 @@ REFUSED = (
     "the op's C++ InferShape accepted none of the sizes opsdk tried: set sizes it "
     "accepts (the ge column's layer infer says what it refuses)"
 )
+# Said when it accepted some rows, or the rows but not the case giving optional inputs.
+REFUSED_ROWS = "left out, the op's C++ InferShape accepted no sizes opsdk tried with them"
+REFUSED_GIVEN = (
+    "the case giving optional inputs and attrs off their defaults is left out: the op's C++ "
+    "InferShape accepted no sizes opsdk tried with them"
+)
 
 
-def _host_values(op, ir, rank: int) -> dict[str, object]:
-    """The values the first case gives the value inputs (int, list, None: absent) and the
-    required attrs (CANN states none), by IR name."""
-    values = {}
-    for arg in op.args:
-        if arg.is_tensor:
-            continue
+def _is_tried(ir: IrDef, arg: spec.Arg) -> bool:
+    """A non-tensor argument whose values the C++ is asked: a required one (CANN gives no
+    value), an int or int list attr with a default (the C++ may refuse it: SplitV's
+    ``num_split=0``) unless it counts a dynamic input."""
+    if arg.is_tensor or _is_value_input(ir, arg):
+        return False
+    if not arg.has_default:
+        return True
+    name = ir.ir_name(arg.name)
+    ints = types.base(arg.type).removesuffix("[]") in ("int", "SymInt")
+    attr = next((a for a in ir.attrs if a.name == name), None)
+    return ints and attr is not None and not attr.dtype and name not in counts(ir)
+
+
+def _choices(ir: IrDef, hosts: list[spec.Arg], rank: int, given: bool) -> dict[str, list]:
+    """The values each host argument is tried at (IR name -> values, the guess first): a
+    value input's (:func:`_host_value`), a required attr's (:func:`_sample`), another
+    attr's default."""
+    choices = {}
+    for arg in hosts:
         if _is_value_input(ir, arg):
-            values[ir.ir_name(arg.name)] = _host_value(arg, rank, given=False)[1]
-        elif not arg.has_default:
-            values[ir.ir_name(arg.name)] = _sample(arg, rank)
-    return values
+            first = _host_value(arg, rank, given)
+        elif arg.has_default:
+            first = list(arg.default) if isinstance(arg.default, (list, tuple)) else arg.default
+        else:
+            first = _sample(arg, rank)
+        choices[ir.ir_name(arg.name)] = held.values(arg.name, first, rank)
+    return choices
+
+
+def _row_name(op, ir, cann, row: int) -> str:
+    """Dtype row ``row`` as the specs name its tensors' dtypes (``F16, I8``)."""
+    tensors = [a for a in op.args if a.is_tensor]
+    named = (_spec_name(_at(cann.dtypes.get(ir.ir_name(a.name), ()), row)) for a in tensors)
+    return ", ".join(dict.fromkeys(n for n in named if n))
 
 
 def _left_out(op, ir, cann) -> str:
@@ -104,26 +150,35 @@ def _left_out(op, ir, cann) -> str:
 GIVEN = "optional inputs given, float and bool attrs off their defaults (a dropped one fails)"
 
 
-def _case(op, ir, cann, row: int, shape, rank: int, given: bool = False) -> str | None:
-    """Row ``row`` as a Support: tensors (and required values) positional while the schema
-    lets them be, the rest by keyword; arguments with defaults are left to them, or, with
-    ``given``, passed: optional inputs, float and bool attrs away from their defaults."""
+def _case(op, ir, cann, row: int, choice: held.Choice, given: bool = False) -> str | None:
+    """Row ``row`` at ``choice``'s sizes and values as a Support: tensors (and required
+    values) positional while the schema lets them be, the rest by keyword; arguments with
+    defaults are left to them, or, with ``given``, passed: optional inputs, float and bool
+    attrs away from their defaults."""
     if any(_at(cann.dtypes.get(o.name, ()), row) in _NO_CPU_MATH for o in ir.outputs):
         return None
     parts, by_keyword = [], False
     for arg in op.args:
+        name = ir.ir_name(arg.name)
         if arg.is_tensor:
-            declared = cann.dtypes.get(ir.ir_name(arg.name), ())
-            value = _tensor(arg, declared, row, shape[arg.name], given)
+            declared = cann.dtypes.get(name, ())
+            static = choice.static.get(name, ())
+            value = _tensor(arg, declared, row, choice.shapes[name], given, static)
             if value is None:
                 return None
         elif _is_value_input(ir, arg):
-            value = _host_value(arg, rank, given)[0]
+            value = _host_text(arg, choice.values[name], name in choice.kept)
+        elif arg.has_default and _is_tried(ir, arg):
+            value = choice.values[name]
+            if value == (list(arg.default) if isinstance(value, list) else arg.default):
+                by_keyword = True
+                continue
+            by_keyword, value = True, repr(value)
         elif arg.has_default and (not given or _moved(arg) is None):
             by_keyword = True
             continue
         else:
-            value = repr(_moved(arg) if arg.has_default else _sample(arg, rank))
+            value = repr(_moved(arg) if arg.has_default else choice.values[name])
         by_keyword = by_keyword or arg.kwarg_only
         parts.append(f"{arg.name}={value}" if by_keyword else value)
     return f"Support({', '.join(parts)})"
@@ -136,17 +191,24 @@ def _is_value_input(ir: IrDef, arg: spec.Arg) -> bool:
     )
 
 
-def _host_value(arg: spec.Arg, rank: int, given: bool) -> tuple[str, object]:
-    """A ValueDepend input's values, declared, and the first of them: one named like a
-    dimension ``Fixed(1)`` (a kernel specializes on a dim, as the harness knows), another
-    number ``OneOf(1, 2)`` (graph columns vary a SymInt within it), a list of 2s
-    (:func:`_list_length`); an optional one None unless ``given``."""
+def _host_value(arg: spec.Arg, rank: int, given: bool):
+    """A ValueDepend input's first guess: a list of 2s (:func:`_list_length`), else 1; an
+    optional one None unless ``given``."""
     if arg.is_optional and not given:
-        return "None", None
-    if arg.is_list:
-        values = [2] * _list_length(arg.name, rank)
-        return repr(values), values
-    return ("Fixed(1)" if names_dims(arg.name) else "OneOf(1, 2)"), 1
+        return None
+    return [2] * _list_length(arg.name, rank) if arg.is_list else 1
+
+
+def _host_text(arg: spec.Arg, value, kept: bool) -> str:
+    """A ValueDepend input's values, declared: a number named like a dimension, or one the
+    C++ needs kept, ``Fixed(v)`` (a kernel specializes on a dim, as the harness knows),
+    another ``OneOf(v, v + 1)`` (graph columns vary a SymInt within it); a list as it is
+    (the harness steps it) or ``Fixed`` when kept."""
+    if value is None:
+        return "None"
+    if isinstance(value, list):
+        return f"Fixed({value!r})" if kept else repr(value)
+    return f"Fixed({value})" if kept or names_dims(arg.name) else f"OneOf({value}, {value + 1})"
 
 
 def _list_length(name: str, rank: int) -> int:
@@ -170,17 +232,18 @@ def _moved(arg: spec.Arg):
 
 
 def _tensor(
-    arg: spec.Arg, declared: tuple[str, ...], row: int, shape, given: bool = False
+    arg: spec.Arg, declared: tuple[str, ...], row: int, shape, given: bool, static=()
 ) -> str | None:
     """A tensor argument's spec in dtype row ``row`` (a one-entry list serves every row, an
-    undeclared type is float32); None when torch has no spec for that dtype. An optional
-    input is None unless ``given``."""
+    undeclared type is float32), ``static`` its dims dynamic mode keeps; None when torch
+    has no spec for that dtype. An optional input is None unless ``given``."""
     if arg.is_optional and not given:
         return "None"
     name = _spec_name(_at(declared, row))
     if name is None:
         return None
-    one = f"{name}({', '.join(map(str, shape))})"
+    sizes = [*map(str, shape), *([f"static_dims={static!r}"] if static else [])]
+    one = f"{name}({', '.join(sizes)})"
     return f"[{one}, {one}]" if arg.is_list else one
 
 

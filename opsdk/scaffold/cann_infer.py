@@ -23,6 +23,7 @@ from opsdk.cann import CannOp, counts, infer
 __all__ = ["FOLDER", "acceptor", "copy", "find"]
 
 FOLDER = "cann_infer"
+_SPARE_OUTPUTS = 16  # outputs beyond the IR's a dynamic one may need (its count is a value)
 
 
 # Folders that hold an op's definition whose C++ may be beside them: a REG_OP in
@@ -58,10 +59,12 @@ def copy(found: tuple[infer.Inference, Path], package: Path) -> None:
 
 
 def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):
-    """Whether the op's InferShape accepts a case: ``accepts(shapes, values)`` (IR names:
-    tensor inputs' shapes, value inputs' and required attrs' values), asked with the
-    definition's first dtype row; None when it has no InferShape or it does not compile
-    here (the ``ge`` column's layer ``infer`` says why)."""
+    """Whether the op's InferShape accepts a case: ``accepts(shapes, values, dtypes)`` (IR
+    names: the given tensor inputs' shapes, -1 a dim symbolic at compile time; value
+    inputs' values and attrs' values, the others at their defaults; the inputs' GE dtypes,
+    the definition's first row where not given: False refused, None crashed); None when
+    it has no InferShape or it does not compile here (the ``ge`` column's layer ``infer``
+    says why)."""
     inference, root = found
     if inference.infer_shape is None:
         return None
@@ -72,13 +75,20 @@ def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):
     first = {name: row[0] for name, row in op.dtypes.items() if row}
     counted = counts(ir)
     chip = infer.chip(op.chips)
+    # A dynamic output has as many instances as an attr or input says (SplitV's num_split):
+    # room for them all, the C++ writes those it makes.
+    outputs = len(ir.outputs) + (
+        _SPARE_OUTPUTS if any(o.kind == "dynamic" for o in ir.outputs) else 0
+    )
 
-    def accepts(shapes: dict, values: dict) -> bool:
-        given = []
+    def accepts(shapes: dict, values: dict, dtypes: dict | None = None) -> bool:
+        given, row = [], {**first, **(dtypes or {})}
         for tensor in ir.inputs:
-            dtype = types.DTYPES[first.get(tensor.name, "DT_FLOAT")].value
-            if tensor.name in values:
+            dtype = types.DTYPES[row.get(tensor.name, "DT_FLOAT")].value
+            if tensor.name in values and tensor.value_depend:
                 given.append(_value(dtype, values[tensor.name]))
+            elif tensor.name in values:  # a host number GE hands over as a 0-D tensor
+                given.append([infer.Given(dtype, ())])
             elif tensor.name in shapes:
                 count = 2 if tensor.kind == "dynamic" else 1
                 given.append([infer.Given(dtype, shapes[tensor.name])] * count)
@@ -87,9 +97,9 @@ def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):
         attrs = [_attr(values.get(a.name, a.default)) for a in ir.attrs]
         attrs = [2 if a.name in counted else v for a, v in zip(ir.attrs, attrs, strict=True)]
         try:
-            answer = library.infer(ir.op_type, given, attrs, len(ir.outputs), chip=chip)
+            answer = library.infer(ir.op_type, given, attrs, outputs, chip=chip)
         except infer.Crashed:  # the C++ cannot take this case: neither can the op (the
-            return False  # ``ge`` column's layer ``infer`` names the crash)
+            return None  # ``ge`` column's layer ``infer`` names the crash); None: crashed
         return answer.shape_status == 0
 
     return accepts

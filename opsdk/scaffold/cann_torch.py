@@ -32,7 +32,7 @@ class TorchSide:
     op: cann.CannOp  # the definition it came from: its dtypes give specs.py
     # Whether the op's C++ InferShape accepts a case (see opsdk.cann.specs.cases); None: no
     # InferShape at hand.
-    accepts: Callable[[dict, dict], bool] | None = None
+    accepts: Callable[[dict, dict, dict | None], bool] | None = None
 
 
 def pick(ops: list[cann.CannOp], name: str | None, where: str) -> cann.CannOp:

@@ -6,7 +6,7 @@ import pytest
 
 from opsdk import cann
 from opsdk._runtime import spec
-from opsdk.cann import sizes
+from opsdk.cann import held, sizes
 from opsdk.cann.specs import REFUSED, cases
 from opsdk.scaffold import NewRequest, new
 from opsdk.scaffold.cann_torch import torch_side
@@ -43,7 +43,10 @@ def test_a_format_fixes_its_tensor_s_rank_and_no_infershape_keeps_the_guess():
 @pytest.mark.parametrize(
     ("rule", "expected"),
     [
-        (lambda s: s["grid"][-1] == 2, "Support(F32(4, 4, 4, 4), F32(4, 4, 4, 2))"),
+        (
+            lambda s: s["grid"][-1] == 2,
+            "Support(F32(4, 4, 4, 4), F32(4, 4, 4, 2, static_dims=(3,)))",
+        ),
         (lambda s: len(s["x"]) == 4 and len(s["grid"]) == 1, "Support(F32(4, 4, 4, 4), F32(4))"),
         (lambda s: True, "Support(F32(4, 4, 4, 4), F32(4, 4, 4, 4))"),
     ],
@@ -51,12 +54,12 @@ def test_a_format_fixes_its_tensor_s_rank_and_no_infershape_keeps_the_guess():
 def test_the_first_candidate_infershape_accepts_is_written(rule, expected):
     asked = []
 
-    def accepts(shapes, values):
+    def accepts(shapes, values, dtypes):
         asked.append(shapes)
         return rule(shapes)
 
     assert _first_case(_opdef("NCHW"), accepts) == expected
-    assert len(asked) <= sizes.LIMIT
+    assert len(asked) <= held.LIMIT
 
 
 def test_other_ranks_are_tried_for_tensors_no_format_fixes():
@@ -71,11 +74,13 @@ def test_other_ranks_are_tried_for_tensors_no_format_fixes():
 
 
 def test_when_infershape_accepts_nothing_the_guess_stays_and_the_file_says_so():
-    refused = _first_case(_opdef("NCHW"), lambda shapes, values: False)
+    refused = _first_case(_opdef("NCHW"), lambda shapes, values, dtypes: False)
     assert refused.endswith("Support(F32(4, 4, 4, 4), F32(4, 4, 4, 4))")
     said = " ".join(line.lstrip("# ") for line in refused.splitlines()[:-1])
     assert said == REFUSED
-    assert REFUSED.split()[0] not in _first_case(_opdef("NCHW"), lambda shapes, values: True)
+    assert REFUSED.split()[0] not in _first_case(
+        _opdef("NCHW"), lambda shapes, values, dtypes: True
+    )
 
 
 # The op's own InferShape, ops-nn style, beside its OpDef: a grid's last dim must be 2.
@@ -108,4 +113,4 @@ def test_opsdk_new_asks_the_op_s_compiled_infershape(tmp_path):
     (source.parent / "gs_infershape.cpp").write_text(INFERSHAPE)
     pkg = new(NewRequest("gs", namespace="t_gs", out=tmp_path / "out", from_cann=source)).path
     specs = (pkg / "gs" / "specs.py").read_text()
-    assert "Support(F32(4, 4, 4, 4), F32(4, 4, 4, 2))" in specs
+    assert "Support(F32(4, 4, 4, 4), F32(4, 4, 4, 2, static_dims=(3,)))" in specs

@@ -52,14 +52,18 @@ def ir_name(tensors, name: str) -> str:
 
 
 def instances(ir: irdef.IrDef, node_def) -> list[list[int]]:
-    """Per IR input, the node's input slots that are its instances (as GE counts them)."""
+    """Per IR input, the node's input slots that are its instances (as GE counts them): an
+    optional input TorchAir leaves unconnected (its ``None``: an empty input name beside
+    an invalid desc) has none, as InferShape sees it (``GetOptionalInputShape`` null)."""
     names = [d.name for d in node_def.input_desc]
+    connected = [i < len(node_def.input) and node_def.input[i] != "" for i in range(len(names))]
     slots = []
     for spec in ir.inputs:
         if spec.kind == "dynamic":
             mine = [i for i, n in enumerate(names) if ir_name([spec], n) == spec.name]
         else:
             mine = [names.index(spec.name)] if spec.name in names else []
+            mine = [i for i in mine if connected[i]]
         slots.append(mine)
     return slots
 
