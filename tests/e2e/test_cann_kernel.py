@@ -142,6 +142,19 @@ def test_a_wrong_number_shows_against_the_reference(planted):
     assert wrong == [255, 511, 767, 1000] and torch.isnan(z[wrong]).all()
 
 
+def test_a_launch_sees_none_of_the_bytes_the_last_one_left(planted):
+    """The worker keeps its GM and UB memory from launch to launch: after a launch that
+    wrote every output and workspace byte, a read of workspace before writing it is still
+    the finding and reads poison, and an element left unwritten is still poison."""
+    assert run_planted(planted, 1001, 4, NONE)[0].findings == ()
+    launch, z, _ = run_planted(planted, 1001, 4, WORKSPACE)
+    assert {f.kind for f in launch.findings} == {"workspace-read-unwritten"}
+    assert torch.isnan(z).all()  # z = x + y + the workspace's poison
+    run_planted(planted, 1001, 4, NONE)
+    _, z, expected = run_planted(planted, 1001, 4, LAST_ELEMENT)
+    assert torch.isnan(z[[255, 511, 767, 1000]]).all() and torch.equal(z[:255], expected[:255])
+
+
 def test_a_crash_is_a_finding_and_the_next_launch_runs(planted):
     launch, _, _ = run_planted(planted, 1001, 4, WILD)
     assert [f.kind for f in launch.findings] == ["crash"]
