@@ -5,8 +5,8 @@ For production RmsNorm (hicann/ops-nn, float16), experimental AddV2 (ops-math), 
 and Mish (ops-nn), float32, extracted from the bare mirrors, and AddV2 at unaligned sizes
 (``AddV2-tail``: its known defect, a finding per case): each op's cases go through
 the path the ``ascendc`` column takes (:mod:`opsdk.cann.tiling` runs the TilingFunc for
-the case, :func:`opsdk.cann.kernel.build` builds the kernel for its dtypes and key,
-:meth:`~opsdk.cann.kernel.Kernel.launch` runs it; the outputs compared with torch), in a
+the case, the column's own ``_kernel`` builds the kernel for its dtypes and key once a
+process, :meth:`~opsdk.cann.kernel.Kernel.launch` runs it; the outputs compared with torch), in a
 fresh process each:
 
 - ``cold``: an empty cache (``OPSDK_CACHE_DIR``), one case: the tiling's and the kernel's
@@ -45,6 +45,7 @@ from opsdk._runtime import types
 from opsdk.cann import infer, kernel, tiling
 from opsdk.cann.infer.build import _toolkit
 from opsdk.cann.kernel import sources
+from opsdk.harness.columns.ascendc import _kernel as column_kernel
 
 MIRRORS = Path("/work/.mirror")
 
@@ -144,7 +145,7 @@ def run_cases(op: Op, project: Path, cases: range) -> dict:
     """``cases`` of ``op`` as the ascendc column runs them; the workers closed after."""
     found = sources.find(op.op_type, project)
     tiler = tiling.TilingLibrary(tiling.build(found.tiling, project).library, project)
-    kernels: dict = {}
+    kernels = set()  # the column's, kept by it for the process: their workers closed here
     findings, wrong, launched, seconds = [], [], 0, {"tiling": 0.0, "launch": 0.0}
     try:
         for i in cases:
@@ -167,16 +168,13 @@ def run_cases(op: Op, project: Path, cases: range) -> dict:
             params = found.entry.params[:-2]
             tensors = dict(zip(params, [*inputs, *expected], strict=True))
             dtypes = {p: str(t.dtype).removeprefix("torch.") for p, t in tensors.items()}
-            at = (tuple(sorted(dtypes.items())), tiled.tiling_key, tiled.layout)
-            if at not in kernels:
-                built = kernel.build(
-                    found.entry, dtypes, tiling_key=tiled.tiling_key, layout=tiled.layout,
-                    root=project,
-                )  # fmt: skip
-                kernels[at] = kernel.Kernel(built)
+            compiled = column_kernel(
+                found.entry, tuple(sorted(dtypes.items())), tiled.tiling_key, tiled.layout
+            )
+            kernels.add(compiled)
             outputs = dict(zip(params[len(inputs) :], expected, strict=True))
             start = time.perf_counter()
-            launch = kernels[at].launch(
+            launch = compiled.launch(
                 {p: t.numpy().tobytes() for p, t in zip(params, inputs, strict=False)},
                 {p: t.numel() * t.element_size() for p, t in outputs.items()},
                 tiled,
@@ -195,7 +193,7 @@ def run_cases(op: Op, project: Path, cases: range) -> dict:
                     wrong.append(f"{label} {name}: {str(err).splitlines()[0]}")
     finally:
         tiler.close()
-        for compiled in kernels.values():
+        for compiled in kernels:
             compiled.close()
     seconds = {k: round(v, 2) for k, v in seconds.items()}
     return {"launched": launched, "findings": findings, "wrong": wrong, "seconds": seconds}
