@@ -215,3 +215,16 @@ def test_the_tiling_sweep_takes_vector_ops_runs_them_and_names_what_is_missing(t
     assert tiling_sweep.kind(rows[0]) == "missing NoSuchHelper"
     assert "RowScale: ran" in rows[1].ops and rows[1].findings == []
     assert "RowScaleCrash: no definition in the repository" in rows[1].ops
+
+
+def test_the_kernel_cost_bench_runs_a_real_op_s_cases_as_the_ascendc_column_does(tmp_path):
+    """Two cases of ops-math's AddV2 from the mirror (skipped without it): tiled by its
+    own TilingFunc, launched, its outputs torch's, no finding."""
+    import kernel_cost
+
+    if not (kernel_cost.MIRRORS / "hicann+ops-math" / "repo").is_dir():
+        pytest.skip("the public mirror of hicann/ops-math is not on this machine (CI)")
+    op = kernel_cost.OPS["AddV2"]
+    done = kernel_cost.run_cases(op, kernel_cost.extract(op, tmp_path), range(2))
+    assert (done["launched"], done["findings"], done["wrong"]) == (2, [], []), done
+    assert done["seconds"]["launch"] > 0

@@ -17,7 +17,7 @@ from opsdk.cann import kernel
 PLANTED = PROJECTS / "planted" / "op_kernel"
 # planted_tiling.h's PlantedDefect
 NONE, TAIL, UB, WORKSPACE, OVERLAP, LEAK, DOUBLE_FREE, LAST_ELEMENT, WILD = range(9)
-HANDOFF_SYNCED, HANDOFF_RACE, SYNC_ONE_BLOCK = range(9, 12)
+HANDOFF_SYNCED, HANDOFF_RACE, SYNC_ONE_BLOCK, RAW_PAST_END = range(9, 13)
 
 
 @pytest.fixture(scope="module")
@@ -140,6 +140,33 @@ def test_a_wrong_number_shows_against_the_reference(planted):
     assert launch.findings == ()
     wrong = (z != expected).nonzero().flatten().tolist()
     assert wrong == [255, 511, 767, 1000] and torch.isnan(z[wrong]).all()
+
+
+def test_a_launch_sees_none_of_the_bytes_the_last_one_left(planted):
+    """The worker keeps its GM and UB memory from launch to launch: after a launch that
+    wrote every output and workspace byte, a read of workspace before writing it is still
+    the finding and reads poison, and an element left unwritten is still poison."""
+    assert run_planted(planted, 1001, 4, NONE)[0].findings == ()
+    launch, z, _ = run_planted(planted, 1001, 4, WORKSPACE)
+    assert {f.kind for f in launch.findings} == {"workspace-read-unwritten"}
+    assert torch.isnan(z).all()  # z = x + y + the workspace's poison
+    run_planted(planted, 1001, 4, NONE)
+    _, z, expected = run_planted(planted, 1001, 4, LAST_ELEMENT)
+    assert torch.isnan(z[[255, 511, 767, 1000]]).all() and torch.equal(z[:255], expected[:255])
+
+
+def test_a_write_past_the_end_through_a_raw_pointer_shows_in_the_guard_zone(planted):
+    """No API call sees it: the guard zone after z, checked after the launch, does (no
+    block's, no line); the worker's kept memory has its guard zones set again, so the
+    next launch is clean."""
+    launch, z, expected = run_planted(planted, 1001, 4, RAW_PAST_END)
+    assert [(f.kind, f.block, f.line) for f in launch.findings] == [("gm-out-of-bounds", -1, 0)]
+    assert (
+        launch.findings[0].what
+        == "the guard zone after z was written (a write through a raw pointer)"
+    )
+    assert torch.equal(z, expected)
+    assert run_planted(planted, 1001, 4, NONE)[0].findings == ()
 
 
 def test_a_crash_is_a_finding_and_the_next_launch_runs(planted):

@@ -65,6 +65,26 @@ def test_a_dtype_the_kernel_stand_in_cannot_take_is_not_run_naming_it(tmp_path):
         ascendc._kernel(found.entry, (("x", "complex64"), ("z", "complex64")), 0, None)
 
 
+def test_the_tiling_keys_of_one_library_share_its_worker(tmp_path, monkeypatch):
+    """An entry that is no template builds one library for every tiling key: one
+    launcher (its worker process, started on the first launch) serves them all."""
+    from opsdk.cann import kernel
+    from opsdk.harness.columns import ascendc
+
+    found = sources.find("ScaleX", _project(tmp_path))
+    libraries = {0: tmp_path / "a.so", 2: tmp_path / "a.so", 3: tmp_path / "b.so"}
+
+    def build(entry, dtypes, *, tiling_key, layout, root):
+        return kernel.Built(libraries[tiling_key], entry, 0.0)
+
+    monkeypatch.setattr(kernel, "build", build)
+    monkeypatch.setattr(ascendc, "_LAUNCHERS", {})
+    dtypes = (("x", "float32"), ("z", "float32"))
+    first, same, other = (ascendc._kernel(found.entry, dtypes, key, None) for key in (0, 2, 3))
+    assert first is same and other is not first
+    assert other.built.library == tmp_path / "b.so"
+
+
 def test_what_the_column_does_not_run_yet_is_said(tmp_path):
     from types import SimpleNamespace
 

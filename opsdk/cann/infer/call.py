@@ -211,18 +211,24 @@ class _Worker:
         )
 
     def ask(self, op_type: str, request: str) -> tuple[int, str]:
+        data = self.exchange(f"{op_type}\t{request}\n".encode())
+        status, _, text = data.decode(errors="replace").partition("\n")
+        return int(status), text
+
+    def exchange(self, *message: bytes) -> bytes:
+        """Send ``message``'s parts, one after the other; the reply's bytes (its status
+        line first). Raises :class:`Crashed` when the worker ends or hangs."""
         try:
-            self._process.stdin.write(f"{op_type}\t{request}\n".encode())
+            for part in message:
+                self._process.stdin.write(part)
             self._process.stdin.flush()
             size = int(self._read_line())
-            data = self._read(size)
+            return self._read(size)
         except TimeoutError:
             self._process.kill()
             raise self._ended(f"hung (killed after {self.TIMEOUT:.0f} s)") from None
         except (OSError, ValueError, EOFError):
             raise self._ended(None) from None
-        status, _, text = data.decode(errors="replace").partition("\n")
-        return int(status), text
 
     def _read_line(self) -> bytes:
         line = b""
@@ -232,7 +238,7 @@ class _Worker:
 
     def _read(self, size: int) -> bytes:
         out = self._process.stdout
-        data = b""
+        data = bytearray()
         while len(data) < size:
             if not select.select([out], [], [], self.TIMEOUT)[0]:
                 raise TimeoutError
@@ -240,7 +246,7 @@ class _Worker:
             if not chunk:
                 raise EOFError
             data += chunk
-        return data
+        return bytes(data)
 
     def _ended(self, how: str | None) -> Crashed:
         """What ended the call (``how``, else the process's signal or exit status) and the

@@ -2,10 +2,12 @@
 asked to launch, in a worker process serving a parent's requests (run as a script), so a
 crash of the kernel ends the worker, never the parent. Standard library only.
 
-Protocol: :class:`opsdk.cann.infer.call._Worker`'s. A request is one line
-``launch<TAB><json>``: the buffers in the entry's parameter order (name, kind, size, hex
-data for inputs and tiling), block_dim, tiling_key, ub_size; the reply's text is JSON:
-the outputs' bytes (hex) by name and the finding lines the launcher wrote.
+Protocol: :class:`opsdk.cann.infer.call._Worker`'s framing, the buffers' bytes as they
+are (no text encoding: a launch moves megabytes). A request is a line
+``launch<TAB><json>`` (the buffers in the entry's parameter order: name, kind, size;
+block_dim, tiling_key, ub_size) followed by the bytes of the buffers whose kind is in
+:data:`CARRIED`, in that order. The reply is ``0``, a line of JSON (the finding lines
+the launcher wrote), then the outputs' bytes in the buffers' order.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import ctypes
 import json
 import sys
 
-__all__ = ["KINDS", "Native", "serve"]
+__all__ = ["CARRIED", "KINDS", "Native", "serve"]
 
 KINDS = {"input": 0, "output": 1, "workspace": 2, "tiling": 3, "absent": 4}
+CARRIED = ("input", "tiling")  # the kinds whose bytes travel with the request
 
 
 class Native:
@@ -27,24 +30,28 @@ class Native:
         self._launch = self._lib.opsdk_kernel_launch
         self._launch.restype = ctypes.c_int
 
-    def launch(self, request: dict) -> dict:
+    def launch(self, request: dict, payload: bytearray) -> tuple[list[str], bytearray]:
+        """Launch on the carried buffers' bytes ``payload``: the finding lines and the
+        outputs' bytes, one after the other."""
         buffers = request["buffers"]
         count = len(buffers)
-        memory = [
-            ctypes.create_string_buffer(bytes.fromhex(b.get("data", "")), max(b["size"], 1))
-            for b in buffers
-        ]
-        args = (ctypes.c_void_p * count)(*(ctypes.addressof(m) for m in memory))
+        outputs = bytearray(sum(b["size"] for b in buffers if b["kind"] == "output"))
+        # the launcher reads inputs from, and writes outputs to, these bytes in place
+        addresses, at = {"output": _address(outputs), "carried": _address(payload)}, {}
+        pointers = []
+        for b in buffers:
+            side = "carried" if b["kind"] in CARRIED else b["kind"]
+            if side in addresses:
+                pointers.append(addresses[side] + at.get(side, 0))
+                at[side] = at.get(side, 0) + b["size"]
+            else:
+                pointers.append(None)  # workspace, an absent input: nothing to carry
+        args = (ctypes.c_void_p * count)(*pointers)
         sizes = (ctypes.c_uint64 * count)(*(b["size"] for b in buffers))
         kinds = (ctypes.c_int * count)(*(KINDS[b["kind"]] for b in buffers))
         names = "\t".join(b["name"] for b in buffers).encode()
         text = self._call(args, sizes, kinds, count, names, request)
-        outputs = {
-            b["name"]: memory[i].raw[: b["size"]].hex()
-            for i, b in enumerate(buffers)
-            if b["kind"] == "output"
-        }
-        return {"outputs": outputs, "findings": text.splitlines()}
+        return text.splitlines(), outputs
 
     def _call(self, args, sizes, kinds, count, names, request) -> str:
         capacity, needed = 1 << 14, ctypes.c_size_t(0)
@@ -69,14 +76,29 @@ class Native:
             capacity, first = needed.value, False  # the launch is done: only its report again
 
 
+def _address(data: bytearray) -> int:
+    """Where ``data``'s bytes are (it stays alive and unresized while they are used)."""
+    return ctypes.addressof((ctypes.c_char * len(data)).from_buffer(data)) if data else 0
+
+
 def serve(path: str) -> None:
     """Answer launch requests from stdin until it closes."""
     native = Native(path)
-    out = sys.stdout.buffer
-    for line in sys.stdin.buffer:
-        _, _, request = line.decode().rstrip("\n").partition("\t")
-        data = ("0\n" + json.dumps(native.launch(json.loads(request)))).encode()
-        out.write(b"%d\n%s" % (len(data), data))
+    given, out = sys.stdin.buffer, sys.stdout.buffer
+    for line in given:
+        request = json.loads(line.decode().partition("\t")[2])
+        payload = bytearray(sum(b["size"] for b in request["buffers"] if b["kind"] in CARRIED))
+        view, done = memoryview(payload), 0
+        while done < len(payload):
+            read = given.readinto(view[done:])
+            if not read:
+                return  # the parent went away mid-request
+            done += read
+        findings, outputs = native.launch(request, payload)
+        head = b"0\n" + json.dumps(findings).encode() + b"\n"
+        out.write(b"%d\n" % (len(head) + len(outputs)))
+        out.write(head)
+        out.write(outputs)
         out.flush()
 
 

@@ -80,33 +80,37 @@ class Kernel:
         TilingRun: its data is the ``tiling`` buffer, its workspace sizes' sum the
         ``workspace`` buffer's size), on a chip of ``ub_bytes`` of UB. ``case`` names the
         case in the findings."""
-        request = json.dumps(
-            {
-                "buffers": self._buffers(inputs, outputs, tiling),
-                "block_dim": int(tiling.block_dim),
-                "tiling_key": int(tiling.tiling_key),
-                "ub_size": int(ub_bytes),
-            }
-        )
+        buffers, carried = self._buffers(inputs, outputs, tiling)
+        header = {
+            "buffers": buffers,
+            "block_dim": int(tiling.block_dim),
+            "tiling_key": int(tiling.tiling_key),
+            "ub_size": int(ub_bytes),
+        }
         if self._worker is None:
             self._worker = _Worker(self.built.library, script=_native.__file__)
         try:
-            _, text = self._worker.ask("launch", request)
+            reply = self._worker.exchange(b"launch\t%s\n" % json.dumps(header).encode(), *carried)
         except Crashed as crash:
             self._worker = None
             return Launch({}, (Finding("crash", -1, "?", 0, 1, f"the kernel {crash.how}", case),))
-        reply = json.loads(text)
-        return Launch(
-            {name: bytes.fromhex(data) for name, data in reply["outputs"].items()},
-            tuple(_finding(line, case) for line in reply["findings"]),
-        )
+        start = reply.index(b"\n") + 1  # after the status
+        at = reply.index(b"\n", start) + 1  # after the findings: the outputs' bytes
+        findings, data = json.loads(reply[start:at]), {}
+        for buffer in buffers:
+            if buffer["kind"] == "output":
+                data[buffer["name"]] = reply[at : at + buffer["size"]]
+                at += buffer["size"]
+        return Launch(data, tuple(_finding(line, case) for line in findings))
 
     def close(self) -> None:
         if self._worker is not None:
             self._worker.close()
             self._worker = None
 
-    def _buffers(self, inputs, outputs, tiling) -> list[dict]:
+    def _buffers(self, inputs, outputs, tiling) -> tuple[list[dict], list[bytes]]:
+        """The launch's buffers in the entry's parameter order (name, kind, size) and the
+        bytes that travel with them (the inputs' and the tiling's, in that order)."""
         *data, workspace, tiling_name = self.built.entry.params
         unknown = sorted((set(inputs) | set(outputs)) - set(data))
         missing = [n for n in data if n not in inputs and n not in outputs]
@@ -119,33 +123,21 @@ class Kernel:
                     else f"give {', '.join(missing)}"
                 )
             )
-        buffers = []
+        buffers, carried = [], []
         for name in data:
             if name in outputs:
                 buffers.append({"name": name, "kind": "output", "size": int(outputs[name])})
             elif inputs[name] is None:
                 buffers.append({"name": name, "kind": "absent", "size": 0})
             else:
-                buffers.append(
-                    {
-                        "name": name,
-                        "kind": "input",
-                        "size": len(inputs[name]),
-                        "data": inputs[name].hex(),
-                    }
-                )
+                buffers.append({"name": name, "kind": "input", "size": len(inputs[name])})
+                carried.append(inputs[name])
         buffers.append(
             {"name": workspace, "kind": "workspace", "size": int(sum(tiling.workspace_sizes))}
         )
-        buffers.append(
-            {
-                "name": tiling_name,
-                "kind": "tiling",
-                "size": len(tiling.data),
-                "data": bytes(tiling.data).hex(),
-            }
-        )
-        return buffers
+        buffers.append({"name": tiling_name, "kind": "tiling", "size": len(tiling.data)})
+        carried.append(bytes(tiling.data))
+        return buffers, carried
 
 
 def _finding(line: str, case: str) -> Finding:

@@ -162,6 +162,11 @@ def _tiling(sources: AscendC) -> tiling.TilingLibrary:
     return tiling.TilingLibrary(built.library, sources.root)
 
 
+# One launcher (one worker process) per kernel library: the tiling keys of an entry that
+# is no template build the same library and share it.
+_LAUNCHERS: dict[Path, kernel.Kernel] = {}
+
+
 @functools.cache
 def _kernel(entry: kernel.Entry, dtypes: tuple, key: int, layout) -> kernel.Kernel:
     """The kernel built for ``dtypes`` and the tiling ``key``, once a process."""
@@ -172,4 +177,4 @@ def _kernel(entry: kernel.Entry, dtypes: tuple, key: int, layout) -> kernel.Kern
         raise _not_run(f"the kernel, against opsdk's AscendC stand-in, {err}") from None
     except SpecError as err:  # a dtype or tiling key the stand-in cannot take
         raise _not_run(f"the kernel cannot be built: {err}") from None
-    return kernel.Kernel(built)
+    return _LAUNCHERS.setdefault(built.library, kernel.Kernel(built))

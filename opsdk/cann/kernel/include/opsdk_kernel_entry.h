@@ -9,6 +9,16 @@ namespace opsdk_rt {
 enum Kind { INPUT = 0, OUTPUT = 1, WORKSPACE = 2, TILING = 3, ABSENT = 4 };
 constexpr uint8_t POISON = 0xFF;  // NaN in every float format
 
+// Memory kept from one launch to the next of the worker (grown when a launch needs more):
+// the GM buffers' blocks by parameter and each block's UB. A launch pays for filling the
+// bytes it uses, not for fresh pages (a 910B kernel's workspace starts with 16 MB).
+inline std::vector<std::vector<uint8_t>> kept_gm, kept_ub;
+inline uint8_t* kept(std::vector<std::vector<uint8_t>>& kept_memory, size_t i, uint64_t size) {
+    if (kept_memory.size() <= i) kept_memory.resize(i + 1);
+    if (kept_memory[i].size() < size) kept_memory[i].resize(size);
+    return kept_memory[i].data();
+}
+
 inline std::string report() {
     std::string out;
     for (auto& f : g.findings)
@@ -37,20 +47,21 @@ extern "C" int opsdk_kernel_launch(uint8_t** args, const uint64_t* sizes, const 
             std::string name = all.substr(0, all.find('\t'));
             all = all.find('\t') == std::string::npos ? "" : all.substr(all.find('\t') + 1);
             if (kinds[i] == ABSENT) continue;
-            blocks[i] = static_cast<uint8_t*>(std::malloc(sizes[i] + 2 * GUARD));
+            blocks[i] = kept(kept_gm, i, sizes[i] + 2 * GUARD);
             std::memset(blocks[i], GUARD_BYTE, GUARD);
             std::memset(blocks[i] + GUARD + sizes[i], GUARD_BYTE, GUARD);
             gm[i] = blocks[i] + GUARD;
             if (kinds[i] == INPUT || kinds[i] == TILING) std::memcpy(gm[i], args[i], sizes[i]);
             else std::memset(gm[i], POISON, sizes[i]);
             uint32_t* tag = static_cast<uint32_t*>(std::calloc(sizes[i] + 1, sizeof(uint32_t)));
-            if (kinds[i] != WORKSPACE)  // inputs count as written; outputs as free to write
-                for (uint64_t k = 0; kinds[i] != OUTPUT && k < sizes[i]; ++k) tag[k] = 0xFFFFFF00u;
+            if (kinds[i] != WORKSPACE && kinds[i] != OUTPUT)  // inputs count as written; outputs as free to write
+                std::fill(tag, tag + sizes[i], 0xFFFFFF00u);
             g.buffers.push_back({name, gm[i], sizes[i], kinds[i] == WORKSPACE, tag});
         }
         g.alive = g.launched = block_dim;
         g.waiting = 0;
         std::vector<std::thread> threads;
+        for (uint32_t b = 0; b < block_dim; ++b) kept(kept_ub, b, ub_size + 65536);
         for (uint32_t b = 0; b < block_dim; ++b) {
             threads.emplace_back([&, b] {
                 t_block = int(b);
@@ -60,8 +71,8 @@ extern "C" int opsdk_kernel_launch(uint8_t** args, const uint64_t* sizes, const 
                 t_atomic = 0;
                 t_counter = false;
                 t_mask[0] = t_mask[1] = ~0ull;
-                std::vector<uint8_t> ub(ub_size + 65536, POISON);  // UB holds stale data, never zeros
-                t_ub = ub.data();
+                t_ub = kept_ub[b].data();
+                std::memset(t_ub, POISON, ub_size + 65536);  // UB holds stale data, never zeros
                 try {
                     OPSDK_CALL(gm.data());
                 } catch (const Stop&) {
@@ -89,7 +100,6 @@ extern "C" int opsdk_kernel_launch(uint8_t** args, const uint64_t* sizes, const 
         }
         for (int i = 0; i < nargs; ++i) {
             if (kinds[i] == OUTPUT) std::memcpy(args[i], gm[i], sizes[i]);
-            std::free(blocks[i]);
         }
         for (auto& b : g.buffers) std::free(b.tag);
         g.buffers.clear();

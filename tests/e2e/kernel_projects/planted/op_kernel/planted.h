@@ -53,6 +53,9 @@ public:
         if ((defect == HANDOFF_SYNCED || defect == HANDOFF_RACE) && GetBlockIdx() == 0) {
             Handoff();
         }
+        if (defect == RAW_PAST_END && GetBlockIdx() + 1 == GetBlockNum()) {
+            zAll.GetPhyAddr()[zAll.GetSize()] = 0.0f;  // no API call: only the guard zone shows it
+        }
     }
 
 private:

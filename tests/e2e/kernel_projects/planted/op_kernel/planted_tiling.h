@@ -16,6 +16,7 @@ enum PlantedDefect : uint32_t {
     HANDOFF_SYNCED = 9,     // (correct) after a SyncAll, block 0 rewrites block 1's first 8 outputs
     HANDOFF_RACE = 10,      // the same without the SyncAll: blocks 0 and 1 race on those bytes
     SYNC_ONE_BLOCK = 11,    // only block 0 calls SyncAll: it would wait forever
+    RAW_PAST_END = 12,      // the last block stores one float past z through a raw pointer
 };
 
 struct PlantedTiling {
