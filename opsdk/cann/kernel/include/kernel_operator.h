@@ -48,6 +48,14 @@
 
 typedef uint8_t* GM_ADDR;
 #define OPSDK_WHERE const char *file = __builtin_FILE(), int line = __builtin_LINE()
+// A kernel passing an instruction as a function pointer (a template argument of a type
+// like `void(const LocalTensor<T>&, const LocalTensor<T>&, const int32_t&)`) needs the
+// exact signature, which the located forms' defaulted file and line do not have. Each
+// such instruction has a form of that signature whose parameters in question are
+// template parameters held to the exact type (OPSDK_EXACT): a call still prefers the
+// located form (more specialised), a pointer finds this one; its findings name no line.
+#define OPSDK_EXACT(P, T) std::enable_if_t<std::is_same_v<P, T>, int> = 0
+#define OPSDK_NOWHERE "(an instruction called through a pointer)", 0
 
 // The CCE compiler's own (global) enums of pipes and events.
 enum pipe_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_MTE4, PIPE_MTE5, PIPE_V2, PIPE_FIX };
@@ -614,6 +622,16 @@ inline void binary_lv0(const LocalTensor<T>& dst, const LocalTensor<T>& a, const
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,                  \
                      const uint64_t mask[], const uint8_t repeat, const BinaryRepeatParams& p, OPSDK_WHERE) {      \
         binary_lv0(dst, a, b, mask, isSetMask, repeat, p, opsdk_##NAME<T>);                                        \
+    }                                                                                                              \
+    template <class T, class C, OPSDK_EXACT(C, int32_t)>                                                           \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b, const C& count) { \
+        binary_count(dst, a, b, count, opsdk_##NAME<T>, OPSDK_NOWHERE);                                           \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true, class M, class R, OPSDK_EXACT(M, uint64_t), OPSDK_EXACT(R, uint8_t)> \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b, M mask,          \
+                     R repeat, const BinaryRepeatParams& p) {                                                      \
+        uint64_t m[2];                                                                                             \
+        binary_lv0(dst, a, b, mask_of(mask, m), isSetMask, repeat, p, opsdk_##NAME<T>);                            \
     }
 
 OPSDK_BINARY(Add, a + b)
@@ -648,6 +666,16 @@ OPSDK_BINARY(Or, opsdk_rt::Calc<T>(int64_t(a) | int64_t(b)))
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],                  \
                      const uint8_t repeat, const UnaryRepeatParams& p, OPSDK_WHERE) {                              \
         unary_lv0(dst, src, mask, isSetMask, repeat, p, opsdk_##NAME<T>);                                          \
+    }                                                                                                              \
+    template <class T, class C, OPSDK_EXACT(C, int32_t)>                                                           \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const C& count) {                       \
+        unary_count(dst, src, count, opsdk_##NAME<T>, OPSDK_NOWHERE);                                              \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true, class M, class R, OPSDK_EXACT(M, uint64_t), OPSDK_EXACT(R, uint8_t)> \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, M mask, R repeat,                       \
+                     const UnaryRepeatParams& p) {                                                                 \
+        uint64_t m[2];                                                                                             \
+        unary_lv0(dst, src, mask_of(mask, m), isSetMask, repeat, p, opsdk_##NAME<T>);                              \
     }
 
 OPSDK_UNARY(Exp, std::exp(a))
@@ -680,6 +708,10 @@ OPSDK_UNARY(Not, opsdk_rt::Calc<T>(~int64_t(a)))
         opsdk_rt::Calc<T> b = T(s0);                                                                               \
         unary_lv0(dst, src, mask, isSetMask, repeat, p,                                                            \
                   [b](T a0) { opsdk_rt::Calc<T> a = a0; return opsdk_rt::store<T>(EXPR); });                       \
+    }                                                                                                              \
+    template <class T, class U, class C, OPSDK_EXACT(C, int32_t)>                                                  \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const U& s0, const C& count) {          \
+        NAME(dst, src, s0, int32_t(count), OPSDK_NOWHERE);                                                         \
     }
 
 OPSDK_SCALAR(Adds, a + b)
@@ -768,6 +800,12 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
 }
 // GetAccVal: the last ReduceSum's result, its bits in the low bytes.
 inline uint64_t GetAccVal() { return acc_val; }
+template <class T>
+inline T GetAccVal() {
+    T v;
+    std::memcpy(&v, &acc_val, sizeof(T));
+    return v;
+}
 template <class T, bool best>
 inline void reduce_best(const LocalTensor<T>& dst, const LocalTensor<T>& src, int32_t count, bool index, const char* file, int line) {
     opsdk_rt::ub_access(src.addr_, uint64_t(count) * sizeof(T), file, line);
@@ -1067,6 +1105,10 @@ inline void FusedMulAdd(const LocalTensor<T>& dst, const LocalTensor<T>& src0, c
                      uint32_t count = 0, OPSDK_WHERE) {                                                            \
         count = count ? count : dst.GetSize();                                                                     \
         unary_count(dst, src, int32_t(count), [](T a0) { float a = float(a0); return opsdk_rt::store<T>(EXPR); }, file, line); \
+    }                                                                                                              \
+    template <class T, bool isReuseSource = false, class C, OPSDK_EXACT(C, uint32_t)>                              \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, C count) {                              \
+        NAME<T, isReuseSource>(dst, src, count, OPSDK_NOWHERE);                                                    \
     }
 OPSDK_MATH(Sigmoid, 1.0f / (1.0f + std::exp(-a)))
 OPSDK_MATH(Tanh, std::tanh(a))
@@ -1081,6 +1123,14 @@ OPSDK_MATH(Round, std::nearbyint(a))
 OPSDK_MATH(Trunc, std::trunc(a))
 OPSDK_MATH(Sign, float((a > 0) - (a < 0)))
 OPSDK_MATH(Silu, a / (1.0f + std::exp(-a)))
+OPSDK_MATH(Log10, std::log10(a))
+OPSDK_MATH(Tan, std::tan(a))
+OPSDK_MATH(Acos, std::acos(a))
+OPSDK_MATH(Asin, std::asin(a))
+OPSDK_MATH(Atan, std::atan(a))
+OPSDK_MATH(Sinh, std::sinh(a))
+OPSDK_MATH(Cosh, std::cosh(a))
+OPSDK_MATH(Erfc, std::erfc(a))
 
 template <class T, bool isReuseSource = false>
 inline void Power(const LocalTensor<T>& dst, const LocalTensor<T>& base, const LocalTensor<T>& exp, uint32_t count = 0, OPSDK_WHERE) {
@@ -1091,6 +1141,12 @@ template <class T, bool isReuseSource = false>
 inline void Power(const LocalTensor<T>& dst, const LocalTensor<T>& base, const T& exp, uint32_t count = 0, OPSDK_WHERE) {
     count = count ? count : dst.GetSize();
     for (uint32_t i = 0; i < count; ++i) dst.addr_[i] = opsdk_rt::store<T>(std::pow(float(base.addr_[i]), float(exp)));
+}
+// Power with a scalar base: dst[i] = base ** exp[i].
+template <class T, bool isReuseSource = false>
+inline void Power(const LocalTensor<T>& dst, const T& base, const LocalTensor<T>& exp, uint32_t count = 0, OPSDK_WHERE) {
+    count = count ? count : dst.GetSize();
+    for (uint32_t i = 0; i < count; ++i) dst.addr_[i] = opsdk_rt::store<T>(std::pow(float(base), float(exp.addr_[i])));
 }
 template <class T, bool isReuseSource = false, class E>
 inline void Power(const LocalTensor<T>& dst, const LocalTensor<T>& base, const E& exp, const LocalTensor<uint8_t>&,

@@ -1,0 +1,71 @@
+// One instruction of opsdk's AscendC stand-in, the tiling's `which`, over `count` float32
+// (at most 64: one repeat), y = f(x), for tests/e2e/test_kernel_intrinsics.py to hold
+// its arithmetic against torch (one library for all). 0-9 pass the instruction as a
+// template argument of a function pointer type, as ops-nn's foreach kernels do; 10- call it.
+#include "kernel_operator.h"
+#include "lib/math/kernel_operator_acos_intf.h"
+
+using namespace AscendC;
+
+struct IntrinsicsTiling {
+    uint32_t count;
+    uint32_t which;
+};
+
+template <class T>
+using Unary = void(const LocalTensor<T>&, const LocalTensor<T>&, const int32_t&);
+template <class T>
+using Binary = void(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<T>&, const int32_t&);
+template <class T>
+using BinaryLevel0 = void(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<T>&, uint64_t, const uint8_t,
+                          const BinaryRepeatParams&);
+template <class T>
+using WithScalar = void(const LocalTensor<T>&, const LocalTensor<T>&, const T&, const int32_t&);
+template <class T>
+using Math = void(const LocalTensor<T>&, const LocalTensor<T>&, const uint32_t);
+
+template <Unary<float>* op>
+void unary(const LocalTensor<float>& y, const LocalTensor<float>& x, int32_t n) { op(y, x, n); }
+template <Binary<float>* op>
+void binary(const LocalTensor<float>& y, const LocalTensor<float>& x, int32_t n) { op(y, x, x, n); }
+template <BinaryLevel0<float>* op>
+void binary0(const LocalTensor<float>& y, const LocalTensor<float>& x, int32_t n) {
+    BinaryRepeatParams same;
+    op(y, x, x, uint64_t(n), 1, same);
+}
+template <WithScalar<float>* op>
+void scalar(const LocalTensor<float>& y, const LocalTensor<float>& x, int32_t n) { op(y, x, 0.5f, n); }
+template <Math<float>* op>
+void math(const LocalTensor<float>& y, const LocalTensor<float>& x, int32_t n) { op(y, x, uint32_t(n)); }
+
+extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    GET_TILING_DATA_WITH_STRUCT(IntrinsicsTiling, t, tiling);
+    int32_t n = int32_t(t.count);
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, n);
+    yGm.SetGlobalBuffer((__gm__ float*)y, n);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 2 * 256);
+    LocalTensor<float> xs = buf.Get<float>(64), ys = buf.Get<float>()[64];
+    DataCopyPad(xs, xGm, {1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0}, {false, 0, 0, 0});
+    if (t.which == 0) unary<Exp>(ys, xs, n);
+    if (t.which == 1) binary<Mul>(ys, xs, n);
+    if (t.which == 2) binary0<Sub>(ys, xs, n);  // x - x
+    if (t.which == 3) scalar<Adds>(ys, xs, n);
+    if (t.which == 4) math<Acos<float, false>>(ys, xs, n);
+    if (t.which == 10) Log10(ys, xs, uint32_t(n));
+    if (t.which == 11) Tan(ys, xs, uint32_t(n));
+    if (t.which == 12) Asin(ys, xs, uint32_t(n));
+    if (t.which == 13) Atan(ys, xs, uint32_t(n));
+    if (t.which == 14) Sinh(ys, xs, uint32_t(n));
+    if (t.which == 15) Cosh(ys, xs, uint32_t(n));
+    if (t.which == 16) Erfc(ys, xs, uint32_t(n));
+    if (t.which == 17) Power(ys, 2.0f, xs, uint32_t(n));  // 2 ** x
+    if (t.which == 18) {  // the sum of x in every element, through GetAccVal<float>
+        ReduceSum(ys, xs, ys, n);
+        Duplicate(ys, GetAccVal<float>(), n);
+    }
+    DataCopyPad(yGm, ys, {1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0});
+}
