@@ -10,8 +10,9 @@ parameter's dtype float32 (under the kernel's name and its definition's, as the
 ``ascendc`` column names them) and, for a ``BEGIN_TILING_DATA_DEF`` op, its tiling
 structs read from the host header's text (an approximation of the layout twin-host reads
 from the compiled host library): the op's own and those it registers per tiling key
-(``OpType_<key>``), as CANN's opbuild generates them all for the kernel. Prints the figure that compiles, the missing identifiers and
-headers by how many entries miss them, and the other first errors by kind.
+(``OpType_<key>``), as CANN's opbuild generates them all for the kernel. Prints the
+figure that compiles, the missing identifiers and headers by how many entries miss them,
+and the other first errors by kind.
 
     python bench/kernel_sweep.py /work/.mirror/hicann+ops-nn /work/.mirror/hicann+ops-math \\
         /work/.mirror/hicann+ops-transformer [--limit N] [--match REGEX] [--json FILE]
@@ -206,7 +207,8 @@ def kernel_folders(root: Path, into: Path) -> Path:
 def check(source: Path, root: Path, index, toolkit: Path, work: Path, kernels: Path) -> Outcome:
     start = time.perf_counter()
     entry = kernel.entry_of(source)
-    defs = "".join(p.read_text(errors="replace") for p in source.parent.parent.glob("op_host/*_def.cpp"))
+    definitions = source.parent.parent.glob("op_host/*_def.cpp")
+    defs = "".join(p.read_text(errors="replace") for p in definitions)
     dtypes = {p: "float32" for p in (*entry.params[:-2], *_DEF_NAME.findall(defs))}
     primary = op_layout(source, index)
     unit = translation_unit(entry, dtypes, (0,) * len(entry.template), primary)
@@ -215,8 +217,9 @@ def check(source: Path, root: Path, index, toolkit: Path, work: Path, kernels: P
         for block in tiling_header(one).split("#pragma pack(push, 1)\n")[1:]:
             name = re.match(r"struct (\w+)", block)[1]
             if f"struct {name} {{" not in unit + "".join(structs):
-                structs.append("#pragma pack(push, 1)\n" + block.split("#define GET_TILING_DATA")[0])
-    unit = unit.replace(f'#include "{entry.source}"', "".join(structs) + f'#include "{entry.source}"')
+                structs.append("#pragma pack(push, 1)\n" + block.split("#define GET_TILING")[0])
+    include = f'#include "{entry.source}"'
+    unit = unit.replace(include, "".join(structs) + include)
     path = work / f"{abs(hash(str(source)))}.cpp"
     path.write_text(unit)
     dirs, folder = [], source.parent

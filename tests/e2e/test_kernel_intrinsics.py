@@ -50,8 +50,22 @@ def run(intrinsics, which: int, x: torch.Tensor) -> torch.Tensor:
         (17, lambda x: torch.pow(2.0, x)),
         (18, lambda x: x.sum().expand(len(x))),
     ],
-    ids=["exp*", "mul*", "sub-level0*", "adds*", "acos*", "log10", "tan", "asin", "atan",
-         "sinh", "cosh", "erfc", "power-scalar-base", "getaccval"],  # fmt: skip
+    ids=[
+        "exp*",
+        "mul*",
+        "sub-level0*",
+        "adds*",
+        "acos*",
+        "log10",
+        "tan",
+        "asin",
+        "atan",
+        "sinh",
+        "cosh",
+        "erfc",
+        "power-scalar-base",
+        "getaccval",
+    ],  # fmt: skip
 )
 def test_an_instruction_computes_what_torch_does(intrinsics, which, expected):
     """``*``: passed as a template argument of a function pointer type."""
