@@ -71,3 +71,21 @@ def test_an_instruction_computes_what_torch_does(intrinsics, which, expected):
     """``*``: passed as a template argument of a function pointer type."""
     x = torch.rand(N) * 0.98 + 0.01  # inside every function's domain
     assert torch.allclose(run(intrinsics, which, x), expected(x), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "which, dtype, expected",
+    [
+        (20, torch.float32, lambda x: x.view(16, 8).t()),
+        (21, torch.int16, lambda x: x.view(16, 16).t()),
+        (22, torch.int16, lambda x: x.view(16, 16).t()),
+        (23, torch.int8, lambda x: x.view(16, 2, 16).permute(2, 1, 0)),
+    ],
+    ids=["5hd-float32", "5hd-int16-addresses", "transpose-16x16", "5hd-int8-halves"],
+)
+def test_a_transposition_moves_each_element_where_the_doc_says(intrinsics, which, dtype, expected):
+    """TransDataTo5HD's 16 source blocks to 16 destination blocks, for 32-, 16- and 8-bit
+    elements (both halves of the 8-bit blocks), and Transpose's 16 x 16: 512 B each."""
+    x = torch.randint(0, 2**30, (128,), dtype=torch.int32).view(torch.float32)  # no NaN
+    y = run(intrinsics, which, x).view(dtype)
+    assert torch.equal(y, expected(x.view(dtype)).reshape(-1))

@@ -921,6 +921,85 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const L
     for (uint32_t i = 0; i < count; ++i) dst.addr_[i] = (bits[i / 8] >> (i % 8) & 1) ? a.addr_[i] : b;
 }
 
+// ---------------------------------------------------------------- transposition
+// TransDataTo5HD: per repeat, 16 source 32 B blocks (one address each) turned into 16
+// destination blocks: element j of every source block, in source order, makes block j
+// (16-bit types); for 32-bit types blocks 2j and 2j + 1 (sources 0-7, then 8-15); for
+// 8-bit types half of block j (the high 16 bytes if dstHighHalf), from byte j of each
+// source's high half if srcHighHalf. Each repeat moves every address by its RepStride
+// blocks of 32 B.
+struct TransDataTo5HDParams {
+    bool dstHighHalf = false, srcHighHalf = false;
+    uint8_t repeatTimes = 1;
+    uint16_t dstRepStride = 0, srcRepStride = 0;
+    TransDataTo5HDParams() = default;
+    TransDataTo5HDParams(bool d, bool s, uint8_t r, uint16_t dr, uint16_t sr)
+        : dstHighHalf(d), srcHighHalf(s), repeatTimes(r), dstRepStride(dr), srcRepStride(sr) {}
+};
+constexpr int32_t NCHW_CONV_ADDR_LIST_SIZE = 16;
+template <class T>
+inline void trans_5hd(uint8_t* const dst[16], const uint8_t* const src[16], const TransDataTo5HDParams& p, const char* file,
+                      int line) {
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4, "TransDataTo5HD takes 8-, 16- or 32-bit elements");
+    for (uint32_t r = 0; r < p.repeatTimes; ++r) {
+        uint8_t in[16][32];
+        for (int i = 0; i < 16; ++i) {
+            const uint8_t* from = src[i] + uint64_t(r) * p.srcRepStride * 32;
+            opsdk_rt::ub_access(from, 32, file, line);
+            std::memcpy(in[i], from, 32);
+        }
+        uint8_t* to[16];
+        for (int k = 0; k < 16; ++k) {
+            to[k] = dst[k] + uint64_t(r) * p.dstRepStride * 32;
+            opsdk_rt::ub_access(to[k] + (sizeof(T) == 1 && p.dstHighHalf ? 16 : 0), sizeof(T) == 1 ? 16 : 32, file, line);
+        }
+        for (int i = 0; i < 16; ++i) {
+            if constexpr (sizeof(T) == 1) {
+                for (int j = 0; j < 16; ++j) to[j][(p.dstHighHalf ? 16 : 0) + i] = in[i][(p.srcHighHalf ? 16 : 0) + j];
+            } else {
+                constexpr int per = 32 / sizeof(T);  // elements a block
+                for (int j = 0; j < per; ++j) {
+                    int block = sizeof(T) == 2 ? j : 2 * j + i / 8, at = sizeof(T) == 2 ? i : i % 8;
+                    std::memcpy(to[block] + at * sizeof(T), in[i] + j * sizeof(T), sizeof(T));
+                }
+            }
+        }
+    }
+}
+template <class T>
+inline void TransDataTo5HD(const LocalTensor<T> (&dstList)[NCHW_CONV_ADDR_LIST_SIZE],
+                           const LocalTensor<T> (&srcList)[NCHW_CONV_ADDR_LIST_SIZE], const TransDataTo5HDParams& p, OPSDK_WHERE) {
+    uint8_t* dst[16];
+    const uint8_t* src[16];
+    for (int i = 0; i < 16; ++i) {
+        dst[i] = reinterpret_cast<uint8_t*>(dstList[i].addr_);
+        src[i] = reinterpret_cast<const uint8_t*>(srcList[i].addr_);
+    }
+    trans_5hd<T>(dst, src, p, file, line);
+}
+template <class T>
+inline void TransDataTo5HD(const uint64_t dstList[NCHW_CONV_ADDR_LIST_SIZE], const uint64_t srcList[NCHW_CONV_ADDR_LIST_SIZE],
+                           const TransDataTo5HDParams& p, OPSDK_WHERE) {  // addresses from GetPhyAddr
+    uint8_t* dst[16];
+    const uint8_t* src[16];
+    for (int i = 0; i < 16; ++i) {
+        dst[i] = reinterpret_cast<uint8_t*>(dstList[i]);
+        src[i] = reinterpret_cast<const uint8_t*>(srcList[i]);
+    }
+    trans_5hd<T>(dst, src, p, file, line);
+}
+// Transpose: a 16 x 16 matrix of 16-bit elements transposed.
+template <class T>
+inline void Transpose(const LocalTensor<T>& dst, const LocalTensor<T>& src, OPSDK_WHERE) {
+    static_assert(sizeof(T) == 2, "Transpose (16 x 16) takes 16-bit elements");
+    opsdk_rt::ub_access(src.addr_, 512, file, line);
+    opsdk_rt::ub_access(dst.addr_, 512, file, line);
+    T in[256];
+    std::memcpy(in, src.addr_, sizeof(in));
+    for (int i = 0; i < 16; ++i)
+        for (int j = 0; j < 16; ++j) dst.addr_[j * 16 + i] = in[i * 16 + j];
+}
+
 // ---------------------------------------------------------------- broadcasts
 struct BrcbRepeatParams {
     uint16_t dstBlkStride = 1, dstRepStride = 8;

@@ -1,5 +1,5 @@
 // One instruction of opsdk's AscendC stand-in, the tiling's `which`, over `count` float32
-// (at most 64: one repeat), y = f(x), for tests/e2e/test_kernel_intrinsics.py to hold
+// (at most 128: 512 B), y = f(x), for tests/e2e/test_kernel_intrinsics.py to hold
 // its arithmetic against torch (one library for all). 0-9 pass the instruction as a
 // template argument of a function pointer type, as ops-nn's foreach kernels do; 10- call it.
 #include "kernel_operator.h"
@@ -47,14 +47,42 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
     yGm.SetGlobalBuffer((__gm__ float*)y, n);
     TPipe pipe;
     TBuf<TPosition::VECCALC> buf;
-    pipe.InitBuffer(buf, 2 * 256);
-    LocalTensor<float> xs = buf.Get<float>(64), ys = buf.Get<float>()[64];
+    pipe.InitBuffer(buf, 2 * 512);
+    LocalTensor<float> xs = buf.Get<float>(128), ys = buf.Get<float>()[128];
     DataCopyPad(xs, xGm, {1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0}, {false, 0, 0, 0});
     if (t.which == 0) unary<Exp>(ys, xs, n);
     if (t.which == 1) binary<Mul>(ys, xs, n);
     if (t.which == 2) binary0<Sub>(ys, xs, n);  // x - x
     if (t.which == 3) scalar<Adds>(ys, xs, n);
     if (t.which == 4) math<Acos<float, false>>(ys, xs, n);
+    if (t.which == 20) {  // 16 blocks of 8 float32: x as a 16 x 8 matrix transposed
+        LocalTensor<float> dst[NCHW_CONV_ADDR_LIST_SIZE], src[NCHW_CONV_ADDR_LIST_SIZE];
+        for (int i = 0; i < 16; ++i) {
+            src[i] = xs[i * 8];
+            dst[i] = ys[i * 8];
+        }
+        TransDataTo5HD<float>(dst, src, TransDataTo5HDParams(false, false, 1, 0, 0));
+    }
+    if (t.which == 21 || t.which == 22) {  // 16 blocks of 16 int16: a 16 x 16 matrix, addresses / repeats
+        LocalTensor<int16_t> x16 = xs.ReinterpretCast<int16_t>(), y16 = ys.ReinterpretCast<int16_t>();
+        uint64_t dst[NCHW_CONV_ADDR_LIST_SIZE], src[NCHW_CONV_ADDR_LIST_SIZE];
+        for (int i = 0; i < 16; ++i) {
+            src[i] = reinterpret_cast<uint64_t>(x16[i * 16].GetPhyAddr());
+            dst[i] = reinterpret_cast<uint64_t>(y16[i * 16].GetPhyAddr());
+        }
+        if (t.which == 21) TransDataTo5HD<int16_t>(dst, src, TransDataTo5HDParams(false, false, 1, 0, 0));
+        if (t.which == 22) Transpose(y16, x16);
+    }
+    if (t.which == 23) {  // int8, two repeats: 16 x 16 bytes of each source block's low half, then high half
+        LocalTensor<int8_t> x8 = xs.ReinterpretCast<int8_t>(), y8 = ys.ReinterpretCast<int8_t>();
+        uint64_t dst[NCHW_CONV_ADDR_LIST_SIZE], src[NCHW_CONV_ADDR_LIST_SIZE];
+        for (int i = 0; i < 16; ++i) {
+            src[i] = reinterpret_cast<uint64_t>(x8[i * 32].GetPhyAddr());
+            dst[i] = reinterpret_cast<uint64_t>(y8[i * 32].GetPhyAddr());
+        }
+        TransDataTo5HD<int8_t>(dst, src, TransDataTo5HDParams(false, false, 1, 0, 0));
+        TransDataTo5HD<int8_t>(dst, src, TransDataTo5HDParams(true, true, 1, 0, 0));
+    }
     if (t.which == 10) Log10(ys, xs, uint32_t(n));
     if (t.which == 11) Tan(ys, xs, uint32_t(n));
     if (t.which == 12) Asin(ys, xs, uint32_t(n));
