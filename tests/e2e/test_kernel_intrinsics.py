@@ -89,3 +89,8 @@ def test_a_transposition_moves_each_element_where_the_doc_says(intrinsics, which
     x = torch.randint(0, 2**30, (128,), dtype=torch.int32).view(torch.float32)  # no NaN
     y = run(intrinsics, which, x).view(dtype)
     assert torch.equal(y, expected(x.view(dtype)).reshape(-1))
+
+
+def test_opbase_kernel_helpers_round_as_named(intrinsics):
+    y = run(intrinsics, 24, torch.zeros(8))
+    assert y[:5].tolist() == [32768, 8, 3, 4, 32]

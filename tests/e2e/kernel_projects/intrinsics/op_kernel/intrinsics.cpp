@@ -4,6 +4,8 @@
 // template argument of a function pointer type, as ops-nn's foreach kernels do; 10- call it.
 #include "kernel_operator.h"
 #include "lib/math/kernel_operator_acos_intf.h"
+#include "op_kernel/math_util.h"
+#include "op_kernel/platform_util.h"
 
 using namespace AscendC;
 
@@ -82,6 +84,13 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         }
         TransDataTo5HD<int8_t>(dst, src, TransDataTo5HDParams(false, false, 1, 0, 0));
         TransDataTo5HD<int8_t>(dst, src, TransDataTo5HDParams(true, true, 1, 0, 0));
+    }
+    if (t.which == 24) {  // opbase's kernel-side helpers
+        ys.SetValue(0, Ops::Base::CeilDiv(uint16_t(65535), uint16_t(2)));  // no wrap at 65535 + 1
+        ys.SetValue(1, Ops::Base::CeilAlign(5u, 4u));
+        ys.SetValue(2, Ops::Base::FloorDiv(7, 2));
+        ys.SetValue(3, Ops::Base::FloorAlign(7, 4));
+        ys.SetValue(4, Ops::Base::GetUbBlockSize());
     }
     if (t.which == 10) Log10(ys, xs, uint32_t(n));
     if (t.which == 11) Tan(ys, xs, uint32_t(n));
