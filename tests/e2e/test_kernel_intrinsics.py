@@ -79,9 +79,16 @@ def test_an_instruction_computes_what_torch_does(intrinsics, which, expected):
         (20, torch.float32, lambda x: x.view(16, 8).t()),
         (21, torch.int16, lambda x: x.view(16, 16).t()),
         (22, torch.int16, lambda x: x.view(16, 16).t()),
+        (25, torch.int16, lambda x: x.view(16, 16).t()),
         (23, torch.int8, lambda x: x.view(16, 2, 16).permute(2, 1, 0)),
     ],
-    ids=["5hd-float32", "5hd-int16-addresses", "transpose-16x16", "5hd-int8-halves"],
+    ids=[
+        "5hd-float32",
+        "5hd-int16-addresses",
+        "transpose-16x16",
+        "5hd-impl-pointers",
+        "5hd-int8-halves",
+    ],
 )
 def test_a_transposition_moves_each_element_where_the_doc_says(intrinsics, which, dtype, expected):
     """TransDataTo5HD's 16 source blocks to 16 destination blocks, for 32-, 16- and 8-bit
@@ -91,6 +98,6 @@ def test_a_transposition_moves_each_element_where_the_doc_says(intrinsics, which
     assert torch.equal(y, expected(x.view(dtype)).reshape(-1))
 
 
-def test_opbase_kernel_helpers_round_as_named(intrinsics):
+def test_opbase_kernel_helpers_round_as_named_and_a_tbuf_allocates_its_buffer(intrinsics):
     y = run(intrinsics, 24, torch.zeros(8))
-    assert y[:5].tolist() == [32768, 8, 3, 4, 32]
+    assert y[:7].tolist() == [32768, 8, 3, 4, 32, 32, 1]

@@ -301,6 +301,10 @@ public:
     uint32_t len_ = 0;
     template <class T> LocalTensor<T> Get() const { return LocalTensor<T>(reinterpret_cast<T*>(addr_), len_ / sizeof(T)); }
     template <class T> LocalTensor<T> Get(uint32_t n) const { return LocalTensor<T>(reinterpret_cast<T*>(addr_), n); }
+    // A TBuf is a queue binding of one buffer that is never enqueued: AllocTensor gives
+    // that buffer (as Get), and its tensors need no release.
+    template <class T> LocalTensor<T> AllocTensor() const { return Get<T>(); }
+    template <class T> void FreeTensor(const LocalTensor<T>&) const {}
     template <class T> LocalTensor<T> GetWithOffset(uint32_t n, uint32_t bytes) const {
         return LocalTensor<T>(reinterpret_cast<T*>(addr_ + bytes), n);
     }
@@ -378,6 +382,7 @@ template <class T> inline void SetAtomicType() {}
 inline void DataCacheCleanAndInvalid(...) {}
 inline int64_t GetSystemCycle() { return 0; }
 inline constexpr uint32_t GetUbBlockSize() { return 32; }
+inline constexpr uint32_t GetDataBlockSizeInBytes() { return 32; }
 inline constexpr uint32_t GetVecLen() { return 256; }
 inline constexpr uint32_t GetVRegSize() { return 256; }
 inline int64_t GetRuntimeUBSize() { return int64_t(opsdk_rt::g.ub_size); }
@@ -980,6 +985,18 @@ inline void TransDataTo5HD(const LocalTensor<T> (&dstList)[NCHW_CONV_ADDR_LIST_S
 template <class T>
 inline void TransDataTo5HD(const uint64_t dstList[NCHW_CONV_ADDR_LIST_SIZE], const uint64_t srcList[NCHW_CONV_ADDR_LIST_SIZE],
                            const TransDataTo5HDParams& p, OPSDK_WHERE) {  // addresses from GetPhyAddr
+    uint8_t* dst[16];
+    const uint8_t* src[16];
+    for (int i = 0; i < 16; ++i) {
+        dst[i] = reinterpret_cast<uint8_t*>(dstList[i]);
+        src[i] = reinterpret_cast<const uint8_t*>(srcList[i]);
+    }
+    trans_5hd<T>(dst, src, p, file, line);
+}
+// TransDataTo5HDImpl: the same from lists of UB pointers (kernels call it directly).
+template <class T>
+inline void TransDataTo5HDImpl(T* const dstList[NCHW_CONV_ADDR_LIST_SIZE], T* const srcList[NCHW_CONV_ADDR_LIST_SIZE],
+                               const TransDataTo5HDParams& p, OPSDK_WHERE) {
     uint8_t* dst[16];
     const uint8_t* src[16];
     for (int i = 0; i < 16; ++i) {

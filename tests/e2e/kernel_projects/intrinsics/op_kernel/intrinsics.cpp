@@ -65,7 +65,7 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         }
         TransDataTo5HD<float>(dst, src, TransDataTo5HDParams(false, false, 1, 0, 0));
     }
-    if (t.which == 21 || t.which == 22) {  // 16 blocks of 16 int16: a 16 x 16 matrix, addresses / repeats
+    if (t.which == 21 || t.which == 22 || t.which == 25) {  // 16 blocks of 16 int16: a 16 x 16 matrix
         LocalTensor<int16_t> x16 = xs.ReinterpretCast<int16_t>(), y16 = ys.ReinterpretCast<int16_t>();
         uint64_t dst[NCHW_CONV_ADDR_LIST_SIZE], src[NCHW_CONV_ADDR_LIST_SIZE];
         for (int i = 0; i < 16; ++i) {
@@ -74,8 +74,17 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         }
         if (t.which == 21) TransDataTo5HD<int16_t>(dst, src, TransDataTo5HDParams(false, false, 1, 0, 0));
         if (t.which == 22) Transpose(y16, x16);
+        if (t.which == 25) {  // the Impl form: lists of UB pointers
+            int16_t* to[NCHW_CONV_ADDR_LIST_SIZE];
+            int16_t* from[NCHW_CONV_ADDR_LIST_SIZE];
+            for (int i = 0; i < 16; ++i) {
+                to[i] = y16[i * 16].GetPhyAddr();
+                from[i] = x16[i * 16].GetPhyAddr();
+            }
+            TransDataTo5HDImpl(to, from, TransDataTo5HDParams(false, false, 1, 0, 0));
+        }
     }
-    if (t.which == 23) {  // int8, two repeats: 16 x 16 bytes of each source block's low half, then high half
+    if (t.which == 23) {  // int8 in two calls: the blocks' low halves, then their high halves
         LocalTensor<int8_t> x8 = xs.ReinterpretCast<int8_t>(), y8 = ys.ReinterpretCast<int8_t>();
         uint64_t dst[NCHW_CONV_ADDR_LIST_SIZE], src[NCHW_CONV_ADDR_LIST_SIZE];
         for (int i = 0; i < 16; ++i) {
@@ -91,6 +100,8 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         ys.SetValue(2, Ops::Base::FloorDiv(7, 2));
         ys.SetValue(3, Ops::Base::FloorAlign(7, 4));
         ys.SetValue(4, Ops::Base::GetUbBlockSize());
+        ys.SetValue(5, GetDataBlockSizeInBytes());
+        ys.SetValue(6, buf.AllocTensor<float>().GetPhyAddr() == buf.Get<float>().GetPhyAddr());  // a TBuf's one buffer
     }
     if (t.which == 10) Log10(ys, xs, uint32_t(n));
     if (t.which == 11) Tan(ys, xs, uint32_t(n));
