@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpus import files, sources  # noqa: E402
 
 from opsdk.cann import kernel  # noqa: E402
+from opsdk.cann.kernel import sources as kernel_sources  # noqa: E402
 from opsdk.cann.kernel.build import FLAGS, INCLUDE, tiling_header, translation_unit  # noqa: E402
 
 GLOBS = ("**/op_kernel/**", "**/op_host/**", "**/*.h", "**/*.hpp")
@@ -192,19 +193,7 @@ def op_layout(source: Path, index):
     return layout(named[0], index) if named else None  # a struct the kernel names
 
 
-def kernel_folders(root: Path, into: Path) -> Path:
-    """``into``/<op> -> each op's ``op_kernel`` folder, as CANN's build lays the kernels
-    out: a kernel includes another op's headers as ``../<op>/x.h``, found from the
-    (real, empty) folder ``into``/_ this returns."""
-    (into / "_").mkdir(parents=True, exist_ok=True)
-    for folder in files(root, "**/op_kernel"):
-        link = into / folder.parent.name
-        if folder.is_dir() and not link.exists():
-            link.symlink_to(folder)
-    return into / "_"
-
-
-def check(source: Path, root: Path, index, toolkit: Path, work: Path, kernels: Path) -> Outcome:
+def check(source: Path, root: Path, index, toolkit: Path, work: Path) -> Outcome:
     start = time.perf_counter()
     entry = kernel.entry_of(source)
     definitions = source.parent.parent.glob("op_host/*_def.cpp")
@@ -227,7 +216,8 @@ def check(source: Path, root: Path, index, toolkit: Path, work: Path, kernels: P
         dirs += [folder, *(d for d in (folder / "common" / "inc", folder / "inc") if d.is_dir())]
         folder = folder.parent
     command = ["g++", *FLAGS, "-fsyntax-only", f"-I{toolkit}", f"-I{INCLUDE}"]
-    command += [f"-I{d}" for d in dirs] + [f"-I{kernels}", str(path)]
+    dirs += kernel_sources.include_dirs(entry)  # other ops' kernel headers, as the column
+    command += [f"-I{d}" for d in dirs] + [str(path)]
     done = subprocess.run(command, capture_output=True, text=True)
     missing = sorted({m for pattern in _MISSING for m in pattern.findall(done.stderr)})
     header = _HEADER.search(done.stderr)
@@ -283,11 +273,8 @@ def main(argv=None) -> int:
                 found = found[: args.limit]
             work = Path(tmp) / f"units-{name}"
             work.mkdir()
-            kernels = kernel_folders(root, Path(tmp) / f"kernels-{name}")
             with ThreadPoolExecutor(2) as pool:
-                one = functools.partial(
-                    check, root=root, index=index, toolkit=toolkit, work=work, kernels=kernels
-                )
+                one = functools.partial(check, root=root, index=index, toolkit=toolkit, work=work)
                 done = list(pool.map(one, found))
             for outcome in done:
                 outcome.entry = f"{name}/{outcome.entry}"
