@@ -101,3 +101,24 @@ def test_a_transposition_moves_each_element_where_the_doc_says(intrinsics, which
 def test_opbase_kernel_helpers_round_as_named_and_a_tbuf_allocates_its_buffer(intrinsics):
     y = run(intrinsics, 24, torch.zeros(8))
     assert y[:7].tolist() == [32768, 8, 3, 4, 32, 32, 1]
+
+
+def _picked(x: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
+    return torch.where(bits, x, torch.tensor(-1.0))
+
+
+@pytest.mark.parametrize(
+    "which, expected",
+    [
+        (26, lambda x: _picked(x, x > 0.5)),
+        (27, lambda x: torch.where(torch.arange(128) % 64 < 40, _picked(x, x > 0.5), 7.0)),
+        (28, lambda x: _picked(x, (x[:64] > 0.5).repeat(2))),
+        (29, lambda x: _picked(x, (x[:64] > 0.5).repeat(2))),
+    ],
+    ids=["level0-tensors", "level0-scalar-masked", "level0-cmpmask", "count-cmpmask"],
+)
+def test_select_takes_each_repeat_s_bits_as_its_mode_says(intrinsics, which, expected):
+    """Modes 1 and 2 take the next 64 bits each repeat; mode 0 the first 64 again; what the
+    mask leaves out keeps dst's value (7)."""
+    x = torch.rand(128)
+    assert torch.equal(run(intrinsics, which, x), expected(x))

@@ -914,17 +914,60 @@ template <class T, class U>
 inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& a, const T b, CMPMODE mode, uint32_t count, OPSDK_WHERE) {
     compare_bits(dst, a, mode, count, [&](uint32_t) { return b; }, file, line);
 }
+// Select: dst[i] = src0[i] where selMask's bit is 1, else src1[i] (a tensor, modes 0 and
+// 2) or the scalar src1 (mode 1). A repeat of the level-0 form takes the next repeat's
+// worth of selMask bits (modes 1 and 2), or the first repeat's again (mode 0,
+// VSEL_CMPMASK_SPR: the count form repeats them every 256 B too); elements the mask
+// leaves out keep dst's value.
+template <class T>
+inline uint64_t select_bit(SELMODE mode, uint64_t r, uint64_t i) { return mode == SELMODE::VSEL_CMPMASK_SPR ? i : r * EPR<T> + i; }
+template <class T, class U, class B>
+inline void select_count(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const LocalTensor<T>& a, B b, SELMODE mode,
+                         uint32_t count) {
+    const uint8_t* bits = reinterpret_cast<const uint8_t*>(sel.addr_);
+    for (uint32_t i = 0; i < count; ++i) {
+        uint64_t k = select_bit<T>(mode, i / EPR<T>, i % EPR<T>);
+        dst.addr_[i] = (bits[k / 8] >> (k % 8) & 1) ? a.addr_[i] : b(0u, i);
+    }
+}
 template <class T, class U>
 inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const LocalTensor<T>& a, const LocalTensor<T>& b,
-                   SELMODE, uint32_t count, OPSDK_WHERE) {
-    const uint8_t* bits = reinterpret_cast<const uint8_t*>(sel.addr_);
-    for (uint32_t i = 0; i < count; ++i) dst.addr_[i] = (bits[i / 8] >> (i % 8) & 1) ? a.addr_[i] : b.addr_[i];
+                   SELMODE mode, uint32_t count, OPSDK_WHERE) {
+    select_count(dst, sel, a, [&](uint32_t, uint32_t i) { return b.addr_[i]; }, mode, count);
 }
 template <class T, class U>
-inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const LocalTensor<T>& a, T b, SELMODE, uint32_t count, OPSDK_WHERE) {
-    const uint8_t* bits = reinterpret_cast<const uint8_t*>(sel.addr_);
-    for (uint32_t i = 0; i < count; ++i) dst.addr_[i] = (bits[i / 8] >> (i % 8) & 1) ? a.addr_[i] : b;
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const LocalTensor<T>& a, T b, SELMODE mode, uint32_t count,
+                   OPSDK_WHERE) {
+    select_count(dst, sel, a, [b](uint32_t, uint32_t) { return b; }, mode, count);
 }
+template <class T, class U, class B>
+inline void select_lv0(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const LocalTensor<T>& a, B b, SELMODE mode,
+                       const uint64_t* mask, bool set, uint8_t repeat, const BinaryRepeatParams& p) {
+    Operand<T> d{dst.addr_, p.dstBlkStride, p.dstRepStride}, x{a.addr_, p.src0BlkStride, p.src0RepStride};
+    const uint8_t* bits = reinterpret_cast<const uint8_t*>(sel.addr_);
+    level0(mask, set, EPR<T>, repeat, [&](uint32_t r, uint32_t i) {
+        uint64_t k = select_bit<T>(mode, r, i);
+        d.at(r, i) = (bits[k / 8] >> (k % 8) & 1) ? x.at(r, i) : b(r, i);
+    });
+}
+#define OPSDK_SELECT_LV0(MASK_PARAM, MASK_ARG)                                                                     \
+    template <class T, class U, bool isSetMask = true>                                                             \
+    inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const LocalTensor<T>& a,              \
+                       const LocalTensor<T>& b, SELMODE mode, MASK_PARAM, uint8_t repeat,                          \
+                       const BinaryRepeatParams& p, OPSDK_WHERE) {                                                 \
+        uint64_t m[2];                                                                                             \
+        Operand<T> y{b.addr_, p.src1BlkStride, p.src1RepStride};                                                   \
+        select_lv0(dst, sel, a, [&](uint32_t r, uint32_t i) { return y.at(r, i); }, mode, MASK_ARG, isSetMask,     \
+                   repeat, p);                                                                                     \
+    }                                                                                                              \
+    template <class T, class U, bool isSetMask = true>                                                             \
+    inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const LocalTensor<T>& a, T b,         \
+                       SELMODE mode, MASK_PARAM, uint8_t repeat, const BinaryRepeatParams& p, OPSDK_WHERE) {       \
+        uint64_t m[2];                                                                                             \
+        select_lv0(dst, sel, a, [b](uint32_t, uint32_t) { return b; }, mode, MASK_ARG, isSetMask, repeat, p);      \
+    }
+OPSDK_SELECT_LV0(uint64_t mask, mask_of(mask, m))
+OPSDK_SELECT_LV0(const uint64_t mask[], ((void)m, mask))
 
 // ---------------------------------------------------------------- transposition
 // TransDataTo5HD: per repeat, 16 source 32 B blocks (one address each) turned into 16

@@ -49,8 +49,9 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
     yGm.SetGlobalBuffer((__gm__ float*)y, n);
     TPipe pipe;
     TBuf<TPosition::VECCALC> buf;
-    pipe.InitBuffer(buf, 2 * 512);
-    LocalTensor<float> xs = buf.Get<float>(128), ys = buf.Get<float>()[128];
+    pipe.InitBuffer(buf, 4 * 512);
+    LocalTensor<float> xs = buf.Get<float>(128), ys = buf.Get<float>()[128], aux = buf.Get<float>()[256];
+    LocalTensor<uint8_t> bits = buf.Get<uint8_t>()[3 * 512];
     DataCopyPad(xs, xGm, {1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0}, {false, 0, 0, 0});
     if (t.which == 0) unary<Exp>(ys, xs, n);
     if (t.which == 1) binary<Mul>(ys, xs, n);
@@ -102,6 +103,16 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         ys.SetValue(4, Ops::Base::GetUbBlockSize());
         ys.SetValue(5, GetDataBlockSizeInBytes());
         ys.SetValue(6, buf.AllocTensor<float>().GetPhyAddr() == buf.Get<float>().GetPhyAddr());  // a TBuf's one buffer
+    }
+    if (t.which >= 26 && t.which <= 29) {  // Select between x and -1 where x > 0.5, 2 repeats
+        CompareScalar(bits, xs, 0.5f, CMPMODE::GT, 128);
+        Duplicate(aux, -1.0f, 128);
+        Duplicate(ys, 7.0f, 128);
+        BinaryRepeatParams same;
+        if (t.which == 26) Select(ys, bits, xs, aux, SELMODE::VSEL_TENSOR_TENSOR_MODE, 64, 2, same);
+        if (t.which == 27) Select(ys, bits, xs, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 40, 2, same);  // 40 of 64
+        if (t.which == 28) Select(ys, bits, xs, aux, SELMODE::VSEL_CMPMASK_SPR, 64, 2, same);  // the first 64 bits twice
+        if (t.which == 29) Select(ys, bits, xs, aux, SELMODE::VSEL_CMPMASK_SPR, 128);
     }
     if (t.which == 10) Log10(ys, xs, uint32_t(n));
     if (t.which == 11) Tan(ys, xs, uint32_t(n));
