@@ -122,3 +122,20 @@ def test_select_takes_each_repeat_s_bits_as_its_mode_says(intrinsics, which, exp
     mask leaves out keeps dst's value (7)."""
     x = torch.rand(128)
     assert torch.equal(run(intrinsics, which, x), expected(x))
+
+
+def _sorted(scores: torch.Tensor, group: int) -> torch.Tensor:
+    """Each ``group`` scores sorted descending, ties in input order: values, then indices."""
+    values, indices = scores.view(-1, group).sort(descending=True, stable=True)
+    indices += torch.arange(0, len(scores), group).unsqueeze(1)
+    return torch.cat([values.reshape(-1), indices.reshape(-1).float()])
+
+
+@pytest.mark.parametrize(
+    "which, group", [(30, 64), (31, 32), (32, 32)], ids=["sort-full", "sort-each-32", "sort32"]
+)
+def test_sort_orders_scores_descending_and_ties_by_input_order(intrinsics, which, group):
+    """Sort (all 64, or each 32) and Sort32 into (score, index) pairs, read back by Extract."""
+    x = torch.randint(0, 8, (64,)).float()  # many ties
+    y = run(intrinsics, which, torch.cat([x, torch.zeros(64)]))
+    assert torch.equal(y, _sorted(x, group))

@@ -969,6 +969,70 @@ inline void select_lv0(const LocalTensor<T>& dst, const LocalTensor<U>& sel, con
 OPSDK_SELECT_LV0(uint64_t mask, mask_of(mask, m))
 OPSDK_SELECT_LV0(const uint64_t mask[], ((void)m, mask))
 
+// ---------------------------------------------------------------- sorting (910B layout)
+// Sorted data are (score, index) pairs of 8 bytes: the score in the low bytes (a half
+// score's 2 bytes, then 2 reserved, written 0), the uint32 index in the high 4. Scores
+// sort descending; equal scores keep their input order (the docs'). NaN scores: the docs
+// do not say where they go; here they sort after every number.
+template <class T>
+inline void write_pair(T* dst, uint64_t k, T score, uint32_t index) {
+    uint8_t* at = reinterpret_cast<uint8_t*>(dst) + k * 8;
+    std::memset(at, 0, 4);
+    std::memcpy(at, &score, sizeof(T));
+    std::memcpy(at + 4, &index, 4);
+}
+template <class T>
+inline void sort_pairs(T* dst, const T* score, const uint32_t* index, uint64_t count, uint64_t group) {
+    std::vector<uint64_t> order(count);
+    for (uint64_t at = 0; at < count; at += group) {
+        uint64_t end = std::min(count, at + group);
+        for (uint64_t i = at; i < end; ++i) order[i] = i;
+        std::stable_sort(order.begin() + at, order.begin() + end, [&](uint64_t a, uint64_t b) {
+            float x = float(score[a]), y = float(score[b]);
+            return std::isnan(y) ? !std::isnan(x) : x > y;
+        });
+    }
+    std::vector<T> scores(score, score + count);
+    std::vector<uint32_t> indices(index, index + count);
+    for (uint64_t k = 0; k < count; ++k) write_pair(dst, k, scores[order[k]], indices[order[k]]);
+}
+// Sort32: each repeat's 32 scores (src0) with their indices (src1) sorted into 32 pairs.
+template <class T>
+inline void Sort32(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<uint32_t>& src1, const int32_t repeatTimes,
+                   OPSDK_WHERE) {
+    uint64_t n = uint64_t(std::max(repeatTimes, 0)) * 32;
+    opsdk_rt::ub_access(src0.addr_, n * sizeof(T), file, line);
+    opsdk_rt::ub_access(src1.addr_, n * 4, file, line);
+    opsdk_rt::ub_access(dst.addr_, n * 8, file, line);
+    sort_pairs(dst.addr_, src0.addr_, src1.addr_, n, 32);
+}
+// Sort: repeatTimes * 32 scores (concat) with their indices sorted into pairs, all of them
+// (isFullSort) or each 32 apart.
+template <class T, bool isFullSort>
+inline void Sort(const LocalTensor<T>& dst, const LocalTensor<T>& concat, const LocalTensor<uint32_t>& index, LocalTensor<T>& tmp,
+                 const int32_t repeatTimes, OPSDK_WHERE) {
+    uint64_t n = uint64_t(std::max(repeatTimes, 0)) * 32;
+    opsdk_rt::ub_access(concat.addr_, n * sizeof(T), file, line);
+    opsdk_rt::ub_access(index.addr_, n * 4, file, line);
+    opsdk_rt::ub_access(dst.addr_, n * 8, file, line);
+    sort_pairs(dst.addr_, concat.addr_, index.addr_, n, isFullSort ? std::max<uint64_t>(n, 1) : 32);
+}
+// Extract: each repeat's 32 sorted pairs split into their scores and their indices.
+template <class T>
+inline void Extract(const LocalTensor<T>& dstValue, const LocalTensor<uint32_t>& dstIndex, const LocalTensor<T>& sorted,
+                    const int32_t repeatTimes, OPSDK_WHERE) {
+    uint64_t n = uint64_t(std::max(repeatTimes, 0)) * 32;
+    opsdk_rt::ub_access(sorted.addr_, n * 8, file, line);
+    opsdk_rt::ub_access(dstValue.addr_, n * sizeof(T), file, line);
+    opsdk_rt::ub_access(dstIndex.addr_, n * 4, file, line);
+    const uint8_t* pairs = reinterpret_cast<const uint8_t*>(sorted.addr_);
+    std::vector<uint8_t> copy(pairs, pairs + n * 8);  // dst may be sorted's own buffer
+    for (uint64_t k = 0; k < n; ++k) {
+        std::memcpy(&dstValue.addr_[k], copy.data() + k * 8, sizeof(T));
+        std::memcpy(&dstIndex.addr_[k], copy.data() + k * 8 + 4, 4);
+    }
+}
+
 // ---------------------------------------------------------------- transposition
 // TransDataTo5HD: per repeat, 16 source 32 B blocks (one address each) turned into 16
 // destination blocks: element j of every source block, in source order, makes block j

@@ -114,6 +114,17 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         if (t.which == 28) Select(ys, bits, xs, aux, SELMODE::VSEL_CMPMASK_SPR, 64, 2, same);  // the first 64 bits twice
         if (t.which == 29) Select(ys, bits, xs, aux, SELMODE::VSEL_CMPMASK_SPR, 128);
     }
+    if (t.which >= 30 && t.which <= 32) {  // 64 scores sorted with their indices: values, then indices
+        LocalTensor<float> pairs = buf.Get<float>()[384];
+        LocalTensor<uint32_t> index = ys.ReinterpretCast<uint32_t>();
+        CreateVecIndex(index.ReinterpretCast<int32_t>(), 0, 64);
+        if (t.which == 30) Sort<float, true>(pairs, xs, index, aux, 2);
+        if (t.which == 31) Sort<float, false>(pairs, xs, index, aux, 2);
+        if (t.which == 32) Sort32(pairs, xs, index, 2);
+        Extract(aux, index[64], pairs, 2);
+        DataCopy(ys, aux, 64);
+        Cast(ys[64], ys.ReinterpretCast<int32_t>()[64], RoundMode::CAST_NONE, 64);
+    }
     if (t.which == 10) Log10(ys, xs, uint32_t(n));
     if (t.which == 11) Tan(ys, xs, uint32_t(n));
     if (t.which == 12) Asin(ys, xs, uint32_t(n));
