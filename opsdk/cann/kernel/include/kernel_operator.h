@@ -1078,39 +1078,36 @@ inline void trans_5hd(uint8_t* const dst[16], const uint8_t* const src[16], cons
         }
     }
 }
+inline uint8_t* ub_bytes(uint64_t address) { return reinterpret_cast<uint8_t*>(address); }  // from GetPhyAddr
 template <class T>
-inline void TransDataTo5HD(const LocalTensor<T> (&dstList)[NCHW_CONV_ADDR_LIST_SIZE],
-                           const LocalTensor<T> (&srcList)[NCHW_CONV_ADDR_LIST_SIZE], const TransDataTo5HDParams& p, OPSDK_WHERE) {
+inline uint8_t* ub_bytes(T* address) { return reinterpret_cast<uint8_t*>(address); }
+template <class T>
+inline uint8_t* ub_bytes(const LocalTensor<T>& t) { return reinterpret_cast<uint8_t*>(t.addr_); }
+template <class T, class L>
+inline void trans_5hd_lists(const L& dstList, const L& srcList, const TransDataTo5HDParams& p, const char* file, int line) {
     uint8_t* dst[16];
     const uint8_t* src[16];
     for (int i = 0; i < 16; ++i) {
-        dst[i] = reinterpret_cast<uint8_t*>(dstList[i].addr_);
-        src[i] = reinterpret_cast<const uint8_t*>(srcList[i].addr_);
+        dst[i] = ub_bytes(dstList[i]);
+        src[i] = ub_bytes(srcList[i]);
     }
     trans_5hd<T>(dst, src, p, file, line);
 }
 template <class T>
+inline void TransDataTo5HD(const LocalTensor<T> (&dstList)[NCHW_CONV_ADDR_LIST_SIZE],
+                           const LocalTensor<T> (&srcList)[NCHW_CONV_ADDR_LIST_SIZE], const TransDataTo5HDParams& p, OPSDK_WHERE) {
+    trans_5hd_lists<T>(dstList, srcList, p, file, line);
+}
+template <class T>
 inline void TransDataTo5HD(const uint64_t dstList[NCHW_CONV_ADDR_LIST_SIZE], const uint64_t srcList[NCHW_CONV_ADDR_LIST_SIZE],
-                           const TransDataTo5HDParams& p, OPSDK_WHERE) {  // addresses from GetPhyAddr
-    uint8_t* dst[16];
-    const uint8_t* src[16];
-    for (int i = 0; i < 16; ++i) {
-        dst[i] = reinterpret_cast<uint8_t*>(dstList[i]);
-        src[i] = reinterpret_cast<const uint8_t*>(srcList[i]);
-    }
-    trans_5hd<T>(dst, src, p, file, line);
+                           const TransDataTo5HDParams& p, OPSDK_WHERE) {
+    trans_5hd_lists<T>(dstList, srcList, p, file, line);
 }
 // TransDataTo5HDImpl: the same from lists of UB pointers (kernels call it directly).
 template <class T>
 inline void TransDataTo5HDImpl(T* const dstList[NCHW_CONV_ADDR_LIST_SIZE], T* const srcList[NCHW_CONV_ADDR_LIST_SIZE],
                                const TransDataTo5HDParams& p, OPSDK_WHERE) {
-    uint8_t* dst[16];
-    const uint8_t* src[16];
-    for (int i = 0; i < 16; ++i) {
-        dst[i] = reinterpret_cast<uint8_t*>(dstList[i]);
-        src[i] = reinterpret_cast<const uint8_t*>(srcList[i]);
-    }
-    trans_5hd<T>(dst, src, p, file, line);
+    trans_5hd_lists<T>(dstList, srcList, p, file, line);
 }
 // Transpose: a 16 x 16 matrix of 16-bit elements transposed.
 template <class T>
