@@ -914,6 +914,11 @@ template <class T, class U>
 inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& a, const T b, CMPMODE mode, uint32_t count, OPSDK_WHERE) {
     compare_bits(dst, a, mode, count, [&](uint32_t) { return b; }, file, line);
 }
+// Compares: CompareScalar's newer name.
+template <class T, class U>
+inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& a, const T b, CMPMODE mode, uint32_t count, OPSDK_WHERE) {
+    CompareScalar(dst, a, b, mode, count, file, line);
+}
 // Select: dst[i] = src0[i] where selMask's bit is 1, else src1[i] (a tensor, modes 0 and
 // 2) or the scalar src1 (mode 1). A repeat of the level-0 form takes the next repeat's
 // worth of selMask bits (modes 1 and 2), or the first repeat's again (mode 0,

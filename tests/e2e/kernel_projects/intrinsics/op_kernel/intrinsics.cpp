@@ -105,7 +105,8 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         ys.SetValue(6, buf.AllocTensor<float>().GetPhyAddr() == buf.Get<float>().GetPhyAddr());  // a TBuf's one buffer
     }
     if (t.which >= 26 && t.which <= 29) {  // Select between x and -1 where x > 0.5, 2 repeats
-        CompareScalar(bits, xs, 0.5f, CMPMODE::GT, 128);
+        if (t.which == 26) Compares(bits, xs, 0.5f, CMPMODE::GT, 128);  // CompareScalar's other name
+        if (t.which != 26) CompareScalar(bits, xs, 0.5f, CMPMODE::GT, 128);
         Duplicate(aux, -1.0f, 128);
         Duplicate(ys, 7.0f, 128);
         BinaryRepeatParams same;
