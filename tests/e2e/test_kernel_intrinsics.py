@@ -139,3 +139,10 @@ def test_sort_orders_scores_descending_and_ties_by_input_order(intrinsics, which
     x = torch.randint(0, 8, (64,)).float()  # many ties
     y = run(intrinsics, which, torch.cat([x, torch.zeros(64)]))
     assert torch.equal(y, _sorted(x, group))
+
+
+def test_xor_flips_the_bits_of_16_bit_elements(intrinsics):
+    x = torch.randint(0, 2**30, (128,), dtype=torch.int32).view(torch.float32)
+    y = run(intrinsics, 34, x).view(torch.int16)[:128]
+    halves = x.view(torch.int16)
+    assert torch.equal(y, halves[:128] ^ halves[128:])

@@ -650,6 +650,7 @@ OPSDK_BINARY(SubRelu, std::max<decltype(a)>(a - b, 0))
 OPSDK_BINARY(MulAddDst, a * b)
 OPSDK_BINARY(And, opsdk_rt::Calc<T>(int64_t(a) & int64_t(b)))
 OPSDK_BINARY(Or, opsdk_rt::Calc<T>(int64_t(a) | int64_t(b)))
+OPSDK_BINARY(Xor, opsdk_rt::Calc<T>(int64_t(a) ^ int64_t(b)))
 
 #define OPSDK_UNARY(NAME, EXPR)                                                                                    \
     template <class T>                                                                                             \

@@ -66,7 +66,7 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         }
         TransDataTo5HD<float>(dst, src, TransDataTo5HDParams(false, false, 1, 0, 0));
     }
-    if (t.which == 21 || t.which == 22 || t.which == 25) {  // 16 blocks of 16 int16: a 16 x 16 matrix
+    if (t.which == 21 || t.which == 22 || t.which == 25 || t.which == 34) {  // 16 blocks of 16 int16: a 16 x 16 matrix
         LocalTensor<int16_t> x16 = xs.ReinterpretCast<int16_t>(), y16 = ys.ReinterpretCast<int16_t>();
         uint64_t dst[NCHW_CONV_ADDR_LIST_SIZE], src[NCHW_CONV_ADDR_LIST_SIZE];
         for (int i = 0; i < 16; ++i) {
@@ -75,6 +75,7 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         }
         if (t.which == 21) TransDataTo5HD<int16_t>(dst, src, TransDataTo5HDParams(false, false, 1, 0, 0));
         if (t.which == 22) Transpose(y16, x16);
+        if (t.which == 34) AscendC::Xor(y16, x16, x16[128], 128);  // the halves' bits
         if (t.which == 25) {  // the Impl form: lists of UB pointers
             int16_t* to[NCHW_CONV_ADDR_LIST_SIZE];
             int16_t* from[NCHW_CONV_ADDR_LIST_SIZE];
