@@ -144,3 +144,22 @@ def test_another_op_s_kernel_headers_resolve_as_cann_s_build_lays_them_out(tmp_p
 def test_a_kernel_including_no_other_op_needs_no_folder():
     entry = kernel.entry_of(PROJECTS / "planted" / "op_kernel" / "planted.cpp")
     assert sources.include_dirs(entry) == ()
+
+
+def test_an_entry_under_another_chip_s_conditional_is_passed_over(tmp_path):
+    """An arch35 template entry before the 910B one, under ``#if __CCE_AICORE__ == 310``:
+    the 910B build's entry is the one after ``#else``; a branch on anything else is kept."""
+    source = tmp_path / "op.cpp"
+    source.write_text(
+        "#if defined(__CCE_AICORE__) && __CCE_AICORE__ == 310\n"
+        "template <uint32_t schMode>\n"
+        "__global__ __aicore__ void op(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {}\n"
+        "#else\n"
+        "#if defined(ANY_OTHER)\n"
+        "#endif\n"
+        'extern "C" __global__ __aicore__ void op(GM_ADDR x, GM_ADDR y, GM_ADDR workspace,\n'
+        "                                         GM_ADDR tiling) {}\n"
+        "#endif\n"
+    )
+    entry = kernel.entry_of(source)
+    assert (entry.params, entry.template) == (("x", "y", "workspace", "tiling"), ())
