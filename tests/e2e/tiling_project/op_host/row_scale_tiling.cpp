@@ -67,7 +67,9 @@ static ge::graphStatus TilingPrepareRowScale(gert::TilingParseContext* context)
     auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
     info->cores = platform.GetCoreNumAiv();
     platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, info->ub);
-    return ge::GRAPH_SUCCESS;
+    uint64_t ub = 0;  // the same UB through fe::PlatFormInfos, as other tilings ask it
+    context->GetPlatformInfo()->GetLocalMemSize(fe::LocalMemType::UB, ub);
+    return ub == info->ub ? ge::GRAPH_SUCCESS : ge::GRAPH_FAILED;
 }
 
 IMPL_OP_OPTILING(RowScale).Tiling(TilingRowScale).TilingParse<RowScaleCompileInfo>(TilingPrepareRowScale);
