@@ -188,6 +188,11 @@ class PlatformAscendC {
 };
 }  // namespace platform_ascendc
 
+// The host side of AscendC's advanced APIs (their temp-size and tiling functions): the
+// namespace that 112 tilings open with `using namespace AscendC;`. Its functions are not
+// modelled: a tiling calling one does not compile, and says which.
+namespace AscendC {}
+
 // The chip helpers of CANN's op_common (op_host/util/platform_util.h) tilings call, and
 // the rounding helpers of mixed operand types (``CeilDiv(rows, 32U)``).
 namespace Ops {
