@@ -68,6 +68,9 @@ static ge::graphStatus TilingPrepareRowScale(gert::TilingParseContext* context)
     auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
     info->cores = platform.GetCoreNumAiv();
     platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, info->ub);
+    if (CheckLogLevel(static_cast<int32_t>(OP), DLOG_DEBUG) == 1) {  // as tiling_base.h asks
+        return ge::GRAPH_FAILED;  // a default install does not log at debug level
+    }
     uint64_t ub = 0;  // the same UB through fe::PlatFormInfos, as other tilings ask it
     context->GetPlatformInfo()->GetLocalMemSize(fe::LocalMemType::UB, ub);
     return ub == info->ub ? ge::GRAPH_SUCCESS : ge::GRAPH_FAILED;
