@@ -4,7 +4,6 @@
 #include "row_scale_tiling.h"
 #include "../op_kernel/row_scale_tiling_key.h"
 
-using namespace AscendC;  // as 112 of the repositories' tilings do (its host API is not modelled)
 namespace optiling {
 namespace {
 constexpr uint32_t CHUNK = 4096;  // elements of a row per UB chunk
@@ -84,3 +83,5 @@ IMPL_OP_OPTILING(RowScaleAllRows)
     .TilingParse<RowScaleCompileInfo>(TilingPrepareRowScale);
 IMPL_OP_OPTILING(RowScaleLong).Tiling(TilingRowScaleLong).TilingParse<RowScaleCompileInfo>(TilingPrepareRowScale);
 }  // namespace optiling
+
+using namespace AscendC;  // as 112 of the repositories' tilings do (its host API is not modelled)
