@@ -103,6 +103,8 @@ def run_op(library, source, op, literals, tries) -> tuple[str, str, list[str]]:
             run = library.run(source, case_of(case, op))
         except KeyError as err:
             return "not registered in its library", str(err), []
+        except infer.Unlinked as err:
+            return "needs another source of the project", err.symbol, []
         if run.status == 0:
             return "ran", "", [str(f) for f in run.findings]
         crashed = [f for f in run.findings if f.kind == "crash"]
