@@ -6,13 +6,16 @@ nothing of theirs is kept): every kernel entry (an ``op_kernel/*.cpp`` with a
 configures it), outside ``experimental/`` unless ``--experimental``, not an arch35 one
 (``arch35/``, ``*_apt.cpp``) and vector-only (no Matmul/cube, no communication in its
 include closure). Each is compiled ``-fsyntax-only`` against the stand-in, with every
-parameter's dtype float32 and, for a ``BEGIN_TILING_DATA_DEF`` op, its tiling struct
-read from the host header's text (an approximation of the layout twin-host reads from
-the compiled host library). Prints the figure that compiles, the missing identifiers and
-headers by how many entries miss them, and the other first errors by kind.
+parameter's dtype float32 (under the kernel's name and its definition's, as the
+``ascendc`` column names them) and, for a ``BEGIN_TILING_DATA_DEF`` op, its tiling
+structs read from the host header's text (an approximation of the layout twin-host reads
+from the compiled host library): the op's own and those it registers per tiling key
+(``OpType_<key>``), as CANN's opbuild generates them all for the kernel. Prints the
+figure that compiles, the missing identifiers and headers by how many entries miss them,
+and the other first errors by kind.
 
     python bench/kernel_sweep.py /work/.mirror/hicann+ops-nn /work/.mirror/hicann+ops-math \\
-        /work/.mirror/hicann+ops-transformer [--limit N] [--json FILE]
+        /work/.mirror/hicann+ops-transformer [--limit N] [--match REGEX] [--json FILE]
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpus import files, sources  # noqa: E402
 
 from opsdk.cann import kernel  # noqa: E402
-from opsdk.cann.kernel.build import FLAGS, INCLUDE, translation_unit  # noqa: E402
+from opsdk.cann.kernel import sources as kernel_sources  # noqa: E402
+from opsdk.cann.kernel.build import FLAGS, INCLUDE, tiling_header, translation_unit  # noqa: E402
 
 GLOBS = ("**/op_kernel/**", "**/op_host/**", "**/*.h", "**/*.hpp")
 _NOT_VECTOR = re.compile(
@@ -45,6 +49,7 @@ _TILING_FIELD = re.compile(
     r"TILING_DATA_FIELD_DEF(?P<kind>_ARR|_STRUCT)?\s*\(\s*(?P<a>[\w:]+)\s*,\s*(?P<b>\w+)\s*(?:,\s*(?P<c>\w+))?\s*\)"
 )
 _REGISTER = re.compile(r"REGISTER_TILING_DATA_CLASS\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)")
+_DEF_NAME = re.compile(r"\b(?:Input|Output)\s*\(\s*\"(\w+)\"")
 _MISSING = (
     re.compile(r"‘(?:AscendC::)?(\w+)’ was not declared in this scope"),
     re.compile(r"‘(\w+)’ is not a member of ‘AscendC’"),
@@ -101,7 +106,7 @@ _CONSTANT = re.compile(
 def tiling_index(root: Path) -> tuple[dict[str, str], dict[str, int], dict[str, str]]:
     """Every BEGIN_TILING_DATA_DEF struct's body in the repository, by name, the integer
     constants an array field's count may name, and the struct each op type registers."""
-    index, constants, registered = {}, {}, {}
+    index, constants, registered = {}, {}, collections.defaultdict(list)
     for path in files(root, "**/op_host/**/*.h") + files(root, "**/op_host/**/*.cpp"):
         text = path.read_text(errors="replace")
         for name, body in _TILING_DEF.findall(text):
@@ -109,7 +114,8 @@ def tiling_index(root: Path) -> tuple[dict[str, str], dict[str, int], dict[str, 
         for name, value in _CONSTANT.findall(text):
             constants.setdefault(name, int(value))
         for op, struct in _REGISTER.findall(text):
-            registered.setdefault(op, struct)
+            if struct not in registered[op]:
+                registered[op].append(struct)
     return index, constants, registered
 
 
@@ -159,13 +165,24 @@ class kernel_layout:  # noqa: N801 (the contract's TilingLayout, by hand)
     size: int
 
 
+def op_type_of(source: Path) -> str:
+    """The op type of a kernel entry: its op folder's name in CamelCase."""
+    return "".join(word.capitalize() for word in source.parent.parent.name.split("_"))
+
+
+def key_layouts(source: Path, index) -> list:
+    """The layouts the op registers per tiling key (``OpType_<key>``), each once."""
+    prefix = op_type_of(source) + "_"
+    names = {s for op, structs in index[2].items() if op.startswith(prefix) for s in structs}
+    return [found for name in sorted(names) if (found := layout(name, index)) is not None]
+
+
 def op_layout(source: Path, index):
     """The tiling layout GET_TILING_DATA reads in ``source``'s op: the struct its op type
-    (its folder's name in CamelCase) registers anywhere, else the first one its own
-    op_host registers."""
-    op_type = "".join(word.capitalize() for word in source.parent.parent.name.split("_"))
+    registers anywhere, else the first one its own op_host registers."""
+    op_type = op_type_of(source)
     if op_type in index[2]:
-        return layout(index[2][op_type], index)
+        return layout(index[2][op_type][0], index)
     for path in sorted((source.parent.parent / "op_host").rglob("*")):
         if path.suffix in (".h", ".cpp", ".hpp"):
             for op, struct in _REGISTER.findall(path.read_text(errors="replace")):
@@ -176,23 +193,22 @@ def op_layout(source: Path, index):
     return layout(named[0], index) if named else None  # a struct the kernel names
 
 
-def kernel_folders(root: Path, into: Path) -> Path:
-    """``into``/<op> -> each op's ``op_kernel`` folder, as CANN's build lays the kernels
-    out: a kernel includes another op's headers as ``../<op>/x.h``, found from the
-    (real, empty) folder ``into``/_ this returns."""
-    (into / "_").mkdir(parents=True, exist_ok=True)
-    for folder in files(root, "**/op_kernel"):
-        link = into / folder.parent.name
-        if folder.is_dir() and not link.exists():
-            link.symlink_to(folder)
-    return into / "_"
-
-
-def check(source: Path, root: Path, index, toolkit: Path, work: Path, kernels: Path) -> Outcome:
+def check(source: Path, root: Path, index, toolkit: Path, work: Path) -> Outcome:
     start = time.perf_counter()
     entry = kernel.entry_of(source)
-    dtypes = {p: "float32" for p in entry.params[:-2]}
-    unit = translation_unit(entry, dtypes, (0,) * len(entry.template), op_layout(source, index))
+    definitions = source.parent.parent.glob("op_host/*_def.cpp")
+    defs = "".join(p.read_text(errors="replace") for p in definitions)
+    dtypes = {p: "float32" for p in (*entry.params[:-2], *_DEF_NAME.findall(defs))}
+    primary = op_layout(source, index)
+    unit = translation_unit(entry, dtypes, (0,) * len(entry.template), primary)
+    structs = []  # the structs alone, each once: GET_TILING_DATA reads the op's own
+    for one in key_layouts(source, index):
+        for block in tiling_header(one).split("#pragma pack(push, 1)\n")[1:]:
+            name = re.match(r"struct (\w+)", block)[1]
+            if f"struct {name} {{" not in unit + "".join(structs):
+                structs.append("#pragma pack(push, 1)\n" + block.split("#define GET_TILING")[0])
+    include = f'#include "{entry.source}"'
+    unit = unit.replace(include, "".join(structs) + include)
     path = work / f"{abs(hash(str(source)))}.cpp"
     path.write_text(unit)
     dirs, folder = [], source.parent
@@ -200,7 +216,8 @@ def check(source: Path, root: Path, index, toolkit: Path, work: Path, kernels: P
         dirs += [folder, *(d for d in (folder / "common" / "inc", folder / "inc") if d.is_dir())]
         folder = folder.parent
     command = ["g++", *FLAGS, "-fsyntax-only", f"-I{toolkit}", f"-I{INCLUDE}"]
-    command += [f"-I{d}" for d in dirs] + [f"-I{kernels}", str(path)]
+    dirs += kernel_sources.include_dirs(entry)  # other ops' kernel headers, as the column
+    command += [f"-I{d}" for d in dirs] + [str(path)]
     done = subprocess.run(command, capture_output=True, text=True)
     missing = sorted({m for pattern in _MISSING for m in pattern.findall(done.stderr)})
     header = _HEADER.search(done.stderr)
@@ -233,6 +250,7 @@ def main(argv=None) -> int:
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--experimental", action="store_true")
+    parser.add_argument("--match", type=re.compile, help="only the entries whose path matches")
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--work", type=Path, help="extract here and keep it (reused by the next run)"
@@ -249,15 +267,14 @@ def main(argv=None) -> int:
                 name, root = sources(path, kept or Path(tmp) / "src", GLOBS)
             index = tiling_index(root)
             found = entries(root, args.experimental)
+            if args.match:
+                found = [f for f in found if args.match.search(f.relative_to(root).as_posix())]
             if args.limit:
                 found = found[: args.limit]
             work = Path(tmp) / f"units-{name}"
             work.mkdir()
-            kernels = kernel_folders(root, Path(tmp) / f"kernels-{name}")
             with ThreadPoolExecutor(2) as pool:
-                one = functools.partial(
-                    check, root=root, index=index, toolkit=toolkit, work=work, kernels=kernels
-                )
+                one = functools.partial(check, root=root, index=index, toolkit=toolkit, work=work)
                 done = list(pool.map(one, found))
             for outcome in done:
                 outcome.entry = f"{name}/{outcome.entry}"

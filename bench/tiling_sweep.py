@@ -41,6 +41,7 @@ _OTHER_ARCH = re.compile(r"/arch(?!22/)\d+/")
 _NOT_VECTOR = re.compile(r"matmul|Matmul|MatMul|Mmad|LoadData|Fixpipe|hccl|Hccl|HCCL|mc2")
 _CUBE_FOLDERS = frozenset({"conv", "matmul", "mc2", "gmm", "attention"})  # cube op families
 _IDENTIFIER = re.compile(r"‘([^’]+)’")
+_CRASHES = 5  # cases crashing before an op is reported as crashing (not searched further)
 
 
 @dataclass
@@ -96,12 +97,14 @@ def case_of(case: infer_sweep.Case, op) -> tiling.Case:
 
 def run_op(library, source, op, literals, tries) -> tuple[str, str, list[str]]:
     """(outcome, detail, findings): whether a case of ``op`` tiles, else why not."""
-    last = ""
+    last, crashes = "", 0
     for case in infer_sweep.cases(op, literals, tries):
         try:
             run = library.run(source, case_of(case, op))
         except KeyError as err:
             return "not registered in its library", str(err), []
+        except infer.Unlinked as err:
+            return "needs another source of the project", err.symbol, []
         if run.status == 0:
             return "ran", "", [str(f) for f in run.findings]
         crashed = [f for f in run.findings if f.kind == "crash"]
@@ -109,6 +112,9 @@ def run_op(library, source, op, literals, tries) -> tuple[str, str, list[str]]:
             symbol = crashed[0].message.rpartition("undefined symbol: ")[2].rstrip(")")
             return "needs another source of the project", symbol, []
         last = str(run.findings[0]) if run.findings else f"returned {run.status}"
+        crashes += bool(crashed)
+        if crashes == _CRASHES:  # each costs a worker's restart: enough to call it a crash
+            return "crashes", last, []
     return "no case tiles", last, []
 
 

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from opsdk.cann import infer
-from opsdk.cann.kernel.sources import FOLDER
+from opsdk.cann.kernel.sources import FOLDER, sibling_kernels
 from opsdk.cann.kernel.sources import find as find_sources
 
 __all__ = ["copy"]
@@ -30,13 +30,14 @@ def copy(source: Path, op_type: str, package: Path) -> bool:
     if found is None:
         return False
     files = infer.project_files(found.tiling.as_inference(), root) if found.tiling else []
+    siblings = sibling_kernels(found.entry).values()  # other ops' kernel headers it includes
     # Laid out under the folder the files share: the repository's common/inc kept where
-    # the build looks for it, beside the project.
-    base = Path(os.path.commonpath([root, *files]))
+    # the build looks for it, beside the project, and the other ops beside it.
+    base = Path(os.path.commonpath([root, *files, *siblings]))
     target = package / FOLDER
     for path in files:
         (target / path.relative_to(base)).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target / path.relative_to(base))
-    kernels = found.entry.source.parent
-    shutil.copytree(kernels, target / kernels.relative_to(base), dirs_exist_ok=True)
+    for kernels in (found.entry.source.parent, *siblings):
+        shutil.copytree(kernels, target / kernels.relative_to(base), dirs_exist_ok=True)
     return True

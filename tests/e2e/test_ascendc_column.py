@@ -80,7 +80,7 @@ def test_what_the_stand_in_lacks_is_not_run_and_a_wrong_number_or_tiling_fails(
     edit(
         past / "cann_kernel" / "op_kernel" / "tail_add.h",
         "Add(z, x, y, count);",
-        "TransDataTo5HD(z, x, y);",
+        "MrgSort(z, x, y);",
     )
     edit(pkg / "ascendc_project" / "kernels.py", "return x + y", "return x - y")
     argv = ("--backend", "ascendc", "--shapes", "static")
@@ -90,7 +90,7 @@ def test_what_the_stand_in_lacks_is_not_run_and_a_wrong_number_or_tiling_fails(
     assert lacking["message"].startswith(
         "not run: the kernel, against opsdk's AscendC stand-in, does not compile"
     ), lacking
-    assert "TransDataTo5HD" in lacking["message"] and "tail_add.h:" in lacking["message"]
+    assert "MrgSort" in lacking["message"] and "tail_add.h:" in lacking["message"]
     assert any("ascendc: not run" in w for w in lacking["warnings"]), lacking  # the terminal's
     [wrong] = run.cells(op="asc_twin::tail_add")
     assert (wrong["status"], wrong["layer"]) == ("fail", "kernel"), wrong

@@ -118,3 +118,21 @@ def test_a_package_copies_the_project_and_the_repository_headers_its_tiling_incl
     assert found.root == copy / "experimental" / "scale_x" and found.entry.name == "scale_x"
     assert found.tiling.sources == (found.root / "op_host" / "scale_x_tiling.cpp",)
     assert not cann_kernel.copy(project / "op_host" / "scale_x_def.cpp", "RowMax", package)
+
+
+def test_a_package_copies_the_other_ops_kernel_headers_its_kernel_includes(tmp_path):
+    from opsdk.scaffold import cann_kernel
+
+    project = _project(tmp_path / "foreach" / "scale_x", body="")
+    (project / "op_kernel" / "scale_x.h").write_text('#include "../foreach_utils/unary.h"\n')
+    (tmp_path / "foreach" / "foreach_utils" / "op_kernel").mkdir(parents=True)
+    (tmp_path / "foreach" / "foreach_utils" / "op_kernel" / "unary.h").write_text("")
+    package = tmp_path / "pkg"
+    assert cann_kernel.copy(project / "op_host" / "scale_x_def.cpp", "ScaleX", package)
+    copy = package / sources.FOLDER
+    assert (copy / "foreach_utils" / "op_kernel" / "unary.h").is_file()
+    found = sources.in_copy("ScaleX", copy)
+    assert found.root == copy / "scale_x"
+    assert sources.sibling_kernels(found.entry) == {
+        "foreach_utils": (copy / "foreach_utils" / "op_kernel").resolve()
+    }

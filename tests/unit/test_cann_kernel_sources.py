@@ -8,6 +8,7 @@ import pytest
 from kernel_twin import PROJECTS, SCALE_LAYOUT, TilingRun
 
 from opsdk.cann import kernel
+from opsdk.cann.kernel import sources
 from opsdk.cann.kernel.build import translation_unit
 from opsdk.cann.kernel.run import _finding
 from opsdk.cann.tiling import Field, TilingLayout
@@ -110,3 +111,55 @@ def test_a_finding_line_reads_back_with_its_case():
         "ub-overflow in block 3 of case [8] f32 at op_kernel/op.h:42: InitBuffer of ... (2 times)"
     )
     assert set(kernel.KINDS) >= {found.kind, "gm-out-of-bounds", "gm-write-race", "crash"}
+
+
+def test_another_op_s_kernel_headers_resolve_as_cann_s_build_lays_them_out(tmp_path):
+    """``../foreach_utils/x.h`` from foreach_exp's kernel names foreach_utils' op_kernel
+    (and what that includes as ``../<op>/``, transitively); an op folder absent is none."""
+    family = tmp_path / "foreach"
+    for op, text in {
+        "foreach_exp": '#include "../foreach_utils/unary.h"\n#include "../gone/x.h"\n',
+        "foreach_utils": '#include "../foreach_common/common.h"\n',
+        "foreach_common": "",
+    }.items():
+        (family / op / "op_kernel").mkdir(parents=True)
+        (
+            family / op / "op_kernel" / ("unary.h" if op == "foreach_utils" else "common.h")
+        ).write_text(text)
+    source = family / "foreach_exp" / "op_kernel" / "foreach_exp.cpp"
+    source.write_text(
+        '#include "common.h"\n'
+        'extern "C" __global__ __aicore__ void foreach_exp(GM_ADDR x, GM_ADDR w, GM_ADDR t) {}\n'
+    )
+    entry = kernel.entry_of(source)
+    assert sources.sibling_kernels(entry) == {
+        "foreach_utils": (family / "foreach_utils" / "op_kernel").resolve(),
+        "foreach_common": (family / "foreach_common" / "op_kernel").resolve(),
+    }
+    (folder,) = sources.include_dirs(entry)
+    assert (folder / ".." / "foreach_utils" / "unary.h").is_file()
+    assert (folder / ".." / "foreach_common" / "common.h").is_file()
+
+
+def test_a_kernel_including_no_other_op_needs_no_folder():
+    entry = kernel.entry_of(PROJECTS / "planted" / "op_kernel" / "planted.cpp")
+    assert sources.include_dirs(entry) == ()
+
+
+def test_an_entry_under_another_chip_s_conditional_is_passed_over(tmp_path):
+    """An arch35 template entry before the 910B one, under ``#if __CCE_AICORE__ == 310``:
+    the 910B build's entry is the one after ``#else``; a branch on anything else is kept."""
+    source = tmp_path / "op.cpp"
+    source.write_text(
+        "#if defined(__CCE_AICORE__) && __CCE_AICORE__ == 310\n"
+        "template <uint32_t schMode>\n"
+        "__global__ __aicore__ void op(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {}\n"
+        "#else\n"
+        "#if defined(ANY_OTHER)\n"
+        "#endif\n"
+        'extern "C" __global__ __aicore__ void op(GM_ADDR x, GM_ADDR y, GM_ADDR workspace,\n'
+        "                                         GM_ADDR tiling) {}\n"
+        "#endif\n"
+    )
+    entry = kernel.entry_of(source)
+    assert (entry.params, entry.template) == (("x", "y", "workspace", "tiling"), ())

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from opsdk.cann import tiling
-from opsdk.cann.infer import Crashed, Given, resources
+from opsdk.cann.infer import Crashed, Given, Unlinked, resources
 from opsdk.cann.infer.build import _dtypes_header
 from opsdk.errors import SpecError
 
@@ -135,6 +135,18 @@ def test_a_sanitizer_report_names_the_access_and_the_op_s_line():
     assert result.status is None and finding.kind == "crash"
     assert "read of 4 bytes: stack-buffer-overflow in Tile" in finding.message
     assert finding.where == f"{PROJECT}/op_host/row_scale_tiling.cpp:35"
+
+
+def test_a_library_that_does_not_load_is_said_not_a_finding():
+    """A function the tiling calls defined in another source of the project (ops-transformer's
+    shared tiling helpers): no tiling ran, so no finding; the caller says why."""
+
+    class Unloaded(Answered):
+        def _ask(self, op_type, request):
+            raise Unlinked("Ops::Transformer::OpTiling::EnsureNotScalar(gert::Shape const&)")
+
+    with pytest.raises(Unlinked, match="EnsureNotScalar"):
+        Unloaded().run(tiling.find("RowScale", PROJECT), CASE)
 
 
 def test_the_workspace_for_updatable_is_the_largest_of_the_runs_that_succeeded():

@@ -84,7 +84,7 @@ class Built:
 def entry_of(source: Path) -> Entry:
     """The ``__global__ __aicore__`` entry of ``source`` (a kernel's ``.cpp``)."""
     text = Path(source).read_text(errors="replace")
-    match = _ENTRY.search(_without_comments(text))
+    match = _ENTRY.search(_for_this_chip(_without_comments(text)))
     if match is None:
         raise SpecError(
             f"{source}: no `__global__ __aicore__ void` entry: give an op_kernel source"
@@ -278,3 +278,57 @@ def _digest():
 
 def _without_comments(text: str) -> str:
     return re.sub(r"//[^\n]*|/\*.*?\*/", " ", text, flags=re.S)
+
+
+# The chip the stand-in builds for (kernel_operator.h's), as the conditionals test it.
+_CHIP_MACROS = {"__CCE_AICORE__": 220, "__NPU_ARCH__": 2201, "__DAV_C220_VEC__": 1}
+_DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+
+
+def _for_this_chip(text: str) -> str:
+    """``text`` without the branches of ``#if``s on the chip macros alone that a 910B
+    vector build leaves out (an arch35 entry beside the 910B one in one file); a branch
+    whose condition names anything else is kept."""
+    kept, stack = [], []  # per open #if: (this branch active, a branch taken, decidable)
+    for line in text.splitlines():
+        found = _DIRECTIVE.match(line)
+        kind, rest = (found[1], found[2]) if found else ("", "")
+        if kind in ("if", "ifdef", "ifndef"):
+            if kind != "if":
+                rest = ("" if kind == "ifdef" else "!") + f"defined({rest.strip()})"
+            value = _chip_condition(rest)
+            stack.append((value is not False, bool(value), value is not None))
+        elif kind == "elif" and stack:
+            _, taken, decidable = stack[-1]
+            value = _chip_condition(rest)
+            if decidable and value is not None:
+                stack[-1] = (not taken and value, taken or value, True)
+            else:
+                stack[-1] = (True, taken, False)
+        elif kind == "else" and stack:
+            _, taken, decidable = stack[-1]
+            stack[-1] = (not (decidable and taken), taken, decidable)
+        elif kind == "endif" and stack:
+            stack.pop()
+        if all(active for active, _, _ in stack):
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _chip_condition(condition: str) -> bool | None:
+    """A preprocessor condition's value on the stand-in's chip; None when it names
+    anything but the chip macros."""
+    expression = re.sub(
+        r"defined\s*\(?\s*(\w+)\s*\)?",
+        lambda m: "1" if m[1] in _CHIP_MACROS else m[0],
+        condition,
+    )
+    expression = re.sub(r"\w+", lambda m: str(_CHIP_MACROS.get(m[0], m[0])), expression)
+    expression = expression.replace("&&", " and ").replace("||", " or ")
+    expression = re.sub(r"!(?!=)", " not ", expression)
+    if re.search(r"[A-Za-z_]", expression.replace("and", "").replace("or", "").replace("not", "")):
+        return None
+    try:
+        return bool(eval(expression, {"__builtins__": {}}))  # digits and operators only
+    except SyntaxError:
+        return None

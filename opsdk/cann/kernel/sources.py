@@ -5,26 +5,44 @@ one the stand-ins do not model is not run (the cube unit, communication, arch35)
 
 A package keeps the copy in ``cann_kernel/`` beside its ``cann_infer/`` (the folder its
 IR's ``infer_root`` names), the project's ``op_host``/``op_kernel`` layout kept.
+
+A kernel may include another op's kernel headers as ``../<op>/x.h`` (ops-nn's foreach
+kernels reach ``foreach_utils``, ``add_rms_norm`` reaches ``rms_norm``): CANN's build
+lays each op's ``op_kernel`` out as ``<build>/<op>``. :func:`include_dirs` gives the
+folder where those names resolve the same way.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from opsdk._runtime import irdef
+from opsdk._runtime import irdef, locator
 from opsdk.cann.aclnn import _snake
 from opsdk.cann.kernel.build import Entry, _without_comments, entry_of
 from opsdk.cann.tiling import TilingSource
 from opsdk.cann.tiling import find as find_tiling
 
-__all__ = ["FOLDER", "AscendC", "find", "has_sources", "in_copy", "project_of", "unmodelled"]
+__all__ = [
+    "FOLDER",
+    "AscendC",
+    "find",
+    "has_sources",
+    "in_copy",
+    "include_dirs",
+    "project_of",
+    "sibling_kernels",
+    "unmodelled",
+]
 
 FOLDER = "cann_kernel"  # a package's copy of the op's AscendC project
 ARCH35 = "arch35"  # the folder of kernels for arch35's MicroAPI/SIMT, which are not modelled
 
 _NOT_MODELLED = "which opsdk's stand-ins do not model"
+_SIBLING = re.compile(r'^\s*#\s*include\s*"\.\./(\w+)/[^"]+"', re.M)  # ``../<op>/x.h``
+_SOURCE_SUFFIXES = frozenset({".cpp", ".h", ".hpp"})
 # What the stand-ins do not model, by what a kernel or tiling source names.
 _UNMODELLED = (
     (
@@ -103,3 +121,39 @@ def unmodelled(sources: AscendC) -> str | None:
             if found:
                 return f"{path.name} {reason} ({found[0]!r}), {_NOT_MODELLED}"
     return None
+
+
+def sibling_kernels(entry: Entry) -> dict[str, Path]:
+    """The other ops' kernel folders ``entry``'s kernel folder includes as ``../<op>/x.h``
+    (transitively), by op folder name: those of the ops beside its own op folder."""
+    op = entry.source.parent.parent
+    found: dict[str, Path] = {}
+    todo = [entry.source.parent]
+    while todo:
+        for path in sorted(todo.pop().rglob("*")):
+            if path.suffix not in _SOURCE_SUFFIXES or ARCH35 in path.parts:
+                continue
+            for name in _SIBLING.findall(path.read_text(errors="replace")):
+                kernels = op.parent / name / "op_kernel"
+                if name not in found and kernels.is_dir():
+                    found[name] = kernels.resolve()
+                    todo.append(kernels)
+    return found
+
+
+def include_dirs(entry: Entry) -> tuple[Path, ...]:
+    """The include folder where ``../<op>/x.h`` finds op ``<op>``'s kernel folder as CANN's
+    build lays it out: ``<folder>/_`` beside a link ``<folder>/<op>`` to each of
+    :func:`sibling_kernels` (made once under opsdk's cache); none without siblings."""
+    siblings = sibling_kernels(entry)
+    if not siblings:
+        return ()
+    key = hashlib.sha256(repr(sorted((n, str(p)) for n, p in siblings.items())).encode())
+    folder = locator.cache_root() / "kernel" / f"layout_{key.hexdigest()[:16]}"
+    (folder / "_").mkdir(parents=True, exist_ok=True)
+    for name, kernels in siblings.items():
+        try:
+            (folder / name).symlink_to(kernels, target_is_directory=True)
+        except FileExistsError:  # made before, or by a concurrent build
+            pass
+    return (folder / "_",)

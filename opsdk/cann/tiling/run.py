@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from opsdk.cann.infer.call import Crashed, Given, Library, _request, logged
+from opsdk.cann.infer.call import Crashed, Given, Library, Unlinked, _request, logged
 from opsdk.cann.infer.chip import resources, soc_version
 from opsdk.cann.infer.sources import Function
 from opsdk.cann.tiling.build import environ
@@ -169,7 +169,9 @@ class TilingLibrary(Library):
         return environ()
 
     def run(self, source: TilingSource, case: Case) -> TilingRun:
-        """``source``'s TilingParse and TilingFunc for ``case``, judged."""
+        """``source``'s TilingParse and TilingFunc for ``case``, judged. Raises
+        :class:`~opsdk.cann.infer.Unlinked` when the library does not load (a function its
+        sources call is defined in another file of the project)."""
         chip = resources(case.chip)
         aic, aiv = case.core_limit or (chip.aic, chip.aiv)
         words = [
@@ -192,6 +194,8 @@ class TilingLibrary(Library):
         )
         try:
             status, text = self._ask(source.op_type, f"{node} {' '.join(words)}")
+        except Unlinked:  # not the tiling's defect: a source of its project not built with it
+            raise
         except Crashed as crash:
             function = source.parse if crash.function == "TilingParse" else source.function
             message, where = _crash(crash)

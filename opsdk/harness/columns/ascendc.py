@@ -21,7 +21,7 @@ import torch
 
 from opsdk._runtime import irdef, types
 from opsdk.cann import infer, kernel, tiling
-from opsdk.cann.kernel.sources import AscendC, in_copy, project_of, unmodelled
+from opsdk.cann.kernel.sources import AscendC, in_copy, include_dirs, project_of, unmodelled
 from opsdk.errors import SpecError
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
 from opsdk.harness.columns.compare import assert_same
@@ -49,7 +49,10 @@ def _run_case(op, spec, ir, sources: AscendC, library, chip: str, call: Call, ca
     expected = tensors_of(run_op(op, call, layer="eager"))  # the CPU reference
     given = {ir.ir_name(n): v for n, v in spec.by_name(call.args, call.kwargs).items()}
     outputs = dict(zip((o.name for o in ir.outputs), expected, strict=False))
-    tiled = library.run(sources.tiling, _tiling_case(ir, given, outputs, chip, label))
+    try:
+        tiled = library.run(sources.tiling, _tiling_case(ir, given, outputs, chip, label))
+    except infer.Unlinked as err:  # a source of the project its tiling calls into
+        raise _not_run(f"the tiling, against opsdk's stand-ins, does not load: {err}") from None
     if not tiled.ok:
         raise CellFailure(
             "tiling",
@@ -172,7 +175,10 @@ def _kernel(entry: kernel.Entry, dtypes: tuple, key: int, layout) -> kernel.Kern
     """The kernel built for ``dtypes`` and the tiling ``key``, once a process."""
     root = Path(entry.source).parent.parent
     try:
-        built = kernel.build(entry, dict(dtypes), tiling_key=key, layout=layout, root=root)
+        dirs = include_dirs(entry)  # other ops' kernel headers, as CANN's build lays them out
+        built = kernel.build(
+            entry, dict(dtypes), tiling_key=key, layout=layout, include_dirs=dirs, root=root
+        )
     except infer.BuildFailure as err:  # ``does not compile: file:line: what``
         raise _not_run(f"the kernel, against opsdk's AscendC stand-in, {err}") from None
     except SpecError as err:  # a dtype or tiling key the stand-in cannot take

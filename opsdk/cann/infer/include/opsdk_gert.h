@@ -512,6 +512,11 @@ class OpImplRegister {
   } while (0)
 // CANN's dlog call (module, level, then what OP_LOG* take); the module is not evaluated.
 enum { DLOG_DEBUG = 0, DLOG_INFO = 1, DLOG_WARN = 2, DLOG_ERROR = 3 };
+// dlog's module id of operators, and whether a level is logged (CheckLogLevel: 1 if so):
+// what a default install logs, warnings and errors (ops-transformer's tiling_base.h
+// dumps its tiling data at debug level only).
+enum { OP = 3 };
+inline int32_t CheckLogLevel(int32_t, int32_t level) { return level >= DLOG_WARN ? 1 : 0; }
 #define OpLogSub(module, level, ctx, ...) \
   ::opsdk::Log("DIWE"[(level) & 3], ::opsdk::NameOf(ctx), __FILE__, __LINE__, ##__VA_ARGS__)
 #define D_OP_LOGE(ctx, ...) OP_LOGE(ctx, __VA_ARGS__)

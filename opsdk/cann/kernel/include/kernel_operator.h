@@ -48,6 +48,14 @@
 
 typedef uint8_t* GM_ADDR;
 #define OPSDK_WHERE const char *file = __builtin_FILE(), int line = __builtin_LINE()
+// A kernel passing an instruction as a function pointer (a template argument of a type
+// like `void(const LocalTensor<T>&, const LocalTensor<T>&, const int32_t&)`) needs the
+// exact signature, which the located forms' defaulted file and line do not have. Each
+// such instruction has a form of that signature whose parameters in question are
+// template parameters held to the exact type (OPSDK_EXACT): a call still prefers the
+// located form (more specialised), a pointer finds this one; its findings name no line.
+#define OPSDK_EXACT(P, T) std::enable_if_t<std::is_same_v<P, T>, int> = 0
+#define OPSDK_NOWHERE "(an instruction called through a pointer)", 0
 
 // The CCE compiler's own (global) enums of pipes and events.
 enum pipe_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_MTE4, PIPE_MTE5, PIPE_V2, PIPE_FIX };
@@ -293,6 +301,10 @@ public:
     uint32_t len_ = 0;
     template <class T> LocalTensor<T> Get() const { return LocalTensor<T>(reinterpret_cast<T*>(addr_), len_ / sizeof(T)); }
     template <class T> LocalTensor<T> Get(uint32_t n) const { return LocalTensor<T>(reinterpret_cast<T*>(addr_), n); }
+    // A TBuf is a queue binding of one buffer that is never enqueued: AllocTensor gives
+    // that buffer (as Get), and its tensors need no release.
+    template <class T> LocalTensor<T> AllocTensor() const { return Get<T>(); }
+    template <class T> void FreeTensor(const LocalTensor<T>&) const {}
     template <class T> LocalTensor<T> GetWithOffset(uint32_t n, uint32_t bytes) const {
         return LocalTensor<T>(reinterpret_cast<T*>(addr_ + bytes), n);
     }
@@ -370,6 +382,7 @@ template <class T> inline void SetAtomicType() {}
 inline void DataCacheCleanAndInvalid(...) {}
 inline int64_t GetSystemCycle() { return 0; }
 inline constexpr uint32_t GetUbBlockSize() { return 32; }
+inline constexpr uint32_t GetDataBlockSizeInBytes() { return 32; }
 inline constexpr uint32_t GetVecLen() { return 256; }
 inline constexpr uint32_t GetVRegSize() { return 256; }
 inline int64_t GetRuntimeUBSize() { return int64_t(opsdk_rt::g.ub_size); }
@@ -614,6 +627,16 @@ inline void binary_lv0(const LocalTensor<T>& dst, const LocalTensor<T>& a, const
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,                  \
                      const uint64_t mask[], const uint8_t repeat, const BinaryRepeatParams& p, OPSDK_WHERE) {      \
         binary_lv0(dst, a, b, mask, isSetMask, repeat, p, opsdk_##NAME<T>);                                        \
+    }                                                                                                              \
+    template <class T, class C, OPSDK_EXACT(C, int32_t)>                                                           \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b, const C& count) { \
+        binary_count(dst, a, b, count, opsdk_##NAME<T>, OPSDK_NOWHERE);                                           \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true, class M, class R, OPSDK_EXACT(M, uint64_t), OPSDK_EXACT(R, uint8_t)> \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b, M mask,          \
+                     R repeat, const BinaryRepeatParams& p) {                                                      \
+        uint64_t m[2];                                                                                             \
+        binary_lv0(dst, a, b, mask_of(mask, m), isSetMask, repeat, p, opsdk_##NAME<T>);                            \
     }
 
 OPSDK_BINARY(Add, a + b)
@@ -627,6 +650,7 @@ OPSDK_BINARY(SubRelu, std::max<decltype(a)>(a - b, 0))
 OPSDK_BINARY(MulAddDst, a * b)
 OPSDK_BINARY(And, opsdk_rt::Calc<T>(int64_t(a) & int64_t(b)))
 OPSDK_BINARY(Or, opsdk_rt::Calc<T>(int64_t(a) | int64_t(b)))
+OPSDK_BINARY(Xor, opsdk_rt::Calc<T>(int64_t(a) ^ int64_t(b)))
 
 #define OPSDK_UNARY(NAME, EXPR)                                                                                    \
     template <class T>                                                                                             \
@@ -648,6 +672,16 @@ OPSDK_BINARY(Or, opsdk_rt::Calc<T>(int64_t(a) | int64_t(b)))
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],                  \
                      const uint8_t repeat, const UnaryRepeatParams& p, OPSDK_WHERE) {                              \
         unary_lv0(dst, src, mask, isSetMask, repeat, p, opsdk_##NAME<T>);                                          \
+    }                                                                                                              \
+    template <class T, class C, OPSDK_EXACT(C, int32_t)>                                                           \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const C& count) {                       \
+        unary_count(dst, src, count, opsdk_##NAME<T>, OPSDK_NOWHERE);                                              \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true, class M, class R, OPSDK_EXACT(M, uint64_t), OPSDK_EXACT(R, uint8_t)> \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, M mask, R repeat,                       \
+                     const UnaryRepeatParams& p) {                                                                 \
+        uint64_t m[2];                                                                                             \
+        unary_lv0(dst, src, mask_of(mask, m), isSetMask, repeat, p, opsdk_##NAME<T>);                              \
     }
 
 OPSDK_UNARY(Exp, std::exp(a))
@@ -680,6 +714,10 @@ OPSDK_UNARY(Not, opsdk_rt::Calc<T>(~int64_t(a)))
         opsdk_rt::Calc<T> b = T(s0);                                                                               \
         unary_lv0(dst, src, mask, isSetMask, repeat, p,                                                            \
                   [b](T a0) { opsdk_rt::Calc<T> a = a0; return opsdk_rt::store<T>(EXPR); });                       \
+    }                                                                                                              \
+    template <class T, class U, class C, OPSDK_EXACT(C, int32_t)>                                                  \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const U& s0, const C& count) {          \
+        NAME(dst, src, s0, int32_t(count), OPSDK_NOWHERE);                                                         \
     }
 
 OPSDK_SCALAR(Adds, a + b)
@@ -768,6 +806,12 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
 }
 // GetAccVal: the last ReduceSum's result, its bits in the low bytes.
 inline uint64_t GetAccVal() { return acc_val; }
+template <class T>
+inline T GetAccVal() {
+    T v;
+    std::memcpy(&v, &acc_val, sizeof(T));
+    return v;
+}
 template <class T, bool best>
 inline void reduce_best(const LocalTensor<T>& dst, const LocalTensor<T>& src, int32_t count, bool index, const char* file, int line) {
     opsdk_rt::ub_access(src.addr_, uint64_t(count) * sizeof(T), file, line);
@@ -871,16 +915,216 @@ template <class T, class U>
 inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& a, const T b, CMPMODE mode, uint32_t count, OPSDK_WHERE) {
     compare_bits(dst, a, mode, count, [&](uint32_t) { return b; }, file, line);
 }
+// Compares: CompareScalar's newer name.
 template <class T, class U>
-inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const LocalTensor<T>& a, const LocalTensor<T>& b,
-                   SELMODE, uint32_t count, OPSDK_WHERE) {
+inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& a, const T b, CMPMODE mode, uint32_t count, OPSDK_WHERE) {
+    CompareScalar(dst, a, b, mode, count, file, line);
+}
+// Select: dst[i] = src0[i] where selMask's bit is 1, else src1[i] (a tensor, modes 0 and
+// 2) or the scalar src1 (mode 1). A repeat of the level-0 form takes the next repeat's
+// worth of selMask bits (modes 1 and 2), or the first repeat's again (mode 0,
+// VSEL_CMPMASK_SPR: the count form repeats them every 256 B too); elements the mask
+// leaves out keep dst's value.
+template <class T>
+inline uint64_t select_bit(SELMODE mode, uint64_t r, uint64_t i) { return mode == SELMODE::VSEL_CMPMASK_SPR ? i : r * EPR<T> + i; }
+template <class T, class U, class B>
+inline void select_count(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const LocalTensor<T>& a, B b, SELMODE mode,
+                         uint32_t count) {
     const uint8_t* bits = reinterpret_cast<const uint8_t*>(sel.addr_);
-    for (uint32_t i = 0; i < count; ++i) dst.addr_[i] = (bits[i / 8] >> (i % 8) & 1) ? a.addr_[i] : b.addr_[i];
+    for (uint32_t i = 0; i < count; ++i) {
+        uint64_t k = select_bit<T>(mode, i / EPR<T>, i % EPR<T>);
+        dst.addr_[i] = (bits[k / 8] >> (k % 8) & 1) ? a.addr_[i] : b(0u, i);
+    }
 }
 template <class T, class U>
-inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const LocalTensor<T>& a, T b, SELMODE, uint32_t count, OPSDK_WHERE) {
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const LocalTensor<T>& a, const LocalTensor<T>& b,
+                   SELMODE mode, uint32_t count, OPSDK_WHERE) {
+    select_count(dst, sel, a, [&](uint32_t, uint32_t i) { return b.addr_[i]; }, mode, count);
+}
+template <class T, class U>
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const LocalTensor<T>& a, T b, SELMODE mode, uint32_t count,
+                   OPSDK_WHERE) {
+    select_count(dst, sel, a, [b](uint32_t, uint32_t) { return b; }, mode, count);
+}
+template <class T, class U, class B>
+inline void select_lv0(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const LocalTensor<T>& a, B b, SELMODE mode,
+                       const uint64_t* mask, bool set, uint8_t repeat, const BinaryRepeatParams& p) {
+    Operand<T> d{dst.addr_, p.dstBlkStride, p.dstRepStride}, x{a.addr_, p.src0BlkStride, p.src0RepStride};
     const uint8_t* bits = reinterpret_cast<const uint8_t*>(sel.addr_);
-    for (uint32_t i = 0; i < count; ++i) dst.addr_[i] = (bits[i / 8] >> (i % 8) & 1) ? a.addr_[i] : b;
+    level0(mask, set, EPR<T>, repeat, [&](uint32_t r, uint32_t i) {
+        uint64_t k = select_bit<T>(mode, r, i);
+        d.at(r, i) = (bits[k / 8] >> (k % 8) & 1) ? x.at(r, i) : b(r, i);
+    });
+}
+#define OPSDK_SELECT_LV0(MASK_PARAM, MASK_ARG)                                                                     \
+    template <class T, class U, bool isSetMask = true>                                                             \
+    inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const LocalTensor<T>& a,              \
+                       const LocalTensor<T>& b, SELMODE mode, MASK_PARAM, uint8_t repeat,                          \
+                       const BinaryRepeatParams& p, OPSDK_WHERE) {                                                 \
+        uint64_t m[2];                                                                                             \
+        Operand<T> y{b.addr_, p.src1BlkStride, p.src1RepStride};                                                   \
+        select_lv0(dst, sel, a, [&](uint32_t r, uint32_t i) { return y.at(r, i); }, mode, MASK_ARG, isSetMask,     \
+                   repeat, p);                                                                                     \
+    }                                                                                                              \
+    template <class T, class U, bool isSetMask = true>                                                             \
+    inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& sel, const LocalTensor<T>& a, T b,         \
+                       SELMODE mode, MASK_PARAM, uint8_t repeat, const BinaryRepeatParams& p, OPSDK_WHERE) {       \
+        uint64_t m[2];                                                                                             \
+        select_lv0(dst, sel, a, [b](uint32_t, uint32_t) { return b; }, mode, MASK_ARG, isSetMask, repeat, p);      \
+    }
+OPSDK_SELECT_LV0(uint64_t mask, mask_of(mask, m))
+OPSDK_SELECT_LV0(const uint64_t mask[], ((void)m, mask))
+
+// ---------------------------------------------------------------- sorting (910B layout)
+// Sorted data are (score, index) pairs of 8 bytes: the score in the low bytes (a half
+// score's 2 bytes, then 2 reserved, written 0), the uint32 index in the high 4. Scores
+// sort descending; equal scores keep their input order (the docs'). NaN scores: the docs
+// do not say where they go; here they sort after every number.
+template <class T>
+inline void write_pair(T* dst, uint64_t k, T score, uint32_t index) {
+    uint8_t* at = reinterpret_cast<uint8_t*>(dst) + k * 8;
+    std::memset(at, 0, 4);
+    std::memcpy(at, &score, sizeof(T));
+    std::memcpy(at + 4, &index, 4);
+}
+template <class T>
+inline void sort_pairs(T* dst, const T* score, const uint32_t* index, uint64_t count, uint64_t group) {
+    std::vector<uint64_t> order(count);
+    for (uint64_t at = 0; at < count; at += group) {
+        uint64_t end = std::min(count, at + group);
+        for (uint64_t i = at; i < end; ++i) order[i] = i;
+        std::stable_sort(order.begin() + at, order.begin() + end, [&](uint64_t a, uint64_t b) {
+            float x = float(score[a]), y = float(score[b]);
+            return std::isnan(y) ? !std::isnan(x) : x > y;
+        });
+    }
+    std::vector<T> scores(score, score + count);
+    std::vector<uint32_t> indices(index, index + count);
+    for (uint64_t k = 0; k < count; ++k) write_pair(dst, k, scores[order[k]], indices[order[k]]);
+}
+// Sort32: each repeat's 32 scores (src0) with their indices (src1) sorted into 32 pairs.
+template <class T>
+inline void Sort32(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<uint32_t>& src1, const int32_t repeatTimes,
+                   OPSDK_WHERE) {
+    uint64_t n = uint64_t(std::max(repeatTimes, 0)) * 32;
+    opsdk_rt::ub_access(src0.addr_, n * sizeof(T), file, line);
+    opsdk_rt::ub_access(src1.addr_, n * 4, file, line);
+    opsdk_rt::ub_access(dst.addr_, n * 8, file, line);
+    sort_pairs(dst.addr_, src0.addr_, src1.addr_, n, 32);
+}
+// Sort: repeatTimes * 32 scores (concat) with their indices sorted into pairs, all of them
+// (isFullSort) or each 32 apart.
+template <class T, bool isFullSort>
+inline void Sort(const LocalTensor<T>& dst, const LocalTensor<T>& concat, const LocalTensor<uint32_t>& index, LocalTensor<T>& tmp,
+                 const int32_t repeatTimes, OPSDK_WHERE) {
+    uint64_t n = uint64_t(std::max(repeatTimes, 0)) * 32;
+    opsdk_rt::ub_access(concat.addr_, n * sizeof(T), file, line);
+    opsdk_rt::ub_access(index.addr_, n * 4, file, line);
+    opsdk_rt::ub_access(dst.addr_, n * 8, file, line);
+    sort_pairs(dst.addr_, concat.addr_, index.addr_, n, isFullSort ? std::max<uint64_t>(n, 1) : 32);
+}
+// Extract: each repeat's 32 sorted pairs split into their scores and their indices.
+template <class T>
+inline void Extract(const LocalTensor<T>& dstValue, const LocalTensor<uint32_t>& dstIndex, const LocalTensor<T>& sorted,
+                    const int32_t repeatTimes, OPSDK_WHERE) {
+    uint64_t n = uint64_t(std::max(repeatTimes, 0)) * 32;
+    opsdk_rt::ub_access(sorted.addr_, n * 8, file, line);
+    opsdk_rt::ub_access(dstValue.addr_, n * sizeof(T), file, line);
+    opsdk_rt::ub_access(dstIndex.addr_, n * 4, file, line);
+    const uint8_t* pairs = reinterpret_cast<const uint8_t*>(sorted.addr_);
+    std::vector<uint8_t> copy(pairs, pairs + n * 8);  // dst may be sorted's own buffer
+    for (uint64_t k = 0; k < n; ++k) {
+        std::memcpy(&dstValue.addr_[k], copy.data() + k * 8, sizeof(T));
+        std::memcpy(&dstIndex.addr_[k], copy.data() + k * 8 + 4, 4);
+    }
+}
+
+// ---------------------------------------------------------------- transposition
+// TransDataTo5HD: per repeat, 16 source 32 B blocks (one address each) turned into 16
+// destination blocks: element j of every source block, in source order, makes block j
+// (16-bit types); for 32-bit types blocks 2j and 2j + 1 (sources 0-7, then 8-15); for
+// 8-bit types half of block j (the high 16 bytes if dstHighHalf), from byte j of each
+// source's high half if srcHighHalf. Each repeat moves every address by its RepStride
+// blocks of 32 B.
+struct TransDataTo5HDParams {
+    bool dstHighHalf = false, srcHighHalf = false;
+    uint8_t repeatTimes = 1;
+    uint16_t dstRepStride = 0, srcRepStride = 0;
+    TransDataTo5HDParams() = default;
+    TransDataTo5HDParams(bool d, bool s, uint8_t r, uint16_t dr, uint16_t sr)
+        : dstHighHalf(d), srcHighHalf(s), repeatTimes(r), dstRepStride(dr), srcRepStride(sr) {}
+};
+constexpr int32_t NCHW_CONV_ADDR_LIST_SIZE = 16;
+template <class T>
+inline void trans_5hd(uint8_t* const dst[16], const uint8_t* const src[16], const TransDataTo5HDParams& p, const char* file,
+                      int line) {
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4, "TransDataTo5HD takes 8-, 16- or 32-bit elements");
+    for (uint32_t r = 0; r < p.repeatTimes; ++r) {
+        uint8_t in[16][32];
+        for (int i = 0; i < 16; ++i) {
+            const uint8_t* from = src[i] + uint64_t(r) * p.srcRepStride * 32;
+            opsdk_rt::ub_access(from, 32, file, line);
+            std::memcpy(in[i], from, 32);
+        }
+        uint8_t* to[16];
+        for (int k = 0; k < 16; ++k) {
+            to[k] = dst[k] + uint64_t(r) * p.dstRepStride * 32;
+            opsdk_rt::ub_access(to[k] + (sizeof(T) == 1 && p.dstHighHalf ? 16 : 0), sizeof(T) == 1 ? 16 : 32, file, line);
+        }
+        for (int i = 0; i < 16; ++i) {
+            if constexpr (sizeof(T) == 1) {
+                for (int j = 0; j < 16; ++j) to[j][(p.dstHighHalf ? 16 : 0) + i] = in[i][(p.srcHighHalf ? 16 : 0) + j];
+            } else {
+                constexpr int per = 32 / sizeof(T);  // elements a block
+                for (int j = 0; j < per; ++j) {
+                    int block = sizeof(T) == 2 ? j : 2 * j + i / 8, at = sizeof(T) == 2 ? i : i % 8;
+                    std::memcpy(to[block] + at * sizeof(T), in[i] + j * sizeof(T), sizeof(T));
+                }
+            }
+        }
+    }
+}
+inline uint8_t* ub_bytes(uint64_t address) { return reinterpret_cast<uint8_t*>(address); }  // from GetPhyAddr
+template <class T>
+inline uint8_t* ub_bytes(T* address) { return reinterpret_cast<uint8_t*>(address); }
+template <class T>
+inline uint8_t* ub_bytes(const LocalTensor<T>& t) { return reinterpret_cast<uint8_t*>(t.addr_); }
+template <class T, class L>
+inline void trans_5hd_lists(const L& dstList, const L& srcList, const TransDataTo5HDParams& p, const char* file, int line) {
+    uint8_t* dst[16];
+    const uint8_t* src[16];
+    for (int i = 0; i < 16; ++i) {
+        dst[i] = ub_bytes(dstList[i]);
+        src[i] = ub_bytes(srcList[i]);
+    }
+    trans_5hd<T>(dst, src, p, file, line);
+}
+template <class T>
+inline void TransDataTo5HD(const LocalTensor<T> (&dstList)[NCHW_CONV_ADDR_LIST_SIZE],
+                           const LocalTensor<T> (&srcList)[NCHW_CONV_ADDR_LIST_SIZE], const TransDataTo5HDParams& p, OPSDK_WHERE) {
+    trans_5hd_lists<T>(dstList, srcList, p, file, line);
+}
+template <class T>
+inline void TransDataTo5HD(const uint64_t dstList[NCHW_CONV_ADDR_LIST_SIZE], const uint64_t srcList[NCHW_CONV_ADDR_LIST_SIZE],
+                           const TransDataTo5HDParams& p, OPSDK_WHERE) {
+    trans_5hd_lists<T>(dstList, srcList, p, file, line);
+}
+// TransDataTo5HDImpl: the same from lists of UB pointers (kernels call it directly).
+template <class T>
+inline void TransDataTo5HDImpl(T* const dstList[NCHW_CONV_ADDR_LIST_SIZE], T* const srcList[NCHW_CONV_ADDR_LIST_SIZE],
+                               const TransDataTo5HDParams& p, OPSDK_WHERE) {
+    trans_5hd_lists<T>(dstList, srcList, p, file, line);
+}
+// Transpose: a 16 x 16 matrix of 16-bit elements transposed.
+template <class T>
+inline void Transpose(const LocalTensor<T>& dst, const LocalTensor<T>& src, OPSDK_WHERE) {
+    static_assert(sizeof(T) == 2, "Transpose (16 x 16) takes 16-bit elements");
+    opsdk_rt::ub_access(src.addr_, 512, file, line);
+    opsdk_rt::ub_access(dst.addr_, 512, file, line);
+    T in[256];
+    std::memcpy(in, src.addr_, sizeof(in));
+    for (int i = 0; i < 16; ++i)
+        for (int j = 0; j < 16; ++j) dst.addr_[j * 16 + i] = in[i * 16 + j];
 }
 
 // ---------------------------------------------------------------- broadcasts
@@ -1067,6 +1311,10 @@ inline void FusedMulAdd(const LocalTensor<T>& dst, const LocalTensor<T>& src0, c
                      uint32_t count = 0, OPSDK_WHERE) {                                                            \
         count = count ? count : dst.GetSize();                                                                     \
         unary_count(dst, src, int32_t(count), [](T a0) { float a = float(a0); return opsdk_rt::store<T>(EXPR); }, file, line); \
+    }                                                                                                              \
+    template <class T, bool isReuseSource = false, class C, OPSDK_EXACT(C, uint32_t)>                              \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, C count) {                              \
+        NAME<T, isReuseSource>(dst, src, count, OPSDK_NOWHERE);                                                    \
     }
 OPSDK_MATH(Sigmoid, 1.0f / (1.0f + std::exp(-a)))
 OPSDK_MATH(Tanh, std::tanh(a))
@@ -1081,6 +1329,14 @@ OPSDK_MATH(Round, std::nearbyint(a))
 OPSDK_MATH(Trunc, std::trunc(a))
 OPSDK_MATH(Sign, float((a > 0) - (a < 0)))
 OPSDK_MATH(Silu, a / (1.0f + std::exp(-a)))
+OPSDK_MATH(Log10, std::log10(a))
+OPSDK_MATH(Tan, std::tan(a))
+OPSDK_MATH(Acos, std::acos(a))
+OPSDK_MATH(Asin, std::asin(a))
+OPSDK_MATH(Atan, std::atan(a))
+OPSDK_MATH(Sinh, std::sinh(a))
+OPSDK_MATH(Cosh, std::cosh(a))
+OPSDK_MATH(Erfc, std::erfc(a))
 
 template <class T, bool isReuseSource = false>
 inline void Power(const LocalTensor<T>& dst, const LocalTensor<T>& base, const LocalTensor<T>& exp, uint32_t count = 0, OPSDK_WHERE) {
@@ -1091,6 +1347,12 @@ template <class T, bool isReuseSource = false>
 inline void Power(const LocalTensor<T>& dst, const LocalTensor<T>& base, const T& exp, uint32_t count = 0, OPSDK_WHERE) {
     count = count ? count : dst.GetSize();
     for (uint32_t i = 0; i < count; ++i) dst.addr_[i] = opsdk_rt::store<T>(std::pow(float(base.addr_[i]), float(exp)));
+}
+// Power with a scalar base: dst[i] = base ** exp[i].
+template <class T, bool isReuseSource = false>
+inline void Power(const LocalTensor<T>& dst, const T& base, const LocalTensor<T>& exp, uint32_t count = 0, OPSDK_WHERE) {
+    count = count ? count : dst.GetSize();
+    for (uint32_t i = 0; i < count; ++i) dst.addr_[i] = opsdk_rt::store<T>(std::pow(float(base), float(exp.addr_[i])));
 }
 template <class T, bool isReuseSource = false, class E>
 inline void Power(const LocalTensor<T>& dst, const LocalTensor<T>& base, const E& exp, const LocalTensor<uint8_t>&,

@@ -13,11 +13,22 @@ struct ChipInfo {
 };
 ChipInfo &TheChip();
 const std::string &SocVersion();
+// A memory's bytes by kind, in the order both CANN enums name them (fe::LocalMemType,
+// platform_ascendc::CoreMemType): L0_A, L0_B, L0_C, L1, L2, UB; others 0.
+inline uint64_t MemBytes(uint32_t kind) {
+  const ChipInfo &chip = TheChip();
+  const uint64_t bytes[] = {chip.l0a, chip.l0b, chip.l0c, chip.l1, chip.l2, chip.ub};
+  return kind < 6 ? bytes[kind] : 0;
+}
 }  // namespace opsdk
 
 namespace fe {
+enum class LocalMemType : uint32_t { L0_A = 0, L0_B, L0_C, L1, L2, UB, HBM, RESERVED };
 class PlatFormInfos {
  public:
+  void GetLocalMemSize(const LocalMemType &type, uint64_t &size) const {
+    size = opsdk::MemBytes(static_cast<uint32_t>(type));
+  }
   bool GetPlatformRes(const std::string &label, const std::string &key, std::string &value) const {
     const opsdk::ChipInfo &chip = opsdk::TheChip();
     if (label == "SoCInfo" && key == "ai_core_cnt") value = std::to_string(chip.aic);

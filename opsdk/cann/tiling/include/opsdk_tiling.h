@@ -160,15 +160,7 @@ class PlatformAscendC {
   uint32_t GetCoreNumAiv() const { return Chip().aiv; }
   uint32_t GetCoreNumVector() const { return Chip().aic == Chip().aiv ? Chip().aiv : 0; }
   void GetCoreMemSize(CoreMemType type, uint64_t &size) const {
-    switch (type) {
-      case CoreMemType::UB: size = Chip().ub; break;
-      case CoreMemType::L1: size = Chip().l1; break;
-      case CoreMemType::L0_A: size = Chip().l0a; break;
-      case CoreMemType::L0_B: size = Chip().l0b; break;
-      case CoreMemType::L0_C: size = Chip().l0c; break;
-      case CoreMemType::L2: size = Chip().l2; break;
-      default: size = 0; break;
-    }
+    size = opsdk::MemBytes(static_cast<uint32_t>(type));
   }
   void GetCoreMemBw(CoreMemType, uint64_t &bandwidth) const { bandwidth = 32; }
   uint32_t GetLibApiWorkSpaceSize() const { return Chip().lib_workspace; }
@@ -195,6 +187,11 @@ class PlatformAscendC {
   static const opsdk::ChipInfo &Chip() { return opsdk::TheChip(); }
 };
 }  // namespace platform_ascendc
+
+// The host side of AscendC's advanced APIs (their temp-size and tiling functions): the
+// namespace that 112 tilings open with `using namespace AscendC;`. Its functions are not
+// modelled: a tiling calling one does not compile, and says which.
+namespace AscendC {}
 
 // The chip helpers of CANN's op_common (op_host/util/platform_util.h) tilings call, and
 // the rounding helpers of mixed operand types (``CeilDiv(rows, 32U)``).

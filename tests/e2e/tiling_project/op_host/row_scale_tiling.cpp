@@ -67,7 +67,12 @@ static ge::graphStatus TilingPrepareRowScale(gert::TilingParseContext* context)
     auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
     info->cores = platform.GetCoreNumAiv();
     platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, info->ub);
-    return ge::GRAPH_SUCCESS;
+    if (CheckLogLevel(static_cast<int32_t>(OP), DLOG_DEBUG) == 1) {  // as tiling_base.h asks
+        return ge::GRAPH_FAILED;  // a default install does not log at debug level
+    }
+    uint64_t ub = 0;  // the same UB through fe::PlatFormInfos, as other tilings ask it
+    context->GetPlatformInfo()->GetLocalMemSize(fe::LocalMemType::UB, ub);
+    return ub == info->ub ? ge::GRAPH_SUCCESS : ge::GRAPH_FAILED;
 }
 
 IMPL_OP_OPTILING(RowScale).Tiling(TilingRowScale).TilingParse<RowScaleCompileInfo>(TilingPrepareRowScale);
@@ -78,3 +83,5 @@ IMPL_OP_OPTILING(RowScaleAllRows)
     .TilingParse<RowScaleCompileInfo>(TilingPrepareRowScale);
 IMPL_OP_OPTILING(RowScaleLong).Tiling(TilingRowScaleLong).TilingParse<RowScaleCompileInfo>(TilingPrepareRowScale);
 }  // namespace optiling
+
+using namespace AscendC;  // as 112 of the repositories' tilings do (its host API is not modelled)

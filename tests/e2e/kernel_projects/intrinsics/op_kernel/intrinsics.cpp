@@ -1,0 +1,143 @@
+// One instruction of opsdk's AscendC stand-in, the tiling's `which`, over `count` float32
+// (at most 128: 512 B), y = f(x), for tests/e2e/test_kernel_intrinsics.py to hold
+// its arithmetic against torch (one library for all). 0-9 pass the instruction as a
+// template argument of a function pointer type, as ops-nn's foreach kernels do; 10- call it.
+#include "kernel_operator.h"
+#include "lib/math/kernel_operator_acos_intf.h"
+#include "op_kernel/math_util.h"
+#include "op_kernel/platform_util.h"
+
+using namespace AscendC;
+
+struct IntrinsicsTiling {
+    uint32_t count;
+    uint32_t which;
+};
+
+template <class T>
+using Unary = void(const LocalTensor<T>&, const LocalTensor<T>&, const int32_t&);
+template <class T>
+using Binary = void(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<T>&, const int32_t&);
+template <class T>
+using BinaryLevel0 = void(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<T>&, uint64_t, const uint8_t,
+                          const BinaryRepeatParams&);
+template <class T>
+using WithScalar = void(const LocalTensor<T>&, const LocalTensor<T>&, const T&, const int32_t&);
+template <class T>
+using Math = void(const LocalTensor<T>&, const LocalTensor<T>&, const uint32_t);
+
+template <Unary<float>* op>
+void unary(const LocalTensor<float>& y, const LocalTensor<float>& x, int32_t n) { op(y, x, n); }
+template <Binary<float>* op>
+void binary(const LocalTensor<float>& y, const LocalTensor<float>& x, int32_t n) { op(y, x, x, n); }
+template <BinaryLevel0<float>* op>
+void binary0(const LocalTensor<float>& y, const LocalTensor<float>& x, int32_t n) {
+    BinaryRepeatParams same;
+    op(y, x, x, uint64_t(n), 1, same);
+}
+template <WithScalar<float>* op>
+void scalar(const LocalTensor<float>& y, const LocalTensor<float>& x, int32_t n) { op(y, x, 0.5f, n); }
+template <Math<float>* op>
+void math(const LocalTensor<float>& y, const LocalTensor<float>& x, int32_t n) { op(y, x, uint32_t(n)); }
+
+extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    GET_TILING_DATA_WITH_STRUCT(IntrinsicsTiling, t, tiling);
+    int32_t n = int32_t(t.count);
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, n);
+    yGm.SetGlobalBuffer((__gm__ float*)y, n);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 4 * 512);
+    LocalTensor<float> xs = buf.Get<float>(128), ys = buf.Get<float>()[128], aux = buf.Get<float>()[256];
+    LocalTensor<uint8_t> bits = buf.Get<uint8_t>()[3 * 512];
+    DataCopyPad(xs, xGm, {1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0}, {false, 0, 0, 0});
+    if (t.which == 0) unary<Exp>(ys, xs, n);
+    if (t.which == 1) binary<Mul>(ys, xs, n);
+    if (t.which == 2) binary0<Sub>(ys, xs, n);  // x - x
+    if (t.which == 3) scalar<Adds>(ys, xs, n);
+    if (t.which == 4) math<Acos<float, false>>(ys, xs, n);
+    if (t.which == 20) {  // 16 blocks of 8 float32: x as a 16 x 8 matrix transposed
+        LocalTensor<float> dst[NCHW_CONV_ADDR_LIST_SIZE], src[NCHW_CONV_ADDR_LIST_SIZE];
+        for (int i = 0; i < 16; ++i) {
+            src[i] = xs[i * 8];
+            dst[i] = ys[i * 8];
+        }
+        TransDataTo5HD<float>(dst, src, TransDataTo5HDParams(false, false, 1, 0, 0));
+    }
+    if (t.which == 21 || t.which == 22 || t.which == 25 || t.which == 34) {  // 16 blocks of 16 int16: a 16 x 16 matrix
+        LocalTensor<int16_t> x16 = xs.ReinterpretCast<int16_t>(), y16 = ys.ReinterpretCast<int16_t>();
+        uint64_t dst[NCHW_CONV_ADDR_LIST_SIZE], src[NCHW_CONV_ADDR_LIST_SIZE];
+        for (int i = 0; i < 16; ++i) {
+            src[i] = reinterpret_cast<uint64_t>(x16[i * 16].GetPhyAddr());
+            dst[i] = reinterpret_cast<uint64_t>(y16[i * 16].GetPhyAddr());
+        }
+        if (t.which == 21) TransDataTo5HD<int16_t>(dst, src, TransDataTo5HDParams(false, false, 1, 0, 0));
+        if (t.which == 22) Transpose(y16, x16);
+        if (t.which == 34) AscendC::Xor(y16, x16, x16[128], 128);  // the halves' bits
+        if (t.which == 25) {  // the Impl form: lists of UB pointers
+            int16_t* to[NCHW_CONV_ADDR_LIST_SIZE];
+            int16_t* from[NCHW_CONV_ADDR_LIST_SIZE];
+            for (int i = 0; i < 16; ++i) {
+                to[i] = y16[i * 16].GetPhyAddr();
+                from[i] = x16[i * 16].GetPhyAddr();
+            }
+            TransDataTo5HDImpl(to, from, TransDataTo5HDParams(false, false, 1, 0, 0));
+        }
+    }
+    if (t.which == 23) {  // int8 in two calls: the blocks' low halves, then their high halves
+        LocalTensor<int8_t> x8 = xs.ReinterpretCast<int8_t>(), y8 = ys.ReinterpretCast<int8_t>();
+        uint64_t dst[NCHW_CONV_ADDR_LIST_SIZE], src[NCHW_CONV_ADDR_LIST_SIZE];
+        for (int i = 0; i < 16; ++i) {
+            src[i] = reinterpret_cast<uint64_t>(x8[i * 32].GetPhyAddr());
+            dst[i] = reinterpret_cast<uint64_t>(y8[i * 32].GetPhyAddr());
+        }
+        TransDataTo5HD<int8_t>(dst, src, TransDataTo5HDParams(false, false, 1, 0, 0));
+        TransDataTo5HD<int8_t>(dst, src, TransDataTo5HDParams(true, true, 1, 0, 0));
+    }
+    if (t.which == 24) {  // opbase's kernel-side helpers
+        ys.SetValue(0, Ops::Base::CeilDiv(uint16_t(65535), uint16_t(2)));  // no wrap at 65535 + 1
+        ys.SetValue(1, Ops::Base::CeilAlign(5u, 4u));
+        ys.SetValue(2, Ops::Base::FloorDiv(7, 2));
+        ys.SetValue(3, Ops::Base::FloorAlign(7, 4));
+        ys.SetValue(4, Ops::Base::GetUbBlockSize());
+        ys.SetValue(5, GetDataBlockSizeInBytes());
+        ys.SetValue(6, buf.AllocTensor<float>().GetPhyAddr() == buf.Get<float>().GetPhyAddr());  // a TBuf's one buffer
+    }
+    if (t.which >= 26 && t.which <= 29) {  // Select between x and -1 where x > 0.5, 2 repeats
+        if (t.which == 26) Compares(bits, xs, 0.5f, CMPMODE::GT, 128);  // CompareScalar's other name
+        if (t.which != 26) CompareScalar(bits, xs, 0.5f, CMPMODE::GT, 128);
+        Duplicate(aux, -1.0f, 128);
+        Duplicate(ys, 7.0f, 128);
+        BinaryRepeatParams same;
+        if (t.which == 26) Select(ys, bits, xs, aux, SELMODE::VSEL_TENSOR_TENSOR_MODE, 64, 2, same);
+        if (t.which == 27) Select(ys, bits, xs, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 40, 2, same);  // 40 of 64
+        if (t.which == 28) Select(ys, bits, xs, aux, SELMODE::VSEL_CMPMASK_SPR, 64, 2, same);  // the first 64 bits twice
+        if (t.which == 29) Select(ys, bits, xs, aux, SELMODE::VSEL_CMPMASK_SPR, 128);
+    }
+    if (t.which >= 30 && t.which <= 32) {  // 64 scores sorted with their indices: values, then indices
+        LocalTensor<float> pairs = buf.Get<float>()[384];
+        LocalTensor<uint32_t> index = ys.ReinterpretCast<uint32_t>();
+        CreateVecIndex(index.ReinterpretCast<int32_t>(), 0, 64);
+        if (t.which == 30) Sort<float, true>(pairs, xs, index, aux, 2);
+        if (t.which == 31) Sort<float, false>(pairs, xs, index, aux, 2);
+        if (t.which == 32) Sort32(pairs, xs, index, 2);
+        Extract(aux, index[64], pairs, 2);
+        DataCopy(ys, aux, 64);
+        Cast(ys[64], ys.ReinterpretCast<int32_t>()[64], RoundMode::CAST_NONE, 64);
+    }
+    if (t.which == 10) Log10(ys, xs, uint32_t(n));
+    if (t.which == 11) Tan(ys, xs, uint32_t(n));
+    if (t.which == 12) Asin(ys, xs, uint32_t(n));
+    if (t.which == 13) Atan(ys, xs, uint32_t(n));
+    if (t.which == 14) Sinh(ys, xs, uint32_t(n));
+    if (t.which == 15) Cosh(ys, xs, uint32_t(n));
+    if (t.which == 16) Erfc(ys, xs, uint32_t(n));
+    if (t.which == 17) Power(ys, 2.0f, xs, uint32_t(n));  // 2 ** x
+    if (t.which == 18) {  // the sum of x in every element, through GetAccVal<float>
+        ReduceSum(ys, xs, ys, n);
+        Duplicate(ys, GetAccVal<float>(), n);
+    }
+    DataCopyPad(yGm, ys, {1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0});
+}

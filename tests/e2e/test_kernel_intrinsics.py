@@ -1,0 +1,148 @@
+"""The arithmetic of opsdk's AscendC stand-in instructions against torch: each run by
+the intrinsics project's kernel (one library for the module), float32 over one repeat.
+The instructions passed as function pointers (ops-nn's foreach kernels' way) compute what
+their calls compute; the advanced math computes in float32 (the op's tolerance, not
+bit-exactness, as on the NPU)."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+import torch
+from kernel_twin import PROJECTS, TilingRun
+
+from opsdk.cann import kernel
+
+INTRINSICS = PROJECTS / "intrinsics" / "op_kernel"
+N = 45  # a partial repeat: the count forms and the mask both cut short
+
+
+@pytest.fixture(scope="module")
+def intrinsics():
+    compiled = kernel.Kernel(kernel.build(kernel.entry_of(INTRINSICS / "intrinsics.cpp")))
+    yield compiled
+    compiled.close()
+
+
+def run(intrinsics, which: int, x: torch.Tensor) -> torch.Tensor:
+    tiling = TilingRun(struct.pack("<2I", len(x), which), 1, 0, (0,))
+    launch = intrinsics.launch({"x": x.numpy().tobytes()}, {"y": len(x) * 4}, tiling)
+    assert launch.findings == ()
+    return torch.frombuffer(bytearray(launch.outputs["y"]), dtype=torch.float32)
+
+
+@pytest.mark.parametrize(
+    "which, expected",
+    [
+        (0, torch.exp),
+        (1, lambda x: x * x),
+        (2, lambda x: x - x),
+        (3, lambda x: x + 0.5),
+        (4, torch.acos),
+        (10, torch.log10),
+        (11, torch.tan),
+        (12, torch.asin),
+        (13, torch.atan),
+        (14, torch.sinh),
+        (15, torch.cosh),
+        (16, torch.special.erfc),
+        (17, lambda x: torch.pow(2.0, x)),
+        (18, lambda x: x.sum().expand(len(x))),
+    ],
+    ids=[
+        "exp*",
+        "mul*",
+        "sub-level0*",
+        "adds*",
+        "acos*",
+        "log10",
+        "tan",
+        "asin",
+        "atan",
+        "sinh",
+        "cosh",
+        "erfc",
+        "power-scalar-base",
+        "getaccval",
+    ],  # fmt: skip
+)
+def test_an_instruction_computes_what_torch_does(intrinsics, which, expected):
+    """``*``: passed as a template argument of a function pointer type."""
+    x = torch.rand(N) * 0.98 + 0.01  # inside every function's domain
+    assert torch.allclose(run(intrinsics, which, x), expected(x), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "which, dtype, expected",
+    [
+        (20, torch.float32, lambda x: x.view(16, 8).t()),
+        (21, torch.int16, lambda x: x.view(16, 16).t()),
+        (22, torch.int16, lambda x: x.view(16, 16).t()),
+        (25, torch.int16, lambda x: x.view(16, 16).t()),
+        (23, torch.int8, lambda x: x.view(16, 2, 16).permute(2, 1, 0)),
+    ],
+    ids=[
+        "5hd-float32",
+        "5hd-int16-addresses",
+        "transpose-16x16",
+        "5hd-impl-pointers",
+        "5hd-int8-halves",
+    ],
+)
+def test_a_transposition_moves_each_element_where_the_doc_says(intrinsics, which, dtype, expected):
+    """TransDataTo5HD's 16 source blocks to 16 destination blocks, for 32-, 16- and 8-bit
+    elements (both halves of the 8-bit blocks), and Transpose's 16 x 16: 512 B each."""
+    x = torch.randint(0, 2**30, (128,), dtype=torch.int32).view(torch.float32)  # no NaN
+    y = run(intrinsics, which, x).view(dtype)
+    assert torch.equal(y, expected(x.view(dtype)).reshape(-1))
+
+
+def test_opbase_kernel_helpers_round_as_named_and_a_tbuf_allocates_its_buffer(intrinsics):
+    y = run(intrinsics, 24, torch.zeros(8))
+    assert y[:7].tolist() == [32768, 8, 3, 4, 32, 32, 1]
+
+
+def _picked(x: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
+    return torch.where(bits, x, torch.tensor(-1.0))
+
+
+@pytest.mark.parametrize(
+    "which, expected",
+    [
+        (26, lambda x: _picked(x, x > 0.5)),
+        (27, lambda x: torch.where(torch.arange(128) % 64 < 40, _picked(x, x > 0.5), 7.0)),
+        (28, lambda x: _picked(x, (x[:64] > 0.5).repeat(2))),
+        (29, lambda x: _picked(x, (x[:64] > 0.5).repeat(2))),
+    ],
+    ids=["level0-tensors", "level0-scalar-masked", "level0-cmpmask", "count-cmpmask"],
+)
+def test_select_takes_each_repeat_s_bits_as_its_mode_says(intrinsics, which, expected):
+    """Modes 1 and 2 take the next 64 bits each repeat; mode 0 the first 64 again; what the
+    mask leaves out keeps dst's value (7)."""
+    x = torch.rand(128)
+    assert torch.equal(run(intrinsics, which, x), expected(x))
+
+
+def _sorted(scores: torch.Tensor, group: int) -> torch.Tensor:
+    """Each ``group`` scores sorted descending, ties in input order: values, then indices."""
+    values, indices = scores.view(-1, group).sort(descending=True, stable=True)
+    indices += torch.arange(0, len(scores), group).unsqueeze(1)
+    return torch.cat([values.reshape(-1), indices.reshape(-1).float()])
+
+
+@pytest.mark.parametrize(
+    "which, group", [(30, 64), (31, 32), (32, 32)], ids=["sort-full", "sort-each-32", "sort32"]
+)
+def test_sort_orders_scores_descending_and_ties_by_input_order(intrinsics, which, group):
+    """Sort (all 64, or each 32) and Sort32 into (score, index) pairs, read back by Extract."""
+    x = torch.randint(0, 8, (64,)).float()  # many ties
+    y = run(intrinsics, which, torch.cat([x, torch.zeros(64)]))
+    assert torch.equal(y, _sorted(x, group))
+
+
+def test_xor_flips_the_bits_of_16_bit_elements(intrinsics):
+    x = torch.randint(0, 2**30, (128,), dtype=torch.int32).view(torch.float32)
+    y = run(intrinsics, 34, x).view(torch.int16)[:128]
+    halves = x.view(torch.int16)
+    assert torch.equal(y, halves[:128] ^ halves[128:])
