@@ -3,6 +3,7 @@ an input it writes that its schema does not mark ``(a!)`` is the ``registry`` ch
 finding, naming the schema's and the kernel's file:line; its twin declaring the write
 passes; a kernel that cannot run on CPU is not checked, said in a note."""
 
+import re
 import textwrap
 
 import pytest
@@ -30,6 +31,15 @@ def npu_only(x):
 lib.impl("scribble", scribble, "PrivateUse1")
 lib.impl("scribble_ok", scribble, "CPU")
 lib.impl("npu_only", npu_only, "CompositeExplicitAutograd")
+
+
+@torch.library.custom_op("audit_pyw::bump", mutates_args=())
+def bump(x: torch.Tensor) -> torch.Tensor:
+    x.mul_(2)
+    return x + 1
+
+
+bump.register_fake(lambda x: torch.empty_like(x))
 for name in ("scribble", "scribble_ok", "npu_only"):
     torch.library.register_fake(f"audit_pyw::{name}", lambda x, y=None: x * 1, lib=lib)
 """
@@ -66,6 +76,18 @@ def test_an_undeclared_write_is_a_finding_naming_schema_and_kernel(planted):
     assert f"audit_pyw_ops.py:{kernel}" in message, message
     assert "writes x: its PrivateUse1 kernel" in message, message
     assert "mark it Tensor(a!) x" in message and "Tensor(a!) y" not in message, message
+
+
+def test_a_custom_ops_undeclared_write_names_the_function_given(planted):
+    """``custom_op`` registers a closure of torch's; the finding names the library's
+    function (decorated: its first line) and the decorator as the schema's place."""
+    with pytest.raises(CellFailure) as failure:
+        _check(planted, "bump")
+    message = str(failure.value)
+    decorated = _line(_PLANTED, 'custom_op("audit_pyw::bump"')
+    assert re.search(rf"kernel \(/\S*/audit_pyw_ops\.py:{decorated}\)", message), message
+    assert f"the schema (audit_pyw_ops.py:{decorated})" in message, message
+    assert "writes x: its CompositeExplicitAutograd kernel" in message, message
 
 
 def test_a_declared_write_passes(planted):

@@ -283,10 +283,13 @@ def _meta_at(registry, schema, op, at):
 
 def _python_at(root: Path, op, at):
     """Where a Python-defined op's schema text is (its name followed by ``(`` in a
-    registration module), None if not found."""
+    registration module; a ``custom_op("ns::name"`` decorator, whose function's
+    signature is the schema), None if not found."""
     name = op._schema.name.split("::")[-1]
     overload = "" if op._overloadname == "default" else f".{op._overloadname}"
-    pattern = re.compile(rf"[\"']{re.escape(name + overload)}\(")
+    pattern = re.compile(
+        rf"[\"']{re.escape(name + overload)}\(|custom_op\(\s*[\"'][\w.]+::{re.escape(name)}[\"']"
+    )
     for path in sorted(root.rglob("*.py")):
         text = path.read_text(errors="replace")
         found = pattern.search(text)

@@ -10,6 +10,7 @@ here (it needs the npu, its case does not suit it) is not checked, and said so.
 from __future__ import annotations
 
 import contextlib
+import inspect
 
 import torch
 
@@ -106,7 +107,7 @@ def undeclared(audit_op) -> tuple[list[str], list[str]]:
     call = cases(spec.of(audit_op.op), "static", "eager")[0].calls[0]
     findings, notes = [], []
     for ran in run(audit_op.op, audit_op.kernels, call):
-        kernel = f"its {ran.key} kernel{placed(defined_at(ran.fn))}"
+        kernel = f"its {ran.key} kernel{placed(defined_at(_own(ran.fn)))}"
         if ran.refused:
             notes.append(f"{kernel} is not checked for writes: it raised on CPU: {ran.refused}")
         for name in ran.written:
@@ -120,3 +121,13 @@ def undeclared(audit_op) -> tuple[list[str], list[str]]:
                 "otherwise drops the write)"
             )
     return findings, notes
+
+
+def _own(fn):
+    """The library's function behind ``fn``: ``torch.library.custom_op`` registers a
+    closure of its own (``backend_impl``) calling the function given for the device."""
+    if not inspect.isfunction(fn):
+        return fn
+    free = inspect.getclosurevars(fn).nonlocals
+    given = getattr(free.get("self"), "_backend_fns", None)
+    return given.get(free.get("device_type"), fn) if isinstance(given, dict) else fn
