@@ -57,7 +57,7 @@ class AuditOp:
     unchecked: str = ""
     untraceable: str = ""
     spec: object = None  # an OpSpec, for an op with no overload
-    kernels: dict = field(default_factory=dict)  # key -> (function, with_keyset)
+    kernels: dict = field(default_factory=dict)  # key -> (function, with_keyset, Source)
 
 
 @dataclass

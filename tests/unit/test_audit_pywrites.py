@@ -3,7 +3,6 @@ an input it writes that its schema does not mark ``(a!)`` is the ``registry`` ch
 finding, naming the schema's and the kernel's file:line; its twin declaring the write
 passes; a kernel that cannot run on CPU is not checked, said in a note."""
 
-import re
 import textwrap
 
 import pytest
@@ -85,7 +84,7 @@ def test_a_custom_ops_undeclared_write_names_the_function_given(planted):
         _check(planted, "bump")
     message = str(failure.value)
     decorated = _line(_PLANTED, 'custom_op("audit_pyw::bump"')
-    assert re.search(rf"kernel \(/\S*/audit_pyw_ops\.py:{decorated}\)", message), message
+    assert f"kernel (audit_pyw_ops.py:{decorated})" in message, message
     assert f"the schema (audit_pyw_ops.py:{decorated})" in message, message
     assert "writes x: its CompositeExplicitAutograd kernel" in message, message
 

@@ -102,7 +102,7 @@ def load(root: Path, defines: dict[str, str]):
             converter = defined_at(getattr(op, "_ge_converter", None))  # a Python library's
             audit_op = AuditOp(op, _name(op), _meta_at(registry, schema, op, at), converter)
             audit_op.schema_at = text_at or _python_at(root, op, at)
-            audit_op.kernels = pywrites.of(kernels, op)
+            audit_op.kernels = pywrites.of(kernels, op, at)
             audit_op.unchecked = unchecked.get(qualname, "") or _unbuilt(registry, op, at)
             audit_op.findings = _findings(registry, op, audit_op, at, failed)
             audit_cases.attach(audit_op)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Run", "of", "recorded", "run", "undeclared"]
+__all__ = ["of", "recorded", "undeclared"]
 
 # the keys whose kernel computes the op (not its Meta, fake or autograd formula)
 _RUN_KEYS = ("CPU", "PrivateUse1", "CompositeExplicitAutograd", "CompositeImplicitAutograd")
@@ -42,22 +43,32 @@ def recorded(kernels: dict):
         torch.library.Library.impl = impl
 
 
-class Run:
-    """One Python kernel of an op run once: its key and function, the schema arguments
-    it wrote (by name), or why it could not run (``refused``)."""
+@dataclass(frozen=True)
+class _Run:
+    """One Python kernel of an op run once: its key and where it is defined, the schema
+    arguments it wrote (by name), or why it could not run (``refused``)."""
 
-    def __init__(self, key: str, fn, written: list[str], refused: str = ""):
-        self.key, self.fn, self.written, self.refused = key, fn, written, refused
+    key: str
+    where: object  # a Source, None when unknown
+    written: list[str]
+    refused: str = ""
 
 
-def of(kernels: dict, op) -> dict:
-    """The Python kernels :func:`recorded` kept for ``op`` (an ``OpOverload``)."""
+def of(kernels: dict, op, at) -> dict:
+    """The Python kernels :func:`recorded` kept for ``op`` (an ``OpOverload``): key ->
+    ``(function, with_keyset, where it is defined)``, named by ``at(path, line)``."""
     from opsdk._runtime import spec
+    from opsdk.audit.model import defined_at
 
-    return kernels.get(spec.of(op).qualname.removesuffix(".default"), {})
+    found = {}
+    own = kernels.get(spec.of(op).qualname.removesuffix(".default"), {})
+    for key, (fn, with_keyset) in own.items():
+        where = defined_at(_own(fn))
+        found[key] = (fn, with_keyset, where and at(where.path, where.line))
+    return found
 
 
-def run(op, kernels: dict, call) -> list[Run]:
+def _run(op, kernels: dict, call) -> list[_Run]:
     """Each of ``op``'s Python ``kernels`` (:func:`of`), run on fresh CPU copies of
     ``call`` (a :class:`~opsdk.harness.variants.cases.Call`)."""
     from opsdk.harness.failures import first_line
@@ -65,7 +76,7 @@ def run(op, kernels: dict, call) -> list[Run]:
 
     names = [a.name for a in op._schema.arguments]
     found = []
-    for key, (fn, with_keyset) in kernels.items():
+    for key, (fn, with_keyset, where) in kernels.items():
         fresh = on_device(call, "cpu")
         bound = dict(zip(names, fresh.args, strict=False)) | fresh.kwargs
         before = {name: _state(value) for name, value in bound.items()}
@@ -74,10 +85,10 @@ def run(op, kernels: dict, call) -> list[Run]:
             with torch.no_grad():
                 fn(*keyset, *fresh.args, **fresh.kwargs)
         except Exception as err:  # noqa: BLE001 - a kernel that cannot run here is not checked
-            found.append(Run(key, fn, [], first_line(err)))
+            found.append(_Run(key, where, [], first_line(err)))
             continue
         written = [n for n, value in bound.items() if _state(value) != before[n]]
-        found.append(Run(key, fn, written))
+        found.append(_Run(key, where, written))
     return found
 
 
@@ -95,7 +106,6 @@ def undeclared(audit_op) -> tuple[list[str], list[str]]:
     """The ``registry`` check's findings on ``audit_op``'s Python kernels (an input one
     wrote that the schema does not mark ``(a!)``), and its notes (a kernel not run)."""
     from opsdk._runtime import spec
-    from opsdk.audit.model import defined_at
     from opsdk.audit.repository.writes import marked, placed
     from opsdk.harness.variants.cases import cases
 
@@ -106,8 +116,8 @@ def undeclared(audit_op) -> tuple[list[str], list[str]]:
     arguments = {a.name: a for a in audit_op.op._schema.arguments}
     call = cases(spec.of(audit_op.op), "static", "eager")[0].calls[0]
     findings, notes = [], []
-    for ran in run(audit_op.op, audit_op.kernels, call):
-        kernel = f"its {ran.key} kernel{placed(defined_at(_own(ran.fn)))}"
+    for ran in _run(audit_op.op, audit_op.kernels, call):
+        kernel = f"its {ran.key} kernel{placed(ran.where)}"
         if ran.refused:
             notes.append(f"{kernel} is not checked for writes: it raised on CPU: {ran.refused}")
         for name in ran.written:
