@@ -39,7 +39,8 @@ class AuditOp:
     (``findings``, the ``registry`` check's) and, when its Meta did not build, why its
     other checks cannot run (``unchecked``), and when it has no Meta or fake function at
     all (the ``registry`` check's finding) why the checks that trace it do not say so
-    again (``untraceable``); a name registered without a schema, or
+    again (``untraceable``), and its Python kernels by dispatch key (``kernels``: the
+    ``registry`` check runs them to see what they write); a name registered without a schema, or
     whose schema is malformed, is an op with no overload (``op`` None) and its ``spec``."""
 
     op: torch._ops.OpOverload | None
@@ -56,6 +57,7 @@ class AuditOp:
     unchecked: str = ""
     untraceable: str = ""
     spec: object = None  # an OpSpec, for an op with no overload
+    kernels: dict = field(default_factory=dict)  # key -> (function, with_keyset, Source)
 
 
 @dataclass

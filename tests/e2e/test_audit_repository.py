@@ -30,6 +30,12 @@ def _at(stem: str, needle: str) -> str:
     return f"csrc/{stem}.cpp:{next(i for i, t in enumerate(lines, 1) if needle in t)}"
 
 
+def _py_at(needle: str) -> str:
+    """``planted_py_ops.py:LINE`` of the planted Python line holding ``needle``."""
+    lines = (PLANTED / "python" / "planted_py_ops.py").read_text().splitlines()
+    return f"planted_py_ops.py:{next(i for i, t in enumerate(lines, 1) if needle in t)}"
+
+
 @pytest.fixture(scope="module")
 def planted(opsdk_cli_module):
     return opsdk_cli_module("audit", PLANTED, *CHEAP, json_report=True)
@@ -47,6 +53,7 @@ def test_each_planted_defect_is_one_finding_naming_both_places(planted):
         ("scale_", "registry"),
         ("scale_", "schema"),
         ("broken", "registry"),
+        ("py_write", "registry"),
     }, found
     both = {
         ("stray_pre", "registry"): [_at("binding_meta", '"stray_pre"'), _at("binding", '"stray(')],
@@ -63,6 +70,7 @@ def test_each_planted_defect_is_one_finding_naming_both_places(planted):
         ],
         ("scale_", "registry"): [_at("binding", '"scale_('), _at("binding", 'impl("scale_"')],
         ("broken", "registry"): [_at("binding", '"broken('), "expected ident"],
+        ("py_write", "registry"): [_py_at('"py_write('), _py_at("def accumulate(")],
     }
     for cell, places in both.items():
         assert all(p in found[cell] for p in places), (cell, found[cell])
@@ -80,7 +88,7 @@ def test_the_twins_pass_and_a_file_that_does_not_build_leaves_its_ops_unchecked(
     statuses = {}
     for r in planted.report["results"]:
         statuses.setdefault(r["op"].split("::")[-1], set()).add(r["status"])
-    for twin in ("tidy", "fresh_out", "store_ok", "shift_"):
+    for twin in ("tidy", "fresh_out", "store_ok", "shift_", "py_write_ok"):
         assert statuses[twin] == {"pass"}, (twin, planted.stdout)
     for unchecked in ("late", "crashy"):  # their registry cells read text only
         assert statuses[unchecked] == {"pass", "skip"}, planted.stdout

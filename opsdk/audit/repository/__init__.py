@@ -8,7 +8,8 @@ registrations are imported with the repository on the path. What the sources say
 checked here, each finding naming file:line on both sides (the ``registry`` check
 reports them): a registration for an op no schema defines, an op with no Meta or fake,
 an argument the kernel's aclnn call writes that the schema does not mark ``(a!)``
-(:mod:`~opsdk.audit.repository.writes`), an in-place op returning a new tensor.
+(:mod:`~opsdk.audit.repository.writes`; a Python kernel's, seen by running it:
+:mod:`~opsdk.audit.repository.pywrites`), an in-place op returning a new tensor.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import re
 import sys
 import warnings
 from pathlib import Path
+
+from opsdk.audit.repository.writes import marked, placed
 
 __all__ = ["applies", "holds_library", "load", "parse_defines"]
 
@@ -70,7 +73,7 @@ def load(root: Path, defines: dict[str, str]):
     from opsdk.audit import cases as audit_cases
     from opsdk.audit import standin
     from opsdk.audit.model import AuditOp, Library, Source, defined_at
-    from opsdk.audit.repository import scan
+    from opsdk.audit.repository import pywrites, scan
     from opsdk.offline.torchair import import_torchair_stack
 
     ensure_npu()
@@ -82,7 +85,8 @@ def load(root: Path, defines: dict[str, str]):
     defined, malformed = _define(registry, at, keep)
     unchecked = _build_meta(registry, root, defines, said)
     before = set(torch._C._dispatch_get_all_op_names())
-    failed = _import_python(root)
+    with pywrites.recorded({}) as kernels:
+        failed = _import_python(root)
     said += list(failed)
     for name in sorted(set(torch._C._dispatch_get_all_op_names()) - before):
         if name.split("::")[0] not in {"aten", "prim", "prims"} and name not in defined:
@@ -98,6 +102,7 @@ def load(root: Path, defines: dict[str, str]):
             converter = defined_at(getattr(op, "_ge_converter", None))  # a Python library's
             audit_op = AuditOp(op, _name(op), _meta_at(registry, schema, op, at), converter)
             audit_op.schema_at = text_at or _python_at(root, op, at)
+            audit_op.kernels = pywrites.of(kernels, op, at)
             audit_op.unchecked = unchecked.get(qualname, "") or _unbuilt(registry, op, at)
             audit_op.findings = _findings(registry, op, audit_op, at, failed)
             audit_cases.attach(audit_op)
@@ -136,7 +141,7 @@ def _define(registry, at, keep) -> tuple[dict, list]:
                 placeholder(
                     qualname,
                     where,
-                    f"its schema{_in(where)} is malformed: {why[:300]}: fix the schema text",
+                    f"its schema{placed(where)} is malformed: {why[:300]}: fix the schema text",
                 )
             )
             continue
@@ -278,10 +283,13 @@ def _meta_at(registry, schema, op, at):
 
 def _python_at(root: Path, op, at):
     """Where a Python-defined op's schema text is (its name followed by ``(`` in a
-    registration module), None if not found."""
+    registration module; a ``custom_op("ns::name"`` decorator, whose function's
+    signature is the schema), None if not found."""
     name = op._schema.name.split("::")[-1]
     overload = "" if op._overloadname == "default" else f".{op._overloadname}"
-    pattern = re.compile(rf"[\"']{re.escape(name + overload)}\(")
+    pattern = re.compile(
+        rf"[\"']{re.escape(name + overload)}\(|custom_op\(\s*[\"'][\w.]+::{re.escape(name)}[\"']"
+    )
     for path in sorted(root.rglob("*.py")):
         text = path.read_text(errors="replace")
         found = pattern.search(text)
@@ -322,10 +330,10 @@ def _unbuilt(registry, op, at) -> str:
     unbuilt = "is C++ opsdk does not build"
     for r in _registrations(registry, op):
         if r.key in _TRACEABLE_KEYS - {"Meta"}:
-            return f"not checked: its {r.key} kernel{_in(at(r.path, r.line))} {unbuilt}"
+            return f"not checked: its {r.key} kernel{placed(at(r.path, r.line))} {unbuilt}"
     for s in registry.schemas:
         if s.kernel and f"{s.namespace}::{s.name}" == _name(op):
-            where = _in(at(s.path, s.line))
+            where = placed(at(s.path, s.line))
             return f"not checked: its kernel, registered with its schema{where}, {unbuilt}"
     return ""
 
@@ -349,9 +357,8 @@ def _no_meta(registry, op, audit_op, at) -> str:
     under a name like it (the likely mistake)."""
     name = op._schema.name.split("::")[-1]
     kernels = [r for r in _registrations(registry, op) if r.key not in _TRACEABLE_KEYS]
-    kernel = (
-        f"; its kernel is registered{_in(at(kernels[0].path, kernels[0].line))}" if kernels else ""
-    )
+    first = at(kernels[0].path, kernels[0].line) if kernels else None
+    kernel = f"; its kernel is registered{placed(first)}" if kernels else ""
     names = {f"{s.namespace}::{s.name}" for s in registry.schemas}
     orphans = [
         r
@@ -363,12 +370,12 @@ def _no_meta(registry, op, audit_op, at) -> str:
     if near:
         r = next(r for r in orphans if r.name == near[0])
         hint = (
-            f"; a Meta is registered for {r.name!r}{_in(at(r.path, r.line))}, which no "
+            f"; a Meta is registered for {r.name!r}{placed(at(r.path, r.line))}, which no "
             f"schema defines: name it {name!r}"
         )
     return (
         f"{audit_op.qualname} has no Meta or fake function: torch.compile and npugraph_ex "
-        f"cannot trace it (schema{_in(audit_op.schema_at)}{kernel}){hint}"
+        f"cannot trace it (schema{placed(audit_op.schema_at)}{kernel}){hint}"
     )
 
 
@@ -386,12 +393,12 @@ def _undeclared_writes(registry, op, audit_op, at) -> list[str]:
             arg = arguments[w.index]
             if arg.alias_info is not None and arg.alias_info.is_write:
                 continue
-            call, rule = _in(at(w.path, w.line)), _in(at(w.rule_path, w.rule_line))
+            call, rule = placed(at(w.path, w.line)), placed(at(w.rule_path, w.rule_line))
             found.append(
                 f"{audit_op.qualname}'s kernel writes {arg.name} ({w.aclnn}{call} writes its "
                 f"argument {w.param}, by {w.rule}{rule}), but "
-                f"the schema{_in(audit_op.schema_at)} declares `{arg.type} {arg.name}` unwritten: "
-                f"mark it {_marked(arg)} (torch.compile otherwise drops the write)"
+                f"the schema{placed(audit_op.schema_at)} declares `{arg.type} {arg.name}` "
+                f"unwritten: mark it {marked(arg)} (torch.compile otherwise drops the write)"
             )
     return list(dict.fromkeys(found))
 
@@ -410,11 +417,11 @@ def _inplace_returns(registry, op, audit_op, at) -> list[str]:
     if not fresh:
         return []
     kernels = [r for r in _registrations(registry, op) if r.key != "Meta"]
-    kernel = f"; its kernel{_in(at(kernels[0].path, kernels[0].line))}" if kernels else ""
+    kernel = f"; its kernel{placed(at(kernels[0].path, kernels[0].line))}" if kernels else ""
     return [
         f"{audit_op.qualname} is in-place (writes {written[0].name}) but its schema"
-        f"{_in(audit_op.schema_at)} returns a new tensor (return {fresh[0]}){kernel}: return "
-        f"{written[0].name} itself, annotated the same ({_marked(written[0])}), or nothing"
+        f"{placed(audit_op.schema_at)} returns a new tensor (return {fresh[0]}){kernel}: return "
+        f"{written[0].name} itself, annotated the same ({marked(written[0])}), or nothing"
     ]
 
 
@@ -435,22 +442,14 @@ def _orphans(registry, defined: dict, at) -> list:
         hint = ""
         if near:
             s = schemas.get(f"{r.namespace}::{near[0]}")
-            hint = f"; the nearest op defined is {near[0]}{_in(at(s.path, s.line)) if s else ''}"
+            hint = f"; the nearest op defined is {near[0]}{placed(at(s.path, s.line)) if s else ''}"
         found[qualname] = placeholder(
             qualname,
             at(r.path, r.line),
-            f"a {r.key} registration{_in(at(r.path, r.line))} names {r.name}, an op no schema "
+            f"a {r.key} registration{placed(at(r.path, r.line))} names {r.name}, an op no schema "
             f"defines{hint}: register it under the op's name, or define the op",
         )
     return list(found.values())
-
-
-def _marked(arg) -> str:
-    return f"{arg.type}(a!) {arg.name}".replace("Tensor?(a!)", "Tensor(a!)?")
-
-
-def _in(source) -> str:
-    return f" ({source})" if source else ""
 
 
 def _relative(path: Path, root: Path) -> str:

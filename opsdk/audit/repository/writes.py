@@ -16,7 +16,7 @@ from pathlib import Path
 
 from opsdk.audit.repository.scan import Registry, call_args
 
-__all__ = ["Write", "written"]
+__all__ = ["Write", "marked", "placed", "written"]
 
 _LAUNCHES = ("EXEC_NPU_CMD", "EXEC_NPU_CMD_V1", "EXEC_NPU_CMD_SYNC")
 _OPDEF_PART = re.compile(r"\bthis\s*->\s*(Input|Output|Attr)\s*\(\s*\"(\w+)\"")
@@ -103,3 +103,13 @@ def _name(param: str) -> str:
     """A C++ parameter's name (``const at::Tensor &x = {}`` -> ``x``)."""
     names = re.findall(r"[A-Za-z_]\w*", param.partition("=")[0])
     return names[-1] if names else ""
+
+
+def marked(arg) -> str:
+    """How the schema declares ``arg`` (a ``torch.Argument``) written: ``Tensor(a!) x``."""
+    return f"{arg.type}(a!) {arg.name}".replace("Tensor?(a!)", "Tensor(a!)?")
+
+
+def placed(source) -> str:
+    """`` (path:line)`` of a :class:`~opsdk.audit.model.Source`, "" without one."""
+    return f" ({source})" if source else ""
