@@ -97,3 +97,15 @@ def test_a_kernel_that_raises_is_not_checked(planted):
     [note] = _check(planted, "npu_only")
     assert "not checked" in note and "npu_only needs the npu" in note, note
     assert f"audit_pyw_ops.py:{_line(_PLANTED, 'def npu_only(')}" in note, note
+
+
+def test_the_cache_key_covers_the_python_the_audit_imported(planted):
+    """An edited Python fake or kernel must be a new library to the audit's cache: the
+    module the load imported is among the files its sources digest reads."""
+    import sys
+    from pathlib import Path
+
+    from opsdk.audit import repository
+
+    module = Path(sys.modules["audit_pyw_ops"].__file__)
+    assert repository._imported_from(module.parent) == [module]

@@ -112,6 +112,8 @@ def load(root: Path, defines: dict[str, str]):
     digest = hashlib.sha256(repr(sorted(defines.items())).encode())
     for path, text in sorted(registry.texts.items()):
         digest.update(str(path).encode() + text.encode())
+    for path in _imported_from(root):  # its Python fakes and kernels are sources too
+        digest.update(str(path).encode() + path.read_bytes())
     return Library(
         root.name,
         ops,
@@ -215,6 +217,13 @@ def _import_python(root: Path) -> dict[str, str]:
             line = f"{_relative(path, root)}: not imported: {first_line(err)}"
             said[line] = path.read_text(errors="replace")
     return said
+
+
+def _imported_from(root: Path) -> list[Path]:
+    """The files of the modules imported from under ``root`` (what the audit ran of the
+    repository's Python), so an edited fake or kernel is a new library to the cache."""
+    files = {getattr(m, "__file__", None) for m in list(sys.modules.values())}
+    return sorted(p for p in map(Path, filter(None, files)) if p.is_relative_to(root))
 
 
 def _python_files(root: Path):
