@@ -5,7 +5,8 @@ Shared by ``opsdk check`` (the ``infer`` layer of an op with C++ inference) and
 ``opsdk audit --ir`` (its ``infer`` check). :mod:`.cases` makes the cases (no fake
 needed), :mod:`.judge` classifies each and shrinks a finding, :mod:`.torch_side` asks
 the fake and writes a case as a ``Support(...)`` line. :func:`explore` runs a budget of
-cases (``--explore N``, :data:`BUDGET` by default, deterministic for a seed);
+cases (``--explore N``, :data:`BUDGET` by default, deterministic for a seed), a few of
+them asked again in GE's dynamic form (-1 at the dims the fake keeps symbolic);
 :func:`hold` runs it for a compiled library and reports each finding as one line with
 both file:lines, the chip and the smallest case, cached on the sources.
 """
