@@ -3,7 +3,8 @@ four planted ops whose fakes disagree with their ops-nn style InferShape / Infer
 only at a rank, a mixed dtype row, an odd size at a split dim and an absent optional
 input. Each is found, shrunk, and printed with both file:lines, the chip and a Support
 line that pastes into specs.py; the correct twin of each (the same C++, a right fake)
-gives no finding; a second run comes from the cache. One library compiled per module."""
+gives no finding; a second run comes from the cache. A fifth C++ is wrong only at the -1
+GE passes for a symbolic dim: found in the dynamic form. One library compiled per module."""
 
 import inspect
 import time

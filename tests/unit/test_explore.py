@@ -3,7 +3,8 @@ cases a definition yields, the verdict on two answers, shrinking, and four plant
 disagreements between a fake and a C++ stand-in (Python callables answering as the
 compiled functions do) that each live in one corner only: a rank, a mixed dtype row, an
 odd size at a split dim, an absent optional input. Each is found and shrunk; its correct
-twin gives no finding."""
+twin gives no finding; a C++ wrong only at the -1 GE passes for a symbolic dim is found
+in the dynamic form."""
 
 import itertools
 
