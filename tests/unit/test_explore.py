@@ -127,7 +127,7 @@ def test_the_verdicts():
     lost = classify(_answer([(4, 4)], [F16]), [((-1, 4), "DT_FLOAT16")], compile=True)
     assert (lost.kind, lost.what) == (DIFFER, "unknown-dim")
     kept = classify(_answer([(-1, -1)], [F16]), [((-1, 4), "DT_FLOAT16")], compile=True)
-    assert (kept.kind, kept.what) == (DIFFER, "unknown-dim") and "a -1 kept" in kept.detail
+    assert kept.kind == AGREE  # a conservative C++, or a size the fake fixed by a guard
     alike = classify(_answer([(-1, 4)], [F16]), [((-1, 4), "DT_FLOAT16")], compile=True)
     assert alike.kind == AGREE
 

@@ -53,14 +53,11 @@ def disagreements(
     *,
     compile: bool,
     other: str = "fake",
-    kept: bool = False,
 ) -> list[Disagreement]:
     """How ``inferred`` disagrees with the traced outputs ``shapes`` (-1: a symbolic dim;
     None: not known) and ``dtypes`` (GE enumerators; None: not known), which ``other``
     gave. ``compile``: GE's compile-time inference (-1 allowed where the trace is
-    symbolic), else run time (every size known). ``kept``: at compile time too, a -1
-    only where the trace is symbolic (the exploration made exactly the dims the fake
-    keeps symbolic -1, so a -1 elsewhere loses a size the graph knows)."""
+    symbolic), else run time (every size known)."""
     n = len(shapes)
     # A function asking for an output the node lacks fails for that reason: count first.
     if inferred.outputs_asked > n or (inferred.shape_status == 0 and inferred.outputs_asked < n):
@@ -73,7 +70,7 @@ def disagreements(
         return [Disagreement("failed", None, cpp, "accepts the case", _REFUSED, other)]
     found = []
     for i, (cpp, fake) in enumerate(zip(inferred.shapes, shapes, strict=False)):
-        problem = None if fake is None else _shape_problem(tuple(cpp), tuple(fake), compile, kept)
+        problem = None if fake is None else _shape_problem(tuple(cpp), tuple(fake), compile)
         if problem:
             found.append(Disagreement(problem[0], i, _dims(cpp), _dims(fake), problem[1], other))
     for i, (cpp, fake) in enumerate(zip(inferred.dtypes, dtypes, strict=False)):
@@ -83,7 +80,7 @@ def disagreements(
     return found
 
 
-def _shape_problem(cpp: tuple, fake: tuple, compile: bool, kept: bool) -> tuple[str, str] | None:
+def _shape_problem(cpp: tuple, fake: tuple, compile: bool) -> tuple[str, str] | None:
     if cpp == UNKNOWN_RANK:
         return (
             None if compile else ("shape", "the C++ leaves the rank unknown with every size known")
@@ -97,8 +94,6 @@ def _shape_problem(cpp: tuple, fake: tuple, compile: bool, kept: bool) -> tuple[
             return "unknown-dim", f"{_CPP_WRONG}: a dim the graph keeps symbolic must stay -1"
         if c == UNKNOWN_DIM and f != UNKNOWN_DIM and not compile:
             return "shape", f"{_CPP_WRONG}: a dim left unknown with every size known"
-        if c == UNKNOWN_DIM and f != UNKNOWN_DIM and kept:
-            return "unknown-dim", f"{_CPP_WRONG}: a -1 kept where the graph knows the size"
         if UNKNOWN_DIM not in (c, f) and c != f:
             return "shape", _FAKE_WRONG
     return None
