@@ -3,9 +3,11 @@ four planted ops whose fakes disagree with their ops-nn style InferShape / Infer
 only at a rank, a mixed dtype row, an odd size at a split dim and an absent optional
 input. Each is found, shrunk, and printed with both file:lines, the chip and a Support
 line that pastes into specs.py; the correct twin of each (the same C++, a right fake)
-gives no finding; a second run comes from the cache. One library compiled per module."""
+gives no finding; a second run comes from the cache. A fifth C++ is wrong only at the -1
+GE passes for a symbolic dim: found in the dynamic form. One library compiled per module."""
 
 import inspect
+import time
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,16 @@ static graphStatus InferShapeMaybeBias(gert::InferShapeContext* context)
     *context->GetOutputShape(0) = *context->GetInputShape(0);
     return GRAPH_SUCCESS;
 }""",
+    # halves the last dim, -1 too: (-1 + 1) / 2 writes a concrete 0 where GE keeps -1
+    "InferShapeHalfOfMinus1": """
+static graphStatus InferShapeHalfOfMinus1(gert::InferShapeContext* context)
+{
+    const gert::Shape* x = context->GetInputShape(0);
+    gert::Shape* y = context->GetOutputShape(0);
+    *y = *x;
+    y->SetDim(x->GetDimNum() - 1, (x->GetDim(x->GetDimNum() - 1) + 1) / 2);
+    return GRAPH_SUCCESS;
+}""",
 }
 SOURCE = infershape(
     [*_CPP.values(), "InferShapeAtMost4D", "InferShapeFirstHalf", "InferDtypeSame"],
@@ -49,6 +61,7 @@ IMPL_OP_INFERSHAPE(AtMost4D).InferShape(InferShapeAtMost4D).InferDataType(InferD
 IMPL_OP_INFERSHAPE(OfX2).InferShape(InferShapeLikeX1).InferDataType(InferDtypeOfX2);
 IMPL_OP_INFERSHAPE(FirstHalf).InferShape(InferShapeFirstHalf).InferDataType(InferDtypeSame);
 IMPL_OP_INFERSHAPE(MaybeBias).InferShape(InferShapeMaybeBias).InferDataType(InferDtypeSame);
+IMPL_OP_INFERSHAPE(HalfOfMinus1).InferShape(InferShapeHalfOfMinus1).InferDataType(InferDtypeSame);
 """,
 )
 _ROWS = {
@@ -193,6 +206,7 @@ def test_the_correct_twin_passes_and_a_second_run_is_cached(compiled, op_type):
     result = _held(compiled, op_type, op_type.lower())
     assert result["findings"] == [], result
     assert result["kinds"].get("agree", 0) > 100, result["kinds"]
+    assert result["kinds"].get("agree (dynamic)", 0) >= 2, result["kinds"]  # -1 kept
     assert _held(compiled, op_type, op_type.lower())["cached"]
 
 
@@ -203,3 +217,30 @@ def test_a_fake_stricter_than_the_cpp_is_a_note_not_a_finding(compiled):
     (line,) = result["stricter"]
     assert line.startswith("explored: fake refuses on Support(F16(1), F16(1))"), line
     assert "the C++ accepts it, the fake raises: 'NoneType' object" in line
+
+
+def test_a_cpp_writing_a_size_where_ge_keeps_minus_1_is_found_in_the_dynamic_form(compiled):
+    """Its static cases all agree with the right fake; asked as GE compiles a dynamic graph
+    (-1 at the dims the fake keeps symbolic), it writes 0 where the output must keep -1.
+    FirstHalf's C++ (-1 kept) is its correct twin, asked the same way above."""
+    found, library, cpp = compiled
+    side = TorchOp(torch.ops.explore_t.firsthalf.default, _cann("HalfOfMinus1").ir, device="meta")
+    start = time.perf_counter()
+    result = explore.hold(
+        _cann("HalfOfMinus1"),
+        library,
+        found["HalfOfMinus1"],
+        side,
+        chip="ascend910b",
+        fake_at="",
+        cases=CASES,
+    )
+    (line,) = result["findings"]
+    assert line.startswith(
+        "explored: differ on Support(F16(2), F16(2)) (met first as Support(F16(4, 4), F16(4, 4)))"
+        " in the dynamic form (-1 at each dim"
+    ), line
+    assert "output 0: C++ [0], fake [-1]" in line, line
+    assert f"({cpp}:{_line(cpp, 'graphStatus InferShapeHalfOfMinus1(')})" in line, line
+    assert result["kinds"]["agree"] == CASES - explore.SYMBOLIC, result["kinds"]
+    assert time.perf_counter() - start < 10

@@ -3,7 +3,8 @@ cases a definition yields, the verdict on two answers, shrinking, and four plant
 disagreements between a fake and a C++ stand-in (Python callables answering as the
 compiled functions do) that each live in one corner only: a rank, a mixed dtype row, an
 odd size at a split dim, an absent optional input. Each is found and shrunk; its correct
-twin gives no finding."""
+twin gives no finding; a C++ wrong only at the -1 GE passes for a symbolic dim is found
+in the dynamic form."""
 
 import itertools
 
@@ -12,8 +13,8 @@ import torch
 
 from opsdk._runtime.irdef import Attr, Input, IrDef, Output
 from opsdk.cann._model import CannOp
-from opsdk.cann.explore import explore
-from opsdk.cann.explore.cases import RANKS, generate, rows
+from opsdk.cann.explore import SYMBOLIC, explore
+from opsdk.cann.explore.cases import RANKS, Case, Tensor, generate, rows
 from opsdk.cann.explore.judge import (
     AGREE,
     BOTH_REFUSE,
@@ -123,8 +124,12 @@ def test_the_verdicts():
     assert (rank.kind, rank.what) == (DIFFER, "shape")
     dtype = classify(ok, [((4, 4), "DT_FLOAT")])
     assert (dtype.kind, dtype.what, dtype.output) == (DIFFER, "dtype", 0)
-    kept = classify(_answer([(4, 4)], [F16]), [((-1, 4), "DT_FLOAT16")], compile=True)
-    assert (kept.kind, kept.what) == (DIFFER, "unknown-dim")
+    lost = classify(_answer([(4, 4)], [F16]), [((-1, 4), "DT_FLOAT16")], compile=True)
+    assert (lost.kind, lost.what) == (DIFFER, "unknown-dim")
+    kept = classify(_answer([(-1, -1)], [F16]), [((-1, 4), "DT_FLOAT16")], compile=True)
+    assert kept.kind == AGREE  # a conservative C++, or a size the fake fixed by a guard
+    alike = classify(_answer([(-1, 4)], [F16]), [((-1, 4), "DT_FLOAT16")], compile=True)
+    assert alike.kind == AGREE
 
 
 def _rank_cpp(x1, x2, bias):  # the C++ takes ranks up to 4
@@ -228,3 +233,75 @@ def test_a_cpp_refusing_every_case_at_the_attrs_refuses_the_attrs_not_a_finding(
     refuse_all = _cpp(lambda x1, x2, bias: None)
     done = explore(cann, refuse_all, _fake(_fake_same), cases=100)
     assert done.findings == [] and done.kinds.get(CPP_REFUSES, 0) > 10, done.kinds
+
+
+def _traced(rule):
+    """A stand-in for ``TorchOp.traced``: every size but 1 symbolic (-1), ``rule`` on it."""
+
+    def traced(case):
+        dynamic = Case(
+            tuple(
+                tuple(Tensor(t.dtype, tuple(-1 if n > 1 else n for n in t.shape)) for t in i)
+                for i in case.inputs
+            ),
+            case.attrs,
+        )
+        return _fake(rule)(dynamic), dynamic
+
+    return traced
+
+
+def _half_fake(x1, x2, bias):  # the last dim's larger half, symbolic when it is
+    last = x1.shape[-1]
+    return (*x1.shape[:-1], -1 if last < 0 else (last + 1) // 2), x1.dtype
+
+
+def _half_cpp_kept(x1, x2, bias):
+    last = x1.shape[-1]
+    return (*x1.shape[:-1], -1 if last < 0 else (last + 1) // 2), _GE[x1.dtype]
+
+
+def _known_cpp(x1, x2, bias):  # refuses a -1 GE passes for a symbolic dim
+    return None if -1 in x1.shape else _half_cpp_kept(x1, x2, bias)
+
+
+@pytest.mark.parametrize(
+    ("cpp", "kind"),
+    [(_split_cpp, DIFFER), (_known_cpp, CPP_REFUSES)],
+    ids=["size-where-minus-1", "refuses-minus-1"],
+)
+def test_a_cpp_wrong_only_at_minus_1_is_found_in_the_dynamic_form_its_twin_passes(cpp, kind):
+    """Every static case agrees; GE's dynamic form (-1 at the symbolic dims) tells them."""
+    cann = _op()
+    done = explore(cann, _cpp(cpp), _fake(_half_fake), cases=300, traced=_traced(_half_fake))
+    assert [(f.verdict.kind, f.dynamic) for f in done.findings] == [(kind, True)], done.kinds
+    assert done.kinds["agree"] == 300 - SYMBOLIC and done.cases == 300, done.kinds
+    assert done.findings[0].case.inputs[0][0].shape == (2,)  # the smallest symbolic size
+    twin = explore(
+        cann, _cpp(_half_cpp_kept), _fake(_half_fake), cases=300, traced=_traced(_half_fake)
+    )
+    assert twin.findings == [] and twin.kinds["agree (dynamic)"] == SYMBOLIC, twin.kinds
+    static = explore(cann, _cpp(cpp), _fake(_half_fake), cases=300)
+    assert static.findings == [], static.kinds  # the static form alone misses it
+
+
+def test_the_torch_side_traces_symbolic_sizes_as_dynamo_does():
+    """Equal sizes share a symbol, a 1 stays fixed, a size the fake guards on is fixed."""
+    lib = torch.library.Library("opsdk_explore_sym", "FRAGMENT")  # noqa: TID251 - a test op
+    lib.define("half(Tensor x1, Tensor x2, Tensor? bias=None, *, bool keep=False) -> Tensor")
+
+    def half(x1, x2, bias=None, keep=False):
+        torch._check(x2.shape[0] == 4)  # guards x2's first size: specialized to 4
+        return x1.new_empty((x1.shape[0], (x1.shape[1] + 1) // 2))
+
+    lib.impl("half", half, "Meta")
+    side = TorchOp(torch.ops.opsdk_explore_sym.half.default, _op(optional=True).ir, "meta")
+
+    def case(x1, x2):
+        return Case(((Tensor("DT_FLOAT16", x1),), (Tensor("DT_FLOAT16", x2),), ()), (False,))
+
+    said, dynamic = side.traced(case((3, 5), (4, 1)))
+    assert said == [((-1, -1), "DT_FLOAT16")]
+    assert dynamic == case((-1, -1), (4, 1))
+    said, dynamic = side.traced(case((3, 4), (4, 1)))  # x1's 4 is x2's symbol: fixed too
+    assert said == [((-1, 2), "DT_FLOAT16")] and dynamic == case((-1, 4), (4, 1))

@@ -5,7 +5,8 @@ Shared by ``opsdk check`` (the ``infer`` layer of an op with C++ inference) and
 ``opsdk audit --ir`` (its ``infer`` check). :mod:`.cases` makes the cases (no fake
 needed), :mod:`.judge` classifies each and shrinks a finding, :mod:`.torch_side` asks
 the fake and writes a case as a ``Support(...)`` line. :func:`explore` runs a budget of
-cases (``--explore N``, :data:`BUDGET` by default, deterministic for a seed);
+cases (``--explore N``, :data:`BUDGET` by default, deterministic for a seed), a few of
+them asked again in GE's dynamic form (-1 at the dims the fake keeps symbolic);
 :func:`hold` runs it for a compiled library and reports each finding as one line with
 both file:lines, the chip and the smallest case, cached on the sources.
 """
@@ -43,6 +44,7 @@ __all__ = ["BUDGET", "ENV", "Explored", "Finding", "budget", "explore", "hold"]
 BUDGET = 300  # cases per op (each: one fake call and one C++ call, ~1 ms together)
 ENV = "OPSDK_EXPLORE"  # what --explore N sets (0: no exploration)
 ANCHORS = 6  # accepted cases explored around, besides the caller's
+SYMBOLIC = 4  # cases both sides took asked again with symbolic sizes (out of the budget)
 _FIX = {
     CPP_REFUSES: "the graph traces but GE fails to compile it: make the fake refuse it (and "
     "specs.py leave it out), or the C++ take it",
@@ -50,6 +52,7 @@ _FIX = {
     "C++ refuse it",
     DIFFER: "GE and the kernel size the outputs by the C++: fix the side named likelier wrong",
 }
+_DYNAMIC = " in the dynamic form (-1 at each dim the fake keeps symbolic, as GE compiles it)"
 
 
 def budget(environ=os.environ) -> int:
@@ -65,11 +68,12 @@ def budget(environ=os.environ) -> int:
 @dataclass(frozen=True)
 class Finding:
     """One disagreement: the verdict, the smallest case that still shows it, the case it
-    was met at."""
+    was met at, and whether it shows in the case's dynamic form (see :func:`explore`)."""
 
     verdict: Verdict
     case: Case
     met: Case
+    dynamic: bool = False
 
 
 @dataclass
@@ -91,16 +95,29 @@ def explore(
     anchors: Iterable[Case] = (),
     pinned: frozenset = frozenset(),
     moot=None,
+    traced: Callable[[Case], tuple[list, Case]] | None = None,
 ) -> Explored:
     """Ask ``cpp`` (an ``Inferred``, raising ``Crashed``) and ``fake`` (``(shape, GE
     dtype)`` per output, raising its refusal) on ``cases`` cases of ``cann``'s input
     space (``pinned``: see :mod:`.cases`; ``moot``: see :func:`.judge.classify`); each
     disagreement of its own kind, output and verdict is shrunk once. A C++ refusal counts
     only at attrs some case both sides took has: else the attrs are what it refuses (a
-    derived case's invented values), not the sizes."""
+    derived case's invented values), not the sizes. With ``traced`` (the fake on
+    symbolic sizes and the case with -1 at the dims it kept symbolic), up to
+    :data:`SYMBOLIC` of the budget's cases are cases both sides took (one per rank),
+    asked again in that dynamic form as GE compiles a dynamic graph."""
     accepted = list(anchors)
     limit = len(accepted) + ANCHORS
     unmoved = defaults(cann)
+
+    def answered(case: Case, said, compile: bool = False) -> Verdict | None:
+        try:
+            inferred = cpp(case)
+        except Crashed as crash:
+            inferred = crash
+        except Unsupported:
+            return None
+        return classify(inferred, said, compile=compile, moot=moot)
 
     def judge(case: Case) -> Verdict | None:
         try:
@@ -109,20 +126,29 @@ def explore(
             return None
         except Exception as err:  # noqa: BLE001 - any refusal is the fake's answer
             said = err
+        verdict = answered(case, said)
+        return verdict and plausible(verdict, case, unmoved)
+
+    def judge_dynamic(case: Case) -> Verdict | None:
+        """``case`` in its dynamic form; a fake that cannot trace it symbolically (a
+        data-dependent guard) is torch's business: no verdict."""
         try:
-            inferred = cpp(case)
-        except Crashed as crash:
-            inferred = crash
-        except Unsupported:
+            said, dynamic = traced(case)
+        except Exception:  # noqa: BLE001 - any refusal, Unsupported included
             return None
-        return plausible(classify(inferred, said, moot=moot), case, unmoved)
+        if dynamic == case:  # every size fixed: the static case again
+            return None
+        verdict = answered(dynamic, said, compile=True)
+        return verdict and plausible(verdict, case, unmoved)
 
     done = Explored()
-    first: dict[tuple, tuple[Case, Verdict]] = {}
+    first: dict[tuple, tuple[Case, Verdict, bool]] = {}
     agreed: set[tuple] = set()  # the attrs of the cases both sides took
+    symbolic: dict[tuple, Case] = {}  # per rank the first case both took, to ask dynamic
     kinds: collections.Counter = collections.Counter()
+    static = cases - (min(SYMBOLIC, cases) if traced else 0)
     for case in generate(cann, seed, accepted, pinned):
-        if done.cases >= cases:
+        if done.cases >= static:
             break
         done.cases += 1
         verdict = judge(case)
@@ -133,14 +159,27 @@ def explore(
             agreed.add(case.attrs)
             if len(accepted) < limit:
                 accepted.append(case)
+            if case.alike() and any(n > 1 for i in case.inputs for t in i for n in t.shape):
+                symbolic.setdefault(tuple(len(t.shape) for i in case.inputs for t in i), case)
         if verdict.finding:
-            first.setdefault((verdict.kind, verdict.what, verdict.output), (case, verdict))
+            key = (verdict.kind, verdict.what, verdict.output, False)
+            first.setdefault(key, (case, verdict, False))
+    for case in list(symbolic.values())[: min(SYMBOLIC, cases - done.cases)]:
+        done.cases += 1
+        verdict = judge_dynamic(case)
+        if verdict is None:
+            continue
+        kinds[f"{verdict.kind} (dynamic)"] += 1
+        if verdict.finding:
+            key = (verdict.kind, verdict.what, verdict.output, True)
+            first.setdefault(key, (case, verdict, True))
     done.kinds = dict(sorted(kinds.items()))
-    for case, verdict in first.values():
+    for case, verdict, dynamic in first.values():
         if verdict.kind == CPP_REFUSES and case.attrs not in agreed:
             continue  # the C++ takes no case with these attrs: it refuses them, not sizes
-        small = shrink(cann, case, verdict, judge, pinned)
-        done.findings.append(Finding(judge(small) or verdict, small, case))
+        judged = judge_dynamic if dynamic else judge
+        small = shrink(cann, case, verdict, judged, pinned)
+        done.findings.append(Finding(judged(small) or verdict, small, case, dynamic))
     return done
 
 
@@ -178,7 +217,16 @@ def hold(
             given = [[_given(t) for t in instances] for instances in case.inputs]
             return library.infer(ir.op_type, given, list(case.attrs), len(ir.outputs), chip=chip)
 
-        done = explore(cann, cpp, torch_op.fake, cases=cases, seed=seed, pinned=pinned, moot=moot)
+        done = explore(
+            cann,
+            cpp,
+            torch_op.fake,
+            cases=cases,
+            seed=seed,
+            pinned=pinned,
+            moot=moot,
+            traced=torch_op.traced,
+        )
         lines = [(f, _line(f, inference, torch_op, chip, fake_at)) for f in done.findings]
         stricter = [line for f, line in lines if f.verdict.kind == FAKE_REFUSES]
         return {
@@ -197,8 +245,9 @@ def _line(finding: Finding, inference, torch_op, chip: str, fake_at: str) -> str
     function = inference.infer_dtype if verdict.what == "dtype" else inference.infer_shape
     small, met = torch_op.support(finding.case), torch_op.support(finding.met)
     shown = small if small == met else f"{small} (met first as {met})"
+    form = _DYNAMIC if finding.dynamic else ""
     return (
-        f"explored: {verdict.kind} on {shown}: {verdict.detail} [C++ {function}] "
+        f"explored: {verdict.kind} on {shown}{form}: {verdict.detail} [C++ {function}] "
         f"[fake{f' ({fake_at})' if fake_at else ''}] as {chip}; {_FIX[verdict.kind]}"
     )
 

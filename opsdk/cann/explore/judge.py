@@ -68,7 +68,10 @@ def classify(
 ) -> Verdict:
     """The verdict on one case: the C++'s answer (or its crash) and the fake's outputs as
     ``(shape, GE dtype)`` pairs (or what it raised). ``compile``: the case's sizes are
-    GE's compile-time ones (-1 a symbolic dim). ``moot(problem, answer)``: whether a
+    GE's compile-time ones (-1 at each dim the fake's inputs keep symbolic): an output dim
+    the fake keeps symbolic must stay -1 (a -1 where the fake's is known is no finding: a
+    C++ may be conservative, a fake may fix a size by a guard on it, as
+    ``int(math.ceil(n / 64))`` does). ``moot(problem, answer)``: whether a
     caller's convention explains a disagreement (a dtype carried in another)."""
     refused = _refusal(cpp)
     if isinstance(fake, Exception):
@@ -83,7 +86,8 @@ def classify(
         return Verdict(CPP_REFUSES, f"the fake accepts it, the C++ {refused}", "failed")
     if cpp.shape_status == 0 and cpp.outputs_asked < len(fake):
         fake = fake[: max(cpp.outputs_asked, 1)]  # outputs an attr turns off are not its
-    found = disagreements(cpp, [s for s, _ in fake], [d for _, d in fake], compile=compile)
+    shapes, dtypes = [s for s, _ in fake], [d for _, d in fake]
+    found = disagreements(cpp, shapes, dtypes, compile=compile)
     found = [p for p in found if moot is None or not moot(p, cpp)]
     if not found:
         return Verdict(AGREE)

@@ -82,14 +82,37 @@ class TorchOp:
     def fake(self, case: Case) -> list[tuple[tuple[int, ...], str]]:
         """The fake function's outputs on fake tensors of ``case``; raises what it raises,
         :class:`Unsupported` for a dtype torch has not."""
+        return self._call(case, None)[0]
+
+    def traced(self, case: Case) -> tuple[list[tuple[tuple[int, ...], str]], Case]:
+        """The fake's outputs on ``case`` with symbolic sizes (a symbolic dim -1), as
+        Dynamo's dynamic tracing makes them (under a ShapeEnv: sizes 0 and 1 stay fixed,
+        equal sizes share a symbol), and ``case`` as GE compiles it: -1 at each input dim
+        still symbolic after the call (a dim the fake guarded on is specialized)."""
+        from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+        said, made = self._call(case, ShapeEnv())
+        inputs = list(case.inputs)
+        for arg, what, index in self.bound:
+            if what == "input" and arg.is_tensor and inputs[index]:
+                tensors = made[arg.name] if arg.is_list else [made[arg.name]]
+                inputs[index] = tuple(
+                    Tensor(t.dtype, _described(f)[0], t.data)
+                    for t, f in zip(inputs[index], tensors, strict=True)
+                )
+        return said, Case(tuple(inputs), case.attrs)
+
+    def _call(self, case: Case, shape_env) -> tuple[list, dict]:
+        """The fake's outputs on ``case`` and the fake tensors it got (by argument name);
+        with ``shape_env`` their sizes are symbolic."""
         from torch._subclasses.fake_tensor import FakeTensorMode
 
         values = self._values(case)
         quiet = logging.getLogger("torch._subclasses.fake_tensor")
         level, quiet.level = quiet.level, logging.CRITICAL
         try:
-            with FakeTensorMode():
-                made = {a.name: _made(v, self.device) for a, v in values}
+            with FakeTensorMode(shape_env=shape_env):
+                made = {a.name: _made(v, self.device, shape_env) for a, v in values}
                 args = [made[a.name] for a, _ in values if not a.kwarg_only]
                 kwargs = {a.name: made[a.name] for a, _ in values if a.kwarg_only}
                 out = self.op(*args, **kwargs)
@@ -98,7 +121,7 @@ class TorchOp:
         returned = iter(out if isinstance(out, (tuple, list)) else [out])
         mutated = iter(made[a.name] for a in self.spec.mutated_args)
         tensors = [next(mutated if w else returned, None) for w in self.written]
-        return [_described(t) for t in tensors if t is not None]
+        return [_described(t) for t in tensors if t is not None], made
 
     def support(self, case: Case) -> str:
         """``case`` as a ``Support(...)`` line: tensors and values positional while the
@@ -144,17 +167,32 @@ def _torch_dtype(ge: str) -> torch.dtype:
     return getattr(torch, name)
 
 
-def _made(value, device: str):
-    """A fake tensor of a case's tensor, or ``value``."""
+def _made(value, device: str, shape_env=None):
+    """A fake tensor of a case's tensor (its sizes symbolic with ``shape_env``), or
+    ``value``."""
     if isinstance(value, list):
-        return [_made(v, device) for v in value]
+        return [_made(v, device, shape_env) for v in value]
     if isinstance(value, Tensor):
-        return torch.empty(value.shape, dtype=_torch_dtype(value.dtype), device=device)
+        shape = value.shape if shape_env is None else [_symbol(shape_env, n) for n in value.shape]
+        return torch.empty(shape, dtype=_torch_dtype(value.dtype), device=device)
     return value
 
 
+def _symbol(shape_env, size: int):
+    """A symbolic size of hint ``size``, as Dynamo makes a dynamic input's (duck-sized: an
+    equal size shares the symbol; 0 and 1 come back as ints)."""
+    from torch._dynamo.source import ConstantSource
+    from torch.fx.experimental.symbolic_shapes import DimDynamic
+
+    source = ConstantSource(f"size{size}")  # duck-sized: one symbol a size
+    symbol = shape_env.create_symbol(size, source, dynamic_dim=DimDynamic.DUCK)
+    return shape_env.create_symintnode(symbol, hint=size)
+
+
 def _described(tensor) -> tuple[tuple[int, ...], str]:
-    shape = tuple(d if isinstance(d, int) else -1 for d in tensor.shape)
+    from torch.fx.experimental.symbolic_shapes import is_concrete_int
+
+    shape = tuple(int(d) if is_concrete_int(d) else -1 for d in tensor.shape)
     row = types.dtype(str(tensor.dtype))
     return shape, row.ge if row else "DT_UNDEFINED"
 
