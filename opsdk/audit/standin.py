@@ -52,13 +52,15 @@ def kernel(op):
         device = next(
             t.device for t in torch.utils._pytree.tree_leaves((args, kwargs)) if torch.is_tensor(t)
         )
-        meta = op(*_meta(args), **{k: _meta(v) for k, v in kwargs.items()})
-        outs = meta if isinstance(meta, tuple) else (meta,)
         bound = dict(zip(names, args, strict=False)) | kwargs
         for name in writes:
             for tensor in torch.utils._pytree.tree_leaves(bound.get(name)):
                 if isinstance(tensor, torch.Tensor):
                     tensor.fill_(WRITTEN)
+        if not op._schema.returns:  # nothing to make: no Meta to ask (torch fakes it)
+            return None
+        meta = op(*_meta(args), **{k: _meta(v) for k, v in kwargs.items()})
+        outs = meta if isinstance(meta, tuple) else (meta,)
         made = [
             bound[names[aliases[i]]]
             if i in aliases

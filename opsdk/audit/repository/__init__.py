@@ -357,8 +357,7 @@ def _traceable(registry, op) -> bool:
         return True
     if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "Meta"):
         return True
-    trivial = torch._library.utils.can_generate_trivial_fake_impl(op)
-    return has_fake_kernel(op) and not trivial
+    return has_fake_kernel(op)  # torch's trivial fake included
 
 
 def _no_meta(registry, op, audit_op, at) -> str:

@@ -46,6 +46,8 @@ PLANTED_LIBRARY(CONCAT(pla, nted), ops)
     ops.impl("store", torch::kPrivateUse1, &planted::store);
     ops.def("store_ok(Tensor x, Tensor(a!) cache) -> ()");
     ops.impl("store_ok", torch::kPrivateUse1, &planted::store_ok);
+    ops.def("store_plain(Tensor x, Tensor(a!) cache) -> ()");  // no Meta: torch fakes it
+    ops.impl("store_plain", torch::kPrivateUse1, &planted::store_ok);
     ops.def("scale_(Tensor(a!) x, float s) -> Tensor");
     ops.impl("scale_", torch::kPrivateUse1, &planted::scale_);
     ops.def("shift_(Tensor(a!) x, float s) -> ()");
