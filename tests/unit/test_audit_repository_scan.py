@@ -139,3 +139,28 @@ def test_lines_a_branch_leaves_out_keep_the_lines_after_them_in_place(tmp_path):
     )
     [after] = scan.read(tmp_path).schemas
     assert (after.name, after.line) == ("after", 8)
+
+
+def test_a_module_that_did_not_import_leaves_unchecked_only_the_ops_it_registers():
+    """sgl-kernel-npu's attentions/lib.py names ``"la"`` in docstrings only: ``la``'s
+    missing fake is a finding, not hidden behind the module's failed import; an op the
+    module registers in a call (a decorator, ``lib.impl``, a schema) is not checked."""
+    from types import SimpleNamespace
+
+    from opsdk.audit import repository
+
+    failed = {
+        "lib.py: not imported": '"""Runs "la" on the npu."""\n'
+        "@torch.library.register_fake('attn::ra')\ndef ra(x): ...\n"
+        'lib.define("sa(Tensor x) -> Tensor")\n'
+        "# see 'la'\n",
+        "broken.py: not imported": "def f(:\n    impl('ta', kernel)\n",
+    }
+
+    def op(name):
+        return SimpleNamespace(_schema=SimpleNamespace(name=f"attn::{name}"))
+
+    assert repository._unimported(failed, op("la")) == ""
+    for registered in ("ra", "sa"):
+        assert repository._unimported(failed, op(registered)) == "not checked: lib.py: not imported"
+    assert repository._unimported(failed, op("ta")) == "not checked: broken.py: not imported"

@@ -14,6 +14,7 @@ an argument the kernel's aclnn call writes that the schema does not mark ``(a!)`
 
 from __future__ import annotations
 
+import ast
 import difflib
 import hashlib
 import importlib
@@ -324,13 +325,31 @@ def _findings(registry, op, audit_op, at, failed: dict[str, str]) -> list[str]:
 
 
 def _unimported(failed: dict[str, str], op) -> str:
-    """Why a Python registration of ``op`` may be missing: a module naming it that did
-    not import ("" if none did)."""
+    """Why a Python registration of ``op`` may be missing: a module naming it in a call
+    (``register_fake("ns::op")``, ``lib.impl("op", ...)``) that did not import ("" if
+    none did). A docstring or comment naming it registers nothing."""
     name = op._schema.name.split("::")[-1]
+    named = re.compile(rf"(\w+::)?{re.escape(name)}([.(].*)?")
     for line, text in failed.items():
-        if re.search(rf"[\"']{re.escape(name)}[\"'(.]", text):
+        if any(named.fullmatch(s) for s in _call_strings(text)):
             return f"not checked: {line}"
     return ""
+
+
+def _call_strings(text: str) -> list[str]:
+    """The string constants a module passes to calls (every quoted string when it does
+    not parse: a module that did not import may not)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return re.findall(r"[\"']([^\"'\n]*)[\"']", text)
+    return [
+        arg.value
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call)
+        for arg in [*call.args, *(k.value for k in call.keywords)]
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+    ]
 
 
 def _unbuilt(registry, op, at) -> str:
