@@ -319,7 +319,7 @@ def _findings(registry, op, audit_op, at, failed: dict[str, str]) -> list[str]:
             audit_op.untraceable = (
                 "it has no Meta or fake function to trace (the registry check's finding)"
             )
-    found += _undeclared_writes(registry, op, audit_op, at)
+    found += _undeclared_writes(registry, op, audit_op, at) or _dropped(op, audit_op)
     found += _inplace_returns(registry, op, audit_op, at)
     return found
 
@@ -428,6 +428,22 @@ def _undeclared_writes(registry, op, audit_op, at) -> list[str]:
                 f"unwritten: mark it {marked(arg)} (torch.compile otherwise drops the write)"
             )
     return list(dict.fromkeys(found))
+
+
+def _dropped(op, audit_op) -> list[str]:
+    """An op that takes a tensor, returns nothing and marks no argument written: no
+    output and no mutation keep its call in a traced graph, so torch.compile drops it,
+    and with it whatever the kernel writes (the library's code need not say what). An op
+    taking no tensor is a host utility (a version print), not judged."""
+    schema = op._schema
+    tensors = [a for a in schema.arguments if "Tensor" in str(a.type)]
+    if schema.returns or schema.is_mutable or not tensors:
+        return []
+    return [
+        f"{audit_op.qualname} returns nothing and its schema{placed(audit_op.schema_at)} marks "
+        "no argument written: torch.compile drops the call (nothing keeps it in the graph), "
+        "and with it whatever the op does; mark each argument its kernel writes Tensor(a!)"
+    ]
 
 
 def _inplace_returns(registry, op, audit_op, at) -> list[str]:

@@ -21,6 +21,8 @@ void store_ok(const at::Tensor &x, at::Tensor &cache)
     EXEC_NPU_CMD(aclnnStoreOk, x, cache);
 }
 
+void touch(const at::Tensor &x, const at::Tensor &cache) { launch_touch(x.data_ptr(), cache.data_ptr()); }
+
 at::Tensor scale_(at::Tensor &x, double s) { return x; }
 void shift_(at::Tensor &x, double s) {}
 at::Tensor late(const at::Tensor &x) { return x; }
@@ -47,6 +49,8 @@ PLANTED_LIBRARY(CONCAT(pla, nted), ops)
     ops.def("store_ok(Tensor x, Tensor(a!) cache) -> ()");
     ops.impl("store_ok", torch::kPrivateUse1, &planted::store_ok);
     ops.def("store_plain(Tensor x, Tensor(a!) cache) -> ()");  // no Meta: torch fakes it
+    ops.def("touch(Tensor x, Tensor cache) -> ()");
+    ops.impl("touch", torch::kPrivateUse1, &planted::touch);
     ops.impl("store_plain", torch::kPrivateUse1, &planted::store_ok);
     ops.def("scale_(Tensor(a!) x, float s) -> Tensor");
     ops.impl("scale_", torch::kPrivateUse1, &planted::scale_);

@@ -46,6 +46,7 @@ PLANTED_LIBRARY_IMPL(CONCAT(pla, nted), Meta, ops)
     ops.impl("fresh_out", &planted::meta::fresh_out_meta);
     ops.impl("store", &planted::meta::store_meta);
     ops.impl("store_ok", &planted::meta::store_meta);
+    ops.impl("touch", &planted::meta::store_meta);
     ops.impl("scale_", &planted::meta::scale_meta);
     ops.impl("shift_", &planted::meta::shift_meta);
 }
