@@ -435,9 +435,10 @@ def _dropped(op, audit_op) -> list[str]:
     output and no mutation keep its call in a traced graph, so torch.compile drops it,
     and with it whatever the kernel writes (the library's code need not say what). An op
     taking no tensor is a host utility (a version print), not judged."""
+    from opsdk._runtime import spec
+
     schema = op._schema
-    tensors = [a for a in schema.arguments if "Tensor" in str(a.type)]
-    if schema.returns or schema.is_mutable or not tensors:
+    if schema.returns or schema.is_mutable or not any(a.is_tensor for a in spec.of(op).args):
         return []
     return [
         f"{audit_op.qualname} returns nothing and its schema{placed(audit_op.schema_at)} marks "
