@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import re
 import struct
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
+import mirrors
 
 from opsdk.cann.tiling import Field, TilingLayout
 
 PROJECTS = Path(__file__).resolve().parent / "e2e" / "kernel_projects"
-MIRRORS = Path("/work/.mirror")
 
 
 @dataclass(frozen=True)
@@ -42,17 +40,7 @@ SCALE_LAYOUT = TilingLayout(
 
 def extract(tmp_path_factory, repo: str, *folders: str) -> Path:
     """``folders`` of a mirrored hicann repository, extracted (skip without the mirror)."""
-    mirror = MIRRORS / f"hicann+{repo}" / "repo"
-    if not mirror.is_dir():
-        pytest.skip(f"the public mirror of hicann/{repo} is not on this machine (CI)")
-    root = tmp_path_factory.mktemp(repo)
-    archive = subprocess.run(
-        ["git", f"--git-dir={mirror}", "archive", "HEAD", "--", *folders],
-        capture_output=True,
-        check=True,
-    )
-    subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
-    return root
+    return mirrors.extract(tmp_path_factory, f"hicann+{repo}", *folders)
 
 
 _SIZES = {"uint64_t": 8, "int64_t": 8, "uint32_t": 4, "int32_t": 4, "float": 4, "uint8_t": 1}

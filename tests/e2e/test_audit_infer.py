@@ -9,16 +9,16 @@ C++ refuses and the Meta function takes is one); without C++ in ``--ir`` there a
 absent."""
 
 import shutil
-import subprocess
 from pathlib import Path
 
+import mirrors
 import pytest
 
 pytestmark = pytest.mark.slow
 
 LIBRARY = Path(__file__).with_name("audit_infer_library")
 CPP = "cann/op_host/team_infer_infershape.cpp"
-OPS_NN = Path("/work/.mirror/hicann+ops-nn/repo")
+OPS_NN = mirrors.MIRRORS / "hicann+ops-nn" / "repo"
 
 
 def _cells(run) -> dict[tuple[str, str], dict]:
@@ -128,14 +128,7 @@ def test_torch_npu_ops_are_held_to_the_production_infershape_of_ops_nn(tmp_path,
     InferShape / InferDataType (its op folder, extracted from the public mirror)."""
     if not OPS_NN.is_dir():
         pytest.skip(f"the public mirror of hicann/ops-nn is not on this machine ({OPS_NN})")
-    tree = tmp_path / "ops-nn"
-    tree.mkdir()
-    archive = subprocess.run(
-        ["git", f"--git-dir={OPS_NN}", "archive", "HEAD", "norm/rms_norm", "common"],
-        capture_output=True,
-        check=True,
-    )
-    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    tree = mirrors.archive(OPS_NN, tmp_path / "ops-nn", "norm/rms_norm", "common")
     run = opsdk_cli(
         "audit", "torch_npu", "-k", "npu_rms_norm", "--checks", "infer", "--ir", tree,
         json_report=True,

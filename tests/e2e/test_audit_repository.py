@@ -5,13 +5,12 @@ ones (vllm-ascend, sgl-kernel-npu at their pinned commits) are read from the pub
 mirrors at test time and skipped without them. The Meta builds are cached in opsdk's
 cache directory: one compile per source set, shared by every test and run."""
 
-import subprocess
 from pathlib import Path
 
+import mirrors
 import pytest
 
 PLANTED = Path(__file__).with_name("audit_repository")
-MIRRORS = Path("/work/.mirror")
 CHEAP = ("--checks", "registry,schema,fake", "--shapes", "static")
 
 
@@ -102,23 +101,11 @@ def test_the_twins_pass_and_a_file_that_does_not_build_leaves_its_ops_unchecked(
     assert "never" not in statuses  # its #if branch is not the build's
 
 
-def _mirror(tmp_path_factory, name: str, commit: str, folder: str) -> Path:
-    repo = MIRRORS / name / "repo"
-    if not repo.is_dir():
-        pytest.skip(f"the public mirror {name} is not on this machine (CI)")
-    root = tmp_path_factory.mktemp(name.split("+")[-1])
-    archive = subprocess.run(
-        ["git", f"--git-dir={repo}", "archive", commit, "--", folder],
-        capture_output=True,
-        check=True,
-    )
-    subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
-    return root
-
-
 @pytest.mark.slow
 def test_vllm_ascend_defects_are_found_and_nothing_else(tmp_path_factory, opsdk_cli_module):
-    root = _mirror(tmp_path_factory, "vllm-project+vllm-ascend", "182b75ea84", "csrc")
+    root = mirrors.extract(
+        tmp_path_factory, "vllm-project+vllm-ascend", "csrc", commit="182b75ea84"
+    )
     run = opsdk_cli_module(
         "audit",
         root,
@@ -159,7 +146,9 @@ def test_vllm_ascend_defects_are_found_and_nothing_else(tmp_path_factory, opsdk_
 def test_sgl_kernel_npu_schemas_all_parse_and_its_missing_metas_are_found(
     tmp_path_factory, opsdk_cli_module
 ):
-    root = _mirror(tmp_path_factory, "sgl-project+sgl-kernel-npu", "f425bdf1", "csrc")
+    root = mirrors.extract(
+        tmp_path_factory, "sgl-project+sgl-kernel-npu", "csrc", commit="f425bdf1"
+    )
     run = opsdk_cli_module(
         "audit",
         root,
@@ -179,7 +168,7 @@ def test_sgl_kernel_npu_schemas_all_parse_and_its_missing_metas_are_found(
 
 @pytest.mark.slow
 def test_mindspeed_python_library_npu_gmm_list_has_no_fake(tmp_path_factory, opsdk_cli_module):
-    root = _mirror(tmp_path_factory, "Ascend+MindSpeed", "028de58c", "mindspeed")
+    root = mirrors.extract(tmp_path_factory, "Ascend+MindSpeed", "mindspeed", commit="028de58c")
     run = opsdk_cli_module(
         "audit", root, "--checks", "registry,schema", json_report=True, timeout=900
     )

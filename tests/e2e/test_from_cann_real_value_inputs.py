@@ -10,9 +10,9 @@ the logic with this project's own definitions.
 """
 
 import os
-import subprocess
 from pathlib import Path
 
+import mirrors
 import pytest
 
 from opsdk import cann
@@ -41,13 +41,7 @@ def _op_host(repo: str, folder: str, into: Path) -> Path:
         return root / folder / "op_host"
     if not (git / "HEAD").is_file():
         pytest.skip(f"hicann/{repo} is not fetched here: set {_VARIABLE[repo]} to a copy")
-    archive = subprocess.run(
-        ["git", f"--git-dir={git}", "archive", "HEAD", "--", f"{folder}/op_host"],
-        capture_output=True,
-        check=True,
-    )
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    return into / folder / "op_host"
+    return mirrors.archive(git, into, f"{folder}/op_host") / folder / "op_host"
 
 
 @pytest.mark.parametrize(("repo", "folder", "schema"), CASES, ids=[c[1] for c in CASES])

@@ -6,9 +6,9 @@ would run them, and SoftmaxV2's ``dimarr[-1]`` read for dim = -1 is found. One l
 per project, shared by the module."""
 
 import struct
-import subprocess
 from pathlib import Path
 
+import mirrors
 import pytest
 
 from opsdk.cann import tiling
@@ -17,7 +17,6 @@ from opsdk.cann.infer import Given
 PROJECT = Path(__file__).parent / "tiling_project"
 SOURCE = PROJECT / "op_host" / "row_scale_tiling.cpp"
 FP16, FP32 = 1, 0  # GE's dtype numbers
-MIRRORS = Path("/work/.mirror")
 
 
 def line_of(text: str, path: Path = SOURCE) -> int:
@@ -123,16 +122,10 @@ REAL = {
 def real(tmp_path_factory):
     root = tmp_path_factory.mktemp("real_tiling")
     for name, folders in REAL.items():
-        repo = MIRRORS / f"hicann+{name}" / "repo"
+        repo = mirrors.MIRRORS / f"hicann+{name}" / "repo"
         if not repo.is_dir():
             pytest.skip(f"the public mirror of hicann/{name} is not on this machine (CI)")
-        (root / name).mkdir()
-        archive = subprocess.run(
-            ["git", f"--git-dir={repo}", "archive", "HEAD", "--", *folders],
-            capture_output=True,
-            check=True,
-        )
-        subprocess.run(["tar", "-x", "-C", str(root / name)], input=archive.stdout, check=True)
+        mirrors.archive(repo, root / name, *folders)
     return root
 
 

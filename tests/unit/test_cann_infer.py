@@ -7,9 +7,9 @@ real projects use. Each file compiles
 once per machine (the cache is keyed on contents), so the file costs two g++ runs cold.
 """
 
-import subprocess
 from pathlib import Path
 
+import mirrors
 import pytest
 from infer_sources import BROKEN, infershape
 
@@ -616,7 +616,6 @@ def test_an_old_style_reg_op_infer_function_is_read_and_compiled_like_the_new_st
     library.close()
 
 
-MIRRORS = Path("/work/.mirror")
 # Real production infershape files whose include chains reach what the stand-ins grew
 # for (read at test time from the public mirrors, never kept): a file, what it needs.
 REAL = [
@@ -659,16 +658,9 @@ def real_repos(tmp_path_factory):
     repository whose mirror is not here skips: :func:`_repo`)."""
     root = tmp_path_factory.mktemp("real_infer")
     for name, folders in REAL_FOLDERS.items():
-        repo = MIRRORS / f"hicann+{name}" / "repo"
-        if not repo.is_dir():
-            continue
-        (root / name).mkdir()
-        archive = subprocess.run(
-            ["git", f"--git-dir={repo}", "archive", "HEAD", "--", *folders],
-            capture_output=True,
-            check=True,
-        )
-        subprocess.run(["tar", "-x", "-C", str(root / name)], input=archive.stdout, check=True)
+        repo = mirrors.MIRRORS / f"hicann+{name}" / "repo"
+        if repo.is_dir():
+            mirrors.archive(repo, root / name, *folders)
     return root
 
 

@@ -8,10 +8,10 @@ real production files are read too when the public mirrors are on this machine.
 from __future__ import annotations
 
 import re
-import subprocess
 import warnings
 from pathlib import Path
 
+import mirrors
 import pytest
 
 from opsdk import cann
@@ -738,7 +738,6 @@ def test_what_opdef_cannot_state_is_refused(text, message):
         opdef_cpp(read_one(text))
 
 
-MIRRORS = Path("/work/.mirror")
 # Real production files of CANN's public op repositories, each for a construct.
 REAL = [
     ("ops-nn", "optim/apply_adagrad/op_host/apply_adagrad_def.cpp"),  # constants, ref output
@@ -752,27 +751,17 @@ REAL = [
 ]
 
 
-def _git(repo: Path, *args) -> str:
-    return subprocess.run(
-        ["git", f"--git-dir={repo}", *args], capture_output=True, text=True, check=True
-    ).stdout
-
-
 @pytest.fixture(scope="module")
 def real_files(tmp_path_factory):
     """The REAL files and their op_host folders' neighbours, copied out of the mirrors."""
     root = tmp_path_factory.mktemp("real")
+    folders = {
+        name: {"foreach/foreach_utils/op_host"} if name == "ops-nn" else set() for name, _ in REAL
+    }
     for name, path in REAL:
-        repo = MIRRORS / f"hicann+{name}" / "repo"
-        if not repo.is_dir():
-            pytest.skip(f"the public mirror of hicann/{name} is not on this machine (CI)")
-        folders = {str(Path(path).parent), "foreach/foreach_utils/op_host"}
-        for folder in folders:
-            for line in _git(repo, "ls-tree", "HEAD", f"{folder}/").splitlines():
-                file = line.split("\t")[1]
-                target = root / name / file
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(_git(repo, "show", f"HEAD:{file}"))
+        folders[name].add(str(Path(path).parent))
+    for name, wanted in folders.items():
+        mirrors.archive(mirrors.git_dir(f"hicann+{name}"), root / name, *sorted(wanted))
     return root
 
 
