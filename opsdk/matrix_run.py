@@ -294,8 +294,14 @@ class _Audit:
 
         lines = [*self.library.said]
         unaudited = [r for r in results if r.status == "skip"]
-        if 0 < len(unaudited) <= _UNAUDITED_SAID:  # a sweep's many are in its reports
+        if 0 < len(unaudited) <= _UNAUDITED_SAID:
             lines += ["", *(r.describe() for r in unaudited)]
+        elif unaudited:  # a sweep's many are in its reports
+            lines += [
+                "",
+                f"{len(unaudited)} cells not audited: each with its reason in the reports "
+                f"({', '.join(REPORTS)})",
+            ]
         if self._settings.only_op is None:  # an --isolate child's parent says it
             lines += matrix.left_out(self.library, self._settings.columns, self._settings.pattern)
             lines += [line for line in [self.library.unused()] if line]
@@ -446,15 +452,28 @@ def _chosen(suite: Suite, settings: Settings) -> list:
         raise OpsdkError(f"no op of {suite.name} matches -k {settings.pattern!r}")
     if not cells:
         asked = ", ".join(settings.columns or ["the default checks"])
-        why = (
-            "fusion has cells only for an op with a fusion pattern (opsdk new --pattern)"
-            if settings.command == "check"
-            else "converter and infer have cells only for an op with a TorchAir converter"
-        )
         raise OpsdkError(
-            f"no op of {suite.name} has a cell in the columns asked for ({asked}): {why}"
+            f"no op of {suite.name} has a cell in the columns asked for ({asked}): "
+            + _why_no_cells(settings)
         )
     return cells
+
+
+def _why_no_cells(settings: Settings) -> str:
+    """A shape mode an asked column never runs, else the ops its column has cells for."""
+    from opsdk.harness import columns
+
+    judges = [columns.get(name, settings.command) for name in settings.columns or ()]
+    only = [
+        f"{j.name} runs {'/'.join(j.shape_modes)} shapes only (--shapes)"
+        for j in judges
+        if j is not None and settings.shapes and not set(j.shape_modes) & set(settings.shapes)
+    ]
+    if only:
+        return "; ".join(only)
+    if settings.command == "check":
+        return "fusion has cells only for an op with a fusion pattern (opsdk new --pattern)"
+    return "converter and infer have cells only for an op with a TorchAir converter"
 
 
 def _sharded(settings: Settings, cells, cache):

@@ -245,11 +245,14 @@ def cached(cell_list: list[Cell], cache: AuditCache) -> list[Result] | None:
 
 
 def not_audited(results: list[Result]) -> dict[str, str]:
-    """The ops no check could run a case of (every cell but the schema's skipped), with
-    the first reason; an op is audited when one of its fake or converter cells ran."""
-    ran, why = set(), {}
+    """The ops no check could run a case of, with the first reason: an op is audited when
+    one of its fake, converter, infer or npugraph_ex cells ran (the registry's, where no
+    such cell was asked for); the schema's read the schema alone."""
+    ran, why, traced = set(), {}, {r.op for r in results if r.column not in ("schema", REGISTRY)}
     for r in results:
         if r.column == "schema" or r.status == "not run":
+            continue
+        if r.column == REGISTRY and r.op in traced:
             continue
         if r.status in ("pass", "fail", "xfail"):
             ran.add(r.op)

@@ -51,6 +51,12 @@ def test_planted_converters_fail_against_the_cann_files_and_their_twins_pass(tmp
     )
     text = text.replace('inputs={"x2": x2, "x1": x1}', 'inputs={"x1": x1, "x2": x2}')
     source.write_text(text)
+    # GE's own Data op, as CANN repositories' stub headers declare it (ops-nn's
+    # common/stub): a graph's input nodes are checked against no REG_OP
+    (fixed / "cann" / "stub_ops.h").write_text(
+        "REG_OP(Data)\n    .INPUT(x, TensorType::ALL())\n    .OUTPUT(y, TensorType::ALL())\n"
+        "    .ATTR(index, Int, 0)\n    .OP_END_FACTORY_REG(Data)\n"
+    )
     # --isolate: each op's child reads the --ir files too
     clean = opsdk_cli(
         "audit", fixed / "team_ops", "--ir", fixed / "cann", "--isolate", json_report=True

@@ -46,3 +46,39 @@ def test_the_stand_in_marks_a_written_input_and_a_lost_mark_is_a_finding():
     npugraph_ex._check_written(op, {"x": x}, 1, "replay")
     with pytest.raises(CellFailure, match=r"call 2 \(replay\): t_audit_modes::upd writes x"):
         npugraph_ex._check_written(op, {"x": torch.zeros(3)}, 2, "replay")
+
+
+def test_an_op_whose_only_cells_that_ran_read_its_registration_is_not_audited():
+    from opsdk.harness.cell import Result
+
+    def cell(op, column, status, message=""):
+        return Result(op, column, "static", status, message=message)
+
+    results = [
+        cell("ns::read_only", "schema", "pass"),
+        cell("ns::read_only", "registry", "pass"),
+        cell("ns::read_only", "fake", "skip", "not audited: its Meta refuses every case"),
+        cell("ns::traced", "registry", "pass"),
+        cell("ns::traced", "fake", "pass"),
+        cell("ns::asked_registry_only", "registry", "pass"),  # --checks registry
+        cell("ns::unread", "registry", "skip", "not audited: its C++ does not build"),
+    ]
+    assert matrix.not_audited(results) == {
+        "ns::read_only": "its Meta refuses every case",
+        "ns::unread": "its C++ does not build",
+    }
+
+
+@pytest.mark.parametrize(
+    ("command", "columns", "shapes", "said"),
+    [
+        ("audit", ["registry"], ["dynamic"], "registry runs static shapes only (--shapes)"),
+        ("check", ["ascendc"], ["dynamic"], "ascendc runs static shapes only (--shapes)"),
+        ("check", ["fusion"], ["static"], "fusion has cells only for an op with a fusion pattern"),
+    ],
+)
+def test_an_empty_selection_names_the_reason_that_holds(command, columns, shapes, said):
+    from opsdk import matrix_run
+
+    settings = matrix_run.Settings(command=command, target="t", columns=columns, shapes=shapes)
+    assert matrix_run._why_no_cells(settings).startswith(said)

@@ -15,14 +15,16 @@ from opsdk._runtime import types
 from opsdk.audit.checks import where
 from opsdk.errors import OpsdkError
 from opsdk.harness.cell import CellFailure
-from opsdk.offline.ge.proto import decode_attr, dtype_name
+from opsdk.offline.ge.proto import GRAPH_OPS, decode_attr, dtype_name
 
 __all__ = ["attrs", "check_given_inputs", "check_node", "check_outputs"]
 
 
 def _definition(library, node):
     """The node's type's CannOp, None when unknown or when its text does not read (which
-    :func:`check_node` notes)."""
+    :func:`check_node` notes), or for the graph's own nodes."""
+    if node.type in GRAPH_OPS:
+        return None
     try:
         return library.reg_op(node.type)
     except OpsdkError:
@@ -32,6 +34,8 @@ def _definition(library, node):
 def check_node(library, node, audit_op) -> list[str]:
     """One GE node against its type's ``REG_OP`` (none known: nothing to check); notes
     what cannot be decided."""
+    if node.type in GRAPH_OPS:
+        return []
     try:
         cann_op = library.reg_op(node.type)
     except OpsdkError as err:  # TorchAir's text of it is malformed (.ATRR, a stray paren)

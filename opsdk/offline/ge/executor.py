@@ -36,9 +36,8 @@ from opsdk.offline.ge import kernels, observe
 from opsdk.offline.ge.custom_op import _CustomOp
 from opsdk.offline.ge.errors import GeExecutionError, GeGraphError
 from opsdk.offline.ge.kernels import Kernel, Node
-from opsdk.offline.ge.proto import decode_const, torch_dtype_from_proto
+from opsdk.offline.ge.proto import GRAPH_OPS, decode_const, torch_dtype_from_proto
 
-_GRAPH_OPS = {"Data", "RefData", "Const", "NetOutput"}
 # Built-in ops whose output GE infers as their first input's shape: what TorchAir puts
 # before a custom node (a TensorMove copying an in-place op's input) leaves its own
 # output's shape to GE.
@@ -57,7 +56,7 @@ class AtCompile:
 
 def supported_op_types() -> list[str]:
     """The built-in GE op types the executor runs (custom ones: opsdk.irdef)."""
-    return kernels.op_types() + sorted(_GRAPH_OPS)
+    return kernels.op_types() + sorted(GRAPH_OPS)
 
 
 @dataclass
@@ -168,7 +167,7 @@ class GeGraphExecutor:
                 raise GeGraphError("Const without a value")
             self._consts[op.name] = decode_const(op.attr["value"].t)
             return _Step(Node(op), inputs, None), deps
-        if op.type in _GRAPH_OPS:
+        if op.type in GRAPH_OPS:
             return _Step(Node(op), inputs, None), deps
         # A package's own op wins over a built-in of the same type, as its installed CANN
         # package does on a host; a prototype alone (an audit's --ir) names no torch op.

@@ -7,6 +7,11 @@ import torch
 from opsdk._runtime import types
 from opsdk.offline.ge.errors import GeGraphError
 
+# The graph's own nodes (its inputs, constants and outputs): GE places them, no op
+# library defines them (a repository's stub REG_OP(Data) declares the input x that
+# TorchAir's graph inputs have no use for).
+GRAPH_OPS = frozenset({"Data", "RefData", "Const", "NetOutput"})
+
 # --- Data types --------------------------------------------------------------------------
 # GE has two numberings for the same data types: ge::DataType (C++, also
 # torchair.ge.DataType), used by int attrs such as Cast.dst_type, Shape.dtype,
