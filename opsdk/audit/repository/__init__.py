@@ -320,6 +320,11 @@ def _findings(registry, op, audit_op, at, failed: dict[str, str]) -> list[str]:
                 "it has no Meta or fake function to trace (the registry check's finding)"
             )
     found += _undeclared_writes(registry, op, audit_op, at) or _dropped(op, audit_op)
+    if _drops(op) and not audit_op.untraceable:  # the fake and npugraph_ex cells see no call
+        audit_op.untraceable = (
+            "torch.compile drops its call, so no cell traces or captures it (the registry "
+            "check's finding)"
+        )
     found += _inplace_returns(registry, op, audit_op, at)
     return found
 
@@ -430,15 +435,22 @@ def _undeclared_writes(registry, op, audit_op, at) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _dropped(op, audit_op) -> list[str]:
-    """An op that takes a tensor, returns nothing and marks no argument written: no
-    output and no mutation keep its call in a traced graph, so torch.compile drops it,
-    and with it whatever the kernel writes (the library's code need not say what). An op
-    taking no tensor is a host utility (a version print), not judged."""
+def _drops(op) -> bool:
+    """Whether torch.compile drops ``op``'s call: it takes a tensor, returns nothing and
+    marks no argument written, so no output and no mutation keep the call in a traced
+    graph. The graph is then empty, and npugraph_ex, which keys its captures by the
+    sizes of the inputs a graph uses, replays the first shape's capture for every
+    shape. An op taking no tensor is a host utility (a version print), not judged."""
     from opsdk._runtime import spec
 
     schema = op._schema
-    if schema.returns or schema.is_mutable or not any(a.is_tensor for a in spec.of(op).args):
+    return not (schema.returns or schema.is_mutable) and any(a.is_tensor for a in spec.of(op).args)
+
+
+def _dropped(op, audit_op) -> list[str]:
+    """The finding of an op whose call torch.compile drops, and with it whatever the
+    kernel writes (the library's code need not say what)."""
+    if not _drops(op):
         return []
     return [
         f"{audit_op.qualname} returns nothing and its schema{placed(audit_op.schema_at)} marks "
