@@ -14,6 +14,10 @@ _LIB = torch.library.Library("t_audit_modes", "FRAGMENT")
 _LIB.define("upd(Tensor(a!) x, Tensor y) -> ()")
 UPD = torch.ops.t_audit_modes.upd.default
 torch.library.register_fake("t_audit_modes::upd", lambda x, y: None, lib=_LIB)
+# vllm-ascend's mla_preprocess, dispatch_ffn_combine: the Meta returns the written input
+_LIB.define("ret_out(Tensor x, Tensor! out) -> Tensor")
+_LIB.impl("ret_out", lambda x, out: out, "Meta")
+RET_OUT = torch.ops.t_audit_modes.ret_out.default
 
 
 def _library(**converters):
@@ -46,3 +50,14 @@ def test_the_stand_in_marks_a_written_input_and_a_lost_mark_is_a_finding():
     npugraph_ex._check_written(op, {"x": x}, 1, "replay")
     with pytest.raises(CellFailure, match=r"call 2 \(replay\): t_audit_modes::upd writes x"):
         npugraph_ex._check_written(op, {"x": torch.zeros(3)}, 2, "replay")
+
+
+def test_the_stand_in_returns_the_input_its_meta_returns_as_the_kernel_it_describes():
+    """A fresh tensor there (the schema's word) was copied back over the written input by
+    npugraph_ex, which had traced the return as that input: a write "lost" that the
+    library's kernel, returning the input as its Meta does, keeps (the schema check's
+    finding is the defect)."""
+    x, out = torch.zeros(3), torch.zeros(3)
+    assert standin.kernel(RET_OUT)(x, out) is out
+    assert standin.kernel(RET_OUT)(x, out=out) is out
+    assert bool((out == standin.WRITTEN).all())
