@@ -64,7 +64,7 @@ def test_each_planted_defect_is_one_finding_naming_both_places(planted):
             _at("binding_meta", "alias_out_meta("),
             _at("binding", '"alias_out('),
         ],
-        ("touch", "registry"): [_at("binding", '"touch(')],
+        ("touch", "registry"): [_at("binding", '"touch('), _at("binding", 'impl("touch"')],
         ("store", "registry"): [
             _at("binding", '"store('),
             _at("binding", "aclnnStore,"),

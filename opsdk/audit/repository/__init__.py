@@ -319,7 +319,7 @@ def _findings(registry, op, audit_op, at, failed: dict[str, str]) -> list[str]:
             audit_op.untraceable = (
                 "it has no Meta or fake function to trace (the registry check's finding)"
             )
-    found += _undeclared_writes(registry, op, audit_op, at) or _dropped(op, audit_op)
+    found += _undeclared_writes(registry, op, audit_op, at) or _dropped(registry, op, audit_op, at)
     if _drops(op) and not audit_op.untraceable:  # the fake and npugraph_ex cells see no call
         audit_op.untraceable = (
             "torch.compile drops its call, so no cell traces or captures it (the registry "
@@ -447,15 +447,18 @@ def _drops(op) -> bool:
     return not (schema.returns or schema.is_mutable) and any(a.is_tensor for a in spec.of(op).args)
 
 
-def _dropped(op, audit_op) -> list[str]:
+def _dropped(registry, op, audit_op, at) -> list[str]:
     """The finding of an op whose call torch.compile drops, and with it whatever the
-    kernel writes (the library's code need not say what)."""
+    kernel writes (the library's code need not say what): its schema and its kernel."""
     if not _drops(op):
         return []
+    kernels = [r for r in _registrations(registry, op) if r.key not in _TRACEABLE_KEYS]
+    kernel = f" for its kernel{placed(at(kernels[0].path, kernels[0].line))}" if kernels else ""
     return [
         f"{audit_op.qualname} returns nothing and its schema{placed(audit_op.schema_at)} marks "
-        "no argument written: torch.compile drops the call (nothing keeps it in the graph), "
-        "and with it whatever the op does; mark each argument its kernel writes Tensor(a!)"
+        f"no argument written{kernel}: torch.compile drops the call (nothing keeps it in the "
+        "graph), and with it whatever the op does; mark each argument its kernel writes "
+        "Tensor(a!)"
     ]
 
 
