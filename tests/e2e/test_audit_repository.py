@@ -13,6 +13,7 @@ import pytest
 PLANTED = Path(__file__).with_name("audit_repository")
 MIRRORS = Path("/work/.mirror")
 CHEAP = ("--checks", "registry,schema,fake", "--shapes", "static")
+TIDY_IR = PLANTED / "csrc" / "op_graph" / "tidy_proto.h"
 
 
 def _failures(run) -> dict[tuple[str, str], str]:
@@ -38,7 +39,7 @@ def _py_at(needle: str) -> str:
 
 @pytest.fixture(scope="module")
 def planted(opsdk_cli_module):
-    return opsdk_cli_module("audit", PLANTED, *CHEAP, json_report=True)
+    return opsdk_cli_module("audit", PLANTED, *CHEAP, "--ir", TIDY_IR, json_report=True)
 
 
 def test_each_planted_defect_is_one_finding_naming_both_places(planted):
@@ -93,6 +94,12 @@ def test_the_twins_pass_and_a_file_that_does_not_build_leaves_its_ops_unchecked(
         statuses.setdefault(r["op"].split("::")[-1], set()).add(r["status"])
     for twin in ("tidy", "fresh_out", "store_ok", "store_plain", "shift_", "py_write_ok"):
         assert statuses[twin] == {"pass"}, (twin, planted.stdout)
+    [tidy] = [
+        r
+        for r in planted.report["results"]
+        if r["op"] == "planted::tidy" and r["backend"] == "fake"
+    ]
+    assert "derived from the dtype rows of its CANN definition (--ir)" in tidy["message"]
     for unchecked in ("late", "crashy"):  # their registry cells read text only
         assert statuses[unchecked] == {"pass", "skip"}, planted.stdout
     said = [line for line in planted.stdout.splitlines() if line.startswith("csrc/")]

@@ -66,8 +66,10 @@ def parse_defines(given) -> dict[str, str]:
     return {n: v or "1" for n, _, v in (d.partition("=") for d in given or ())}
 
 
-def load(root: Path, defines: dict[str, str]):
-    """The :class:`~opsdk.audit.library.Library` of the repository at ``root``."""
+def load(root: Path, defines: dict[str, str], definitions=None):
+    """The :class:`~opsdk.audit.library.Library` of the repository at ``root``; its ops'
+    cases from their CANN ``definitions`` (``--ir``: op type -> ``CannOp``) where one is
+    theirs (:func:`opsdk.audit.cases.attach`)."""
     import torch
 
     from opsdk._runtime.device import ensure_npu
@@ -106,7 +108,7 @@ def load(root: Path, defines: dict[str, str]):
             audit_op.kernels = pywrites.of(kernels, op, at)
             audit_op.unchecked = unchecked.get(qualname, "") or _unbuilt(registry, op, at)
             audit_op.findings = _findings(registry, op, audit_op, at, failed)
-            audit_cases.attach(audit_op)
+            audit_cases.attach(audit_op, definitions)
             ops.append(audit_op)
     ops += malformed + _orphans(registry, defined, at)
     keep += list(libraries.values())
