@@ -454,7 +454,7 @@ def _dropped(registry, op, audit_op, at) -> list[str]:
     kernel writes (the library's code need not say what): its schema and its kernel."""
     if not _drops(op):
         return []
-    kernels = [r for r in _registrations(registry, op) if r.key not in _TRACEABLE_KEYS]
+    kernels = [r for r in _registrations(registry, op) if r.key != "Meta"]
     kernel = f" for its kernel{placed(at(kernels[0].path, kernels[0].line))}" if kernels else ""
     return [
         f"{audit_op.qualname} returns nothing and its schema{placed(audit_op.schema_at)} marks "
