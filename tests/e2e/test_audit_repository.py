@@ -194,3 +194,28 @@ def test_mindspeed_python_library_npu_gmm_list_has_no_fake(tmp_path_factory, ops
     assert "audited 10 of 10 ops" in run.stdout, run.stdout + run.stderr
     assert set(_failures(run)) == {("npu_gmm.List", "registry")}
     assert "mindspeed/op_builder/gmm_builder.py:" in _failures(run)[("npu_gmm.List", "registry")]
+
+
+def test_a_meta_file_is_built_once_per_set_of_sources_its_headers_included(tmp_path, monkeypatch):
+    """The cache key covers the project headers the file includes: an edited header is a
+    new build, the same sources are not compiled again (here a file failing at once: its
+    failure is cached as a library would be)."""
+    from opsdk.audit.repository import build
+
+    monkeypatch.setenv("OPSDK_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "lib"
+    (root / "csrc").mkdir(parents=True)
+    (root / "csrc" / "shapes.h").write_text("#define RANK 2\n")
+    source = root / "csrc" / "meta.cpp"
+    source.write_text('#include "shapes.h"\nint rank() { return RANK + missing_rank; }\n')
+    compiled = []
+    run = subprocess.run
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: compiled.append(a) or run(*a, **k))
+    for _ in range(2):
+        with pytest.raises(build.BuildFailure, match=r"csrc/meta.cpp:2: .*missing_rank"):
+            build.build(source, root, {})
+    assert len(compiled) == 1
+    (root / "csrc" / "shapes.h").write_text("#define RANK 3\n")
+    with pytest.raises(build.BuildFailure):
+        build.build(source, root, {})
+    assert len(compiled) == 2
