@@ -219,3 +219,24 @@ def test_a_meta_file_is_built_once_per_set_of_sources_its_headers_included(tmp_p
     with pytest.raises(build.BuildFailure):
         build.build(source, root, {})
     assert len(compiled) == 2
+
+
+def test_a_meta_file_calling_a_function_of_another_file_is_one_link_line(tmp_path, monkeypatch):
+    """It compiles (a shared library may leave symbols undefined) and its load fails: one
+    line naming the file and the symbol, demangled, never a crash of the audit."""
+    from opsdk.audit.repository import build
+
+    monkeypatch.setenv("OPSDK_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "lib"
+    (root / "csrc").mkdir(parents=True)
+    source = root / "csrc" / "meta.cpp"
+    source.write_text(
+        "int rank_of(int dims);  // in another file\nint rank() { return rank_of(2); }\n"
+    )
+    built = build.build(source, root, {})
+    for child in (True, False):  # its first load is a child's; a library known to load: here
+        if not child:
+            built.library.with_name(build._LOADS).touch()
+        with pytest.raises(build.BuildFailure) as failure:
+            build.load(built, source, root)
+        assert str(failure.value) == "csrc/meta.cpp: does not link: undefined symbol rank_of(int)"
