@@ -47,7 +47,11 @@ def load(target: str | tuple[str, ...], ir=(), only: str | None = None, defines=
     elif "torch_npu" in targets:
         raise OpsdkError("torch_npu is audited on its own: give it as the only target")
     elif len(targets) == 1 and repository.holds_library(Path(targets[0])):
-        library = repository.load(Path(targets[0]), repository.parse_defines(defines))
+        library = repository.load(
+            Path(targets[0]),
+            repository.parse_defines(defines),
+            {t: p.op for t, p in found.items()},
+        )
     else:
         library = _packages(targets, {t: p.op for t, p in found.items()})
     if not found:

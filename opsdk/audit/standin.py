@@ -4,7 +4,8 @@ The audit checks schemas, Meta functions and converters, never numbers, and has 
 kernel of the op. Dynamo and AOT call the op on real (npu or CPU) tensors only to run
 the graph they traced; this stand-in answers with empty tensors of the shapes and dtypes
 the op's Meta function gives, and with the very input for a return the schema aliases
-to it, so a compiled call completes and the next one (new sizes) can show a recompile.
+to it or the Meta function returns (as the kernel it describes does), so a compiled call
+completes and the next one (new sizes) can show a recompile.
 It writes :data:`WRITTEN` into every input the schema marks written (``Tensor(a!)``):
 the mark a compiled graph must keep (:mod:`opsdk.audit.checks.npugraph_ex`).
 """
@@ -59,11 +60,20 @@ def kernel(op):
                     tensor.fill_(WRITTEN)
         if not op._schema.returns:  # nothing to make: no Meta to ask (torch fakes it)
             return None
-        meta = op(*_meta(args), **{k: _meta(v) for k, v in kwargs.items()})
+        meta_args, meta_kwargs = _meta(args), {k: _meta(v) for k, v in kwargs.items()}
+        meta = op(*meta_args, **meta_kwargs)
         outs = meta if isinstance(meta, tuple) else (meta,)
+        # an input the Meta function returns, the kernel it describes returns too
+        returned = {
+            id(value): name
+            for name, value in (dict(zip(names, meta_args, strict=False)) | meta_kwargs).items()
+            if isinstance(value, torch.Tensor)
+        }
         made = [
             bound[names[aliases[i]]]
             if i in aliases
+            else bound[returned[id(out)]]
+            if id(out) in returned
             else torch.utils._pytree.tree_map(
                 lambda m: (
                     torch.empty(m.shape, dtype=m.dtype, device=device)

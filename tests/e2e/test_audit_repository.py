@@ -12,6 +12,7 @@ import pytest
 
 PLANTED = Path(__file__).with_name("audit_repository")
 CHEAP = ("--checks", "registry,schema,fake", "--shapes", "static")
+TIDY_IR = PLANTED / "csrc" / "op_graph" / "tidy_proto.h"
 
 
 def _failures(run) -> dict[tuple[str, str], str]:
@@ -37,7 +38,7 @@ def _py_at(needle: str) -> str:
 
 @pytest.fixture(scope="module")
 def planted(opsdk_cli_module):
-    return opsdk_cli_module("audit", PLANTED, *CHEAP, json_report=True)
+    return opsdk_cli_module("audit", PLANTED, *CHEAP, "--ir", TIDY_IR, json_report=True)
 
 
 def test_each_planted_defect_is_one_finding_naming_both_places(planted):
@@ -63,7 +64,7 @@ def test_each_planted_defect_is_one_finding_naming_both_places(planted):
             _at("binding_meta", "alias_out_meta("),
             _at("binding", '"alias_out('),
         ],
-        ("touch", "registry"): [_at("binding", '"touch(')],
+        ("touch", "registry"): [_at("binding", '"touch('), _at("binding", 'impl("touch"')],
         ("store", "registry"): [
             _at("binding", '"store('),
             _at("binding", "aclnnStore,"),
@@ -75,8 +76,9 @@ def test_each_planted_defect_is_one_finding_naming_both_places(planted):
     }
     for cell, places in both.items():
         assert all(p in found[cell] for p in places), (cell, found[cell])
-    # an op without a Meta is the registry check's finding once, not the fake check's too
-    for op in ("stray", "bare"):
+    # an op without a Meta, or whose call torch.compile drops (nothing left to trace), is
+    # the registry check's finding once, not the fake check's too
+    for op in ("stray", "bare", "touch", "store"):
         [fake] = [
             r
             for r in planted.report["results"]
@@ -91,6 +93,12 @@ def test_the_twins_pass_and_a_file_that_does_not_build_leaves_its_ops_unchecked(
         statuses.setdefault(r["op"].split("::")[-1], set()).add(r["status"])
     for twin in ("tidy", "fresh_out", "store_ok", "store_plain", "shift_", "py_write_ok"):
         assert statuses[twin] == {"pass"}, (twin, planted.stdout)
+    [tidy] = [
+        r
+        for r in planted.report["results"]
+        if r["op"] == "planted::tidy" and r["backend"] == "fake"
+    ]
+    assert "derived from the dtype rows of its CANN definition (--ir)" in tidy["message"]
     for unchecked in ("late", "crashy"):  # their registry cells read text only
         assert statuses[unchecked] == {"pass", "skip"}, planted.stdout
     said = [line for line in planted.stdout.splitlines() if line.startswith("csrc/")]
@@ -175,3 +183,49 @@ def test_mindspeed_python_library_npu_gmm_list_has_no_fake(tmp_path_factory, ops
     assert "audited 10 of 10 ops" in run.stdout, run.stdout + run.stderr
     assert set(_failures(run)) == {("npu_gmm.List", "registry")}
     assert "mindspeed/op_builder/gmm_builder.py:" in _failures(run)[("npu_gmm.List", "registry")]
+
+
+def test_a_meta_file_is_built_once_per_set_of_sources_its_headers_included(tmp_path, monkeypatch):
+    """The cache key covers the project headers the file includes: an edited header is a
+    new build, the same sources are not compiled again (here a file failing at once: its
+    failure is cached as a library would be)."""
+    from opsdk.audit.repository import build
+
+    monkeypatch.setenv("OPSDK_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "lib"
+    (root / "csrc").mkdir(parents=True)
+    (root / "csrc" / "shapes.h").write_text("#define RANK 2\n")
+    source = root / "csrc" / "meta.cpp"
+    source.write_text('#include "shapes.h"\nint rank() { return RANK + missing_rank; }\n')
+    compiled = []
+    run = subprocess.run
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: compiled.append(a) or run(*a, **k))
+    for _ in range(2):
+        with pytest.raises(build.BuildFailure, match=r"csrc/meta.cpp:2: .*missing_rank"):
+            build.build(source, root, {})
+    assert len(compiled) == 1
+    (root / "csrc" / "shapes.h").write_text("#define RANK 3\n")
+    with pytest.raises(build.BuildFailure):
+        build.build(source, root, {})
+    assert len(compiled) == 2
+
+
+def test_a_meta_file_calling_a_function_of_another_file_is_one_link_line(tmp_path, monkeypatch):
+    """It compiles (a shared library may leave symbols undefined) and its load fails: one
+    line naming the file and the symbol, demangled, never a crash of the audit."""
+    from opsdk.audit.repository import build
+
+    monkeypatch.setenv("OPSDK_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "lib"
+    (root / "csrc").mkdir(parents=True)
+    source = root / "csrc" / "meta.cpp"
+    source.write_text(
+        "int rank_of(int dims);  // in another file\nint rank() { return rank_of(2); }\n"
+    )
+    built = build.build(source, root, {})
+    for child in (True, False):  # its first load is a child's; a library known to load: here
+        if not child:
+            built.library.with_name(build._LOADS).touch()
+        with pytest.raises(build.BuildFailure) as failure:
+            build.load(built, source, root)
+        assert str(failure.value) == "csrc/meta.cpp: does not link: undefined symbol rank_of(int)"

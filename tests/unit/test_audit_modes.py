@@ -14,6 +14,10 @@ _LIB = torch.library.Library("t_audit_modes", "FRAGMENT")
 _LIB.define("upd(Tensor(a!) x, Tensor y) -> ()")
 UPD = torch.ops.t_audit_modes.upd.default
 torch.library.register_fake("t_audit_modes::upd", lambda x, y: None, lib=_LIB)
+# vllm-ascend's mla_preprocess, dispatch_ffn_combine: the Meta returns the written input
+_LIB.define("ret_out(Tensor x, Tensor! out) -> Tensor")
+_LIB.impl("ret_out", lambda x, out: out, "Meta")
+RET_OUT = torch.ops.t_audit_modes.ret_out.default
 
 
 def _library(**converters):
@@ -82,3 +86,14 @@ def test_an_empty_selection_names_the_reason_that_holds(command, columns, shapes
 
     settings = matrix_run.Settings(command=command, target="t", columns=columns, shapes=shapes)
     assert matrix_run._why_no_cells(settings).startswith(said)
+
+
+def test_the_stand_in_returns_the_input_its_meta_returns_as_the_kernel_it_describes():
+    """A fresh tensor there (the schema's word) was copied back over the written input by
+    npugraph_ex, which had traced the return as that input: a write "lost" that the
+    library's kernel, returning the input as its Meta does, keeps (the schema check's
+    finding is the defect)."""
+    x, out = torch.zeros(3), torch.zeros(3)
+    assert standin.kernel(RET_OUT)(x, out) is out
+    assert standin.kernel(RET_OUT)(x, out=out) is out
+    assert bool((out == standin.WRITTEN).all())

@@ -164,3 +164,36 @@ def test_a_module_that_did_not_import_leaves_unchecked_only_the_ops_it_registers
     for registered in ("ra", "sa"):
         assert repository._unimported(failed, op(registered)) == "not checked: lib.py: not imported"
     assert repository._unimported(failed, op("ta")) == "not checked: broken.py: not imported"
+
+
+def test_an_op_whose_call_torch_compile_drops_is_one_finding_and_its_traces_not_audited():
+    """vllm-ascend's store_kv_block (``Tensor key_cache_in ... -> ()``, a Meta returning
+    nothing): the call leaves an empty graph, which npugraph_ex replays at the first
+    shape's sizes for every shape ("The size of tensor a (3) must match ... (7)"): the
+    fake and npugraph_ex cells check nothing of it, and say whose finding it is."""
+    from types import SimpleNamespace
+
+    import pytest
+    import torch
+
+    from opsdk.audit import repository
+    from opsdk.audit.checks import Undecided, fake
+    from opsdk.audit.model import AuditOp, Source
+
+    lib = torch.library.Library("t_dropped", "FRAGMENT")
+    lib.define("touch(Tensor x, Tensor cache) -> ()")
+    lib.define("store(Tensor x, Tensor(a!) cache) -> ()")
+    for name in ("touch", "store"):
+        torch.library.register_fake(f"t_dropped::{name}", lambda x, cache: None, lib=lib)
+    registry = SimpleNamespace(registrations=[], schemas=[])
+    found = {}
+    for name in ("touch", "store"):
+        op = getattr(torch.ops.t_dropped, name).default
+        audit_op = AuditOp(op, f"t_dropped::{name}", None, None)
+        audit_op.schema_at = Source("csrc/binding.cpp", 7)
+        found[name] = (repository._findings(registry, op, audit_op, None, {}), audit_op)
+    [finding], touch = found["touch"]
+    assert "(csrc/binding.cpp:7) marks no argument written: torch.compile drops" in finding
+    with pytest.raises(Undecided, match="drops its call.*the registry check's finding"):
+        fake.check_has_fake(touch)
+    assert found["store"][0] == [] and found["store"][1].untraceable == ""  # (a!): kept

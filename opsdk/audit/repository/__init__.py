@@ -66,8 +66,10 @@ def parse_defines(given) -> dict[str, str]:
     return {n: v or "1" for n, _, v in (d.partition("=") for d in given or ())}
 
 
-def load(root: Path, defines: dict[str, str]):
-    """The :class:`~opsdk.audit.library.Library` of the repository at ``root``."""
+def load(root: Path, defines: dict[str, str], definitions=None):
+    """The :class:`~opsdk.audit.library.Library` of the repository at ``root``; its ops'
+    cases from their CANN ``definitions`` (``--ir``: op type -> ``CannOp``) where one is
+    theirs (:func:`opsdk.audit.cases.attach`)."""
     import torch
 
     from opsdk._runtime.device import ensure_npu
@@ -106,7 +108,7 @@ def load(root: Path, defines: dict[str, str]):
             audit_op.kernels = pywrites.of(kernels, op, at)
             audit_op.unchecked = unchecked.get(qualname, "") or _unbuilt(registry, op, at)
             audit_op.findings = _findings(registry, op, audit_op, at, failed)
-            audit_cases.attach(audit_op)
+            audit_cases.attach(audit_op, definitions)
             ops.append(audit_op)
     ops += malformed + _orphans(registry, defined, at)
     keep += list(libraries.values())
@@ -319,7 +321,12 @@ def _findings(registry, op, audit_op, at, failed: dict[str, str]) -> list[str]:
             audit_op.untraceable = (
                 "it has no Meta or fake function to trace (the registry check's finding)"
             )
-    found += _undeclared_writes(registry, op, audit_op, at) or _dropped(op, audit_op)
+    found += _undeclared_writes(registry, op, audit_op, at) or _dropped(registry, op, audit_op, at)
+    if _drops(op) and not audit_op.untraceable:  # the fake and npugraph_ex cells see no call
+        audit_op.untraceable = (
+            "torch.compile drops its call, so no cell traces or captures it (the registry "
+            "check's finding)"
+        )
     found += _inplace_returns(registry, op, audit_op, at)
     return found
 
@@ -430,20 +437,30 @@ def _undeclared_writes(registry, op, audit_op, at) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _dropped(op, audit_op) -> list[str]:
-    """An op that takes a tensor, returns nothing and marks no argument written: no
-    output and no mutation keep its call in a traced graph, so torch.compile drops it,
-    and with it whatever the kernel writes (the library's code need not say what). An op
-    taking no tensor is a host utility (a version print), not judged."""
+def _drops(op) -> bool:
+    """Whether torch.compile drops ``op``'s call: it takes a tensor, returns nothing and
+    marks no argument written, so no output and no mutation keep the call in a traced
+    graph. The graph is then empty, and npugraph_ex, which keys its captures by the
+    sizes of the inputs a graph uses, replays the first shape's capture for every
+    shape. An op taking no tensor is a host utility (a version print), not judged."""
     from opsdk._runtime import spec
 
     schema = op._schema
-    if schema.returns or schema.is_mutable or not any(a.is_tensor for a in spec.of(op).args):
+    return not (schema.returns or schema.is_mutable) and any(a.is_tensor for a in spec.of(op).args)
+
+
+def _dropped(registry, op, audit_op, at) -> list[str]:
+    """The finding of an op whose call torch.compile drops, and with it whatever the
+    kernel writes (the library's code need not say what): its schema and its kernel."""
+    if not _drops(op):
         return []
+    kernels = [r for r in _registrations(registry, op) if r.key != "Meta"]
+    kernel = f" for its kernel{placed(at(kernels[0].path, kernels[0].line))}" if kernels else ""
     return [
         f"{audit_op.qualname} returns nothing and its schema{placed(audit_op.schema_at)} marks "
-        "no argument written: torch.compile drops the call (nothing keeps it in the graph), "
-        "and with it whatever the op does; mark each argument its kernel writes Tensor(a!)"
+        f"no argument written{kernel}: torch.compile drops the call (nothing keeps it in the "
+        "graph), and with it whatever the op does; mark each argument its kernel writes "
+        "Tensor(a!)"
     ]
 
 

@@ -92,17 +92,19 @@ def load(built: Built, source: Path, root: Path) -> None:
     try:
         torch.ops.load_library(str(built.library))
     except OSError as err:  # a symbol the stand-ins declare but nothing defines
-        raise BuildFailure(f"{_relative(source, root)}: does not link: {_symbol(err)}") from None
+        # torch's load_library says which symbol only in the error it raises from
+        said = f"{err.__cause__ or ''}\n{err}"
+        raise BuildFailure(f"{_relative(source, root)}: does not link: {_symbol(said)}") from None
 
 
 def _death(done) -> str:
     """What a child's failed load says, in one line."""
     if done.returncode < 0:
         return f"loading its registrations crashed the process (signal {-done.returncode})"
+    if "undefined symbol" in done.stderr:  # torch's load_library says it in the cause
+        return f"does not link: {_symbol(done.stderr)}"
     lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
     last = lines[-1] if lines else f"exit {done.returncode}"
-    if "undefined symbol" in last:
-        return f"does not link: {_symbol(last)}"
     return f"loading its registrations failed: {last}"
 
 

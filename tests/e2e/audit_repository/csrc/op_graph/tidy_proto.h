@@ -1,0 +1,5 @@
+// tidy's CANN definition: given as --ir, its dtype rows are tidy's cases (float16 only)
+REG_OP(Tidy)
+    .INPUT(x, TensorType({DT_FLOAT16}))
+    .OUTPUT(y, TensorType({DT_FLOAT16}))
+    .OP_END_FACTORY_REG(Tidy)
