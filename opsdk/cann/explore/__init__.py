@@ -99,14 +99,17 @@ def explore(
 ) -> Explored:
     """Ask ``cpp`` (an ``Inferred``, raising ``Crashed``) and ``fake`` (``(shape, GE
     dtype)`` per output, raising its refusal) on ``cases`` cases of ``cann``'s input
-    space (``pinned``: see :mod:`.cases`; ``moot``: see :func:`.judge.classify`); each
-    disagreement of its own kind, output and verdict is shrunk once. A C++ refusal counts
+    space (``pinned``: see :mod:`.cases`; ``moot``: see :func:`.judge.classify`;
+    ``anchors``: cases valid for the op, e.g. its declared ones, explored around first and
+    whose shapes vouch for a case: :func:`.judge.plausible`); each disagreement of its
+    own kind, output and verdict is shrunk once. A C++ refusal counts
     only at attrs some case both sides took has: else the attrs are what it refuses (a
     derived case's invented values), not the sizes. With ``traced`` (the fake on
     symbolic sizes and the case with -1 at the dims it kept symbolic), up to
     :data:`SYMBOLIC` of the budget's cases are cases both sides took (one per rank),
     asked again in that dynamic form as GE compiles a dynamic graph."""
     accepted = list(anchors)
+    valid = frozenset(a.shapes() for a in accepted)  # the caller's anchors are valid cases
     limit = len(accepted) + ANCHORS
     unmoved = defaults(cann)
 
@@ -127,7 +130,7 @@ def explore(
         except Exception as err:  # noqa: BLE001 - any refusal is the fake's answer
             said = err
         verdict = answered(case, said)
-        return verdict and plausible(verdict, case, unmoved)
+        return verdict and plausible(verdict, case, unmoved, valid)
 
     def judge_dynamic(case: Case) -> Verdict | None:
         """``case`` in its dynamic form; a fake that cannot trace it symbolically (a
@@ -139,7 +142,7 @@ def explore(
         if dynamic == case:  # every size fixed: the static case again
             return None
         verdict = answered(dynamic, said, compile=True)
-        return verdict and plausible(verdict, case, unmoved)
+        return verdict and plausible(verdict, case, unmoved, valid)
 
     done = Explored()
     first: dict[tuple, tuple[Case, Verdict, bool]] = {}
@@ -195,6 +198,7 @@ def hold(
     seed: int = 0,
     pinned: frozenset = frozenset(),
     moot=None,
+    anchors: tuple[Case, ...] = (),
 ) -> dict:
     """Explore ``torch_op`` (a :class:`~.torch_side.TorchOp`) against ``library`` (a
     compiled ``infer.Library`` of ``inference``) as ``chip``: ``{"cases", "kinds",
@@ -202,13 +206,13 @@ def hold(
     (``fake_at``: the fake's), the chip and the smallest case as a Support line. A fake
     refusing what the C++ accepts is ``stricter``, a note, not a finding: the fake may
     hold a limit of the kernel's that the C++ leaves to tiling (a last dim divisible by
-    8), or miss a case the op takes; the shrunk case says which. Cached on the
-    library (keyed on its sources), the fake's file, the definition, the budget and this
-    package's own sources."""
+    8), or miss a case the op takes; the shrunk case says which. ``anchors``: see
+    :func:`explore`. Cached on the library (keyed on its sources), the fake's file, the
+    definition, the budget, the anchors and this package's own sources."""
     ir = cann.ir
     parts = [_OWN, repr(cann), str(library.path), _file_digest(fake_at), chip, cases, seed]
     parts += [sorted(pinned), [str(p) for p in inference.sources], str(library.root)]  # lines
-    parts.append(torch_op.spec.qualname)
+    parts += [torch_op.spec.qualname, repr(anchors)]
 
     def run() -> dict:
         start = time.perf_counter()
@@ -226,6 +230,7 @@ def hold(
             pinned=pinned,
             moot=moot,
             traced=torch_op.traced,
+            anchors=anchors,
         )
         lines = [(f, _line(f, inference, torch_op, chip, fake_at)) for f in done.findings]
         stricter = [line for f, line in lines if f.verdict.kind == FAKE_REFUSES]
