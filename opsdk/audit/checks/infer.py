@@ -212,7 +212,9 @@ def _row_cases(audit_op, op_types, known) -> list:
     for op_type in sorted(op_types):
         cann_op = _with_rows(_beside_op(known[op_type][0], op_type), known[op_type][0])
         if cann_op is not None:
-            found += audit_cases.from_definition(audit_op.op, {op_type: cann_op})
+            found += audit_cases.from_definition(
+                audit_op.op, {op_type: cann_op}, lambda _, at=known[op_type]: at
+            )
     labels = {c.label for c in audit_op.cases}
     rows = [c for c in found if c.label not in labels and not labels.add(c.label)]
     return rows[:ROWS]
