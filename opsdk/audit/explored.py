@@ -21,9 +21,9 @@ import functools
 import math
 from pathlib import Path
 
-from opsdk._runtime import spec, types
+from opsdk._runtime import spec
 from opsdk.cann import explore, infer
-from opsdk.cann.explore.cases import Case, Tensor
+from opsdk.cann.explore.cases import Case
 from opsdk.cann.explore.torch_side import TorchOp
 from opsdk.errors import SpecError
 from opsdk.harness.columns import infer_nodes as nodes
@@ -89,8 +89,8 @@ def _as_traced(side: TorchOp, ir, node) -> Case | None:
         if any(not d.HasField("shape") for d in descs) or spec_input.name in side.pinned:
             if descs:
                 return None
-        inputs.append(tuple(_tensor(nodes.given(d)) for d in descs))
-    case = Case(tuple(inputs), tuple(nodes.attr(node, a) for a in ir.attrs))
+        inputs.append([nodes.given(d) for d in descs])
+    case = explore.case_of(inputs, [nodes.attr(node, a) for a in ir.attrs])
     try:
         said = side.fake(case)
     except Exception:  # noqa: BLE001 - any refusal: the binding does not hold
@@ -100,11 +100,6 @@ def _as_traced(side: TorchOp, ir, node) -> Case | None:
         s == t or t[0] is None for s, t in zip(said, traced, strict=True)
     )
     return case if holds else None
-
-
-def _tensor(given: infer.Given) -> Tensor:
-    name = next(d.ge for d in types.DTYPES.values() if d.value == given.dtype)
-    return Tensor(name, tuple(given.shape))
 
 
 def _fed(op_spec, call, graph: dict, node) -> dict[str, str]:

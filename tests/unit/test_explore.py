@@ -352,3 +352,18 @@ def test_the_torch_side_traces_symbolic_sizes_as_dynamo_does():
     assert dynamic == case((-1, -1), (4, 1))
     said, dynamic = side.traced(case((3, 4), (4, 1)))  # x1's 4 is x2's symbol: fixed too
     assert said == [((-1, 2), "DT_FLOAT16")] and dynamic == case((-1, 4), (4, 1))
+
+
+def test_a_declared_node_becomes_a_case_to_explore_around():
+    """``case_of``: GE's inputs (a value-depend one's host data read back) and attrs (a
+    list as a tuple: a case is hashed) as a case, the inverse of what the C++ is sent."""
+    import struct
+
+    from opsdk.cann.explore import _given, case_of
+    from opsdk.cann.infer.call import Given
+
+    sizes = Given(3, (2,), struct.pack("<2i", 5, 7))  # DT_INT32
+    case = case_of([[Given(F16, (2, 3))], [sizes], []], [[1, 2], 0.5])
+    x, n = Tensor("DT_FLOAT16", (2, 3)), Tensor("DT_INT32", (2,), (5, 7))
+    assert case == Case(((x,), (n,), ()), ((1, 2), 0.5)) and hash(case)
+    assert _given(n) == sizes

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from opsdk._runtime import locator, types
 from opsdk.cann._model import CannOp
-from opsdk.cann.explore.cases import Case, defaults, generate
+from opsdk.cann.explore.cases import Case, Tensor, defaults, generate
 from opsdk.cann.explore.judge import (
     CPP_REFUSES,
     DIFFER,
@@ -39,7 +39,7 @@ from opsdk.cann.explore.judge import (
 from opsdk.cann.infer.call import Crashed, Given
 from opsdk.errors import SpecError
 
-__all__ = ["BUDGET", "ENV", "Explored", "Finding", "budget", "explore", "hold"]
+__all__ = ["BUDGET", "ENV", "Explored", "Finding", "budget", "case_of", "explore", "hold"]
 
 BUDGET = 300  # cases per op (each: one fake call and one C++ call, ~1 ms together)
 ENV = "OPSDK_EXPLORE"  # what --explore N sets (0: no exploration)
@@ -255,6 +255,24 @@ def _line(finding: Finding, inference, torch_op, chip: str, fake_at: str) -> str
         f"explored: {verdict.kind} on {shown}{form}: {verdict.detail} [C++ {function}] "
         f"[fake{f' ({fake_at})' if fake_at else ''}] as {chip}; {_FIX[verdict.kind]}"
     )
+
+
+def case_of(given, attrs) -> Case:
+    """A node's inputs as GE hands them over (per IR input its ``Given`` instances) and
+    its attrs (IR order; a list as a tuple), as a case: a declared one, to explore around."""
+    return Case(
+        tuple(tuple(_tensor(g) for g in instances) for instances in given),
+        tuple(tuple(a) if isinstance(a, list) else a for a in attrs),
+    )
+
+
+def _tensor(given: Given) -> Tensor:
+    name = next(d.ge for d in types.DTYPES.values() if d.value == given.dtype)
+    if given.data is None:
+        return Tensor(name, tuple(given.shape))
+    code = "i" if name == "DT_INT32" else "q"
+    count = len(given.data) // struct.calcsize(code)
+    return Tensor(name, tuple(given.shape), struct.unpack(f"<{count}{code}", given.data))
 
 
 def _given(tensor) -> Given:
