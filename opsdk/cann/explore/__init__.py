@@ -27,6 +27,7 @@ from opsdk._runtime import locator, types
 from opsdk.cann._model import CannOp
 from opsdk.cann.explore.cases import Case, Tensor, defaults, generate
 from opsdk.cann.explore.judge import (
+    AGREE,
     CPP_REFUSES,
     DIFFER,
     FAKE_REFUSES,
@@ -100,17 +101,14 @@ def explore(
     """Ask ``cpp`` (an ``Inferred``, raising ``Crashed``) and ``fake`` (``(shape, GE
     dtype)`` per output, raising its refusal) on ``cases`` cases of ``cann``'s input
     space (``pinned``: see :mod:`.cases`; ``moot``: see :func:`.judge.classify`;
-    ``anchors``: cases valid for the op, e.g. its declared ones, explored around first and
-    whose shapes vouch for a case: :func:`.judge.plausible`); each disagreement of its
-    own kind, output and verdict is shrunk once. A C++ refusal counts
+    ``anchors``: cases of the op's, e.g. its declared ones: those both sides take are
+    explored around first and their shapes vouch for a case, :func:`.judge.plausible`);
+    each disagreement of its own kind, output and verdict is shrunk once. A C++ refusal counts
     only at attrs some case both sides took has: else the attrs are what it refuses (a
     derived case's invented values), not the sizes. With ``traced`` (the fake on
     symbolic sizes and the case with -1 at the dims it kept symbolic), up to
     :data:`SYMBOLIC` of the budget's cases are cases both sides took (one per rank),
     asked again in that dynamic form as GE compiles a dynamic graph."""
-    accepted = list(anchors)
-    valid = frozenset(a.shapes() for a in accepted)  # the caller's anchors are valid cases
-    limit = len(accepted) + ANCHORS
     unmoved = defaults(cann)
 
     def answered(case: Case, said, compile: bool = False) -> Verdict | None:
@@ -145,6 +143,14 @@ def explore(
         return verdict and plausible(verdict, case, unmoved, valid)
 
     done = Explored()
+    # the caller's anchors both sides take are valid cases: explored around, their shapes
+    # vouch for other rows and attrs at them
+    given = list(anchors)[: cases // 2]
+    valid = frozenset()
+    accepted = [a for a in given if getattr(judge(a), "kind", None) == AGREE]
+    done.cases = len(given)
+    valid = frozenset(a.shapes() for a in accepted)
+    limit = len(accepted) + ANCHORS
     first: dict[tuple, tuple[Case, Verdict, bool]] = {}
     agreed: set[tuple] = set()  # the attrs of the cases both sides took
     symbolic: dict[tuple, Case] = {}  # per rank the first case both took, to ask dynamic

@@ -91,16 +91,12 @@ def rows(cann: CannOp) -> list[dict[str, str]]:
     (each cycled), then the mixed rows, every combination while there are at most
     :data:`MIXED_ROWS`, else each aligned row with one tensor (or symbol) moved to another
     dtype of its set. An undeclared input is DT_FLOAT."""
+    found = _aligned(cann)
+    if cann.rows:
+        return found
     names = [i.name for i in cann.ir.inputs]
     declared = {n: cann.dtypes.get(n) or () for n in names}
     width = max((len(v) for v in declared.values()), default=0) or 1
-    found = []
-    for i in range(width):
-        row = {n: (v[i % len(v)] if v else "DT_FLOAT") for n, v in declared.items()}
-        if row not in found:
-            found.append(row)
-    if cann.rows:
-        return found
     groups: dict[str, list[str]] = {}
     for name in names:
         groups.setdefault(cann.type_vars.get(name, f"/{name}"), []).append(name)
@@ -123,6 +119,18 @@ def rows(cann: CannOp) -> list[dict[str, str]]:
     return found
 
 
+def _aligned(cann: CannOp) -> list[dict[str, str]]:
+    """Column i of every list (each cycled): an OpDef's rows, a REG_OP's sets by index."""
+    declared = {i.name: cann.dtypes.get(i.name) or () for i in cann.ir.inputs}
+    width = max((len(v) for v in declared.values()), default=0) or 1
+    found = []
+    for i in range(width):
+        row = {n: (v[i % len(v)] if v else "DT_FLOAT") for n, v in declared.items()}
+        if row not in found:
+            found.append(row)
+    return found
+
+
 def _ranks(cann: CannOp, name: str, row: int) -> tuple[int, ...]:
     """The ranks tensor ``name``'s format allows in row ``row``: a fixed one (NCHW: 4), else
     :data:`RANKS`."""
@@ -141,6 +149,7 @@ class _Space:
     def __init__(self, cann: CannOp, pinned: frozenset = frozenset()):
         self.cann, self.ir, self.pinned = cann, cann.ir, pinned
         self.rows = rows(cann)
+        self.aligned = len(_aligned(cann))  # the rows first; a REG_OP's mixed ones after
         self.counted = counts(self.ir)
         self.depend = {i.name for i in self.ir.inputs if i.value_depend}
 
@@ -249,23 +258,28 @@ def generate(
 
 def _structure(space: _Space) -> Iterator[Case]:
     """Every row at the hinted rank's alike sizes (with optional inputs given and left
-    out), every rank at the first row, each optional input left out, every attr off its
-    default, :mod:`opsdk.cann.sizes`' other candidates."""
+    out), every rank at the first row (the same), each optional input left out, every attr off its
+    default, :mod:`opsdk.cann.sizes`' other candidates, then a REG_OP's mixed rows."""
     names, optional = space.tensors(), frozenset(space.optional())
     candidates = list(sizes.candidates(space.cann, names))
     first = candidates[0][0]
-    for row in range(len(space.rows)):
+    for row in range(space.aligned):
         yield space.case(row, first)
         if optional:
             yield space.case(row, first, optional)
     for r in RANKS:
-        yield space.case(0, {n: (_BASE,) * _rank(space, n, r) for n in names})
+        at_rank = {n: (_BASE,) * _rank(space, n, r) for n in names}
+        yield space.case(0, at_rank)
+        if optional:
+            yield space.case(0, at_rank, optional)
     for name in optional:
         yield space.case(0, first, frozenset({name}))
     for attrs in space.moved_attrs(space.attrs()):
         yield space.case(0, first, attrs=attrs)
     for shapes, _ in candidates[1:]:
         yield space.case(0, shapes)
+    for row in range(space.aligned, len(space.rows)):
+        yield space.case(row, first)
 
 
 def _rank(space: _Space, name: str, wanted: int) -> int:
