@@ -68,3 +68,29 @@ def test_an_unshaped_input_is_read_through_the_nodes_that_keep_it(op_def, betwee
         assert given is not None and tuple(given.shape) == (4, 8), given
     else:
         assert given is None
+
+
+CONVERTER = """\
+@declare_supported([Support(F16(2, 8, 4), F16(8), F16(8), group=4)])
+@register_fx_node_ge_converter(torch.ops.npu.norm_silu.default)
+def conveter_norm_silu(self, weight, bias, group: int, eps: float = 1e-5, meta_outputs=None):
+    return ge.NormSilu(self, weight, bias, num_groups=group, eps=eps)
+"""
+
+
+def test_an_attr_the_converter_sets_from_another_name_is_that_argument(op_def, tmp_path):
+    """``ge.GroupNormSilu(..., num_groups=group)``: the exploration binds ``group`` to
+    ``num_groups`` (npu_group_norm_silu went unexplored) when the node carries its value."""
+    from types import SimpleNamespace
+
+    from opsdk.audit import explored
+
+    path = tmp_path / "norm_silu.py"
+    path.write_text(CONVERTER)
+    node = op_def("n", "NormSilu")
+    node.attr["num_groups"].i = 4
+    node.attr["eps"].f = 1e-5
+    at = SimpleNamespace(path=str(path), line=1)  # the decorator's line, as the audit has it
+    assert explored._renamed(at, {"group": 4, "eps": 1e-5}, node) == {"group": "num_groups"}
+    assert explored._renamed(at, {"group": 2}, node) == {}  # the node has another value
+    assert explored._renamed(None, {"group": 4}, node) == {}
