@@ -31,6 +31,7 @@ __all__ = [
     "declared_as",
     "from_definition",
     "from_torchair",
+    "held_to",
     "rebuilt",
 ]
 
@@ -105,11 +106,12 @@ def _declared(op):
     return getattr(converter, "supported_cases", None)
 
 
-def attach(audit_op, definitions=None) -> None:
+def attach(audit_op, definitions=None, infer_roots=()) -> None:
     """Give ``audit_op`` its cases and register them as its declaration: TorchAir's that
     fit the schema (at most :data:`MAX_CASES`), else derived: from the dtype rows of the
-    op's CANN definition among ``definitions`` (``--ir``: op type -> ``CannOp``), else
-    from the schema. ``left`` says why any declared case was left out."""
+    op's CANN definition among ``definitions`` (``--ir``: op type -> ``CannOp``; held to
+    its C++ InferShape among ``infer_roots``), else from the schema. ``left`` says why
+    any declared case was left out."""
     op = audit_op.op
     declared = _declared(op)
     supports, audit_op.left = from_torchair(declared) if declared else ([], "")
@@ -120,7 +122,8 @@ def attach(audit_op, definitions=None) -> None:
     audit_op.left = audit_op.left or why
     audit_op.origin = "declared"
     if not audit_op.cases:
-        audit_op.cases, _ = _fitting(op, from_definition(op, definitions or {})[:MAX_CASES])
+        defined = from_definition(op, definitions or {}, held_to(infer_roots))
+        audit_op.cases, _ = _fitting(op, defined[:MAX_CASES])
         audit_op.origin = "defined"
     if not audit_op.cases:
         audit_op.origin = "derived"
@@ -157,12 +160,24 @@ def rebuilt(op_spec, values: dict):
     return inputs.Support(*args, **kwargs)
 
 
-def from_definition(op, definitions: dict) -> list:
+def held_to(infer_roots):
+    """``inference(cann_op)``: the C++ inference of ``cann_op``'s type among
+    ``infer_roots`` (``--ir`` paths), ``(Inference, root)`` or None."""
+    from opsdk.audit import inference
+
+    known = inference.index(tuple(infer_roots)) if infer_roots else {}
+    return lambda cann_op: known.get(cann_op.ir.op_type)
+
+
+def from_definition(op, definitions: dict, inference=lambda cann_op: None) -> list:
     """One case per dtype row of ``op``'s CANN definition, as ``opsdk new --from-cann``
-    writes them (:mod:`opsdk.cann.specs`); [] when no definition is the op's.
+    writes them (:mod:`opsdk.cann.specs`), held as it holds them to the op's C++
+    InferShape where ``inference(cann_op)`` finds one (:func:`held_to`): no case the C++
+    refuses fails a cell; [] when no definition is the op's.
     The op's is the one of its own type (``my_op``: ``MyOp``), else the one definition
     whose inputs are the schema's tensor arguments, by name."""
     from opsdk.cann import specs as cann_specs
+    from opsdk.scaffold.cann_infer import acceptor
 
     op_spec = spec.of(op)
     tensors = {a.name for a in op_spec.args if a.is_tensor}
@@ -172,8 +187,10 @@ def from_definition(op, definitions: dict) -> list:
         cann_op = named[0] if len(named) == 1 else None
     if cann_op is None:
         return []
+    found = inference(cann_op)
+    accepts = acceptor(found, cann_op.ir, cann_op) if found is not None else None
     try:
-        sources = cann_specs.cases(op_spec, cann_op.ir, cann_op)
+        sources = cann_specs.cases(op_spec, cann_op.ir, cann_op, accepts)
     except SpecError:  # no row torch computes with
         return []
     # the case with optional inputs given second: the first MAX_CASES have them absent

@@ -53,7 +53,7 @@ def load(target: str | tuple[str, ...], ir=(), only: str | None = None, defines=
             {t: p.op for t, p in found.items()},
         )
     else:
-        library = _packages(targets, {t: p.op for t, p in found.items()})
+        library = _packages(targets, {t: p.op for t, p in found.items()}, tuple(map(Path, ir)))
     if not found:
         return library
     prototypes.register(found)
@@ -79,7 +79,7 @@ def load(target: str | tuple[str, ...], ir=(), only: str | None = None, defines=
     )
 
 
-def _packages(targets: tuple[str, ...], definitions: dict) -> Library:
+def _packages(targets: tuple[str, ...], definitions: dict, infer_roots=()) -> Library:
     """The ops of every target as one library, each op once, with the first target that
     has it: the ops a target's import defines are counted from the first import on, so
     a target an earlier one imported already still finds its own."""
@@ -90,7 +90,7 @@ def _packages(targets: tuple[str, ...], definitions: dict) -> Library:
     import_torchair_stack()  # a library may import torchair (to register converters) at import
     before = set(torch._C._dispatch_get_all_op_names())
     claimed: set[str] = set()
-    first, *more = [_package(t, definitions, before, claimed) for t in targets]
+    first, *more = [_package(t, definitions, before, claimed, infer_roots) for t in targets]
     if not more:
         return first
     every = [first, *more]
@@ -103,7 +103,9 @@ def _packages(targets: tuple[str, ...], definitions: dict) -> Library:
     )
 
 
-def _package(target: str, definitions: dict, before: set[str], claimed: set[str]) -> Library:
+def _package(
+    target: str, definitions: dict, before: set[str], claimed: set[str], infer_roots=()
+) -> Library:
     """An op library's ops with their fake functions and TorchAir converters as
     registered, the GE IR it registers through opsdk (the prototypes its converters
     build), and the cases its specs declare (else derived, from the dtype rows of the op's
@@ -128,7 +130,7 @@ def _package(target: str, definitions: dict, before: set[str], claimed: set[str]
             standin.register(lib, op)
         converter = getattr(op, "_ge_converter", None)
         audit_op = AuditOp(op, qualname, fake_function_at(op), defined_at(converter))
-        audit_cases.attach(audit_op, definitions)
+        audit_cases.attach(audit_op, definitions, infer_roots)
         ops.append(audit_op)
     home = Path(package.__file__).resolve()
     return Library(

@@ -13,6 +13,7 @@ from pathlib import Path
 import torch
 
 from opsdk._runtime import spec
+from opsdk.cann.explore.torch_side import behind_torch
 
 __all__ = ["AuditOp", "Library", "Source", "defined_at", "fake_function_at", "placeholder"]
 
@@ -106,26 +107,8 @@ def defined_at(fn) -> Source | None:
     """Where a Python function is defined (through decorators' wrappers)."""
     if fn is None:
         return None
-    fn = _through_torch(inspect.unwrap(fn))
+    fn = behind_torch(fn)
     try:
         return Source(inspect.getsourcefile(fn), inspect.getsourcelines(fn)[1])
     except (OSError, TypeError):
-        return None
-
-
-def _through_torch(fn):
-    """The function torch's own wrapper closes over (``register_fake`` wraps a fake
-    function in ``_check_pystubs_once``'s ``inner``), else ``fn``."""
-    torch_dir = Path(torch.__file__).parent
-    code = getattr(fn, "__code__", None)
-    if code is None or not Path(code.co_filename).is_relative_to(torch_dir):
-        return fn
-    inner = [v for v in map(_contents, fn.__closure__ or ()) if inspect.isfunction(v)]
-    return _through_torch(inspect.unwrap(inner[0])) if len(inner) == 1 else fn
-
-
-def _contents(cell):
-    try:
-        return cell.cell_contents
-    except ValueError:  # an empty cell
         return None

@@ -93,7 +93,8 @@ def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):
                 count = 2 if tensor.kind == "dynamic" else 1
                 given.append([infer.Given(dtype, shapes[tensor.name])] * count)
             else:
-                given.append([] if tensor.kind != "required" else [infer.Given(dtype, ())])
+                unsized = infer.Given(dtype, (), depend=tensor.value_depend)
+                given.append([] if tensor.kind != "required" else [unsized])
         attrs = [_attr(values.get(a.name, a.default)) for a in ir.attrs]
         attrs = [2 if a.name in counted else v for a, v in zip(ir.attrs, attrs, strict=True)]
         try:

@@ -41,3 +41,26 @@ def test_a_definitions_first_cases_are_a_row_and_the_one_giving_optional_inputs(
     first, second = found[: audit_cases.MAX_CASES]
     assert first.args[1:] == (None, None, None), first
     assert all(isinstance(a, inputs.TensorSpec) for a in second.args), second
+
+
+def test_a_definitions_cases_are_held_to_its_cpp_infershape(monkeypatch):
+    """As ``opsdk new --from-cann`` holds them (issue 40): a case the C++ refuses (here
+    any ``x`` but a 3-D one) is never an audit cell's; without the C++, the guess."""
+    from opsdk.scaffold import cann_infer
+
+    ir = IrDef("Plain", inputs=[Input("x")], outputs=[Output("y")])
+    cann = CannOp(ir, {"x": ("DT_FLOAT16",), "y": ("DT_FLOAT16",)})
+    lib = torch.library.Library("audit_cases_held", "DEF")  # noqa: TID251 - the test's own op
+    lib.define("plain(Tensor x) -> Tensor")
+    op = torch.ops.audit_cases_held.plain.default
+    guessed = audit_cases.from_definition(op, {"Plain": cann})
+    assert len(guessed[0].args[0].dims) != 3, guessed  # the guess: what it refuses
+    asked = []
+
+    def acceptor(found, ir, op):
+        assert found == ("inference", "root")
+        return lambda shapes, values, dtypes=None: asked.append(shapes) or len(shapes["x"]) == 3
+
+    monkeypatch.setattr(cann_infer, "acceptor", acceptor)
+    held = audit_cases.from_definition(op, {"Plain": cann}, lambda c: ("inference", "root"))
+    assert asked and len(held[0].args[0].dims) == 3, held

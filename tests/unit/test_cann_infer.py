@@ -212,6 +212,9 @@ def test_attrs_host_data_optional_and_dynamic_inputs_reach_the_cpp(ops_nn):
     assert with_bias.shapes[0][-3] == 1
     unset = ops_nn.infer("Everything", inputs, [None, 2.5, True, "abcd"], 1)
     assert unset.shape_status != 0 and "extra is nullptr" in unset.log[0]
+    unknown = [[infer.Given(I32, (3,), depend=True)], *inputs[1:]]  # its data unknown
+    withheld = ops_nn.infer("Everything", unknown, attrs, 1)
+    assert withheld.shape_status != 0 and "sizes is nullptr" in withheld.log[0], withheld.log
 
 
 PLANTED = [
@@ -406,6 +409,11 @@ FORMATTED = r"""
 static ge::graphStatus InferShapeFormatted(gert::InferShapeContext* context)
 {
     ge::Format format = context->GetInputDesc(0)->GetOriginFormat();
+    // As ops-cv's GridSample reads it: a plain input's tensor, GE's, without data.
+    const gert::Tensor* tensor = context->GetInputTensor(0);
+    OP_CHECK_NULL_WITH_CONTEXT(context, tensor);
+    OP_CHECK_IF(tensor->GetAddr() != nullptr || tensor->GetOriginFormat() != format,
+                OP_LOGE(context, "the tensor is not the input's"), return ge::GRAPH_FAILED);
     OP_CHECK_IF(format != ge::FORMAT_NCDHW && format != ge::FORMAT_NDHWC,
                 OP_LOGE(context, "format must be NCDHW or NDHWC, got %d", format),
                 return ge::GRAPH_FAILED);

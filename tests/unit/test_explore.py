@@ -6,6 +6,7 @@ odd size at a split dim, an absent optional input. Each is found and shrunk; its
 twin gives no finding; a C++ wrong only at the -1 GE passes for a symbolic dim is found
 in the dynamic form."""
 
+import dataclasses
 import itertools
 
 import pytest
@@ -88,6 +89,52 @@ def test_the_definitions_structure_comes_first_every_row_rank_and_optional():
     assert any(c.inputs[2] == () for c in first) and any(c.inputs[2] for c in first)
     assert {c.attrs for c in first} == {(False,), (True,)}
     assert rows(cann)[2] == {"x1": "DT_FLOAT16", "x2": "DT_FLOAT", "bias": "DT_FLOAT"}
+
+
+def test_a_reg_op_s_sets_give_mixed_rows_a_shared_symbol_stays_together():
+    """A REG_OP's lists are sets, each checked alone: beside its aligned rows come the
+    mixed ones (every combination while few), tensors of one DATATYPE symbol alike."""
+    ir = IrDef("Norm", inputs=[Input("x"), Input("gamma"), Input("beta")], outputs=[Output("y")])
+    both = ("DT_FLOAT16", "DT_FLOAT")
+    sets = CannOp(ir, {"x": both, "gamma": both, "beta": both}, rows=False)
+    found = {tuple(r.values()) for r in rows(sets)}
+    assert len(found) == 8 and ("DT_FLOAT16", "DT_FLOAT", "DT_FLOAT") in found
+    tied = CannOp(sets.ir, sets.dtypes, type_vars={"gamma": "T", "beta": "T"}, rows=False)
+    assert {tuple(r.values()) for r in rows(tied)} == {(x, g, g) for x in both for g in both}
+    assert len(rows(dataclasses.replace(sets, rows=True))) == 2  # an OpDef's: its columns
+
+
+def _norm(with_anchor: bool, fake_dtype_of: str):
+    """A norm: ``gamma`` 1-D, ``x``'s last dim (the C++ and the fake refuse else); the C++
+    gives ``mean`` x's dtype. Cases of alike tensors are all refused: a disagreement
+    lives only at a valid case's shapes, in a mixed row."""
+    ir = IrDef("Norm", inputs=[Input("x"), Input("gamma")], outputs=[Output("mean")])
+    cann = CannOp(ir, {"x": ("DT_FLOAT16", "DT_FLOAT16"), "gamma": ("DT_FLOAT16", "DT_FLOAT")})
+
+    def fits(x1, x2, bias):
+        return x2.shape == x1.shape[-1:] and len(x1.shape) == 2
+
+    def cpp(x1, x2, bias):
+        return ((x1.shape[0],), _GE[x1.dtype]) if fits(x1, x2, bias) else None
+
+    def fake(x1, x2, bias):
+        if not fits(x1, x2, bias):
+            raise ValueError("gamma is not x's last dim")
+        return (x1.shape[0],), {"x": x1, "gamma": x2}[fake_dtype_of].dtype
+
+    valid = Case(((Tensor("DT_FLOAT16", (2, 4)),), (Tensor("DT_FLOAT16", (4,)),)), ())
+    return explore(cann, _cpp(cpp), _fake(fake), cases=300, anchors=[valid] if with_anchor else [])
+
+
+def test_a_mixed_row_at_a_valid_case_s_shapes_is_found_from_its_anchor_its_twin_passes():
+    """A norm's mean of gamma's dtype where the C++ says x's (torch_npu's
+    npu_group_norm_silu): tensors of different shapes, so found only at the shapes of
+    a case known valid (the declared one, an anchor), in the definition's mixed row."""
+    (finding,) = _norm(True, "gamma").findings
+    assert finding.verdict.kind == DIFFER and finding.verdict.what == "dtype", finding
+    assert [i[0].dtype for i in finding.case.inputs] == ["DT_FLOAT16", "DT_FLOAT"]
+    assert _norm(False, "gamma").findings == []  # no valid shapes: set aside
+    assert _norm(True, "x").findings == []
 
 
 def test_a_fixed_format_keeps_its_rank_and_the_seed_makes_it_deterministic():
@@ -305,3 +352,18 @@ def test_the_torch_side_traces_symbolic_sizes_as_dynamo_does():
     assert dynamic == case((-1, -1), (4, 1))
     said, dynamic = side.traced(case((3, 4), (4, 1)))  # x1's 4 is x2's symbol: fixed too
     assert said == [((-1, 2), "DT_FLOAT16")] and dynamic == case((-1, 4), (4, 1))
+
+
+def test_a_declared_node_becomes_a_case_to_explore_around():
+    """``case_of``: GE's inputs (a value-depend one's host data read back) and attrs (a
+    list as a tuple: a case is hashed) as a case, the inverse of what the C++ is sent."""
+    import struct
+
+    from opsdk.cann.explore import _given, case_of
+    from opsdk.cann.infer.call import Given
+
+    sizes = Given(3, (2,), struct.pack("<2i", 5, 7))  # DT_INT32
+    case = case_of([[Given(F16, (2, 3))], [sizes], []], [[1, 2], 0.5])
+    x, n = Tensor("DT_FLOAT16", (2, 3)), Tensor("DT_INT32", (2,), (5, 7))
+    assert case == Case(((x,), (n,), ()), ((1, 2), 0.5)) and hash(case)
+    assert _given(n) == sizes

@@ -19,17 +19,19 @@ when TorchAir declares it (a derived case may be one the op never takes), else a
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import warnings
 from pathlib import Path
 
+from opsdk import cann
 from opsdk._runtime import spec, types
 from opsdk.audit import cases as audit_cases
 from opsdk.audit import inference, prototypes
 from opsdk.audit.checks import Undecided, first_call, where
 from opsdk.audit.checks.converter import lower, why_not_lowered
 from opsdk.audit.explored import explored
-from opsdk.cann import infer
+from opsdk.cann import files, infer
 from opsdk.cann.infer.compare import disagreements
 from opsdk.errors import OpsdkError
 from opsdk.harness.cell import CellFailure
@@ -95,7 +97,7 @@ def _explored(library, audit_op, known, starts: dict) -> tuple[list[str], set[st
     notes, found, agreed = [], [], set()
     for op_type, (call, graph, node) in starts.items():
         inference, root = known[op_type]
-        cann_op = _beside_op(inference, op_type)
+        cann_op = _with_rows(_beside_op(inference, op_type), inference)
         loaded = nodes.compiled(inference, root)
         if cann_op is None or isinstance(loaded, str):
             continue
@@ -208,12 +210,43 @@ def _row_cases(audit_op, op_types, known) -> list:
     ``opsdk new --from-cann`` writes them), but the audit's own, at most :data:`ROWS`."""
     found = []
     for op_type in sorted(op_types):
-        cann_op = _beside_op(known[op_type][0], op_type)
+        cann_op = _with_rows(_beside_op(known[op_type][0], op_type), known[op_type][0])
         if cann_op is not None:
-            found += audit_cases.from_definition(audit_op.op, {op_type: cann_op})
+            found += audit_cases.from_definition(
+                audit_op.op, {op_type: cann_op}, lambda _, at=known[op_type]: at
+            )
     labels = {c.label for c in audit_op.cases}
     rows = [c for c in found if c.label not in labels and not labels.add(c.label)]
     return rows[:ROWS]
+
+
+def _with_rows(cann_op, inference):
+    """``cann_op`` with the dtype rows of the OpDef beside its C++ (``op_host/``), which
+    are the combinations its kernel takes (a norm's fp16 ``x`` with fp32 ``gamma``),
+    where its definition is a ``REG_OP``, whose lists are sets; else as it is."""
+    if cann_op is None or cann_op.rows:
+        return cann_op
+    opdef = _opdef(inference.sources[0].resolve().parent).get(cann_op.ir.op_type)
+    names = [t.name for t in (*cann_op.ir.inputs, *cann_op.ir.outputs)]
+    if opdef is None or sorted(opdef.dtypes) != sorted(names):
+        return cann_op
+    return dataclasses.replace(
+        cann_op, dtypes=opdef.dtypes, formats=opdef.formats, rows=True, chips=opdef.chips
+    )
+
+
+@functools.cache
+def _opdef(folder: Path) -> dict:
+    """The ops the OpDef sources of ``folder`` (an ``op_host``) define, by op type."""
+    found = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for path in files.opdef_files(folder):
+            try:
+                found.update((op.ir.op_type, op) for op in cann.read(path, skip_unreadable=True))
+            except OpsdkError:
+                continue
+    return found
 
 
 @functools.cache

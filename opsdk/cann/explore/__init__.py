@@ -25,8 +25,9 @@ from pathlib import Path
 
 from opsdk._runtime import locator, types
 from opsdk.cann._model import CannOp
-from opsdk.cann.explore.cases import Case, defaults, generate
+from opsdk.cann.explore.cases import Case, Tensor, defaults, generate
 from opsdk.cann.explore.judge import (
+    AGREE,
     CPP_REFUSES,
     DIFFER,
     FAKE_REFUSES,
@@ -39,7 +40,7 @@ from opsdk.cann.explore.judge import (
 from opsdk.cann.infer.call import Crashed, Given
 from opsdk.errors import SpecError
 
-__all__ = ["BUDGET", "ENV", "Explored", "Finding", "budget", "explore", "hold"]
+__all__ = ["BUDGET", "ENV", "Explored", "Finding", "budget", "case_of", "explore", "hold"]
 
 BUDGET = 300  # cases per op (each: one fake call and one C++ call, ~1 ms together)
 ENV = "OPSDK_EXPLORE"  # what --explore N sets (0: no exploration)
@@ -99,15 +100,15 @@ def explore(
 ) -> Explored:
     """Ask ``cpp`` (an ``Inferred``, raising ``Crashed``) and ``fake`` (``(shape, GE
     dtype)`` per output, raising its refusal) on ``cases`` cases of ``cann``'s input
-    space (``pinned``: see :mod:`.cases`; ``moot``: see :func:`.judge.classify`); each
-    disagreement of its own kind, output and verdict is shrunk once. A C++ refusal counts
+    space (``pinned``: see :mod:`.cases`; ``moot``: see :func:`.judge.classify`;
+    ``anchors``: cases of the op's, e.g. its declared ones: those both sides take are
+    explored around first and their shapes vouch for a case, :func:`.judge.plausible`);
+    each disagreement of its own kind, output and verdict is shrunk once. A C++ refusal counts
     only at attrs some case both sides took has: else the attrs are what it refuses (a
     derived case's invented values), not the sizes. With ``traced`` (the fake on
     symbolic sizes and the case with -1 at the dims it kept symbolic), up to
     :data:`SYMBOLIC` of the budget's cases are cases both sides took (one per rank),
     asked again in that dynamic form as GE compiles a dynamic graph."""
-    accepted = list(anchors)
-    limit = len(accepted) + ANCHORS
     unmoved = defaults(cann)
 
     def answered(case: Case, said, compile: bool = False) -> Verdict | None:
@@ -127,7 +128,7 @@ def explore(
         except Exception as err:  # noqa: BLE001 - any refusal is the fake's answer
             said = err
         verdict = answered(case, said)
-        return verdict and plausible(verdict, case, unmoved)
+        return verdict and plausible(verdict, case, unmoved, valid)
 
     def judge_dynamic(case: Case) -> Verdict | None:
         """``case`` in its dynamic form; a fake that cannot trace it symbolically (a
@@ -139,9 +140,17 @@ def explore(
         if dynamic == case:  # every size fixed: the static case again
             return None
         verdict = answered(dynamic, said, compile=True)
-        return verdict and plausible(verdict, case, unmoved)
+        return verdict and plausible(verdict, case, unmoved, valid)
 
     done = Explored()
+    # the caller's anchors both sides take are valid cases: explored around, their shapes
+    # vouch for other rows and attrs at them
+    given = list(anchors)[: cases // 2]
+    valid = frozenset()
+    accepted = [a for a in given if getattr(judge(a), "kind", None) == AGREE]
+    done.cases = len(given)
+    valid = frozenset(a.shapes() for a in accepted)
+    limit = len(accepted) + ANCHORS
     first: dict[tuple, tuple[Case, Verdict, bool]] = {}
     agreed: set[tuple] = set()  # the attrs of the cases both sides took
     symbolic: dict[tuple, Case] = {}  # per rank the first case both took, to ask dynamic
@@ -195,6 +204,7 @@ def hold(
     seed: int = 0,
     pinned: frozenset = frozenset(),
     moot=None,
+    anchors: tuple[Case, ...] = (),
 ) -> dict:
     """Explore ``torch_op`` (a :class:`~.torch_side.TorchOp`) against ``library`` (a
     compiled ``infer.Library`` of ``inference``) as ``chip``: ``{"cases", "kinds",
@@ -202,13 +212,13 @@ def hold(
     (``fake_at``: the fake's), the chip and the smallest case as a Support line. A fake
     refusing what the C++ accepts is ``stricter``, a note, not a finding: the fake may
     hold a limit of the kernel's that the C++ leaves to tiling (a last dim divisible by
-    8), or miss a case the op takes; the shrunk case says which. Cached on the
-    library (keyed on its sources), the fake's file, the definition, the budget and this
-    package's own sources."""
+    8), or miss a case the op takes; the shrunk case says which. ``anchors``: see
+    :func:`explore`. Cached on the library (keyed on its sources), the fake's file, the
+    definition, the budget, the anchors and this package's own sources."""
     ir = cann.ir
     parts = [_OWN, repr(cann), str(library.path), _file_digest(fake_at), chip, cases, seed]
     parts += [sorted(pinned), [str(p) for p in inference.sources], str(library.root)]  # lines
-    parts.append(torch_op.spec.qualname)
+    parts += [torch_op.spec.qualname, repr(anchors)]
 
     def run() -> dict:
         start = time.perf_counter()
@@ -226,6 +236,7 @@ def hold(
             pinned=pinned,
             moot=moot,
             traced=torch_op.traced,
+            anchors=anchors,
         )
         lines = [(f, _line(f, inference, torch_op, chip, fake_at)) for f in done.findings]
         stricter = [line for f, line in lines if f.verdict.kind == FAKE_REFUSES]
@@ -250,6 +261,24 @@ def _line(finding: Finding, inference, torch_op, chip: str, fake_at: str) -> str
         f"explored: {verdict.kind} on {shown}{form}: {verdict.detail} [C++ {function}] "
         f"[fake{f' ({fake_at})' if fake_at else ''}] as {chip}; {_FIX[verdict.kind]}"
     )
+
+
+def case_of(given, attrs) -> Case:
+    """A node's inputs as GE hands them over (per IR input its ``Given`` instances) and
+    its attrs (IR order; a list as a tuple), as a case: a declared one, to explore around."""
+    return Case(
+        tuple(tuple(_tensor(g) for g in instances) for instances in given),
+        tuple(tuple(a) if isinstance(a, list) else a for a in attrs),
+    )
+
+
+def _tensor(given: Given) -> Tensor:
+    name = next(d.ge for d in types.DTYPES.values() if d.value == given.dtype)
+    if given.data is None:
+        return Tensor(name, tuple(given.shape))
+    code = "i" if name == "DT_INT32" else "q"
+    count = len(given.data) // struct.calcsize(code)
+    return Tensor(name, tuple(given.shape), struct.unpack(f"<{count}{code}", given.data))
 
 
 def _given(tensor) -> Given:

@@ -24,12 +24,24 @@ from dataclasses import dataclass
 from opsdk.cann import sizes
 from opsdk.cann._model import CannOp, counts
 
-__all__ = ["RANKS", "SIZES", "Case", "Tensor", "changes", "defaults", "generate", "rows", "smaller"]
+__all__ = [
+    "MIXED_ROWS",
+    "RANKS",
+    "SIZES",
+    "Case",
+    "Tensor",
+    "changes",
+    "defaults",
+    "generate",
+    "rows",
+    "smaller",
+]
 
 RANKS = (1, 2, 3, 4, 5)  # what an ND format allows here (0-D and 6-D+ are rare in ops)
 SIZES = (1, 3, 4, 2, 64)  # per dim: one, odd, even (and the smallest even), large
 _BASE = 4
 RANDOM_TRIES = 20_000
+MIXED_ROWS = 32  # a REG_OP's combinations of its sets tried all, up to this many
 _VALUE_DTYPES = ("DT_INT64", "DT_INT32")
 
 
@@ -56,6 +68,11 @@ class Case:
         shapes = {t.shape for instances in self.inputs for t in instances if t.data is None}
         return len(shapes) <= 1
 
+    def shapes(self) -> tuple:
+        """Per input its instances' shapes: what a case valid for the op vouches for in
+        another case (any row, any attrs the op takes)."""
+        return tuple(tuple(t.shape for t in instances) for instances in self.inputs)
+
     def size(self) -> tuple:
         """How big the case is, for shrinking: fewer instances, lower ranks, smaller
         sizes, then attrs nearer their defaults come first."""
@@ -69,10 +86,42 @@ class Case:
 
 def rows(cann: CannOp) -> list[dict[str, str]]:
     """The definition's dtype rows over its inputs (IR name -> GE dtype): column i of every
-    list, a one-entry list serving every row; a REG_OP's sets aligned by index (each set
-    cycled), as many rows as the longest. An undeclared input is DT_FLOAT."""
+    list, a one-entry list serving every row. A REG_OP's lists are sets, each checked
+    alone (tensors of one ``DATATYPE`` symbol together): its sets aligned by index first
+    (each cycled), then the mixed rows, every combination while there are at most
+    :data:`MIXED_ROWS`, else each aligned row with one tensor (or symbol) moved to another
+    dtype of its set. An undeclared input is DT_FLOAT."""
+    found = _aligned(cann)
+    if cann.rows:
+        return found
     names = [i.name for i in cann.ir.inputs]
     declared = {n: cann.dtypes.get(n) or () for n in names}
+    width = max((len(v) for v in declared.values()), default=0) or 1
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(cann.type_vars.get(name, f"/{name}"), []).append(name)
+    sets = {key: tuple(dict.fromkeys(declared[members[0]])) for key, members in groups.items()}
+    sets = {key: choices for key, choices in sets.items() if len(choices) > 1}
+    combinations = 1
+    for choices in sets.values():
+        combinations *= len(choices)
+    if combinations <= MIXED_ROWS:
+        mixed = (
+            dict(zip(sets, picked, strict=True)) for picked in itertools.product(*sets.values())
+        )
+    else:
+        mixed = ({key: d} for key, choices in sets.items() for d in choices)
+    for picked in mixed:
+        for aligned in found[:width] if combinations > MIXED_ROWS else found[:1]:
+            row = {**aligned, **{n: d for key, d in picked.items() for n in groups[key]}}
+            if row not in found:
+                found.append(row)
+    return found
+
+
+def _aligned(cann: CannOp) -> list[dict[str, str]]:
+    """Column i of every list (each cycled): an OpDef's rows, a REG_OP's sets by index."""
+    declared = {i.name: cann.dtypes.get(i.name) or () for i in cann.ir.inputs}
     width = max((len(v) for v in declared.values()), default=0) or 1
     found = []
     for i in range(width):
@@ -100,6 +149,7 @@ class _Space:
     def __init__(self, cann: CannOp, pinned: frozenset = frozenset()):
         self.cann, self.ir, self.pinned = cann, cann.ir, pinned
         self.rows = rows(cann)
+        self.aligned = len(_aligned(cann))  # the rows first; a REG_OP's mixed ones after
         self.counted = counts(self.ir)
         self.depend = {i.name for i in self.ir.inputs if i.value_depend}
 
@@ -208,23 +258,28 @@ def generate(
 
 def _structure(space: _Space) -> Iterator[Case]:
     """Every row at the hinted rank's alike sizes (with optional inputs given and left
-    out), every rank at the first row, each optional input left out, every attr off its
-    default, :mod:`opsdk.cann.sizes`' other candidates."""
+    out), every rank at the first row (the same), each optional input left out, every attr off its
+    default, :mod:`opsdk.cann.sizes`' other candidates, then a REG_OP's mixed rows."""
     names, optional = space.tensors(), frozenset(space.optional())
     candidates = list(sizes.candidates(space.cann, names))
     first = candidates[0][0]
-    for row in range(len(space.rows)):
+    for row in range(space.aligned):
         yield space.case(row, first)
         if optional:
             yield space.case(row, first, optional)
     for r in RANKS:
-        yield space.case(0, {n: (_BASE,) * _rank(space, n, r) for n in names})
+        at_rank = {n: (_BASE,) * _rank(space, n, r) for n in names}
+        yield space.case(0, at_rank)
+        if optional:
+            yield space.case(0, at_rank, optional)
     for name in optional:
         yield space.case(0, first, frozenset({name}))
     for attrs in space.moved_attrs(space.attrs()):
         yield space.case(0, first, attrs=attrs)
     for shapes, _ in candidates[1:]:
         yield space.case(0, shapes)
+    for row in range(space.aligned, len(space.rows)):
+        yield space.case(row, first)
 
 
 def _rank(space: _Space, name: str, wanted: int) -> int:

@@ -28,14 +28,18 @@ FINDINGS = (CPP_REFUSES, FAKE_REFUSES, DIFFER)
 SHRINK_STEPS = 200  # cases tried at most while shrinking one finding
 
 
-def plausible(verdict: Verdict, case: Case, defaults: tuple) -> Verdict:
+def plausible(verdict: Verdict, case: Case, defaults: tuple, valid=frozenset()) -> Verdict:
     """``verdict``, or :data:`ASIDE` for a disagreement on a case the op may well not
-    take: tensors of different shapes (a fake need not check what its op never gets),
-    or a refusal with an attr moved off its default (a value the op may not support).
-    A disagreement on tensors alike (any row, rank, size, optional input) is certain."""
+    take: tensors of different shapes (a fake need not check what its op never gets)
+    but the shapes of a case known valid (``valid``: :meth:`Case.shapes` of declared
+    cases: a norm's ``x`` and its smaller ``gamma``), or a refusal with an attr moved off
+    its default (a value the op may not support). A disagreement on tensors alike (any
+    row, rank, size, optional input), or at a valid case's shapes in another of the
+    definition's rows (a mixed one), is certain."""
     if not verdict.finding:
         return verdict
-    if not case.alike() or (verdict.kind != DIFFER and case.attrs != defaults):
+    shaped = case.alike() or case.shapes() in valid
+    if not shaped or (verdict.kind != DIFFER and case.attrs != defaults):
         return Verdict(ASIDE, verdict.detail, verdict.what, verdict.output)
     return verdict
 

@@ -22,7 +22,7 @@ from opsdk.cann.explore.cases import Case, Tensor
 from opsdk.cann.explore.judge import Unsupported
 from opsdk.errors import SpecError
 
-__all__ = ["TorchOp", "fake_location"]
+__all__ = ["TorchOp", "behind_torch", "fake_location"]
 
 
 class TorchOp:
@@ -143,21 +143,34 @@ def fake_location(qualname: str) -> str:
     from torch._library import simple_registry
 
     kernel = simple_registry.singleton.find(qualname).fake_impl.kernel
-    fn = inspect.unwrap(getattr(kernel, "func", kernel)) if kernel else None
-    torch_dir = Path(torch.__file__).parent
-    while fn is not None and Path(fn.__code__.co_filename).is_relative_to(torch_dir):
-        inner = [c.cell_contents for c in fn.__closure__ or () if _holds_function(c)]
-        fn = inspect.unwrap(inner[0]) if len(inner) == 1 else None
-    if fn is None:
+    fn = behind_torch(getattr(kernel, "func", kernel)) if kernel else None
+    if fn is None or _in_torch(fn):
         return ""
     return f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
 
 
-def _holds_function(cell) -> bool:
+def behind_torch(fn):
+    """The function torch's own wrappers close over (``register_fake`` wraps a fake
+    function in ``_check_pystubs_once``'s ``inner``), unwrapped; as far as it goes."""
+    fn = inspect.unwrap(fn)
+    while _in_torch(fn):
+        inner = [v for v in map(_contents, fn.__closure__ or ()) if inspect.isfunction(v)]
+        if len(inner) != 1:
+            return fn
+        fn = inspect.unwrap(inner[0])
+    return fn
+
+
+def _in_torch(fn) -> bool:
+    code = getattr(fn, "__code__", None)
+    return code is not None and Path(code.co_filename).is_relative_to(Path(torch.__file__).parent)
+
+
+def _contents(cell):
     try:
-        return inspect.isfunction(cell.cell_contents)
+        return cell.cell_contents
     except ValueError:  # an empty cell
-        return False
+        return None
 
 
 def _torch_dtype(ge: str) -> torch.dtype:

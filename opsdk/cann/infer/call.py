@@ -56,6 +56,7 @@ class Given:
     shape: tuple[int, ...]
     data: bytes | None = None
     format: str = "ND"
+    depend: bool = False  # a value-depend input: without data its tensor is withheld (unknown)
 
 
 @dataclass(frozen=True)
@@ -283,7 +284,9 @@ def _request(op_type, node, soc, inputs, attrs, outputs) -> str:
             words += [str(given.dtype), str(FORMATS.index(given.format))]
             words.append("-2" if shape == [-2] else str(len(shape)))
             words += [] if shape == [-2] else [str(d) for d in shape]
-            words.append("-" if given.data is None else given.data.hex() or "=")
+            words.append(
+                ("?" if given.depend else "-") if given.data is None else given.data.hex() or "="
+            )
     words.append(str(len(attrs)))
     words += [_attr(a) for a in attrs]
     words.append(str(outputs))

@@ -112,12 +112,12 @@ class Held:
             if found:
                 return
         if self.shapes == "static":  # once an op: its cases are GE's run-time ones
-            self._explored(ir, library, inference)
+            self._explored(ir, library, inference, explore.case_of(at_run, attrs))
 
-    def _explored(self, ir, library, inference) -> None:
+    def _explored(self, ir, library, inference, declared) -> None:
         """The op's input space beyond its declared cases (:mod:`opsdk.cann.explore`),
         explored once a process (a case run again alone, after a shared compile failed,
-        gets the same findings)."""
+        gets the same findings) around ``declared``, the case that ran first."""
         key = (self.qualname, ir.op_type)
         if key not in _EXPLORED:
             cases = explore.budget()
@@ -138,6 +138,7 @@ class Held:
                 fake_at=fake_location(self.qualname),
                 cases=cases,
                 pinned=side.pinned,
+                anchors=(declared,),
             )
             for line in held["stricter"]:  # a note: see opsdk.cann.explore.hold
                 warnings.warn(f"infer: the fake is stricter than the C++: {line}", stacklevel=3)

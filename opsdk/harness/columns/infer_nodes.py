@@ -99,20 +99,19 @@ def given(desc, value=None, ir=None, at=None) -> infer.Given:
     what GE inferred before the node: :class:`~opsdk.offline.ge.executor.AtCompile`, a
     Const's data for a value-depend input) or at run (``value``), with host data for a
     value-depend input."""
+    depend = ir is not None and desc.name in {i.name for i in ir.inputs if i.value_depend}
     if value is None:
         row = types.DTYPES.get(dtype_name(desc) or "")
         shape = tuple(desc.shape.dim) if at is None else at.shape
-        data = _data(desc, at.const, ir) if at is not None and at.const is not None else None
-        return infer.Given((row or _UNDEFINED).value, shape, data)
+        data = _data(at.const) if depend and at is not None and at.const is not None else None
+        return infer.Given((row or _UNDEFINED).value, shape, data, depend=depend)
     value = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
-    return infer.Given(ge(value.dtype).value, tuple(value.shape), _data(desc, value, ir))
+    data = _data(value) if depend else None
+    return infer.Given(ge(value.dtype).value, tuple(value.shape), data, depend=depend)
 
 
-def _data(desc, value: torch.Tensor, ir) -> bytes | None:
-    """``value``'s bytes when ``desc`` is a value-depend input of ``ir`` (GE reads it on
-    the host), else None."""
-    if ir is None or desc.name not in {i.name for i in ir.inputs if i.value_depend}:
-        return None
+def _data(value: torch.Tensor) -> bytes:
+    """``value``'s bytes, as GE reads a value-depend input on the host."""
     return value.detach().cpu().contiguous().numpy().tobytes()
 
 

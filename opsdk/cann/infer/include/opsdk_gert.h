@@ -136,7 +136,7 @@ class TensorData {
   const void *addr_;
 };
 
-// A value-depend input: its shape, dtype and host data.
+// An input's tensor: its shape, dtype, format and (a value-depend input's) host data.
 class Tensor {
  public:
   Tensor() = default;
@@ -230,6 +230,7 @@ struct Node {
   std::vector<gert::AnchorInstanceInfo> ir_outputs;  // one instance per output
   std::vector<gert::Shape> input_shapes;           // per given instance
   std::vector<gert::Tensor> input_tensors;
+  std::vector<bool> input_unknown;                 // a value-depend input's data unknown
   std::vector<gert::CompileTimeTensorDesc> input_descs;
   std::vector<gert::Shape> output_shapes;
   std::vector<gert::CompileTimeTensorDesc> output_descs;
@@ -305,14 +306,18 @@ class InferShapeContext : public ExtendedKernelContext {
   const Shape *GetOptionalInputShape(size_t ir) const { return At(node_->input_shapes, Instance(ir, 0)); }
   const Shape *GetRequiredInputShape(size_t ir) const { return GetOptionalInputShape(ir); }
   const Shape *GetDynamicInputShape(size_t ir, size_t k) const { return At(node_->input_shapes, Instance(ir, k)); }
-  const Tensor *GetInputTensor(size_t i) const { return Data(At(node_->input_tensors, i)); }
-  const Tensor *GetOptionalInputTensor(size_t ir) const { return Data(At(node_->input_tensors, Instance(ir, 0))); }
+  const Tensor *GetInputTensor(size_t i) const { return Known(i); }
+  const Tensor *GetOptionalInputTensor(size_t ir) const { return Known(Instance(ir, 0)); }
   const Tensor *GetRequiredInputTensor(size_t ir) const { return GetOptionalInputTensor(ir); }
-  const Tensor *GetDynamicInputTensor(size_t ir, size_t k) const { return Data(At(node_->input_tensors, Instance(ir, k))); }
+  const Tensor *GetDynamicInputTensor(size_t ir, size_t k) const { return Known(Instance(ir, k)); }
   Shape *GetOutputShape(size_t i) { node_->Asked(i); return At(node_->output_shapes, i); }
  private:
-  // An input's tensor exists for GE only when its data is known (a value-depend input).
-  static const Tensor *Data(const Tensor *t) { return t != nullptr && t->GetAddr() != nullptr ? t : nullptr; }
+  // GE gives every input's tensor (shape, dtype, format), its address null but for a
+  // value-depend input's host data; a value-depend input whose data is unknown has none.
+  const Tensor *Known(size_t i) const {
+    const Tensor *t = At(node_->input_tensors, i);
+    return t != nullptr && (t->GetAddr() != nullptr || !node_->input_unknown[i]) ? t : nullptr;
+  }
 };
 
 class InferDataTypeContext : public ExtendedKernelContext {

@@ -120,7 +120,8 @@ static bool ReadNode(std::istream &in, Node &node, Store &store) {
       gert::Shape shape = ReadShape(in);
       in >> hex;
       const void *data = nullptr;
-      if (hex != "-") {
+      node.input_unknown.push_back(hex == "?");
+      if (hex != "-" && hex != "?") {
         store.datas.emplace_back(new std::vector<uint8_t>(FromHex(hex == "=" ? "" : hex)));
         store.datas.back()->push_back(0);  // an empty tensor still has an address
         data = store.datas.back()->data();
