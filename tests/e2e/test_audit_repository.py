@@ -5,6 +5,7 @@ ones (vllm-ascend, sgl-kernel-npu at their pinned commits) are read from the pub
 mirrors at test time and skipped without them. The Meta builds are cached in opsdk's
 cache directory: one compile per source set, shared by every test and run."""
 
+import subprocess
 from pathlib import Path
 
 import mirrors
