@@ -230,3 +230,4 @@ def test_a_meta_file_calling_a_function_of_another_file_is_one_link_line(tmp_pat
         with pytest.raises(build.BuildFailure) as failure:
             build.load(built, source, root)
         assert str(failure.value) == "csrc/meta.cpp: does not link: undefined symbol rank_of(int)"
+        assert failure.value.symbol == "rank_of(int)"  # looked for in the repository's files

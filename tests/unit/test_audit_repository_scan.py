@@ -197,3 +197,22 @@ def test_an_op_whose_call_torch_compile_drops_is_one_finding_and_its_traces_not_
     with pytest.raises(Undecided, match="drops its call.*the registry check's finding"):
         fake.check_has_fake(touch)
     assert found["store"][0] == [] and found["store"][1].untraceable == ""  # (a!): kept
+
+
+def test_a_symbol_a_meta_file_misses_is_said_with_the_file_defining_it(tmp_path):
+    """MC2's InferShape called a helper of another source file: the Meta file's line names
+    where the repository defines it (its one definition), not only that it is missing."""
+    from opsdk.audit import repository
+
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "csrc" / "meta.cpp").write_text(
+        "int rank_of(int dims);\nint r() { return rank_of(2); }\n"
+    )
+    (tmp_path / "csrc" / "rank.cpp").write_text(
+        "// helpers\nint rank_of(int dims)\n{\n    return dims;\n}\n"
+    )
+    assert repository._defined_elsewhere("rank_of(int)", tmp_path) == (
+        ", defined in csrc/rank.cpp:2, a file not built with it"
+    )
+    assert repository._defined_elsewhere("absent(int)", tmp_path) == ""
+    assert repository._defined_elsewhere("", tmp_path) == ""

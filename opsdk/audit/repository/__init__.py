@@ -189,11 +189,30 @@ def _build_meta(registry, root: Path, defines, said: list[str]) -> dict[str, str
             built = build.build(path, root, defines)
             build.load(built, path, root)
         except build.BuildFailure as failure:
-            said.append(str(failure))
+            line = str(failure) + _defined_elsewhere(failure.symbol, root)
+            said.append(line)
             for r in registry.registrations:
                 if r.path == path:
-                    unchecked[f"{r.namespace}::{r.name}"] = f"not checked: {failure}"
+                    unchecked[f"{r.namespace}::{r.name}"] = f"not checked: {line}"
     return unchecked
+
+
+def _defined_elsewhere(symbol: str, root: Path) -> str:
+    """Where the repository defines a function its Meta file calls but was not built
+    with (its one definition: a helper of another source file), "" if not one. Every
+    C/C++ file is searched, not only those the registry read: a helper registers nothing."""
+    from opsdk.audit.repository import scan
+
+    name = symbol.partition("(")[0].rpartition("::")[2]
+    if not name:
+        return ""
+    texts = {p: p.read_text(errors="replace") for p in scan.sources(root)}
+    found = scan.Registry(texts={p: t for p, t in texts.items() if name in t}).functions(name)
+    if len(found) != 1:
+        return ""
+    return (
+        f", defined in {_relative(found[0].path, root)}:{found[0].line}, a file not built with it"
+    )
 
 
 def _import_python(root: Path) -> dict[str, str]:

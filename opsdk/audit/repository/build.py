@@ -38,7 +38,12 @@ _FAILED = "failed"  # what the compiler said of sources that do not build
 
 
 class BuildFailure(Exception):
-    """A file did not build or load: ``str()`` is one line, file:line and the symbol."""
+    """A file did not build or load: ``str()`` is one line, file:line and the symbol;
+    ``symbol``: the function it calls that nothing built with it defines ("" if none)."""
+
+    def __init__(self, line: str, symbol: str = ""):
+        super().__init__(line)
+        self.symbol = symbol
 
 
 @dataclass(frozen=True)
@@ -87,38 +92,38 @@ def load(built: Built, source: Path, root: Path) -> None:
         probe = f"import torch; torch.ops.load_library({str(built.library)!r})"
         done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
         if done.returncode != 0:
-            raise BuildFailure(f"{_relative(source, root)}: {_death(done)}")
+            raise _unloaded(source, root, done.stderr, done.returncode)
         marker.touch()
     try:
         torch.ops.load_library(str(built.library))
-    except OSError as err:  # a symbol the stand-ins declare but nothing defines
-        # torch's load_library says which symbol only in the error it raises from
-        said = f"{err.__cause__ or ''}\n{err}"
-        raise BuildFailure(f"{_relative(source, root)}: does not link: {_symbol(said)}") from None
+    except OSError as err:  # torch says which symbol only in the error it raises from
+        raise _unloaded(source, root, f"{err.__cause__ or ''}\n{err}", None) from None
 
 
-def _death(done) -> str:
-    """What a child's failed load says, in one line."""
-    if done.returncode < 0:
-        return f"loading its registrations crashed the process (signal {-done.returncode})"
-    if "undefined symbol" in done.stderr:  # torch's load_library says it in the cause
-        return f"does not link: {_symbol(done.stderr)}"
-    lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
-    last = lines[-1] if lines else f"exit {done.returncode}"
-    return f"loading its registrations failed: {last}"
+def _unloaded(source: Path, root: Path, said: str, returncode: int | None) -> BuildFailure:
+    """Why ``source``'s library did not load (``said``: the loader's words; a child's
+    exit status, if it was a child), in one line."""
+    where = _relative(source, root)
+    if returncode is not None and returncode < 0:
+        return BuildFailure(
+            f"{where}: loading its registrations crashed the process (signal {-returncode})"
+        )
+    if "undefined symbol" in said:
+        symbol = _symbol(said)
+        return BuildFailure(f"{where}: does not link: undefined symbol {symbol}", symbol)
+    lines = [line for line in said.strip().splitlines() if line.strip()]
+    last = lines[-1] if lines else f"exit {returncode}"
+    return BuildFailure(f"{where}: loading its registrations failed: {last}")
 
 
-def _symbol(err) -> str:
-    """``undefined symbol: X`` of a loader's message, X demangled when c++filt is there."""
-    text = str(err)
-    found = re.search(r"undefined symbol: (\S+)", text)
-    if not found:
-        return text.strip().splitlines()[-1]
+def _symbol(said: str) -> str:
+    """X of a loader's ``undefined symbol: X``, demangled when c++filt is there."""
+    found = re.search(r"undefined symbol: (\S+)", said)
     try:
         name = subprocess.run(["c++filt", found[1]], capture_output=True, text=True).stdout.strip()
     except OSError:
         name = found[1]
-    return f"undefined symbol {name or found[1]}"
+    return name or found[1]
 
 
 def _folders(source: Path, root: Path) -> tuple[Path, ...]:
