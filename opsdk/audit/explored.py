@@ -46,10 +46,19 @@ def explored(
     op_spec = spec.of(audit_op.op)
     bound = _fed(op_spec, call, graph, node)
     names = {arg: ir_name for ir_name, arg in bound.items()}
-    names.update(_renamed(audit_op.converter, op_spec.by_name(call.args, call.kwargs), node))
+    given = op_spec.by_name(call.args, call.kwargs)
+    names.update(_renamed(audit_op.converter, given, node))
+    # a dtype attr keeps the call's value on the torch side (torch_npu numbers dtypes its
+    # own way: 296 where the node's attr says GE's 40) and the node's on the C++ side
+    typed = {a.name for a in cann_op.ir.attrs if a.dtype}
+    fixed = {
+        a.name: given.get(a.name, a.default)
+        for a in op_spec.args
+        if not a.is_tensor and names.get(a.name, a.name) in typed
+    }
     # every attr as the node has it (the converter's value); those an argument binds vary
     attrs = tuple(dataclasses.replace(a, default=nodes.attr(node, a)) for a in cann_op.ir.attrs)
-    ir = dataclasses.replace(cann_op.ir, arg_names=names, attrs=attrs)
+    ir = dataclasses.replace(cann_op.ir, arg_names=names, attrs=attrs, fixed_args=fixed)
     try:
         side = TorchOp(audit_op.op, ir, device="npu")
     except SpecError as err:

@@ -367,3 +367,20 @@ def test_a_declared_node_becomes_a_case_to_explore_around():
     x, n = Tensor("DT_FLOAT16", (2, 3)), Tensor("DT_INT32", (2,), (5, 7))
     assert case == Case(((x,), (n,), ()), ((1, 2), 0.5)) and hash(case)
     assert _given(n) == sizes
+
+
+def test_a_fixed_argument_wins_over_an_attr_of_its_name_which_stays_pinned():
+    """torch_npu numbers a dtype its own way (``dst_type=296``) where the node's attr has
+    GE's (40): the audit fixes the argument at the call's value, the attr at the node's."""
+    lib = torch.library.Library("opsdk_explore_fixed", "FRAGMENT")  # noqa: TID251 - a test op
+    lib.define("quant(Tensor x, int dst_type=1) -> Tensor")
+    seen = []
+    lib.impl("quant", lambda x, dst_type=1: seen.append(dst_type) or x.clone(), "Meta")
+    ir = IrDef(
+        "Quant", inputs=[Input("x")], outputs=[Output("y")],
+        attrs=[Attr("dst_type", "VT_INT", 40, dtype=True)], fixed_args={"dst_type": 296},
+    )  # fmt: skip
+    side = TorchOp(torch.ops.opsdk_explore_fixed.quant.default, ir, device="meta")
+    assert side.pinned == frozenset({"dst_type"})
+    side.fake(Case(((Tensor("DT_FLOAT16", (2,)),),), (40,)))
+    assert seen == [296]

@@ -44,10 +44,10 @@ class TorchOp:
                         "it cannot read"
                     )
                 self.bound.append((arg, "input", inputs.index(name)))
+            elif arg.name in fixed:  # the value this op type stands for, over an attr
+                self.bound.append((arg, "fixed", 0))
             elif name in attrs and not arg.is_tensor:
                 self.bound.append((arg, "attr", attrs.index(name)))
-            elif arg.name in fixed:
-                self.bound.append((arg, "fixed", 0))
             elif not arg.has_default:
                 raise SpecError(
                     f"{self.spec.qualname}: argument {arg.name} is no input or attr of "
