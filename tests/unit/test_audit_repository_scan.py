@@ -183,11 +183,12 @@ def test_an_op_whose_call_torch_compile_drops_is_one_finding_and_its_traces_not_
     lib = torch.library.Library("t_dropped", "FRAGMENT")
     lib.define("touch(Tensor x, Tensor cache) -> ()")
     lib.define("store(Tensor x, Tensor(a!) cache) -> ()")
+    lib.define("bare(Tensor x, Tensor cache) -> ()")  # no Meta either: marking writes fakes it
     for name in ("touch", "store"):
         torch.library.register_fake(f"t_dropped::{name}", lambda x, cache: None, lib=lib)
     registry = SimpleNamespace(registrations=[], schemas=[])
     found = {}
-    for name in ("touch", "store"):
+    for name in ("touch", "store", "bare"):
         op = getattr(torch.ops.t_dropped, name).default
         audit_op = AuditOp(op, f"t_dropped::{name}", None, None)
         audit_op.schema_at = Source("csrc/binding.cpp", 7)
@@ -197,6 +198,8 @@ def test_an_op_whose_call_torch_compile_drops_is_one_finding_and_its_traces_not_
     with pytest.raises(Undecided, match="drops its call.*the registry check's finding"):
         fake.check_has_fake(touch)
     assert found["store"][0] == [] and found["store"][1].untraceable == ""  # (a!): kept
+    [bare], _ = found["bare"]  # one fix, not two: no "register a Meta" beside it
+    assert "drops" in bare and "it needs no Meta" in bare and "has no Meta" not in bare
 
 
 def test_a_symbol_a_meta_file_misses_is_said_with_the_file_defining_it(tmp_path):

@@ -333,7 +333,8 @@ def _findings(registry, op, audit_op, at, failed: dict[str, str]) -> list[str]:
     """What the sources say wrong about ``op``, each naming both places (``failed``: the
     Python modules that did not import, which may hold its fake)."""
     found = []
-    if not audit_op.unchecked and not _traceable(registry, op):
+    # an op whose call is dropped needs its writes marked, and torch then fakes it: no Meta
+    if not audit_op.unchecked and not _drops(op) and not _traceable(registry, op):
         audit_op.unchecked = _unimported(failed, op)
         if not audit_op.unchecked:
             found.append(_no_meta(registry, op, audit_op, at))
@@ -479,7 +480,7 @@ def _dropped(registry, op, audit_op, at) -> list[str]:
         f"{audit_op.qualname} returns nothing and its schema{placed(audit_op.schema_at)} marks "
         f"no argument written{kernel}: torch.compile drops the call (nothing keeps it in the "
         "graph), and with it whatever the op does; mark each argument its kernel writes "
-        "Tensor(a!)"
+        "Tensor(a!) (torch then fakes the op itself: it needs no Meta)"
     ]
 
 
