@@ -1,0 +1,98 @@
+"""``opsdk check``'s ``ascendc`` column on packages made ``--from-cann`` from public
+projects read from the mirrors at test time (skipped without them), as a user makes
+them: ``opsdk new``, the reference written in ``kernels.py``, the cases in ``specs.py``
+(bench/_references.py does both).
+
+ops-nn's experimental SoftmaxV2 holds three defects, each found with its block, case and
+line: a UB overflow from a last dim of 3,511 float32 (its tiling counts 4 buffers a row,
+its kernel allocates 14), over a non-last dim a workspace read before any core wrote it
+and cores writing the same workspace rows without atomics, and its tiling's
+``dimarr[-1]`` read for dim = -1. Production ops of the sample give no finding
+(``test_production_ops_give_no_false_finding``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import _references  # noqa: E402
+
+SOFTMAX_V2 = _references.Reference(
+    "SoftmaxV2",
+    "ops-nn",
+    "experimental/activation/softmax_v2",
+    "return torch.softmax(x, dim)",
+    ("Support(F32(16, 64), dim=Fixed(1))",),
+)
+
+
+def _check(opsdk_cli, package: Path):
+    run = opsdk_cli(
+        "check", package, "--backend", "ascendc", "--shapes", "static", json_report=True
+    )
+    assert run.report is not None, run.stderr
+    return run
+
+
+def _line(path: Path, statement: str) -> int:
+    """The first line of ``path`` holding ``statement``."""
+    lines = path.read_text().splitlines()
+    return next(i for i, text in enumerate(lines, 1) if statement in text)
+
+
+@pytest.fixture(scope="module")
+def softmax_v2(opsdk_cli_module, tmp_path_factory):
+    """The package made from the mirror's project, its reference written; returns the
+    op's folder in it and a check of one case."""
+    if not _references.available([SOFTMAX_V2]):
+        pytest.skip("the public mirror of hicann/ops-nn is not on this machine (CI)")
+    work = tmp_path_factory.mktemp("softmax_v2")
+    package = _references.scaffold([SOFTMAX_V2], work, namespace="smv2")
+    folder = _references.folder_of(package, SOFTMAX_V2.name)
+    kernel = next(folder.rglob("op_kernel/softmax_v2.h"))
+    tiling = next(folder.rglob("op_host/softmax_v2_tiling.cpp"))
+
+    def check(case: str) -> dict:
+        _references.write_cases(folder, [case])
+        run = _check(opsdk_cli_module, package)
+        [cell] = run.cells(op="smv2::softmax_v2", backend="ascendc")
+        return cell
+
+    return check, kernel, tiling
+
+
+def test_softmax_v2_overflows_ub_from_a_last_dim_of_3511_float32(softmax_v2):
+    check, kernel, _ = softmax_v2
+    cell = check("Support(F32(4, 3511), dim=Fixed(1))")
+    assert (cell["status"], cell["layer"]) == ("fail", "kernel"), cell
+    line = _line(kernel, "pipe.InitBuffer(temp1")  # the 14th buffer of a row
+    said = cell["message"]
+    at = f"op_kernel/softmax_v2.h:{line}"
+    assert f"ub-overflow in block 0 of case F32(4, 3511), dim=Fixed(1) at {at}" in said, said
+    assert "beyond UB's 196608 B" in said, said
+
+
+def test_softmax_v2_over_a_non_last_dim_reads_unwritten_workspace_and_races(softmax_v2):
+    check, kernel, _ = softmax_v2
+    cell = check("Support(F32(4, 16, 32), dim=Fixed(1))")
+    assert (cell["status"], cell["layer"]) == ("fail", "kernel"), cell
+    said = cell["message"]
+    read = _line(kernel, "AscendC::DataCopyPad(mLocalin, mGm[elepartnum")  # CopyIn, pass 0
+    write = _line(kernel, "AscendC::DataCopyPad(mGm[elepartnum")  # CopyOut, pass 0
+    case = "case F32(4, 16, 32), dim=Fixed(1)"
+    at = "op_kernel/softmax_v2.h"
+    assert f"workspace-read-unwritten in block 0 of {case} at {at}:{read}: a read of" in said, said
+    assert f"gm-write-race in block 1 of {case} at {at}:{write}: blocks 0 and 1 both" in said, said
+
+
+def test_softmax_v2_s_tiling_reads_dimarr_minus_one_for_dim_minus_one(softmax_v2):
+    check, _, tiling = softmax_v2
+    cell = check("Support(F32(16, 64), dim=Fixed(-1))")
+    assert (cell["status"], cell["layer"]) == ("fail", "tiling"), cell
+    said = cell["message"]
+    assert "crash: the Tiling crashed (read of 4 bytes: dynamic-stack-buffer-overflow" in said
+    assert f"softmax_v2_tiling.cpp:{_line(tiling, 'totalLengthx / dimarr[dim]')}" in said, said
