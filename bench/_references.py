@@ -47,6 +47,18 @@ _NORM = (
     "Support(F32(3, 4000), F32(4000))",
 )
 _GLU = ("Support(F32(6, 64))", "Support(F16(5, 200))", "Support(F32(3, 2, 1000))")
+_GROUP_NORM = (
+    "n = x.shape[0]\n"
+    "g = x.float().reshape(n, num_groups, -1)\n"
+    "mean = g.mean(-1)\n"
+    "var = g.var(-1, unbiased=False)\n"
+    "y = ((g - mean[..., None]) * torch.rsqrt(var[..., None] + eps)).reshape(x.shape)\n"
+    "shape = [1, -1] + [1] * (x.dim() - 2)\n"
+    "y = y * gamma.float().reshape(shape) + beta.float().reshape(shape)\n"
+    "if activate_swish:\n"
+    "    y = y * torch.sigmoid(swish_scale * y)\n"
+    "return y.to(x.dtype), mean.to(x.dtype), torch.rsqrt(var + eps).to(x.dtype)"
+)
 _HALF = "{torch.float16: (2e-3, 2e-3), torch.bfloat16: (1e-2, 1e-2)}"
 
 REFERENCES = (
@@ -167,16 +179,7 @@ REFERENCES = (
         "GroupNormSwish",
         "ops-nn",
         "norm/group_norm_swish",
-        "n = x.shape[0]\n"
-        "g = x.float().reshape(n, num_groups, -1)\n"
-        "mean = g.mean(-1)\n"
-        "var = g.var(-1, unbiased=False)\n"
-        "y = ((g - mean[..., None]) * torch.rsqrt(var[..., None] + eps)).reshape(x.shape)\n"
-        "shape = [1, -1] + [1] * (x.dim() - 2)\n"
-        "y = y * gamma.float().reshape(shape) + beta.float().reshape(shape)\n"
-        "if activate_swish:\n"
-        "    y = y * torch.sigmoid(swish_scale * y)\n"
-        "return y.to(x.dtype), mean.to(x.dtype), torch.rsqrt(var + eps).to(x.dtype)",
+        _GROUP_NORM,
         (
             "Support(F32(2, 8, 4, 4), F32(8), F32(8), Fixed(4))",
             "Support(F16(3, 32, 16), F16(32), F16(32), Fixed(8))",
@@ -202,7 +205,10 @@ REFERENCES = (
         "ops-math",
         "math/pows",
         "return torch.pow(x1.float(), x2.float()).to(x1.dtype)",
-        ("Support(F32(1000), F32(1))", "Support(F16(7, 33), F16(1))"),
+        (  # the exponents its kernel computes: -2, -1, -0.5, 0.5, 2, 3; 2 here
+            "Support(F32(1000, value_range=(0.5, 2.0)), F32(1, value_range=(2.0, 2.0000001)))",
+            "Support(F16(7, 33, value_range=(0.5, 2.0)), F16(1, value_range=(2.0, 2.001)))",
+        ),
         _HALF,
     ),
     Reference(
@@ -229,14 +235,6 @@ REFERENCES = (
         _HALF,
     ),
     Reference(
-        "Cholesky",
-        "ops-math",
-        "math/cholesky",
-        "a = self.float() @ self.float().mT + torch.eye(self.shape[-1]) * self.shape[-1]\n"
-        "return torch.linalg.cholesky(a, upper=upper).to(self.dtype)",
-        ("Support(F32(8, 8))", "Support(F32(3, 16, 16))"),
-    ),
-    Reference(
         "AmpUpdateScale",
         "ops-math",
         "math/amp_update_scale",
@@ -256,18 +254,35 @@ REFERENCES = (
         ("Support(F32(1000), F32(), F32(), Fixed(10))",),
     ),
     Reference(
-        "Sinkhorn",
-        "ops-math",
-        "math/sinkhorn",
-        "p = torch.exp(-cost.double())\n"
-        "for _ in range(1000):\n"
-        "    p = p / p.sum(1, keepdim=True)\n"
-        "    p = p / p.sum(0, keepdim=True)\n"
-        "    if (p.sum(1) - 1).abs().max() < tol:\n"
-        "        break\n"
-        "return p.to(cost.dtype)",
-        ("Support(F32(8, 8))", "Support(F32(16, 32))"),
-        "{torch.float32: (1e-3, 1e-3)}",
+        "AddLayerNorm",
+        "ops-nn",
+        "norm/add_layer_norm",
+        "z = x1.float() + x2.float() + (0 if bias is None else bias.float())\n"
+        "x = z.to(x1.dtype)\n"
+        "mean = z.mean(-1, keepdim=True)\n"
+        "rstd = torch.rsqrt((z - mean).pow(2).mean(-1, keepdim=True) + epsilon)\n"
+        "y = (z - mean) * rstd * gamma.float() + beta.float()\n"
+        "return y.to(x.dtype), mean, rstd, x",
+        (
+            # x is written only with additional_output (the output is there either way)
+            "Support(F32(7, 33), F32(7, 33), F32(33), F32(33), None, additional_output=True)",
+            "Support(F16(100, 130), F16(100, 130), F16(130), F16(130), None, "
+            "additional_output=True)",
+            "Support(F32(3, 4000), F32(3, 4000), F32(4000), F32(4000), F32(4000), "
+            "additional_output=True)",
+        ),
+        _HALF,
+    ),
+    Reference(
+        "GroupNormSilu",
+        "ops-nn",
+        "norm/group_norm_silu",
+        _GROUP_NORM.replace("swish_scale * y", "y").replace("activate_swish", "activate_silu"),
+        (
+            "Support(F32(2, 8, 4, 4), F32(8), F32(8), Fixed(4))",
+            "Support(F16(3, 32, 16), F16(32), F16(32), Fixed(8))",
+        ),
+        _HALF,
     ),
 )
 BY_NAME = {r.op_type: r for r in REFERENCES}

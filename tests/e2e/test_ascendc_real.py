@@ -12,6 +12,7 @@ and cores writing the same workspace rows without atomics, and its tiling's
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -96,3 +97,38 @@ def test_softmax_v2_s_tiling_reads_dimarr_minus_one_for_dim_minus_one(softmax_v2
     said = cell["message"]
     assert "crash: the Tiling crashed (read of 4 bytes: dynamic-stack-buffer-overflow" in said
     assert f"softmax_v2_tiling.cpp:{_line(tiling, 'totalLengthx / dimarr[dim]')}" in said, said
+
+
+# Production RmsNorm, ops-math's AddV2 at sizes a multiple of 32 B, and 10 more production
+# ops of the sample (bench/kernel_sample.py runs all 20 with more cases), a case each: each
+# dtype and tiling key is a kernel build, about 3 s of CPU.
+ADD_V2 = _references.Reference(
+    "AddV2",
+    "ops-math",
+    "experimental/math/add_v2",
+    "return x1 + x2",
+    ("Support(F32(1024), F32(1024))", "Support(F32(48, 64), F32(48, 64))"),
+)
+NO_FALSE_FINDING = (
+    "RmsNorm", "AddRmsNorm", "DeepNorm", "Glu", "GeGluV2", "SituGlu", "AddLayerNorm",
+    "GroupNormSilu", "Pows", "TransformBiasRescaleQkv", "AmpUpdateScale",
+)  # fmt: skip
+
+
+@pytest.mark.slow
+def test_production_ops_give_no_false_finding(opsdk_cli, tmp_path):
+    """Every case of each op passes: tiled by its own TilingFunc, run on the stand-in with
+    no finding, its outputs the reference's within the op's tolerances (AddLayerNorm's
+    case leaves its optional bias out: the kernel gets no buffer for it)."""
+    references = [ADD_V2] + [
+        dataclasses.replace(r, cases=r.cases[:1])
+        for r in map(_references.BY_NAME.get, NO_FALSE_FINDING)
+    ]
+    if not _references.available(references):
+        pytest.skip("the public mirrors of hicann/ops-nn and ops-math are not on this machine")
+    package = _references.scaffold(references, tmp_path, namespace="nff")
+    run = _check(opsdk_cli, package)
+    cells = {c["op"].removeprefix("nff::"): c for c in run.cells(backend="ascendc")}
+    assert set(cells) == {r.name for r in references}, sorted(cells)
+    failed = {op: c["message"] for op, c in cells.items() if c["status"] != "pass"}
+    assert failed == {}, failed
