@@ -374,6 +374,15 @@ inline void pipe_barrier(pipe_t) {}
 template <bool isAIVOnly = true> inline void SyncAll() { opsdk_rt::sync_all(); }
 template <bool isAIVOnly = true>
 inline void SyncAll(const GlobalTensor<int32_t>&, const LocalTensor<int32_t>&, int32_t = 0) { opsdk_rt::sync_all(); }
+// CrossCoreSetFlag / CrossCoreWaitFlag: mode 0 synchronises every vector core (a barrier a
+// core may do work inside); modes 1 and 2 pair vector cores with the cube core, which is
+// not modelled.
+template <uint8_t modeId, pipe_t pipe>
+inline void CrossCoreSetFlag(uint16_t flagId) {
+    static_assert(modeId == 0, "opsdk's stand-in models CrossCoreSetFlag mode 0 only (all vector cores)");
+    opsdk_rt::flag_set(flagId);
+}
+inline void CrossCoreWaitFlag(uint16_t flagId, OPSDK_WHERE) { opsdk_rt::flag_wait(flagId, file, line); }
 template <class T> inline void SetAtomicAdd() { opsdk_rt::t_atomic = 1; }
 template <class T> inline void SetAtomicMax() { opsdk_rt::t_atomic = 2; }
 template <class T> inline void SetAtomicMin() { opsdk_rt::t_atomic = 3; }
@@ -920,6 +929,47 @@ template <class T, class U>
 inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& a, const T b, CMPMODE mode, uint32_t count, OPSDK_WHERE) {
     CompareScalar(dst, a, b, mode, count, file, line);
 }
+// The level-0 form: each repeat compares its masked elements (strided as the params say)
+// into the next EPR<T> bits of dst; bits of elements the mask leaves out keep their value.
+// Without dst (one repeat) the bits go to the compare-mask register GetCmpMask reads.
+inline thread_local uint8_t t_cmpmask[16] = {};
+template <class T>
+inline void compare_lv0(uint8_t* bits, const LocalTensor<T>& a, const LocalTensor<T>& b, CMPMODE mode, const uint64_t* mask,
+                        bool set, uint8_t repeat, const BinaryRepeatParams& p) {
+    Operand<T> x{a.addr_, p.src0BlkStride, p.src0RepStride}, y{b.addr_, p.src1BlkStride, p.src1RepStride};
+    level0(mask, set, EPR<T>, repeat, [&](uint32_t r, uint32_t i) {
+        uint64_t k = uint64_t(r) * EPR<T> + i;
+        uint8_t bit = uint8_t(1u << (k % 8));
+        bits[k / 8] = compare_one(mode, x.at(r, i), y.at(r, i)) ? bits[k / 8] | bit : bits[k / 8] & ~bit;
+    });
+}
+#define OPSDK_COMPARE_LV0(MASK_PARAM, MASK_ARG)                                                                    \
+    template <class T, class U, bool isSetMask = true>                                                             \
+    inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b, CMPMODE mode, \
+                        MASK_PARAM, uint8_t repeat, const BinaryRepeatParams& p, OPSDK_WHERE) {                    \
+        uint64_t m[2];                                                                                             \
+        opsdk_rt::ub_access(dst.addr_, (uint64_t(repeat) * EPR<T> + 7) / 8, file, line);                          \
+        compare_lv0(reinterpret_cast<uint8_t*>(dst.addr_), a, b, mode, MASK_ARG, isSetMask, repeat, p);           \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true>                                                                      \
+    inline void Compare(const LocalTensor<T>& a, const LocalTensor<T>& b, CMPMODE mode, MASK_PARAM,               \
+                        const BinaryRepeatParams& p, OPSDK_WHERE) {                                                \
+        uint64_t m[2];                                                                                             \
+        compare_lv0(t_cmpmask, a, b, mode, MASK_ARG, isSetMask, 1, p);                                             \
+    }
+OPSDK_COMPARE_LV0(uint64_t mask, mask_of(mask, m))
+OPSDK_COMPARE_LV0(const uint64_t mask[], ((void)m, mask))
+// GetCmpMask / SetCmpMask: the compare-mask register (128 bits) to and from UB.
+template <class T>
+inline void GetCmpMask(const LocalTensor<T>& dst, OPSDK_WHERE) {
+    opsdk_rt::ub_access(dst.addr_, sizeof t_cmpmask, file, line);
+    std::memcpy(dst.addr_, t_cmpmask, sizeof t_cmpmask);
+}
+template <class T>
+inline void SetCmpMask(const LocalTensor<T>& src, OPSDK_WHERE) {
+    opsdk_rt::ub_access(src.addr_, sizeof t_cmpmask, file, line);
+    std::memcpy(t_cmpmask, src.addr_, sizeof t_cmpmask);
+}
 // Select: dst[i] = src0[i] where selMask's bit is 1, else src1[i] (a tensor, modes 0 and
 // 2) or the scalar src1 (mode 1). A repeat of the level-0 form takes the next repeat's
 // worth of selMask bits (modes 1 and 2), or the first repeat's again (mode 0,
@@ -1022,6 +1072,96 @@ inline void Sort(const LocalTensor<T>& dst, const LocalTensor<T>& concat, const 
     opsdk_rt::ub_access(index.addr_, n * 4, file, line);
     opsdk_rt::ub_access(dst.addr_, n * 8, file, line);
     sort_pairs(dst.addr_, concat.addr_, index.addr_, n, isFullSort ? std::max<uint64_t>(n, 1) : 32);
+}
+// GetSortLen / GetSortOffset: the T elements that `count` sorted pairs take (8 B each).
+template <class T>
+inline constexpr uint32_t GetSortLen(const uint32_t count) { return count * 8 / sizeof(T); }
+template <class T>
+inline constexpr uint32_t GetSortOffset(const uint32_t count) { return count * 8 / sizeof(T); }
+// Concat: the scores Sort takes, ready (on 910B a copy: 16 elements a repeat).
+template <class T>
+inline void Concat(LocalTensor<T>& concat, const LocalTensor<T>& src, const LocalTensor<T>& tmp, const int32_t repeatTimes,
+                   OPSDK_WHERE) {
+    (void)tmp;
+    uint64_t n = uint64_t(std::max(repeatTimes, 0)) * 16;
+    opsdk_rt::ub_access(src.addr_, n * sizeof(T), file, line);
+    opsdk_rt::ub_access(concat.addr_, n * sizeof(T), file, line);
+    std::memmove(concat.addr_, src.addr_, n * sizeof(T));
+}
+// MrgSort: up to four sorted lists of pairs (validBit: which of src1..src4) merged into
+// dst, descending (ties: the lower list first, as the docs order them); with
+// ifExhaustedSuspension it stops when a list runs out. Each repeat moves every list and
+// dst on by the four lists' total length.
+template <class T>
+struct MrgSortSrcList {
+    MrgSortSrcList() = default;
+    MrgSortSrcList(const LocalTensor<T>& a, const LocalTensor<T>& b, const LocalTensor<T>& c, const LocalTensor<T>& d)
+        : src1(a), src2(b), src3(c), src4(d) {}
+    LocalTensor<T> src1, src2, src3, src4;
+};
+struct MrgSort4Info {
+    MrgSort4Info() = default;
+    MrgSort4Info(const uint16_t lengths[4], bool suspend, uint16_t valid, uint16_t repeat)
+        : ifExhaustedSuspension(suspend), validBit(valid), repeatTimes(repeat) {
+        for (int k = 0; k < 4; ++k) elementLengths[k] = lengths[k];
+    }
+    uint16_t elementLengths[4] = {0, 0, 0, 0};
+    bool ifExhaustedSuspension = false;
+    uint16_t validBit = 0;
+    uint16_t repeatTimes = 1;
+};
+inline thread_local uint16_t t_mrgsort_done[4] = {};
+template <class T>
+inline void merge_lists(T* dst, T* const src[4], const uint16_t lengths[4], uint16_t valid, bool suspend, uint16_t repeat,
+                        const char* file, int line) {
+    uint64_t total = 0;
+    for (int k = 0; k < 4; ++k) total += (valid >> k & 1) ? lengths[k] : 0;
+    for (uint16_t r = 0; r < std::max<uint16_t>(repeat, 1); ++r) {
+        std::vector<uint8_t> out;
+        uint64_t at[4] = {0, 0, 0, 0};
+        const uint8_t* from[4];
+        for (int k = 0; k < 4; ++k) {
+            from[k] = reinterpret_cast<const uint8_t*>(src[k]) + uint64_t(r) * total * 8;
+            if (valid >> k & 1) opsdk_rt::ub_access(from[k], uint64_t(lengths[k]) * 8, file, line);
+        }
+        for (;;) {
+            int best = -1;
+            float top = 0;
+            bool exhausted = false;
+            for (int k = 0; k < 4; ++k) {
+                if (!(valid >> k & 1)) continue;
+                if (at[k] == lengths[k]) { exhausted = true; continue; }
+                T score;
+                std::memcpy(&score, from[k] + at[k] * 8, sizeof(T));
+                float v = float(score);  // NaN after every number, as Sort orders it
+                if (best < 0 || (std::isnan(top) ? !std::isnan(v) : v > top)) best = k, top = v;
+            }
+            if (best < 0 || (suspend && exhausted)) break;
+            out.insert(out.end(), from[best] + at[best] * 8, from[best] + at[best] * 8 + 8);
+            ++at[best];
+        }
+        uint8_t* to = reinterpret_cast<uint8_t*>(dst) + uint64_t(r) * total * 8;
+        opsdk_rt::ub_access(to, out.size(), file, line);
+        std::memcpy(to, out.data(), out.size());
+        for (int k = 0; k < 4; ++k) t_mrgsort_done[k] = uint16_t(at[k]);
+    }
+}
+template <class T>
+inline void MrgSort(const LocalTensor<T>& dst, const MrgSortSrcList<T>& list, const MrgSort4Info& p, OPSDK_WHERE) {
+    T* const src[4] = {list.src1.addr_, list.src2.addr_, list.src3.addr_, list.src4.addr_};
+    merge_lists(dst.addr_, src, p.elementLengths, p.validBit, p.ifExhaustedSuspension, p.repeatTimes, file, line);
+}
+// The advanced API's form: the counts in an array, how many of each list went out after.
+template <class T, bool isExhaustedSuspension = false>
+inline void MrgSort(const LocalTensor<T>& dst, const MrgSortSrcList<T>& list, const uint16_t elementCountList[4],
+                    uint32_t sortedNum[4], uint16_t validBit, const int32_t repeatTimes, OPSDK_WHERE) {
+    T* const src[4] = {list.src1.addr_, list.src2.addr_, list.src3.addr_, list.src4.addr_};
+    merge_lists(dst.addr_, src, elementCountList, validBit, isExhaustedSuspension, uint16_t(repeatTimes), file, line);
+    for (int k = 0; k < 4; ++k) sortedNum[k] = t_mrgsort_done[k];
+}
+// GetMrgSortResult: how many pairs of each list the last MrgSort took.
+inline void GetMrgSortResult(uint16_t& a, uint16_t& b, uint16_t& c, uint16_t& d) {
+    a = t_mrgsort_done[0], b = t_mrgsort_done[1], c = t_mrgsort_done[2], d = t_mrgsort_done[3];
 }
 // Extract: each repeat's 32 sorted pairs split into their scores and their indices.
 template <class T>

@@ -127,6 +127,46 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         DataCopy(ys, aux, 64);
         Cast(ys[64], ys.ReinterpretCast<int32_t>()[64], RoundMode::CAST_NONE, 64);
     }
+    if (t.which == 35) {  // 64 scores in two Sort32 runs, merged by MrgSort: values, then indices
+        LocalTensor<float> pairs = buf.Get<float>()[384];
+        LocalTensor<uint32_t> index = ys.ReinterpretCast<uint32_t>();
+        CreateVecIndex(index.ReinterpretCast<int32_t>(), 0, 64);
+        Sort32(pairs, xs, index, 2);
+        MrgSortSrcList<float> runs(pairs, pairs[GetSortOffset<float>(32)], pairs, pairs);
+        const uint16_t lengths[4] = {32, 32, 0, 0};
+        MrgSort(ys, runs, MrgSort4Info(lengths, false, 0b0011, 1));
+        Extract(aux, index[64], ys, 2);
+        DataCopy(ys, aux, 64);
+        Cast(ys[64], ys.ReinterpretCast<int32_t>()[64], RoundMode::CAST_NONE, 64);
+    }
+    if (t.which == 36) {  // Concat's copy of 64 scores, and the sizes of sorted pairs
+        Concat(ys, xs, aux, 4);
+        ys.SetValue(64, GetSortLen<float>(32));
+        ys.SetValue(65, GetSortOffset<half>(8));
+    }
+    if (t.which >= 37 && t.which <= 38) {  // x > 0.5 in bits by the level-0 Compare, Select x or -1
+        Duplicate(ys, 0.5f, 128);
+        BinaryRepeatParams same;
+        if (t.which == 37) Compare(bits, xs, ys, CMPMODE::GT, 64, 2, same);
+        if (t.which == 38) {  // the compare-mask register: the first 64 only
+            Compare(xs, ys, CMPMODE::GT, 64, same);
+            GetCmpMask(bits);
+        }
+        Duplicate(aux, -1.0f, 128);
+        Select(ys, bits, xs, aux, t.which == 37 ? SELMODE::VSEL_TENSOR_TENSOR_MODE : SELMODE::VSEL_CMPMASK_SPR, 128);
+    }
+    if (t.which == 40 || t.which == 41) {  // each block's 8 through workspace to the previous block
+        GlobalTensor<float> ws;
+        ws.SetGlobalBuffer((__gm__ float*)workspace, GetBlockNum() * 8);
+        uint32_t me = GetBlockIdx(), next = (me + 1) % GetBlockNum();
+        DataCopy(aux, xGm[me * 8], 8);
+        DataCopy(ws[me * 8], aux, 8);
+        if (t.which == 40 || me != 0) CrossCoreSetFlag<0x0, PIPE_MTE3>(3);  // 41: block 0 never sets
+        CrossCoreWaitFlag(3);
+        DataCopy(ys, ws[next * 8], 8);
+        DataCopy(yGm[me * 8], ys, 8);
+        return;
+    }
     if (t.which == 10) Log10(ys, xs, uint32_t(n));
     if (t.which == 11) Tan(ys, xs, uint32_t(n));
     if (t.which == 12) Asin(ys, xs, uint32_t(n));
