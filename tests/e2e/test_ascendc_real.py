@@ -104,6 +104,38 @@ def test_softmax_v2_s_tiling_reads_dimarr_minus_one_for_dim_minus_one(softmax_v2
     assert f"softmax_v2_tiling.cpp:{_line(tiling, 'totalLengthx / dimarr[dim]')}" in said, said
 
 
+TAILS = {  # each op, and the statement moving its output
+    _references.Reference(
+        "AddV2", "ops-math", "experimental/math/add_v2", "return x1 + x2",
+        ("Support(F32(1003), F32(1003))",),
+    ): "DataCopy(outputGMZ[",
+    _references.Reference(
+        "Gelu", "ops-nn", "experimental/activation/gelu",
+        "return x / (1 + torch.exp(-1.595769122 * (x + 0.0455399241 * x**3)))",
+        ("Support(F32(1003))",),
+    ): "DataCopy(yGm[",
+}  # fmt: skip
+
+
+def test_add_v2_and_gelu_write_past_their_outputs_at_unaligned_sizes(opsdk_cli, tmp_path):
+    """ops-math's AddV2 and ops-nn's Gelu (experimental) move the last core's tail with
+    DataCopy rounded up to whole 32 B blocks: 20 B past the 4,012 B of their output."""
+    if not _references.available(TAILS):
+        pytest.skip("the public mirrors of hicann/ops-nn and ops-math are not on this machine")
+    package = _references.scaffold(list(TAILS), tmp_path, namespace="tails")
+    cells = {c["op"]: c for c in _check(opsdk_cli, package).cells(backend="ascendc")}
+    for reference, write in TAILS.items():
+        cell, name = cells[f"tails::{reference.name}"], reference.name
+        assert (cell["status"], cell["layer"]) == ("fail", "kernel"), cell
+        at = (
+            f"op_kernel/{name}.h:{_line(next(tmp_path.rglob(f'{name}/op_kernel/{name}.h')), write)}"
+        )
+        found = rf"gm-out-of-bounds in block \d+ of case F32\(1003\)[^:]* at {at}: GM write"
+        assert re.search(
+            rf"{found} of \d+ B at offset \d+ of \w+ \(4012 B\): 20 B past", cell["message"]
+        )
+
+
 # Production RmsNorm, ops-math's AddV2 at sizes a multiple of 32 B, and 10 more production
 # ops of the sample (bench/kernel_sample.py runs all 20 with more cases), a case each: each
 # dtype and tiling key is a kernel build, about 3 s of CPU.
