@@ -197,3 +197,16 @@ def test_a_crosscore_flag_a_block_never_sets_is_a_hang(intrinsics):
     [hang] = launch.findings
     assert hang.kind == "sync-hang" and "CrossCoreWaitFlag(3)" in hang.what, hang
     assert hang.file.endswith("intrinsics.cpp") and hang.line > 0
+
+
+def test_raw_address_copies_move_what_datacopypad_does_and_scalarcast_rounds_as_cast(
+    intrinsics,
+):
+    """DataCopyPadGm2UBImpl / DataCopyPadUB2GMImpl (GM and UB addresses, as kernels pass
+    an int64 tensor as uint32; the first in a function qualified `__inout_pipe__(MTE2)`),
+    ScalarCast to half (nearest even) and to int32 (floor)."""
+    x = torch.randn(128)
+    y = run(intrinsics, 42, x)
+    assert torch.equal(y[16:], x[16:])
+    assert torch.equal(y[:8], x[:8].half().float())
+    assert torch.equal(y[8:16], torch.floor(x[:8] * 100))

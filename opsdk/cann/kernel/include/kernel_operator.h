@@ -12,6 +12,9 @@
 #define __gm__
 #define __ubuf__
 #define __inline__ inline
+#define __in_pipe__(...)
+#define __out_pipe__(...)
+#define __inout_pipe__(...)
 #ifndef __CCE_AICORE__
 #define __CCE_AICORE__ 220
 #endif
@@ -581,6 +584,21 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
                         const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
     pad_out(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, file, line);
 }
+// DataCopyPadGm2UBImpl / DataCopyPadUB2GMImpl: DataCopyPad on raw UB and GM addresses
+// (kernels reinterpret an int64 tensor as uint32 so).
+template <class T, class P, class Pad>
+inline void DataCopyPadGm2UBImpl(__ubuf__ T* dst, __gm__ T* src, const P& p, const Pad& pad, OPSDK_WHERE) {
+    GlobalTensor<T> from;
+    from.SetGlobalBuffer(src);
+    pad_in(LocalTensor<T>(dst, 0), from, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad, pad.leftPadding,
+           pad.rightPadding, pad.paddingValue, file, line);
+}
+template <class T, class P>
+inline void DataCopyPadUB2GMImpl(__gm__ T* dst, __ubuf__ T* src, const P& p, OPSDK_WHERE) {
+    GlobalTensor<T> to;
+    to.SetGlobalBuffer(dst);
+    pad_out(to, LocalTensor<T>(src, 0), p.blockCount, p.blockLen, p.srcStride, p.dstStride, file, line);
+}
 
 // ---------------------------------------------------------------- vector instructions
 // The count form runs over `count` contiguous elements; the level-0 form over `repeat`
@@ -785,6 +803,9 @@ inline D cast_one(S s, RoundMode mode) {
         return D::rounded(v, r);
     }
 }
+// ScalarCast: one value converted as Cast converts each element.
+template <class S, class D, RoundMode mode>
+inline D ScalarCast(S value) { return cast_one<D, S>(value, mode); }
 template <class D, class S>
 inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& mode, const uint32_t count, OPSDK_WHERE) {
     unary_count(dst, src, int32_t(count), [mode](S s) { return cast_one<D, S>(s, mode); }, file, line);

@@ -40,6 +40,14 @@ void scalar(const LocalTensor<float>& y, const LocalTensor<float>& x, int32_t n)
 template <Math<float>* op>
 void math(const LocalTensor<float>& y, const LocalTensor<float>& x, int32_t n) { op(y, x, uint32_t(n)); }
 
+// Qualified with the pipe it runs on, as ops-transformer's moe kernels write their copies.
+__aicore__ inline __inout_pipe__(MTE2) void copy_in(const LocalTensor<float>& to, const GlobalTensor<float>& from,
+                                                      const DataCopyExtParams& whole)
+{
+    DataCopyPadGm2UBImpl((__ubuf__ float*)to.GetPhyAddr(), (__gm__ float*)from.GetPhyAddr(), whole,
+                         DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+}
+
 extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
 {
     GET_TILING_DATA_WITH_STRUCT(IntrinsicsTiling, t, tiling);
@@ -165,6 +173,17 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         CrossCoreWaitFlag(3);
         DataCopy(ys, ws[next * 8], 8);
         DataCopy(yGm[me * 8], ys, 8);
+        return;
+    }
+    if (t.which == 42) {  // raw-address copies in and out; ScalarCast of the first 8
+        DataCopyExtParams whole{1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0};
+        copy_in(aux, xGm, whole);
+        DataCopy(ys, aux, 128);
+        for (int i = 0; i < 8; ++i) {
+            ys.SetValue(i, float(ScalarCast<float, half, RoundMode::CAST_RINT>(aux.GetValue(i))));
+            ys.SetValue(8 + i, float(ScalarCast<float, int32_t, RoundMode::CAST_FLOOR>(aux.GetValue(i) * 100)));
+        }
+        DataCopyPadUB2GMImpl((__gm__ float*)yGm.GetPhyAddr(), (__ubuf__ float*)ys.GetPhyAddr(), whole);
         return;
     }
     if (t.which == 10) Log10(ys, xs, uint32_t(n));
