@@ -210,3 +210,9 @@ def test_raw_address_copies_move_what_datacopypad_does_and_scalarcast_rounds_as_
     assert torch.equal(y[16:], x[16:])
     assert torch.equal(y[:8], x[:8].half().float())
     assert torch.equal(y[8:16], torch.floor(x[:8] * 100))
+
+
+def test_broadcast_repeats_a_column_along_its_rows(intrinsics):
+    """Broadcast (BroadCast's newer name) of a 16 x 1 to 16 x 8."""
+    x = torch.rand(128)
+    assert torch.equal(run(intrinsics, 43, x), x[:16].repeat_interleave(8))

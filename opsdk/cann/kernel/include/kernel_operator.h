@@ -1318,6 +1318,12 @@ inline void BroadCast(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
         for (uint64_t j = 0; j < cols; ++j)
             dst.addr_[i * cols + j] = from[(srcRows == 1 ? 0 : i) * srcCols + (srcCols == 1 ? 0 : j)];
 }
+// Broadcast: BroadCast's newer name.
+template <class T, int32_t dim, int32_t axis, bool isReuseSource = false>
+inline void Broadcast(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t dstShape[dim],
+                      const uint32_t srcShape[dim], const LocalTensor<uint8_t>& tmp = {}, OPSDK_WHERE) {
+    BroadCast<T, dim, axis, isReuseSource>(dst, src, dstShape, srcShape, tmp, file, line);
+}
 
 // ---------------------------------------------------------------- more vector instructions
 struct CopyRepeatParams {

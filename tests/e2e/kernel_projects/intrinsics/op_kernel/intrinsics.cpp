@@ -186,6 +186,10 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         DataCopyPadUB2GMImpl((__gm__ float*)yGm.GetPhyAddr(), (__ubuf__ float*)ys.GetPhyAddr(), whole);
         return;
     }
+    if (t.which == 43) {  // the first 16 of x, each repeated along a row of 8
+        const uint32_t dstShape[2] = {16, 8}, srcShape[2] = {16, 1};
+        Broadcast<float, 2, 1>(ys, xs, dstShape, srcShape);
+    }
     if (t.which == 10) Log10(ys, xs, uint32_t(n));
     if (t.which == 11) Tan(ys, xs, uint32_t(n));
     if (t.which == 12) Asin(ys, xs, uint32_t(n));
