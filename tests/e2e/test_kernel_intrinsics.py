@@ -216,3 +216,21 @@ def test_broadcast_repeats_a_column_along_its_rows(intrinsics):
     """Broadcast (BroadCast's newer name) of a 16 x 1 to 16 x 8."""
     x = torch.rand(128)
     assert torch.equal(run(intrinsics, 43, x), x[:16].repeat_interleave(8))
+
+
+def test_a_tensor_at_a_ub_address_and_an_arith_progression_of_mixed_scalars(intrinsics):
+    """LocalTensor(TPosition, byte address, size) sees what the pipe's buffer holds there
+    (ops-nn's foreach_mul_list places its tiles so); ArithProgression<float>(dst, int64
+    first, float diff, int64 count), as ops-transformer's moe routing calls it."""
+    x = torch.rand(128)
+    y = run(intrinsics, 44, x)
+    assert torch.equal(y[:64], x[:64])
+    assert torch.equal(y[64:], 3 + 0.5 * torch.arange(64.0))
+
+
+def test_datacopypad_takes_padding_params_of_another_element_type(intrinsics):
+    """7 float32 and a right padding of 1 element of value 2 (given as int32): a 32 B row."""
+    x = torch.rand(128)
+    y = run(intrinsics, 45, x)
+    assert torch.equal(y[:8], torch.cat([x[:7], torch.tensor([2.0])]))
+    assert torch.equal(y[8:], torch.full((120,), -1.0))

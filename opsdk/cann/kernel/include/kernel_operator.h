@@ -160,6 +160,8 @@ public:
     uint32_t size_ = 0;  // elements
     LocalTensor() = default;
     LocalTensor(T* a, uint32_t n) : addr_(a), size_(n) {}
+    // A tensor at a UB byte address the kernel manages itself (no TPipe buffer).
+    LocalTensor(TPosition, uint32_t byteAddr, uint32_t n) : addr_(reinterpret_cast<T*>(opsdk_rt::t_ub + byteAddr)), size_(n) {}
     LocalTensor operator[](uint32_t offset) const { return LocalTensor(addr_ + offset, size_ > offset ? size_ - offset : 0); }
     T GetValue(uint32_t i) const { return addr_[i]; }
     template <class U> void SetValue(uint32_t i, U v) const { addr_[i] = T(v); }
@@ -554,10 +556,12 @@ inline void pad_in(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint16
         copy::gm_to_ub(reinterpret_cast<T*>(to + left * sizeof(T)), reinterpret_cast<const T*>(s + uint64_t(i) * (len + gap)), len, file, line);
     }
 }
-template <class T>
+template <class T, class U = T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
-                        const DataCopyPadExtParams<T>& pad = {}, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
-    pad_in(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad, pad.leftPadding, pad.rightPadding, pad.paddingValue, file, line);
+                        const DataCopyPadExtParams<U>& pad = {}, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+    // padding params of another element type: their value converted to T
+    pad_in(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad, pad.leftPadding, pad.rightPadding,
+           T(pad.paddingValue), file, line);
 }
 template <class T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
@@ -1350,8 +1354,8 @@ inline void CreateVecIndex(const LocalTensor<T>& dst, const U& first, uint32_t c
     opsdk_rt::ub_access(dst.addr_, uint64_t(count) * sizeof(T), file, line);
     for (uint32_t i = 0; i < count; ++i) dst.addr_[i] = opsdk_rt::store<T>(opsdk_rt::Calc<T>(first) + i);
 }
-template <class T, class U>
-inline void ArithProgression(const LocalTensor<T>& dst, const U first, const U diff, const int32_t count, OPSDK_WHERE) {
+template <class T, class U, class V>
+inline void ArithProgression(const LocalTensor<T>& dst, const U first, const V diff, const int32_t count, OPSDK_WHERE) {
     opsdk_rt::ub_access(dst.addr_, uint64_t(count) * sizeof(T), file, line);
     for (int32_t i = 0; i < count; ++i) dst.addr_[i] = opsdk_rt::store<T>(opsdk_rt::Calc<T>(first) + opsdk_rt::Calc<T>(diff) * i);
 }

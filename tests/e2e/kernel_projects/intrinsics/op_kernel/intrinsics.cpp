@@ -190,6 +190,16 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         const uint32_t dstShape[2] = {16, 8}, srcShape[2] = {16, 1};
         Broadcast<float, 2, 1>(ys, xs, dstShape, srcShape);
     }
+    if (t.which == 44) {  // x read through a tensor made at x's UB byte address; then 3 + 0.5 i
+        LocalTensor<float> again(TPosition::VECCALC, 0, 128);  // the TBuf starts UB
+        DataCopy(ys, again, 64);
+        ArithProgression<float>(ys[64], int64_t(3), 0.5f, int64_t(64));
+    }
+    if (t.which == 45) {  // padding params of another element type: 7 copied in, padded with 2
+        DataCopyPadExtParams<int32_t> pad{true, 0, 1, 2};
+        Duplicate(ys, -1.0f, 128);
+        DataCopyPad(ys, xGm, DataCopyExtParams{1, 7 * sizeof(float), 0, 0, 0}, pad);
+    }
     if (t.which == 10) Log10(ys, xs, uint32_t(n));
     if (t.which == 11) Tan(ys, xs, uint32_t(n));
     if (t.which == 12) Asin(ys, xs, uint32_t(n));
