@@ -7,7 +7,9 @@ into its ``kernels.py`` and its cases into its ``specs.py`` (what a user writes)
 and ``tests/e2e/test_ascendc_real.py`` (the no-false-finding subset).
 
 Each reference is the body of the package's ``<op>_reference`` function, in the
-schema's argument names, written from the op's README formula (not from its kernel).
+schema's argument names, written from the op's README formula; a case keeps to what the
+op computes where its README does not say (Pows' exponents, AddLayerNorm's
+``additional_output``: bench/README.md).
 """
 
 from __future__ import annotations
@@ -289,8 +291,8 @@ BY_NAME = {r.op_type: r for r in REFERENCES}
 
 
 def extract(references, into: Path) -> Path:
-    """The ops' folders and their repositories' shared headers, from the bare mirrors
-    (``into``/<repo>/...); None without a mirror."""
+    """The ops' folders and their repositories' shared headers, from the bare mirrors,
+    into one tree (``into``: the repositories' layouts merged; :func:`available` first)."""
     for repo in sorted({r.repo for r in references}):
         git = MIRRORS / f"hicann+{repo}" / "repo"
         folders = [r.folder for r in references if r.repo == repo]
