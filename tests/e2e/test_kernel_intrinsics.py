@@ -203,8 +203,8 @@ def test_raw_address_copies_move_what_datacopypad_does_and_scalarcast_rounds_as_
     intrinsics,
 ):
     """DataCopyPadGm2UBImpl / DataCopyPadUB2GMImpl (GM and UB addresses, as kernels pass
-    an int64 tensor as uint32; the first in a function qualified `__inout_pipe__(MTE2)`),
-    ScalarCast to half (nearest even) and to int32 (floor)."""
+    an int64 tensor as uint32; the first in a function qualified `__inout_pipe__(MTE2)`,
+    from x with an L2 cache hint), ScalarCast to half (nearest even) and to int32 (floor)."""
     x = torch.randn(128)
     y = run(intrinsics, 42, x)
     assert torch.equal(y[16:], x[16:])

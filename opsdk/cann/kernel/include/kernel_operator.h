@@ -85,6 +85,8 @@ enum class HardEvent : uint8_t { MTE2_MTE1, MTE1_MTE2, MTE1_M, M_MTE1, MTE2_V, V
 using ::pipe_t;
 using ::event_t;
 using TEventID = int8_t;
+// CacheMode: a GlobalTensor's L2 cache hint (SetL2CacheHint), which changes no number.
+enum class CacheMode { CACHE_MODE_DISABLE = 0, CACHE_MODE_NORMAL };
 enum class RoundMode { CAST_NONE = 0, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD, CAST_HYBRID };
 enum class MaskMode { NORMAL = 0, COUNTER };
 enum class CMPMODE { LT = 0, GT, EQ, LE, GE, NE };

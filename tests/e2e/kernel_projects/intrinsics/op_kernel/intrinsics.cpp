@@ -176,6 +176,7 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         return;
     }
     if (t.which == 42) {  // raw-address copies in and out; ScalarCast of the first 8
+        xGm.SetL2CacheHint(CacheMode::CACHE_MODE_DISABLE);  // a hint: the same numbers
         DataCopyExtParams whole{1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0};
         copy_in(aux, xGm, whole);
         DataCopy(ys, aux, 128);
