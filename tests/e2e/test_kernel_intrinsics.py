@@ -146,3 +146,91 @@ def test_xor_flips_the_bits_of_16_bit_elements(intrinsics):
     y = run(intrinsics, 34, x).view(torch.int16)[:128]
     halves = x.view(torch.int16)
     assert torch.equal(y, halves[:128] ^ halves[128:])
+
+
+def test_mrgsort_merges_two_sorted_runs_as_one_sort_would(intrinsics):
+    """Sort32 sorts each 32, MrgSort merges the two runs (ties: the first run's first, so
+    the whole is a stable sort), read back by Extract."""
+    x = torch.randint(0, 8, (64,)).float()  # many ties, across the runs too
+    y = run(intrinsics, 35, torch.cat([x, torch.zeros(64)]))
+    assert torch.equal(y, _sorted(x, 64))
+
+
+def test_concat_copies_the_scores_and_sorted_pairs_take_8_bytes(intrinsics):
+    x = torch.rand(128)
+    y = run(intrinsics, 36, x)
+    assert torch.equal(y[:64], x[:64])
+    assert y[64:66].tolist() == [64, 32]  # GetSortLen<float>(32), GetSortOffset<half>(8)
+
+
+@pytest.mark.parametrize(
+    "which, expected",
+    [
+        (37, lambda x: _picked(x, x > 0.5)),
+        (38, lambda x: _picked(x, (x[:64] > 0.5).repeat(2))),
+    ],
+    ids=["level0-into-a-tensor", "level0-into-the-cmpmask-register"],
+)
+def test_the_level0_compare_writes_each_repeat_s_bits(intrinsics, which, expected):
+    """Two repeats of 64 float32 into 128 bits; the register form compares one repeat,
+    which Select's mode 0 takes again for the second 256 B."""
+    x = torch.rand(128)
+    assert torch.equal(run(intrinsics, which, x), expected(x))
+
+
+def _hand_on(intrinsics, which: int, x: torch.Tensor):
+    """4 blocks of 8 float32, each handing its 8 to the previous block through workspace."""
+    tiling = TilingRun(struct.pack("<2I", len(x), which), 4, 0, (len(x) * 4,))
+    launch = intrinsics.launch({"x": x.numpy().tobytes()}, {"y": len(x) * 4}, tiling)
+    return launch, torch.frombuffer(bytearray(launch.outputs["y"]), dtype=torch.float32)
+
+
+def test_crosscore_flags_in_mode_0_hold_every_vector_core_until_all_have_set(intrinsics):
+    x = torch.rand(32)
+    launch, y = _hand_on(intrinsics, 40, x)
+    assert launch.findings == ()  # no read of workspace before its block wrote it
+    assert torch.equal(y, x.roll(-8))
+
+
+def test_a_crosscore_flag_a_block_never_sets_is_a_hang(intrinsics):
+    launch, _ = _hand_on(intrinsics, 41, torch.rand(32))
+    [hang] = launch.findings
+    assert hang.kind == "sync-hang" and "CrossCoreWaitFlag(3)" in hang.what, hang
+    assert hang.file.endswith("intrinsics.cpp") and hang.line > 0
+
+
+def test_raw_address_copies_move_what_datacopypad_does_and_scalarcast_rounds_as_cast(
+    intrinsics,
+):
+    """DataCopyPadGm2UBImpl / DataCopyPadUB2GMImpl (GM and UB addresses, as kernels pass
+    an int64 tensor as uint32; the first in a function qualified `__inout_pipe__(MTE2)`,
+    from x with an L2 cache hint), ScalarCast to half (nearest even) and to int32 (floor)."""
+    x = torch.randn(128)
+    y = run(intrinsics, 42, x)
+    assert torch.equal(y[16:], x[16:])
+    assert torch.equal(y[:8], x[:8].half().float())
+    assert torch.equal(y[8:16], torch.floor(x[:8] * 100))
+
+
+def test_broadcast_repeats_a_column_along_its_rows(intrinsics):
+    """Broadcast (BroadCast's newer name) of a 16 x 1 to 16 x 8."""
+    x = torch.rand(128)
+    assert torch.equal(run(intrinsics, 43, x), x[:16].repeat_interleave(8))
+
+
+def test_a_tensor_at_a_ub_address_and_an_arith_progression_of_mixed_scalars(intrinsics):
+    """LocalTensor(TPosition, byte address, size) sees what the pipe's buffer holds there
+    (ops-nn's foreach_mul_list places its tiles so); ArithProgression<float>(dst, int64
+    first, float diff, int64 count), as ops-transformer's moe routing calls it."""
+    x = torch.rand(128)
+    y = run(intrinsics, 44, x)
+    assert torch.equal(y[:64], x[:64])
+    assert torch.equal(y[64:], 3 + 0.5 * torch.arange(64.0))
+
+
+def test_datacopypad_takes_padding_params_of_another_element_type(intrinsics):
+    """7 float32 and a right padding of 1 element of value 2 (given as int32): a 32 B row."""
+    x = torch.rand(128)
+    y = run(intrinsics, 45, x)
+    assert torch.equal(y[:8], torch.cat([x[:7], torch.tensor([2.0])]))
+    assert torch.equal(y[8:], torch.full((120,), -1.0))

@@ -163,3 +163,23 @@ def test_an_entry_under_another_chip_s_conditional_is_passed_over(tmp_path):
     )
     entry = kernel.entry_of(source)
     assert (entry.params, entry.template) == (("x", "y", "workspace", "tiling"), ())
+
+
+def test_a_tiling_registered_in_another_op_s_folder_beside_it_is_the_op_s(tmp_path):
+    """ops-nn registers GemmaRmsNorm's TilingFunc in rms_norm's op_host: the op's own
+    op_host (absent or without it) is looked in first, then its siblings'."""
+    for op, registered in (("base_norm", "BaseNorm"), ("other", "Unrelated")):
+        (tmp_path / op / "op_host").mkdir(parents=True)
+        (tmp_path / op / "op_host" / f"{op}_tiling.cpp").write_text(
+            "static int T(void* c) { return 0; }\n"
+            f"IMPL_OP_OPTILING({registered}).Tiling(T);\n"
+            + ("IMPL_OP_OPTILING(ScaledNorm).Tiling(T);\n" if op == "base_norm" else "")
+        )
+    kernels = tmp_path / "scaled_norm" / "op_kernel"
+    kernels.mkdir(parents=True)
+    (kernels / "scaled_norm.cpp").write_text(
+        'extern "C" __global__ __aicore__ void scaled_norm(GM_ADDR x, GM_ADDR workspace, '
+        "GM_ADDR tiling) {}\n"
+    )
+    found = sources.find("ScaledNorm", tmp_path / "scaled_norm")
+    assert found.tiling.sources[0] == tmp_path / "base_norm" / "op_host" / "base_norm_tiling.cpp"

@@ -84,10 +84,19 @@ def find(op_type: str, root: Path) -> AscendC | None:
             continue
         entry = entry_of(path)
         if entry.name == name:
-            host = Path(root) / "op_host"
-            tiling = find_tiling(op_type, host) if host.is_dir() else None
-            return AscendC(Path(root), tiling, entry)
+            return AscendC(Path(root), _tiling_of(op_type, Path(root)), entry)
     return None
+
+
+def _tiling_of(op_type: str, root: Path) -> TilingSource | None:
+    """``op_type``'s tiling: in its project's ``op_host``, else in another op's beside it
+    (a family shares one tiling file: ops-nn registers GemmaRmsNorm's in rms_norm's)."""
+    host = root / "op_host"
+    tiling = find_tiling(op_type, host) if host.is_dir() else None
+    others = sorted(root.parent.glob("*/op_host"))
+    return tiling or next(
+        filter(None, (find_tiling(op_type, o) for o in others if o != host)), None
+    )
 
 
 def in_copy(op_type: str, copy: Path) -> AscendC | None:

@@ -62,8 +62,12 @@ def _run_case(op, spec, ir, sources: AscendC, library, chip: str, call: Call, ca
     params = _params(sources, ir)
     tensors = {**given, **outputs}
     # DTYPE_<NAME> as opbuild defines them (the IR's names), and the kernel's own names.
-    dtypes = {n: str(tensors[n].dtype).removeprefix("torch.") for n in params.values()}
-    dtypes |= {p: dtypes[n] for p, n in params.items()}
+    dtypes = {
+        n: str(tensors[n].dtype).removeprefix("torch.")
+        for n in params.values()
+        if tensors.get(n) is not None  # an absent optional input: no DTYPE_ macro
+    }
+    dtypes |= {p: dtypes[n] for p, n in params.items() if n in dtypes}
     compiled = _kernel(sources.entry, tuple(sorted(dtypes.items())), tiled.tiling_key, tiled.layout)
     launch = compiled.launch(
         {p: _bytes(given.get(n)) for p, n in params.items() if n not in outputs},
@@ -111,8 +115,8 @@ def _unsupported(ir: irdef.IrDef, sources: AscendC, spec) -> str | None:
         return f"no TilingFunc of {ir.op_type} under {sources.root / 'op_host'} (IMPL_OP_OPTILING)"
     if spec.mutated_args:
         return "an op writing its inputs in place (its kernel's outputs are its inputs)"
-    if any(i.value_depend or i.kind != "required" for i in ir.inputs):
-        return "value-depend, optional or dynamic inputs"
+    if any(i.value_depend or i.kind == "dynamic" for i in ir.inputs):
+        return "value-depend or dynamic inputs"
     return None
 
 
@@ -139,7 +143,7 @@ def _tiling_case(ir, given: dict, outputs: dict, chip: str, label: str) -> tilin
         value = given.get(attr.name, attr.default)
         attrs.append(types.dtype(str(value)).value if isinstance(value, torch.dtype) else value)
     return tiling.Case(
-        tuple((node(given[i.name]),) for i in ir.inputs),
+        tuple(() if given.get(i.name) is None else (node(given[i.name]),) for i in ir.inputs),
         tuple(node(t) for t in outputs.values()),
         tuple(attrs),
         chip=chip,

@@ -12,6 +12,9 @@
 #define __gm__
 #define __ubuf__
 #define __inline__ inline
+#define __in_pipe__(...)
+#define __out_pipe__(...)
+#define __inout_pipe__(...)
 #ifndef __CCE_AICORE__
 #define __CCE_AICORE__ 220
 #endif
@@ -82,6 +85,8 @@ enum class HardEvent : uint8_t { MTE2_MTE1, MTE1_MTE2, MTE1_M, M_MTE1, MTE2_V, V
 using ::pipe_t;
 using ::event_t;
 using TEventID = int8_t;
+// CacheMode: a GlobalTensor's L2 cache hint (SetL2CacheHint), which changes no number.
+enum class CacheMode { CACHE_MODE_DISABLE = 0, CACHE_MODE_NORMAL };
 enum class RoundMode { CAST_NONE = 0, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD, CAST_HYBRID };
 enum class MaskMode { NORMAL = 0, COUNTER };
 enum class CMPMODE { LT = 0, GT, EQ, LE, GE, NE };
@@ -157,6 +162,8 @@ public:
     uint32_t size_ = 0;  // elements
     LocalTensor() = default;
     LocalTensor(T* a, uint32_t n) : addr_(a), size_(n) {}
+    // A tensor at a UB byte address the kernel manages itself (no TPipe buffer).
+    LocalTensor(TPosition, uint32_t byteAddr, uint32_t n) : addr_(reinterpret_cast<T*>(opsdk_rt::t_ub + byteAddr)), size_(n) {}
     LocalTensor operator[](uint32_t offset) const { return LocalTensor(addr_ + offset, size_ > offset ? size_ - offset : 0); }
     T GetValue(uint32_t i) const { return addr_[i]; }
     template <class U> void SetValue(uint32_t i, U v) const { addr_[i] = T(v); }
@@ -374,6 +381,15 @@ inline void pipe_barrier(pipe_t) {}
 template <bool isAIVOnly = true> inline void SyncAll() { opsdk_rt::sync_all(); }
 template <bool isAIVOnly = true>
 inline void SyncAll(const GlobalTensor<int32_t>&, const LocalTensor<int32_t>&, int32_t = 0) { opsdk_rt::sync_all(); }
+// CrossCoreSetFlag / CrossCoreWaitFlag: mode 0 synchronises every vector core (a barrier a
+// core may do work inside); modes 1 and 2 pair vector cores with the cube core, which is
+// not modelled.
+template <uint8_t modeId, pipe_t pipe>
+inline void CrossCoreSetFlag(uint16_t flagId) {
+    static_assert(modeId == 0, "opsdk's stand-in models CrossCoreSetFlag mode 0 only (all vector cores)");
+    opsdk_rt::flag_set(flagId);
+}
+inline void CrossCoreWaitFlag(uint16_t flagId, OPSDK_WHERE) { opsdk_rt::flag_wait(flagId, file, line); }
 template <class T> inline void SetAtomicAdd() { opsdk_rt::t_atomic = 1; }
 template <class T> inline void SetAtomicMax() { opsdk_rt::t_atomic = 2; }
 template <class T> inline void SetAtomicMin() { opsdk_rt::t_atomic = 3; }
@@ -542,10 +558,12 @@ inline void pad_in(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint16
         copy::gm_to_ub(reinterpret_cast<T*>(to + left * sizeof(T)), reinterpret_cast<const T*>(s + uint64_t(i) * (len + gap)), len, file, line);
     }
 }
-template <class T>
+template <class T, class U = T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
-                        const DataCopyPadExtParams<T>& pad = {}, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
-    pad_in(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad, pad.leftPadding, pad.rightPadding, pad.paddingValue, file, line);
+                        const DataCopyPadExtParams<U>& pad = {}, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+    // padding params of another element type: their value converted to T
+    pad_in(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad, pad.leftPadding, pad.rightPadding,
+           T(pad.paddingValue), file, line);
 }
 template <class T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
@@ -571,6 +589,21 @@ template <class T>
 inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
                         const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
     pad_out(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, file, line);
+}
+// DataCopyPadGm2UBImpl / DataCopyPadUB2GMImpl: DataCopyPad on raw UB and GM addresses
+// (kernels reinterpret an int64 tensor as uint32 so).
+template <class T, class P, class Pad>
+inline void DataCopyPadGm2UBImpl(__ubuf__ T* dst, __gm__ T* src, const P& p, const Pad& pad, OPSDK_WHERE) {
+    GlobalTensor<T> from;
+    from.SetGlobalBuffer(src);
+    pad_in(LocalTensor<T>(dst, 0), from, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad, pad.leftPadding,
+           pad.rightPadding, pad.paddingValue, file, line);
+}
+template <class T, class P>
+inline void DataCopyPadUB2GMImpl(__gm__ T* dst, __ubuf__ T* src, const P& p, OPSDK_WHERE) {
+    GlobalTensor<T> to;
+    to.SetGlobalBuffer(dst);
+    pad_out(to, LocalTensor<T>(src, 0), p.blockCount, p.blockLen, p.srcStride, p.dstStride, file, line);
 }
 
 // ---------------------------------------------------------------- vector instructions
@@ -776,6 +809,9 @@ inline D cast_one(S s, RoundMode mode) {
         return D::rounded(v, r);
     }
 }
+// ScalarCast: one value converted as Cast converts each element.
+template <class S, class D, RoundMode mode>
+inline D ScalarCast(S value) { return cast_one<D, S>(value, mode); }
 template <class D, class S>
 inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& mode, const uint32_t count, OPSDK_WHERE) {
     unary_count(dst, src, int32_t(count), [mode](S s) { return cast_one<D, S>(s, mode); }, file, line);
@@ -920,6 +956,47 @@ template <class T, class U>
 inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& a, const T b, CMPMODE mode, uint32_t count, OPSDK_WHERE) {
     CompareScalar(dst, a, b, mode, count, file, line);
 }
+// The level-0 form: each repeat compares its masked elements (strided as the params say)
+// into the next EPR<T> bits of dst; bits of elements the mask leaves out keep their value.
+// Without dst (one repeat) the bits go to the compare-mask register GetCmpMask reads.
+inline thread_local uint8_t t_cmpmask[16] = {};
+template <class T>
+inline void compare_lv0(uint8_t* bits, const LocalTensor<T>& a, const LocalTensor<T>& b, CMPMODE mode, const uint64_t* mask,
+                        bool set, uint8_t repeat, const BinaryRepeatParams& p) {
+    Operand<T> x{a.addr_, p.src0BlkStride, p.src0RepStride}, y{b.addr_, p.src1BlkStride, p.src1RepStride};
+    level0(mask, set, EPR<T>, repeat, [&](uint32_t r, uint32_t i) {
+        uint64_t k = uint64_t(r) * EPR<T> + i;
+        uint8_t bit = uint8_t(1u << (k % 8));
+        bits[k / 8] = compare_one(mode, x.at(r, i), y.at(r, i)) ? bits[k / 8] | bit : bits[k / 8] & ~bit;
+    });
+}
+#define OPSDK_COMPARE_LV0(MASK_PARAM, MASK_ARG)                                                                    \
+    template <class T, class U, bool isSetMask = true>                                                             \
+    inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b, CMPMODE mode, \
+                        MASK_PARAM, uint8_t repeat, const BinaryRepeatParams& p, OPSDK_WHERE) {                    \
+        uint64_t m[2];                                                                                             \
+        opsdk_rt::ub_access(dst.addr_, (uint64_t(repeat) * EPR<T> + 7) / 8, file, line);                          \
+        compare_lv0(reinterpret_cast<uint8_t*>(dst.addr_), a, b, mode, MASK_ARG, isSetMask, repeat, p);           \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true>                                                                      \
+    inline void Compare(const LocalTensor<T>& a, const LocalTensor<T>& b, CMPMODE mode, MASK_PARAM,               \
+                        const BinaryRepeatParams& p, OPSDK_WHERE) {                                                \
+        uint64_t m[2];                                                                                             \
+        compare_lv0(t_cmpmask, a, b, mode, MASK_ARG, isSetMask, 1, p);                                             \
+    }
+OPSDK_COMPARE_LV0(uint64_t mask, mask_of(mask, m))
+OPSDK_COMPARE_LV0(const uint64_t mask[], ((void)m, mask))
+// GetCmpMask / SetCmpMask: the compare-mask register (128 bits) to and from UB.
+template <class T>
+inline void GetCmpMask(const LocalTensor<T>& dst, OPSDK_WHERE) {
+    opsdk_rt::ub_access(dst.addr_, sizeof t_cmpmask, file, line);
+    std::memcpy(dst.addr_, t_cmpmask, sizeof t_cmpmask);
+}
+template <class T>
+inline void SetCmpMask(const LocalTensor<T>& src, OPSDK_WHERE) {
+    opsdk_rt::ub_access(src.addr_, sizeof t_cmpmask, file, line);
+    std::memcpy(t_cmpmask, src.addr_, sizeof t_cmpmask);
+}
 // Select: dst[i] = src0[i] where selMask's bit is 1, else src1[i] (a tensor, modes 0 and
 // 2) or the scalar src1 (mode 1). A repeat of the level-0 form takes the next repeat's
 // worth of selMask bits (modes 1 and 2), or the first repeat's again (mode 0,
@@ -1022,6 +1099,96 @@ inline void Sort(const LocalTensor<T>& dst, const LocalTensor<T>& concat, const 
     opsdk_rt::ub_access(index.addr_, n * 4, file, line);
     opsdk_rt::ub_access(dst.addr_, n * 8, file, line);
     sort_pairs(dst.addr_, concat.addr_, index.addr_, n, isFullSort ? std::max<uint64_t>(n, 1) : 32);
+}
+// GetSortLen / GetSortOffset: the T elements that `count` sorted pairs take (8 B each).
+template <class T>
+inline constexpr uint32_t GetSortLen(const uint32_t count) { return count * 8 / sizeof(T); }
+template <class T>
+inline constexpr uint32_t GetSortOffset(const uint32_t count) { return count * 8 / sizeof(T); }
+// Concat: the scores Sort takes, ready (on 910B a copy: 16 elements a repeat).
+template <class T>
+inline void Concat(LocalTensor<T>& concat, const LocalTensor<T>& src, const LocalTensor<T>& tmp, const int32_t repeatTimes,
+                   OPSDK_WHERE) {
+    (void)tmp;
+    uint64_t n = uint64_t(std::max(repeatTimes, 0)) * 16;
+    opsdk_rt::ub_access(src.addr_, n * sizeof(T), file, line);
+    opsdk_rt::ub_access(concat.addr_, n * sizeof(T), file, line);
+    std::memmove(concat.addr_, src.addr_, n * sizeof(T));
+}
+// MrgSort: up to four sorted lists of pairs (validBit: which of src1..src4) merged into
+// dst, descending (ties: the lower list first, as the docs order them); with
+// ifExhaustedSuspension it stops when a list runs out. Each repeat moves every list and
+// dst on by the four lists' total length.
+template <class T>
+struct MrgSortSrcList {
+    MrgSortSrcList() = default;
+    MrgSortSrcList(const LocalTensor<T>& a, const LocalTensor<T>& b, const LocalTensor<T>& c, const LocalTensor<T>& d)
+        : src1(a), src2(b), src3(c), src4(d) {}
+    LocalTensor<T> src1, src2, src3, src4;
+};
+struct MrgSort4Info {
+    MrgSort4Info() = default;
+    MrgSort4Info(const uint16_t lengths[4], bool suspend, uint16_t valid, uint16_t repeat)
+        : ifExhaustedSuspension(suspend), validBit(valid), repeatTimes(repeat) {
+        for (int k = 0; k < 4; ++k) elementLengths[k] = lengths[k];
+    }
+    uint16_t elementLengths[4] = {0, 0, 0, 0};
+    bool ifExhaustedSuspension = false;
+    uint16_t validBit = 0;
+    uint16_t repeatTimes = 1;
+};
+inline thread_local uint16_t t_mrgsort_done[4] = {};
+template <class T>
+inline void merge_lists(T* dst, T* const src[4], const uint16_t lengths[4], uint16_t valid, bool suspend, uint16_t repeat,
+                        const char* file, int line) {
+    uint64_t total = 0;
+    for (int k = 0; k < 4; ++k) total += (valid >> k & 1) ? lengths[k] : 0;
+    for (uint16_t r = 0; r < std::max<uint16_t>(repeat, 1); ++r) {
+        std::vector<uint8_t> out;
+        uint64_t at[4] = {0, 0, 0, 0};
+        const uint8_t* from[4];
+        for (int k = 0; k < 4; ++k) {
+            from[k] = reinterpret_cast<const uint8_t*>(src[k]) + uint64_t(r) * total * 8;
+            if (valid >> k & 1) opsdk_rt::ub_access(from[k], uint64_t(lengths[k]) * 8, file, line);
+        }
+        for (;;) {
+            int best = -1;
+            float top = 0;
+            bool exhausted = false;
+            for (int k = 0; k < 4; ++k) {
+                if (!(valid >> k & 1)) continue;
+                if (at[k] == lengths[k]) { exhausted = true; continue; }
+                T score;
+                std::memcpy(&score, from[k] + at[k] * 8, sizeof(T));
+                float v = float(score);  // NaN after every number, as Sort orders it
+                if (best < 0 || (std::isnan(top) ? !std::isnan(v) : v > top)) best = k, top = v;
+            }
+            if (best < 0 || (suspend && exhausted)) break;
+            out.insert(out.end(), from[best] + at[best] * 8, from[best] + at[best] * 8 + 8);
+            ++at[best];
+        }
+        uint8_t* to = reinterpret_cast<uint8_t*>(dst) + uint64_t(r) * total * 8;
+        opsdk_rt::ub_access(to, out.size(), file, line);
+        std::memcpy(to, out.data(), out.size());
+        for (int k = 0; k < 4; ++k) t_mrgsort_done[k] = uint16_t(at[k]);
+    }
+}
+template <class T>
+inline void MrgSort(const LocalTensor<T>& dst, const MrgSortSrcList<T>& list, const MrgSort4Info& p, OPSDK_WHERE) {
+    T* const src[4] = {list.src1.addr_, list.src2.addr_, list.src3.addr_, list.src4.addr_};
+    merge_lists(dst.addr_, src, p.elementLengths, p.validBit, p.ifExhaustedSuspension, p.repeatTimes, file, line);
+}
+// The advanced API's form: the counts in an array, how many of each list went out after.
+template <class T, bool isExhaustedSuspension = false>
+inline void MrgSort(const LocalTensor<T>& dst, const MrgSortSrcList<T>& list, const uint16_t elementCountList[4],
+                    uint32_t sortedNum[4], uint16_t validBit, const int32_t repeatTimes, OPSDK_WHERE) {
+    T* const src[4] = {list.src1.addr_, list.src2.addr_, list.src3.addr_, list.src4.addr_};
+    merge_lists(dst.addr_, src, elementCountList, validBit, isExhaustedSuspension, uint16_t(repeatTimes), file, line);
+    for (int k = 0; k < 4; ++k) sortedNum[k] = t_mrgsort_done[k];
+}
+// GetMrgSortResult: how many pairs of each list the last MrgSort took.
+inline void GetMrgSortResult(uint16_t& a, uint16_t& b, uint16_t& c, uint16_t& d) {
+    a = t_mrgsort_done[0], b = t_mrgsort_done[1], c = t_mrgsort_done[2], d = t_mrgsort_done[3];
 }
 // Extract: each repeat's 32 sorted pairs split into their scores and their indices.
 template <class T>
@@ -1157,6 +1324,12 @@ inline void BroadCast(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
         for (uint64_t j = 0; j < cols; ++j)
             dst.addr_[i * cols + j] = from[(srcRows == 1 ? 0 : i) * srcCols + (srcCols == 1 ? 0 : j)];
 }
+// Broadcast: BroadCast's newer name.
+template <class T, int32_t dim, int32_t axis, bool isReuseSource = false>
+inline void Broadcast(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t dstShape[dim],
+                      const uint32_t srcShape[dim], const LocalTensor<uint8_t>& tmp = {}, OPSDK_WHERE) {
+    BroadCast<T, dim, axis, isReuseSource>(dst, src, dstShape, srcShape, tmp, file, line);
+}
 
 // ---------------------------------------------------------------- more vector instructions
 struct CopyRepeatParams {
@@ -1183,8 +1356,8 @@ inline void CreateVecIndex(const LocalTensor<T>& dst, const U& first, uint32_t c
     opsdk_rt::ub_access(dst.addr_, uint64_t(count) * sizeof(T), file, line);
     for (uint32_t i = 0; i < count; ++i) dst.addr_[i] = opsdk_rt::store<T>(opsdk_rt::Calc<T>(first) + i);
 }
-template <class T, class U>
-inline void ArithProgression(const LocalTensor<T>& dst, const U first, const U diff, const int32_t count, OPSDK_WHERE) {
+template <class T, class U, class V>
+inline void ArithProgression(const LocalTensor<T>& dst, const U first, const V diff, const int32_t count, OPSDK_WHERE) {
     opsdk_rt::ub_access(dst.addr_, uint64_t(count) * sizeof(T), file, line);
     for (int32_t i = 0; i < count; ++i) dst.addr_[i] = opsdk_rt::store<T>(opsdk_rt::Calc<T>(first) + opsdk_rt::Calc<T>(diff) * i);
 }

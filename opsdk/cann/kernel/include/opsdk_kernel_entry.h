@@ -59,7 +59,8 @@ extern "C" int opsdk_kernel_launch(uint8_t** args, const uint64_t* sizes, const 
             g.buffers.push_back({name, gm[i], sizes[i], kinds[i] == WORKSPACE, tag});
         }
         g.alive = g.launched = block_dim;
-        g.waiting = 0;
+        g.waiting = g.flag_waiting = 0;
+        std::fill(std::begin(g.flag_sets), std::end(g.flag_sets), 0);
         std::vector<std::thread> threads;
         for (uint32_t b = 0; b < block_dim; ++b) kept(kept_ub, b, ub_size + 65536);
         for (uint32_t b = 0; b < block_dim; ++b) {

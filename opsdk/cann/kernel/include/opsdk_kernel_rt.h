@@ -53,6 +53,10 @@ struct State {
     std::condition_variable cv;
     uint32_t waiting = 0, alive = 0, launched = 0;
     uint64_t generation = 0;
+    // CrossCoreSetFlag (mode 0: all vector cores): the sets of each flag id, and the blocks
+    // waiting at CrossCoreWaitFlag.
+    uint64_t flag_sets[16] = {};
+    uint32_t flag_waiting = 0;
 };
 inline State g;
 
@@ -63,6 +67,7 @@ inline thread_local uint8_t* t_ub = nullptr;
 inline thread_local uint64_t t_mask[2] = {~0ull, ~0ull};
 inline thread_local bool t_counter = false;
 inline thread_local void* t_pipe = nullptr;
+inline thread_local uint64_t t_flag_waits[16] = {};  // CrossCoreWaitFlags this block passed
 
 inline const char* base_name(const char* file) { return file ? file : "?"; }
 
@@ -192,12 +197,42 @@ inline void sync_all() {
     ++t_phase;
 }
 
+// CrossCoreSetFlag<0>(id) / CrossCoreWaitFlag(id): the wait returns once every block of
+// the launch has set the flag as often as this block has waited on it. Every live block
+// waiting (here or at SyncAll) with the sets short is a hang on the hardware.
+inline void flag_set(uint16_t id) {
+    std::lock_guard<std::mutex> lock(g.mu);
+    ++g.flag_sets[id % 16];
+    g.cv.notify_all();
+}
+
+inline void flag_wait(uint16_t id, const char* file, int line) {
+    std::unique_lock<std::mutex> lock(g.mu);
+    uint64_t target = ++t_flag_waits[id % 16] * g.launched;
+    ++g.flag_waiting;
+    g.cv.notify_all();
+    bool hung = false;
+    g.cv.wait(lock, [&] {
+        hung = g.flag_sets[id % 16] < target && g.flag_waiting + g.waiting >= g.alive;
+        return g.flag_sets[id % 16] >= target || hung;
+    });
+    --g.flag_waiting;
+    if (hung) {
+        g.cv.notify_all();
+        finding_locked("sync-hang", file, line,
+                       fmt("block %d waits at CrossCoreWaitFlag(%u) for sets no block will make: the "
+                           "hardware would hang", t_block, unsigned(id)));
+        throw Stop{};
+    }
+}
+
 inline void block_ended() {
     std::lock_guard<std::mutex> lock(g.mu);
     if (g.waiting > 0)
         finding_locked("sync-hang", "?", 0,
                        fmt("block %d ended while %u blocks wait at SyncAll: the hardware would hang", t_block, g.waiting));
     --g.alive;
+    g.cv.notify_all();  // a flag waiter's hang check counts the live blocks
     if (g.waiting > 0 && g.waiting >= g.alive) {
         g.waiting = 0;
         ++g.generation;

@@ -40,6 +40,14 @@ void scalar(const LocalTensor<float>& y, const LocalTensor<float>& x, int32_t n)
 template <Math<float>* op>
 void math(const LocalTensor<float>& y, const LocalTensor<float>& x, int32_t n) { op(y, x, uint32_t(n)); }
 
+// Qualified with the pipe it runs on, as ops-transformer's moe kernels write their copies.
+__aicore__ inline __inout_pipe__(MTE2) void copy_in(const LocalTensor<float>& to, const GlobalTensor<float>& from,
+                                                      const DataCopyExtParams& whole)
+{
+    DataCopyPadGm2UBImpl((__ubuf__ float*)to.GetPhyAddr(), (__gm__ float*)from.GetPhyAddr(), whole,
+                         DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+}
+
 extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
 {
     GET_TILING_DATA_WITH_STRUCT(IntrinsicsTiling, t, tiling);
@@ -126,6 +134,72 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         Extract(aux, index[64], pairs, 2);
         DataCopy(ys, aux, 64);
         Cast(ys[64], ys.ReinterpretCast<int32_t>()[64], RoundMode::CAST_NONE, 64);
+    }
+    if (t.which == 35) {  // 64 scores in two Sort32 runs, merged by MrgSort: values, then indices
+        LocalTensor<float> pairs = buf.Get<float>()[384];
+        LocalTensor<uint32_t> index = ys.ReinterpretCast<uint32_t>();
+        CreateVecIndex(index.ReinterpretCast<int32_t>(), 0, 64);
+        Sort32(pairs, xs, index, 2);
+        MrgSortSrcList<float> runs(pairs, pairs[GetSortOffset<float>(32)], pairs, pairs);
+        const uint16_t lengths[4] = {32, 32, 0, 0};
+        MrgSort(ys, runs, MrgSort4Info(lengths, false, 0b0011, 1));
+        Extract(aux, index[64], ys, 2);
+        DataCopy(ys, aux, 64);
+        Cast(ys[64], ys.ReinterpretCast<int32_t>()[64], RoundMode::CAST_NONE, 64);
+    }
+    if (t.which == 36) {  // Concat's copy of 64 scores, and the sizes of sorted pairs
+        Concat(ys, xs, aux, 4);
+        ys.SetValue(64, GetSortLen<float>(32));
+        ys.SetValue(65, GetSortOffset<half>(8));
+    }
+    if (t.which >= 37 && t.which <= 38) {  // x > 0.5 in bits by the level-0 Compare, Select x or -1
+        Duplicate(ys, 0.5f, 128);
+        BinaryRepeatParams same;
+        if (t.which == 37) Compare(bits, xs, ys, CMPMODE::GT, 64, 2, same);
+        if (t.which == 38) {  // the compare-mask register: the first 64 only
+            Compare(xs, ys, CMPMODE::GT, 64, same);
+            GetCmpMask(bits);
+        }
+        Duplicate(aux, -1.0f, 128);
+        Select(ys, bits, xs, aux, t.which == 37 ? SELMODE::VSEL_TENSOR_TENSOR_MODE : SELMODE::VSEL_CMPMASK_SPR, 128);
+    }
+    if (t.which == 40 || t.which == 41) {  // each block's 8 through workspace to the previous block
+        GlobalTensor<float> ws;
+        ws.SetGlobalBuffer((__gm__ float*)workspace, GetBlockNum() * 8);
+        uint32_t me = GetBlockIdx(), next = (me + 1) % GetBlockNum();
+        DataCopy(aux, xGm[me * 8], 8);
+        DataCopy(ws[me * 8], aux, 8);
+        if (t.which == 40 || me != 0) CrossCoreSetFlag<0x0, PIPE_MTE3>(3);  // 41: block 0 never sets
+        CrossCoreWaitFlag(3);
+        DataCopy(ys, ws[next * 8], 8);
+        DataCopy(yGm[me * 8], ys, 8);
+        return;
+    }
+    if (t.which == 42) {  // raw-address copies in and out; ScalarCast of the first 8
+        xGm.SetL2CacheHint(CacheMode::CACHE_MODE_DISABLE);  // a hint: the same numbers
+        DataCopyExtParams whole{1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0};
+        copy_in(aux, xGm, whole);
+        DataCopy(ys, aux, 128);
+        for (int i = 0; i < 8; ++i) {
+            ys.SetValue(i, float(ScalarCast<float, half, RoundMode::CAST_RINT>(aux.GetValue(i))));
+            ys.SetValue(8 + i, float(ScalarCast<float, int32_t, RoundMode::CAST_FLOOR>(aux.GetValue(i) * 100)));
+        }
+        DataCopyPadUB2GMImpl((__gm__ float*)yGm.GetPhyAddr(), (__ubuf__ float*)ys.GetPhyAddr(), whole);
+        return;
+    }
+    if (t.which == 43) {  // the first 16 of x, each repeated along a row of 8
+        const uint32_t dstShape[2] = {16, 8}, srcShape[2] = {16, 1};
+        Broadcast<float, 2, 1>(ys, xs, dstShape, srcShape);
+    }
+    if (t.which == 44) {  // x read through a tensor made at x's UB byte address; then 3 + 0.5 i
+        LocalTensor<float> again(TPosition::VECCALC, 0, 128);  // the TBuf starts UB
+        DataCopy(ys, again, 64);
+        ArithProgression<float>(ys[64], int64_t(3), 0.5f, int64_t(64));
+    }
+    if (t.which == 45) {  // padding params of another element type: 7 copied in, padded with 2
+        DataCopyPadExtParams<int32_t> pad{true, 0, 1, 2};
+        Duplicate(ys, -1.0f, 128);
+        DataCopyPad(ys, xGm, DataCopyExtParams{1, 7 * sizeof(float), 0, 0, 0}, pad);
     }
     if (t.which == 10) Log10(ys, xs, uint32_t(n));
     if (t.which == 11) Tan(ys, xs, uint32_t(n));
