@@ -149,6 +149,23 @@ def test_a_library_that_does_not_load_is_said_not_a_finding():
         Unloaded().run(tiling.find("RowScale", PROJECT), CASE)
 
 
+def test_where_an_unlinked_function_is_defined_is_found_past_a_comment_s_frame_of_stars(
+    tmp_path,
+):
+    """A kernel's comment framed by a line of ``*`` in a file naming the function (ops-nn's
+    add_layer_norm_grad.cpp): the search for its definition took hours before."""
+    import time
+
+    from opsdk.cann.infer.call import _defining
+
+    frame = "*" * 30
+    (tmp_path / "kernel.cpp").write_text(f"/*\n * Helper: a call\n {frame}*/\nHelper(1);\n")
+    (tmp_path / "helper.cpp").write_text("static const int* Helper(int x)\n{\n    return 0;\n}\n")
+    start = time.perf_counter()
+    assert _defining("Helper", tmp_path) == [tmp_path / "helper.cpp"]
+    assert time.perf_counter() - start < 5
+
+
 def test_the_workspace_for_updatable_is_the_largest_of_the_runs_that_succeeded():
     runs = [run(reply(workspaces="10 5")), run(reply(workspaces="40")), run("tiling 1\n")]
     assert tiling.workspace_size(runs) == 40
