@@ -31,7 +31,7 @@ import tempfile
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import _corpus
@@ -71,19 +71,25 @@ class Row:
     seconds: float = 0.0
 
 
-def op_of(source: Path) -> tuple[str, tiling.TilingSource | None]:
+def op_of(source: Path, tilings: dict[str, tiling.TilingSource]) -> tuple[str, object]:
     """The entry's op type and its tiling: of the tilings its op's ``op_host`` registers,
     the one named as the entry (CANN's opbuild names an entry after its op type), else
-    after the op folder, else the only one; else the folder's name in CamelCase."""
+    after the op folder, else the only one; else the tiling of the entry's name that
+    another op's ``op_host`` registers (``tilings``: the repository's; ops-nn registers
+    SwiGluGrad's beside SwiGlu's); else the folder's name in CamelCase and None."""
     host = source.parent.parent / "op_host"
     found = tiling.find_all(host) if host.is_dir() else {}
-    entry = kernel.entry_of(source).name
-    for name in (entry, source.parent.parent.name):
+    names = (kernel.entry_of(source).name, source.parent.parent.name)
+    for name in names:
         for op_type, found_tiling in found.items():
             if _snake(op_type) == name:
                 return op_type, found_tiling
     if len(found) == 1:
         return next(iter(found.items()))
+    for name in names:
+        for op_type, found_tiling in tilings.items():
+            if _snake(op_type) == name:
+                return op_type, found_tiling
     return kernel_sweep.op_type_of(source), None
 
 
@@ -100,13 +106,49 @@ def out_of_scope(source: Path, found: tiling.TilingSource) -> str | None:
     return None
 
 
-def tile(library, found, ops, literals: list[str], tries: int):
+def inference_of(found: tiling.TilingSource, root: Path) -> infer.Library | None:
+    """The op's own InferShape, built (None: its op_host has none, or it does not build):
+    what shapes a case's outputs as GE would before the tiling sees them."""
+    inference = infer.find(found.op_type, found.sources[0].parent)
+    if inference is None or inference.infer_shape is None:
+        return None
+    try:
+        return infer.Library(infer.build(inference, root).library, root)
+    except infer.BuildFailure:
+        return None
+
+
+def shaped(case: infer_sweep.Case, op, inference: infer.Library | None):
+    """The tiling case of ``case``: its outputs as the op's InferShape shapes them (None:
+    it refuses the case, as GE would before tiling), else each as the first input."""
+    made = tiling_sweep.case_of(case, op)
+    if inference is None:
+        return made
+    try:
+        answer = inference.infer(op.ir.op_type, case.inputs, case.attrs, case.outputs)
+    except (infer.Crashed, KeyError):
+        return made
+    if answer.shape_status != 0 or len(answer.shapes) < len(made.outputs):
+        return None
+    dtypes = answer.dtypes if answer.dtype_status == 0 else ()
+    outputs = tuple(
+        infer.Given(dtypes[i] if i < len(dtypes) else given.dtype, answer.shapes[i])
+        for i, given in enumerate(made.outputs)
+    )
+    return replace(made, outputs=outputs)
+
+
+def tile(library, found, ops, literals: list[str], tries: int, inference=None):
     """(op definition, first tiling that ran ok) or (None, (outcome, reason, detail))."""
     last, crashes = ("no case tiles", "", "the definition has no case"), 0
     for op in ops:
         for case in infer_sweep.cases(op, literals, tries):
+            given = shaped(case, op, inference)
+            if given is None:
+                last = ("no case tiles", "its InferShape refused every case", "")
+                continue
             try:
-                run = library.run(found, tiling_sweep.case_of(case, op))
+                run = library.run(found, given)
             except infer.Unlinked as err:
                 return None, ("tiling does not load", "needs another source", err.symbol)
             if run.ok:
@@ -183,7 +225,7 @@ def launch(source: Path, root: Path, op, run: tiling.TilingRun, row: Row) -> Non
     except infer.BuildFailure as err:
         row.outcome, row.detail = "kernel compile", str(err).replace(f"{root}/", "")
         row.missing = kernel_sweep.missing_in(_log(str(err)))
-        row.reason = tiling_sweep.compile_kind(row.detail)
+        row.reason = _compile_reason(row.detail)
         return
     except SpecError as err:
         row.outcome, row.reason, row.detail = "kernel build", "refused", str(err)
@@ -204,6 +246,13 @@ def launch(source: Path, root: Path, op, run: tiling.TilingRun, row: Row) -> Non
     row.findings = [str(f) for f in done.findings if f.kind != "crash"]
 
 
+def _compile_reason(detail: str) -> str:
+    """A compile error's kind: the identifier its first error misses (the forms g++ says
+    it in), else what ``tiling_sweep`` groups it by."""
+    missing = kernel_sweep.missing_in(detail.split(" (compiler output")[0])
+    return f"missing {missing[0]}" if missing else tiling_sweep.compile_kind(detail)
+
+
 def _log(message: str) -> str:
     """The compiler's whole output a BuildFailure names, "" when gone."""
     found = re.search(r"compiler output: (\S+build\.log)\)", message)
@@ -211,7 +260,7 @@ def _log(message: str) -> str:
     return path.read_text(errors="replace") if path and path.is_file() else message
 
 
-def sweep_entry(repo: str, root: Path, source: Path, index: dict, tries: int) -> Row:
+def sweep_entry(repo: str, root: Path, source: Path, index: tuple, tries: int) -> Row:
     start = time.perf_counter()
     row = Row(repo, source.relative_to(root).as_posix())
     try:
@@ -221,16 +270,18 @@ def sweep_entry(repo: str, root: Path, source: Path, index: dict, tries: int) ->
     return row
 
 
-def _sweep(row: Row, root: Path, source: Path, index: dict, tries: int) -> None:
-    row.op_type, found = op_of(source)
+def _sweep(row: Row, root: Path, source: Path, index: tuple, tries: int) -> None:
+    """``index``: the repository's definitions and tilings, by op type."""
+    definitions, tilings = index
+    row.op_type, found = op_of(source, tilings)
     if found is None:
-        row.outcome, row.reason = "no tiling", "no TilingFunc registered in its op_host"
+        row.outcome, row.reason = "no tiling", "no TilingFunc registered for it"
         return
     scope = out_of_scope(source, found)
     if scope:
         row.outcome, row.reason, row.detail = "out of scope", _scope_kind(scope), scope
         return
-    ops = infer_sweep.definitions_of(found.op_type, found.sources[0], index)
+    ops = infer_sweep.definitions_of(found.op_type, found.sources[0], definitions)
     if not ops:
         row.outcome, row.reason = "no definition", "no OpDef or REG_OP in the repository"
         return
@@ -239,16 +290,19 @@ def _sweep(row: Row, root: Path, source: Path, index: dict, tries: int) -> None:
     except infer.BuildFailure as err:
         row.outcome, row.detail = "tiling compile", str(err).replace(f"{root}/", "")
         row.missing = kernel_sweep.missing_in(_log(str(err)))
-        row.reason = tiling_sweep.compile_kind(row.detail)
+        row.reason = _compile_reason(row.detail)
         return
     literals = sorted(
         set(infer_sweep._LITERAL.findall(found.sources[0].read_text(errors="replace")))
     )
     library = tiling.TilingLibrary(built.library, root)
+    inference = inference_of(found, root)
     try:
-        op, run = tile(library, found, ops, literals, tries)
+        op, run = tile(library, found, ops, literals, tries, inference)
     finally:
         library.close()
+        if inference is not None:
+            inference.close()
     if op is None:
         row.outcome, row.reason, row.detail = run
         return
@@ -322,7 +376,7 @@ def main(argv=None) -> list[Row]:
             if args.match:
                 found = [f for f in found if args.match.search(f.relative_to(root).as_posix())]
             found = found[:: args.every][: args.limit]
-            index = infer_sweep.definitions(root)
+            index = infer_sweep.definitions(root), tiling.find_all(root)
 
             def one(source, repo=repo, root=root, index=index):
                 row = sweep_entry(repo, root, source, index, args.tries)
