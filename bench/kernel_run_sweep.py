@@ -44,6 +44,7 @@ from opsdk._runtime import types
 from opsdk.cann import infer, kernel, tiling
 from opsdk.cann.aclnn import _snake
 from opsdk.cann.infer.build import _toolkit
+from opsdk.cann.infer.call import unlinked
 from opsdk.cann.kernel.sources import AscendC, unmodelled
 from opsdk.errors import SpecError
 
@@ -54,6 +55,7 @@ _ADVANCED_TILING = re.compile(
     r"\bAscendC::(?:Get\w*(?:MaxMin|Max|Min)\w*TmpSize|\w+TilingFunc|Get\w+Tiling(?:Info)?)\b"
 )
 _CRASHES = 3  # crashing cases before the tiling is reported as crashing
+_LINKED = 6  # sources a tiling is built from at most, the other sources it calls included
 
 
 @dataclass
@@ -147,16 +149,12 @@ def tile(library, found, ops, literals: list[str], tries: int, inference=None):
             if given is None:
                 last = ("no case tiles", "its InferShape refused every case", "")
                 continue
-            try:
-                run = library.run(found, given)
-            except infer.Unlinked as err:
-                return None, ("tiling does not load", "needs another source", err.symbol)
+            run = library.run(found, given)  # raises Unlinked: the caller links more
             if run.ok:
                 return op, run
             crashed = [f for f in run.findings if f.kind == "crash"]
-            if crashed and "undefined symbol" in crashed[0].message:
-                symbol = crashed[0].message.rpartition("undefined symbol: ")[2].rstrip(")")
-                return None, ("tiling does not load", "needs another source", symbol)
+            if crashed and unlinked(crashed[0].message, library.root):  # bound at the call
+                raise unlinked(crashed[0].message, library.root)
             said = str(run.findings[0]) if run.findings else f"returned {run.status}"
             kind = run.findings[0].kind if run.findings else "failed"
             last = ("no case tiles", kind, said)
@@ -219,6 +217,7 @@ def launch(source: Path, root: Path, op, run: tiling.TilingRun, row: Row) -> Non
             dtypes,
             tiling_key=run.tiling_key,
             layout=run.layout,
+            layouts=run.layouts,
             include_dirs=kernel_sweep.include_dirs(source, root),
             root=source.parent.parent,
         )
@@ -285,22 +284,32 @@ def _sweep(row: Row, root: Path, source: Path, index: tuple, tries: int) -> None
     if not ops:
         row.outcome, row.reason = "no definition", "no OpDef or REG_OP in the repository"
         return
-    try:
-        built = tiling.build(found, root)
-    except infer.BuildFailure as err:
-        row.outcome, row.detail = "tiling compile", str(err).replace(f"{root}/", "")
-        row.missing = kernel_sweep.missing_in(_log(str(err)))
-        row.reason = _compile_reason(row.detail)
-        return
-    literals = sorted(
-        set(infer_sweep._LITERAL.findall(found.sources[0].read_text(errors="replace")))
-    )
-    library = tiling.TilingLibrary(built.library, root)
+    text = found.sources[0].read_text(errors="replace")
+    literals = sorted(set(infer_sweep._LITERAL.findall(text)))
     inference = inference_of(found, root)
     try:
-        op, run = tile(library, found, ops, literals, tries, inference)
+        while True:  # each pass links one more source of the project the tiling calls into
+            try:
+                built = tiling.build(found, root)
+            except infer.BuildFailure as err:
+                row.outcome, row.detail = "tiling compile", str(err).replace(f"{root}/", "")
+                row.missing = kernel_sweep.missing_in(_log(str(err)))
+                row.reason = _compile_reason(row.detail)
+                return
+            library = tiling.TilingLibrary(built.library, root)
+            try:
+                op, run = tile(library, found, ops, literals, tries, inference)
+                break
+            except infer.Unlinked as err:
+                more = defined_in(err, root)
+                if more is None or more in found.sources or len(found.sources) > _LINKED:
+                    row.outcome, row.reason = "tiling does not load", "needs another source"
+                    row.detail = err.symbol
+                    return
+                found = replace(found, sources=(*found.sources, more))
+            finally:
+                library.close()
     finally:
-        library.close()
         if inference is not None:
             inference.close()
     if op is None:
@@ -308,6 +317,24 @@ def _sweep(row: Row, root: Path, source: Path, index: tuple, tries: int) -> None
         return
     row.case, row.tiling_key = str(run.case), run.tiling_key
     launch(source, root, op, run, row)
+
+
+def defined_in(err: infer.Unlinked, root: Path) -> Path | None:
+    """The source of the project defining what the tiling misses: the function's (as
+    :class:`~opsdk.cann.infer.Unlinked` found it), else, for a class's vtable or type
+    information, the one source defining its methods (``Class::name(``)."""
+    if err.defined_in is not None:
+        return err.defined_in
+    found = re.match(r"(?:vtable|typeinfo) for (?:[\w:]+::)?(\w+)$", err.symbol)
+    if found is None:
+        return None
+    method = re.compile(rf"^[\w:<>*& \t]*\b{found[1]}::~?\w+\s*\(", re.M)
+    sources = [
+        path
+        for path in _corpus.files(root, "**/op_host/**/*.cpp")
+        if found[1] in (text := path.read_text(errors="replace")) and method.search(text)
+    ]
+    return sources[0] if len(sources) == 1 else None
 
 
 def _scope_kind(said: str) -> str:

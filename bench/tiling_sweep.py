@@ -170,7 +170,7 @@ def compile_kind(detail: str) -> str:
         return "missing header " + re.sub(r".*?([\w/.]+\.h\w*): No such file.*", r"\1", text)
     names = _IDENTIFIER.findall(text)
     if names and re.search(r"not declared|not a member|does not name|has no member", text):
-        return f"missing {names[-1] if 'not a member' in text else names[0]}"
+        return f"missing {'::'.join(names[1::-1]) if 'not a member' in text else names[0]}"
     return "does not compile: " + _IDENTIFIER.sub("_", text).split(" (compiler")[0]
 
 

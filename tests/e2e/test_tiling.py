@@ -54,6 +54,8 @@ def test_the_correct_tiling_runs_clean_and_reports_its_data_layout_and_template_
     assert offsets["chunks"] == ("uint16_t", 3, 16) and offsets["scale"] == ("float", 1, 24)
     tail = layout.fields[-1].nested
     assert (layout.fields[-1].offset, tail.struct, tail.size) == (28, "RowScaleTail", 8)
+    # the other classes RowScale registers per key, each once, for the kernel's branches
+    assert [one.struct for one in run.layouts] == ["RowScaleTilingData", "RowScaleWideTilingData"]
     rows_, cols, per_core = struct.unpack_from("<IIQ", run.data)
     assert (rows_, cols, per_core) == (100, 8000, 3)
     assert struct.unpack_from("<f", run.data, 24)[0] == 2.0
