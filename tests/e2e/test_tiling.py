@@ -61,6 +61,15 @@ def test_the_correct_tiling_runs_clean_and_reports_its_data_layout_and_template_
     assert struct.unpack_from("<f", run.data, 24)[0] == 2.0
 
 
+def test_a_tiling_written_as_opbase_s_class_frame_runs_its_steps(planted):
+    """Ops::Base::TilingBaseClass (ops-math's circular_pad, lin_space...): DoTiling runs
+    the class's steps and sets its key."""
+    found, library = planted
+    run = library.run(found["RowScaleClass"], rows(100, 8000))
+    assert run.ok and (run.tiling_key, run.block_dim) == (7, 48)
+    assert struct.unpack_from("<I", run.data)[0] == 100
+
+
 def test_under_a_core_limit_the_tiling_sees_the_limited_count(planted):
     found, library = planted
     assert library.run(found["RowScale"], rows(20, 64, limit=(4, 8))).block_dim == 8
