@@ -49,10 +49,11 @@ from opsdk.cann.kernel.sources import AscendC, unmodelled
 from opsdk.errors import SpecError
 
 GLOBS = (*kernel_sweep.GLOBS, "**/op_graph/*_proto.h")
-# Host-side tiling of AscendC's advanced APIs (SoftMax, TopK, LayerNorm... temp sizes),
-# out of issue 38.
+# Host-side tiling of AscendC's advanced APIs (SoftMax, TopK, LayerNorm... temp sizes and
+# their tiling structs), out of issue 38; the cube's (TCubeTiling) is Matmul's.
 _ADVANCED_TILING = re.compile(
-    r"\bAscendC::(?:Get\w*(?:MaxMin|Max|Min)\w*TmpSize|\w+TilingFunc|Get\w+Tiling(?:Info)?)\b"
+    r"\b(?:AscendC::)?(?:Get\w+?(?:MaxMin|Max|Min)\w*TmpSize|SoftMax\w*TilingFunc|TopKTilingFunc"
+    r"|(?:ConfusionTranspose|LayerNormSeparate|SoftMax|Topk|TCube)Tiling)\b"
 )
 _CRASHES = 3  # crashing cases before the tiling is reported as crashing
 _LINKED = 6  # sources a tiling is built from at most, the other sources it calls included
@@ -101,10 +102,14 @@ def out_of_scope(source: Path, found: tiling.TilingSource) -> str | None:
     said = unmodelled(AscendC(source.parent.parent, found, kernel.entry_of(source)))
     if said:
         return said
-    for path in found.sources:
+    folders = {path.parent for path in found.sources}
+    headers = sorted(h for folder in folders for h in folder.glob("*.h"))
+    for path in (*found.sources, *headers):
         named = _ADVANCED_TILING.search(path.read_text(errors="replace"))
+        if named and named[0] == "TCubeTiling":
+            return f"{path.name} uses the cube unit's tiling ({named[0]})"
         if named:
-            return f"{path.name} calls advanced-API host tiling ({named[0]})"
+            return f"{path.name} uses advanced-API host tiling ({named[0]})"
     return None
 
 
@@ -338,7 +343,7 @@ def defined_in(err: infer.Unlinked, root: Path) -> Path | None:
 
 
 def _scope_kind(said: str) -> str:
-    for words in ("arch35", "Matmul", "communication", "matmul_tiling", "advanced-API"):
+    for words in ("arch35", "Matmul", "cube", "communication", "matmul_tiling", "advanced-API"):
         if words in said:
             return words
     return said
