@@ -146,14 +146,16 @@ def shaped(case: infer_sweep.Case, op, inference: infer.Library | None):
 
 
 def tile(library, found, ops, literals: list[str], tries: int, inference=None):
-    """(op definition, first tiling that ran ok) or (None, (outcome, reason, detail))."""
-    last, crashes = ("no case tiles", "", "the definition has no case"), 0
+    """(op definition, first tiling that ran ok) or (None, (outcome, reason, detail)).
+    Where the op's InferShape refuses every case (its stand-in may lack what it asks),
+    the cases again with each output shaped as the first input."""
+    last, crashes, accepted = ("no case tiles", "", "the definition has no case"), 0, False
     for op in ops:
         for case in infer_sweep.cases(op, literals, tries):
             given = shaped(case, op, inference)
             if given is None:
-                last = ("no case tiles", "its InferShape refused every case", "")
                 continue
+            accepted = True
             run = library.run(found, given)  # raises Unlinked: the caller links more
             if run.ok:
                 return op, run
@@ -166,6 +168,8 @@ def tile(library, found, ops, literals: list[str], tries: int, inference=None):
             crashes += bool(crashed)
             if crashes == _CRASHES:
                 return None, ("tiling crash", crashed[0].message.split(" (")[0], said)
+    if inference is not None and not accepted:
+        return tile(library, found, ops, literals, tries)
     return None, last
 
 
