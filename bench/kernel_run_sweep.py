@@ -273,6 +273,8 @@ def sweep_entry(repo: str, root: Path, source: Path, index: tuple, tries: int) -
     row = Row(repo, source.relative_to(root).as_posix())
     try:
         _sweep(row, root, source, index, tries)
+    except Exception as err:  # noqa: BLE001 (the bench's own failure: said, the sweep goes on)
+        row.outcome, row.reason, row.detail = "bench error", type(err).__name__, str(err)
     finally:
         row.seconds = round(time.perf_counter() - start, 2)
     return row
