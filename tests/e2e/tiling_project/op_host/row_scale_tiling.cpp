@@ -85,7 +85,10 @@ IMPL_OP_OPTILING(RowScaleRefuse).Tiling(TilingRowScaleRefuse).TilingParse<RowSca
 IMPL_OP_OPTILING(RowScaleAllRows)
     .Tiling(TilingRowScaleAllRows)
     .TilingParse<RowScaleCompileInfo>(TilingPrepareRowScale);
-IMPL_OP_OPTILING(RowScaleLong).Tiling(TilingRowScaleLong).TilingParse<RowScaleCompileInfo>(TilingPrepareRowScale);
+IMPL_OP_OPTILING(RowScaleLong)
+    .Tiling(TilingRowScaleLong)
+    .TilingParse<RowScaleCompileInfo>(TilingPrepareRowScale)
+    .GenSimplifiedKey(TilingRowScaleLong);  // GE's simplified key, as ops-nn's quant norms register
 }  // namespace optiling
 
 using namespace AscendC;  // as 112 of the repositories' tilings do (its host API is not modelled)

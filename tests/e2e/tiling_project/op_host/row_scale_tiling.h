@@ -30,8 +30,8 @@ END_TILING_DATA_DEF;
 REGISTER_TILING_DATA_CLASS(RowScale_2, RowScaleWideTilingData)
 REGISTER_TILING_DATA_CLASS(RowScale_3, RowScaleWideTilingData)
 
-// ``string`` unqualified, as ops-nn's norm tilings write it.
-inline string RowScaleName() { return "RowScale"; }
+// ``string`` and ``map`` unqualified, as ops-nn's norm and quant tilings write them.
+inline string RowScaleName() { return map<int, string>{{0, "RowScale"}}.at(0); }
 REGISTER_TILING_DATA_CLASS(RowScaleCrash, RowScaleTilingData)
 REGISTER_TILING_DATA_CLASS(RowScaleRefuse, RowScaleTilingData)
 REGISTER_TILING_DATA_CLASS(RowScaleAllRows, RowScaleTilingData)
