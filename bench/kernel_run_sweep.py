@@ -138,8 +138,12 @@ def shaped(case: infer_sweep.Case, op, inference: infer.Library | None):
     if answer.shape_status != 0 or len(answer.shapes) < len(made.outputs):
         return None
     dtypes = answer.dtypes if answer.dtype_status == 0 else ()
+    undefined = types.DTYPES["DT_UNDEFINED"].value  # an output its InferDataType left unset
     outputs = tuple(
-        infer.Given(dtypes[i] if i < len(dtypes) else given.dtype, answer.shapes[i])
+        infer.Given(
+            dtypes[i] if i < len(dtypes) and dtypes[i] != undefined else given.dtype,
+            answer.shapes[i],
+        )
         for i, given in enumerate(made.outputs)
     )
     return replace(made, outputs=outputs)
