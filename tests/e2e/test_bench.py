@@ -182,6 +182,7 @@ def test_the_tiling_sweep_takes_vector_ops_runs_them_and_names_what_is_missing(t
 
     op = tmp_path / "math" / "row_scale"
     shutil.copytree(Path(__file__).parent / "tiling_project", op)
+    (op / "op_host" / "row_scale_class_tiling.cpp").unlink()  # an op without a definition
     (op / "op_host" / "row_scale_def.cpp").write_text(
         "namespace ops {\nclass RowScale : public OpDef {\npublic:\n"
         "    explicit RowScale(const char* name) : OpDef(name)\n    {\n"
