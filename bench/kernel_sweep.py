@@ -193,6 +193,22 @@ def op_layout(source: Path, index):
     return layout(named[0], index) if named else None  # a struct the kernel names
 
 
+def include_dirs(source: Path, root: Path) -> list[Path]:
+    """The folders a kernel entry's includes resolve in: its folder and each parent up to
+    the repository ``root``, with their ``common/inc`` and ``inc``; then other ops' kernel
+    folders as the ``ascendc`` column finds them (``../<op>/x.h``)."""
+    dirs, folder = [], source.parent
+    while folder != root.parent:
+        dirs += [folder, *(d for d in (folder / "common" / "inc", folder / "inc") if d.is_dir())]
+        folder = folder.parent
+    return [*dirs, *kernel_sources.include_dirs(kernel.entry_of(source))]
+
+
+def missing_in(stderr: str) -> list[str]:
+    """The identifiers a compiler's output says are undeclared, sorted."""
+    return sorted({m for pattern in _MISSING for m in pattern.findall(stderr)})
+
+
 def check(source: Path, root: Path, index, toolkit: Path, work: Path) -> Outcome:
     start = time.perf_counter()
     entry = kernel.entry_of(source)
@@ -211,15 +227,10 @@ def check(source: Path, root: Path, index, toolkit: Path, work: Path) -> Outcome
     unit = unit.replace(include, "".join(structs) + include)
     path = work / f"{abs(hash(str(source)))}.cpp"
     path.write_text(unit)
-    dirs, folder = [], source.parent
-    while folder != root.parent:
-        dirs += [folder, *(d for d in (folder / "common" / "inc", folder / "inc") if d.is_dir())]
-        folder = folder.parent
     command = ["g++", *FLAGS, "-fsyntax-only", f"-I{toolkit}", f"-I{INCLUDE}"]
-    dirs += kernel_sources.include_dirs(entry)  # other ops' kernel headers, as the column
-    command += [f"-I{d}" for d in dirs] + [str(path)]
+    command += [f"-I{d}" for d in include_dirs(source, root)] + [str(path)]
     done = subprocess.run(command, capture_output=True, text=True)
-    missing = sorted({m for pattern in _MISSING for m in pattern.findall(done.stderr)})
+    missing = missing_in(done.stderr)
     header = _HEADER.search(done.stderr)
     first = next((line for line in done.stderr.splitlines() if "error:" in line), "")
     first = re.sub(r"^.*?error: ", "", first)

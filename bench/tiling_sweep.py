@@ -159,12 +159,18 @@ def kind(row: Row) -> str:
     """What groups failures of one kind: a compile error by the identifier it misses."""
     if row.outcome != "does not compile":
         return row.outcome
-    text = row.detail.partition(": ")[2]
+    return compile_kind(row.detail)
+
+
+def compile_kind(detail: str) -> str:
+    """A compile error's kind (``does not compile: file:line: what``): the header or the
+    identifier it misses, else the error with its names elided."""
+    text = detail.partition(": ")[2]
     if "No such file" in text:
         return "missing header " + re.sub(r".*?([\w/.]+\.h\w*): No such file.*", r"\1", text)
     names = _IDENTIFIER.findall(text)
     if names and re.search(r"not declared|not a member|does not name|has no member", text):
-        return f"missing {names[-1] if 'not a member' in text else names[0]}"
+        return f"missing {'::'.join(names[1::-1]) if 'not a member' in text else names[0]}"
     return "does not compile: " + _IDENTIFIER.sub("_", text).split(" (compiler")[0]
 
 

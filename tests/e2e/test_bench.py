@@ -182,6 +182,7 @@ def test_the_tiling_sweep_takes_vector_ops_runs_them_and_names_what_is_missing(t
 
     op = tmp_path / "math" / "row_scale"
     shutil.copytree(Path(__file__).parent / "tiling_project", op)
+    (op / "op_host" / "row_scale_class_tiling.cpp").unlink()  # an op without a definition
     (op / "op_host" / "row_scale_def.cpp").write_text(
         "namespace ops {\nclass RowScale : public OpDef {\npublic:\n"
         "    explicit RowScale(const char* name) : OpDef(name)\n    {\n"
@@ -228,3 +229,58 @@ def test_the_kernel_cost_bench_runs_a_real_op_s_cases_as_the_ascendc_column_does
     done = kernel_cost.run_cases(op, kernel_cost.extract(op, tmp_path), range(2))
     assert (done["launched"], done["findings"], done["wrong"]) == (2, [], []), done
     assert done["seconds"]["launch"] > 0
+
+
+def test_the_kernel_run_sweep_runs_an_entry_s_tiling_and_kernel_and_says_why_not(tmp_path):
+    """The planted TailAdd project as a repository's op (its OpDefs as ``*_def.cpp``):
+    tail_add runs on a case of its definition, its output shaped by its own InferShape
+    (flat: its tiling refuses an output shaped as the input); tail_add_past, planted with
+    a call the stand-in lacks, is a kernel compile missing that name; lone_add, an entry
+    no op registers a tiling for, is said so. One tiling and one InferShape library."""
+    import shutil
+
+    import kernel_run_sweep
+
+    op = tmp_path / "math" / "tail_add"
+    shutil.copytree(Path(__file__).parent / "ascendc_project", op)
+    for definition in ("tail_add", "tail_add_past"):
+        (op / "op_host" / f"{definition}.cpp").rename(op / "op_host" / f"{definition}_def.cpp")
+
+    def edit(path: Path, old: str, new: str) -> None:
+        assert old in path.read_text()
+        path.write_text(path.read_text().replace(old, new))
+
+    edit(
+        op / "op_host" / "tail_add_infershape.cpp",
+        "*context->GetOutputShape(0) = *context->GetInputShape(0);",
+        "gert::Shape* z = context->GetOutputShape(0);\n    z->SetDimNum(1);\n"
+        "    z->SetDim(0, context->GetInputShape(0)->GetShapeSize());",
+    )
+    edit(
+        op / "op_host" / "tail_add_tiling.cpp",
+        "    uint32_t bytes = 0;",
+        "    if (context->GetOutputShape(0)->GetStorageShape().GetDimNum() != 1 ||\n"
+        "        context->GetInputShape(0)->GetStorageShape().GetDimNum() < 2) {\n"
+        "        return ge::GRAPH_FAILED;\n    }\n    uint32_t bytes = 0;",
+    )
+    past = op / "op_kernel" / "tail_add_past.cpp"
+    lone = tmp_path / "math" / "lone_add"
+    for folder in ("op_host", "op_kernel"):
+        (lone / folder).mkdir(parents=True)
+    shutil.copy(op / "op_host" / "tail_add_def.cpp", lone / "op_host" / "lone_add_def.cpp")
+    entry = past.read_text().replace("void tail_add_past(", "void lone_add(")
+    (lone / "op_kernel" / "lone_add.cpp").write_text(
+        entry.replace('"tail_add.h"', '"../../tail_add/op_kernel/tail_add.h"')
+    )
+    edit(past, "    op.Process();", "    op.Process();\n    NoSuchAdd(sum);")
+
+    rows = kernel_run_sweep.main([str(tmp_path), "--tries", "4", "--jobs", "1"])
+    outcome = {r.entry.rpartition("/")[2]: (r.outcome, r.reason) for r in rows}
+    assert outcome == {
+        "lone_add.cpp": ("no tiling", "no TilingFunc registered for it"),
+        "tail_add.cpp": ("ran", ""),
+        "tail_add_past.cpp": ("kernel compile", "missing NoSuchAdd"),
+    }, rows
+    ran = next(r for r in rows if r.outcome == "ran")
+    assert ran.op_type == "TailAdd" and ran.case.startswith("inputs [16, 16]"), ran
+    assert ran.findings == [] and rows[-1].missing == ["NoSuchAdd"]

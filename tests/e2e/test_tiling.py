@@ -53,9 +53,20 @@ def test_the_correct_tiling_runs_clean_and_reports_its_data_layout_and_template_
     assert offsets["chunks"] == ("uint16_t", 3, 16) and offsets["scale"] == ("float", 1, 24)
     tail = layout.fields[-1].nested
     assert (layout.fields[-1].offset, tail.struct, tail.size) == (28, "RowScaleTail", 8)
+    # the other classes RowScale registers per key, each once, for the kernel's branches
+    assert [one.struct for one in run.layouts] == ["RowScaleTilingData", "RowScaleWideTilingData"]
     rows_, cols, per_core = struct.unpack_from("<IIQ", run.data)
     assert (rows_, cols, per_core) == (100, 8000, 3)
     assert struct.unpack_from("<f", run.data, 24)[0] == 2.0
+
+
+def test_a_tiling_written_as_opbase_s_class_frame_runs_its_steps(planted):
+    """Ops::Base::TilingBaseClass (ops-math's circular_pad, lin_space...): DoTiling runs
+    the class's steps and sets its key."""
+    found, library = planted
+    run = library.run(found["RowScaleClass"], rows(100, 8000))
+    assert run.ok and (run.tiling_key, run.block_dim) == (7, 48)
+    assert struct.unpack_from("<I", run.data)[0] == 100
 
 
 def test_under_a_core_limit_the_tiling_sees_the_limited_count(planted):

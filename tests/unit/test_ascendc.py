@@ -74,7 +74,7 @@ def test_the_tiling_keys_of_one_library_share_its_worker(tmp_path, monkeypatch):
     found = sources.find("ScaleX", _project(tmp_path))
     libraries = {0: tmp_path / "a.so", 2: tmp_path / "a.so", 3: tmp_path / "b.so"}
 
-    def build(entry, dtypes, *, tiling_key, layout, include_dirs, root):
+    def build(entry, dtypes, *, tiling_key, layout, layouts, include_dirs, root):
         return kernel.Built(libraries[tiling_key], entry, 0.0)
 
     monkeypatch.setattr(kernel, "build", build)

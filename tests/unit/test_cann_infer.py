@@ -702,3 +702,40 @@ def test_real_files_whose_include_chains_reach_cann_s_other_apis_compile(
     library = infer.Library(infer.build(inference, root).library)
     assert inference.op_type in library.ops()
     library.close()
+
+
+def test_two_threads_building_one_library_each_finish_it(tmp_path, monkeypatch):
+    """Two threads of a process building the same library (the kernel run sweep's tilings
+    of SwiGlu and SwiGluGrad, one set of sources): each writes a partial of its own, so
+    neither moves the other's away (the compiler faked: both write before either moves)."""
+    import sys
+    import threading
+
+    build = sys.modules["opsdk.cann.infer.build"]  # the module (the package's name is its build)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "same_infershape.cpp").write_text(BROKEN.replace("Broken", "Same"))
+    monkeypatch.setenv("OPSDK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(build, "_toolkit", lambda recipe: tmp_path)
+    both = threading.Barrier(2)
+
+    def compile_(command, directory):
+        both.wait()
+        Path(command[command.index("-o") + 1]).write_bytes(b"library")
+        both.wait()
+
+    monkeypatch.setattr(build, "_compile", compile_)
+    source = infer.find("Same", tmp_path / "src")
+    built, failed = [], []
+
+    def one():
+        try:
+            built.append(infer.build(source, tmp_path / "src").library)
+        except OSError as err:
+            failed.append(err)
+
+    threads = [threading.Thread(target=one) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert failed == [] and len(built) == 2 and built[0] == built[1] and built[0].is_file()

@@ -81,6 +81,15 @@ def test_a_nested_struct_is_declared_before_the_struct_using_it():
     assert "ScaleSplit split;" in text
 
 
+def test_the_op_s_other_tiling_classes_are_declared_and_get_tiling_data_reads_the_key_s():
+    """A kernel's other keys' branches name the classes the op registers for them
+    (``GET_TILING_DATA_WITH_STRUCT(Other, ...)``): each declared once, the key's read."""
+    other = TilingLayout("WideTilingData", (Field("width", "uint64_t", 1, 0),), 8)
+    text = kernel.tiling_header(SCALE_LAYOUT, (other, SCALE_LAYOUT))
+    assert text.count("struct WideTilingData {") == text.count("struct ScaleTilingData {") == 1
+    assert "#define GET_TILING_DATA(var, tiling) ScaleTilingData var;" in text
+
+
 def test_each_parameter_dtype_becomes_the_kernel_s_dtype_macros():
     entry = kernel.Entry(Path("/p/op.cpp"), "op", ("x", "y", "workspace", "tiling"))
     unit = translation_unit(entry, {"x": "float16", "y": "bfloat16"}, (), None)

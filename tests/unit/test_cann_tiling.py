@@ -21,6 +21,7 @@ def test_the_project_s_tilings_are_found_with_their_functions_and_sources():
     assert sorted(found) == [
         "RowScale",
         "RowScaleAllRows",
+        "RowScaleClass",
         "RowScaleCrash",
         "RowScaleLong",
         "RowScaleRefuse",
@@ -30,7 +31,8 @@ def test_the_project_s_tilings_are_found_with_their_functions_and_sources():
     text = source.function.file.read_text().splitlines()
     assert "TilingRowScaleAllRows(gert::TilingContext" in text[source.function.line - 1]
     assert source.parse.name == "TilingPrepareRowScale"
-    assert source.sources == (PROJECT / "op_host" / "row_scale_tiling.cpp",)
+    host = PROJECT / "op_host"  # the registering file first, then its folder's other tilings
+    assert source.sources == (host / "row_scale_tiling.cpp", host / "row_scale_class_tiling.cpp")
 
 
 def test_a_chip_s_resources_come_from_one_table_and_an_unknown_chip_is_refused():
@@ -106,7 +108,7 @@ def test_a_clean_reply_is_read_into_a_run():
         (dict(blockdim="49"), "block_dim", "49 above the 48", "row_scale_tiling.cpp:44"),
         (dict(datasize="20000"), "data_overflow", "capacity 16384", "row_scale_tiling.cpp:53"),
         (dict(datasize="12"), "data_overflow", "than T (8 bytes)", "row_scale_tiling.cpp:53"),
-        (dict(overrun="5"), "data_overflow", "wrote 5 bytes past", "row_scale_tiling.cpp:58"),
+        (dict(overrun="5"), "data_overflow", "wrote 5 bytes past", "row_scale_tiling.cpp:62"),
     ],
 )
 def test_what_a_tiling_set_is_judged_against_the_chip_and_its_data_class(values, kind, said, where):
@@ -147,6 +149,23 @@ def test_a_library_that_does_not_load_is_said_not_a_finding():
 
     with pytest.raises(Unlinked, match="EnsureNotScalar"):
         Unloaded().run(tiling.find("RowScale", PROJECT), CASE)
+
+
+def test_where_an_unlinked_function_is_defined_is_found_past_a_comment_s_frame_of_stars(
+    tmp_path,
+):
+    """A kernel's comment framed by a line of ``*`` in a file naming the function (ops-nn's
+    add_layer_norm_grad.cpp): the search for its definition took hours before."""
+    import time
+
+    from opsdk.cann.infer.call import _defining
+
+    frame = "*" * 30
+    (tmp_path / "kernel.cpp").write_text(f"/*\n * Helper: a call\n {frame}*/\nHelper(1);\n")
+    (tmp_path / "helper.cpp").write_text("static const int* Helper(int x)\n{\n    return 0;\n}\n")
+    start = time.perf_counter()
+    assert _defining("Helper", tmp_path) == [tmp_path / "helper.cpp"]
+    assert time.perf_counter() - start < 5
 
 
 def test_the_workspace_for_updatable_is_the_largest_of_the_runs_that_succeeded():

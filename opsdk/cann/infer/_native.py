@@ -13,6 +13,7 @@ worker's stderr, so the parent can name the function a crash happened in.
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 
 __all__ = ["Native", "serve"]
@@ -53,9 +54,12 @@ class Native:
 
 
 def serve(path: str, entry: str) -> None:
-    """Answer requests from stdin until it closes (the parent is done or gone)."""
+    """Answer requests from stdin until it closes (the parent is done or gone). The
+    replies go out on a copy of stdout; what the library itself prints (a TilingFunc's
+    printf or cout: group_norm_swish_grad's) goes to stderr, never into a reply."""
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
     native = Native(path, phase_fd=2, entry=entry)
-    out = sys.stdout.buffer
     for line in sys.stdin.buffer:
         op_type, _, request = line.decode().rstrip("\n").partition("\t")
         status, text = (0, native.ops()) if not op_type else native.infer(op_type, request)

@@ -19,6 +19,7 @@ import platform
 import re
 import shutil
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,7 +109,8 @@ def build(inference: Inference, root: Path | None = None, recipe: Recipe = INFER
         path = directory / f"unit{i}_{name}"
         path.write_text(text)
         sources.append(str(path))
-    partial = directory / f"{recipe.name}.{os.getpid()}.so"
+    # one partial a thread: two threads of a process may build the same library at once
+    partial = directory / f"{recipe.name}.{os.getpid()}.{threading.get_ident()}.so"
     dirs = (toolkit, *recipe.includes, *project, *cann)
     flags = [*FLAGS, *recipe.flags, *(f"-I{d}" for d in dirs), "-include", "opsdk_gert.h"]
     # The library is shared by content: its log lines (and a debug build's lines) name
@@ -126,7 +128,7 @@ def _toolkit(recipe: Recipe) -> Path:
     toolkit = locator.cache_root() / recipe.name / _toolkit_name(recipe)
     if (toolkit / "entry.o").is_file():
         return toolkit
-    partial = toolkit.with_name(f"{toolkit.name}.{os.getpid()}")
+    partial = toolkit.with_name(f"{toolkit.name}.{os.getpid()}.{threading.get_ident()}")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     (partial / "opsdk_dtypes.h").write_text(_dtypes_header())

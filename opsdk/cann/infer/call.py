@@ -116,15 +116,18 @@ def _demangled(symbol: str) -> str:
 
 def _defining(name: str, root: Path) -> list[Path]:
     """The C++ sources under ``root`` (or a folder above) that define function ``name``."""
-    # a return type, the name (maybe qualified), the parameters, the body: not a call
+    # a return type, the name (maybe qualified), the parameters, the body: not a call. The
+    # type's words and the spaces or ``*&`` between them are disjoint classes: a line of
+    # ``*`` (a comment's frame) would otherwise backtrack for hours.
     body = re.compile(
-        rf"^[ \t]*(?:[\w:<>*&]+[ \t*&]+){{1,6}}(?:\w+::)*{re.escape(name)}\s*\([^;{{}}]*\)\s*"
+        rf"^[ \t]*(?:[\w:<>]+[ \t*&]+){{1,6}}(?:\w+::)*{re.escape(name)}\s*\([^;{{}}]*\)\s*"
         r"(?:const\s*)?\{",
         re.MULTILINE,
     )
     for top in (root, root.parent, root.parent.parent):
         files = [p for ext in ("cpp", "cc", "cxx") for p in top.rglob(f"*.{ext}")][:_SEARCHED]
-        found = [p for p in files if body.search(p.read_text(errors="replace"))]
+        texts = ((p, p.read_text(errors="replace")) for p in files)
+        found = [p for p, text in texts if name in text and body.search(text)]
         if found:
             return found
     return []

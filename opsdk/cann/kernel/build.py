@@ -121,13 +121,15 @@ def build(
     *,
     tiling_key: int = 0,
     layout=None,
+    layouts: tuple = (),
     include_dirs: tuple[Path, ...] = (),
     root: Path | None = None,
 ) -> Built:
     """The library of ``entry`` for ``dtypes`` (parameter name -> torch dtype name: its
     ``DTYPE_<NAME>`` macros), built now unless cached. ``tiling_key`` picks a template
     entry's instance; ``layout``: a ``BEGIN_TILING_DATA_DEF`` op's tiling data layout
-    (``struct``, ``fields``, ``size``: the contract's TilingLayout); ``include_dirs``:
+    (``struct``, ``fields``, ``size``: the contract's TilingLayout), ``layouts`` the other
+    classes it registers per tiling key (declared too); ``include_dirs``:
     folders after the source's own (a repository's shared headers); ``root``: the
     project folder findings name files relative to. Raises ``BuildFailure``."""
     root = Path(root).resolve() if root else entry.source.parent
@@ -135,7 +137,7 @@ def build(
     text = entry.source.read_text(errors="replace")
     headers = sorted(_included([("", text)], dirs, (INCLUDE,)) | {entry.source})
     args = template_args(entry, tiling_key, headers) if entry.template else ()
-    unit = translation_unit(entry, dtypes or {}, args, layout)
+    unit = translation_unit(entry, dtypes or {}, args, layout, layouts)
     key = _key(unit.replace(f"{root}/", ""), headers)  # a copy of the project shares it
     directory = locator.cache_root() / "kernel" / f"{entry.name}_{key}"
     library = directory / "kernel.so"
@@ -192,7 +194,9 @@ def _source_dirs(entry: Entry, root: Path) -> list[Path]:
         folder = folder.parent
 
 
-def translation_unit(entry: Entry, dtypes: dict[str, str], args: tuple[int, ...], layout) -> str:
+def translation_unit(
+    entry: Entry, dtypes: dict[str, str], args: tuple[int, ...], layout, layouts: tuple = ()
+) -> str:
     """The translation unit: the dtype macros, the stand-in, the generated tiling struct,
     the kernel's source and the launcher calling its entry."""
     lines = ['#include "kernel_operator.h"']  # first: the precompiled header
@@ -205,7 +209,7 @@ def translation_unit(entry: Entry, dtypes: dict[str, str], args: tuple[int, ...]
         lines.append(f"#define DTYPE_{name.upper()} {CTYPES[dtype]}")
         lines.append(f"#define ORIG_DTYPE_{name.upper()} {types.dtype(dtype).ge}")
     if layout is not None:
-        lines.append(tiling_header(layout))
+        lines.append(tiling_header(layout, layouts))
     lines.append(f'#include "{entry.source}"')
     template = f"<{', '.join(map(str, args))}>" if args else ""
     call = ", ".join(f"a[{i}]" for i in range(len(entry.params)))
@@ -214,11 +218,13 @@ def translation_unit(entry: Entry, dtypes: dict[str, str], args: tuple[int, ...]
     return "\n".join(lines) + "\n"
 
 
-def tiling_header(layout) -> str:
+def tiling_header(layout, layouts: tuple = ()) -> str:
     """The kernel-side tiling struct of a ``BEGIN_TILING_DATA_DEF`` layout (fields at
-    their offsets, nested structs first) and ``GET_TILING_DATA`` reading it."""
+    their offsets, nested structs first) and ``GET_TILING_DATA`` reading it; the structs
+    of ``layouts`` (the op's other classes) declared too."""
     structs: dict[str, str] = {}
-    _struct(layout, structs)
+    for one in (*layouts, layout):
+        _struct(one, structs)
     name = layout.struct
     return "\n".join(
         [

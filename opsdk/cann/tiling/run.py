@@ -114,7 +114,9 @@ class TilingRun:
     """What the TilingFunc set for one case. ``status``: its return (0: GRAPH_SUCCESS;
     None: it crashed or never ran, see ``findings``); ``data`` the tiling data's bytes
     (``GetDataSize`` of them, up to the capacity), what the kernel receives as ``tiling``;
-    ``layout`` the op's ``BEGIN_TILING_DATA_DEF`` class (None: a plain struct or none);
+    ``layout`` the op's ``BEGIN_TILING_DATA_DEF`` class for this key (None: a plain struct
+    or none), ``layouts`` it and every other class the op registers per key (the kernel's
+    other branches name them);
     ``template_args`` the values ``GET_TPL_TILING_KEY`` packed into the key."""
 
     op_type: str
@@ -127,6 +129,7 @@ class TilingRun:
     data_size: int = 0
     data_capacity: int = 0
     layout: TilingLayout | None = None
+    layouts: tuple[TilingLayout, ...] = ()
     schedule_mode: int = 0
     atomic: bool = False
     template_args: tuple[tuple[str, int], ...] = ()
@@ -262,6 +265,7 @@ def _run(op_type: str, case: Case, reply: _Reply) -> TilingRun:
         data_size=int(v["datasize"]),
         data_capacity=int(v["capacity"]),
         layout=reply.layouts[0] if reply.layouts else None,
+        layouts=tuple(reply.layouts),
         schedule_mode=int(v["schedule"]),
         atomic=v["atomic"] == "1",
         template_args=tuple(

@@ -68,7 +68,9 @@ def _run_case(op, spec, ir, sources: AscendC, library, chip: str, call: Call, ca
         if tensors.get(n) is not None  # an absent optional input: no DTYPE_ macro
     }
     dtypes |= {p: dtypes[n] for p, n in params.items() if n in dtypes}
-    compiled = _kernel(sources.entry, tuple(sorted(dtypes.items())), tiled.tiling_key, tiled.layout)
+    compiled = _kernel(
+        sources.entry, tuple(sorted(dtypes.items())), tiled.tiling_key, tiled.layout, tiled.layouts
+    )
     launch = compiled.launch(
         {p: _bytes(given.get(n)) for p, n in params.items() if n not in outputs},
         {
@@ -175,13 +177,20 @@ _LAUNCHERS: dict[Path, kernel.Kernel] = {}
 
 
 @functools.cache
-def _kernel(entry: kernel.Entry, dtypes: tuple, key: int, layout) -> kernel.Kernel:
-    """The kernel built for ``dtypes`` and the tiling ``key``, once a process."""
+def _kernel(entry: kernel.Entry, dtypes: tuple, key: int, layout, layouts=()) -> kernel.Kernel:
+    """The kernel built for ``dtypes`` and the tiling ``key`` (``layout`` its tiling data,
+    ``layouts`` the op's other classes, which other keys' branches name), once a process."""
     root = Path(entry.source).parent.parent
     try:
         dirs = include_dirs(entry)  # other ops' kernel headers, as CANN's build lays them out
         built = kernel.build(
-            entry, dict(dtypes), tiling_key=key, layout=layout, include_dirs=dirs, root=root
+            entry,
+            dict(dtypes),
+            tiling_key=key,
+            layout=layout,
+            layouts=layouts,
+            include_dirs=dirs,
+            root=root,
         )
     except infer.BuildFailure as err:  # ``does not compile: file:line: what``
         raise _not_run(f"the kernel, against opsdk's AscendC stand-in, {err}") from None

@@ -33,6 +33,7 @@ constexpr Status FAILED = 0xFFFFFFFF;
 constexpr graphStatus GRAPH_SUCCESS = 0;
 constexpr graphStatus GRAPH_FAILED = 0xFFFFFFFF;
 constexpr graphStatus GRAPH_PARAM_INVALID = 50331649;
+constexpr graphStatus GRAPH_PARAM_OUT_OF_RANGE = 50331650;
 constexpr int64_t UNKNOWN_DIM = -1;
 constexpr int64_t UNKNOWN_DIM_NUM = -2;
 const std::vector<int64_t> UNKNOWN_SHAPE = {-1};
@@ -414,6 +415,8 @@ class OpImplRegister {
   }
   OpImplRegister &OutputShapeDependOnCompute(std::initializer_list<int32_t>) { return *this; }
   OpImplRegister &PrivateAttr(const char *, ...) { return *this; }
+  // The simplified-key function GE's binary selection calls: never called offline.
+  template <typename F> OpImplRegister &GenSimplifiedKey(F) { return *this; }
   OpImplRegister &Tiling(gert::TilingKernelFunc f, size_t capacity = 0) {
     impl_->tiling = f;
     impl_->tiling_capacity = capacity;

@@ -6,6 +6,8 @@
 #include "ascendc/host_api/tiling/template_argument.h"
 #include "register/tilingdata_base.h"
 
+#include <set>
+
 namespace opsdk {
 ChipInfo &TheChip() {
   static ChipInfo chip;
@@ -98,7 +100,20 @@ static std::string RunTiling(const Impl &impl, std::istream &in) {
   out << "\ndata " << Hex(state.buffer.data(), std::min(state.data_size, state.capacity)) << "\n";
   auto cls = TilingClasses().find(node.type + "_" + std::to_string(state.tiling_key));
   if (cls == TilingClasses().end()) cls = TilingClasses().find(node.type);
-  if (cls != TilingClasses().end()) Layout(*cls->second(), out);
+  if (cls == TilingClasses().end()) return out.str();
+  // The key's class first (what GET_TILING_DATA reads), then every other class the op
+  // registers (``Op`` and ``Op_<key>``), each once: CANN's opbuild generates them all into
+  // the kernel's header, whose other keys' branches name them.
+  std::set<std::string> seen;
+  auto emit = [&](const TilingDefFactory &factory) {
+    auto def = factory();
+    if (seen.insert(def->GetName()).second) Layout(*def, out);
+  };
+  emit(cls->second);
+  for (const auto &registered : TilingClasses()) {
+    const std::string &name = registered.first;
+    if (name == node.type || name.rfind(node.type + "_", 0) == 0) emit(registered.second);
+  }
   return out.str();
 }
 }  // namespace opsdk

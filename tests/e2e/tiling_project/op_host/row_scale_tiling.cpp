@@ -4,6 +4,8 @@
 #include "row_scale_tiling.h"
 #include "../op_kernel/row_scale_tiling_key.h"
 
+#include <cstdio>
+
 namespace optiling {
 namespace {
 constexpr uint32_t CHUNK = 4096;  // elements of a row per UB chunk
@@ -22,6 +24,8 @@ static ge::graphStatus Tile(gert::TilingContext* context, Defect defect)
     OP_CHECK_NULL_WITH_CONTEXT(context, scale);
     if (defect == Defect::REFUSE && cols > CHUNK) {
         OP_LOGE(context, "cols %u do not fit UB", cols);
+        std::printf("cols %u do not fit UB\n", cols);  // to stdout, as group_norm_swish_grad's
+        std::fflush(stdout);
         return ge::GRAPH_FAILED;
     }
     uint32_t cores = std::min(rows, info->cores);
@@ -81,7 +85,10 @@ IMPL_OP_OPTILING(RowScaleRefuse).Tiling(TilingRowScaleRefuse).TilingParse<RowSca
 IMPL_OP_OPTILING(RowScaleAllRows)
     .Tiling(TilingRowScaleAllRows)
     .TilingParse<RowScaleCompileInfo>(TilingPrepareRowScale);
-IMPL_OP_OPTILING(RowScaleLong).Tiling(TilingRowScaleLong).TilingParse<RowScaleCompileInfo>(TilingPrepareRowScale);
+IMPL_OP_OPTILING(RowScaleLong)
+    .Tiling(TilingRowScaleLong)
+    .TilingParse<RowScaleCompileInfo>(TilingPrepareRowScale)
+    .GenSimplifiedKey(TilingRowScaleLong);  // GE's simplified key, as ops-nn's quant norms register
 }  // namespace optiling
 
 using namespace AscendC;  // as 112 of the repositories' tilings do (its host API is not modelled)

@@ -4,6 +4,7 @@
 #include "register/op_impl_registry.h"
 #include "tiling/platform/platform_ascendc.h"
 #include "log/log.h"
+#include "exe_graph/runtime/kernel_run_context.h"  // for nothing of its own, as ops-nn's swi_glu_grad
 
 namespace optiling {
 BEGIN_TILING_DATA_DEF(RowScaleTail)
@@ -21,6 +22,16 @@ TILING_DATA_FIELD_DEF_STRUCT(RowScaleTail, tail);
 END_TILING_DATA_DEF;
 
 REGISTER_TILING_DATA_CLASS(RowScale, RowScaleTilingData)
+
+// The class of a key the tiling does not choose here (its kernel's branch names it).
+BEGIN_TILING_DATA_DEF(RowScaleWideTilingData)
+TILING_DATA_FIELD_DEF(uint64_t, width);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(RowScale_2, RowScaleWideTilingData)
+REGISTER_TILING_DATA_CLASS(RowScale_3, RowScaleWideTilingData)
+
+// ``string`` and ``map`` unqualified, as ops-nn's norm and quant tilings write them.
+inline string RowScaleName() { return map<int, string>{{0, "RowScale"}}.at(0); }
 REGISTER_TILING_DATA_CLASS(RowScaleCrash, RowScaleTilingData)
 REGISTER_TILING_DATA_CLASS(RowScaleRefuse, RowScaleTilingData)
 REGISTER_TILING_DATA_CLASS(RowScaleAllRows, RowScaleTilingData)

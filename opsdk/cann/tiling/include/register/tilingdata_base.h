@@ -6,6 +6,12 @@
 #pragma once
 // opsdk_gert.h is in every unit already (the build force-includes it)
 
+// CANN's headers a tiling includes leave std::string and std::map reachable unqualified:
+// ops-nn's norm tilings (add_rms_norm_quant, batch_norm_v3, norm_tiling_check_common.h) and
+// dynamic_quant's write them so.
+using std::map;
+using std::string;
+
 namespace opsdk {
 class TilingDef;
 struct TilingField {

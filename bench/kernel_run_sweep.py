@@ -1,0 +1,440 @@
+"""How many 910B vector kernel entries opsdk compiles and runs on a case of their op's own
+definition, tiling included (issue 38's first number).
+
+Over AscendC op repositories (checkouts or bare mirrors, walked by ``_corpus.py``;
+nothing of theirs is kept): every 910B vector-only kernel entry ``kernel_sweep.py``
+takes. For each: its op type (the tiling its op's ``op_host`` registers for the entry's
+name), its TilingFunc built (:func:`opsdk.cann.tiling.build`) and run in its worker on
+cases made from the op's definition as ``tiling_sweep.py`` makes them until one tiles;
+then the kernel built for that case's dtypes, tiling key and tiling layout
+(:func:`opsdk.cann.kernel.build`) and launched once in its worker
+(:meth:`opsdk.cann.kernel.Kernel.launch`) on random inputs of the case's shapes: the path
+the ``ascendc`` column takes. An entry counts as run when the launch returns (findings,
+such as a GM access out of bounds, are listed apart: the outputs are shaped as the first
+input, which an op's real outputs need not be). The rest by kind: out of scope (what the
+stand-ins do not model), the tiling's or the kernel's compile (by the identifier or
+header it misses), no case tiles, a crash...
+
+    python bench/kernel_run_sweep.py /work/.mirror/hicann+ops-nn /work/.mirror/hicann+ops-math \\
+        /work/.mirror/hicann+ops-transformer [--every N] [--limit N] [--match REGEX] \\
+        [--tries N] [--work DIR] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import re
+import sys
+import tempfile
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import _corpus
+import infer_sweep
+import kernel_sweep
+import tiling_sweep
+import torch
+
+from opsdk._runtime import types
+from opsdk.cann import infer, kernel, tiling
+from opsdk.cann.aclnn import _snake
+from opsdk.cann.infer.build import _toolkit
+from opsdk.cann.infer.call import unlinked
+from opsdk.cann.kernel.sources import AscendC, unmodelled
+from opsdk.errors import SpecError
+
+GLOBS = (*kernel_sweep.GLOBS, "**/op_graph/*_proto.h")
+# Host-side tiling of AscendC's advanced APIs (SoftMax, TopK, LayerNorm... temp sizes and
+# their tiling structs), out of issue 38; the cube's (TCubeTiling) is Matmul's.
+_ADVANCED_TILING = re.compile(
+    r"\b(?:AscendC::)?(?:Get\w+?(?:MaxMin|Max|Min)\w*TmpSize|SoftMax\w*TilingFunc|TopKTilingFunc"
+    r"|(?:ConfusionTranspose|LayerNormSeparate|SoftMax|Topk|TCube)Tiling)\b"
+)
+_CRASHES = 3  # crashing cases before the tiling is reported as crashing
+_LINKED = 6  # sources a tiling is built from at most, the other sources it calls included
+
+
+@dataclass
+class Row:
+    repo: str
+    entry: str
+    op_type: str = ""
+    outcome: str = "ran"  # ran, or the stage that stopped it (see STAGES)
+    reason: str = ""  # the kind within the stage (a missing identifier...)
+    detail: str = ""
+    case: str = ""
+    tiling_key: int = 0
+    findings: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # every identifier its compile missed
+    seconds: float = 0.0
+
+
+def op_of(source: Path, tilings: dict[str, tiling.TilingSource]) -> tuple[str, object]:
+    """The entry's op type and its tiling: of the tilings its op's ``op_host`` registers,
+    the one named as the entry (CANN's opbuild names an entry after its op type), else
+    after the op folder, else the only one; else the tiling of the entry's name that
+    another op's ``op_host`` registers (``tilings``: the repository's; ops-nn registers
+    SwiGluGrad's beside SwiGlu's); else the folder's name in CamelCase and None."""
+    host = source.parent.parent / "op_host"
+    found = tiling.find_all(host) if host.is_dir() else {}
+    names = (kernel.entry_of(source).name, source.parent.parent.name)
+    for name in names:
+        for op_type, found_tiling in found.items():
+            if _snake(op_type) == name:
+                return op_type, found_tiling
+    if len(found) == 1:
+        return next(iter(found.items()))
+    for name in names:
+        for op_type, found_tiling in tilings.items():
+            if _snake(op_type) == name:
+                return op_type, found_tiling
+    return kernel_sweep.op_type_of(source), None
+
+
+def out_of_scope(source: Path, found: tiling.TilingSource) -> str | None:
+    """What the stand-ins do not model, as the ``ascendc`` column says it; and the host
+    tiling of AscendC's advanced APIs."""
+    said = unmodelled(AscendC(source.parent.parent, found, kernel.entry_of(source)))
+    if said:
+        return said
+    folders = {path.parent for path in found.sources}
+    headers = sorted(h for folder in folders for h in folder.glob("*.h"))
+    for path in (*found.sources, *headers):
+        named = _ADVANCED_TILING.search(path.read_text(errors="replace"))
+        if named and named[0] == "TCubeTiling":
+            return f"{path.name} uses the cube unit's tiling ({named[0]})"
+        if named:
+            return f"{path.name} uses advanced-API host tiling ({named[0]})"
+    return None
+
+
+def inference_of(found: tiling.TilingSource, root: Path) -> infer.Library | None:
+    """The op's own InferShape, built (None: its op_host has none, or it does not build):
+    what shapes a case's outputs as GE would before the tiling sees them."""
+    inference = infer.find(found.op_type, found.sources[0].parent)
+    if inference is None or inference.infer_shape is None:
+        return None
+    try:
+        return infer.Library(infer.build(inference, root).library, root)
+    except infer.BuildFailure:
+        return None
+
+
+def shaped(case: infer_sweep.Case, op, inference: infer.Library | None):
+    """The tiling case of ``case``: its outputs as the op's InferShape shapes them (None:
+    it refuses the case, as GE would before tiling), else each as the first input."""
+    made = tiling_sweep.case_of(case, op)
+    if inference is None:
+        return made
+    try:
+        answer = inference.infer(op.ir.op_type, case.inputs, case.attrs, case.outputs)
+    except (infer.Crashed, KeyError):
+        return made
+    if answer.shape_status != 0 or len(answer.shapes) < len(made.outputs):
+        return None
+    dtypes = answer.dtypes if answer.dtype_status == 0 else ()
+    undefined = types.DTYPES["DT_UNDEFINED"].value  # an output its InferDataType left unset
+    outputs = tuple(
+        infer.Given(
+            dtypes[i] if i < len(dtypes) and dtypes[i] != undefined else given.dtype,
+            answer.shapes[i],
+        )
+        for i, given in enumerate(made.outputs)
+    )
+    return replace(made, outputs=outputs)
+
+
+def tile(library, found, ops, literals: list[str], tries: int, inference=None):
+    """(op definition, first tiling that ran ok) or (None, (outcome, reason, detail)).
+    Where the op's InferShape refuses every case (its stand-in may lack what it asks),
+    the cases again with each output shaped as the first input."""
+    last, crashes, accepted = ("no case tiles", "", "the definition has no case"), 0, False
+    for op in ops:
+        for case in infer_sweep.cases(op, literals, tries):
+            given = shaped(case, op, inference)
+            if given is None:
+                continue
+            accepted = True
+            run = library.run(found, given)  # raises Unlinked: the caller links more
+            if run.ok:
+                return op, run
+            crashed = [f for f in run.findings if f.kind == "crash"]
+            if crashed and unlinked(crashed[0].message, library.root):  # bound at the call
+                raise unlinked(crashed[0].message, library.root)
+            said = str(run.findings[0]) if run.findings else f"returned {run.status}"
+            kind = run.findings[0].kind if run.findings else "failed"
+            last = ("no case tiles", kind, said)
+            crashes += bool(crashed)
+            if crashes == _CRASHES:
+                return None, ("tiling crash", crashed[0].message.split(" (")[0], said)
+    if inference is not None and not accepted:
+        return tile(library, found, ops, literals, tries)
+    return None, last
+
+
+def _data(given: infer.Given, dtype: str) -> bytes:
+    """Bytes of a tensor of ``given``'s shape: its host data (a value-depend input), else
+    values small enough for any op (floats normal, integers and bools one)."""
+    if given.data is not None:
+        return given.data
+    torch_dtype = getattr(torch, dtype)
+    shape = given.shape or (1,)
+    values = (
+        torch.randn(shape).to(torch_dtype)
+        if torch_dtype.is_floating_point
+        else torch.ones(shape, dtype=torch_dtype)
+    )
+    return values.contiguous().view(torch.uint8).numpy().tobytes()
+
+
+def _size(given: infer.Given) -> int:
+    count = 1
+    for dim in given.shape:
+        count *= max(dim, 0)
+    return count * torch.empty((), dtype=getattr(torch, _torch(given.dtype))).element_size()
+
+
+def _torch(ge_value: int) -> str:
+    """The torch dtype name of a GE dtype number (raises SpecError when torch has none)."""
+    row = next((d for d in types.DTYPES.values() if d.value == ge_value), None)
+    if row is None or row.torch is None or row.torch not in kernel.CTYPES:
+        raise SpecError(f"dtype {row.ge if row else ge_value} has no AscendC element type")
+    return row.torch
+
+
+def launch(source: Path, root: Path, op, run: tiling.TilingRun, row: Row) -> None:
+    """Build the kernel for the run's case and launch it once, filling ``row``."""
+    entry = kernel.entry_of(source)
+    params = entry.params[:-2]
+    case = run.case
+    names = (*op.ir.ir_input_names, *(o.name for o in op.ir.outputs))
+    instances = [*(i[0] if i else None for i in case.inputs), *case.outputs]
+    if any(len(i) > 1 for i in case.inputs) or len(params) != len(names):
+        row.outcome, row.reason = "kernel parameters", "not the definition's tensors one each"
+        row.detail = f"{entry.name}({', '.join(params)}) against {', '.join(names)}"
+        if any(len(i) > 1 for i in case.inputs):
+            row.reason = "a dynamic (tensor list) input"
+        return
+    given = dict(zip(params, instances, strict=True))
+    outputs = set(params[len(op.ir.ir_input_names) :])
+    try:
+        dtypes = {p: _torch(g.dtype) for p, g in given.items() if g is not None}
+        dtypes |= {n: dtypes[p] for p, n in zip(params, names, strict=True) if p in dtypes}
+        built = kernel.build(
+            entry,
+            dtypes,
+            tiling_key=run.tiling_key,
+            layout=run.layout,
+            layouts=run.layouts,
+            include_dirs=kernel_sweep.include_dirs(source, root),
+            root=source.parent.parent,
+        )
+    except infer.BuildFailure as err:
+        row.outcome, row.detail = "kernel compile", str(err).replace(f"{root}/", "")
+        row.missing = kernel_sweep.missing_in(_log(str(err)))
+        row.reason = _compile_reason(row.detail)
+        return
+    except SpecError as err:
+        row.outcome, row.reason, row.detail = "kernel build", "refused", str(err)
+        return
+    compiled = kernel.Kernel(built)
+    try:
+        done = compiled.launch(
+            {p: _data(g, dtypes[p]) if g else None for p, g in given.items() if p not in outputs},
+            {p: _size(given[p]) for p in outputs},
+            run,
+            case=row.case,
+        )
+    finally:
+        compiled.close()
+    crashed = [f for f in done.findings if f.kind == "crash"]
+    if crashed:
+        row.outcome, row.reason, row.detail = "launch crash", crashed[0].what, str(crashed[0])
+    row.findings = [str(f) for f in done.findings if f.kind != "crash"]
+
+
+def _compile_reason(detail: str) -> str:
+    """A compile error's kind: the identifier its first error misses (the forms g++ says
+    it in), else what ``tiling_sweep`` groups it by."""
+    missing = kernel_sweep.missing_in(detail.split(" (compiler output")[0])
+    return f"missing {missing[0]}" if missing else tiling_sweep.compile_kind(detail)
+
+
+def _log(message: str) -> str:
+    """The compiler's whole output a BuildFailure names, "" when gone."""
+    found = re.search(r"compiler output: (\S+build\.log)\)", message)
+    path = Path(found[1]) if found else None
+    return path.read_text(errors="replace") if path and path.is_file() else message
+
+
+def sweep_entry(repo: str, root: Path, source: Path, index: tuple, tries: int) -> Row:
+    start = time.perf_counter()
+    row = Row(repo, source.relative_to(root).as_posix())
+    try:
+        _sweep(row, root, source, index, tries)
+    except Exception as err:  # noqa: BLE001 (the bench's own failure: said, the sweep goes on)
+        row.outcome, row.reason, row.detail = "bench error", type(err).__name__, str(err)
+    finally:
+        row.seconds = round(time.perf_counter() - start, 2)
+    return row
+
+
+def _sweep(row: Row, root: Path, source: Path, index: tuple, tries: int) -> None:
+    """``index``: the repository's definitions and tilings, by op type."""
+    definitions, tilings = index
+    row.op_type, found = op_of(source, tilings)
+    if found is None:
+        row.outcome, row.reason = "no tiling", "no TilingFunc registered for it"
+        return
+    scope = out_of_scope(source, found)
+    if scope:
+        row.outcome, row.reason, row.detail = "out of scope", _scope_kind(scope), scope
+        return
+    ops = infer_sweep.definitions_of(found.op_type, found.sources[0], definitions)
+    if not ops:
+        row.outcome, row.reason = "no definition", "no OpDef or REG_OP in the repository"
+        return
+    text = found.sources[0].read_text(errors="replace")
+    literals = sorted(set(infer_sweep._LITERAL.findall(text)))
+    inference = inference_of(found, root)
+    try:
+        while True:  # each pass links one more source of the project the tiling calls into
+            try:
+                built = tiling.build(found, root)
+            except infer.BuildFailure as err:
+                row.outcome, row.detail = "tiling compile", str(err).replace(f"{root}/", "")
+                row.missing = kernel_sweep.missing_in(_log(str(err)))
+                row.reason = _compile_reason(row.detail)
+                return
+            library = tiling.TilingLibrary(built.library, root)
+            try:
+                op, run = tile(library, found, ops, literals, tries, inference)
+                break
+            except infer.Unlinked as err:
+                more = defined_in(err, root)
+                if more is None or more in found.sources or len(found.sources) > _LINKED:
+                    row.outcome, row.reason = "tiling does not load", "needs another source"
+                    row.detail = err.symbol
+                    return
+                found = replace(found, sources=(*found.sources, more))
+            finally:
+                library.close()
+    finally:
+        if inference is not None:
+            inference.close()
+    if op is None:
+        row.outcome, row.reason, row.detail = run
+        return
+    row.case, row.tiling_key = str(run.case), run.tiling_key
+    launch(source, root, op, run, row)
+
+
+def defined_in(err: infer.Unlinked, root: Path) -> Path | None:
+    """The source of the project defining what the tiling misses: the function's (as
+    :class:`~opsdk.cann.infer.Unlinked` found it), else, for a class's vtable or type
+    information, the one source defining its methods (``Class::name(``)."""
+    if err.defined_in is not None:
+        return err.defined_in
+    found = re.match(r"(?:vtable|typeinfo) for (?:[\w:]+::)?(\w+)$", err.symbol)
+    if found is None:
+        return None
+    method = re.compile(rf"^[\w:<>*& \t]*\b{found[1]}::~?\w+\s*\(", re.M)
+    sources = [
+        path
+        for path in _corpus.files(root, "**/op_host/**/*.cpp")
+        if found[1] in (text := path.read_text(errors="replace")) and method.search(text)
+    ]
+    return sources[0] if len(sources) == 1 else None
+
+
+def _scope_kind(said: str) -> str:
+    for words in ("arch35", "Matmul", "cube", "communication", "matmul_tiling", "advanced-API"):
+        if words in said:
+            return words
+    return said
+
+
+def report(rows: list[Row]) -> None:
+    total, ran = len(rows), sum(r.outcome == "ran" for r in rows)
+    print(f"\nall: {ran} of {total} entries compile and run on a case ({ran / max(total, 1):.0%})")
+    for repo in sorted({r.repo for r in rows}):
+        mine = [r for r in rows if r.repo == repo]
+        print(f"  {repo}: {sum(r.outcome == 'ran' for r in mine)} of {len(mine)}")
+    stages = collections.Counter(r.outcome for r in rows if r.outcome != "ran")
+    print("\nnot run, by stage:")
+    for stage, n in stages.most_common():
+        print(f"  {n:4d}  {stage}")
+        reasons = collections.Counter(r.reason for r in rows if r.outcome == stage)
+        for reason, m in reasons.most_common(12):
+            example = next(r for r in rows if r.outcome == stage and r.reason == reason)
+            print(f"        {m:4d}  {reason[:110]}   e.g. {example.repo}/{example.entry}")
+    for stage in ("kernel compile", "tiling compile"):
+        mine = [r for r in rows if r.outcome == stage]
+        names = collections.Counter(m for r in mine for m in r.missing)
+        alone = collections.Counter(r.missing[0] for r in mine if len(r.missing) == 1)
+        print(f"\n{stage}: missing identifiers (entries missing it; missing only it):")
+        for name, n in names.most_common(30):
+            print(f"  {n:4d} {alone.get(name, 0):4d}  {name}")
+    found = [r for r in rows if r.findings]
+    print(f"\nran with findings: {len(found)} entries")
+    for row in found:
+        print(f"  {row.repo}/{row.entry}: {row.findings[0][:160]}")
+    seconds = sorted(r.seconds for r in rows)
+    if seconds:
+        print(
+            f"\nseconds per entry: median {seconds[len(seconds) // 2]:.1f}, max {seconds[-1]:.1f}"
+        )
+
+
+def main(argv=None) -> list[Row]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="+", type=Path, help="checkouts or bare mirrors")
+    parser.add_argument("--every", type=int, default=1, help="every Nth entry: a sample")
+    parser.add_argument("--limit", type=int, help="at most N entries per repository")
+    parser.add_argument("--match", type=re.compile, help="only the entries whose path matches")
+    parser.add_argument("--tries", type=int, default=30, help="searched cases per definition")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--experimental", action="store_true")
+    parser.add_argument("--work", type=Path, help="extract here and keep it for the next run")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")  # CannWarning: what the readers repair
+    rows: list[Row] = []
+    kernel.toolkit()  # the precompiled stand-ins, once before the threads share them
+    _toolkit(tiling.TILING)
+    with tempfile.TemporaryDirectory(prefix="kernel-run-sweep-") as tmp:
+        for path in args.paths:
+            kept = args.work / path.name if args.work else None
+            if kept and kept.is_dir():
+                repo, root = path.name.split("+")[-1], next(kept.iterdir())
+            else:
+                repo, root = _corpus.sources(path.resolve(), kept or Path(tmp) / "src", GLOBS)
+            found = kernel_sweep.entries(root, args.experimental)
+            if args.match:
+                found = [f for f in found if args.match.search(f.relative_to(root).as_posix())]
+            found = found[:: args.every][: args.limit]
+            index = infer_sweep.definitions(root), tiling.find_all(root)
+
+            def one(source, repo=repo, root=root, index=index):
+                row = sweep_entry(repo, root, source, index, args.tries)
+                said = f"{row.outcome}" + (f": {row.reason}" if row.reason else "")
+                print(f"{row.repo}/{row.entry}: {said[:150]} ({row.seconds} s)", flush=True)
+                return row
+
+            with ThreadPoolExecutor(args.jobs) as pool:
+                rows += pool.map(one, found)
+    if not rows:
+        sys.exit("no 910B vector kernel entry under the given paths")
+    report(rows)
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) for r in rows], indent=1) + "\n")
+    return rows
+
+
+if __name__ == "__main__":
+    main()

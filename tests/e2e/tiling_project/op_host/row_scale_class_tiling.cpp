@@ -1,0 +1,49 @@
+// RowScaleClass: RowScale's tiling written as opbase's class frame (Ops::Base::TilingBaseClass,
+// as ops-math's circular_pad and lin_space write theirs): one block a row, key 7.
+#include "row_scale_tiling.h"
+#include "op_host/tiling_base_class.h"
+
+namespace optiling {
+class RowScaleClassTiling : public Ops::Base::TilingBaseClass {
+ public:
+  using TilingBaseClass::TilingBaseClass;
+
+ protected:
+  bool IsCapable() override { return true; }
+  ge::graphStatus GetPlatformInfo() override {
+    auto platform = platform_ascendc::PlatformAscendC(context_->GetPlatformInfo());
+    aicoreParams_.numBlocks = platform.GetCoreNumAiv();
+    return ge::GRAPH_SUCCESS;
+  }
+  ge::graphStatus GetShapeAttrsInfo() override {
+    rows_ = context_->GetInputShape(0)->GetStorageShape().GetDim(0);
+    return ge::GRAPH_SUCCESS;
+  }
+  ge::graphStatus DoOpTiling() override {
+    blockDim_ = static_cast<uint32_t>(std::min<uint64_t>(rows_, aicoreParams_.numBlocks));
+    return ge::GRAPH_SUCCESS;
+  }
+  ge::graphStatus DoLibApiTiling() override { return ge::GRAPH_SUCCESS; }
+  uint64_t GetTilingKey() const override { return 7; }
+  ge::graphStatus GetWorkspaceSize() override { return ge::GRAPH_SUCCESS; }
+  ge::graphStatus PostTiling() override {
+    context_->SetBlockDim(blockDim_);
+    context_->GetWorkspaceSizes(1)[0] = 0;
+    RowScaleTilingData data;
+    data.set_rows(static_cast<uint32_t>(rows_));
+    data.SaveToBuffer(context_->GetRawTilingData()->GetData(), context_->GetRawTilingData()->GetCapacity());
+    context_->GetRawTilingData()->SetDataSize(data.GetDataSize());
+    return ge::GRAPH_SUCCESS;
+  }
+
+ private:
+  int64_t rows_ = 0;
+};
+
+static ge::graphStatus TilingRowScaleClass(gert::TilingContext* context)
+{
+    return RowScaleClassTiling(context).DoTiling();
+}
+
+IMPL_OP_OPTILING(RowScaleClass).Tiling(TilingRowScaleClass);
+}  // namespace optiling
