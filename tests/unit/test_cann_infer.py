@@ -739,3 +739,28 @@ def test_two_threads_building_one_library_each_finish_it(tmp_path, monkeypatch):
     for thread in threads:
         thread.join(timeout=30)
     assert failed == [] and len(built) == 2 and built[0] == built[1] and built[0].is_file()
+
+
+def test_copies_of_one_layout_share_a_library_and_another_layout_gets_its_own(
+    tmp_path, monkeypatch
+):
+    """The library names files relative to the project's top (a crash's frame, a log
+    line): a package's copy of a repository's op, laid out otherwise, must not reuse the
+    repository's build, or its messages point at a file that is not there (ops-nn's
+    SoftmaxV2 tiling, built from a package first, then named under the repository)."""
+    import sys
+
+    build = sys.modules["opsdk.cann.infer.build"]
+    monkeypatch.setenv("OPSDK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(build, "_toolkit", lambda recipe: tmp_path)
+    monkeypatch.setattr(
+        build, "_compile", lambda command, _: Path(command[command.index("-o") + 1]).touch()
+    )
+    text = BROKEN.replace("Broken", "Placed")
+    built = {}
+    for top, folder in [("a", "op_host"), ("b", "op_host"), ("c", "experimental/op/op_host")]:
+        (tmp_path / top / folder).mkdir(parents=True)
+        (tmp_path / top / folder / "placed_infershape.cpp").write_text(text)
+        source = infer.find("Placed", tmp_path / top / folder)
+        built[top] = infer.build(source, tmp_path / top).library
+    assert built["a"] == built["b"] and built["a"] != built["c"]

@@ -96,7 +96,7 @@ def build(inference: Inference, root: Path | None = None, recipe: Recipe = INFER
     units = _units(inference, project)
     project += _searched(units, project, _repository_top(_top(inference, root)), recipe.includes)
     cann = header_dirs()
-    key = _key(inference, units, project, cann, recipe)
+    key = _key(inference, units, project, cann, recipe, _top(inference, root))
     directory = locator.cache_root() / recipe.name / f"{inference.sources[0].stem}_{key}"
     library = directory / f"{recipe.name}.so"
     if library.is_file():
@@ -234,17 +234,25 @@ def _repository_top(folder: Path) -> Path:
     return folder
 
 
-def _key(inference: Inference, units, project, cann: tuple[Path, ...], recipe: Recipe) -> str:
-    """A digest of what shapes the library, by content: a package's copy of a project's
-    sources, or several ops of one file, share one build wherever they are (opsdk's
+def _key(
+    inference: Inference, units, project, cann: tuple[Path, ...], recipe: Recipe, top: Path
+) -> str:
+    """A digest of what shapes the library, by content and by each file's place in its
+    project (the library names files relative to the project's top: a package's copy
+    laid out as another's would point another's messages at the wrong file): copies of
+    one layout, or several ops of one file, share one build wherever they are (opsdk's
     headers are the toolkit's key, part of this one through its name; CANN's folders
     count by name, an install's headers changing only with its version)."""
     extracted_as = (
         extracted(inference).replace(str(inference.sources[0]), "") if inference.extract else ""
     )
     digest = hashlib.sha256(repr((_toolkit_name(recipe), extracted_as, cann)).encode())
-    for content in sorted(p.read_bytes() for p in _included(units, project, recipe.includes)):
-        digest.update(content + b"\0")
+    files = sorted(
+        (str(p.relative_to(top)) if p.is_relative_to(top) else "", p.read_bytes())
+        for p in _included(units, project, recipe.includes)
+    )
+    for place, content in files:
+        digest.update(place.encode() + b"\0" + content + b"\0")
     return digest.hexdigest()[:16]
 
 
