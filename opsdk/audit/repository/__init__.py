@@ -333,8 +333,10 @@ def _findings(registry, op, audit_op, at, failed: dict[str, str]) -> list[str]:
     """What the sources say wrong about ``op``, each naming both places (``failed``: the
     Python modules that did not import, which may hold its fake)."""
     found = []
-    # an op whose call is dropped needs its writes marked, and torch then fakes it: no Meta
-    if not audit_op.unchecked and not _drops(op) and not _traceable(registry, op):
+    # an op whose call is dropped needs its writes marked, and torch then fakes it: a
+    # Meta is asked for only where one was meant (registered under a name like it)
+    meant = not _drops(op) or _misnamed_meta(registry, op) is not None
+    if not audit_op.unchecked and meant and not _traceable(registry, op):
         audit_op.unchecked = _unimported(failed, op)
         if not audit_op.unchecked:
             found.append(_no_meta(registry, op, audit_op, at))
@@ -413,16 +415,9 @@ def _no_meta(registry, op, audit_op, at) -> str:
     kernels = [r for r in _registrations(registry, op) if r.key not in _TRACEABLE_KEYS]
     first = at(kernels[0].path, kernels[0].line) if kernels else None
     kernel = f"; its kernel is registered{placed(first)}" if kernels else ""
-    names = {f"{s.namespace}::{s.name}" for s in registry.schemas}
-    orphans = [
-        r
-        for r in registry.registrations
-        if r.key == "Meta" and f"{r.namespace}::{r.name}" not in names
-    ]
-    near = difflib.get_close_matches(name, [r.name for r in orphans], n=1, cutoff=0.6)
+    r = _misnamed_meta(registry, op)
     hint = "; register one (TORCH_LIBRARY_IMPL(ns, Meta, m) or torch.library.register_fake)"
-    if near:
-        r = next(r for r in orphans if r.name == near[0])
+    if r is not None:
         hint = (
             f"; a Meta is registered for {r.name!r}{placed(at(r.path, r.line))}, which no "
             f"schema defines: name it {name!r}"
@@ -431,6 +426,20 @@ def _no_meta(registry, op, audit_op, at) -> str:
         f"{audit_op.qualname} has no Meta or fake function: torch.compile and npugraph_ex "
         f"cannot trace it (schema{placed(audit_op.schema_at)}{kernel}){hint}"
     )
+
+
+def _misnamed_meta(registry, op):
+    """A Meta registered under a name like ``op``'s that no schema defines (the likely
+    mistake), or None."""
+    names = {f"{s.namespace}::{s.name}" for s in registry.schemas}
+    orphans = [
+        r
+        for r in registry.registrations
+        if r.key == "Meta" and f"{r.namespace}::{r.name}" not in names
+    ]
+    name = op._schema.name.split("::")[-1]
+    near = difflib.get_close_matches(name, [r.name for r in orphans], n=1, cutoff=0.6)
+    return next(r for r in orphans if r.name == near[0]) if near else None
 
 
 def _undeclared_writes(registry, op, audit_op, at) -> list[str]:
