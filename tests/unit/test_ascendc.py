@@ -101,6 +101,10 @@ def test_what_the_column_does_not_run_yet_is_said(tmp_path):
     assert "value-depend" in ascendc._unsupported(host, found, plain)
     untiled = sources.AscendC(found.root, None, found.entry)
     assert "no TilingFunc of ScaleX" in ascendc._unsupported(ir, untiled, plain)
+    newer = IrDef("ScaleX", (IrInput("x"),), (Output("z"),), chips=("ascend950",))
+    assert "built for ascend950 only" in ascendc._unsupported(newer, found, plain)
+    both = IrDef("ScaleX", (IrInput("x"),), (Output("z"),), chips=("ascend950", "ascend910b"))
+    assert ascendc._unsupported(both, found, plain) is None
 
 
 def test_a_package_copies_the_project_and_the_repository_headers_its_tiling_includes(tmp_path):
