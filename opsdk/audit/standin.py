@@ -63,11 +63,13 @@ def kernel(op):
         meta_args, meta_kwargs = _meta(args), {k: _meta(v) for k, v in kwargs.items()}
         meta = op(*meta_args, **meta_kwargs)
         outs = meta if isinstance(meta, tuple) else (meta,)
-        # an input the Meta function returns, the kernel it describes returns too
+        # a written input the Meta function returns, the kernel it describes returns too
+        # (an unwritten one it returns is the schema check's finding alone: torch's
+        # autograd fallback refuses a kernel returning it as a tensor the schema says new)
         returned = {
             id(value): name
             for name, value in (dict(zip(names, meta_args, strict=False)) | meta_kwargs).items()
-            if isinstance(value, torch.Tensor)
+            if isinstance(value, torch.Tensor) and name in writes
         }
         made = [
             bound[names[aliases[i]]]
