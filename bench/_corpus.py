@@ -6,10 +6,12 @@ extracted to a temporary folder. Nothing of the repositories is kept.
 
 from __future__ import annotations
 
+import json
 import subprocess
+from dataclasses import asdict
 from pathlib import Path
 
-__all__ = ["files", "sources"]
+__all__ = ["files", "sources", "write_json"]
 
 _TEST_FOLDERS = frozenset({"test", "tests"})
 
@@ -39,3 +41,9 @@ def files(root: Path, pattern: str) -> list[Path]:
     return sorted(
         p for p in root.glob(pattern) if not _TEST_FOLDERS & set(p.relative_to(root).parts)
     )
+
+
+def write_json(rows: list, path: Path | None) -> None:
+    """A sweep's rows (dataclasses) as a JSON list in ``path`` (``--json``), if given."""
+    if path:
+        path.write_text(json.dumps([asdict(r) for r in rows], indent=1) + "\n")

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import os
 import random
 import re
@@ -30,7 +29,7 @@ import sys
 import tempfile
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import _corpus
@@ -338,8 +337,7 @@ def main(argv=None) -> list[Row]:
     if not rows:
         sys.exit("no op_host/*infershape*.cpp file under the given paths")
     report(rows)
-    if args.json:
-        args.json.write_text(json.dumps([asdict(r) for r in rows], indent=1) + "\n")
+    _corpus.write_json(rows, args.json)
     if args.tsv:
         args.tsv.write_text(table(rows))
     return rows

@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import re
 import sys
 import tempfile
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import _corpus
@@ -431,8 +430,7 @@ def main(argv=None) -> list[Row]:
     if not rows:
         sys.exit("no 910B vector kernel entry under the given paths")
     report(rows)
-    if args.json:
-        args.json.write_text(json.dumps([asdict(r) for r in rows], indent=1) + "\n")
+    _corpus.write_json(rows, args.json)
     return rows
 
 

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import re
 import statistics
 import sys
 import tempfile
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import _corpus
@@ -178,8 +177,7 @@ def main(argv=None) -> list[Row]:
     if not rows:
         sys.exit("no op_host/*_def.cpp file under the given paths")
     report(rows, args.scaffold)
-    if args.json:
-        args.json.write_text(json.dumps([asdict(r) for r in rows], indent=1) + "\n")
+    _corpus.write_json(rows, args.json)
     return rows
 
 

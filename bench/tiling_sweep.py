@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import os
 import re
 import statistics
@@ -28,7 +27,7 @@ import sys
 import tempfile
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import _corpus
@@ -233,8 +232,7 @@ def main(argv=None) -> list[Row]:
     if not rows:
         sys.exit("no 910B vector op's tiling file under the given paths")
     report(rows)
-    if args.json:
-        args.json.write_text(json.dumps([asdict(r) for r in rows], indent=1) + "\n")
+    _corpus.write_json(rows, args.json)
     return rows
 
 
