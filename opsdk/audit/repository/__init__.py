@@ -412,9 +412,8 @@ def _no_meta(registry, op, audit_op, at) -> str:
     """The finding of an op with no Meta: its schema, its kernel, and a Meta registered
     under a name like it (the likely mistake)."""
     name = op._schema.name.split("::")[-1]
-    kernels = [r for r in _registrations(registry, op) if r.key not in _TRACEABLE_KEYS]
-    first = at(kernels[0].path, kernels[0].line) if kernels else None
-    kernel = f"; its kernel is registered{placed(first)}" if kernels else ""
+    first = _kernel_at(registry, op, at)
+    kernel = f"; its kernel is registered{placed(first)}" if first else ""
     r = _misnamed_meta(registry, op)
     hint = "; register one (TORCH_LIBRARY_IMPL(ns, Meta, m) or torch.library.register_fake)"
     if r is not None:
@@ -426,6 +425,12 @@ def _no_meta(registry, op, audit_op, at) -> str:
         f"{audit_op.qualname} has no Meta or fake function: torch.compile and npugraph_ex "
         f"cannot trace it (schema{placed(audit_op.schema_at)}{kernel}){hint}"
     )
+
+
+def _kernel_at(registry, op, at):
+    """Where ``op``'s first kernel (any registration but a Meta) is registered, or None."""
+    kernels = [r for r in _registrations(registry, op) if r.key != "Meta"]
+    return at(kernels[0].path, kernels[0].line) if kernels else None
 
 
 def _misnamed_meta(registry, op):
@@ -483,8 +488,8 @@ def _dropped(registry, op, audit_op, at) -> list[str]:
     kernel writes (the library's code need not say what): its schema and its kernel."""
     if not _drops(op):
         return []
-    kernels = [r for r in _registrations(registry, op) if r.key != "Meta"]
-    kernel = f" for its kernel{placed(at(kernels[0].path, kernels[0].line))}" if kernels else ""
+    first = _kernel_at(registry, op, at)
+    kernel = f" for its kernel{placed(first)}" if first else ""
     return [
         f"{audit_op.qualname} returns nothing and its schema{placed(audit_op.schema_at)} marks "
         f"no argument written{kernel}: torch.compile drops the call (nothing keeps it in the "
@@ -506,8 +511,8 @@ def _inplace_returns(registry, op, audit_op, at) -> list[str]:
     ]
     if not fresh:
         return []
-    kernels = [r for r in _registrations(registry, op) if r.key != "Meta"]
-    kernel = f"; its kernel{placed(at(kernels[0].path, kernels[0].line))}" if kernels else ""
+    first = _kernel_at(registry, op, at)
+    kernel = f"; its kernel{placed(first)}" if first else ""
     return [
         f"{audit_op.qualname} is in-place (writes {written[0].name}) but its schema"
         f"{placed(audit_op.schema_at)} returns a new tensor (return {fresh[0]}){kernel}: return "
