@@ -539,7 +539,12 @@ def _report(args) -> int:
     merged = merge.merge(args.reports)
     print(report.matrix(merged.results))
     written, unwritten = matrix_run.write_reports(
-        args, merged.results, merged.target, merged.provenance, merged.environment
+        args,
+        merged.results,
+        merged.target,
+        merged.provenance,
+        merged.environment,
+        title=merged.title,
     )
     lost = _wrote(args.command, written, unwritten)
     return lost or (0 if report.succeeded(merged.results) else 1)

@@ -158,6 +158,7 @@ class Suite(Protocol):
     """What differs between `opsdk check` and `opsdk audit`."""
 
     name: str  # what the reports name as the run's target
+    title: str  # what the reports are titled
 
     def cells(self, settings: Settings) -> list: ...
 
@@ -176,13 +177,14 @@ class _Check:
     """An op package's conformance matrix."""
 
     def __init__(self, settings: Settings):
-        from opsdk import harness
+        from opsdk import harness, report
         from opsdk.harness.run import target
 
         self._settings = settings
         self._imported_at = time.time_ns()  # the cell cache's: what was read from then on
         self.package = target.load(settings.target)
         self.name = self.package.__name__
+        self.title = report.CONFORMANCE
         self._ops = harness.discover(self.package)
 
     def cells(self, settings: Settings) -> list:
@@ -244,7 +246,7 @@ class _Audit:
     """An op library's audit: its schemas, Meta functions and converters."""
 
     def __init__(self, settings: Settings):
-        from opsdk import cann
+        from opsdk import cann, report
         from opsdk.audit import library as audit_library
 
         with cann.warnings_said("opsdk audit"):
@@ -252,6 +254,7 @@ class _Audit:
                 settings.targets, settings.ir, settings.only_op, settings.define
             )
         self.name = self.library.name
+        self.title = report.AUDIT
         self._settings = settings
 
     def cells(self, settings: Settings) -> list:
@@ -379,7 +382,7 @@ def execute(settings: Settings) -> Outcome:
         summary = "\n".join([report.matrix(results), *suite.said(results)])
         provenance = suite.provenance(shard)
         written, unwritten = write_reports(
-            settings, results, settings.target, provenance, pictures=folder
+            settings, results, settings.target, provenance, pictures=folder, title=suite.title
         )
     if log:
         log.done()
@@ -561,17 +564,18 @@ def _isolated(settings: Settings, suite: Suite, cells, progress, cache, folder) 
 
 
 def write_reports(
-    settings, results, target, provenance=None, environment=None, pictures=None
+    settings, results, target, provenance=None, environment=None, pictures=None, title=None
 ) -> tuple[list[Path], list[OutputError]]:
     """The reports ``settings`` ask for (``json``, ``report``, ``markdown``: a run's or a
     merge's), each written on its own, whole or not at all (:func:`opsdk._outputs.write`):
     the files written, in order, and the errors of those the machine could not take, which
-    cost only themselves. ``pictures`` is where cells' graphs were drawn."""
+    cost only themselves. ``pictures`` is where cells' graphs were drawn; ``title`` what
+    they are titled (a check's conformance by default)."""
     from opsdk import report
     from opsdk.report import html as html_report
     from opsdk.report import markdown as markdown_report
 
-    run = report.run_info(target)
+    run = report.run_info(target, title or report.CONFORMANCE)
     if settings.json or settings.report:
         environment = environment or report.environment({r.column for r in results})
     outputs = []  # (flag, path, text, appended)
@@ -583,7 +587,9 @@ def write_reports(
         page = html_report.render(results, environment, dumps, run, pictures)
         outputs.append(("--report", settings.report, page, False))
     if settings.markdown:
-        text = markdown_report.render(results, pictures, Path(settings.markdown).parent)
+        text = markdown_report.render(
+            results, pictures, Path(settings.markdown).parent, run["title"]
+        )
         outputs.append(("--markdown", settings.markdown, text, False))
         step_summary = markdown_report.step_summary()
         if step_summary is not None:

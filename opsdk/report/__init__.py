@@ -20,6 +20,8 @@ if TYPE_CHECKING:  # the results' module imports torch, which `opsdk doctor` doe
     from opsdk.harness.cell import Result
 
 __all__ = [
+    "AUDIT",
+    "CONFORMANCE",
     "Grid",
     "environment",
     "grid",
@@ -37,12 +39,16 @@ _MARKS = {"pass": "✓", "fail": "F", "error": "E", "skip": "-", "xfail": "x", "
 # Where stdout cannot show those (PYTHONIOENCODING=ascii): pytest's mark for a pass.
 _ASCII_MARKS = _MARKS | {"pass": ".", "not run": "?"}
 _PIPED_WIDTH = 100  # the matrix's width when stdout is no terminal (a CI log, a file)
+CONFORMANCE = "opsdk conformance"  # the title of `opsdk check`'s reports
+AUDIT = "opsdk audit"  # the title of `opsdk audit`'s reports
 _WARNING_WIDTH = 100  # the terminal shows a warning's first line, cut to this; reports in full
 
 
-def run_info(target: str) -> dict:
-    """How and when the run was made: what a report's reader needs to rerun it."""
+def run_info(target: str, title: str = CONFORMANCE) -> dict:
+    """How and when the run was made: what a report's reader needs to rerun it, and what
+    its reports are titled (a check's conformance or an audit)."""
     return {
+        "title": title,
         "date": datetime.now().astimezone().isoformat(timespec="seconds"),
         "target": target,
         "command": shlex.join(["opsdk", *sys.argv[1:]]),
@@ -149,8 +155,13 @@ def succeeded(results: list[Result]) -> bool:
 
 
 def _clip(text: str) -> str:
+    """A warning's first line cut in its middle, so that the terminal keeps both what it
+    says and where it ends (a reason's file:line is at its end)."""
     line = text.splitlines()[0] if text else ""
-    return line if len(line) <= _WARNING_WIDTH else line[: _WARNING_WIDTH - 1] + "…"
+    if len(line) <= _WARNING_WIDTH:
+        return line
+    kept = _WARNING_WIDTH - 1
+    return line[: kept - kept // 3] + "…" + line[len(line) - kept // 3 :]
 
 
 def _warnings(results: list[Result]) -> list[str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from opsdk.harness.cell import Result, case_dir
 from opsdk.harness.run.waivers import FILE_NAME as WAIVERS_FILE
-from opsdk.report import grid, summary
+from opsdk.report import CONFORMANCE, grid, summary
 from opsdk.report.graphs import pictures as graph_pictures
 from opsdk.report.graphs.render import inline_svg
 
@@ -153,14 +153,16 @@ def render(
                     sections.append(_details(result, anchor, dumps, drawn))
                 cells.append(_cell(result, anchor))
         rows.append(f"<tr><th>{html.escape(op)}</th>{''.join(cells)}</tr>")
-    head = {**(run or {}), "time in cells": f"{sum(r.seconds for r in results):.1f} s"}
+    head = dict(run or {})
+    title = head.pop("title", CONFORMANCE)
+    head |= {"time in cells": f"{sum(r.seconds for r in results):.1f} s"}
     head |= {k: environment[k] for k in _HEAD_ENVIRONMENT if k in environment}
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         "<meta name=viewport content='width=device-width'>"
-        "<title>opsdk conformance</title>"
+        f"<title>{html.escape(title)}</title>"
         f"<style>{_STYLE}</style></head><body>"
-        f"<h1>opsdk conformance: {html.escape(summary(results))}</h1>"
+        f"<h1>{html.escape(title)}: {html.escape(summary(results))}</h1>"
         f"<dl>{_definitions(head)}</dl>"
         f"<div class=matrix><table>{''.join(rows)}</table></div>"
         + (f"<h2>Cells</h2>{''.join(sections)}" if sections else "")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from opsdk.axes import SHAPE_MODES
 from opsdk.harness.cell import Result
-from opsdk.report import problems, summary
+from opsdk.report import CONFORMANCE, problems, summary
 from opsdk.report.graphs import pictures as graph_pictures
 
 _MARKS = {"pass": "✓", "fail": "✗", "error": "E", "skip": "-", "xfail": "x", "not run": "·"}
@@ -96,10 +96,15 @@ def _entry(result: Result, pictures: Path | None = None, base: Path = Path("."))
     return text + _links(result, pictures, base)
 
 
-def render(results: list[Result], pictures: Path | None = None, base: Path = Path(".")) -> str:
+def render(
+    results: list[Result],
+    pictures: Path | None = None,
+    base: Path = Path("."),
+    title: str = CONFORMANCE,
+) -> str:
     """The report; ``pictures`` is the folder the cells' graphs were drawn in, linked
     relative to ``base`` (the report's folder)."""
-    lines = [f"## opsdk conformance: {summary(results)}", "", *_table(results)]
+    lines = [f"## {title}: {summary(results)}", "", *_table(results)]
     failing = problems(results)
     waived = [r for r in results if r.status == "xfail"]
     warned = [r for r in results if r.warnings and r not in failing and r not in waived]

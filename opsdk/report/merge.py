@@ -21,6 +21,7 @@ from opsdk.errors import OpsdkError
 from opsdk.harness.cell import OpUnderTest, Result
 from opsdk.harness.run import fingerprint
 from opsdk.harness.run.shard import Shard
+from opsdk.report import CONFORMANCE
 
 __all__ = ["Merged", "merge", "provenance"]
 
@@ -38,12 +39,13 @@ def provenance(package: ModuleType, ops: list[OpUnderTest], shard: Shard | None)
 
 class Merged(NamedTuple):
     """The merged results, the environment they ran in, their provenance (without a shard)
-    and the target the first report names."""
+    and the target and title the first report names."""
 
     results: list[Result]
     environment: dict
     provenance: dict
     target: str
+    title: str
 
 
 def _load(path: Path) -> dict:
@@ -138,5 +140,6 @@ def merge(paths: list[Path]) -> Merged:
                 results.append(result)
     first = reports[0][1]
     provenance = {"package": first["package"], "versions": first["versions"], "shard": None}
-    target = (first.get("run") or {}).get("target") or first["package"]["name"]
-    return Merged(results, first["environment"], provenance, target)
+    run = first.get("run") or {}
+    target = run.get("target") or first["package"]["name"]
+    return Merged(results, first["environment"], provenance, target, run.get("title", CONFORMANCE))

@@ -481,6 +481,8 @@ def test_audit_command_reports_the_finding_and_exits_1(
     assert results["converter-static"]["status"] == "fail"
     assert "eps at its schema default 1e-05" in results["converter-static"]["message"]
     assert "converter-static" in markdown.read_text()
+    assert markdown.read_text().startswith("## opsdk audit: 5 pass, 1 fail")  # not "conformance"
+    assert "<h1>opsdk audit: 5 pass, 1 fail</h1>" in (tmp_path / "a.html").read_text()
     # Again: every cell from the cache, the same verdict.
     code, out = _audit(capsys, "-k", "group_norm_silu")
     assert code == 1 and "(6 cached)" in out, out
@@ -506,7 +508,12 @@ def test_audit_shards_merge_into_the_whole_audit(torch_npu_library, tmp_path, ca
             "--no-cache", "--shard", f"{i}/2", "--json", str(parts[-1]),
         )  # fmt: skip
         assert code == 0, out
-    code = cli.main(["report", "merge", *map(str, parts), "--json", str(tmp_path / "m.json")])
+    merged_md = tmp_path / "m.md"
+    code = cli.main(
+        ["report", "merge", *map(str, parts), "--json", str(tmp_path / "m.json"),
+         "--markdown", str(merged_md)]
+    )  # fmt: skip
+    assert merged_md.read_text().startswith("## opsdk audit: ")  # the shards' title kept
     merged = json.loads((tmp_path / "m.json").read_text())["results"]
     ops = {r["op"] for r in merged}
     assert code == 0 and _RMS in ops and len(merged) == 2 * len(ops)

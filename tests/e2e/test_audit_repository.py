@@ -102,6 +102,12 @@ def test_the_twins_pass_and_a_file_that_does_not_build_leaves_its_ops_unchecked(
     assert "derived from the dtype rows of its CANN definition (--ir)" in tidy["message"]
     for unchecked in ("late", "crashy"):  # their registry cells read text only
         assert statuses[unchecked] == {"pass", "skip"}, planted.stdout
+    [late_fake] = [
+        r["message"]
+        for r in planted.report["results"]
+        if r["op"] == "planted::late" and r["backend"] == "fake" and r["shapes"] == "static"
+    ]
+    assert late_fake.startswith("not audited: csrc/late_meta.cpp:8:"), late_fake  # said once
     said = [line for line in planted.stdout.splitlines() if line.startswith("csrc/")]
     [late] = [line for line in said if line.startswith("csrc/late_meta.cpp:8:")]
     assert "late_shape_helper" in late

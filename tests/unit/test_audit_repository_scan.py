@@ -162,8 +162,8 @@ def test_a_module_that_did_not_import_leaves_unchecked_only_the_ops_it_registers
 
     assert repository._unimported(failed, op("la")) == ""
     for registered in ("ra", "sa"):
-        assert repository._unimported(failed, op(registered)) == "not checked: lib.py: not imported"
-    assert repository._unimported(failed, op("ta")) == "not checked: broken.py: not imported"
+        assert repository._unimported(failed, op(registered)) == "lib.py: not imported"
+    assert repository._unimported(failed, op("ta")) == "broken.py: not imported"
 
 
 def test_an_op_whose_call_torch_compile_drops_is_one_finding_and_its_traces_not_audited():

@@ -193,7 +193,7 @@ def _build_meta(registry, root: Path, defines, said: list[str]) -> dict[str, str
             said.append(line)
             for r in registry.registrations:
                 if r.path == path:
-                    unchecked[f"{r.namespace}::{r.name}"] = f"not checked: {line}"
+                    unchecked[f"{r.namespace}::{r.name}"] = line
     return unchecked
 
 
@@ -361,7 +361,7 @@ def _unimported(failed: dict[str, str], op) -> str:
     named = re.compile(rf"(\w+::)?{re.escape(name)}([.(].*)?")
     for line, text in failed.items():
         if any(named.fullmatch(s) for s in _call_strings(text)):
-            return f"not checked: {line}"
+            return line
     return ""
 
 
@@ -387,11 +387,11 @@ def _unbuilt(registry, op, at) -> str:
     unbuilt = "is C++ opsdk does not build"
     for r in _registrations(registry, op):
         if r.key in _TRACEABLE_KEYS - {"Meta"}:
-            return f"not checked: its {r.key} kernel{placed(at(r.path, r.line))} {unbuilt}"
+            return f"its {r.key} kernel{placed(at(r.path, r.line))} {unbuilt}"
     for s in registry.schemas:
         if s.kernel and f"{s.namespace}::{s.name}" == _name(op):
             where = placed(at(s.path, s.line))
-            return f"not checked: its kernel, registered with its schema{where}, {unbuilt}"
+            return f"its kernel, registered with its schema{where}, {unbuilt}"
     return ""
 
 
