@@ -1,7 +1,8 @@
 """The user guides stay true to the code they describe.
 
-Checks docs/guide.md and docs/guide.zh-CN.md against the CLI parser, the
-harness's layers, opsdk._runtime.meta and the repository, and against each other.
+Checks the guide's pages (docs/guide/*.md, docs/guide/zh-CN/*.md) against the CLI
+parser, the harness's layers, opsdk._runtime.meta and the repository, and against
+each other.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from opsdk.cli import _parser
 from opsdk.harness.cell import LAYERS
 
 ROOT = Path(__file__).resolve().parents[2]
-GUIDES = [ROOT / "docs" / "guide.md", ROOT / "docs" / "guide.zh-CN.md"]
+# One folder of pages per language; a guide's text is its pages in its index's order.
+GUIDES = [ROOT / "docs" / "guide", ROOT / "docs" / "guide" / "zh-CN"]
+INDEX_LINK = re.compile(r"^\s*- \[[^\]]*\]\(([\w-]+\.md)\)", re.M)
 FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
 SPAN = re.compile(r"`([^`\n]+)`")
 # `opsdk SUB ...` where a command starts: a line or span, after `&&`/`;`, a backquote,
@@ -27,7 +30,16 @@ COMMAND = re.compile(
 )
 
 
+def _pages(guide: Path) -> list[Path]:
+    """A guide's index and the pages it lists, in its order."""
+    index = guide / "index.md"
+    return [index, *(guide / name for name in INDEX_LINK.findall(index.read_text("utf-8")))]
+
+
 def _text(path: Path) -> str:
+    """A file's text, or a guide folder's: its pages joined."""
+    if path.is_dir():
+        return "\n".join(_text(page) for page in _pages(path))
     return path.read_text(encoding="utf-8")
 
 
@@ -67,7 +79,7 @@ def _options(parser, rest: str) -> set[str]:
     return set(parser._option_string_actions)
 
 
-@pytest.fixture(params=GUIDES, ids=lambda p: p.name)
+@pytest.fixture(params=GUIDES, ids=("en", "zh-CN"))
 def guide(request) -> Path:
     return request.param
 
@@ -117,8 +129,8 @@ def test_guides_have_the_same_structure():
     levels = [
         [len(m.group(1)) for m in re.finditer(r"^(#+) ", _prose(_text(g)), re.M)] for g in GUIDES
     ]
-    assert levels[0] == levels[1], "guide.md and guide.zh-CN.md differ in their headings"
-    assert levels[0].count(2) >= 10
+    assert levels[0] == levels[1], "the English and Chinese guides differ in their headings"
+    assert levels[0].count(1) >= 10
     # Same examples too: every fenced block of the English guide that is
     # output or a command (not a translated comment) is in the Chinese one.
     english, chinese = (FENCE.findall(_text(g)) for g in GUIDES)
@@ -177,15 +189,17 @@ def test_environment_variables_in_the_guide_are_read_by_opsdk(guide):
 
 
 def test_relative_links_resolve(guide):
-    for target in re.findall(r"\]\(([^)#]+)\)", _text(guide)):
-        if "://" not in target:
-            assert (guide.parent / target).exists(), f"{guide.name}: broken link {target}"
+    for page in _pages(guide):
+        for target in re.findall(r"\]\(([^)#]+)\)", _text(page)):
+            if "://" not in target:
+                assert (page.parent / target).exists(), f"{page}: broken link {target}"
 
 
 def test_readme_links_both_guides():
     readme = _text(ROOT / "README.md")
     for g in GUIDES:
-        assert f"(docs/{g.name})" in readme, f"README.md does not link docs/{g.name}"
+        link = (g / "index.md").relative_to(ROOT).as_posix()
+        assert f"({link})" in readme, f"README.md does not link {link}"
 
 
 def _code_after_docstring(path: Path) -> str:
