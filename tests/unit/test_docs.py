@@ -178,6 +178,13 @@ def test_public_module_table_is_the_public_modules(guide):
         assert not unknown, f"{guide.name}: {module} has no {sorted(unknown)} in __all__"
 
 
+def test_environment_table_names_every_variable_of_the_guide(guide):
+    """The one table of environment variables lists each OPSDK_ variable a page names."""
+    table = {v.split("=")[0] for v in _table(_text(guide / "commands.md"), "environment")}
+    named = _variables(_text(guide))
+    assert named <= table, f"{guide.name}: the environment table lacks {sorted(named - table)}"
+
+
 def _leaf_parsers(parser, name: str = ""):
     """``(command, parser)`` of each command that takes no subcommand (``report merge``)."""
     _, nested = _subparsers(parser)
@@ -276,12 +283,17 @@ def test_input_spec_names_in_the_guide_exist(guide):
             assert keyword in declare_kwargs | spec_kwargs, f"{guide.name}: no {keyword}="
 
 
-def test_environment_variables_in_the_guide_are_read_by_opsdk(guide):
-    source = "\n".join(p.read_text() for p in (ROOT / "opsdk").rglob("*.py"))
-    # C++ names, not variables: the CANN build's define and the macros of opsdk's headers
+def _variables(text: str) -> set[str]:
+    """The OPSDK_ environment variables ``text`` names: C++ names aside (the CANN
+    build's define and the macros of opsdk's headers)."""
     headers = "\n".join(p.read_text() for p in (ROOT / "opsdk").rglob("*.h"))
     macros = {"OPSDK_WITH_CANN", *re.findall(r"#define (OPSDK_[A-Z_]+)", headers)}
-    for name in set(re.findall(r"\bOPSDK_[A-Z_]+\b", _text(guide))) - macros:
+    return set(re.findall(r"\bOPSDK_[A-Z_]+\b", text)) - macros
+
+
+def test_environment_variables_in_the_guide_are_read_by_opsdk(guide):
+    source = "\n".join(p.read_text() for p in (ROOT / "opsdk").rglob("*.py"))
+    for name in _variables(_text(guide)):
         assert f'"{name}"' in source, f"{guide.name}: opsdk never reads {name}"
 
 
@@ -347,6 +359,19 @@ def test_readme_is_a_front_page():
         parser.parse_args([sub, *shlex.split(rest.replace('"$d', '"/tmp/d'))])
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert tests in ci, f".ci/run does not run the README's test command {tests!r}"
+
+
+def test_readme_install_table_is_pyproject_s_extras():
+    """One row for the base install, one per extra pyproject.toml defines."""
+    import tomllib
+
+    extras = tomllib.loads(_text(ROOT / "pyproject.toml"))["project"]["optional-dependencies"]
+    rows = [
+        re.search(r'\.\[(\w+)\]"$', cell) for cell in _table(_text(ROOT / "README.md"), "extras")
+    ]
+    named = [row.group(1) if row else None for row in rows]
+    assert named.count(None) == 1, "README.md: one row installs opsdk without an extra"
+    assert sorted(n for n in named if n) == sorted(extras), f"README.md: extras {named}"
 
 
 def test_readme_column_list_is_the_column_registry():
