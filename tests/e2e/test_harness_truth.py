@@ -1,5 +1,5 @@
 """Harness truth (#13): correct ops of many kinds pass every cell (no false positives), and
-ops with one deliberate bug each fail in the layer docs/guide.md §10 documents, and only
+ops with one deliberate bug each fail in the layer docs/guide/failures.md documents, and only
 there. Each suite is one package and one matrix run, shared by its tests."""
 
 import pytest

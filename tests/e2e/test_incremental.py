@@ -21,7 +21,7 @@ from scaffolded import edit
 from opsdk.harness.run.cache import DIR_NAME, ENV_OFF
 from opsdk.scaffold import NewRequest, into
 
-GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "incremental.md"
 BACKENDS = "eager,opcheck,aot_eager"
 
 
@@ -93,7 +93,7 @@ def test_reruns_run_what_changed_and_concurrent_runs_share_the_cache(scaffolds, 
 def _recipe() -> dict:
     """The GitHub Actions workflow of the guide's sharding section."""
     text = GUIDE.read_text()
-    section = text[text.index("### Sharding across CI machines") :]
+    section = text[text.index("## Sharding across CI machines") :]
     return yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
 
 

@@ -85,8 +85,8 @@ def test_the_msopgen_file_without_typos_is_made(tmp_path, capsys):
 
 
 def _guide_line(start: str) -> str:
-    """The line of docs/guide.md (§3's example output) that starts with ``start``."""
-    guide = Path(__file__).parents[2] / "docs" / "guide.md"
+    """The line of the guide's scaffold page (its example output) that starts with ``start``."""
+    guide = Path(__file__).parents[2] / "docs" / "guide" / "scaffold.md"
     return next(line.strip() for line in guide.read_text().splitlines() if start in line)
 
 
