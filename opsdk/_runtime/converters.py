@@ -125,22 +125,22 @@ def ir_def_for(spec: OpSpec) -> IrDef:
     automatic converter assumes): the op type is the torch name in CamelCase, inputs
     and attrs keep the torch names. ``opsdk new`` writes it into a new package's ir.py;
     every other reader asks the registry (:func:`opsdk._runtime.irdef.for_op`)."""
-    outputs = [
+    outputs = tuple(
         Output(
             name,
             "dynamic" if i >= len(spec.mutated_args) and _is_list_return(spec, i) else "required",
         )
         for i, name in enumerate(ir_output_names(spec))
-    ]
+    )
     return IrDef(
         op_type=camel_case(spec.name),
-        inputs=[Input(a.name, _input_kind(a)) for a in ge_input_args(spec)],
+        inputs=tuple(Input(a.name, _input_kind(a)) for a in ge_input_args(spec)),
         outputs=outputs,
-        attrs=[
+        attrs=tuple(
             Attr(a.name, row.value_type, _ir_default(a) if a.has_default else None)
             for a in ge_attr_args(spec)
             if (row := types.row(a.type)) is not None and row.value_type
-        ],
+        ),
         torch_op=spec.qualname,
     )
 
@@ -154,12 +154,12 @@ def _ir_default(arg: Arg):
 
 
 @functools.cache
-def _ge_dtype_values() -> dict[int, int]:
+def _ge_dtype_values() -> dict[object, int]:
     """torch ScalarType number -> GE DataType value, through the dtype names (torch's
     schema parser numbers a ScalarType default: the only public way to its numbering)."""
     import torch
 
-    values = {}
+    values: dict[object, int] = {}  # keyed by a schema's default_value for the dtype
     for d in (d for d in types.DTYPES.values() if d.torch):
         try:
             arg = torch._C.parse_schema(f"f(ScalarType d={d.torch}) -> ()").arguments[0]
@@ -179,11 +179,11 @@ def bind(ir: IrDef, op, *, arg_names=None, fixed_args=None) -> IrDef:
     spec = op if isinstance(op, OpSpec) else of(resolve(op) if isinstance(op, str) else op)
     fixed = dict(fixed_args or {})
     names = dict(arg_names or {})
-    for kind, args, ir_side in (
+    for kind, given, ir_side in (
         ("input", ge_input_args(spec), ir.inputs),
         ("attr", ge_attr_args(spec), ir.attrs),
     ):
-        args = [a for a in args if a.name not in fixed and a.name not in names]
+        args = [a for a in given if a.name not in fixed and a.name not in names]
         free = [x for x in ir_side if x.name not in names.values()]
         names.update({a.name: a.name for a in args if a.name in {x.name for x in free}})
         args = [a for a in args if a.name not in names]
@@ -210,8 +210,8 @@ def bind(ir: IrDef, op, *, arg_names=None, fixed_args=None) -> IrDef:
     return replace(
         ir,
         torch_op=spec.qualname,
-        arg_names={a: n for a, n in names.items() if a != n},
-        fixed_args=fixed,
+        arg_names=tuple((a, n) for a, n in names.items() if a != n),
+        fixed_args=tuple(fixed.items()),
     )
 
 

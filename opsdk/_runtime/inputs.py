@@ -102,6 +102,9 @@ class Dim:
     that follows others (a concatenation's output, a packed pair)."""
 
     __slots__ = ("terms", "const", "bases")
+    terms: tuple[tuple[str, int], ...]  # each name's coefficient
+    const: int
+    bases: tuple[tuple[str, int], ...]  # each name's declared size
 
     def __init__(self, name: str, size: int):
         if not isinstance(name, str) or not name.isidentifier():

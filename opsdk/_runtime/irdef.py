@@ -147,8 +147,8 @@ class IrDef:
                 )
 
     def _check_dtypes(self) -> None:
-        tensors = {t.name for t in (*self.inputs, *self.outputs)}
-        widths = set()
+        tensors = {*self.ir_input_names, *(o.name for o in self.outputs)}
+        widths: set[int] = set()
         for name, row in self.dtypes:
             if name not in tensors:
                 raise ValueError(f"IrDef {self.op_type}: dtypes names {name!r}, no input or output")

@@ -486,7 +486,8 @@ def verify(deep: bool = False) -> None:
     meta = _read_marker(entry)
     if meta is None:
         return
-    bad, gone = [], set()
+    bad: list[str] = []
+    gone: set[str] = set()
     for name, (size, mtime_ns, sha256) in meta["files"].items():
         path = entry / name
         try:

@@ -70,7 +70,7 @@ def npu_storage_constructor() -> None:
             return torch.empty((0,), dtype=torch.uint8, device=DEVICE).untyped_storage()
         if isinstance(args[0], int) and len(args) == 1:
             return torch.empty((args[0],), dtype=torch.uint8, device=DEVICE).untyped_storage()
-        cpu = native(cls, *args)
+        cpu: torch.UntypedStorage = native(cls, *args)
         return torch.empty((0,), dtype=torch.uint8).set_(cpu).to(DEVICE).untyped_storage()
 
     torch.UntypedStorage.__new__ = staticmethod(storage_new)  # type: ignore[method-assign]
@@ -180,7 +180,7 @@ def _registers_nothing(*args: object, **kwargs: object) -> None:
     return None
 
 
-def npugraph_ex_config_defaults(config_class: type, defaults: dict[str, Any]) -> None:
+def npugraph_ex_config_defaults(config_class: Any, defaults: dict[str, Any]) -> None:
     """Every npugraph_ex ``CompilerConfig`` made after this starts with ``defaults``;
     options set later (``torch.compile(options=...)``) still win.
 
@@ -336,7 +336,7 @@ def ge_converter_wrapped(op: Any, wrap: Callable[[Callable], Callable]) -> Itera
     if original is None:
         yield
         return
-    wrapped = functools.wraps(original)(wrap(original))
+    wrapped: Any = functools.wraps(original)(wrap(original))  # TorchAir's attribute on it
     wrapped.require_meta = original.require_meta
     op._ge_converter = wrapped
     try:
@@ -360,12 +360,12 @@ def aot_calls_replaced(replacement: Callable) -> Iterator[None]:
     callers = [module for module in callers if hasattr(module, "aot_module_simplified")]
     originals = [module.aot_module_simplified for module in callers]
     for module in callers:
-        module.aot_module_simplified = replacement
+        vars(module)["aot_module_simplified"] = replacement
     try:
         yield
     finally:
         for module, original in zip(callers, originals, strict=True):
-            module.aot_module_simplified = original
+            vars(module)["aot_module_simplified"] = original
 
 
 @contextlib.contextmanager

@@ -218,7 +218,7 @@ def _traced(pattern: Pattern) -> list[dict]:
     calls = pattern.registration_calls()
     if not pattern.printed:
         pattern.printed = _printed(calls)
-        holders = {_by_repr.get(p) for p in pattern.printed} - {None, pattern.owner}
+        holders = {_by_repr[p] for p in pattern.printed if p in _by_repr} - {pattern.owner}
         if holders:
             pattern.problem = (
                 f"duplicate registration: the fusion pattern of {pattern.owner} is the one "

@@ -476,7 +476,7 @@ def inplace_pair(op: OpSpec) -> tuple[OpSpec, OpSpec]:
         if inplace
         else (first is not None and first.type == "Tensor" and ret == "Tensor")
     )
-    if not shaped or rest or first.aliased != inplace:
+    if not shaped or rest or first is None or first.aliased != inplace:
         raise SpecError(
             "an in-place pair is torch_npu's 'NAME_(Tensor(a!) self, ...) -> Tensor(a!)' and "
             "'NAME(Tensor self, ...) -> Tensor' (only the first argument written): give one of "

@@ -85,6 +85,17 @@ class Updatable:
             updated_param_indices=indices or None,
         )
 
+    def unregister(self) -> None:
+        """Undo the :func:`register_updatable` call that returned this: the op leaves the
+        registry and the update tables imported so far (a test's registration ends with it)."""
+        if _registered.get(self.op) is not self:
+            return  # undone already, or replaced by a later registration
+        del _registered[self.op]
+        for name in TABLE_MODULES:
+            table = getattr(sys.modules.get(name), _TABLE, None)
+            if isinstance(table, dict):
+                table.pop(self.op, None)
+
 
 _registered: dict[object, Updatable] = {}
 
@@ -99,7 +110,8 @@ def register_updatable(op, *, out, workspace, params) -> Updatable:
     arguments, by name) are relaunched with new values into the captured graph instead
     of recapturing per value. Raises :class:`SpecError` for a parameter that is not a
     host argument TorchAir can update, :class:`SetupError` when the installed TorchAir
-    keeps no such table where torch-npu 2.13.0 does."""
+    keeps no such table where torch-npu 2.13.0 does. The returned entry's
+    :meth:`~Updatable.unregister` undoes the call."""
     params = (params,) if isinstance(params, str) else tuple(params)
     check_op(_spec.of(op))
     check_params(_spec.of(op), params)

@@ -16,16 +16,17 @@ def caught(record: bool = False, always: tuple[type[Warning], ...] = ()) -> Iter
     failures offline) outlives it, as it would uncaught: lost, the warnings it silences
     would land in whatever runs next."""
     with warnings.catch_warnings(record=record) as heard:
-        for category in always:
-            warnings.simplefilter("always", category)
+        for kind in always:
+            warnings.simplefilter("always", kind)
         before = list(warnings.filters)
         try:
             yield heard
         finally:
             added = [f for f in warnings.filters if f not in before]
     for action, message, category, module, lineno in reversed(added):
+        assert isinstance(category, type)  # filterwarnings and simplefilter assert one class
         warnings.filterwarnings(
-            action,
+            action,  # type: ignore[arg-type]  # typeshed types a filter's action as str
             message.pattern if message else "",
             category,
             module.pattern if module else "",

@@ -10,21 +10,34 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from types import ModuleType
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from opsdk.axes import SHAPE_MODES
 from opsdk.harness import columns
 
-__all__ = ["AUDIT", "REGISTRY", "Check"]
+if TYPE_CHECKING:
+    from opsdk.audit.model import AuditOp, Library
+
+__all__ = ["AUDIT", "REGISTRY", "Check", "CheckModule", "check_named"]
 
 AUDIT = "audit"  # the suite of the audit's checks in the judges' registry
 REGISTRY = "registry"  # the check of what a repository's sources register
 
 
+@runtime_checkable
+class CheckModule(Protocol):
+    """What a check's module (``opsdk.audit.checks.NAME``) defines: ``check`` judges
+    ``op`` of ``library`` in the shape mode ``shapes``; it raises a finding
+    (:class:`~opsdk.harness.cell.CellFailure`), or :class:`~opsdk.audit.checks.Undecided`
+    where it cannot decide, and returns notes."""
+
+    def check(self, library: Library, op: AuditOp, shapes: str) -> list[str]: ...
+
+
 @dataclass(frozen=True)
 class Check:
-    """One check of the audit, a :class:`~opsdk.harness.columns.Judge`: its module
-    (``opsdk.audit.checks.NAME``) has ``check(library, op, shapes)``, which raises a
-    finding and returns notes; a crash in it is reported in its own layer."""
+    """One check of the audit, a :class:`~opsdk.harness.columns.Judge`: its module is a
+    :class:`CheckModule`; a crash in it is reported in its own layer."""
 
     name: str
     shape_modes: tuple[str, ...]
@@ -48,12 +61,27 @@ class Check:
     def implementation(self) -> ModuleType:
         return importlib.import_module(f"{__name__}.checks.{self.name}")
 
-    def applies(self, library) -> bool:
+    def checker(self) -> CheckModule:
+        """The check's module, held to :class:`CheckModule`."""
+        module = self.implementation()
+        if not isinstance(module, CheckModule):
+            raise TypeError(f"{module.__name__} defines no check(library, op, shapes)")
+        return module
+
+    def applies(self, library: Library) -> bool:
         """Whether ``library``'s ops have cells of this check."""
         if self.selects is None:
             return True
         module, _, function = self.selects.partition(":")
         return getattr(importlib.import_module(module), function)(library)
+
+
+def check_named(name: str) -> Check:
+    """The audit's check ``name``, as registered below."""
+    judge = columns.get(name, AUDIT)
+    if not isinstance(judge, Check):
+        raise LookupError(f"no audit check {name!r}; the checks: {columns.names(AUDIT)}")
+    return judge
 
 
 # The checks, each with the shape modes it runs in (the schema's do not vary).
@@ -70,3 +98,8 @@ columns.register(
 )
 columns.register(Check("npugraph_ex", ("static", "dynamic"), unless="converter"))
 columns.register(Check(REGISTRY, ("static",), selects="opsdk.audit.repository:applies"))
+
+if TYPE_CHECKING:  # mypy holds every registered check's module to CheckModule
+    from opsdk.audit.checks import converter, fake, infer, npugraph_ex, registry, schema
+
+    MODULES: tuple[CheckModule, ...] = (schema, fake, converter, infer, npugraph_ex, registry)

@@ -195,9 +195,9 @@ def from_definition(op, definitions: dict, inference=lambda cann_op: None) -> li
         return []
     # the case with optional inputs given second: the first MAX_CASES have them absent
     # (a row) and present
-    sources = sorted(sources, key=lambda source: (source is not sources[0], _GIVEN not in source))
+    ordered = sorted(sources, key=lambda source: (source is not sources[0], _GIVEN not in source))
     namespace = vars(inputs)  # F16, Support...: the names specs.py imports
-    return [eval(source, namespace) for source in sources]  # noqa: S307 - opsdk's own text
+    return [eval(source, namespace) for source in ordered]  # noqa: S307 - opsdk's own text
 
 
 def _fitting(op, supports) -> tuple[list, str]:

@@ -117,7 +117,8 @@ def _package(
     from opsdk.harness.run import target as check_target
 
     package = check_target.load(target)
-    ops, libraries = [], {}
+    ops = []
+    libraries: dict[str, torch.library.Library] = {}
     for op in _ops_of(package, before):
         qualname = spec.of(op).qualname
         if qualname in claimed:
@@ -201,7 +202,7 @@ def _read_torch_npu(only: str | None) -> Library:
     ]
     wanted = names | {n for f, i, _, _ in pairs for n in (f, i)}
     wanted |= {n.removesuffix("_") for n in names if n.endswith("_")}
-    schemas = {}
+    schemas: dict[str, str | None] = {}  # the names first, in order; then their schemas
     for c in overloads:
         schemas.setdefault(c.name if c.overload == "default" else f"{c.name}.{c.overload}", None)
     for name in sorted(wanted):

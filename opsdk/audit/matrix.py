@@ -18,7 +18,7 @@ from pathlib import Path
 
 from opsdk._runtime import spec
 from opsdk._runtime.patches import guard_profiling_skipped
-from opsdk.audit import AUDIT, REGISTRY, search
+from opsdk.audit import AUDIT, REGISTRY, check_named, search
 from opsdk.audit.checks import Undecided
 from opsdk.harness import columns, not_run
 from opsdk.harness.cell import Cell, CellFailure, OpUnderTest, Result
@@ -54,7 +54,7 @@ def cells(library, checks=None, shapes=(), pattern: str | None = None, waived=()
             continue
         op = OpUnderTest(audit_op.spec or spec.of(audit_op.op), library.name)
         for check in checks:
-            judge = columns.get(check, AUDIT)
+            judge = check_named(check)
             if (
                 not judge.applies(library)
                 or _lacks(audit_op, judge, asked)
@@ -81,8 +81,10 @@ def left_out(library, checks=None, pattern: str | None = None) -> list[str]:
     lacking: dict[str, tuple[list[str], list[str]]] = {}
     ops = [op for op in library.ops if not pattern or pattern in op.qualname]
     for check in checks if checks is not None else columns.names(AUDIT):
-        judge = columns.get(check, AUDIT)
-        without = [op.qualname for op in ops if judge.needs and _lacks(op, judge)]
+        judge = check_named(check)
+        if not judge.needs:
+            continue
+        without = [op.qualname for op in ops if _lacks(op, judge)]
         if without and judge.applies(library):
             lacking.setdefault(judge.needs, ([], without))[0].append(check)
     lines = []
@@ -101,8 +103,8 @@ def left_out(library, checks=None, pattern: str | None = None) -> list[str]:
 
 def _run(library, audit_op, cell: Cell) -> Result:
     start = time.perf_counter()
-    judge = columns.get(cell.column, AUDIT)
-    check = judge.implementation()
+    judge = check_named(cell.column)
+    check = judge.checker()
     status, layer, message = "pass", None, ""
     heard = Heard()
     # Dynamo's guard timing proves nothing about an op (see _runtime.patches): a third of
@@ -122,8 +124,8 @@ def _run(library, audit_op, cell: Cell) -> Result:
             status, message = "skip", NOT_AUDITED + str(undecided)
         except Exception as err:  # noqa: BLE001 - one op's crash must not end the audit
             raise_out_of_memory(err)  # the process's, not the cell's
-            failure = as_failure(err, default_layer=judge.error_layer)
-            status, layer, message = "error", failure.layer, f"opsdk could not check: {failure}"
+            crash = as_failure(err, default_layer=judge.error_layer)
+            status, layer, message = "error", crash.layer, f"opsdk could not check: {crash}"
     seconds = round(time.perf_counter() - start, 4)
     return cell.result(status, layer, message, seconds=seconds, warnings=heard.lines)
 
@@ -238,8 +240,8 @@ def provenance(library, shard) -> dict:
 def cached(cell_list: list[Cell], cache: AuditCache) -> list[Result] | None:
     """The cells' results, waivers applied, when ``cache`` holds every one, else None
     (``--isolate`` starts no process for such an op)."""
-    found = [cache.get(cell) for cell in cell_list]
-    if None in found:
+    found = [result for cell in cell_list if (result := cache.get(cell)) is not None]
+    if len(found) < len(cell_list):
         return None
     return [waivers.apply(r, c.waiver) for c, r in zip(cell_list, found, strict=True)]
 
@@ -248,7 +250,9 @@ def not_audited(results: list[Result]) -> dict[str, str]:
     """The ops no check could run a case of, with the first reason: an op is audited when
     one of its fake, converter, infer or npugraph_ex cells ran (the registry's, where no
     such cell was asked for); the schema's read the schema alone."""
-    ran, why, traced = set(), {}, {r.op for r in results if r.column not in ("schema", REGISTRY)}
+    traced = {r.op for r in results if r.column not in ("schema", REGISTRY)}
+    ran: set[str] = set()
+    why: dict[str, str] = {}
     for r in results:
         if r.column == "schema" or r.status == "not run":
             continue

@@ -109,6 +109,7 @@ def defined_at(fn) -> Source | None:
         return None
     fn = behind_torch(fn)
     try:
-        return Source(inspect.getsourcefile(fn), inspect.getsourcelines(fn)[1])
+        path = inspect.getsourcefile(fn)
+        return Source(path, inspect.getsourcelines(fn)[1]) if path is not None else None
     except (OSError, TypeError):
         return None

@@ -46,7 +46,7 @@ def search(audit_op, meta_file: str) -> bool:
             budget -= 1
             uniform = _uniform(op_spec, current, dims)
             got, message = _reach(op, op_spec, uniform, meta_file)
-            if got is None or got > reached:
+            if got is None or (reached is not None and got > reached):  # None: the end
                 current, reached, said = uniform, got, message
             if got is None:
                 break

@@ -93,7 +93,7 @@ def meta_nodes(names) -> list[ast.stmt]:
     constants and helper functions, transitively, in file order."""
     body = _meta_body()
     chosen = {i for i, node in enumerate(body) if any(_registers(node, n) for n in names)}
-    defines = {}
+    defines: dict[str, list[int]] = {}  # a name -> the statements defining it
     for i, node in enumerate(body):
         for name in _defined(node):
             defines.setdefault(name, []).append(i)
@@ -203,8 +203,7 @@ def converted() -> tuple[Converted, ...]:
     for path in sorted(Path(folder).glob("*.py")):
         # as a decorator, or called on a function defined before (grouped_matmul.py)
         for node in ast.walk(ast.parse(path.read_text())):
-            target = _registered_op(node)
-            if target:
+            if isinstance(node, ast.Call) and (target := _registered_op(node)):
                 found.append(Converted(*target, path.stem, node.lineno))
     found.sort(key=lambda c: (c.module, c.line))
     return tuple(found)

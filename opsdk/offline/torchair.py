@@ -103,7 +103,7 @@ def import_torchair() -> ModuleType:
         sys.path.insert(0, str(path))
     with handlers_kept():
         module = importlib.import_module("torchair")
-    if not Path(module.__file__).is_relative_to(path):
+    if module.__file__ is None or not Path(module.__file__).is_relative_to(path):
         raise torchair_locator.TorchairUnavailable(
             f"another torchair ({module.__file__}) is already imported; "
             "let opsdk import TorchAir first (opsdk.offline.torchair.import_torchair())"

@@ -100,13 +100,16 @@ class StaticWorkspaceReplaceFunc:  # the fields of torch-npu 2.13.0's, written f
 
 
 @pytest.fixture(autouse=True)
-def _nothing_leaks(monkeypatch):
-    """A test's registrations, and the stand-in table packages it imports, end with it: a
+def _nothing_leaks():
+    """A test's registration (undone through the entry register_updatable returned, also
+    when a table refused it), and the stand-in table packages it imports, end with it: a
     stand-in ``npugraph_ex`` left in sys.modules would be the one later tests' TorchAir
     imports (monkeypatch restores what it deleted, not what an import added)."""
-    monkeypatch.setattr(updatable, "_registered", {})
     before = set(sys.modules)
     yield
+    registration = updatable.registered().get(SCALE.default)
+    if registration is not None:
+        registration.unregister()
     for name in set(sys.modules) - before:
         if name.split(".")[0] in ("npugraph_ex", "torchair"):
             del sys.modules[name]
@@ -129,8 +132,9 @@ def _register():
     )
 
 
-def test_registration_fills_both_tables_lists_by_keyword_ints_by_index(monkeypatch):
-    tables = [
+def _tables(monkeypatch):
+    """Both update tables, imported (stand-ins of torch-npu 2.13.0's)."""
+    return [
         _table_module(
             monkeypatch,
             name,
@@ -139,12 +143,28 @@ def test_registration_fills_both_tables_lists_by_keyword_ints_by_index(monkeypat
         )
         for name in updatable.TABLE_MODULES
     ]
+
+
+def test_registration_fills_both_tables_lists_by_keyword_ints_by_index(monkeypatch):
+    tables = _tables(monkeypatch)
     _register()
     for module in tables:
         entry = module._REPLACE_FUNC_MAP[SCALE.default]
         assert entry.out_operator is SCALE.out
         assert (entry.workspace_keys, entry.output_keys) == (["workspace"], ["out0"])
         assert entry.updated_param_keys == ["lens"] and entry.updated_param_indices == [1]
+
+
+def test_the_entry_registration_returns_undoes_it_in_the_registry_and_the_tables(monkeypatch):
+    tables = _tables(monkeypatch)
+    registration = _register()
+    assert updatable.registered()[SCALE.default] == registration
+    registration.unregister()
+    assert SCALE.default not in updatable.registered()
+    assert all(SCALE.default not in module._REPLACE_FUNC_MAP for module in tables)
+    later = _register()
+    registration.unregister()  # undone already: the later registration stays
+    assert updatable.registered()[SCALE.default] is later
 
 
 def test_a_table_that_moved_is_a_one_line_setup_error_naming_the_version(monkeypatch):

@@ -57,7 +57,11 @@ def _relabel(capsule: Any, device_type: int) -> Any:
 
 
 def _over(
-    storage: torch.UntypedStorage, dtype: torch.dtype, offset: int, size: Any, stride: Any
+    storage: torch.UntypedStorage,
+    dtype: torch.dtype,
+    offset: int | torch.SymInt,
+    size: Any,
+    stride: Any,
 ) -> torch.Tensor:
     """A tensor over ``storage`` (on its device) with the given dtype and geometry."""
     if storage.device.type == DEVICE:

@@ -30,7 +30,7 @@ import json
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from torch._C import DispatchKey
@@ -159,6 +159,12 @@ def task_update_end(stream: Any) -> None:
 _updating = threading.local()
 
 
+class _Refusing(Protocol):
+    """What a :class:`_Recorder` records for: a graph capture, or a task update."""
+
+    def _refuse(self, op: str, cause: str) -> None: ...
+
+
 class _Updating:
     """What a task update records into: it refuses what a capture refuses."""
 
@@ -189,7 +195,9 @@ def storage_from_data_pointer(
     owner = _owned_storages.get(data_ptr)
     if owner is not None and owner.untyped_storage().nbytes() == nbytes:
         return owner.untyped_storage()
-    return torch._C._construct_storage_from_data_pointer(data_ptr, device, nbytes)
+    storage = torch._C._construct_storage_from_data_pointer(data_ptr, device, nbytes)
+    assert isinstance(storage, torch.UntypedStorage)  # torch's stub says Storage
+    return storage
 
 
 # --------------------------------------------------------------------------- recording
@@ -338,7 +346,7 @@ class _Step:
 class _Recorder(TorchDispatchMode):
     """Sees every op dispatched while a graph captures; records the npu work."""
 
-    def __init__(self, graph: NPUGraphBase):
+    def __init__(self, graph: _Refusing):
         super().__init__()
         self.graph = graph
         self.steps: list = []  # _Step, _Group and streams' event steps, in launch order
@@ -501,6 +509,7 @@ class NPUGraphBase:
 
     def record_event_step(self, step: streams.EventStep) -> None:
         """An external event's record, wait or reset captured into this graph."""
+        assert self._recorder is not None  # asked of the graph capture_underway() names
         self._recorder.steps.append(step)
 
     def reset(self) -> None:

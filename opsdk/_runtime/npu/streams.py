@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from opsdk._runtime.npu._memory import DEVICE, check_index
 
-DEVICE_TYPE = int(torch._C._autograd.DeviceType.PrivateUse1)  # what torch_npu reports (20)
+DEVICE_TYPE: int = torch._C._autograd.DeviceType.PrivateUse1.value  # what torch_npu reports (20)
 DEFAULT_STREAM_ID = 0
 
 _stream_ids = itertools.count(DEFAULT_STREAM_ID + 1)
@@ -35,6 +36,11 @@ def _index(device_index: int | None) -> int:
 
 class _NPUStreamBase:
     """``torch_npu._C._NPUStreamBase``: a new stream, or the one named by ``stream_id``."""
+
+    stream_id: int
+    device_index: int
+    device_type: int
+    priority: int
 
     def __new__(
         cls,
@@ -84,6 +90,11 @@ class _NPUEventBase:
     (``graph_external``, torch_npu's ``ExternalEvent``): one a captured graph waits on
     blocks that graph's replay until it is recorded (see :class:`EventStep`)."""
 
+    npu_event: int
+    graph_external: bool
+    recorded: bool
+    _waiting: list[Callable[[], None]]
+
     def __new__(
         cls,
         enable_timing: bool = False,
@@ -95,7 +106,7 @@ class _NPUEventBase:
         self.npu_event = 0  # created lazily, at the first record, as on the device
         self.graph_external = graph_external
         self.recorded = False  # an external event's flag: set by record, cleared by reset
-        self._waiting: list = []  # replays blocked on it, resumed when it is recorded
+        self._waiting = []  # replays blocked on it, resumed when it is recorded
         return self
 
     def record(self, stream: _NPUStreamBase) -> None:

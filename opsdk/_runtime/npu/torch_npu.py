@@ -111,7 +111,7 @@ def _npu_graph_executor_module() -> types.ModuleType:
                 return list(tensor.size())
         return [get_storage_size(tensor)]
 
-    executor.GetNpuStorageSizes = GetNpuStorageSizes
+    vars(executor).update(GetNpuStorageSizes=GetNpuStorageSizes)
     return executor
 
 
@@ -150,8 +150,7 @@ def _extend_npu_module(npu: types.ModuleType, root, torch_npu: types.ModuleType)
     init_globals["warnings"] = warnings
     for name, function in _npu_init_functions(root / "npu" / "__init__.py", init_globals).items():
         setattr(npu, name, function)
-    npu.matmul = npu.npu_config._allowHF32Matmul()
-    npu.conv = npu.npu_config._allowHF32Conv()
+    vars(npu).update(matmul=npu.npu_config._allowHF32Matmul(), conv=npu.npu_config._allowHF32Conv())
 
 
 # --------------------------------------------------------------------------- install
@@ -175,7 +174,7 @@ def install_on_first_use(npu: types.ModuleType) -> None:
         install()
         return getattr(npu, name)
 
-    npu.__getattr__ = __getattr__
+    vars(npu)["__getattr__"] = __getattr__  # PEP 562: a module's own __getattr__
 
 
 def install() -> types.ModuleType:
@@ -197,12 +196,14 @@ def install() -> types.ModuleType:
         npu = emulator.npu_module()
         module = _shell(MODULE_NAME, root)
         setattr(module, locator.STANDIN_MARKER, True)
-        module._C = native.module()
-        module.npu = npu
-        module.get_npu_format = get_npu_format
-        module.get_storage_size = get_storage_size
-        for name, value in NPU_DTYPES.items():
-            setattr(module, name, value)
+        # a module built here: its attributes set through its namespace, as an import does
+        vars(module).update(
+            _C=native.module(),
+            npu=npu,
+            get_npu_format=get_npu_format,
+            get_storage_size=get_storage_size,
+            **NPU_DTYPES,
+        )
         sys.modules.update(
             {
                 MODULE_NAME: module,
@@ -212,8 +213,8 @@ def install() -> types.ModuleType:
                 "torchair.core._npu_graph_executor": _npu_graph_executor_module(),
             }
         )
-        module.utils = sys.modules["torch_npu.utils"]
+        vars(module)["utils"] = sys.modules["torch_npu.utils"]
         _extend_npu_module(npu, root, module)
-        module.dynamo = importlib.import_module("torch_npu.dynamo")
+        vars(module)["dynamo"] = importlib.import_module("torch_npu.dynamo")
         module.dynamo._register_backends()  # what torch_npu's initialization registers
         return module

@@ -9,6 +9,8 @@ symbol's). A definition that does not read, or a node with inputs it lacks, is a
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from opsdk._runtime import types
@@ -94,7 +96,8 @@ def check_given_inputs(library, graph, audit_op, bound: dict) -> None:
         for name, value in bound.items()
         if isinstance(value, torch.Tensor) or (isinstance(value, list) and value)
     }
-    declaring, fed = {}, set()
+    declaring: dict[str, Any] = {}  # an optional input's name -> a GE node declaring it
+    fed: set[str] = set()
     for node in graph.op:
         cann_op = _definition(library, node)
         if cann_op is None:
@@ -132,12 +135,13 @@ def check_outputs(library, audit_op, graph, meta) -> list[str]:
         return []
     refs = [i for i in net[0].input if not i.endswith(":-1")]
     nodes = {n.name: n for n in graph.op}
-    seen = {}  # node name -> (node, its CannOp, {output name: (i, torch dtype, GE dtype)})
+    # node name -> (node, its CannOp, {output name: (i, torch dtype, GE dtype)})
+    seen: dict[str, tuple[Any, Any, dict[str, tuple[int, torch.dtype, str]]]] = {}
     for i, (ref, out) in enumerate(zip(refs, outs, strict=False) if len(refs) == len(outs) else ()):
         name, _, index = ref.rpartition(":")
         node = nodes.get(name)
         cann_op = _definition(library, node) if node is not None else None
-        if cann_op is None or any(o.kind == "dynamic" for o in cann_op.ir.outputs):
+        if node is None or cann_op is None or any(o.kind == "dynamic" for o in cann_op.ir.outputs):
             continue
         declared = cann_op.ir.outputs
         if int(index) >= len(declared):

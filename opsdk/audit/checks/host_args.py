@@ -84,6 +84,8 @@ def _table() -> tuple[dict, str]:
     try:
         bringup.import_npugraph_ex()
         found = importlib.util.find_spec(updatable.TABLE_MODULES[0])
+        if found is None or found.loader is None:
+            raise ModuleNotFoundError(f"no {updatable.TABLE_MODULES[0]}")
         module = importlib.util.module_from_spec(found)
         found.loader.exec_module(module)
     except Exception as err:  # noqa: BLE001 - no table here: the notes say why

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from opsdk import cann
 from opsdk._runtime import spec, types
+from opsdk._runtime.inputs import Support
 from opsdk.audit import cases as audit_cases
 from opsdk.audit import inference, prototypes
 from opsdk.audit.checks import Undecided, first_call, where
@@ -128,8 +129,10 @@ def _node(library, audit_op, case, graph, node, inference, root, shapes: str, de
     if isinstance(loaded, str):  # the same for every node of the type: one note of it
         return False, f"GE nodes {node.type} not checked ({loaded})"
     fed = [[i for i in slots if node.input[i]] for slots in nodes.instances(ir, node)]
-    given = [[_input(graph, node, i) for i in instances] for instances in fed]
-    if any(None in instances for instances in given):
+    given = [
+        [g for i in instances if (g := _input(graph, node, i)) is not None] for instances in fed
+    ]
+    if list(map(len, given)) != list(map(len, fed)):
         return False, f"{at}: an input's shape is not in the graph (GE infers it from its producer)"
     attrs = [nodes.attr(node, a) for a in ir.attrs]
     outputs = len(node.output_desc)
@@ -216,8 +219,10 @@ def _row_cases(audit_op, op_types, known) -> list:
                 audit_op.op, {op_type: cann_op}, lambda _, at=known[op_type]: at
             )
     labels = {c.label for c in audit_op.cases}
-    rows = [c for c in found if c.label not in labels and not labels.add(c.label)]
-    return rows[:ROWS]
+    first: dict[str, Support] = {}  # each new label's first row
+    for c in found:
+        first.setdefault(c.label, c)
+    return [c for label, c in first.items() if label not in labels][:ROWS]
 
 
 def _with_rows(cann_op, inference):
@@ -236,9 +241,9 @@ def _with_rows(cann_op, inference):
 
 
 @functools.cache
-def _opdef(folder: Path) -> dict:
+def _opdef(folder: Path) -> dict[str, cann.CannOp]:
     """The ops the OpDef sources of ``folder`` (an ``op_host``) define, by op type."""
-    found = {}
+    found: dict[str, cann.CannOp] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for path in files.opdef_files(folder):

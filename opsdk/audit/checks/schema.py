@@ -94,14 +94,14 @@ def check_aliasing(op) -> list[str]:
                 None,
             )
             source = bound.get(arg.name) if arg is not None else None
-            if source is not None and value is not source:
+            if arg is not None and source is not None and value is not source:
                 raise CellFailure(
                     "schema",
                     f"{op.qualname} return {i} is {arg.name} itself in its schema"
                     f"{where(op.schema_at)}, but the Meta "
                     f"function{where(op.meta)} returns a new tensor: return {arg.name} itself",
                 )
-        elif any(torch._C._is_alias_of(value, t) for t in inputs):
+        elif any(torch._C._is_alias_of(value, t) for t in inputs):  # type: ignore[attr-defined]
             raise CellFailure(
                 "schema",
                 f"{op.qualname} return {i} aliases an input in the Meta function{where(op.meta)}, "

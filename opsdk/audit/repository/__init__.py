@@ -22,8 +22,12 @@ import re
 import sys
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from opsdk.audit.repository.writes import marked, placed
+
+if TYPE_CHECKING:
+    from opsdk.audit.model import AuditOp
 
 __all__ = ["applies", "holds_library", "load", "parse_defines"]
 
@@ -84,7 +88,9 @@ def load(root: Path, defines: dict[str, str], definitions=None):
     root = root.resolve()
     registry = scan.read(root, defines)
     at = lambda path, line: Source(_relative(path, root), line)  # noqa: E731
-    ops, keep, said = [], [], []
+    ops = []
+    keep: list[torch.library.Library] = []  # alive as long as the library is audited
+    said: list[str] = []
     defined, malformed = _define(registry, at, keep)
     unchecked = _build_meta(registry, root, defines, said)
     before = set(torch._C._dispatch_get_all_op_names())
@@ -94,7 +100,7 @@ def load(root: Path, defines: dict[str, str], definitions=None):
     for name in sorted(set(torch._C._dispatch_get_all_op_names()) - before):
         if name.split("::")[0] not in {"aten", "prim", "prims"} and name not in defined:
             defined[name] = (None, None)
-    libraries = {}
+    libraries: dict[str, torch.library.Library] = {}
     for qualname, (schema, text_at) in defined.items():
         for op in _overloads(qualname):
             namespace = qualname.split("::")[0]
@@ -134,7 +140,9 @@ def _define(registry, at, keep) -> tuple[dict, list]:
 
     from opsdk.audit.model import placeholder
 
-    defined, malformed, libraries = {}, [], {}
+    defined: dict[str, tuple] = {}  # qualname -> (its Schema, Source)
+    malformed: list[AuditOp] = []  # placeholders of ops whose schema is a finding
+    libraries: dict[str, torch.library.Library] = {}
     for schema in registry.schemas:
         qualname = f"{schema.namespace}::{schema.name}"
         where = at(schema.path, schema.line)

@@ -108,22 +108,22 @@ def _unloaded(source: Path, root: Path, said: str, returncode: int | None) -> Bu
         return BuildFailure(
             f"{where}: loading its registrations crashed the process (signal {-returncode})"
         )
-    if "undefined symbol" in said:
-        symbol = _symbol(said)
+    undefined = re.search(r"undefined symbol: (\S+)", said)
+    if undefined:
+        symbol = _demangled(undefined[1])
         return BuildFailure(f"{where}: does not link: undefined symbol {symbol}", symbol)
     lines = [line for line in said.strip().splitlines() if line.strip()]
     last = lines[-1] if lines else f"exit {returncode}"
     return BuildFailure(f"{where}: loading its registrations failed: {last}")
 
 
-def _symbol(said: str) -> str:
-    """X of a loader's ``undefined symbol: X``, demangled when c++filt is there."""
-    found = re.search(r"undefined symbol: (\S+)", said)
+def _demangled(symbol: str) -> str:
+    """``symbol`` (from a loader's ``undefined symbol: X``) demangled when c++filt is there."""
     try:
-        name = subprocess.run(["c++filt", found[1]], capture_output=True, text=True).stdout.strip()
+        name = subprocess.run(["c++filt", symbol], capture_output=True, text=True).stdout.strip()
     except OSError:
-        name = found[1]
-    return name or found[1]
+        name = symbol
+    return name or symbol
 
 
 def _folders(source: Path, root: Path) -> tuple[Path, ...]:

@@ -36,11 +36,11 @@ def recorded(kernels: dict):
             kernels.setdefault(qualname.removesuffix(".default"), {})[key] = (fn, with_keyset)
         return impl(self, op_name, fn, dispatch_key, *args, **kwargs)
 
-    torch.library.Library.impl = recording
+    torch.library.Library.impl = recording  # type: ignore[method-assign]
     try:
         yield kernels
     finally:
-        torch.library.Library.impl = impl
+        torch.library.Library.impl = impl  # type: ignore[method-assign]
 
 
 @dataclass(frozen=True)

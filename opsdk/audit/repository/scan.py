@@ -90,7 +90,7 @@ class Registry:
     def opdefs(self) -> dict[str, tuple[Path, int]]:
         """Each ``class X : public OpDef`` (an AscendC op's definition): X -> where its
         body starts (path, offset)."""
-        found = {}
+        found: dict[str, tuple[Path, int]] = {}
         for path, text in self.texts.items():
             if "OpDef" in text:
                 for match in _OPDEF.finditer(text):
@@ -177,7 +177,8 @@ def _active(text: str, defines: dict[str, str]) -> tuple[str, dict]:
     defines = dict(defines)
     macros: dict[str, tuple[list[str] | None, str]] = {}
     lines = text.replace("\\\n", "\x00").split("\n")  # a continued line stays one
-    out, stack = [], []  # stack: (parent active, a branch taken, this branch active)
+    out: list[str] = []
+    stack: list[tuple[bool, bool, bool]] = []  # (parent active, a branch taken, this active)
     for line in lines:
         active = all(s[2] for s in stack)
         directive = _DIRECTIVE.match(line.replace("\x00", " ")) if "#" in line else None

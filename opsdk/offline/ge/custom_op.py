@@ -49,10 +49,11 @@ class _CustomOp:
         names = [d.name for d in op.input_desc]
         if len(names) != data_inputs:
             raise GeGraphError(f"{data_inputs} inputs but {len(names)} input descriptions")
-        self.inputs = {}  # IR input name -> input position(s)
+        # IR input name -> its input position (a dynamic input's: a list; absent: None)
+        self.inputs: dict[str, int | list[int] | None] = {}
         for spec in ir.inputs:
             if spec.kind == "dynamic":
-                positions = []
+                positions: list[int] = []
                 while f"{spec.name}{len(positions)}" in names:
                     positions.append(names.index(f"{spec.name}{len(positions)}"))
                 self.inputs[spec.name] = positions
@@ -152,7 +153,7 @@ class _CustomOp:
 
     def __call__(self, node: Node, args: list) -> list:
         kwargs = {}
-        written_back = {}
+        written_back: dict[str, torch.Tensor] = {}
         for name, kind, what in self.args:
             if kind == "attr":
                 kwargs[name] = node.attr(what)

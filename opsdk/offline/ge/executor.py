@@ -80,7 +80,7 @@ class GeGraphExecutor:
     """Executes one GE ``GraphDef``. Construction validates the graph; :meth:`run`
     takes the inputs in ``Data`` index order and returns the ``NetOutput`` values."""
 
-    def __init__(self, graph):
+    def __init__(self, graph) -> None:
         self.graph = graph
         self.name = graph.name
         ops = list(graph.op)

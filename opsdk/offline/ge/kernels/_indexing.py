@@ -6,7 +6,7 @@ from opsdk.offline.ge.errors import GeExecutionError
 from opsdk.offline.ge.kernels._registry import ints, register, scalar_int, unsupported
 
 
-def _strided_slice(node, x, begin, end, axes, strides):
+def _strided_slice(node, x, begin, end, axes, strides) -> torch.Tensor:
     """TF/GE StridedSlice: per listed axis begin:end:stride with Python clamping;
     begin_mask/end_mask bits drop a bound, shrink_axis_mask bits index and drop the axis."""
     if node.attr("ellipsis_mask", 0) or node.attr("new_axis_mask", 0):

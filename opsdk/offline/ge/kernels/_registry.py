@@ -40,7 +40,7 @@ Kernel = Callable[[Node, list], list]
 _KERNELS: dict[str, Kernel] = {}
 
 
-def register(*op_types: str):
+def register(*op_types: str) -> Callable[[Kernel], Kernel]:
     """Decorator: ``fn`` is the kernel of each of ``op_types``."""
 
     def add(fn: Kernel) -> Kernel:
