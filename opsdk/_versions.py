@@ -39,3 +39,20 @@ def torch_version() -> str:
 
         found = torch.__version__
     return found
+
+
+# What opsdk's commands import beyond the op runtime: its `tools` extra (pyproject.toml).
+TOOLS = ("cookiecutter", "jinja2", "ruff", "google.protobuf", "packaging", "numpy", "yaml", "pydot")
+
+
+def missing_tools() -> list[str]:
+    """The modules of the `tools` extra not installed, found without importing them."""
+    import importlib.util
+
+    def found(name: str) -> bool:
+        try:
+            return importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:  # its parent package (google) is missing
+            return False
+
+    return [name for name in TOOLS if not found(name)]
