@@ -21,6 +21,8 @@ def run(args: argparse.Namespace) -> int:
     if args.explore is not None:  # children (--isolate) inherit it
         os.environ[explore.ENV] = str(args.explore)
     outcome = matrix_run.execute(matrix_run.Settings.from_args(args))
+    for note in outcome.notes:
+        print(note)
     print(outcome.summary)
     lost = wrote(args.command, outcome.written, outcome.unwritten)
     if outcome.interrupted:
