@@ -4,12 +4,15 @@ must not pay."""
 
 from __future__ import annotations
 
-from importlib import metadata
 from pathlib import Path
 
 
 def installed(distribution: str) -> str | None:
-    """The installed version of ``distribution`` (``"2.13.0+cpu"``), None when absent."""
+    """The installed version of ``distribution`` (``"2.13.0+cpu"``), None when absent
+    (importlib.metadata is imported here: it costs every command tens of milliseconds,
+    and the CLI imports this module for :func:`missing_tools`)."""
+    from importlib import metadata
+
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 
 from opsdk import _versions
-from opsdk._runtime import locator
 from opsdk.cli._flags import nothing_early
 
 __all__ = ["NAME", "NEEDS_TOOLS", "add", "early", "run"]
@@ -26,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
     """0 when what is installed works (a base install included), 1 for a corrupt
     TorchAir cache."""
     from opsdk import report
+    from opsdk._runtime import locator
 
     for key, value in report.environment().items():
         print(f"{key:12} {value}")

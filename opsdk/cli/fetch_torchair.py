@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 
-from opsdk._runtime import locator
 from opsdk.cli._flags import nothing_early
 
 __all__ = ["NAME", "NEEDS_TOOLS", "add", "early", "run"]
@@ -26,6 +25,8 @@ early = nothing_early
 
 
 def run(args: argparse.Namespace) -> int:
+    from opsdk._runtime import locator
+
     corrupt = None
     if not args.force:
         try:
