@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 
 from opsdk.axes import GRAPH_MODES, SHAPE_MODES
+from opsdk.errors import OpsdkError
 from opsdk.harness.run import shard as shard_plan
 from opsdk.harness.run.watch import DEFAULT_CELL_TIMEOUT
 from opsdk.matrix_run import DEFAULT_TIMEOUT
@@ -19,6 +20,7 @@ __all__ = [
     "Version",
     "choices_flag",
     "csv",
+    "existing",
     "matrix_flags",
     "modes_flag",
     "nothing_early",
@@ -50,6 +52,14 @@ class Parser(argparse.ArgumentParser):
 
 def nothing_early(args: argparse.Namespace) -> None:
     """``early`` of a command that has nothing to refuse before it runs."""
+
+
+def existing(flag: str, path: Path | None, kind: str) -> None:
+    """Refuse ``path``, given as ``flag``, unless it is there as ``kind`` (``file``,
+    ``folder`` or ``file or folder``): said at once, not after a run's imports."""
+    there = {"file": Path.is_file, "folder": Path.is_dir, "file or folder": Path.exists}[kind]
+    if path is not None and not there(path):
+        raise OpsdkError(f"{flag} {path}: no such {kind}")
 
 
 def csv(choices):

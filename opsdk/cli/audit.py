@@ -7,8 +7,7 @@ from pathlib import Path
 
 from opsdk.audit import AUDIT
 from opsdk.cli import _matrix
-from opsdk.cli._flags import csv, matrix_flags
-from opsdk.errors import OpsdkError
+from opsdk.cli._flags import csv, existing, matrix_flags
 from opsdk.harness import columns
 from opsdk.harness.run import target
 
@@ -66,10 +65,6 @@ def add(commands) -> argparse.ArgumentParser:
     return audit
 
 
-def run(args: argparse.Namespace) -> int:
-    return _matrix.run(args)
-
-
 def early(args: argparse.Namespace) -> None:
     """What the audit is pointed at exists (targets, ``--ir`` paths, ``--waivers``), found
     without importing torch or the targets: a mistyped name is one line at once, not
@@ -78,7 +73,9 @@ def early(args: argparse.Namespace) -> None:
         if name != WHEEL:
             target.findable(name)
     for path in args.ir:
-        if not path.exists():
-            raise OpsdkError(f"--ir {path}: no such file or folder")
-    if args.waivers is not None and not args.waivers.is_file():
-        raise OpsdkError(f"--waivers {args.waivers}: no such file")
+        existing("--ir", path, "file or folder")
+    existing("--waivers", args.waivers, "file")
+
+
+def run(args: argparse.Namespace) -> int:
+    return _matrix.run(args)

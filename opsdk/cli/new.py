@@ -8,7 +8,7 @@ import dataclasses
 from pathlib import Path
 
 from opsdk.axes import DEFAULT_STYLE, STYLES
-from opsdk.cli._flags import modes_flag, nothing_early
+from opsdk.cli._flags import existing, modes_flag
 
 __all__ = ["NAME", "NEEDS_TOOLS", "add", "early", "run"]
 
@@ -79,7 +79,9 @@ def add(commands) -> argparse.ArgumentParser:
     return new
 
 
-early = nothing_early
+def early(args: argparse.Namespace) -> None:
+    existing("--from-cann", args.from_cann, "file or folder")
+    existing("--into", args.into and args.into.expanduser(), "folder")  # as --into reads it
 
 
 def run(args: argparse.Namespace) -> int:

@@ -366,6 +366,27 @@ def test_the_opsdk_command_refuses_before_it_starts_a_watched_run(
     assert err.startswith(f"opsdk {argv[0]}: error: ") and said in err
 
 
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (
+            ["new", "--from-cann", "gone_proto.h"],
+            "--from-cann gone_proto.h: no such file or folder",
+        ),
+        (["new", "my_op", "--into", "gone"], "--into gone: no such folder"),
+    ],
+)
+def test_new_refuses_a_path_that_is_not_there_before_it_imports_the_scaffold(
+    capsys, tmp_path, monkeypatch, argv, said
+):
+    """They cost 4-10 s of imports (torch, the templates) before their one line."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli.new, "run", lambda args: pytest.fail("the scaffold ran"))
+    code, out, err = _run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert err == f"opsdk new: error: {said}\n"
+
+
 def test_ir_formats_are_the_exports():
     """`opsdk ir --format` lists, without importing torch, what opsdk.harness.exports writes."""
     from opsdk.harness import exports
