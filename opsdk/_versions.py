@@ -4,12 +4,15 @@ must not pay."""
 
 from __future__ import annotations
 
-from importlib import metadata
 from pathlib import Path
 
 
 def installed(distribution: str) -> str | None:
-    """The installed version of ``distribution`` (``"2.13.0+cpu"``), None when absent."""
+    """The installed version of ``distribution`` (``"2.13.0+cpu"``), None when absent
+    (importlib.metadata is imported here: it costs every command tens of milliseconds,
+    and the CLI imports this module for :func:`missing_tools`)."""
+    from importlib import metadata
+
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
@@ -39,3 +42,20 @@ def torch_version() -> str:
 
         found = torch.__version__
     return found
+
+
+# What opsdk's commands import beyond the op runtime: its `tools` extra (pyproject.toml).
+TOOLS = ("cookiecutter", "jinja2", "ruff", "google.protobuf", "packaging", "numpy", "yaml", "pydot")
+
+
+def missing_tools() -> list[str]:
+    """The modules of the `tools` extra not installed, found without importing them."""
+    import importlib.util
+
+    def found(name: str) -> bool:
+        try:
+            return importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:  # its parent package (google) is missing
+            return False
+
+    return [name for name in TOOLS if not found(name)]

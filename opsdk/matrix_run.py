@@ -144,14 +144,17 @@ class Settings:
 @dataclass
 class Outcome:
     """What a run found: the results, the text to print after the progress lines, the
-    files written, whether an interrupt cut it short, and the reports the machine could
-    not take (a full disk: see :func:`write_reports`)."""
+    files written, whether an interrupt cut it short, the reports the machine could not
+    take (a full disk: see :func:`write_reports`), and what the run has to say of how it
+    was laid out (``--shard``, ``--last-failed``, graphs drawn as text). The progress
+    lines are the only output a run prints itself."""
 
     results: list
     summary: str
     written: list[Path]
     interrupted: bool
     unwritten: list[OutputError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 class Suite(Protocol):
@@ -348,18 +351,19 @@ def execute(settings: Settings) -> Outcome:
     from opsdk.harness.run.progress import Progress
 
     log = journal.active()
+    notes: list[str] = []
     with (
         _memory_ends(log),
         interrupts.Interrupts(f"opsdk {settings.command}") as interrupted,
-        _drawn(settings, folder) as drawer,
+        _drawn(settings, folder, notes) as drawer,
     ):
         folder = drawer.directory if drawer else None
         suite: Suite = _SUITES[settings.command](settings)
         cells = _chosen(suite, settings)
         caching = not settings.no_cache and _cache_enabled()
         cache = suite.cache() if caching else None
-        shard, cells = _sharded(settings, cells, cache)
-        cells = _last_failed(settings, cells, cache)
+        shard, cells = _sharded(settings, cells, cache, notes)
+        cells = _last_failed(settings, cells, cache, notes)
         if drawer:
             drawer.forget((c.op.name, c.label) for c in cells)
         done, left = log.resumed(cells) if log else ({}, cells)
@@ -387,7 +391,7 @@ def execute(settings: Settings) -> Outcome:
     if log:
         log.done()
     stopped = interrupted.requested or bool(log and log.stop)
-    return Outcome(results, summary, written, stopped, unwritten)
+    return Outcome(results, summary, written, stopped, unwritten, notes)
 
 
 @contextlib.contextmanager
@@ -479,36 +483,36 @@ def _why_no_cells(settings: Settings) -> str:
     return "converter and infer have cells only for an op with a TorchAir converter"
 
 
-def _sharded(settings: Settings, cells, cache):
+def _sharded(settings: Settings, cells, cache, notes: list[str]):
     """``--shard I/N``'s plan (None without it) and the cells of this shard, balanced by the
-    durations the cell cache remembers."""
+    durations the cell cache remembers; ``notes`` gets how many."""
     from opsdk.harness.run import shard as shard_plan
 
     if not settings.shard:
         return None, cells
     shard = shard_plan.plan(cells, *settings.shard, cache.durations(cells) if cache else {})
     cells = shard.select(cells)
-    print(f"shard {shard.index}/{shard.count}: {len(cells)} of {len(shard.cells)} cells")
+    notes.append(f"shard {shard.index}/{shard.count}: {len(cells)} of {len(shard.cells)} cells")
     return shard, cells
 
 
-def _last_failed(settings: Settings, cells, cache):
+def _last_failed(settings: Settings, cells, cache, notes: list[str]):
     if not settings.last_failed or cache is None:
         return cells
     failed = cache.last_failed(cells)
     if not failed:
-        print("--last-failed: no cell failed last time: running every cell")
+        notes.append("--last-failed: no cell failed last time: running every cell")
         return cells
-    print(f"--last-failed: running the {len(failed)} cell(s) that failed last time")
+    notes.append(f"--last-failed: running the {len(failed)} cell(s) that failed last time")
     cache.reuse = False
     return failed
 
 
 @contextlib.contextmanager
-def _drawn(settings: Settings, folder: Path | None) -> Iterator[Any]:
+def _drawn(settings: Settings, folder: Path | None, notes: list[str]) -> Iterator[Any]:
     """While active, the ge and npugraph_ex cells that --graphs names are drawn into
     ``folder`` (a temporary one for --report alone); yields the drawer, None when no
-    report shows pictures. Without Graphviz's dot, one line says so: they become text."""
+    report shows pictures. Without Graphviz's dot, ``notes`` gets why: they become text."""
     if not settings.draws:
         yield None
         return
@@ -517,7 +521,7 @@ def _drawn(settings: Settings, folder: Path | None) -> Iterator[Any]:
 
     missing = render.missing()
     if missing and settings.graphs_dir is None:
-        print(f"opsdk check: the reports show the graphs as text: {missing}")
+        notes.append(f"opsdk check: the reports show the graphs as text: {missing}")
     with contextlib.ExitStack() as stack:
         if folder is None:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="opsdk-graphs-")))

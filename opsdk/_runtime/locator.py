@@ -18,8 +18,8 @@ nor stale code run from a damaged ``.pyc``; ``opsdk fetch-torchair`` repairs it 
 the kept wheel.
 
 ``packaging`` (opsdk's ``tools`` extra) is imported where a wheel is read, never at
-module level: the emulated device imports this module, and an op package imports with
-torch alone.
+module level nor to describe the cache (:func:`locate`): the emulated device imports
+this module, an op package imports with torch alone, and `opsdk doctor` runs so.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import importlib.util
 import json
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import sys
@@ -77,6 +78,8 @@ REPAIR = "opsdk fetch-torchair"
 # Python, so any platform's wheel of the right version carries it.
 _FALLBACK_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_28_aarch64")
 _PIP_TIMEOUT_S = 900
+# A version's release segment (2.13.0 of 2.13.0rc1+cpu), after an optional leading v.
+_RELEASE = re.compile(r"v?(\d+(?:\.\d+)*)")
 
 
 class TorchairUnavailable(SetupError):
@@ -110,12 +113,15 @@ class TorchairInfo:
 
 
 def expected_torch_npu_version() -> str:
-    """torch-npu releases track torch versions: torch 2.13.0+cpu -> torch-npu 2.13.0."""
-    from packaging.version import Version
-
+    """torch-npu releases track torch versions: torch 2.13.0+cpu -> torch-npu 2.13.0 (the
+    release segment, ``packaging``'s base version of torch's, read without it: `opsdk
+    doctor` runs with torch alone)."""
     from opsdk._versions import torch_version
 
-    return Version(torch_version()).base_version
+    found = _RELEASE.match(torch_version().strip().lower())
+    if found is None:
+        raise ValueError(f"torch's version {torch_version()!r} has no release number")
+    return found[1]
 
 
 def cache_root() -> Path:

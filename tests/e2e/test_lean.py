@@ -128,8 +128,8 @@ print(loaded)
 def test_the_column_registry_and_the_cli_parser_load_without_torch():
     """`opsdk --help` and the pytest plugin read the column names: no torch for that."""
     script = (
-        "import sys; from opsdk.cli import _parser; from opsdk.harness import columns; "
-        "_parser(); columns.names(); assert 'torch' not in sys.modules, 'torch was imported'"
+        "import sys; from opsdk.cli import parser; from opsdk.harness import columns; "
+        "parser(); columns.names(); assert 'torch' not in sys.modules, 'torch was imported'"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

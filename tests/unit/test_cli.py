@@ -86,13 +86,19 @@ def test_check_help_lists_every_choice(capsys):
         assert choice in out, f"check --help does not list {choice}"
 
 
-def test_a_misspelled_flag_gets_its_subcommands_usage(capsys):
+def test_a_usage_error_is_one_line_naming_the_commands_help(capsys):
+    """argparse printed its 7-8 line usage block before the one line that mattered."""
     code, out, err = _run(capsys, "check", "pkg", "--bakend", "ge")
-    assert code == 2 and out == ""
-    assert err.startswith("usage: opsdk check ")
-    assert (
-        "opsdk check: error: unrecognized arguments: --bakend ge (did you mean --backend?)" in err
+    assert (code, out) == (2, "")
+    assert err == (
+        "opsdk check: error: unrecognized arguments: --bakend ge: did you mean --backend? "
+        "(see `opsdk check --help`)\n"
     )
+    code, out, err = _run(capsys, "graph", "pkg", "-k", "op")
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err.startswith("opsdk graph: error: the following arguments are required: --backend")
+    code, _, err = _run(capsys, "chek")
+    assert code == 2 and err.count("\n") == 1 and err.endswith("(see `opsdk --help`)\n")
 
 
 def test_a_name_too_long_for_a_file_is_refused_before_anything_is_created(capsys, tmp_path):
@@ -244,7 +250,7 @@ def test_opsdk_graph_draws_one_op_and_says_so_otherwise(capsys, tmp_path, two_op
 def test_check_graphs_flag_takes_its_choices_only(capsys):
     code, _, err = _run(capsys, "check", "pkg", "--graphs", "some")
     assert code == 2 and "argument --graphs: invalid choice: 'some'" in err
-    assert all(choice in err for choice in cli.GRAPHS)
+    assert all(choice in err for choice in cli.check.GRAPHS)
 
 
 _LAYOUT = ("columns", "shapes", "options", "contexts", "waivers", "ir", "no_cache", "last_failed")
@@ -313,6 +319,79 @@ def test_what_a_run_is_pointed_at_is_found_before_the_run_imports_anything(
     code, out, err = _run(capsys, *argv)
     assert (code, out) == (2, "")
     assert err.startswith(f"opsdk {argv[0]}: error: ") and said in err
+
+
+@pytest.fixture
+def no_ops(tmp_path):
+    """A folder holding a package none of whose code names OPS, which would fail if imported."""
+    package = tmp_path / "proj" / "noops"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("raise SystemExit('imported')\n")
+    (package / "kernels.py").write_text("KERNEL = 1\n")
+    return package.parent
+
+
+@pytest.mark.parametrize("command", ["check", "coverage", "ir"])
+def test_a_package_that_declares_no_ops_is_refused_before_it_is_imported(capsys, no_ops, command):
+    code, out, err = _run(capsys, command, str(no_ops))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"opsdk {command}: error: noops declares no OPS: add OPS = "
+        "(torch.ops.ns.op.default,) to its __init__.py\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["check", "gone/pkg"], "gone/pkg: no such file or directory"),
+        (["check", "NO_OPS"], "noops declares no OPS"),
+        (["check", "json", "--backend", "ge", "--modes", "npugraph_ex"], "no column of --modes"),
+        (["audit", "torch_npu", "--ir", "gone"], "--ir gone: no such file or folder"),
+    ],
+)
+def test_the_opsdk_command_refuses_before_it_starts_a_watched_run(
+    capsys, monkeypatch, no_ops, argv, said
+):
+    """A plain check or audit runs in a child that imports torch and the target: the
+    seconds that cost came before a one-line refusal that needs none of it."""
+    from opsdk.harness.run import watch
+
+    monkeypatch.delenv(watch.ENV_OFF, raising=False)
+    monkeypatch.setattr(watch, "command", lambda *a: pytest.fail("the watched run started"))
+    argv = [str(no_ops) if a == "NO_OPS" else a for a in argv]
+    assert cli.command(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith(f"opsdk {argv[0]}: error: ") and said in err
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (
+            ["new", "--from-cann", "gone_proto.h"],
+            "--from-cann gone_proto.h: no such file or folder",
+        ),
+        (["new", "my_op", "--into", "gone"], "--into gone: no such folder"),
+    ],
+)
+def test_new_refuses_a_path_that_is_not_there_before_it_imports_the_scaffold(
+    capsys, tmp_path, monkeypatch, argv, said
+):
+    """They cost 4-10 s of imports (torch, the templates) before their one line."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli.new, "run", lambda args: pytest.fail("the scaffold ran"))
+    code, out, err = _run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert err == f"opsdk new: error: {said}\n"
+
+
+def test_ir_formats_are_the_exports():
+    """`opsdk ir --format` lists, without importing torch, what opsdk.harness.exports writes."""
+    from opsdk.harness import exports
+
+    assert cli.ir.FORMATS == tuple(exports.FORMATS)
 
 
 def test_modes_keep_their_columns_and_a_choice_of_none_is_refused(capsys):

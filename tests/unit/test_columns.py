@@ -14,7 +14,7 @@ import torch
 
 from opsdk import harness, report
 from opsdk._runtime.device import ensure_npu
-from opsdk.cli import _parser
+from opsdk.cli import parser
 from opsdk.errors import OpsdkError, SetupError
 from opsdk.harness import columns
 from opsdk.harness.cell import CellFailure
@@ -119,7 +119,7 @@ def test_the_infer_check_has_cells_only_where_the_ir_paths_hold_cpp_inference(tm
 
 def test_a_registered_column_is_in_every_part_of_opsdk(registered, package):
     assert columns.names()[-2:] == ("throwaway", "needy")
-    args = _parser().parse_args(["check", "pkg"])
+    args = parser().parse_args(["check", "pkg"])
     assert args.backend[-2:] == ["throwaway", "needy"]
     matrix = harness.cells(package, shapes=["static"])
     # fusion has cells only for an op with a fusion pattern, ascendc only for one with

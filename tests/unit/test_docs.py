@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from opsdk.cli import _parser
+from opsdk.cli import parser as _parser
 from opsdk.harness.cell import LAYERS
 
 ROOT = Path(__file__).resolve().parents[2]

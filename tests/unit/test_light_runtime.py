@@ -3,7 +3,9 @@
 import re
 import sys
 
-from opsdk import cli
+import pytest
+
+from opsdk import _versions, cli
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -31,6 +33,27 @@ def test_base_dependencies_are_the_light_runtime():
     )
     for dist in (*wanted, "numpy"):
         assert dist in tools, dist
+
+
+@pytest.fixture
+def base_install(monkeypatch):
+    """As if opsdk were installed without its tools: their modules cannot be imported."""
+    tops = {name.partition(".")[0] for name in _versions.TOOLS}
+    for name in [*tops, *(m for m in list(sys.modules) if m.partition(".")[0] in tops)]:
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+def test_doctor_runs_with_the_base_install_and_names_the_extra(
+    base_install, monkeypatch, tmp_path, capsys
+):
+    """`opsdk doctor`, meant to diagnose an environment, exited 2 without the tools."""
+    monkeypatch.setenv("OPSDK_CACHE_DIR", str(tmp_path))
+    assert cli.main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("opsdk ") and "\ntorch " in out
+    missing = ", ".join(_versions.TOOLS)
+    assert f"\ntools        absent ({missing}): every command but doctor needs them: " in out
+    assert "pip install 'opsdk[tools]'" in out
 
 
 def test_without_the_tools_a_command_says_which_extra_to_install(monkeypatch, tmp_path, capsys):

@@ -211,7 +211,8 @@ def project(tmp_path):
     package = tmp_path / "proj" / "mypkg"
     (package.parent / "tests").mkdir(parents=True)
     package.mkdir()
-    (package / "__init__.py").write_text(f"open({str(tmp_path / 'imported')!r}, 'w').close()\n")
+    mark = f"open({str(tmp_path / 'imported')!r}, 'w').close()\n"
+    (package / "__init__.py").write_text(f"{mark}OPS = ()\n")
     (package / "kernels.py").write_text("KERNEL = 1\n")
     yield package.parent
     assert not (tmp_path / "imported").exists(), "the package was imported to check outputs"

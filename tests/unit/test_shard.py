@@ -6,10 +6,11 @@ import json
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from opsdk import cli
+from opsdk import cli, matrix_run
 from opsdk._runtime.spec import parse
 from opsdk.errors import OpsdkError
 from opsdk.harness.cell import Cell, OpUnderTest, Result
@@ -221,3 +222,14 @@ def test_unsharded_reports_merge_unless_a_cell_is_in_two(tmp_path):
         OpsdkError, match=r"a.json and .*c.json both hold myops::op0\[eager-static\]"
     ):
         merge.merge([a, _write(tmp_path, "c.json", _results(eager[:1]))])
+
+
+def test_a_run_returns_what_it_says_of_its_shard_and_prints_only_progress(capsys):
+    """matrix_run printed the shard line itself; the CLI renders it from the outcome."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "custom_ops" / "my_add"
+    settings = matrix_run.Settings(
+        "check", str(example), columns=["eager"], shapes=["static"], shard=(1, 1)
+    )
+    outcome = matrix_run.execute(settings)
+    assert outcome.notes == ["shard 1/1: 1 of 1 cells"]
+    assert "shard" not in capsys.readouterr().out

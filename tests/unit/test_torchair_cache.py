@@ -202,6 +202,19 @@ def test_only_the_deep_check_sees_a_change_that_kept_size_and_mtime(fetched):
         locator.verify(deep=True)
 
 
+@pytest.mark.parametrize(
+    "torch", ["2.13.0+cpu", "2.13.0", "2.13.0rc1", "2.13.0.dev20260101+cu128", "2.13.0.post1"]
+)
+def test_the_torch_npu_version_is_torchs_release_read_without_packaging(monkeypatch, torch):
+    """`packaging`'s base version, without `packaging`: `opsdk doctor` runs with torch alone."""
+    from packaging.version import Version
+
+    from opsdk import _versions
+
+    monkeypatch.setattr(_versions, "torch_version", lambda: torch)
+    assert locator.expected_torch_npu_version() == Version(torch).base_version
+
+
 def test_doctor_says_the_cache_is_corrupt_and_fails(fetched, capsys):
     assert cli.main(["doctor"]) == 0
     assert capsys.readouterr().out.endswith("TorchAir cache: verified\n")

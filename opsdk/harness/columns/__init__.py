@@ -19,8 +19,9 @@ from types import ModuleType
 from typing import Protocol
 
 from opsdk.axes import SHAPE_MODES
+from opsdk.errors import OpsdkError
 
-__all__ = ["Column", "Judge", "compiling", "get", "in_modes", "names", "register"]
+__all__ = ["Column", "Judge", "asked_in_modes", "compiling", "get", "in_modes", "names", "register"]
 
 CHECK = "check"  # the suite of `opsdk check`'s columns
 
@@ -117,6 +118,18 @@ def get(name: str, suite: str = CHECK) -> Judge | None:
 def in_modes(chosen, modes) -> list[str]:
     """The columns of ``chosen`` that a package made for the graph ``modes`` has."""
     return [name for name in chosen if get(name).mode in (None, *modes)]
+
+
+def asked_in_modes(chosen, modes) -> list[str]:
+    """:func:`in_modes` of the columns asked for (``--backend``) and the graph modes
+    (``--modes``); a choice that leaves none is an error naming both flags."""
+    found = in_modes(chosen, modes)
+    if not found:
+        raise OpsdkError(
+            f"--backend {','.join(chosen)}: no column of --modes {','.join(modes)} "
+            "(ge and fusion check the ge mode): add it to --modes, or drop --backend"
+        )
+    return found
 
 
 def compiling() -> tuple[str, ...]:

@@ -26,7 +26,7 @@ from opsdk.errors import SetupError, TargetError
 from opsdk.harness import columns, notes
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped, OpUnderTest, Result
 from opsdk.harness.failures import as_failure, raise_out_of_memory
-from opsdk.harness.run import coverage, run_scope, waivers
+from opsdk.harness.run import coverage, run_scope, target, waivers
 from opsdk.harness.run.cache import CellCache
 from opsdk.harness.run.heard import Heard
 from opsdk.harness.variants import contexts
@@ -56,10 +56,7 @@ def declared_ops(package) -> list:
     would hide."""
     ops = getattr(package, "OPS", None)
     if not ops:
-        raise TargetError(
-            f"{package.__name__} declares no OPS: add OPS = (torch.ops.ns.op.default,) "
-            "to its __init__.py"
-        )
+        raise TargetError(target.no_ops(package.__name__))
     if not isinstance(ops, (tuple, list)):
         raise TargetError(
             f"{package.__name__}.OPS is of type {type(ops).__name__}, not a tuple: write "

@@ -13,6 +13,7 @@ missing and where to add it, instead of somewhere deep in TorchAir.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 
 import torch
@@ -20,6 +21,7 @@ import torch
 from opsdk._runtime import attach, inputs, irdef
 from opsdk._runtime import spec as opspec
 from opsdk._runtime.spec import OpSpec
+from opsdk.errors import OpsdkError
 from opsdk.harness import columns
 from opsdk.harness.cell import CellFailure
 
@@ -150,6 +152,26 @@ def namespace_ops(namespace: str) -> list[OpSpec]:
         for qualname in sorted(torch._C._dispatch_get_all_op_names())
         if qualname.partition("::")[0] == namespace
     ]
+
+
+def rows(specs: list[OpSpec], namespace: str | None, where: str) -> list[Coverage]:
+    """The rows of ``specs`` (the ops of the package ``where`` names), then with
+    ``namespace`` of every other op registered in it (after importing the package)."""
+    chosen = {spec.qualname: spec for spec in specs}
+    if namespace:
+        found = namespace_ops(namespace)
+        if not found:
+            raise OpsdkError(
+                f"no op is registered in namespace {namespace!r} after importing "
+                f"{where}: check the name (as in torch.ops.NS.op)"
+            )
+        chosen.update((spec.qualname, spec) for spec in found)
+    return [of(spec) for spec in chosen.values()]
+
+
+def json_text(rows: list[Coverage]) -> str:
+    """The rows as ``opsdk coverage --json`` writes them."""
+    return json.dumps([r.to_json() for r in rows], indent=2) + "\n"
 
 
 def table(rows: list[Coverage]) -> str:

@@ -57,6 +57,28 @@ def findable(target: str) -> None:
         raise TargetError(_NOT_FOUND.format(target=target))
 
 
+def findable_package(target: str) -> None:
+    """:func:`findable` for an op package, and what can be told of its ops without
+    importing it (torch, TorchAir: seconds): a folder that holds no single package, or a
+    package or module file none of whose code names ``OPS`` (so it declares none)."""
+    findable(target)
+    path = Path(target)
+    if path.is_dir():
+        package = package_dir(path.resolve())
+        name, files = package.name, [package / "__init__.py", *package.rglob("*.py")]
+    elif path.is_file() and path.suffix == ".py":
+        name, files = _module_of(path.resolve())[1], [path]
+    else:
+        return
+    if not any("OPS" in file.read_text(errors="replace") for file in files):
+        raise TargetError(no_ops(name))
+
+
+def no_ops(name: str) -> str:
+    """What a package or module ``name`` that declares no ops is told."""
+    return f"{name} declares no OPS: add OPS = (torch.ops.ns.op.default,) to its __init__.py"
+
+
 _NOT_FOUND = (
     "{target!r} is neither a directory nor an importable module: give an op package "
     "directory (e.g. examples/custom_ops/my_add) or a module `python -c 'import NAME'` "
