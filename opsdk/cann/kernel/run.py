@@ -3,7 +3,8 @@ the kernel is a finding, never this process's end), and read what it found.
 
 A launch states the GM buffers by the entry's parameter names: the inputs' bytes (None:
 an absent optional input), the outputs' sizes, a dynamic (tensor list) parameter's
-tensors as :class:`Member` values, and the tiling: what the op's TilingFunc produced (the contract's TilingRun: ``data``, ``block_dim``, ``tiling_key``,
+tensors as :class:`Member` values, and the tiling: what the op's TilingFunc produced
+(the contract's TilingRun: ``data``, ``block_dim``, ``tiling_key``,
 ``workspace_sizes``). The answer is the outputs' bytes and the findings, each with the
 block, the source line of the API call and what the hardware would have done.
 """
