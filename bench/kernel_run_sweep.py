@@ -8,7 +8,8 @@ name), its TilingFunc built (:func:`opsdk.cann.tiling.build`) and run in its wor
 cases made from the op's definition as ``tiling_sweep.py`` makes them until one tiles;
 then the kernel built for that case's dtypes, tiling key and tiling layout
 (:func:`opsdk.cann.kernel.build`) and launched once in its worker
-(:meth:`opsdk.cann.kernel.Kernel.launch`) on random inputs of the case's shapes: the path
+(:meth:`opsdk.cann.kernel.Kernel.launch`) on random inputs of the case's shapes (a
+dynamic input or output: a tensor list of the case's instances of it, two): the path
 the ``ascendc`` column takes. An entry counts as run when the launch returns (findings,
 such as a GM access out of bounds, are listed apart: the outputs are shaped as the first
 input, which an op's real outputs need not be). The rest by kind: out of scope (what the
