@@ -127,12 +127,14 @@ def inference_of(found: tiling.TilingSource, root: Path) -> infer.Library | None
 
 def shaped(case: infer_sweep.Case, op, inference: infer.Library | None):
     """The tiling case of ``case``: its outputs as the op's InferShape shapes them (None:
-    it refuses the case, as GE would before tiling), else each as the first input."""
+    it refuses the case, as GE would before tiling), else each as the first input; a
+    dynamic output's instances told apart (``GetIrOutputInstanceInfo``)."""
     made = tiling_sweep.case_of(case, op)
+    made = replace(made, output_counts=counts(op.ir.outputs, len(made.outputs)))
     if inference is None:
         return made
     try:
-        answer = inference.infer(op.ir.op_type, case.inputs, case.attrs, case.outputs)
+        answer = inference.infer(op.ir.op_type, case.inputs, case.attrs, made.output_counts)
     except (infer.Crashed, KeyError):
         return made
     if answer.shape_status != 0 or len(answer.shapes) < len(made.outputs):
@@ -263,15 +265,20 @@ def launch(source: Path, root: Path, op, run: tiling.TilingRun, row: Row) -> Non
 
 def _outputs(declared, given: tuple) -> list:
     """The case's outputs (one per instance) per declared output: a dynamic one's
-    instances as a tuple (the case gives each dynamic output as many)."""
-    dynamic = sum(o.kind == "dynamic" for o in declared)
-    each = (len(given) - len(declared) + dynamic) // max(dynamic, 1)
+    instances as a tuple."""
     grouped, at = [], 0
-    for output in declared:
-        count = each if output.kind == "dynamic" else 1
+    for output, count in zip(declared, counts(declared, len(given)), strict=True):
         grouped.append(tuple(given[at : at + count]) if output.kind == "dynamic" else given[at])
         at += count
     return grouped
+
+
+def counts(declared, total: int) -> tuple[int, ...]:
+    """Per declared output its instances among ``total`` (the case gives each dynamic
+    output as many)."""
+    dynamic = sum(o.kind == "dynamic" for o in declared)
+    each = (total - len(declared) + dynamic) // max(dynamic, 1)
+    return tuple(each if o.kind == "dynamic" else 1 for o in declared)
 
 
 def _first(given) -> infer.Given | None:
