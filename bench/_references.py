@@ -35,6 +35,7 @@ class Reference:
     body: str
     cases: tuple[str, ...]
     tolerances: str = ""
+    shared: tuple[str, ...] = ()  # other folders its sources include (foreach ops: foreach_utils)
 
     @property
     def name(self) -> str:
@@ -295,7 +296,7 @@ def extract(references, into: Path) -> Path:
     into one tree (``into``: the repositories' layouts merged; :func:`available` first)."""
     for repo in sorted({r.repo for r in references}):
         git = MIRRORS / f"hicann+{repo}" / "repo"
-        folders = [r.folder for r in references if r.repo == repo]
+        folders = [f for r in references if r.repo == repo for f in (r.folder, *r.shared)]
         archive = subprocess.run(
             ["git", f"--git-dir={git}", "archive", "HEAD", "--", *SHARED[repo], *folders],
             capture_output=True,

@@ -8,7 +8,8 @@ name), its TilingFunc built (:func:`opsdk.cann.tiling.build`) and run in its wor
 cases made from the op's definition as ``tiling_sweep.py`` makes them until one tiles;
 then the kernel built for that case's dtypes, tiling key and tiling layout
 (:func:`opsdk.cann.kernel.build`) and launched once in its worker
-(:meth:`opsdk.cann.kernel.Kernel.launch`) on random inputs of the case's shapes: the path
+(:meth:`opsdk.cann.kernel.Kernel.launch`) on random inputs of the case's shapes (a
+dynamic input or output: a tensor list of the case's instances of it, two): the path
 the ``ascendc`` column takes. An entry counts as run when the launch returns (findings,
 such as a GM access out of bounds, are listed apart: the outputs are shaped as the first
 input, which an op's real outputs need not be). The rest by kind: out of scope (what the
@@ -126,12 +127,14 @@ def inference_of(found: tiling.TilingSource, root: Path) -> infer.Library | None
 
 def shaped(case: infer_sweep.Case, op, inference: infer.Library | None):
     """The tiling case of ``case``: its outputs as the op's InferShape shapes them (None:
-    it refuses the case, as GE would before tiling), else each as the first input."""
+    it refuses the case, as GE would before tiling), else each as the first input; a
+    dynamic output's instances told apart (``GetIrOutputInstanceInfo``)."""
     made = tiling_sweep.case_of(case, op)
+    made = replace(made, output_counts=counts(op.ir.outputs, len(made.outputs)))
     if inference is None:
         return made
     try:
-        answer = inference.infer(op.ir.op_type, case.inputs, case.attrs, case.outputs)
+        answer = inference.infer(op.ir.op_type, case.inputs, case.attrs, made.output_counts)
     except (infer.Crashed, KeyError):
         return made
     if answer.shape_status != 0 or len(answer.shapes) < len(made.outputs):
@@ -191,7 +194,7 @@ def _data(given: infer.Given, dtype: str) -> bytes:
     return values.contiguous().view(torch.uint8).numpy().tobytes()
 
 
-def _size(given: infer.Given) -> int:
+def _size(given: infer.Given, _dtype: str | None = None) -> int:
     count = 1
     for dim in given.shape:
         count *= max(dim, 0)
@@ -207,22 +210,25 @@ def _torch(ge_value: int) -> str:
 
 
 def launch(source: Path, root: Path, op, run: tiling.TilingRun, row: Row) -> None:
-    """Build the kernel for the run's case and launch it once, filling ``row``."""
+    """Build the kernel for the run's case and launch it once, filling ``row``: a dynamic
+    input or output is a tensor list of the case's instances of it."""
     entry = kernel.entry_of(source)
     params = entry.params[:-2]
     case = run.case
     names = (*op.ir.ir_input_names, *(o.name for o in op.ir.outputs))
-    instances = [*(i[0] if i else None for i in case.inputs), *case.outputs]
-    if any(len(i) > 1 for i in case.inputs) or len(params) != len(names):
+    inputs = [
+        tuple(i) if ir.kind == "dynamic" else i[0] if i else None
+        for i, ir in zip(case.inputs, op.ir.inputs, strict=True)
+    ]
+    instances = [*inputs, *_outputs(op.ir.outputs, case.outputs)]
+    if len(params) != len(names):
         row.outcome, row.reason = "kernel parameters", "not the definition's tensors one each"
         row.detail = f"{entry.name}({', '.join(params)}) against {', '.join(names)}"
-        if any(len(i) > 1 for i in case.inputs):
-            row.reason = "a dynamic (tensor list) input"
         return
     given = dict(zip(params, instances, strict=True))
     outputs = set(params[len(op.ir.ir_input_names) :])
     try:
-        dtypes = {p: _torch(g.dtype) for p, g in given.items() if g is not None}
+        dtypes = {p: _torch(_first(g).dtype) for p, g in given.items() if _first(g)}
         dtypes |= {n: dtypes[p] for p, n in zip(params, names, strict=True) if p in dtypes}
         built = kernel.build(
             entry,
@@ -244,8 +250,8 @@ def launch(source: Path, root: Path, op, run: tiling.TilingRun, row: Row) -> Non
     compiled = kernel.Kernel(built)
     try:
         done = compiled.launch(
-            {p: _data(g, dtypes[p]) if g else None for p, g in given.items() if p not in outputs},
-            {p: _size(given[p]) for p in outputs},
+            {p: _tensor(g, dtypes.get(p), _data) for p, g in given.items() if p not in outputs},
+            {p: _tensor(given[p], dtypes.get(p), _size) for p in outputs},
             run,
             case=row.case,
         )
@@ -255,6 +261,37 @@ def launch(source: Path, root: Path, op, run: tiling.TilingRun, row: Row) -> Non
     if crashed:
         row.outcome, row.reason, row.detail = "launch crash", crashed[0].what, str(crashed[0])
     row.findings = [str(f) for f in done.findings if f.kind != "crash"]
+
+
+def _outputs(declared, given: tuple) -> list:
+    """The case's outputs (one per instance) per declared output: a dynamic one's
+    instances as a tuple."""
+    grouped, at = [], 0
+    for output, count in zip(declared, counts(declared, len(given)), strict=True):
+        grouped.append(tuple(given[at : at + count]) if output.kind == "dynamic" else given[at])
+        at += count
+    return grouped
+
+
+def counts(declared, total: int) -> tuple[int, ...]:
+    """Per declared output its instances among ``total`` (the case gives each dynamic
+    output as many)."""
+    dynamic = sum(o.kind == "dynamic" for o in declared)
+    each = (total - len(declared) + dynamic) // max(dynamic, 1)
+    return tuple(each if o.kind == "dynamic" else 1 for o in declared)
+
+
+def _first(given) -> infer.Given | None:
+    """A tensor's instance, a tensor list's first (None: absent or empty)."""
+    return given[0] if isinstance(given, tuple) and given else given or None
+
+
+def _tensor(given, dtype: str | None, value):
+    """What the launch takes for a tensor: ``value`` of it (its bytes, its size), of each
+    instance of a tensor list (:class:`~opsdk.cann.kernel.Member`), None when absent."""
+    if isinstance(given, tuple):
+        return [kernel.Member(tuple(g.shape), value(g, dtype)) for g in given]
+    return None if given is None else value(given, dtype)
 
 
 def _compile_reason(detail: str) -> str:

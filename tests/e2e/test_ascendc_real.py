@@ -172,3 +172,31 @@ def test_production_ops_give_no_false_finding(opsdk_cli, tmp_path):
     assert set(cells) == {r.name for r in references}, sorted(cells)
     failed = {op: c["message"] for op, c in cells.items() if c["status"] != "pass"}
     assert failed == {}, failed
+
+
+FOREACH_ADD_LIST = _references.Reference(
+    "ForeachAddList",
+    "ops-nn",
+    "foreach/foreach_add_list",
+    "return [a + alpha * b for a, b in zip(x1, x2)]",
+    ("Support([F32(5, 7), F32(100)], [F32(5, 7), F32(100)], F32(1))",),
+    shared=("foreach/foreach_utils",),
+)
+
+
+@pytest.mark.slow
+def test_a_tensor_list_op_runs_its_kernel_on_each_tensor_of_its_lists(opsdk_cli, tmp_path):
+    """ForeachAddList's ``Tensor[]`` arguments and return: each tensor an instance of the
+    dynamic input or output for its tiling, a member of its kernel's tensor list. Its
+    outputs are the reference's; against a wrong reference the cell fails in ``kernel``
+    naming the list's first tensor."""
+    if not _references.available([FOREACH_ADD_LIST]):
+        pytest.skip("the public mirror of hicann/ops-nn is not on this machine (CI)")
+    package = _references.scaffold([FOREACH_ADD_LIST], tmp_path, namespace="lists")
+    [cell] = _check(opsdk_cli, package).cells(backend="ascendc")
+    assert cell["status"] == "pass", cell
+    kernels = _references.folder_of(package, FOREACH_ADD_LIST.name) / "kernels.py"
+    kernels.write_text(kernels.read_text().replace("a + alpha * b", "a + 2 * alpha * b"))
+    [cell] = _check(opsdk_cli, package).cells(backend="ascendc")
+    assert (cell["status"], cell["layer"]) == ("fail", "kernel"), cell
+    assert "the kernel's outputs[0]: values differ" in cell["message"], cell["message"]

@@ -284,3 +284,22 @@ def test_the_kernel_run_sweep_runs_an_entry_s_tiling_and_kernel_and_says_why_not
     ran = next(r for r in rows if r.outcome == "ran")
     assert ran.op_type == "TailAdd" and ran.case.startswith("inputs [16, 16]"), ran
     assert ran.findings == [] and rows[-1].missing == ["NoSuchAdd"]
+
+
+def test_the_kernel_run_sweep_gives_a_dynamic_input_or_output_as_a_tensor_list():
+    """A case's instances of a dynamic output grouped as a list (the case gives each as
+    many), the kernel's tensor list of them: a member per instance."""
+    import kernel_run_sweep
+
+    from opsdk.cann import infer, kernel
+    from opsdk.irdef import Output
+
+    x, total = infer.Given(0, (16, 16)), infer.Given(0, (1,))
+    declared = (Output("y", kind="dynamic"), Output("total"))
+    grouped = kernel_run_sweep._outputs(declared, (x, x, total))
+    assert grouped == [(x, x), total]
+    assert (
+        kernel_run_sweep._tensor(grouped[0], "float32", kernel_run_sweep._size)
+        == [kernel.Member((16, 16), 1024)] * 2
+    )
+    assert kernel_run_sweep._tensor(None, None, kernel_run_sweep._size) is None

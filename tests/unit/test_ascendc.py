@@ -99,12 +99,41 @@ def test_what_the_column_does_not_run_yet_is_said(tmp_path):
     assert "in place" in ascendc._unsupported(ir, found, in_place)
     host = IrDef("ScaleX", (IrInput("x"), IrInput("k", value_depend=True)), (Output("z"),))
     assert "value-depend" in ascendc._unsupported(host, found, plain)
+    listed = IrDef("ScaleX", (IrInput("x", kind="dynamic"),), (Output("z"),))
+    assert ascendc._unsupported(listed, found, plain) is None  # a tensor list runs
     untiled = sources.AscendC(found.root, None, found.entry)
     assert "no TilingFunc of ScaleX" in ascendc._unsupported(ir, untiled, plain)
     newer = IrDef("ScaleX", (IrInput("x"),), (Output("z"),), chips=("ascend950",))
     assert "built for ascend950 only" in ascendc._unsupported(newer, found, plain)
     both = IrDef("ScaleX", (IrInput("x"),), (Output("z"),), chips=("ascend950", "ascend910b"))
     assert ascendc._unsupported(both, found, plain) is None
+
+
+def test_a_tensor_list_argument_is_a_dynamic_input_s_instances_and_the_kernel_s_list():
+    """A ``Tensor[]`` argument: each tensor an instance of the dynamic input for the
+    tiling, a member of the kernel's tensor list; a ``Tensor[]`` return likewise."""
+    import torch
+
+    from opsdk.cann import infer, kernel
+    from opsdk.harness.columns import ascendc
+    from opsdk.irdef import Input as IrInput
+    from opsdk.irdef import IrDef, Output
+
+    ir = IrDef(
+        "ForeachScale",
+        (IrInput("x", kind="dynamic"), IrInput("scale")),
+        (Output("y", kind="dynamic"), Output("total")),
+    )
+    x, scale = [torch.ones(2, 3), torch.ones(5)], torch.ones(1)
+    returned = ([t * 2 for t in x], torch.ones(1))
+    outputs = ascendc._returned(ir, returned)
+    assert list(outputs) == ["y", "total"] and len(outputs["y"]) == 2
+    case = ascendc._tiling_case(ir, {"x": x, "scale": scale}, outputs, "ascend910b", "c")
+    f32 = infer.Given(0, (2, 3)), infer.Given(0, (5,)), infer.Given(0, (1,))
+    assert case.inputs == ((f32[0], f32[1]), (f32[2],))
+    assert case.outputs == (f32[0], f32[1], f32[2])
+    assert ascendc._gm(x, ascendc._size) == [kernel.Member((2, 3), 24), kernel.Member((5,), 20)]
+    assert ascendc._gm(scale, ascendc._bytes) == torch.ones(1).numpy().tobytes()
 
 
 def test_a_package_copies_the_project_and_the_repository_headers_its_tiling_includes(tmp_path):

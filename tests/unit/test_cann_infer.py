@@ -56,6 +56,22 @@ static graphStatus InferShapeEverything(gert::InferShapeContext* context)
     return GRAPH_SUCCESS;
 }
 """
+# A dynamic output: its instances shaped as the dynamic input's, where
+# GetIrOutputInstanceInfo says they start; then a required output [instances].
+LIST_COPY = r"""
+static graphStatus InferShapeListCopy(gert::InferShapeContext* context)
+{
+    const gert::AnchorInstanceInfo* ys = context->GetIrOutputInstanceInfo(0);
+    const gert::AnchorInstanceInfo* count = context->GetIrOutputInstanceInfo(1);
+    for (size_t k = 0; k < ys->GetInstanceNum(); ++k) {
+        *context->GetOutputShape(ys->GetInstanceStart() + k) = *context->GetDynamicInputShape(0, k);
+    }
+    gert::Shape* n = context->GetOutputShape(count->GetInstanceStart());
+    n->SetDimNum(1);
+    n->SetDim(0, static_cast<int64_t>(ys->GetInstanceNum()));
+    return GRAPH_SUCCESS;
+}
+"""
 OPS_NN = infershape(
     [
         "InferShapeKeepLast",
@@ -70,6 +86,7 @@ OPS_NN = infershape(
         "InferShapeSmallOnly",
         "InferShapeTwoOutputs",
         EVERYTHING,
+        LIST_COPY,
     ],
     r"""
 IMPL_OP_INFERSHAPE(KeepLast).InferShape(InferShapeKeepLast).InferDataType(InferDtypeSame);
@@ -85,6 +102,7 @@ IMPL_OP_INFERSHAPE(DoubleSigned).InferShape(InferShapeDoubleSigned);
 IMPL_OP_INFERSHAPE(SmallOnly).InferShape(InferShapeSmallOnly);
 IMPL_OP_INFERSHAPE(TwoOutputs).InferShape(InferShapeTwoOutputs);
 IMPL_OP_INFERSHAPE(Everything).InferShape(InferShapeEverything).InputsDataDependency({0});
+IMPL_OP_INFERSHAPE(ListCopy).InferShape(InferShapeListCopy);
 """,
     includes=("util/shape_util.h", "helpers.h"),
 )
@@ -215,6 +233,14 @@ def test_attrs_host_data_optional_and_dynamic_inputs_reach_the_cpp(ops_nn):
     unknown = [[infer.Given(I32, (3,), depend=True)], *inputs[1:]]  # its data unknown
     withheld = ops_nn.infer("Everything", unknown, attrs, 1)
     assert withheld.shape_status != 0 and "sizes is nullptr" in withheld.log[0], withheld.log
+
+
+def test_a_dynamic_output_s_instances_are_told_apart_from_the_next_output_s(ops_nn):
+    """Outputs given per IR output (two instances of the dynamic one, one of the next):
+    GetIrOutputInstanceInfo places each, as GE lays a dynamic output's instances out."""
+    answer = ops_nn.infer("ListCopy", [[x(5), x(6, 2)]], [], (2, 1))
+    assert answer.shape_status == 0, answer.log
+    assert answer.shapes == ((5,), (6, 2), (2,))
 
 
 PLANTED = [

@@ -2,6 +2,7 @@
 source, the kernel-side tiling struct generated from a TilingLayout, the translation unit's
 dtype macros, a launch's parameters checked before any process starts, finding lines."""
 
+import struct
 from pathlib import Path
 
 import pytest
@@ -109,6 +110,26 @@ def test_a_launch_names_the_entry_s_parameters_before_any_process_starts(tmp_pat
         compiled.launch({"x": b"", "z": b""}, {"y": 4}, tiling)
     with pytest.raises(SpecError, match="give y"):
         compiled.launch({"x": b""}, {}, tiling)
+
+
+def test_a_tensor_list_is_a_block_in_cann_s_layout_naming_its_tensors_buffers(tmp_path):
+    """Per list: the pointer table's byte offset, per tensor (1 << 32 | dims) and its dims,
+    then a slot per tensor holding its buffer's index (the launcher's GM address there);
+    the tensors' buffers after the entry's parameters, named ``<param>[<i>]``."""
+    entry = kernel.Entry(tmp_path / "op.cpp", "op", ("x", "y", "workspace", "tiling"))
+    compiled = kernel.Kernel(kernel.Built(tmp_path / "absent.so", entry, 0.0))
+    x = [kernel.Member((2, 3), b"a" * 24), kernel.Member((4,), b"b" * 16)]
+    y = [kernel.Member((2, 3), 24), kernel.Member((4,), 16)]
+    buffers, carried = compiled._buffers({"x": x}, {"y": y}, TilingRun(b"T", 1, 0, (0,)))
+    assert [(b["name"], b["kind"], b["size"]) for b in buffers] == [
+        ("x", "list", 64), ("y", "list", 64), ("workspace", "workspace", 0),
+        ("tiling", "tiling", 1), ("x[0]", "input", 24), ("x[1]", "input", 16),
+        ("y[0]", "output", 24), ("y[1]", "output", 16),
+    ]  # fmt: skip
+    header = (48, 1 << 32 | 2, 2, 3, 1 << 32 | 1, 4)
+    assert struct.unpack("<8q", carried[0]) == (*header, 4, 5)
+    assert struct.unpack("<8q", carried[1]) == (*header, 6, 7)
+    assert carried[2:] == [b"T", b"a" * 24, b"b" * 16]
 
 
 def test_a_finding_line_reads_back_with_its_case():

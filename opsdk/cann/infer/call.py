@@ -161,12 +161,13 @@ class Library:
         op_type: str,
         inputs: list[list[Given]],
         attrs: list,
-        outputs: int,
+        outputs: int | tuple[int, ...],
         node: str = "node",
         chip: str = "ascend910b",
     ) -> Inferred:
         """Run the op's functions on a node with ``inputs`` (per IR input, its instances:
-        [] for an absent optional one), ``attrs`` and ``outputs`` outputs, as ``chip``
+        [] for an absent optional one), ``attrs`` and ``outputs`` outputs (or per IR
+        output its instance count: a dynamic output's instances), as ``chip``
         (an ``AddConfig`` name: what CANN's platform API reports to the functions)."""
         request = _request(op_type, node, soc_version(chip), inputs, attrs, outputs)
         status, text = self._ask(op_type, request)
@@ -292,7 +293,8 @@ def _request(op_type, node, soc, inputs, attrs, outputs) -> str:
             )
     words.append(str(len(attrs)))
     words += [_attr(a) for a in attrs]
-    words.append(str(outputs))
+    # a count (an instance each) or per IR output its instances, as "2,2,1,"
+    words.append(str(outputs) if isinstance(outputs, int) else "".join(f"{n}," for n in outputs))
     return " ".join(words)
 
 

@@ -19,7 +19,7 @@ from opsdk.cann.kernel.build import (
     tiling_header,
     toolkit,
 )
-from opsdk.cann.kernel.run import KINDS, UB_BYTES, Finding, Kernel, Launch
+from opsdk.cann.kernel.run import KINDS, UB_BYTES, Finding, Kernel, Launch, Member
 
 __all__ = [
     "CTYPES",
@@ -31,6 +31,7 @@ __all__ = [
     "Finding",
     "Kernel",
     "Launch",
+    "Member",
     "build",
     "entry_of",
     "template_args",

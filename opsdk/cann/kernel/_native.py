@@ -18,8 +18,9 @@ import sys
 
 __all__ = ["CARRIED", "KINDS", "Native", "serve"]
 
-KINDS = {"input": 0, "output": 1, "workspace": 2, "tiling": 3, "absent": 4}
-CARRIED = ("input", "tiling")  # the kinds whose bytes travel with the request
+# "list": a tensor list's block (its pointer slots name its members' buffers by index)
+KINDS = {"input": 0, "output": 1, "workspace": 2, "tiling": 3, "absent": 4, "list": 5}
+CARRIED = ("input", "tiling", "list")  # the kinds whose bytes travel with the request
 
 
 class Native:

@@ -2,8 +2,9 @@
 the kernel is a finding, never this process's end), and read what it found.
 
 A launch states the GM buffers by the entry's parameter names: the inputs' bytes (None:
-an absent optional input), the outputs' sizes, and the tiling: what the op's TilingFunc
-produced (the contract's TilingRun: ``data``, ``block_dim``, ``tiling_key``,
+an absent optional input), the outputs' sizes, a dynamic (tensor list) parameter's
+tensors as :class:`Member` values, and the tiling: what the op's TilingFunc produced
+(the contract's TilingRun: ``data``, ``block_dim``, ``tiling_key``,
 ``workspace_sizes``). The answer is the outputs' bytes and the findings, each with the
 block, the source line of the API call and what the hardware would have done.
 """
@@ -11,6 +12,8 @@ block, the source line of the API call and what the hardware would have done.
 from __future__ import annotations
 
 import json
+import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from opsdk.cann.infer.call import Crashed, _Worker
@@ -18,7 +21,7 @@ from opsdk.cann.kernel import _native
 from opsdk.cann.kernel.build import Built
 from opsdk.errors import SpecError
 
-__all__ = ["KINDS", "UB_BYTES", "Finding", "Kernel", "Launch"]
+__all__ = ["KINDS", "UB_BYTES", "Finding", "Kernel", "Launch", "Member"]
 
 UB_BYTES = 196_608  # a 910B vector core's UB, the default chip's
 # What each finding kind means on the hardware (the report's words).
@@ -53,8 +56,19 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Member:
+    """One tensor of a dynamic (tensor list) parameter: its shape, which the list's block
+    tells the kernel (``ListTensorDesc``), and its bytes (an input's) or size in bytes (an
+    output's). Each member is a GM buffer of its own, named ``<param>[<index>]``."""
+
+    shape: tuple[int, ...]
+    data: bytes | int
+
+
+@dataclass(frozen=True)
 class Launch:
-    outputs: dict[str, bytes]  # by parameter name (empty after a crash)
+    # by parameter name; a tensor list's, its members' in order (empty after a crash)
+    outputs: dict[str, bytes | tuple[bytes, ...]]
     findings: tuple[Finding, ...]
 
 
@@ -68,15 +82,16 @@ class Kernel:
 
     def launch(
         self,
-        inputs: dict[str, bytes | None],
-        outputs: dict[str, int],
+        inputs: dict[str, bytes | None | Sequence[Member]],
+        outputs: dict[str, int | Sequence[Member]],
         tiling,
         *,
         case: str = "",
         ub_bytes: int = UB_BYTES,
     ) -> Launch:
         """Run every block of the kernel on ``inputs`` (parameter name -> bytes; None: an
-        absent optional input) with ``outputs`` (name -> size in bytes) and ``tiling`` (a
+        absent optional input; a tensor list: its members) with ``outputs`` (name -> size
+        in bytes, or a tensor list's members) and ``tiling`` (a
         TilingRun: its data is the ``tiling`` buffer, its workspace sizes' sum the
         ``workspace`` buffer's size), on a chip of ``ub_bytes`` of UB. ``case`` names the
         case in the findings."""
@@ -101,6 +116,9 @@ class Kernel:
             if buffer["kind"] == "output":
                 data[buffer["name"]] = reply[at : at + buffer["size"]]
                 at += buffer["size"]
+        for name, value in outputs.items():
+            if not isinstance(value, int):  # a tensor list: its members' bytes
+                data[name] = tuple(data.pop(f"{name}[{i}]") for i in range(len(value)))
         return Launch(data, tuple(_finding(line, case) for line in findings))
 
     def close(self) -> None:
@@ -123,21 +141,52 @@ class Kernel:
                     else f"give {', '.join(missing)}"
                 )
             )
-        buffers, carried = [], []
+        buffers, carried, members = [], [], []
         for name in data:
-            if name in outputs:
-                buffers.append({"name": name, "kind": "output", "size": int(outputs[name])})
-            elif inputs[name] is None:
+            given = outputs[name] if name in outputs else inputs[name]
+            kind = "output" if name in outputs else "input"
+            if given is None:
                 buffers.append({"name": name, "kind": "absent", "size": 0})
-            else:
-                buffers.append({"name": name, "kind": "input", "size": len(inputs[name])})
-                carried.append(inputs[name])
+            elif isinstance(given, int):
+                buffers.append({"name": name, "kind": "output", "size": given})
+            elif isinstance(given, bytes | bytearray):
+                buffers.append({"name": name, "kind": "input", "size": len(given)})
+                carried.append(bytes(given))
+            else:  # a tensor list: its block here, its members after the parameters
+                first = len(data) + 2 + len(members)
+                block = _list_block(given, first)
+                buffers.append({"name": name, "kind": "list", "size": len(block)})
+                carried.append(block)
+                members += [(f"{name}[{i}]", kind, m.data) for i, m in enumerate(given)]
         buffers.append(
             {"name": workspace, "kind": "workspace", "size": int(sum(tiling.workspace_sizes))}
         )
         buffers.append({"name": tiling_name, "kind": "tiling", "size": len(tiling.data)})
         carried.append(bytes(tiling.data))
+        for name, kind, value in members:
+            size = len(value) if kind == "input" else int(value)
+            buffers.append({"name": name, "kind": kind, "size": size})
+            if kind == "input":
+                carried.append(bytes(value))
         return buffers, carried
+
+
+def _list_block(members: Sequence[Member], first: int) -> bytes:
+    """A tensor list's GM block as CANN's runtime lays one out for a dynamic parameter
+    (what ``ListTensorDesc`` reads): the byte offset of its pointer table, each tensor's
+    description (a word with its dim count, then its dims), then one pointer per tensor.
+    Here each pointer slot holds the index of the member's buffer (from ``first``): the
+    launcher puts that buffer's GM address there."""
+    words = []
+    for member in members:
+        words += [1 << 32 | len(member.shape), *member.shape]
+    table = 8 * (1 + len(words))
+    return struct.pack(
+        f"<{1 + len(words) + len(members)}q",
+        table,
+        *words,
+        *range(first, first + len(members)),
+    )
 
 
 def _finding(line: str, case: str) -> Finding:

@@ -48,7 +48,8 @@ class Case:
     one), ``outputs`` one per output (dtype and shape), ``attrs`` in IR order (None:
     unset), the chip by ``AddConfig`` name, ``core_limit`` (cube cores, vector cores) as
     npugraph_ex's ``limit_core_num`` scope sets them (None: the chip's), ``label`` what a
-    finding calls the case."""
+    finding calls the case; ``output_counts`` per IR output its instances among
+    ``outputs`` (a dynamic output's; empty: one each)."""
 
     inputs: tuple[tuple[Given, ...], ...]
     outputs: tuple[Given, ...]
@@ -57,6 +58,7 @@ class Case:
     core_limit: tuple[int, int] | None = None
     deterministic: bool = False
     label: str = ""
+    output_counts: tuple[int, ...] = ()
 
     def __str__(self) -> str:
         if self.label:
@@ -193,7 +195,7 @@ class TilingLibrary(Library):
             soc_version(case.chip),
             [list(i) for i in case.inputs],
             list(case.attrs),
-            len(case.outputs),
+            case.output_counts or len(case.outputs),
         )
         try:
             status, text = self._ask(source.op_type, f"{node} {' '.join(words)}")

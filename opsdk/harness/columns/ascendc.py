@@ -6,9 +6,10 @@ sizes (static shapes only): the TilingFunc runs for the node the case makes
 (:mod:`opsdk.cann.tiling`; a finding fails the cell in layer ``tiling``), the kernel is
 built for the case's dtypes and the tiling's key and launched with that tiling
 (:mod:`opsdk.cann.kernel`; a finding, with its block, case and source line, or outputs
-other than the CPU reference's, fail it in layer ``kernel``). What the stand-ins do not
-model (a missing identifier, the cube unit, communication) makes the cell a skip saying
-so: never a pass.
+other than the CPU reference's, fail it in layer ``kernel``). A ``Tensor[]`` argument
+or return is a dynamic input's or output's instances, a tensor list to the kernel. What
+the stand-ins do not model (a missing identifier, the cube unit, communication) makes
+the cell a skip saying so: never a pass.
 """
 
 from __future__ import annotations
@@ -47,9 +48,8 @@ def run(cell: Cell, dump_dir=None) -> None:
 
 def _run_case(op, spec, ir, sources: AscendC, library, chip: str, call: Call, case) -> None:
     label = case.label or "the default case"
-    expected = tensors_of(run_op(op, call, layer="eager"))  # the CPU reference
+    outputs = _returned(ir, run_op(op, call, layer="eager"))  # the CPU reference
     given = {ir.ir_name(n): v for n, v in spec.by_name(call.args, call.kwargs).items()}
-    outputs = dict(zip((o.name for o in ir.outputs), expected, strict=False))
     try:
         tiled = library.run(sources.tiling, _tiling_case(ir, given, outputs, chip, label))
     except infer.Unlinked as err:  # a source of the project its tiling calls into
@@ -64,21 +64,17 @@ def _run_case(op, spec, ir, sources: AscendC, library, chip: str, call: Call, ca
     tensors = {**given, **outputs}
     # DTYPE_<NAME> as opbuild defines them (the IR's names), and the kernel's own names.
     dtypes = {
-        n: str(tensors[n].dtype).removeprefix("torch.")
+        n: str(_each(tensors[n])[0].dtype).removeprefix("torch.")
         for n in params.values()
-        if tensors.get(n) is not None  # an absent optional input: no DTYPE_ macro
+        if _each(tensors.get(n))  # an absent optional input: no DTYPE_ macro
     }
     dtypes |= {p: dtypes[n] for p, n in params.items() if n in dtypes}
     compiled = _kernel(
         sources.entry, tuple(sorted(dtypes.items())), tiled.tiling_key, tiled.layout, tiled.layouts
     )
     launch = compiled.launch(
-        {p: _bytes(given.get(n)) for p, n in params.items() if n not in outputs},
-        {
-            p: outputs[n].numel() * outputs[n].element_size()
-            for p, n in params.items()
-            if n in outputs
-        },
+        {p: _gm(given.get(n), _bytes) for p, n in params.items() if n not in outputs},
+        {p: _gm(outputs[n], _size) for p, n in params.items() if n in outputs},
         tiled,
         case=label,
         ub_bytes=infer.resources(chip).ub,
@@ -86,10 +82,15 @@ def _run_case(op, spec, ir, sources: AscendC, library, chip: str, call: Call, ca
     if launch.findings:
         found = "; ".join(map(str, launch.findings))
         raise CellFailure("kernel", f"the op's kernel (in {sources.root}): {found}; {HINT}")
-    actual = [_tensor(launch.outputs[p], outputs[n]) for p, n in params.items() if n in outputs]
+    actual = [
+        _tensor(data, like)
+        for p, n in params.items()
+        if n in outputs
+        for data, like in zip(_each(launch.outputs[p]), _each(outputs[n]), strict=True)
+    ]
     assert_same(
         actual,
-        [outputs[n] for n in params.values() if n in outputs],
+        [t for n in params.values() if n in outputs for t in _each(outputs[n])],
         what="the kernel's outputs",
         layer="kernel",
         hint=HINT,
@@ -123,8 +124,8 @@ def _unsupported(ir: irdef.IrDef, sources: AscendC, spec) -> str | None:
         return f"no TilingFunc of {ir.op_type} under {sources.root / 'op_host'} (IMPL_OP_OPTILING)"
     if spec.mutated_args:
         return "an op writing its inputs in place (its kernel's outputs are its inputs)"
-    if any(i.value_depend or i.kind == "dynamic" for i in ir.inputs):
-        return "value-depend or dynamic inputs"
+    if any(i.value_depend for i in ir.inputs):
+        return "value-depend inputs"
     return None
 
 
@@ -151,12 +152,41 @@ def _tiling_case(ir, given: dict, outputs: dict, chip: str, label: str) -> tilin
         value = given.get(attr.name, attr.default)
         attrs.append(types.dtype(str(value)).value if isinstance(value, torch.dtype) else value)
     return tiling.Case(
-        tuple(() if given.get(i.name) is None else (node(given[i.name]),) for i in ir.inputs),
-        tuple(node(t) for t in outputs.values()),
+        tuple(tuple(map(node, _each(given.get(i.name)))) for i in ir.inputs),
+        tuple(node(t) for value in outputs.values() for t in _each(value)),
         tuple(attrs),
         chip=chip,
         label=label,
     )
+
+
+def _returned(ir: irdef.IrDef, value) -> dict:
+    """The CPU reference's outputs by IR output name; a dynamic output's (the schema's
+    ``Tensor[]``) as a list."""
+    if not any(o.kind == "dynamic" for o in ir.outputs):
+        return dict(zip((o.name for o in ir.outputs), tensors_of(value), strict=False))
+    values = [value] if len(ir.outputs) == 1 else list(value)
+    return {
+        o.name: list(v) if o.kind == "dynamic" else v
+        for o, v in zip(ir.outputs, values, strict=False)
+    }
+
+
+def _each(value) -> list:
+    """A tensor list's tensors, a tensor alone, none for an absent input."""
+    return [] if value is None else list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _gm(value, of):
+    """What a launch takes for a tensor, ``of`` it (its bytes, its size); for a tensor
+    list (a dynamic input or output), its members."""
+    if isinstance(value, list | tuple):
+        return [kernel.Member(tuple(t.shape), of(t)) for t in value]
+    return of(value)
+
+
+def _size(t: torch.Tensor) -> int:
+    return t.numel() * t.element_size()
 
 
 def _bytes(t: torch.Tensor | None) -> bytes | None:

@@ -108,6 +108,7 @@ static const void *ReadAttr(std::istream &in, Store &store) {
 // The node a request states: its type, name, SoC, IR inputs' instances, attrs, outputs.
 static bool ReadNode(std::istream &in, Node &node, Store &store) {
   size_t ir_inputs = 0, attrs = 0, outputs = 0;
+  std::string output_counts;
   in >> node.type >> node.name >> g_soc >> ir_inputs;
   for (size_t ir = 0; ir < ir_inputs; ++ir) {
     size_t count = 0;
@@ -135,12 +136,19 @@ static bool ReadNode(std::istream &in, Node &node, Store &store) {
   }
   in >> attrs;
   for (size_t i = 0; i < attrs; ++i) node.attrs.pointers.push_back(ReadAttr(in, store));
-  in >> outputs;
+  // The outputs: their count (one instance per IR output), or per IR output its instance
+  // count, comma-separated (a dynamic output's instances follow each other).
+  in >> output_counts;
+  std::istringstream counts(output_counts);
+  for (size_t count = 0; counts >> count; counts.ignore(1)) {
+    bool listed = output_counts.find(',') != std::string::npos;
+    for (size_t i = 0; i < (listed ? 1 : count); ++i) node.ir_outputs.emplace_back(outputs + i, listed ? count : 1);
+    outputs += count;
+  }
   node.output_shapes.resize(outputs);
   node.output_descs.resize(outputs);
   // GE gives an output the format of the data it comes from: the first input's here.
   for (auto &desc : node.output_descs) desc.format = node.input_descs.empty() ? ge::FORMAT_ND : node.input_descs[0].format;
-  for (size_t i = 0; i < outputs; ++i) node.ir_outputs.emplace_back(i, 1);
   return static_cast<bool>(in);
 }
 

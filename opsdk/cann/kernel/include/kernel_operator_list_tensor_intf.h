@@ -1,19 +1,24 @@
 // opsdk's stand-in for AscendC's TensorList API (ListTensorDesc): a GM block holding
-// the byte offset of its pointer table, each tensor's dims, then the tensors' pointers.
+// the byte offset of its pointer table, per tensor a word whose low 32 bits are its dim
+// count then its dims, then the tensors' pointers (as CANN's runtime builds the block of a
+// dynamic parameter; opsdk_kernel_entry.h builds it the same way).
 #pragma once
 #include "kernel_operator.h"
 
 namespace AscendC {
+// GetDesc writes the dims where SetShapeAddr says (as the API asks a kernel to set one
+// first), else into the desc's own 8.
 template <class T>
 struct TensorDesc {
     uint64_t dim = 0, index = 0;
     uint64_t shape[8] = {};
+    uint64_t* shape_addr = nullptr;
     T* data = nullptr;
     uint64_t GetDim() const { return dim; }
     uint64_t GetIndex() const { return index; }
-    uint64_t GetShape(uint32_t i) const { return shape[i]; }
+    uint64_t GetShape(uint32_t i) const { return shape_addr ? shape_addr[i] : shape[i]; }
     T* GetDataPtr() const { return data; }
-    void SetShapeAddr(uint64_t*) {}
+    void SetShapeAddr(uint64_t* addr) { shape_addr = addr; }
 };
 
 class ListTensorDesc {
@@ -40,7 +45,10 @@ public:
         for (uint32_t i = 0; i < index; ++i) at += 1 + (at[0] & 0xffffffffu);
         desc.dim = at[0] & 0xffffffffu;
         desc.index = index;
-        for (uint64_t d = 0; d < desc.dim && d < 8; ++d) desc.shape[d] = at[1 + d];
+        for (uint64_t d = 0; d < desc.dim; ++d) {
+            if (desc.shape_addr) desc.shape_addr[d] = at[1 + d];
+            if (d < 8) desc.shape[d] = at[1 + d];
+        }
         desc.data = GetDataPtr<T>(index);
     }
 

@@ -2,11 +2,14 @@
 // entry called on the argument array a. One launch: the GM buffers made with guard zones
 // (outputs and workspace filled with poison), every block a thread with its own UB, then
 // the guard zones checked, the outputs copied back and the findings written as lines.
+// A tensor list (dynamic) parameter is a LIST block (ListTensorDesc's layout) whose pointer
+// table holds, until the launch starts, the indices of its members' buffers (after the
+// entry's parameters): each becomes that buffer's GM address.
 #pragma once
 #include <thread>
 
 namespace opsdk_rt {
-enum Kind { INPUT = 0, OUTPUT = 1, WORKSPACE = 2, TILING = 3, ABSENT = 4 };
+enum Kind { INPUT = 0, OUTPUT = 1, WORKSPACE = 2, TILING = 3, ABSENT = 4, LIST = 5 };
 constexpr uint8_t POISON = 0xFF;  // NaN in every float format
 
 // Memory kept from one launch to the next of the worker (grown when a launch needs more):
@@ -51,12 +54,20 @@ extern "C" int opsdk_kernel_launch(uint8_t** args, const uint64_t* sizes, const 
             std::memset(blocks[i], GUARD_BYTE, GUARD);
             std::memset(blocks[i] + GUARD + sizes[i], GUARD_BYTE, GUARD);
             gm[i] = blocks[i] + GUARD;
-            if (kinds[i] == INPUT || kinds[i] == TILING) std::memcpy(gm[i], args[i], sizes[i]);
+            if (kinds[i] == INPUT || kinds[i] == TILING || kinds[i] == LIST) std::memcpy(gm[i], args[i], sizes[i]);
             else std::memset(gm[i], POISON, sizes[i]);
             uint32_t* tag = static_cast<uint32_t*>(std::calloc(sizes[i] + 1, sizeof(uint32_t)));
             if (kinds[i] != WORKSPACE && kinds[i] != OUTPUT)  // inputs count as written; outputs as free to write
                 std::fill(tag, tag + sizes[i], 0xFFFFFF00u);
             g.buffers.push_back({name, gm[i], sizes[i], kinds[i] == WORKSPACE, tag});
+        }
+        for (int i = 0; i < nargs; ++i) {
+            if (kinds[i] != LIST) continue;
+            uint64_t* words = reinterpret_cast<uint64_t*>(gm[i]);
+            for (uint64_t k = words[0] / 8; k < sizes[i] / 8; ++k) {
+                uint64_t member = words[k];
+                words[k] = member < uint64_t(nargs) ? reinterpret_cast<uint64_t>(gm[member]) : 0;
+            }
         }
         g.alive = g.launched = block_dim;
         g.waiting = g.flag_waiting = 0;
