@@ -152,7 +152,13 @@ def _op(
             for o in ir.outputs
         ],
         "ir_attrs": [
-            {"name": a.name, "type": a.type, "default": _default_repr(a.default), "dtype": a.dtype}
+            {
+                "name": a.name,
+                # spelled as the converter's builder (attr.Float), one word for one type
+                "type": types.BY_VALUE_TYPE[a.type].ge_attr,
+                "default": _default_repr(a.default),
+                "dtype": a.dtype,
+            }
             for a in ir.attrs
         ],
         "support": repr(default_support(op)),

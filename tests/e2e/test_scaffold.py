@@ -1,5 +1,6 @@
 """`opsdk new`: what it writes, that it writes all or nothing, and how it refuses bad input."""
 
+import re
 import subprocess
 import sys
 
@@ -57,7 +58,7 @@ def test_custom_schema_gets_a_skeleton_that_says_implement_me(tmp_path):
     assert 'raise ImplementMe(__file__, "my_op_reference"' in kernels
     assert not (result.path / "my_op" / "specs.py").exists()
     assert '"alpha": attr.Float(alpha)' in (result.path / "my_op" / "converter.py").read_text()
-    assert 'Attr("alpha", "VT_FLOAT", 1.0)' in (result.path / "my_op" / "ir.py").read_text()
+    assert 'Attr("alpha", "Float", 1.0)' in (result.path / "my_op" / "ir.py").read_text()
 
 
 SCHEMAS = [
@@ -92,6 +93,16 @@ def test_generated_code_is_formatted_and_lint_clean(tmp_path, style, schema):
     for module in (path / "my_op").glob("*.py"):
         if module != holder:
             assert "Schema:" not in module.read_text(), f"{module.name} repeats the schema"
+
+
+def test_converter_and_ir_spell_an_attr_type_alike(scaffolds):
+    """One word per type: the converter's ``attr.Float(alpha)`` is ir.py's ``"Float"``."""
+    pkg = scaffolds.shared("my_op", schema=SCHEMAS[1]) / "my_op"
+    converter = (pkg / "converter.py").read_text()
+    written = dict(re.findall(r'"(\w+)"(?::|\] =) attr\.(\w+)\(', converter))
+    declared = dict(re.findall(r'Attr\("(\w+)", "(\w+)"', (pkg / "ir.py").read_text()))
+    expected = {"alpha": "Float", "k": "ListInt", "mode": "Str", "dtype": "DataType"}
+    assert written == declared == expected
 
 
 @pytest.mark.parametrize("style", ["custom_op", "library"])
