@@ -105,6 +105,18 @@ def test_converter_and_ir_spell_an_attr_type_alike(scaffolds):
     assert written == declared == expected
 
 
+def test_a_search_function_written_in_torch_needs_no_import_of_its_own(scaffolds, tmp_path):
+    """patterns.py imports torch: the search function a user writes is torch code."""
+    schema = "my_scale(Tensor x, float s) -> Tensor"
+    pkg = scaffolds.copy(tmp_path, "my_scale", schema=schema, pattern=True)
+    patterns = pkg / "my_scale" / "patterns.py"
+    text = re.sub(r"raise ImplementMe\([^)]*\)", "return torch.mul(x, s)", patterns.read_text())
+    patterns.write_text(text.replace("from opsdk import ImplementMe\n", ""))
+    lint = [sys.executable, "-m", "ruff", "check", "--no-cache", "."]
+    done = subprocess.run(lint, cwd=pkg, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 @pytest.mark.parametrize("style", ["custom_op", "library"])
 def test_long_names_stay_within_the_line_length(tmp_path, style):
     """Docstrings name the op; a long namespace and name must not push a line past 100."""
