@@ -21,7 +21,7 @@ from opsdk._runtime.patterns import keyword_scalars
 from opsdk.cann import aclnn, cppsig
 from opsdk.cann import specs as cann_specs
 from opsdk.errors import SpecError
-from opsdk.scaffold import pysig
+from opsdk.scaffold import meta_fit, pysig
 from opsdk.scaffold.cann_torch import TorchSide
 
 
@@ -162,6 +162,8 @@ def _op(
             for a in ir.attrs
         ],
         "support": repr(default_support(op)),
+        # the opsdk.meta helper the fake likely needs, as comment lines: a guess
+        "meta_fit": meta_fit.suggest(op),
     }
 
 
