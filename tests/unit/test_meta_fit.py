@@ -63,7 +63,11 @@ def _value(name, value):
     return value
 
 
-@pytest.mark.parametrize(("schema", "line", "args", "torch_op"), FAMILIES, ids=lambda v: "")
+@pytest.mark.parametrize(
+    ("schema", "line", "args", "torch_op"),
+    FAMILIES,
+    ids=["same_as", "elementwise", "reduction", "cat", "index_select", "matmul", "two_outputs"],
+)
 def test_the_suggestion_is_the_family_s_helper_and_runs_as_written(schema, line, args, torch_op):
     lines = meta_fit.suggest(spec.parse(f"ns::{schema}"))
     assert lines[-1] == f"    {line}" and "from opsdk import meta" in " ".join(lines)
