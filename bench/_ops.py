@@ -96,7 +96,7 @@ def fill_add_rms_norm(pkg: Path, name: str, gamma: str = "after") -> Path:
     body = _ADD_RMS_NORM.format(ret="y, x", scaled=SCALED[gamma])
     search = re.sub(skeleton, body, (mod / "patterns.py").read_text())
     search = search.replace("from opsdk import ImplementMe\n", "")
-    (mod / "patterns.py").write_text("import torch\n" + search)
+    (mod / "patterns.py").write_text(search)
     (mod / "specs.py").write_text(_ADD_RMS_NORM_SPECS)
     init = (mod / "__init__.py").read_text()
     (mod / "__init__.py").write_text(

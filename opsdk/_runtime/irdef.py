@@ -67,8 +67,11 @@ class Output:
 @dataclass(frozen=True)
 class Attr:
     """An IR attr; ``default`` (None: the attr is required) is what CANN uses when a
-    node leaves the attr unset. ``dtype``: an Int whose value is a data type (CANN writes
-    its default ``DT_INT32``): torch takes a ``ScalarType``, GE gets its number."""
+    node leaves the attr unset. ``type`` is GE's value type (``VT_FLOAT``) or, as a
+    generated ``ir.py`` writes it, the ``torchair.ge.attr`` builder its converter sets it
+    with (``Float``); it is kept as the value type. ``dtype``: an Int whose value is a data
+    type (CANN writes its default ``DT_INT32``): torch takes a ``ScalarType``, GE gets its
+    number."""
 
     name: str
     type: str
@@ -78,8 +81,13 @@ class Attr:
     def __post_init__(self):
         if isinstance(self.default, list):  # keep the definition immutable and hashable
             object.__setattr__(self, "default", tuple(self.default))
+        if self.type in types.BY_GE_ATTR:
+            object.__setattr__(self, "type", types.BY_GE_ATTR[self.type].value_type)
         if self.type not in ATTR_TYPES:
-            raise ValueError(f"IR attr {self.name!r}: type must be one of {ATTR_TYPES}")
+            raise ValueError(
+                f"IR attr {self.name!r}: type must be one of {tuple(types.BY_GE_ATTR)} "
+                f"(or GE's {ATTR_TYPES})"
+            )
 
 
 @dataclass(frozen=True)

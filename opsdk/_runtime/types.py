@@ -9,7 +9,9 @@ one, so they cannot disagree. Where each column comes from:
 - ``cpp``: the C++ parameter type torch's unboxing expects (what aten's kernels take);
   ``cpp_optional`` for ``T[]?`` where aten uses a dedicated type, ``cpp_return`` for a
   list returned (a value type returns as ``cpp``).
-- ``ge_attr``: the ``torchair.ge.attr`` builder a converter passes it with (TorchAir);
+- ``ge_attr``: the ``torchair.ge.attr`` builder a converter passes it with (TorchAir), also
+  the type of an IR attr in a generated ``ir.py`` (:class:`opsdk.irdef.Attr`), so both files
+  spell an attr's type alike (``attr.Float(eps)``, ``Attr("eps", "Float")``);
   ``ge_value``: the function of ``torchair.ge._ge_graph`` that makes the torch value the
   builder's (a ``torch.dtype`` becomes GE's ``DataType`` number, as TorchAir's converters do).
 - ``value_type``: the IR attr value type ``get_registered_ir_def`` answers (GE ``VT_*``).
@@ -36,6 +38,7 @@ __all__ = [
     "SchemaType",
     "TYPES",
     "BY_VALUE_TYPE",
+    "BY_GE_ATTR",
     "BY_REG_OP",
     "BY_MSOPGEN",
     "base",
@@ -154,6 +157,9 @@ TYPES: dict[str, SchemaType] = {r.schema: r for r in _ROWS}
 
 BY_VALUE_TYPE: dict[str, SchemaType] = {r.value_type: r for r in _ROWS if r.value_type}
 """GE IR attr value type (``VT_INT``...) -> the row of the schema type it carries."""
+
+BY_GE_ATTR: dict[str, SchemaType] = {r.ge_attr: r for r in _ROWS if r.ge_attr}
+"""``torchair.ge.attr`` builder (``Int``, ``ListFloat``, ``DataType``...) -> its row."""
 
 BY_REG_OP: dict[str, SchemaType] = {r.reg_op: r for r in _ROWS if r.reg_op}
 """``REG_OP`` attr type (``Int``, ``ListFloat``, ``Type``...) -> its row."""

@@ -6,6 +6,8 @@ becomes is in the templates and their macros (``templates/templates/macros.jinja
 
 from __future__ import annotations
 
+import torch
+
 import opsdk
 from opsdk import cann as cann_model
 from opsdk._runtime import spec, types, updatable
@@ -21,7 +23,7 @@ from opsdk._runtime.patterns import keyword_scalars
 from opsdk.cann import aclnn, cppsig
 from opsdk.cann import specs as cann_specs
 from opsdk.errors import SpecError
-from opsdk.scaffold import pysig
+from opsdk.scaffold import meta_fit, pysig
 from opsdk.scaffold.cann_torch import TorchSide
 
 
@@ -152,11 +154,52 @@ def _op(
             for o in ir.outputs
         ],
         "ir_attrs": [
-            {"name": a.name, "type": a.type, "default": _default_repr(a.default), "dtype": a.dtype}
+            {
+                "name": a.name,
+                # spelled as the converter's builder (attr.Float), one word for one type
+                "type": types.BY_VALUE_TYPE[a.type].ge_attr,
+                "default": _default_repr(a.default),
+                "dtype": a.dtype,
+            }
             for a in ir.attrs
         ],
         "support": repr(default_support(op)),
+        # the opsdk.meta helper the fake likely needs, as comment lines: a guess
+        "meta_fit": meta_fit.suggest(op),
+        "test_args": _test_args(op),
     }
+
+
+def _test_args(op: spec.OpSpec) -> list[dict]:
+    """The arguments of the first test's call: the default case ``opsdk check`` runs without
+    specs (:func:`opsdk._runtime.inputs.default_support`): a tensor (optional ones too) as the
+    Python that makes it, another argument with a default left to it; by keyword after one
+    left out."""
+    case = default_support(op)
+    values = [*case.args, *case.kwargs.values()]  # schema order: keyword-only ones come last
+    args, keyword = [], False
+    for arg, value in zip(op.args, values, strict=True):
+        if arg.has_default and not arg.is_tensor:
+            keyword = True
+            continue
+        keyword = keyword or arg.kwarg_only
+        tensors = value if arg.is_list and arg.is_tensor else [value] if arg.is_tensor else []
+        make = [f"torch.randn({', '.join(map(str, t.dims))})" for t in tensors]
+        args.append(
+            {
+                "name": arg.name,
+                "make": (f"[{', '.join(make)}]" if arg.is_list else make[0]) if make else None,
+                "list": arg.is_list,
+                "value": None if make else _value_repr(value),
+                "keyword": keyword,
+            }
+        )
+    return args
+
+
+def _value_repr(value) -> str:
+    """Python source of a default case's scalar (a dtype as ``torch.float32``)."""
+    return str(value) if isinstance(value, torch.dtype) else repr(value)
 
 
 def _int_attr(ir, arg: spec.Arg) -> bool:

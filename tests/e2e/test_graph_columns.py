@@ -63,10 +63,10 @@ def _ge_cell(opsdk_cli, pkg, shapes="static"):
         ("converter.py", "attr.Float(alpha)", "attr.Int(alpha)", "converter", "TypeError"),
         (
             "ir.py",
-            'Attr("alpha", "VT_FLOAT")',
-            'Attr("alpha", "VT_INT")',
+            'Attr("alpha", "Float")',
+            'Attr("alpha", "Int")',
             "converter",
-            "declared VT_INT",
+            "declared Int (VT_INT) in the IR but set as 'f'; set it with attr.Int",
         ),
         (
             "ir.py",

@@ -186,6 +186,7 @@ def _pytest(cwd, *args) -> subprocess.CompletedProcess:
 
 def test_pytest_uses_the_same_cache_and_keeps_an_ops_cells_on_one_worker(scaffolds, tmp_path):
     project = _library(scaffolds, tmp_path, "my_mul")
+    (project / "tests" / "test_my_add.py").unlink()  # the cells alone, which the cache serves
     first = _pytest(project, "-v")
     assert first.returncode == 0 and "(cached)" not in first.stdout, first.stdout
     again = _pytest(project, "-v")

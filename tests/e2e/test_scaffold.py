@@ -1,10 +1,13 @@
 """`opsdk new`: what it writes, that it writes all or nothing, and how it refuses bad input."""
 
+import os
+import re
 import subprocess
 import sys
 
 import clang_format
 import pytest
+from scaffolded import implemented
 
 from opsdk.axes import STYLES
 from opsdk.scaffold import NewRequest, new
@@ -13,6 +16,7 @@ PACKAGE_FILES = {
     "pyproject.toml",
     "README.md",
     "tests/conftest.py",
+    "tests/test_{op}.py",  # a first test: the op on npu tensors against its reference
     "{op}/__init__.py",
     "{op}/schema.py",
     "{op}/kernels.py",
@@ -56,8 +60,11 @@ def test_custom_schema_gets_a_skeleton_that_says_implement_me(tmp_path):
     assert 'raise ImplementMe(__file__, "my_op_npu"' in kernels
     assert 'raise ImplementMe(__file__, "my_op_reference"' in kernels
     assert not (result.path / "my_op" / "specs.py").exists()
+    # the fake suggests the opsdk.meta helper the schema fits, and still asks for the code
+    fake = (result.path / "my_op" / "fake.py").read_text()
+    assert "    #     return meta.same_as(x)\n    raise ImplementMe(__file__" in fake
     assert '"alpha": attr.Float(alpha)' in (result.path / "my_op" / "converter.py").read_text()
-    assert 'Attr("alpha", "VT_FLOAT", 1.0)' in (result.path / "my_op" / "ir.py").read_text()
+    assert 'Attr("alpha", "Float", 1.0)' in (result.path / "my_op" / "ir.py").read_text()
 
 
 SCHEMAS = [
@@ -92,6 +99,60 @@ def test_generated_code_is_formatted_and_lint_clean(tmp_path, style, schema):
     for module in (path / "my_op").glob("*.py"):
         if module != holder:
             assert "Schema:" not in module.read_text(), f"{module.name} repeats the schema"
+
+
+def test_converter_and_ir_spell_an_attr_type_alike(scaffolds):
+    """One word per type: the converter's ``attr.Float(alpha)`` is ir.py's ``"Float"``."""
+    pkg = scaffolds.shared("my_op", schema=SCHEMAS[1]) / "my_op"
+    converter = (pkg / "converter.py").read_text()
+    written = dict(re.findall(r'"(\w+)"(?::|\] =) attr\.(\w+)\(', converter))
+    declared = dict(re.findall(r'Attr\("(\w+)", "(\w+)"', (pkg / "ir.py").read_text()))
+    expected = {"alpha": "Float", "k": "ListInt", "mode": "Str", "dtype": "DataType"}
+    assert written == declared == expected
+
+
+def test_a_search_function_written_in_torch_needs_no_import_of_its_own(scaffolds, tmp_path):
+    """patterns.py imports torch: the search function a user writes is torch code."""
+    schema = "my_scale(Tensor x, float s) -> Tensor"
+    pkg = scaffolds.copy(tmp_path, "my_scale", schema=schema, pattern=True)
+    patterns = pkg / "my_scale" / "patterns.py"
+    text = re.sub(r"raise ImplementMe\([^)]*\)", "return torch.mul(x, s)", patterns.read_text())
+    patterns.write_text(text.replace("from opsdk import ImplementMe\n", ""))
+    lint = [sys.executable, "-m", "ruff", "check", "--no-cache", "."]
+    done = subprocess.run(lint, cwd=pkg, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_new_package_s_first_test_fails_until_its_kernels_are_written(scaffolds, tmp_path):
+    """tests/test_OP.py, the op on npu tensors against its reference on the default case:
+    a skeleton fails it (implement me), written kernels pass it, a wrong npu kernel fails it.
+    The three packages' tests run in one pytest process."""
+    kernel = "return (x * s).contiguous()"
+    schema = "{}(Tensor x, float s) -> Tensor"
+    skeleton = scaffolds.copy(tmp_path / "a", "my_first", schema=schema.format("my_first"))
+    written = implemented(
+        scaffolds, tmp_path / "b", "my_second", schema.format("my_second"), kernel
+    )
+    wrong = implemented(scaffolds, tmp_path / "c", "my_third", schema.format("my_third"), kernel)
+    kernels = wrong / "my_third" / "kernels.py"
+    kernels.write_text(kernels.read_text().replace(kernel, "return (x * s * 2).contiguous()", 1))
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    tests = [str(p / "tests" / f"test_{p.name}.py") for p in (skeleton, written, wrong)]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA"]
+        + ["--import-mode=importlib", "-c", str(tmp_path / "pytest.ini"), *tests],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(map(str, (skeleton, written, wrong)))},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    summary = re.findall(r"^(PASSED|FAILED) \S+/test_(my_\w+?)\.py::", done.stdout, re.M)
+    outcomes = {op: outcome for outcome, op in summary}
+    assert outcomes == {"my_first": "FAILED", "my_second": "PASSED", "my_third": "FAILED"}, (
+        done.stdout + done.stderr
+    )
+    assert "implement me: my_first_reference()" in done.stdout
 
 
 @pytest.mark.parametrize("style", ["custom_op", "library"])

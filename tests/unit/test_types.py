@@ -30,6 +30,8 @@ def test_attr_spellings_derive_from_the_row(row):
     assert converters.attr_builder(op.args[1]) == row.ge_attr
     ir = converters.ir_def_for(op)
     assert [(a.name, a.type) for a in ir.attrs] == [("a", row.value_type)]
+    # ir.py spells the type as the converter's builder: the same IR attr
+    assert irdef.Attr("a", row.ge_attr) == ir.attrs[0]
     assert f'"type": "{row.msopgen}"' in exports.msopgen_json(ir)
     assert f".REQUIRED_ATTR(a, {row.reg_op})" in exports.reg_op(ir)
 

@@ -27,10 +27,11 @@ def _check_attr_type(ir: irdef.IrDef, name: str, attr) -> None:
     """GE refuses a node whose attr is set with another type than the IR declares."""
     declared = next(a.type for a in ir.attrs if a.name == name)
     got = attr.WhichOneof("value")
-    if got != types.BY_VALUE_TYPE[declared].attr_field:
+    row = types.BY_VALUE_TYPE[declared]
+    if got != row.attr_field:
         raise GeGraphError(
-            f"attr {name!r} of {ir.op_type} is declared {declared} in the IR but set as "
-            f"{got!r}; use the matching ge.attr builder in the converter"
+            f"attr {name!r} of {ir.op_type} is declared {row.ge_attr} ({declared}) in the IR "
+            f"but set as {got!r}; set it with attr.{row.ge_attr} in the converter"
         )
 
 

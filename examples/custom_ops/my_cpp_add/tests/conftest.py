@@ -17,5 +17,6 @@ fail again once they pass, so the waiver gets removed)::
     shapes = "dynamic"      # or "*"
     reason = "why, and the issue tracking it"
 
-Fixtures for your own tests of the op go in this file, the tests beside it.
+Fixtures for your own tests of the op go in this file, the tests beside it, as
+test_my_cpp_add.py, a first one that runs the op on one input.
 """

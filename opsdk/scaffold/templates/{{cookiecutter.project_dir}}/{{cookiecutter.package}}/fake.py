@@ -19,7 +19,7 @@ import torch
 
 from opsdk import attach
 {%- endif %}
-{%- if op.working or op.from_cann %}
+{%- if op.working or op.from_cann or pair %}
 from opsdk import meta
 {%- elif op.returns and not op.returns_input and not op.from_cann %}
 from opsdk import ImplementMe
@@ -52,8 +52,10 @@ from opsdk.cpp_build import reference
 {%- elif op.working and not op.returns %}
     meta.inplace(x, y)
 {%- elif op.returns_input %}
+{{- m.comment(op.meta_fit) }}
     return {{ op.returns_input }}  # the input it writes, unchanged in shape and dtype
 {%- elif not op.returns %}
+{{- m.comment(op.meta_fit) }}
     return None  # the op returns nothing; its writes are declared by Tensor(a!)
 {%- elif op.working %}
     return meta.elementwise(x, y)
@@ -69,6 +71,7 @@ from opsdk.cpp_build import reference
     # allocates its outputs from this function.
     return meta.contiguous(reference(OP, {{ m.call_args(op.args) }}))
 {%- else %}
+{{- m.comment(op.meta_fit) }}
     raise ImplementMe(__file__, "{{ op.name }}_fake", "return empty tensors of the output shapes")
 {%- endif %}
 {%- if pair %}
@@ -78,5 +81,5 @@ from opsdk.cpp_build import reference
 {{ m.def_(pair.name ~ "_fake", pair) }}
     """What the functional op returns: a new tensor like the one {{ op.name }} writes."""
     {{ op.name }}_fake({{ m.params(pair.args, annotate=False) }})
-    return torch.empty_like({{ op.returns_input }}, memory_format=torch.contiguous_format)
+    return meta.same_as({{ op.returns_input }})
 {%- endif %}
