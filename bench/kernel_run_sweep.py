@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import itertools
 import re
 import sys
 import tempfile
@@ -40,14 +41,15 @@ import tiling_sweep
 import torch
 
 from opsdk._runtime import types
-from opsdk.cann import infer, kernel, tiling
+from opsdk.cann import infer, kernel, tiling, ut_cases
 from opsdk.cann.aclnn import _snake
 from opsdk.cann.infer.build import _toolkit
 from opsdk.cann.infer.call import unlinked
 from opsdk.cann.kernel.sources import AscendC, unmodelled
 from opsdk.errors import SpecError
 
-GLOBS = (*kernel_sweep.GLOBS, "**/op_graph/*_proto.h")
+# the op's own host tiling tests: the cases tried first (opsdk.cann.ut_cases)
+GLOBS = (*kernel_sweep.GLOBS, "**/op_graph/*_proto.h", "**/tests/**/*tiling*.cpp")
 # Host-side tiling of AscendC's advanced APIs (SoftMax, TopK, LayerNorm... temp sizes and
 # their tiling structs), out of issue 38; the cube's (TCubeTiling) is Matmul's.
 _ADVANCED_TILING = re.compile(
@@ -56,6 +58,7 @@ _ADVANCED_TILING = re.compile(
 )
 _CRASHES = 3  # crashing cases before the tiling is reported as crashing
 _LINKED = 6  # sources a tiling is built from at most, the other sources it calls included
+_ELEMENTS = 1 << 22  # an own test's case launched at most this big (its tensors' elements)
 
 
 @dataclass
@@ -150,12 +153,18 @@ def shaped(case: infer_sweep.Case, op, inference: infer.Library | None):
 
 def tile(library, found, ops, literals: list[str], tries: int, inference=None):
     """(op definition, first tiling that ran ok) or (None, (outcome, reason, detail)).
-    Where the op's InferShape refuses every case (its stand-in may lack what it asks),
-    the cases again with each output shaped as the first input."""
+    First the nodes the op's own host tests tile (:mod:`opsdk.cann.ut_cases`, those small
+    enough to launch), then the cases made from its definition. Where the op's
+    InferShape refuses every made case (its stand-in may lack what it asks), those again
+    with each output shaped as the first input."""
     last, crashes, accepted = ("no case tiles", "", "the definition has no case"), 0, False
+    folder = found.sources[0].parent
+    while folder.name != "op_host" and folder != folder.parent:
+        folder = folder.parent
     for op in ops:
-        for case in infer_sweep.cases(op, literals, tries):
-            given = shaped(case, op, inference)
+        own = [c for c in ut_cases.cases(op, folder.parent) if ut_cases.elements(c) <= _ELEMENTS]
+        made = (shaped(case, op, inference) for case in infer_sweep.cases(op, literals, tries))
+        for given in itertools.chain(own, made):
             if given is None:
                 continue
             accepted = True

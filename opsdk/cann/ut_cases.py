@@ -1,0 +1,383 @@
+"""Tiling cases from an op's own host unit tests: shapes, dtypes and attrs its TilingFunc
+accepts by construction.
+
+CANN's op repositories test each TilingFunc under ``<op>/tests/ut/op_host/`` with gtest
+files that state the node in one of two forms: a ``gert::TilingContextPara("Op",
+{inputs}, {outputs}, {attrs}, &compileInfo)`` handed to ``ExecuteTestCase``, or a
+``gert::TilingContextFaker()`` chain (``.IrInstanceNum``, ``.InputShapes({&x_shape...})``
+of ``gert::StorageShape`` variables, ``.NodeInputTd(i, dtype, format, format)``,
+``.NodeAttrs({{"name", AnyValue::CreateFrom<T>(v)}...})``). :func:`read` finds those in
+a test file's ``TEST``/``TEST_F`` bodies; a test expecting ``GRAPH_FAILED`` and a node
+naming what this reader does not resolve (a helper's parameters, a value computed at run
+time) give no case. :func:`cases` maps them onto the op's definition (IR input order,
+attrs by name, the others at their defaults) as :class:`~opsdk.cann.tiling.Case`, smallest
+first: the cases a search tries before the definition's synthetic ones, which miss the
+relations between tensors (gamma as x's last dims, an index tensor's range, a rank).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+import re
+import struct
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from opsdk._runtime import types
+from opsdk.cann._model import CannOp
+from opsdk.cann.infer.call import FORMATS, Given
+from opsdk.cann.tiling.run import Case
+
+__all__ = ["OwnCase", "cases", "read", "test_files"]
+
+_TEST = re.compile(r"^\s*TEST(?:_F)?\s*\(\s*\w+\s*,\s*(\w+)\s*\)\s*\{", re.M)
+_OTHER_ARCH = re.compile(r"arch(?!22\b)\d+")  # another chip's tests (arch35: ascend950)
+_DECLARED = re.compile(
+    r"\b(?:gert::StorageShape|std::vector<[\w:]+>|(?:const(?:expr)?\s+)?"
+    r"(?:u?int(?:8|16|32|64)_t|int|size_t|float|double))\s+(\w+)\s*(=\s*|(?=[({]))"
+)
+_ANY = re.compile(r"AnyValue::CreateFrom<\s*([\w:<>\s]+?)\s*>\s*\((.*)\)$", re.S)
+_PACK = {
+    "DT_INT64": "q",
+    "DT_INT32": "i",
+    "DT_INT16": "h",
+    "DT_INT8": "b",
+    "DT_UINT64": "Q",
+    "DT_UINT32": "I",
+    "DT_UINT8": "B",
+    "DT_BOOL": "?",
+    "DT_FLOAT": "f",
+    "DT_DOUBLE": "d",
+}
+_ARITHMETIC = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Div: operator.floordiv,  # C++ integer division
+}
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """One tensor of a test's node: GE dtype name, origin shape, format, host data."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    format: str = "ND"
+    data: tuple | None = None
+
+
+@dataclass(frozen=True)
+class OwnCase:
+    """One node a test tiles and expects to succeed: its op type, the node's inputs and
+    outputs in order, per IR input its instance count where the test states it, the
+    attrs by name, and where it is (``file:line test``)."""
+
+    op_type: str
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+    attrs: dict
+    instances: tuple[int, ...] | None
+    where: str
+
+
+def test_files(op_folder: Path) -> list[Path]:
+    """The host tiling tests of the op in ``op_folder`` (``tests/**/*tiling*.cpp``, not
+    another chip's arch folder or file)."""
+    tests = op_folder / "tests"
+    if not tests.is_dir():
+        return []
+    return sorted(
+        path
+        for path in tests.rglob("*tiling*.cpp")
+        if not _OTHER_ARCH.search(path.relative_to(tests).as_posix())
+    )
+
+
+def read(path: Path) -> list[OwnCase]:
+    """Every node ``path``'s tests tile expecting success, in file order."""
+    text = path.read_text(errors="replace")
+    found = []
+    for test in _TEST.finditer(text):
+        body = _balanced(text, test.end() - 1)
+        line = text.count("\n", 0, test.start()) + 1
+        case = _case(body, f"{path.name}:{line} {test[1]}")
+        if case is not None:
+            found.append(case)
+    return found
+
+
+def cases(op: CannOp, op_folder: Path) -> list[Case]:
+    """The op's own tested nodes as tiling cases of its definition, smallest first."""
+    found = []
+    for path in test_files(op_folder):
+        for own in read(path):
+            if own.op_type == op.ir.op_type:
+                case = _mapped(own, op)
+                if case is not None:
+                    found.append(case)
+    return sorted(found, key=elements)
+
+
+def elements(case: Case) -> int:
+    """How many elements the case's tensors hold: what launching its kernel costs."""
+    given = [*(g for i in case.inputs for g in i), *case.outputs]
+    return sum(math.prod(g.shape) for g in given)
+
+
+def _case(body: str, where: str) -> OwnCase | None:
+    if "GRAPH_FAILED" in body or "EXPECT_NE(tiling_func" in body:
+        return None  # a test of what the tiling refuses
+    names = _variables(body)
+    try:
+        if "TilingContextPara" in body:
+            return _para(body, names, where)
+        if ".InputShapes(" in body:
+            return _faker(body, names, where)
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, SyntaxError):
+        return None  # a node this reader does not resolve
+    return None
+
+
+def _para(body: str, names: dict, where: str) -> OwnCase:
+    at = body.index("TilingContextPara")
+    args = _parse(body, body.index("(", at))[0]
+    op_type, inputs, outputs = _string(args[0]), args[1], args[2]
+    attrs = args[3] if len(args) > 3 and isinstance(args[3], list) else []
+    return OwnCase(
+        op_type,
+        tuple(_tensor(t, names) for t in inputs),
+        tuple(_tensor(t, names) for t in outputs),
+        _attrs(attrs, names),
+        None,
+        where,
+    )
+
+
+def _tensor(value: list, names: dict) -> Tensor:
+    """``{{origin, storage}, dtype, format[, is_const, data]}``."""
+    shapes, dtype, fmt = value[0], _dtype(value[1]), _format(value[2])
+    data = None
+    if len(value) > 4 and value[3] == "true":
+        ctype = "float" if dtype in ("DT_FLOAT", "DT_DOUBLE") else "int64_t"
+        data = tuple(_scalar(ctype, v, names) for v in names[value[4].removesuffix(".data()")])
+    return Tensor(dtype, _shape(shapes[0], names), fmt, data)
+
+
+def _faker(body: str, names: dict, where: str) -> OwnCase:
+    op_type = re.search(r'(?:op_type\s*\(|GetOpImpl\(|OP_TYPE\s*=\s*)\s*"(\w+)"', body)
+    if op_type is None:
+        op_type = re.search(r'std::string\s+\w+\s*(?:=\s*|\()"(\w+)"', body)
+    inputs, outputs = (_call(body, m) for m in (".InputShapes(", ".OutputShapes("))
+    tds = {}
+    for kind, index, dtype, fmt in re.findall(
+        r"\.Node(Input|Output)Td\(\s*(\d+)\s*,\s*([\w:]+)\s*,\s*([\w:]+)", body
+    ):
+        tds[kind, int(index)] = (_dtype(dtype), _format(fmt))
+
+    def tensors(shapes: list, kind: str) -> tuple[Tensor, ...]:
+        made = []
+        for i, shape in enumerate(shapes):
+            dtype, fmt = tds.get((kind, i), ("DT_FLOAT16", "ND"))
+            made.append(Tensor(dtype, _shape(names[shape.lstrip("&")][0], names), fmt))
+        return tuple(made)
+
+    attrs = _call(body, ".NodeAttrs(") if ".NodeAttrs(" in body else []
+    counts = _call(body, ".IrInstanceNum(") if ".IrInstanceNum(" in body else None
+    return OwnCase(
+        op_type[1],
+        tensors(inputs, "Input"),
+        tensors(outputs, "Output"),
+        _attrs(attrs, names),
+        tuple(_int(c, names) for c in counts) if counts else None,
+        where,
+    )
+
+
+def _call(body: str, method: str) -> list:
+    """The first argument of ``method``'s (first) call in ``body``."""
+    args = _parse(body, body.index(method) + len(method) - 1)[0]
+    return args[0]
+
+
+def _attrs(pairs: list, names: dict) -> dict:
+    found = {}
+    for pair in pairs:
+        made = _ANY.search(pair[1]) if isinstance(pair[1], str) else None
+        if made is None:
+            raise ValueError(f"attr {pair!r}")
+        found[_string(pair[0])] = _any(made[1], made[2], names)
+    return found
+
+
+def _any(ctype: str, text: str, names: dict):
+    """``AnyValue::CreateFrom<ctype>(text)`` as a Python value of the type it makes."""
+    value = _parse("(" + text + ")", 0)[0][0]
+    if "vector" in ctype:
+        items = names[value] if isinstance(value, str) else value
+        inner = re.search(r"vector<\s*([\w:]+)", ctype)[1]
+        return tuple(_scalar(inner, v, names) for v in items)
+    return _scalar(ctype, value, names)
+
+
+def _scalar(ctype: str, value, names: dict):
+    if "string" in ctype or ctype.startswith("char"):
+        return _string(value)
+    if ctype == "bool":
+        return value == "true"
+    if ctype in ("float", "double"):
+        return float(names.get(value, value).rstrip("fF"))
+    return _int(value, names)
+
+
+def _dtype(atom: str) -> str:
+    name = atom.rpartition("::")[2]
+    if name not in types.DTYPES:
+        raise ValueError(f"dtype {atom}")
+    return name
+
+
+def _format(atom: str) -> str:
+    name = atom.rpartition("::")[2].removeprefix("FORMAT_")
+    return name if name in FORMATS else "ND"
+
+
+def _shape(dims, names: dict) -> tuple[int, ...]:
+    return tuple(_int(d, names) for d in dims)
+
+
+def _int(atom, names: dict) -> int:
+    """An integer literal, a named constant of the test or arithmetic of these."""
+    if isinstance(atom, int):
+        return atom
+    text = re.sub(r"(?<=\d)[uUlL]+\b", "", atom)
+    return _evaluate(ast.parse(text, mode="eval").body, names)
+
+
+def _evaluate(node, names: dict) -> int:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.Name):
+        return _int(names[node.id], names)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_evaluate(node.operand, names)
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        return _ARITHMETIC[type(node.op)](
+            _evaluate(node.left, names), _evaluate(node.right, names)
+        )
+    raise ValueError(ast.dump(node))
+
+
+def _string(atom: str) -> str:
+    if not (atom.startswith('"') and atom.endswith('"')):
+        raise ValueError(f"not a string: {atom}")
+    return atom[1:-1]
+
+
+def _variables(body: str) -> dict:
+    """The body's StorageShapes, vectors and numbers, by name (their parsed values)."""
+    names = {}
+    for declared in _DECLARED.finditer(body):
+        start = declared.end()
+        if body[start] in "({":
+            names[declared[1]] = _parse(body, start)[0]
+        else:
+            names[declared[1]] = body[start : body.find(";", start)].strip()
+    return names
+
+
+def _balanced(text: str, start: int) -> str:
+    """The text of the bracketed block opening at ``start``."""
+    return text[start : _parse(text, start)[1]]
+
+
+def _parse(text: str, start: int) -> tuple[list, int]:
+    """The ``{...}`` or ``(...)`` list opening at ``start`` as nested lists of atom
+    strings (literals, names, calls), and where it ends."""
+    close = {"{": "}", "(": ")"}[text[start]]
+    items: list = []
+    atom: list[str] = []
+    depth = 0  # brackets inside an atom (a call's arguments)
+    pos = start + 1
+    while pos < len(text):
+        char = text[pos]
+        if char == '"':
+            end = text.index('"', pos + 1)
+            while text[end - 1] == "\\":
+                end = text.index('"', end + 1)
+            atom.append(text[pos : end + 1])
+            pos = end + 1
+            continue
+        if text.startswith("//", pos):
+            pos = text.index("\n", pos)
+            continue
+        if char == "{" and not depth and not "".join(atom).strip():
+            value, pos = _parse(text, pos)
+            items.append(value)
+            atom = []
+            continue
+        if char in "([{":
+            depth += 1
+        elif char in ")]}" and depth:
+            depth -= 1
+        elif char in ",}" + close and not depth:
+            word = "".join(atom).strip()
+            if word:
+                items.append(word)
+            atom = []
+            if char == close:
+                return items, pos + 1
+            pos += 1
+            continue
+        atom.append(char)
+        pos += 1
+    raise ValueError("unbalanced")
+
+
+def _mapped(own: OwnCase, op: CannOp) -> Case | None:
+    """``own`` as a case of ``op``'s definition: the node's inputs over its IR inputs
+    (the test's instance counts, else one each with absent optional ones last), attrs by
+    name over the defaults; None where they do not fit."""
+    ir = op.ir
+    counts = own.instances or _counts(ir.inputs, len(own.inputs))
+    if counts is None or len(counts) != len(ir.inputs) or sum(counts) != len(own.inputs):
+        return None
+    inputs, at = [], 0
+    for count in counts:
+        inputs.append(tuple(_given(t) for t in own.inputs[at : at + count]))
+        at += count
+    outputs = tuple(_given(t) for t in own.outputs)
+    if len(outputs) < len(ir.outputs):
+        return None
+    attrs = tuple(own.attrs.get(a.name, a.default) for a in ir.attrs)
+    case = Case(tuple(inputs), outputs, attrs)
+    return replace(case, label=f"{own.where}: {case}")
+
+
+def _counts(inputs, given: int) -> list[int] | None:
+    """One instance per IR input, the optional ones past the node's inputs absent, a
+    single dynamic input taking what is left."""
+    dynamic = [i for i, x in enumerate(inputs) if x.kind == "dynamic"]
+    if len(dynamic) == 1:
+        counts = [1] * len(inputs)
+        counts[dynamic[0]] = given - (len(inputs) - 1)
+        return counts if counts[dynamic[0]] >= 0 else None
+    if dynamic or given > len(inputs):
+        return None
+    if any(x.kind != "optional" for x in inputs[given:]):
+        return None
+    return [1] * given + [0] * (len(inputs) - given)
+
+
+def _given(tensor: Tensor) -> Given:
+    data = None
+    if tensor.data is not None:
+        pack = _PACK.get(tensor.dtype)
+        if pack is None:
+            raise ValueError(f"host data of {tensor.dtype}")
+        data = struct.pack(f"<{len(tensor.data)}{pack}", *tensor.data)
+    dtype = types.DTYPES[tensor.dtype].value
+    return Given(dtype, tensor.shape, data, tensor.format, depend=data is not None)
