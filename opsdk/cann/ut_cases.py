@@ -32,13 +32,16 @@ from opsdk.cann.tiling.run import Case
 
 __all__ = ["OwnCase", "cases", "read", "test_files"]
 
-_TEST = re.compile(r"^\s*TEST(?:_F)?\s*\(\s*\w+\s*,\s*(\w+)\s*\)\s*\{", re.M)
+_TEST = re.compile(r"^[ \t]*TEST(?:_F)?\s*\(\s*\w+\s*,\s*(\w+)\s*\)\s*\{", re.M)
 _OTHER_ARCH = re.compile(r"arch(?!22\b)\d+")  # another chip's tests (arch35: ascend950)
 _DECLARED = re.compile(
-    r"\b(?:gert::StorageShape|std::vector<[\w:]+>|(?:const(?:expr)?\s+)?"
-    r"(?:u?int(?:8|16|32|64)_t|int|size_t|float|double))\s+(\w+)\s*(=\s*|(?=[({]))"
+    r"\b(?:gert::StorageShape|(?:std::)?vector<[\w:]+>|auto|(?:std::)?string|(?:const(?:expr)?\s+)?"
+    r"(?:u?int(?:8|16|32|64)_t|int|size_t|float|double|bool))\s+(\w+)\s*(=\s*|(?=[({]))"
 )
-_ANY = re.compile(r"AnyValue::CreateFrom<\s*([\w:<>\s]+?)\s*>\s*\((.*)\)$", re.S)
+_ANY = re.compile(r"AnyValue::CreateFrom(?:<\s*([\w:<>\s]+?)\s*>)?\s*\((.*)\)$", re.S)
+_FLOAT = re.compile(r"-?(?:\d*\.\d*(?:[eE]-?\d+)?|\d+[eE]-?\d+)[fF]?")
+_DEFINE = re.compile(r"^#define\s+(\w+)\s+(-?\w+)\s*$", re.M)
+_FUNCTION = re.compile(r"^[\w:<>&*, \t]*?\b(\w+)\s*\(([^;{}]*?)\)\s*(?:const\s*)?\{", re.M)
 _PACK = {
     "DT_INT64": "q",
     "DT_INT32": "i",
@@ -98,13 +101,30 @@ def test_files(op_folder: Path) -> list[Path]:
 
 
 def read(path: Path) -> list[OwnCase]:
-    """Every node ``path``'s tests tile expecting success, in file order."""
+    """Every node ``path``'s tests tile expecting success, in file order: stated in the
+    test's body, or in a helper function of the file the test calls (its parameters
+    bound to the call's arguments)."""
     text = path.read_text(errors="replace")
+    names = {**_variables(text), **dict(_DEFINE.findall(text))}  # a test's own come first
+    helpers = _helpers(text)
     found = []
     for test in _TEST.finditer(text):
         body = _balanced(text, test.end() - 1)
+        if "GRAPH_FAILED" in body or "EXPECT_NE(tiling_func" in body:
+            continue  # a test of what the tiling refuses
         line = text.count("\n", 0, test.start()) + 1
-        case = _case(body, f"{path.name}:{line} {test[1]}")
+        where = f"{path.name}:{line} {test[1]}"
+        known = {**names, **_variables(body)}
+        case = _case(body, known, where)
+        for name, (params, helper) in helpers.items() if case is None else ():
+            call = re.search(rf"\b{name}\s*\(", body)
+            if call and case is None:
+                try:
+                    args = _parse(body, call.end() - 1)[0]
+                except ValueError:
+                    continue
+                bound = {p: known.get(a, a) if isinstance(a, str) else a for p, a in zip(params, args)}
+                case = _case(helper, {**known, **bound, **_variables(helper)}, where)
         if case is not None:
             found.append(case)
     return found
@@ -128,10 +148,8 @@ def elements(case: Case) -> int:
     return sum(math.prod(g.shape) for g in given)
 
 
-def _case(body: str, where: str) -> OwnCase | None:
-    if "GRAPH_FAILED" in body or "EXPECT_NE(tiling_func" in body:
-        return None  # a test of what the tiling refuses
-    names = _variables(body)
+def _case(body: str, names: dict, where: str) -> OwnCase | None:
+    """The node ``body`` builds, or None where it builds none this reader resolves."""
     try:
         if "TilingContextPara" in body:
             return _para(body, names, where)
@@ -142,13 +160,43 @@ def _case(body: str, where: str) -> OwnCase | None:
     return None
 
 
+def _helpers(text: str) -> dict[str, tuple[list[str], str]]:
+    """The file's functions (not tests) building a node: name, parameter names, body."""
+    found = {}
+    for defined in _FUNCTION.finditer(text):
+        if defined[1] in ("TEST", "TEST_F", "TEST_P", "if", "for", "while", "switch"):
+            continue
+        body = _balanced(text, defined.end() - 1)
+        if "TilingContextPara" in body or ".InputShapes(" in body:
+            params = [_last_word(p) for p in _split(defined[2])]
+            found[defined[1]] = (params, body)
+    return found
+
+
+def _split(params: str) -> list[str]:
+    """A parameter list split at its top-level commas (not a template's)."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(params):
+        depth += char in "<([{"
+        depth -= char in ">)]}"
+        if char == "," and not depth:
+            parts.append(params[start:i])
+            start = i + 1
+    return [*parts, params[start:]] if params.strip() else parts
+
+
+def _last_word(param: str) -> str:
+    return re.findall(r"\w+", param.split("=")[0])[-1]
+
+
 def _para(body: str, names: dict, where: str) -> OwnCase:
     at = body.index("TilingContextPara")
     args = _parse(body, body.index("(", at))[0]
-    op_type, inputs, outputs = _string(args[0]), args[1], args[2]
-    attrs = args[3] if len(args) > 3 and isinstance(args[3], list) else []
+    op_type, inputs, outputs = (_resolved(a, names) for a in args[:3])
+    attrs = _resolved(args[3], names) if len(args) > 3 else []
+    attrs = attrs if isinstance(attrs, list) else []
     return OwnCase(
-        op_type,
+        _string(op_type),
         tuple(_tensor(t, names) for t in inputs),
         tuple(_tensor(t, names) for t in outputs),
         _attrs(attrs, names),
@@ -158,8 +206,9 @@ def _para(body: str, names: dict, where: str) -> OwnCase:
 
 
 def _tensor(value: list, names: dict) -> Tensor:
-    """``{{origin, storage}, dtype, format[, is_const, data]}``."""
-    shapes, dtype, fmt = value[0], _dtype(value[1]), _format(value[2])
+    """``{{origin, storage}, dtype, format[, is_const, data]}`` (each may be a name)."""
+    shapes = _resolved(value[0], names)
+    dtype, fmt = _dtype(_resolved(value[1], names)), _format(_resolved(value[2], names))
     data = None
     if len(value) > 4 and value[3] == "true":
         ctype = "float" if dtype in ("DT_FLOAT", "DT_DOUBLE") else "int64_t"
@@ -168,27 +217,26 @@ def _tensor(value: list, names: dict) -> Tensor:
 
 
 def _faker(body: str, names: dict, where: str) -> OwnCase:
-    op_type = re.search(r'(?:op_type\s*\(|GetOpImpl\(|OP_TYPE\s*=\s*)\s*"(\w+)"', body)
-    if op_type is None:
-        op_type = re.search(r'std::string\s+\w+\s*(?:=\s*|\()"(\w+)"', body)
-    inputs, outputs = (_call(body, m) for m in (".InputShapes(", ".OutputShapes("))
+    op_type = _op_type(body, names)
+    inputs, outputs = (_call(body, m, names) for m in (".InputShapes(", ".OutputShapes("))
     tds = {}
     for kind, index, dtype, fmt in re.findall(
         r"\.Node(Input|Output)Td\(\s*(\d+)\s*,\s*([\w:]+)\s*,\s*([\w:]+)", body
     ):
-        tds[kind, int(index)] = (_dtype(dtype), _format(fmt))
+        tds[kind, int(index)] = (_dtype(_resolved(dtype, names)), _format(_resolved(fmt, names)))
 
-    def tensors(shapes: list, kind: str) -> tuple[Tensor, ...]:
+    def tensors(shapes: list, kind: str) -> tuple[Tensor | None, ...]:
         made = []
         for i, shape in enumerate(shapes):
             dtype, fmt = tds.get((kind, i), ("DT_FLOAT16", "ND"))
-            made.append(Tensor(dtype, _shape(names[shape.lstrip("&")][0], names), fmt))
+            stated = _resolved(shape, names)
+            made.append(None if stated == "nullptr" else Tensor(dtype, _shape(stated[0], names), fmt))
         return tuple(made)
 
-    attrs = _call(body, ".NodeAttrs(") if ".NodeAttrs(" in body else []
-    counts = _call(body, ".IrInstanceNum(") if ".IrInstanceNum(" in body else None
+    attrs = _call(body, ".NodeAttrs(", names) if ".NodeAttrs(" in body else []
+    counts = _call(body, ".IrInstanceNum(", names) if ".IrInstanceNum(" in body else None
     return OwnCase(
-        op_type[1],
+        op_type,
         tensors(inputs, "Input"),
         tensors(outputs, "Output"),
         _attrs(attrs, names),
@@ -197,39 +245,72 @@ def _faker(body: str, names: dict, where: str) -> OwnCase:
     )
 
 
-def _call(body: str, method: str) -> list:
+def _op_type(body: str, names: dict) -> str:
+    """The op type a Faker test asks the registry for (``GetOpImpl(...)``'s argument),
+    else its fixture's ``opType``."""
+    asked = re.search(r"GetOpImpl\(\s*([^)]+?)(?:\.c_str\(\))?\s*\)", body)
+    value = _resolved(asked[1] if asked else "opType", names)
+    return _string(value[0] if isinstance(value, list) else value)
+
+
+def _call(body: str, method: str, names: dict) -> list:
     """The first argument of ``method``'s (first) call in ``body``."""
     args = _parse(body, body.index(method) + len(method) - 1)[0]
-    return args[0]
+    return _resolved(args[0], names)
+
+
+def _resolved(value, names: dict):
+    """``value``, or what the name (``&name``) it is stands for."""
+    while isinstance(value, str) and value.lstrip("&") in names:
+        value = names[value.lstrip("&")]
+    return value
 
 
 def _attrs(pairs: list, names: dict) -> dict:
+    """``{"name", AnyValue::CreateFrom<T>(v)}`` pairs, or ``OpAttr("name", ...)`` calls."""
     found = {}
     for pair in pairs:
-        made = _ANY.search(pair[1]) if isinstance(pair[1], str) else None
+        pair = _resolved(pair, names)
+        if isinstance(pair, str) and "OpAttr(" in pair:
+            pair = _parse(pair, pair.index("OpAttr(") + 6)[0]
+        value = _resolved(pair[1], names)
+        made = _ANY.search(value) if isinstance(value, str) else None
         if made is None:
             raise ValueError(f"attr {pair!r}")
-        found[_string(pair[0])] = _any(made[1], made[2], names)
+        found[_string(_resolved(pair[0], names))] = _any(made[1], made[2], names)
     return found
 
 
-def _any(ctype: str, text: str, names: dict):
-    """``AnyValue::CreateFrom<ctype>(text)`` as a Python value of the type it makes."""
-    value = _parse("(" + text + ")", 0)[0][0]
+def _any(ctype: str | None, text: str, names: dict):
+    """``AnyValue::CreateFrom<ctype>(text)`` as a Python value of the type it makes (of
+    the literal's type where no ``ctype`` is written)."""
+    value = _resolved(_parse("(" + text + ")", 0)[0][0], names)
+    if ctype is None:
+        ctype = _literal_type(value)
     if "vector" in ctype:
-        items = names[value] if isinstance(value, str) else value
         inner = re.search(r"vector<\s*([\w:]+)", ctype)[1]
-        return tuple(_scalar(inner, v, names) for v in items)
+        return tuple(_scalar(inner, v, names) for v in value)
     return _scalar(ctype, value, names)
 
 
+def _literal_type(value) -> str:
+    if isinstance(value, list):
+        return "std::vector<" + _literal_type(value[0] if value else "0") + ">"
+    if value in ("true", "false"):
+        return "bool"
+    if value.startswith('"'):
+        return "std::string"
+    return "float" if _FLOAT.fullmatch(value) else "int64_t"
+
+
 def _scalar(ctype: str, value, names: dict):
+    value = _resolved(value, names)
     if "string" in ctype or ctype.startswith("char"):
         return _string(value)
     if ctype == "bool":
         return value == "true"
     if ctype in ("float", "double"):
-        return float(names.get(value, value).rstrip("fF"))
+        return float(value.rstrip("fF"))
     return _int(value, names)
 
 
@@ -262,6 +343,8 @@ def _evaluate(node, names: dict) -> int:
         return node.value
     if isinstance(node, ast.Name):
         return _int(names[node.id], names)
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):  # a vector's
+        return _int(names[node.value.id][_evaluate(node.slice, names)], names)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_evaluate(node.operand, names)
     if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
@@ -271,8 +354,8 @@ def _evaluate(node, names: dict) -> int:
     raise ValueError(ast.dump(node))
 
 
-def _string(atom: str) -> str:
-    if not (atom.startswith('"') and atom.endswith('"')):
+def _string(atom) -> str:
+    if not isinstance(atom, str) or not (atom.startswith('"') and atom.endswith('"')):
         raise ValueError(f"not a string: {atom}")
     return atom[1:-1]
 
@@ -342,14 +425,19 @@ def _mapped(own: OwnCase, op: CannOp) -> Case | None:
     (the test's instance counts, else one each with absent optional ones last), attrs by
     name over the defaults; None where they do not fit."""
     ir = op.ir
-    counts = own.instances or _counts(ir.inputs, len(own.inputs))
-    if counts is None or len(counts) != len(ir.inputs) or sum(counts) != len(own.inputs):
+    stated = own.inputs
+    if own.instances is None and None in stated and len(stated) == len(ir.inputs):
+        counts = [int(t is not None) for t in stated]  # a nullptr shape: an absent input
+    else:
+        counts = own.instances or _counts(ir.inputs, len(stated))
+    stated = tuple(t for t in stated if t is not None)
+    if counts is None or len(counts) != len(ir.inputs) or sum(counts) != len(stated):
         return None
     inputs, at = [], 0
     for count in counts:
-        inputs.append(tuple(_given(t) for t in own.inputs[at : at + count]))
+        inputs.append(tuple(_given(t) for t in stated[at : at + count]))
         at += count
-    outputs = tuple(_given(t) for t in own.outputs)
+    outputs = tuple(_given(t) for t in own.outputs if t is not None)
     if len(outputs) < len(ir.outputs):
         return None
     attrs = tuple(own.attrs.get(a.name, a.default) for a in ir.attrs)
