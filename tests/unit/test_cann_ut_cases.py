@@ -177,7 +177,7 @@ def test_para_form_gives_host_data_and_smallest_first(tmp_path):
     # the helper's parameters bound to the call's arguments, arithmetic on a vector's items
     assert helped.inputs[0][0].shape == (5, 4) and helped.outputs[0].shape == (5, 8)
     assert (helped.attrs, small.attrs) == ((True,), (False,))  # OpAttr, CreateFrom(true)
-    assert str(helped).startswith("test_pad_like_tiling.cpp:27 pad_like_through_a_helper")
+    assert str(helped).startswith("test_pad_like_tiling.cpp:35 pad_like_through_a_helper")
     assert ut_cases.elements(small) < ut_cases.elements(large)
 
 
