@@ -158,6 +158,7 @@ def tile(library, found, ops, literals: list[str], tries: int, inference=None):
     InferShape refuses every made case (its stand-in may lack what it asks), those again
     with each output shaped as the first input."""
     last, crashes, accepted = ("no case tiles", "", "the definition has no case"), 0, False
+    refused = None  # how the first of the op's own cases failed: the more telling reason
     folder = found.sources[0].parent
     while folder.name != "op_host" and folder != folder.parent:
         folder = folder.parent
@@ -177,12 +178,14 @@ def tile(library, found, ops, literals: list[str], tries: int, inference=None):
             said = str(run.findings[0]) if run.findings else f"returned {run.status}"
             kind = run.findings[0].kind if run.findings else "failed"
             last = ("no case tiles", kind, said)
+            if refused is None and given in own:
+                refused = ("no case tiles", f"own test's case: {kind}", said)
             crashes += bool(crashed)
             if crashes == _CRASHES:
                 return None, ("tiling crash", crashed[0].message.split(" (")[0], said)
     if inference is not None and not accepted:
         return tile(library, found, ops, literals, tries)
-    return None, last
+    return None, refused or last
 
 
 def _data(given: infer.Given, dtype: str) -> bytes:

@@ -10,7 +10,7 @@ of ``gert::StorageShape`` variables, ``.NodeInputTd(i, dtype, format, format)``,
 a test file's ``TEST``/``TEST_F`` bodies; a test expecting ``GRAPH_FAILED`` and a node
 naming what this reader does not resolve (a helper's parameters, a value computed at run
 time) give no case. :func:`cases` maps them onto the op's definition (IR input order,
-attrs by name, the others at their defaults) as :class:`~opsdk.cann.tiling.Case`, smallest
+attrs in order as GE's runtime attrs are, by index, the others at their defaults) as :class:`~opsdk.cann.tiling.Case`, smallest
 first: the cases a search tries before the definition's synthetic ones, which miss the
 relations between tensors (gamma as x's last dims, an index tensor's range, a rank).
 """
@@ -77,12 +77,13 @@ class Tensor:
 class OwnCase:
     """One node a test tiles and expects to succeed: its op type, the node's inputs and
     outputs in order, per IR input its instance count where the test states it, the
-    attrs by name, and where it is (``file:line test``)."""
+    attrs in order (name, value: the tiling reads them by index, whatever the test calls
+    them), and where it is (``file:line test``)."""
 
     op_type: str
     inputs: tuple[Tensor, ...]
     outputs: tuple[Tensor, ...]
-    attrs: dict
+    attrs: tuple[tuple[str, object], ...]
     instances: tuple[int, ...] | None
     where: str
 
@@ -266,9 +267,9 @@ def _resolved(value, names: dict):
     return value
 
 
-def _attrs(pairs: list, names: dict) -> dict:
+def _attrs(pairs: list, names: dict) -> tuple[tuple[str, object], ...]:
     """``{"name", AnyValue::CreateFrom<T>(v)}`` pairs, or ``OpAttr("name", ...)`` calls."""
-    found = {}
+    found = []
     for pair in pairs:
         pair = _resolved(pair, names)
         if isinstance(pair, str) and "OpAttr(" in pair:
@@ -277,8 +278,8 @@ def _attrs(pairs: list, names: dict) -> dict:
         made = _ANY.search(value) if isinstance(value, str) else None
         if made is None:
             raise ValueError(f"attr {pair!r}")
-        found[_string(_resolved(pair[0], names))] = _any(made[1], made[2], names)
-    return found
+        found.append((_string(_resolved(pair[0], names)), _any(made[1], made[2], names)))
+    return tuple(found)
 
 
 def _any(ctype: str | None, text: str, names: dict):
@@ -422,8 +423,8 @@ def _parse(text: str, start: int) -> tuple[list, int]:
 
 def _mapped(own: OwnCase, op: CannOp) -> Case | None:
     """``own`` as a case of ``op``'s definition: the node's inputs over its IR inputs
-    (the test's instance counts, else one each with absent optional ones last), attrs by
-    name over the defaults; None where they do not fit."""
+    (the test's instance counts, else one each with absent optional ones last), its
+    attrs the first IR attrs, the others' defaults after; None where they do not fit."""
     ir = op.ir
     stated = own.inputs
     if own.instances is None and None in stated and len(stated) == len(ir.inputs):
@@ -440,7 +441,9 @@ def _mapped(own: OwnCase, op: CannOp) -> Case | None:
     outputs = tuple(_given(t) for t in own.outputs if t is not None)
     if len(outputs) < len(ir.outputs):
         return None
-    attrs = tuple(own.attrs.get(a.name, a.default) for a in ir.attrs)
+    if len(own.attrs) > len(ir.attrs):
+        return None
+    attrs = (*(v for _, v in own.attrs), *(a.default for a in ir.attrs[len(own.attrs) :]))
     case = Case(tuple(inputs), outputs, attrs)
     return replace(case, label=f"{own.where}: {case}")
 

@@ -50,10 +50,9 @@ TEST_F(NormLikeTiling, norm_like_fp32)
                       .NodeInputTd(1, ge::DT_FLOAT, ge::FORMAT_ND, ge::FORMAT_ND)
                       .NodeOutputTd(0, ge::DT_FLOAT, ge::FORMAT_ND, ge::FORMAT_ND)
                       .NodeOutputTd(1, ge::DT_FLOAT, ge::FORMAT_ND, ge::FORMAT_ND)
-                      .NodeAttrs({{"num_groups", Ops::NN::AnyValue::CreateFrom<int64_t>(2)},
-                                  {"axes", Ops::NN::AnyValue::CreateFrom<std::vector<int64_t>>({0, 1})},
-                                  {"mode", Ops::NN::AnyValue::CreateFrom<std::string>("b")},
-                                  {"eps", Ops::NN::AnyValue::CreateFrom<float>(1)}})
+                      .NodeAttrs({{"numGroups", Ops::NN::AnyValue::CreateFrom<int64_t>(2)},
+                                  {"epsilon", Ops::NN::AnyValue::CreateFrom<float>(1)},
+                                  {"axes", Ops::NN::AnyValue::CreateFrom<std::vector<int64_t>>({0, 1})}})
                       .Build();
     EXPECT_EQ(tiling_func(tiling_context), ge::GRAPH_SUCCESS);
 }
@@ -160,8 +159,14 @@ def test_faker_form_maps_onto_the_definition(tmp_path):
     assert beta == ()  # IrInstanceNum's 0: the optional input absent
     assert {g.dtype for g in (*x, *gamma)} == {_dtype("DT_FLOAT")}
     assert [o.shape for o in case.outputs] == [(4, 64), (4, 1)]
-    assert case.attrs == (2, 1.0, (0, 1), "b")  # IR order, each as its C++ type makes it
+    # by position as the tiling reads them (whatever the test names them), each as its C++
+    # type makes it; the attrs past the test's at their defaults
+    assert case.attrs == (2, 1.0, (0, 1), "a")
     assert str(case).startswith("test_norm_like_tiling.cpp:2 norm_like_fp32: inputs [4, 64]")
+    six = cann.read(PROTO.replace('.ATTR(mode, String, "a")', ""), ["NormLike"])[0]
+    assert len(ut_cases.cases(six, folder)[0].attrs) == 3
+    two = cann.read(PROTO.replace(".ATTR(axes, ListInt, {-1})", "").replace('.ATTR(mode, String, "a")', ""), ["NormLike"])[0]
+    assert ut_cases.cases(two, folder) == []  # more attrs than the definition has
 
 
 def test_para_form_gives_host_data_and_smallest_first(tmp_path):
