@@ -428,15 +428,14 @@ def _mapped(own: OwnCase, op: CannOp) -> Case | None:
     ir = op.ir
     stated = own.inputs
     if own.instances is None and None in stated and len(stated) == len(ir.inputs):
-        counts = [int(t is not None) for t in stated]  # a nullptr shape: an absent input
+        counts = [1] * len(stated)  # a nullptr shape stands for an absent optional input
     else:
         counts = own.instances or _counts(ir.inputs, len(stated))
-    stated = tuple(t for t in stated if t is not None)
     if counts is None or len(counts) != len(ir.inputs) or sum(counts) != len(stated):
         return None
     inputs, at = [], 0
     for count in counts:
-        inputs.append(tuple(_given(t) for t in stated[at : at + count]))
+        inputs.append(tuple(_given(t) for t in stated[at : at + count] if t is not None))
         at += count
     outputs = tuple(_given(t) for t in own.outputs if t is not None)
     if len(outputs) < len(ir.outputs):

@@ -43,8 +43,8 @@ TEST_F(NormLikeTiling, norm_like_fp32)
     auto tiling_func = gert::OpImplRegistry::GetInstance().GetOpImpl(op_type.c_str())->tiling;
     auto holder = gert::TilingContextFaker()
                       .NodeIoNum(2, 2)
-                      .IrInstanceNum({1, 1, 0})
-                      .InputShapes({&x_shape, &gamma_shape})
+                      .IrInstanceNum({1, 1, 1})
+                      .InputShapes({&x_shape, &gamma_shape, nullptr})
                       .OutputShapes({&y_shape, &rstd_shape})
                       .NodeInputTd(0, ge::DT_FLOAT, ge::FORMAT_ND, ge::FORMAT_ND)
                       .NodeInputTd(1, ge::DT_FLOAT, ge::FORMAT_ND, ge::FORMAT_ND)
@@ -156,7 +156,7 @@ def test_faker_form_maps_onto_the_definition(tmp_path):
     (case,) = ut_cases.cases(norm, folder)  # the refused test and the helper's give none
     x, gamma, beta = case.inputs
     assert [g.shape for g in (*x, *gamma)] == [(4, 64), (64,)]  # hidden * 2 evaluated
-    assert beta == ()  # IrInstanceNum's 0: the optional input absent
+    assert beta == ()  # its nullptr shape: the optional input absent
     assert {g.dtype for g in (*x, *gamma)} == {_dtype("DT_FLOAT")}
     assert [o.shape for o in case.outputs] == [(4, 64), (4, 1)]
     # by position as the tiling reads them (whatever the test names them), each as its C++
