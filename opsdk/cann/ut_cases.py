@@ -426,11 +426,9 @@ def _mapped(own: OwnCase, op: CannOp) -> Case | None:
     (the test's instance counts, else one each with absent optional ones last), its
     attrs the first IR attrs, the others' defaults after; None where they do not fit."""
     ir = op.ir
-    stated = own.inputs
-    if own.instances is None and None in stated and len(stated) == len(ir.inputs):
-        counts = [1] * len(stated)  # a nullptr shape stands for an absent optional input
-    else:
-        counts = own.instances or _counts(ir.inputs, len(stated))
+    stated, counts = own.inputs, own.instances
+    if counts is None or len(counts) != len(ir.inputs):  # none, or not per IR input
+        counts = _counts(ir.inputs, len(stated))  # (DeepNormGrad's tests say {6})
     if counts is None or len(counts) != len(ir.inputs) or sum(counts) != len(stated):
         return None
     inputs, at = [], 0

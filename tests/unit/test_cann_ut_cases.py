@@ -188,6 +188,7 @@ def test_para_form_gives_host_data_and_smallest_first(tmp_path):
 
 def test_a_node_of_another_op_or_unmapped_gives_no_case(tmp_path):
     folder = _planted(tmp_path)
+    pad = cann.read(PROTO, ["PadLike"])[0]
     other = cann.read(PROTO.replace("PadLike", "Other"), ["Other"])[0]
     assert ut_cases.cases(other, folder) == []
     # three inputs where the definition has two: not this definition's node
@@ -195,3 +196,6 @@ def test_a_node_of_another_op_or_unmapped_gives_no_case(tmp_path):
     wider = cann.read(PROTO.replace(".INPUT(paddings", ".INPUT(more, TensorType({DT_INT64}))\n    .INPUT(paddings"), ["PadLike"])[0]
     assert ut_cases._mapped(own, wider) is None
     assert ut_cases.test_files(tmp_path / "nothing") == []
+    # instance counts not per IR input (DeepNormGrad's tests say {6}): one each instead
+    said = ut_cases.OwnCase("PadLike", own.inputs, own.outputs, (), (2,), "")
+    assert [len(i) for i in ut_cases._mapped(said, pad).inputs] == [1, 1]
