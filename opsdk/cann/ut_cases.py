@@ -35,7 +35,7 @@ __all__ = ["OwnCase", "cases", "read", "test_files"]
 _TEST = re.compile(r"^[ \t]*TEST(?:_F)?\s*\(\s*\w+\s*,\s*(\w+)\s*\)\s*\{", re.M)
 _OTHER_ARCH = re.compile(r"arch(?!22\b)\d+")  # another chip's tests (arch35: ascend950)
 _DECLARED = re.compile(
-    r"\b(?:gert::StorageShape|(?:std::)?vector<[\w:]+>|auto|(?:std::)?string|(?:const(?:expr)?\s+)?"
+    r"\b(?:gert::StorageShape|(?:std::)?(?:vector|initializer_list)<[\w:]+>|auto|(?:std::)?string|(?:const(?:expr)?\s+)?"
     r"(?:u?int(?:8|16|32|64)_t|int|size_t|float|double|bool))\s+(\w+)\s*(=\s*|(?=[({]))"
 )
 _ANY = re.compile(r"AnyValue::CreateFrom(?:<\s*([\w:<>\s]+?)\s*>)?\s*\((.*)\)$", re.S)
@@ -328,7 +328,7 @@ def _format(atom: str) -> str:
 
 
 def _shape(dims, names: dict) -> tuple[int, ...]:
-    return tuple(_int(d, names) for d in dims)
+    return tuple(_int(d, names) for d in _resolved(dims, names))
 
 
 def _int(atom, names: dict) -> int:
