@@ -8,11 +8,14 @@ files that state the node in one of two forms: a ``gert::TilingContextPara("Op",
 of ``gert::StorageShape`` variables, ``.NodeInputTd(i, dtype, format, format)``,
 ``.NodeAttrs({{"name", AnyValue::CreateFrom<T>(v)}...})``). :func:`read` finds those in
 a test file's ``TEST``/``TEST_F`` bodies; a test expecting ``GRAPH_FAILED`` and a node
-naming what this reader does not resolve (a helper's parameters, a value computed at run
-time) give no case. :func:`cases` maps them onto the op's definition (IR input order,
-attrs in order as GE's runtime attrs are, by index, the others at their defaults) as :class:`~opsdk.cann.tiling.Case`, smallest
-first: the cases a search tries before the definition's synthetic ones, which miss the
-relations between tensors (gamma as x's last dims, an index tensor's range, a rank).
+naming what this reader does not resolve (a value computed at run time, a parameterised
+test's table) give no case. A node built in a helper function the test calls is read
+with the helper's parameters bound to the call's arguments. :func:`cases` maps them onto
+the op's definition (IR input order; the attrs by position, as GE's runtime attrs are
+read by index, the others at their defaults) as :class:`~opsdk.cann.tiling.Case`,
+smallest first: the cases a search tries before the definition's synthetic ones, which
+miss the relations between tensors (gamma as x's last dims, an index tensor's range, a
+rank the op needs).
 """
 
 from __future__ import annotations
@@ -35,8 +38,9 @@ __all__ = ["OwnCase", "cases", "read", "test_files"]
 _TEST = re.compile(r"^[ \t]*TEST(?:_F)?\s*\(\s*\w+\s*,\s*(\w+)\s*\)\s*\{", re.M)
 _OTHER_ARCH = re.compile(r"arch(?!22\b)\d+")  # another chip's tests (arch35: ascend950)
 _DECLARED = re.compile(
-    r"\b(?:gert::StorageShape|(?:std::)?(?:vector|initializer_list)<[\w:]+>|auto|(?:std::)?string|(?:const(?:expr)?\s+)?"
-    r"(?:u?int(?:8|16|32|64)_t|int|size_t|float|double|bool))\s+(\w+)\s*(=\s*|(?=[({]))"
+    r"\b(?:gert::StorageShape|(?:std::)?(?:vector|initializer_list)<[\w:]+>|auto"
+    r"|(?:std::)?string|(?:const(?:expr)?\s+)?(?:u?int(?:8|16|32|64)_t|int|size_t|float"
+    r"|double|bool))\s+(\w+)\s*(=\s*|(?=[({]))"
 )
 _ANY = re.compile(r"AnyValue::CreateFrom(?:<\s*([\w:<>\s]+?)\s*>)?\s*\((.*)\)$", re.S)
 _FLOAT = re.compile(r"-?(?:\d*\.\d*(?:[eE]-?\d+)?|\d+[eE]-?\d+)[fF]?")
@@ -116,19 +120,30 @@ def read(path: Path) -> list[OwnCase]:
         line = text.count("\n", 0, test.start()) + 1
         where = f"{path.name}:{line} {test[1]}"
         known = {**names, **_variables(body)}
-        case = _case(body, known, where)
-        for name, (params, helper) in helpers.items() if case is None else ():
-            call = re.search(rf"\b{name}\s*\(", body)
-            if call and case is None:
-                try:
-                    args = _parse(body, call.end() - 1)[0]
-                except ValueError:
-                    continue
-                bound = {p: known.get(a, a) if isinstance(a, str) else a for p, a in zip(params, args)}
-                case = _case(helper, {**known, **bound, **_variables(helper)}, where)
+        case = _case(body, known, where) or _through_helper(body, known, helpers, where)
         if case is not None:
             found.append(case)
     return found
+
+
+def _through_helper(body: str, known: dict, helpers: dict, where: str) -> OwnCase | None:
+    """The node a helper function builds for the test ``body`` calling it."""
+    for name, (params, helper) in helpers.items():
+        call = re.search(rf"\b{name}\s*\(", body)
+        if call is None:
+            continue
+        try:
+            args = _parse(body, call.end() - 1)[0]
+        except ValueError:
+            continue
+        bound = {
+            p: known.get(a, a) if isinstance(a, str) else a
+            for p, a in zip(params, args, strict=False)
+        }
+        case = _case(helper, {**known, **bound, **_variables(helper)}, where)
+        if case is not None:
+            return case
+    return None
 
 
 def cases(op: CannOp, op_folder: Path) -> list[Case]:
@@ -230,8 +245,9 @@ def _faker(body: str, names: dict, where: str) -> OwnCase:
         made = []
         for i, shape in enumerate(shapes):
             dtype, fmt = tds.get((kind, i), ("DT_FLOAT16", "ND"))
-            stated = _resolved(shape, names)
-            made.append(None if stated == "nullptr" else Tensor(dtype, _shape(stated[0], names), fmt))
+            stated = _resolved(shape, names)  # a StorageShape: origin and storage shapes
+            absent = stated == "nullptr"
+            made.append(None if absent else Tensor(dtype, _shape(stated[0], names), fmt))
         return tuple(made)
 
     attrs = _call(body, ".NodeAttrs(", names) if ".NodeAttrs(" in body else []
@@ -349,9 +365,7 @@ def _evaluate(node, names: dict) -> int:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_evaluate(node.operand, names)
     if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
-        return _ARITHMETIC[type(node.op)](
-            _evaluate(node.left, names), _evaluate(node.right, names)
-        )
+        return _ARITHMETIC[type(node.op)](_evaluate(node.left, names), _evaluate(node.right, names))
     raise ValueError(ast.dump(node))
 
 

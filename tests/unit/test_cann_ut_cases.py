@@ -52,7 +52,7 @@ TEST_F(NormLikeTiling, norm_like_fp32)
                       .NodeOutputTd(1, ge::DT_FLOAT, ge::FORMAT_ND, ge::FORMAT_ND)
                       .NodeAttrs({{"numGroups", Ops::NN::AnyValue::CreateFrom<int64_t>(2)},
                                   {"epsilon", Ops::NN::AnyValue::CreateFrom<float>(1)},
-                                  {"axes", Ops::NN::AnyValue::CreateFrom<std::vector<int64_t>>({0, 1})}})
+                                  {"axes", AnyValue::CreateFrom<std::vector<int64_t>>({0, 1})}})
                       .Build();
     EXPECT_EQ(tiling_func(tiling_context), ge::GRAPH_SUCCESS);
 }
@@ -61,7 +61,7 @@ TEST_F(NormLikeTiling, norm_like_refused)
 {
     gert::StorageShape x_shape = {{4}, {4}};
     std::string op_type("NormLike");
-    auto holder = gert::TilingContextFaker().InputShapes({&x_shape}).OutputShapes({&x_shape}).Build();
+    auto holder = gert::TilingContextFaker().InputShapes({&x_shape}).Build();
     EXPECT_EQ(tiling_func(tiling_context), ge::GRAPH_FAILED);
 }
 
@@ -165,7 +165,10 @@ def test_faker_form_maps_onto_the_definition(tmp_path):
     assert str(case).startswith("test_norm_like_tiling.cpp:2 norm_like_fp32: inputs [4, 64]")
     six = cann.read(PROTO.replace('.ATTR(mode, String, "a")', ""), ["NormLike"])[0]
     assert len(ut_cases.cases(six, folder)[0].attrs) == 3
-    two = cann.read(PROTO.replace(".ATTR(axes, ListInt, {-1})", "").replace('.ATTR(mode, String, "a")', ""), ["NormLike"])[0]
+    two = cann.read(
+        PROTO.replace(".ATTR(axes, ListInt, {-1})", "").replace('.ATTR(mode, String, "a")', ""),
+        ["NormLike"],
+    )[0]
     assert ut_cases.cases(two, folder) == []  # more attrs than the definition has
 
 
@@ -193,7 +196,12 @@ def test_a_node_of_another_op_or_unmapped_gives_no_case(tmp_path):
     assert ut_cases.cases(other, folder) == []
     # three inputs where the definition has two: not this definition's node
     (own,) = [c for c in ut_cases.read(folder / "tests/ut/op_host/test_pad_like_tiling.cpp")][:1]
-    wider = cann.read(PROTO.replace(".INPUT(paddings", ".INPUT(more, TensorType({DT_INT64}))\n    .INPUT(paddings"), ["PadLike"])[0]
+    wider = cann.read(
+        PROTO.replace(
+            ".INPUT(paddings", ".INPUT(more, TensorType({DT_INT64}))\n    .INPUT(paddings"
+        ),
+        ["PadLike"],
+    )[0]
     assert ut_cases._mapped(own, wider) is None
     assert ut_cases.test_files(tmp_path / "nothing") == []
     # instance counts not per IR input (DeepNormGrad's tests say {6}): one each instead
