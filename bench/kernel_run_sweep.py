@@ -58,7 +58,7 @@ _ADVANCED_TILING = re.compile(
 )
 _CRASHES = 3  # crashing cases before the tiling is reported as crashing
 _LINKED = 6  # sources a tiling is built from at most, the other sources it calls included
-_ELEMENTS = 1 << 22  # an own test's case launched at most this big (its tensors' elements)
+_ELEMENTS = 1 << 20  # an own test's case launched at most this big (its tensors' elements)
 
 
 @dataclass

@@ -171,7 +171,15 @@ def _case(body: str, names: dict, where: str) -> OwnCase | None:
             return _para(body, names, where)
         if ".InputShapes(" in body:
             return _faker(body, names, where)
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError, SyntaxError):
+    except (
+        ValueError,
+        KeyError,
+        IndexError,
+        TypeError,
+        AttributeError,
+        SyntaxError,
+        RecursionError,
+    ):
         return None  # a node this reader does not resolve
     return None
 
@@ -277,8 +285,11 @@ def _call(body: str, method: str, names: dict) -> list:
 
 
 def _resolved(value, names: dict):
-    """``value``, or what the name (``&name``) it is stands for."""
-    while isinstance(value, str) and value.lstrip("&") in names:
+    """``value``, or what the name (``&name``) it is stands for (a helper's parameter
+    may be bound to a name of the test's own: followed once each)."""
+    seen = set()
+    while isinstance(value, str) and value.lstrip("&") in names and value not in seen:
+        seen.add(value)
         value = names[value.lstrip("&")]
     return value
 
@@ -359,7 +370,10 @@ def _evaluate(node, names: dict) -> int:
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
         return node.value
     if isinstance(node, ast.Name):
-        return _int(names[node.id], names)
+        value = _resolved(node.id, names)
+        if value == node.id:
+            raise ValueError(f"unknown {value}")
+        return _int(value, names)
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):  # a vector's
         return _int(names[node.value.id][_evaluate(node.slice, names)], names)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):

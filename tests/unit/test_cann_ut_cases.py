@@ -118,6 +118,11 @@ TEST_F(PadLikeTiling, pad_like_through_a_helper)
     RunPad(ROWS, {3, 7}, ge::DT_FLOAT16, ge::GRAPH_SUCCESS);
 }
 
+TEST_F(PadLikeTiling, pad_like_rows_unknown)
+{
+    RunPad(rows, {3, 7}, ge::DT_FLOAT16, ge::GRAPH_SUCCESS);  // a name bound to itself
+}
+
 TEST_F(PadLikeTiling, pad_like_refused_through_a_helper)
 {
     RunPad(ROWS, {3, 7}, ge::DT_INT8, ge::GRAPH_FAILED);
