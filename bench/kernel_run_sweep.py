@@ -58,7 +58,7 @@ _ADVANCED_TILING = re.compile(
 )
 _CRASHES = 3  # crashing cases before the tiling is reported as crashing
 _LINKED = 6  # sources a tiling is built from at most, the other sources it calls included
-_ELEMENTS = 1 << 20  # an own test's case launched at most this big (its tensors' elements)
+_ELEMENTS = 1 << 22  # an own test's case launched at most this big (its tensors' elements)
 
 
 @dataclass
@@ -159,11 +159,9 @@ def tile(library, found, ops, literals: list[str], tries: int, inference=None):
     with each output shaped as the first input."""
     last, crashes, accepted = ("no case tiles", "", "the definition has no case"), 0, False
     refused = None  # how the first of the op's own cases failed: the more telling reason
-    folder = found.sources[0].parent
-    while folder.name != "op_host" and folder != folder.parent:
-        folder = folder.parent
+    folder = ut_cases.folder_of(found.sources[0])
     for op in ops:
-        own = [c for c in ut_cases.cases(op, folder.parent) if ut_cases.elements(c) <= _ELEMENTS]
+        own = [c for c in ut_cases.cases(op, folder) if ut_cases.elements(c) <= _ELEMENTS]
         made = (shaped(case, op, inference) for case in infer_sweep.cases(op, literals, tries))
         for given in itertools.chain(own, made):
             if given is None:

@@ -33,7 +33,7 @@ from opsdk.cann._model import CannOp
 from opsdk.cann.infer.call import FORMATS, Given
 from opsdk.cann.tiling.run import Case
 
-__all__ = ["OwnCase", "cases", "read", "test_files"]
+__all__ = ["OwnCase", "cases", "elements", "folder_of", "read", "test_files"]
 
 _TEST = re.compile(r"^[ \t]*TEST(?:_F)?\s*\(\s*\w+\s*,\s*(\w+)\s*\)\s*\{", re.M)
 _OTHER_ARCH = re.compile(r"arch(?!22\b)\d+")  # another chip's tests (arch35: ascend950)
@@ -90,6 +90,13 @@ class OwnCase:
     attrs: tuple[tuple[str, object], ...]
     instances: tuple[int, ...] | None
     where: str
+
+
+def folder_of(source: Path) -> Path:
+    """The op's folder of one of its ``op_host`` sources (``op_host/arch22/x.cpp`` too):
+    where its ``tests`` are."""
+    host = next((p for p in source.parents if p.name == "op_host"), source.parent)
+    return host.parent
 
 
 def test_files(op_folder: Path) -> list[Path]:

@@ -209,6 +209,7 @@ def test_a_node_of_another_op_or_unmapped_gives_no_case(tmp_path):
     )[0]
     assert ut_cases._mapped(own, wider) is None
     assert ut_cases.test_files(tmp_path / "nothing") == []
+    assert ut_cases.folder_of(folder / "op_host" / "arch22" / "pad_like_tiling.cpp") == folder
     # instance counts not per IR input (DeepNormGrad's tests say {6}): one each instead
     said = ut_cases.OwnCase("PadLike", own.inputs, own.outputs, (), (2,), "")
     assert [len(i) for i in ut_cases._mapped(said, pad).inputs] == [1, 1]
