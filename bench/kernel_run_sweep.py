@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import itertools
 import re
 import sys
 import tempfile
@@ -154,36 +153,41 @@ def shaped(case: infer_sweep.Case, op, inference: infer.Library | None):
 def tile(library, found, ops, literals: list[str], tries: int, inference=None):
     """(op definition, first tiling that ran ok) or (None, (outcome, reason, detail)).
     First the nodes the op's own host tests tile (:mod:`opsdk.cann.ut_cases`, those small
-    enough to launch), then the cases made from its definition. Where the op's
+    enough to launch), then the cases made from its definition, then its own smallest
+    case too big to launch (:func:`_sweep` says so, not launched). Where the op's
     InferShape refuses every made case (its stand-in may lack what it asks), those again
     with each output shaped as the first input."""
     last, crashes, accepted = ("no case tiles", "", "the definition has no case"), 0, False
-    refused = None  # how the first of the op's own cases failed: the more telling reason
+    refused = crash = None  # the first own case's failure; the crash verdict
     folder = ut_cases.folder_of(found.sources[0])
     for op in ops:
-        own = [c for c in ut_cases.cases(op, folder) if ut_cases.elements(c) <= _ELEMENTS]
+        own = ut_cases.cases(op, folder)
+        small = [c for c in own if ut_cases.elements(c) <= _ELEMENTS]
         made = (shaped(case, op, inference) for case in infer_sweep.cases(op, literals, tries))
-        for given in itertools.chain(own, made):
-            if given is None:
-                continue
-            accepted = True
-            run = library.run(found, given)  # raises Unlinked: the caller links more
-            if run.ok:
-                return op, run
-            crashed = [f for f in run.findings if f.kind == "crash"]
-            if crashed and unlinked(crashed[0].message, library.root):  # bound at the call
-                raise unlinked(crashed[0].message, library.root)
-            said = str(run.findings[0]) if run.findings else f"returned {run.status}"
-            kind = run.findings[0].kind if run.findings else "failed"
-            last = ("no case tiles", kind, said)
-            if refused is None and given in own:
-                refused = ("no case tiles", f"own test's case: {kind}", said)
-            crashes += bool(crashed)
-            if crashes == _CRASHES:
-                return None, ("tiling crash", crashed[0].message.split(" (")[0], said)
+        # the smallest of the bigger ones last: whether the tiling takes it (not launched)
+        for group in (small, made, own[len(small) : len(small) + 1]):
+            for given in group:
+                if given is None:
+                    continue
+                accepted = True
+                run = library.run(found, given)  # raises Unlinked: the caller links more
+                if run.ok:
+                    return op, run
+                crashed = [f for f in run.findings if f.kind == "crash"]
+                if crashed and unlinked(crashed[0].message, library.root):  # bound at the call
+                    raise unlinked(crashed[0].message, library.root)
+                said = str(run.findings[0]) if run.findings else f"returned {run.status}"
+                kind = run.findings[0].kind if run.findings else "failed"
+                last = ("no case tiles", kind, said)
+                if refused is None and given in own:
+                    refused = ("no case tiles", f"own test's case: {kind}", said)
+                crashes += bool(crashed)
+                if crashes == _CRASHES:  # each costs a worker's restart: no more made ones
+                    crash = ("tiling crash", crashed[0].message.split(" (")[0], said)
+                    break
     if inference is not None and not accepted:
         return tile(library, found, ops, literals, tries)
-    return None, refused or last
+    return None, crash or refused or last
 
 
 def _data(given: infer.Given, dtype: str) -> bytes:
@@ -340,6 +344,10 @@ def _sweep(row: Row, root: Path, source: Path, index: tuple, tries: int) -> None
         row.outcome, row.reason, row.detail = run
         return
     row.case, row.tiling_key = str(run.case), run.tiling_key
+    if ut_cases.elements(run.case) > _ELEMENTS:
+        row.outcome, row.reason = "tiles, not launched", "its own test's case is too big"
+        row.detail = f"{ut_cases.elements(run.case)} elements (the sweep launches {_ELEMENTS})"
+        return
     launch(source, root, op, run, row)
 
 
