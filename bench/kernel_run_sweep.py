@@ -150,18 +150,19 @@ def shaped(case: infer_sweep.Case, op, inference: infer.Library | None):
     return replace(made, outputs=outputs)
 
 
-def tile(library, found, ops, literals: list[str], tries: int, inference=None):
+def tile(library, found, ops, literals: list[str], tries: int, inference=None, folder=None):
     """(op definition, first tiling that ran ok) or (None, (outcome, reason, detail)).
-    First the nodes the op's own host tests tile (:mod:`opsdk.cann.ut_cases`, those small
-    enough to launch), then the cases made from its definition, then its own smallest
-    case too big to launch (:func:`_sweep` says so, not launched). Where the op's
+    First the nodes the op's own host tests tile (:mod:`opsdk.cann.ut_cases`: the tests
+    of ``folder``, the kernel's op, and of the tiling's; those small enough to launch),
+    then the cases made from its definition, then its own smallest case too big to
+    launch (:func:`_sweep` says so, not launched). Where the op's
     InferShape refuses every made case (its stand-in may lack what it asks), those again
     with each output shaped as the first input."""
     last, crashes, accepted = ("no case tiles", "", "the definition has no case"), 0, False
     refused = crash = None  # the first own case's failure; the crash verdict
-    folder = ut_cases.folder_of(found.sources[0])
+    folders = (folder, ut_cases.folder_of(found.sources[0]))  # the kernel's op, the tiling's
     for op in ops:
-        own = ut_cases.cases(op, folder)
+        own = ut_cases.cases(op, *(f for f in folders if f))
         small = [c for c in own if ut_cases.elements(c) <= _ELEMENTS]
         made = (shaped(case, op, inference) for case in infer_sweep.cases(op, literals, tries))
         # the smallest of the bigger ones last: whether the tiling takes it (not launched)
@@ -186,7 +187,7 @@ def tile(library, found, ops, literals: list[str], tries: int, inference=None):
                     crash = ("tiling crash", crashed[0].message.split(" (")[0], said)
                     break
     if inference is not None and not accepted:
-        return tile(library, found, ops, literals, tries)
+        return tile(library, found, ops, literals, tries, folder=folder)
     return None, crash or refused or last
 
 
@@ -326,7 +327,7 @@ def _sweep(row: Row, root: Path, source: Path, index: tuple, tries: int) -> None
                 return
             library = tiling.TilingLibrary(built.library, root)
             try:
-                op, run = tile(library, found, ops, literals, tries, inference)
+                op, run = tile(library, found, ops, literals, tries, inference, source.parent.parent)
                 break
             except infer.Unlinked as err:
                 more = defined_in(err, root)

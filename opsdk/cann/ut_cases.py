@@ -153,15 +153,18 @@ def _through_helper(body: str, known: dict, helpers: dict, where: str) -> OwnCas
     return None
 
 
-def cases(op: CannOp, op_folder: Path) -> list[Case]:
-    """The op's own tested nodes as tiling cases of its definition, smallest first."""
+def cases(op: CannOp, *op_folders: Path) -> list[Case]:
+    """The op's own tested nodes as tiling cases of its definition, smallest first; from
+    each of ``op_folders`` once (a kernel's op folder and its tiling's may differ: the
+    foreach ops' tiling is shared, their tests are each op's)."""
     found = []
-    for path in test_files(op_folder):
-        for own in read(path):
-            if own.op_type == op.ir.op_type:
-                case = _mapped(own, op)
-                if case is not None:
-                    found.append(case)
+    for folder in dict.fromkeys(op_folders):
+        for path in test_files(folder):
+            for own in read(path):
+                if own.op_type == op.ir.op_type:
+                    case = _mapped(own, op)
+                    if case is not None:
+                        found.append(case)
     return sorted(found, key=elements)
 
 

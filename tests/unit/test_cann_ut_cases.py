@@ -199,6 +199,7 @@ def test_a_node_of_another_op_or_unmapped_gives_no_case(tmp_path):
     pad = cann.read(PROTO, ["PadLike"])[0]
     other = cann.read(PROTO.replace("PadLike", "Other"), ["Other"])[0]
     assert ut_cases.cases(other, folder) == []
+    assert len(ut_cases.cases(pad, folder, folder, tmp_path / "nothing")) == 3  # each once
     # three inputs where the definition has two: not this definition's node
     (own,) = [c for c in ut_cases.read(folder / "tests/ut/op_host/test_pad_like_tiling.cpp")][:1]
     wider = cann.read(
