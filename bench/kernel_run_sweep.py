@@ -327,7 +327,8 @@ def _sweep(row: Row, root: Path, source: Path, index: tuple, tries: int) -> None
                 return
             library = tiling.TilingLibrary(built.library, root)
             try:
-                op, run = tile(library, found, ops, literals, tries, inference, source.parent.parent)
+                kernel_op = source.parent.parent
+                op, run = tile(library, found, ops, literals, tries, inference, kernel_op)
                 break
             except infer.Unlinked as err:
                 more = defined_in(err, root)
