@@ -21,6 +21,7 @@ rank the op needs).
 from __future__ import annotations
 
 import ast
+import contextlib
 import math
 import operator
 import re
@@ -262,10 +263,12 @@ def _faker(body: str, names: dict, where: str) -> OwnCase:
     def tensors(shapes: list, kind: str) -> tuple[Tensor | None, ...]:
         made = []
         for i, shape in enumerate(shapes):
-            dtype, fmt = tds.get((kind, i), ("DT_FLOAT16", "ND"))
             stated = _resolved(shape, names)  # a StorageShape: origin and storage shapes
-            absent = stated == "nullptr"
-            made.append(None if absent else Tensor(dtype, _shape(stated[0], names), fmt))
+            if stated == "nullptr":  # an absent optional input
+                made.append(None)
+                continue
+            dtype, fmt = tds[kind, i]  # a tensor whose dtype the test leaves unset: no case
+            made.append(Tensor(dtype, _shape(stated[0], names), fmt))
         return tuple(made)
 
     attrs = _call(body, ".NodeAttrs(", names) if ".NodeAttrs(" in body else []
@@ -405,15 +408,20 @@ def _variables(body: str) -> dict:
     for declared in _DECLARED.finditer(body):
         start = declared.end()
         if body[start] in "({":
-            names[declared[1]] = _parse(body, start)[0]
+            with contextlib.suppress(ValueError):  # not a value this reader parses
+                names[declared[1]] = _parse(body, start)[0]
         else:
             names[declared[1]] = body[start : body.find(";", start)].strip()
     return names
 
 
 def _balanced(text: str, start: int) -> str:
-    """The text of the bracketed block opening at ``start``."""
-    return text[start : _parse(text, start)[1]]
+    """The text of the bracketed block opening at ``start`` ("" where it does not close
+    as this reader parses it: no case from it)."""
+    try:
+        return text[start : _parse(text, start)[1]]
+    except ValueError:
+        return ""
 
 
 def _parse(text: str, start: int) -> tuple[list, int]:

@@ -148,6 +148,13 @@ def _planted(tmp_path: Path) -> Path:
     (host / "test_pad_like_tiling.cpp").write_text(PARA)
     (host / "test_norm_like_infershape.cpp").write_text(FAKER)  # not a tiling test
     (host / "arch35" / "test_pad_like_tiling.cpp").write_text(PARA.replace("{4, 8}", "{5, 8}"))
+    # what the reader cannot parse gives no case, never an error: an unclosed initializer,
+    # an unclosed test body, a tensor whose dtype the test leaves unset
+    broken = FAKER.replace("{{4, 1}, {4, 1}}", "{{4, 1}, {4, 1}").replace(
+        ".NodeInputTd(1, ge::DT_FLOAT, ge::FORMAT_ND, ge::FORMAT_ND)", ""
+    )
+    unclosed = 'TEST_F(PadLikeTiling, cut)\n{\n    gert::TilingContextPara p("PadLike", {{{{4}'
+    (host / "test_norm_like_broken_tiling.cpp").write_text(broken + unclosed)
     return tmp_path / "op"
 
 
