@@ -41,8 +41,10 @@ _OTHER_ARCH = re.compile(r"arch(?!22\b)\d+")  # another chip's tests (arch35: as
 _DECLARED = re.compile(
     r"\b(?:gert::StorageShape|(?:std::)?(?:vector|initializer_list)<[\w:]+>|auto"
     r"|(?:std::)?string|(?:const(?:expr)?\s+)?(?:u?int(?:8|16|32|64)_t|int|size_t|float"
-    r"|double|bool))\s+(\w+)\s*(=\s*|(?=[({]))"
+    r"|double|bool))\s+(\w+)(?:\[\w*\])?\s*(=\s*|(?=[({]))"
 )
+# a Faker test's host data of an input: SetConstInput(index, dtype, values, count, ...)
+_CONST = re.compile(r"\bSetConstInput\(\s*(\d+)\s*,\s*[\w:]+\s*,\s*(\w+)\s*,\s*(\w+)\s*,")
 _ANY = re.compile(r"AnyValue::CreateFrom(?:<\s*([\w:<>\s]+?)\s*>)?\s*\((.*)\)$", re.S)
 _FLOAT = re.compile(r"-?(?:\d*\.\d*(?:[eE]-?\d+)?|\d+[eE]-?\d+)[fF]?")
 _DEFINE = re.compile(r"^#define\s+(\w+)\s+(-?\w+)\s*$", re.M)
@@ -246,9 +248,16 @@ def _tensor(value: list, names: dict) -> Tensor:
     dtype, fmt = _dtype(_resolved(value[1], names)), _format(_resolved(value[2], names))
     data = None
     if len(value) > 4 and value[3] == "true":
-        ctype = "float" if dtype in ("DT_FLOAT", "DT_DOUBLE") else "int64_t"
-        data = tuple(_scalar(ctype, v, names) for v in names[value[4].removesuffix(".data()")])
-    return Tensor(dtype, _shape(shapes[0], names), fmt, data)
+        data = names[value[4].removesuffix(".data()")]
+    return Tensor(dtype, _shape(shapes[0], names), fmt, _data(dtype, data, names))
+
+
+def _data(dtype: str, values: list | None, names: dict) -> tuple | None:
+    """A const input's values as its dtype makes them (None: no host data)."""
+    if values is None:
+        return None
+    ctype = "float" if dtype in ("DT_FLOAT", "DT_DOUBLE") else "int64_t"
+    return tuple(_scalar(ctype, v, names) for v in values)
 
 
 def _faker(body: str, names: dict, where: str) -> OwnCase:
@@ -260,6 +269,11 @@ def _faker(body: str, names: dict, where: str) -> OwnCase:
     ):
         tds[kind, int(index)] = (_dtype(_resolved(dtype, names)), _format(_resolved(fmt, names)))
 
+    consts = {
+        int(index): names[values][: _int(count, names)]
+        for index, values, count in _CONST.findall(body)
+    }
+
     def tensors(shapes: list, kind: str) -> tuple[Tensor | None, ...]:
         made = []
         for i, shape in enumerate(shapes):
@@ -268,7 +282,8 @@ def _faker(body: str, names: dict, where: str) -> OwnCase:
                 made.append(None)
                 continue
             dtype, fmt = tds[kind, i]  # a tensor whose dtype the test leaves unset: no case
-            made.append(Tensor(dtype, _shape(stated[0], names), fmt))
+            data = consts.get(i) if kind == "Input" else None
+            made.append(Tensor(dtype, _shape(stated[0], names), fmt, _data(dtype, data, names)))
         return tuple(made)
 
     attrs = _call(body, ".NodeAttrs(", names) if ".NodeAttrs(" in body else []

@@ -65,6 +65,23 @@ TEST_F(NormLikeTiling, norm_like_refused)
     EXPECT_EQ(tiling_func(tiling_context), ge::GRAPH_FAILED);
 }
 
+TEST_F(PadLikeTiling, pad_like_faker_const_input)
+{
+    gert::StorageShape x_shape = {{2, 3}, {2, 3}};
+    gert::StorageShape p_shape = {{2}, {2}};
+    int64_t pads[2] = {1, 1};
+    SetConstInput(1, DT_INT64, pads, 2, const_tensors);
+    auto tiling_func = gert::OpImplRegistry::GetInstance().GetOpImpl("PadLike")->tiling;
+    auto holder = gert::TilingContextFaker()
+                      .InputShapes({&x_shape, &p_shape})
+                      .OutputShapes({&x_shape})
+                      .NodeInputTd(0, ge::DT_FLOAT16, ge::FORMAT_ND, ge::FORMAT_ND)
+                      .NodeInputTd(1, ge::DT_INT64, ge::FORMAT_ND, ge::FORMAT_ND)
+                      .NodeOutputTd(0, ge::DT_FLOAT16, ge::FORMAT_ND, ge::FORMAT_ND)
+                      .ConstInput(const_tensors)
+                      .Build();
+}
+
 void RunNormLike(gert::StorageShape& x_shape)
 {
     auto holder = gert::TilingContextFaker().InputShapes({&x_shape}).Build();
@@ -150,8 +167,10 @@ def _planted(tmp_path: Path) -> Path:
     (host / "arch35" / "test_pad_like_tiling.cpp").write_text(PARA.replace("{4, 8}", "{5, 8}"))
     # what the reader cannot parse gives no case, never an error: an unclosed initializer,
     # an unclosed test body, a tensor whose dtype the test leaves unset
-    broken = FAKER.replace("{{4, 1}, {4, 1}}", "{{4, 1}, {4, 1}").replace(
-        ".NodeInputTd(1, ge::DT_FLOAT, ge::FORMAT_ND, ge::FORMAT_ND)", ""
+    broken = (
+        FAKER[: FAKER.index("TEST_F(PadLikeTiling")]
+        .replace("{{4, 1}, {4, 1}}", "{{4, 1}, {4, 1}")
+        .replace(".NodeInputTd(1, ge::DT_FLOAT, ge::FORMAT_ND, ge::FORMAT_ND)", "")
     )
     unclosed = 'TEST_F(PadLikeTiling, cut)\n{\n    gert::TilingContextPara p("PadLike", {{{{4}'
     (host / "test_norm_like_broken_tiling.cpp").write_text(broken + unclosed)
@@ -188,7 +207,9 @@ def test_para_form_gives_host_data_and_smallest_first(tmp_path):
     folder = _planted(tmp_path)
     pad = cann.read(PROTO, ["PadLike"])[0]
     # arch35's copy and the failing tests (one through the helper) left out
-    helped, small, large = ut_cases.cases(pad, folder)
+    faker, helped, small, large = ut_cases.cases(pad, folder)
+    # a Faker test's SetConstInput: the input's host data
+    assert faker.inputs[1][0].data == struct.pack("<2q", 1, 1)
     (x,), (paddings,) = small.inputs
     assert x.shape == (4, 8) and x.dtype == _dtype("DT_FLOAT16")
     assert paddings.data == struct.pack("<4q", 1, 1, 2, 2) and paddings.depend
@@ -206,7 +227,7 @@ def test_a_node_of_another_op_or_unmapped_gives_no_case(tmp_path):
     pad = cann.read(PROTO, ["PadLike"])[0]
     other = cann.read(PROTO.replace("PadLike", "Other"), ["Other"])[0]
     assert ut_cases.cases(other, folder) == []
-    assert len(ut_cases.cases(pad, folder, folder, tmp_path / "nothing")) == 3  # each once
+    assert len(ut_cases.cases(pad, folder, folder, tmp_path / "nothing")) == 4  # each once
     # three inputs where the definition has two: not this definition's node
     (own,) = [c for c in ut_cases.read(folder / "tests/ut/op_host/test_pad_like_tiling.cpp")][:1]
     wider = cann.read(
