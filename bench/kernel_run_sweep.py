@@ -41,14 +41,15 @@ import tiling_sweep
 import torch
 
 from opsdk._runtime import types
-from opsdk.cann import infer, kernel, tiling
+from opsdk.cann import infer, kernel, tiling, ut_cases
 from opsdk.cann.aclnn import _snake
 from opsdk.cann.infer.build import _toolkit
 from opsdk.cann.infer.call import unlinked
 from opsdk.cann.kernel.sources import AscendC, unmodelled
 from opsdk.errors import SpecError
 
-GLOBS = (*kernel_sweep.GLOBS, "**/op_graph/*_proto.h")
+# the op's own host tiling tests: the cases tried first (opsdk.cann.ut_cases)
+GLOBS = (*kernel_sweep.GLOBS, "**/op_graph/*_proto.h", "**/tests/**/*tiling*.cpp")
 # Host-side tiling of AscendC's advanced APIs (SoftMax, TopK, LayerNorm... temp sizes and
 # their tiling structs), out of issue 38; the cube's (TCubeTiling) is Matmul's.
 _ADVANCED_TILING = re.compile(
@@ -57,6 +58,7 @@ _ADVANCED_TILING = re.compile(
 )
 _CRASHES = 3  # crashing cases before the tiling is reported as crashing
 _LINKED = 6  # sources a tiling is built from at most, the other sources it calls included
+_ELEMENTS = 1 << 22  # an own test's case launched at most this big (its tensors' elements)
 
 
 @dataclass
@@ -151,32 +153,45 @@ def shaped(case: infer_sweep.Case, op, inference: infer.Library | None):
     return replace(made, outputs=outputs)
 
 
-def tile(library, found, ops, literals: list[str], tries: int, inference=None):
+def tile(library, found, ops, literals: list[str], tries: int, inference=None, folder=None):
     """(op definition, first tiling that ran ok) or (None, (outcome, reason, detail)).
-    Where the op's InferShape refuses every case (its stand-in may lack what it asks),
-    the cases again with each output shaped as the first input."""
+    First the nodes the op's own host tests tile (:mod:`opsdk.cann.ut_cases`: the tests
+    of ``folder``, the kernel's op, and of the tiling's; those small enough to launch),
+    then the cases made from its definition, then its own smallest case too big to
+    launch (:func:`_sweep` says so, not launched). Where the op's
+    InferShape refuses every made case (its stand-in may lack what it asks), those again
+    with each output shaped as the first input."""
     last, crashes, accepted = ("no case tiles", "", "the definition has no case"), 0, False
+    refused = crash = None  # the first own case's failure; the crash verdict
+    folders = (folder, ut_cases.folder_of(found.sources[0]))  # the kernel's op, the tiling's
     for op in ops:
-        for case in infer_sweep.cases(op, literals, tries):
-            given = shaped(case, op, inference)
-            if given is None:
-                continue
-            accepted = True
-            run = library.run(found, given)  # raises Unlinked: the caller links more
-            if run.ok:
-                return op, run
-            crashed = [f for f in run.findings if f.kind == "crash"]
-            if crashed and unlinked(crashed[0].message, library.root):  # bound at the call
-                raise unlinked(crashed[0].message, library.root)
-            said = str(run.findings[0]) if run.findings else f"returned {run.status}"
-            kind = run.findings[0].kind if run.findings else "failed"
-            last = ("no case tiles", kind, said)
-            crashes += bool(crashed)
-            if crashes == _CRASHES:
-                return None, ("tiling crash", crashed[0].message.split(" (")[0], said)
+        own = ut_cases.cases(op, *(f for f in folders if f))
+        small = [c for c in own if ut_cases.elements(c) <= _ELEMENTS]
+        made = (shaped(case, op, inference) for case in infer_sweep.cases(op, literals, tries))
+        # the smallest of the bigger ones last: whether the tiling takes it (not launched)
+        for group in (small, made, own[len(small) : len(small) + 1]):
+            for given in group:
+                if given is None:
+                    continue
+                accepted = True
+                run = library.run(found, given)  # raises Unlinked: the caller links more
+                if run.ok:
+                    return op, run
+                crashed = [f for f in run.findings if f.kind == "crash"]
+                if crashed and unlinked(crashed[0].message, library.root):  # bound at the call
+                    raise unlinked(crashed[0].message, library.root)
+                said = str(run.findings[0]) if run.findings else f"returned {run.status}"
+                kind = run.findings[0].kind if run.findings else "failed"
+                last = ("no case tiles", kind, said)
+                if refused is None and given in own:
+                    refused = ("no case tiles", f"own test's case: {kind}", said)
+                crashes += bool(crashed)
+                if crashes == _CRASHES:  # each costs a worker's restart: no more made ones
+                    crash = ("tiling crash", crashed[0].message.split(" (")[0], said)
+                    break
     if inference is not None and not accepted:
-        return tile(library, found, ops, literals, tries)
-    return None, last
+        return tile(library, found, ops, literals, tries, folder=folder)
+    return None, crash or refused or last
 
 
 def _data(given: infer.Given, dtype: str) -> bytes:
@@ -349,7 +364,8 @@ def _sweep(row: Row, root: Path, source: Path, index: tuple, tries: int) -> None
                 return
             library = tiling.TilingLibrary(built.library, root)
             try:
-                op, run = tile(library, found, ops, literals, tries, inference)
+                kernel_op = source.parent.parent
+                op, run = tile(library, found, ops, literals, tries, inference, kernel_op)
                 break
             except infer.Unlinked as err:
                 more = defined_in(err, root)
@@ -367,6 +383,10 @@ def _sweep(row: Row, root: Path, source: Path, index: tuple, tries: int) -> None
         row.outcome, row.reason, row.detail = run
         return
     row.case, row.tiling_key = str(run.case), run.tiling_key
+    if ut_cases.elements(run.case) > _ELEMENTS:
+        row.outcome, row.reason = "tiles, not launched", "its own test's case is too big"
+        row.detail = f"{ut_cases.elements(run.case)} elements (the sweep launches {_ELEMENTS})"
+        return
     launch(source, root, op, run, row)
 
 

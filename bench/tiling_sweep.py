@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import itertools
 import os
 import re
 import statistics
@@ -33,9 +34,9 @@ from pathlib import Path
 import _corpus
 import infer_sweep
 
-from opsdk.cann import infer, tiling
+from opsdk.cann import infer, tiling, ut_cases
 
-GLOBS = (*infer_sweep.GLOBS, "**/op_kernel/**")
+GLOBS = (*infer_sweep.GLOBS, "**/op_kernel/**", "**/tests/**/*tiling*.cpp")  # own tests' cases
 _OTHER_ARCH = re.compile(r"/arch(?!22/)\d+/")
 _NOT_VECTOR = re.compile(r"matmul|Matmul|MatMul|Mmad|LoadData|Fixpipe|hccl|Hccl|HCCL|mc2")
 _CUBE_FOLDERS = frozenset({"conv", "matmul", "mc2", "gmm", "attention"})  # cube op families
@@ -95,11 +96,14 @@ def case_of(case: infer_sweep.Case, op) -> tiling.Case:
 
 
 def run_op(library, source, op, literals, tries) -> tuple[str, str, list[str]]:
-    """(outcome, detail, findings): whether a case of ``op`` tiles, else why not."""
+    """(outcome, detail, findings): whether a case of ``op`` tiles, else why not: the
+    nodes of its own host tests first (:mod:`opsdk.cann.ut_cases`), then made ones."""
     last, crashes = "", 0
-    for case in infer_sweep.cases(op, literals, tries):
+    own = ut_cases.cases(op, ut_cases.folder_of(source.sources[0]))
+    made = (case_of(case, op) for case in infer_sweep.cases(op, literals, tries))
+    for case in itertools.chain(own, made):
         try:
-            run = library.run(source, case_of(case, op))
+            run = library.run(source, case)
         except KeyError as err:
             return "not registered in its library", str(err), []
         except infer.Unlinked as err:

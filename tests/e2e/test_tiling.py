@@ -11,7 +11,8 @@ from pathlib import Path
 import mirrors
 import pytest
 
-from opsdk.cann import tiling
+from opsdk import cann
+from opsdk.cann import tiling, ut_cases
 from opsdk.cann.infer import Given
 
 PROJECT = Path(__file__).parent / "tiling_project"
@@ -124,7 +125,7 @@ def test_an_updatable_from_cann_op_s_workspace_is_what_its_own_tiling_asks(opsdk
 
 # Real tiling files, copied out of the public mirrors (per repository: the folders needed).
 REAL = {
-    "ops-nn": ("common", "norm/rms_norm", "experimental/activation/softmax_v2"),
+    "ops-nn": ("common", "norm/rms_norm", "norm/deep_norm", "experimental/activation/softmax_v2"),
     "ops-math": ("experimental/math/add_v2",),
 }
 
@@ -175,3 +176,18 @@ def test_experimental_softmax_v2_reads_dimarr_minus_one_for_the_last_dim(real):
     path, line = finding.where.rsplit(":", 1)
     assert "dimarr[dim]" in Path(path).read_text().splitlines()[int(line) - 1]
     assert run_real(real, "ops-nn", folder, "SoftmaxV2", tiling.Case(((x,),), (x,), (0,))).ok
+
+
+def test_deep_norm_tiles_its_own_test_s_case_not_one_made_of_its_definition_alone(real):
+    """Its gamma and beta are x's last dim: a relation its definition does not state,
+    its own host tiling test (``tests/ut/op_host/arch22/``) does."""
+    folder = real / "ops-nn" / "norm/deep_norm"
+    (op,) = cann.read(folder / "op_graph/deep_norm_proto.h", ["DeepNorm"])
+    own = ut_cases.cases(op, folder)[0]
+    assert [g.shape for (g,) in own.inputs] == [(24, 1, 2560), (24, 1, 2560), (2560,), (2560,)]
+    run = run_real(real, "ops-nn", "norm/deep_norm/op_host", "DeepNorm", own)
+    assert run.ok and run.block_dim == 24, run.findings
+    x = own.inputs[0]
+    alike = tiling.Case((x, x, x, x), own.outputs, own.attrs)  # every input x's shape
+    (refused,) = run_real(real, "ops-nn", "norm/deep_norm/op_host", "DeepNorm", alike).findings
+    assert "Input shape dim invalid" in refused.message
