@@ -191,6 +191,21 @@ def _data(given: infer.Given, dtype: str) -> bytes:
     return values.contiguous().view(torch.uint8).numpy().tobytes()
 
 
+def absent(op, names, instances) -> list[int | None]:
+    """Each absent optional input's dtype in the definition's row the given tensors are of
+    (None for the rest): CANN builds a kernel per row, ``DTYPE_<NAME>`` of every input
+    defined, so a kernel names the dtype of an input a case leaves out."""
+
+    def declared(name: str, row: int) -> int | None:
+        row_dtypes = op.dtypes.get(name)
+        return types.DTYPES[row_dtypes[row % len(row_dtypes)]].value if row_dtypes else None
+
+    width = max((len(d) for d in op.dtypes.values()), default=1)
+    pairs = [(n, g) for n, g in zip(names, instances) if g is not None]
+    rows = [r for r in range(width) if all(declared(n, r) in (None, g.dtype) for n, g in pairs)]
+    return [declared(n, rows[0] if rows else 0) if g is None else None for n, g in zip(names, instances)]
+
+
 def _size(given: infer.Given) -> int:
     count = 1
     for dim in given.shape:
@@ -223,6 +238,7 @@ def launch(source: Path, root: Path, op, run: tiling.TilingRun, row: Row) -> Non
     outputs = set(params[len(op.ir.ir_input_names) :])
     try:
         dtypes = {p: _torch(g.dtype) for p, g in given.items() if g is not None}
+        dtypes |= {p: _torch(d) for p, d in zip(params, absent(op, names, instances)) if d}
         dtypes |= {n: dtypes[p] for p, n in zip(params, names, strict=True) if p in dtypes}
         built = kernel.build(
             entry,

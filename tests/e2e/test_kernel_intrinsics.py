@@ -234,3 +234,30 @@ def test_datacopypad_takes_padding_params_of_another_element_type(intrinsics):
     y = run(intrinsics, 45, x)
     assert torch.equal(y[:8], torch.cat([x[:7], torch.tensor([2.0])]))
     assert torch.equal(y[8:], torch.full((120,), -1.0))
+
+
+def test_sum_adds_the_real_elements_of_each_padded_row(intrinsics):
+    """SumParams{outter 4, inner 16, n 13}: the 3 padding elements of each row left out."""
+    x = torch.rand(128)
+    y = run(intrinsics, 46, x)
+    assert torch.allclose(y[:4], x[:64].view(4, 16)[:, :13].sum(1), rtol=1e-6)
+    assert torch.equal(y[4:], torch.zeros(124))
+
+
+def test_the_stack_buffer_is_the_ub_the_pipe_has_not_given_out(intrinsics):
+    """PopStackBuffer after the kernel's 2,048 B TBuf: the rest of the 910B's 196,608 B,
+    written to GM through DataCopyUB2GMImpl's raw addresses (16 blocks of 32 B)."""
+    x = torch.rand(128)
+    y = run(intrinsics, 47, x)
+    assert y[0] == (196608 - 2048) // 4
+    assert torch.equal(y[1:], x[1:])
+
+
+def test_scalar_helpers_a_gm_element_and_a_configured_queue(intrinsics):
+    """Ceil of scalars (a quotient's ceiling, mixed types), Std::min/max of mixed types,
+    xGm(i), Cast of a bfloat16 scalar, Std::is_same; a TQue given a TQueConfig allocates."""
+    x = torch.rand(128)
+    y = run(intrinsics, 48, x)
+    assert y[:4].tolist() == [4, 2, -1, 5.5]
+    assert y[4] == x[3] and y[5] == x[0].bfloat16().float()
+    assert y[6] == 1

@@ -212,6 +212,11 @@ public:
     T* GetPhyAddr(uint64_t offset) const { return addr_ + offset; }
     uint64_t GetSize() const { return size_; }
     template <class... A> void SetL2CacheHint(A...) {}
+    // The element itself (a scalar read of GM, checked as one).
+    T& operator()(uint64_t i, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        opsdk_rt::gm_access(addr_ + i, sizeof(T), false, file, line);
+        return addr_[i];
+    }
 };
 
 // ---------------------------------------------------------------- pipe, queues, buffers
@@ -296,6 +301,16 @@ public:
     void FreeAllEvent() {}
 };
 
+// TQueConfig: what a queue's third template argument (`const TQueConfig*`) says of its
+// buffers (format conversions, a fixed buffer size and count, consumers); the stand-in
+// gives the buffers InitBuffer asks for whatever it says.
+struct TQueConfig {
+    bool nd2nz = false, nz2nd = false, scmBlockGroup = false;
+    uint32_t bufferLen = 0, bufferNumber = 0, consumerSize = 0;
+    TPosition consumer[8] = {};
+    bool enableStaticEvtId = false, enableLoopQueue = false;
+};
+
 template <TPosition pos, int32_t depth = 1, auto... rest>
 class TQue : public TQueBase {};
 template <TPosition src, TPosition dst, int32_t depth = 1, auto... rest>
@@ -359,6 +374,14 @@ public:
 };
 
 inline TPipe* GetTPipePtr() { return static_cast<TPipe*>(opsdk_rt::t_pipe); }
+// PopStackBuffer: the UB the pipe has not given out (all of it without a pipe), as one
+// tensor; false when none is left.
+template <class T, TPosition pos>
+inline bool PopStackBuffer(LocalTensor<T>& dst) {
+    uint64_t used = opsdk_rt::t_pipe ? GetTPipePtr()->used_ : 0;
+    dst = LocalTensor<T>(reinterpret_cast<T*>(opsdk_rt::t_ub + used), uint32_t((opsdk_rt::g.ub_size - used) / sizeof(T)));
+    return dst.size_ > 0;
+}
 
 // ---------------------------------------------------------------- system
 inline int64_t GetBlockIdx() { return opsdk_rt::t_block; }
@@ -605,6 +628,13 @@ inline void DataCopyPadUB2GMImpl(__gm__ T* dst, __ubuf__ T* src, const P& p, OPS
     to.SetGlobalBuffer(dst);
     pad_out(to, LocalTensor<T>(src, 0), p.blockCount, p.blockLen, p.srcStride, p.dstStride, file, line);
 }
+// DataCopyUB2GMImpl: DataCopy (32 B blocks) from a raw UB address to a raw GM address.
+template <class T>
+inline void DataCopyUB2GMImpl(__gm__ T* dst, __ubuf__ T* src, const DataCopyParams& p, OPSDK_WHERE) {
+    GlobalTensor<T> to;
+    to.SetGlobalBuffer(dst);
+    DataCopy(to, LocalTensor<T>(src, 0), p, file, line);
+}
 
 // ---------------------------------------------------------------- vector instructions
 // The count form runs over `count` contiguous elements; the level-0 form over `repeat`
@@ -839,6 +869,26 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     T stored = dst.addr_[0];
     acc_val = 0;
     std::memcpy(&acc_val, &stored, sizeof(T));
+}
+// Sum (advanced API): each of `outter` rows of `inner` elements (n of them real, the row
+// padded to 32 B) summed into dst[row]; the temp buffer's arithmetic is not modelled.
+struct SumParams {
+    uint32_t outter = 1, inner = 0, n = 0;
+};
+template <class T, int32_t reduceDim = -1, bool isReuseSource = false, bool isBasicBlock = false>
+inline void Sum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const SumParams& p, OPSDK_WHERE) {
+    opsdk_rt::ub_access(src.addr_, uint64_t(p.outter) * p.inner * sizeof(T), file, line);
+    opsdk_rt::ub_access(dst.addr_, (uint64_t(p.outter) * sizeof(T) + 31) / 32 * 32, file, line);
+    for (uint32_t r = 0; r < p.outter; ++r) {
+        opsdk_rt::Calc<T> sum = 0;
+        for (uint32_t i = 0; i < p.n; ++i) sum += opsdk_rt::Calc<T>(src.addr_[uint64_t(r) * p.inner + i]);
+        dst.addr_[r] = opsdk_rt::store<T>(sum);
+    }
+}
+template <class T, int32_t reduceDim = -1, bool isReuseSource = false, bool isBasicBlock = false>
+inline void Sum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>&, const SumParams& p,
+                OPSDK_WHERE) {
+    Sum(dst, src, p, file, line);
 }
 // GetAccVal: the last ReduceSum's result, its bits in the low bytes.
 inline uint64_t GetAccVal() { return acc_val; }
@@ -1562,9 +1612,24 @@ template <class T, CacheLine line, DcciDst dst>
 inline void DataCacheCleanAndInvalid(const LocalTensor<T>&) {}
 template <class T, class U> struct IsSameType { static constexpr bool value = std::is_same_v<T, U>; };
 inline float ToFloat(const bfloat16_t& v) { return float(v); }
+// Cast of a bfloat16 scalar: its float value.
+inline float Cast(const bfloat16_t& v) { return float(v); }
 inline bfloat16_t ToBfloat16(const float& v) { return bfloat16_t(v); }
 template <class T, class U>
 __aicore__ inline constexpr auto DivCeil(T value, U unit) { return unit ? (value + unit - 1) / unit : 0; }
+// Ceil of two scalars: the ceiling of their quotient (the vector Ceil takes tensors).
+template <class T, class U, std::enable_if_t<std::is_arithmetic_v<T> && std::is_arithmetic_v<U>, int> = 0>
+__aicore__ inline constexpr auto Ceil(T value, U unit) { return DivCeil(value, unit); }
+// AscendC::Std: the standard library's type traits and min/max on the core.
+namespace Std {
+using std::is_same;
+using std::is_same_v;
+using std::enable_if;
+using std::conditional;
+template <class T> inline constexpr bool always_false_v = false;
+template <class T, class U, class R = std::common_type_t<T, U>> constexpr R min(T a, U b) { return R(a) < R(b) ? R(a) : R(b); }
+template <class T, class U, class R = std::common_type_t<T, U>> constexpr R max(T a, U b) { return R(a) < R(b) ? R(b) : R(a); }
+}  // namespace Std
 
 template <class T, class U>
 __aicore__ inline constexpr T AlignUp(T value, U unit) { return unit ? (value + unit - 1) / unit * unit : 0; }
