@@ -56,6 +56,10 @@ _ADVANCED_TILING = re.compile(
 )
 _CRASHES = 3  # crashing cases before the tiling is reported as crashing
 _LINKED = 6  # sources a tiling is built from at most, the other sources it calls included
+# Cases a kernel is launched on at most while it crashes: a case the tiling accepts may be
+# one the op's other checks refuse (aclnn's ranks: Modulate's x is 3-D, which a 2-D x
+# tiles as a zero dim the kernel divides by).
+_LAUNCHES = 3
 
 
 @dataclass
@@ -148,15 +152,16 @@ def shaped(case: infer_sweep.Case, op, inference: infer.Library | None):
     return replace(made, outputs=outputs)
 
 
-def tile(library, found, ops, literals: list[str], tries: int, inference=None):
+def tile(library, found, ops, literals: list[str], tries: int, inference=None, skip=frozenset()):
     """(op definition, first tiling that ran ok) or (None, (outcome, reason, detail)).
     Where the op's InferShape refuses every case (its stand-in may lack what it asks),
-    the cases again with each output shaped as the first input."""
+    the cases again with each output shaped as the first input. ``skip``: cases (as
+    text) not to take again."""
     last, crashes, accepted = ("no case tiles", "", "the definition has no case"), 0, False
     for op in ops:
         for case in infer_sweep.cases(op, literals, tries):
             given = shaped(case, op, inference)
-            if given is None:
+            if given is None or str(given) in skip:
                 continue
             accepted = True
             run = library.run(found, given)  # raises Unlinked: the caller links more
@@ -172,7 +177,7 @@ def tile(library, found, ops, literals: list[str], tries: int, inference=None):
             if crashes == _CRASHES:
                 return None, ("tiling crash", crashed[0].message.split(" (")[0], said)
     if inference is not None and not accepted:
-        return tile(library, found, ops, literals, tries)
+        return tile(library, found, ops, literals, tries, skip=skip)
     return None, last
 
 
@@ -201,9 +206,10 @@ def absent(op, names, instances) -> list[int | None]:
         return types.DTYPES[row_dtypes[row % len(row_dtypes)]].value if row_dtypes else None
 
     width = max((len(d) for d in op.dtypes.values()), default=1)
-    pairs = [(n, g) for n, g in zip(names, instances) if g is not None]
+    named = list(zip(names, instances, strict=True))
+    pairs = [(n, g) for n, g in named if g is not None]
     rows = [r for r in range(width) if all(declared(n, r) in (None, g.dtype) for n, g in pairs)]
-    return [declared(n, rows[0] if rows else 0) if g is None else None for n, g in zip(names, instances)]
+    return [declared(n, rows[0] if rows else 0) if g is None else None for n, g in named]
 
 
 def _size(given: infer.Given) -> int:
@@ -238,7 +244,8 @@ def launch(source: Path, root: Path, op, run: tiling.TilingRun, row: Row) -> Non
     outputs = set(params[len(op.ir.ir_input_names) :])
     try:
         dtypes = {p: _torch(g.dtype) for p, g in given.items() if g is not None}
-        dtypes |= {p: _torch(d) for p, d in zip(params, absent(op, names, instances)) if d}
+        left_out = zip(params, absent(op, names, instances), strict=True)
+        dtypes |= {p: _torch(d) for p, d in left_out if d}
         dtypes |= {n: dtypes[p] for p, n in zip(params, names, strict=True) if p in dtypes}
         built = kernel.build(
             entry,
@@ -317,36 +324,58 @@ def _sweep(row: Row, root: Path, source: Path, index: tuple, tries: int) -> None
     text = found.sources[0].read_text(errors="replace")
     literals = sorted(set(infer_sweep._LITERAL.findall(text)))
     inference = inference_of(found, root)
+    crashed: list[Row] = []  # the launches that crashed, on cases the op may refuse
     try:
-        while True:  # each pass links one more source of the project the tiling calls into
-            try:
-                built = tiling.build(found, root)
-            except infer.BuildFailure as err:
-                row.outcome, row.detail = "tiling compile", str(err).replace(f"{root}/", "")
-                row.missing = kernel_sweep.missing_in(_log(str(err)))
-                row.reason = _compile_reason(row.detail)
-                return
-            library = tiling.TilingLibrary(built.library, root)
-            try:
-                op, run = tile(library, found, ops, literals, tries, inference)
+        while len(crashed) < _LAUNCHES:
+            skip = frozenset(c.case for c in crashed)
+            tiled = _tiled(row, root, found, ops, literals, tries, inference, skip)
+            if tiled is None:
                 break
-            except infer.Unlinked as err:
-                more = defined_in(err, root)
-                if more is None or more in found.sources or len(found.sources) > _LINKED:
-                    row.outcome, row.reason = "tiling does not load", "needs another source"
-                    row.detail = err.symbol
-                    return
-                found = replace(found, sources=(*found.sources, more))
-            finally:
-                library.close()
+            found, op, run = tiled
+            row.outcome, row.reason, row.detail = "ran", "", ""
+            row.case, row.tiling_key = str(run.case), run.tiling_key
+            launch(source, root, op, run, row)
+            if row.outcome != "launch crash":
+                break
+            crashed.append(replace(row))
     finally:
         if inference is not None:
             inference.close()
+    if crashed and row.outcome != "ran":  # no other case tiles, or each crashed
+        vars(row).update(vars(crashed[0]))
+    elif crashed:
+        row.detail = "; ".join(f"{c.detail} (another case ran)" for c in crashed)
+
+
+def _tiled(row: Row, root: Path, found, ops, literals, tries: int, inference, skip):
+    """(tiling source, op definition, run) of the first case not in ``skip`` that tiles;
+    None with ``row`` saying why not. Each pass links one more source of the project
+    the tiling calls into."""
+    while True:
+        try:
+            built = tiling.build(found, root)
+        except infer.BuildFailure as err:
+            row.outcome, row.detail = "tiling compile", str(err).replace(f"{root}/", "")
+            row.missing = kernel_sweep.missing_in(_log(str(err)))
+            row.reason = _compile_reason(row.detail)
+            return None
+        library = tiling.TilingLibrary(built.library, root)
+        try:
+            op, run = tile(library, found, ops, literals, tries, inference, skip)
+            break
+        except infer.Unlinked as err:
+            more = defined_in(err, root)
+            if more is None or more in found.sources or len(found.sources) > _LINKED:
+                row.outcome, row.reason = "tiling does not load", "needs another source"
+                row.detail = err.symbol
+                return None
+            found = replace(found, sources=(*found.sources, more))
+        finally:
+            library.close()
     if op is None:
         row.outcome, row.reason, row.detail = run
-        return
-    row.case, row.tiling_key = str(run.case), run.tiling_key
-    launch(source, root, op, run, row)
+        return None
+    return found, op, run
 
 
 def defined_in(err: infer.Unlinked, root: Path) -> Path | None:
