@@ -54,6 +54,12 @@ _ADVANCED_TILING = re.compile(
     r"\b(?:AscendC::)?(?:Get\w+?(?:MaxMin|Max|Min)\w*TmpSize|SoftMax\w*TilingFunc|TopKTilingFunc"
     r"|(?:ConfusionTranspose|LayerNormSeparate|SoftMax|Topk|TCube)Tiling)\b"
 )
+# opbase's atvoss tiling frameworks (elementwise, broadcast, reduce: ~2,000 lines of
+# templates over compiled opbase code), which the tiling stand-ins do not model.
+_FRAMEWORK = re.compile(r"\batvoss/(?:elewise|broadcast|reduce)/\w+\.h\b")
+# The kinds of what is out of scope, as the reasons say them.
+_SCOPES = ("arch35", "Matmul", "cube", "communication", "matmul_tiling", "advanced-API")
+_SCOPES += ("atvoss", "compile info JSON")
 _CRASHES = 3  # crashing cases before the tiling is reported as crashing
 _LINKED = 6  # sources a tiling is built from at most, the other sources it calls included
 # Cases a kernel is launched on at most while it crashes: a case the tiling accepts may be
@@ -108,7 +114,11 @@ def out_of_scope(source: Path, found: tiling.TilingSource) -> str | None:
     folders = {path.parent for path in found.sources}
     headers = sorted(h for folder in folders for h in folder.glob("*.h"))
     for path in (*found.sources, *headers):
-        named = _ADVANCED_TILING.search(path.read_text(errors="replace"))
+        text = path.read_text(errors="replace")
+        framework = _FRAMEWORK.search(text)
+        if framework:
+            return f"{path.name} builds on opbase's atvoss tiling framework ({framework[0]})"
+        named = _ADVANCED_TILING.search(text)
         if named and named[0] == "TCubeTiling":
             return f"{path.name} uses the cube unit's tiling ({named[0]})"
         if named:
@@ -397,7 +407,7 @@ def defined_in(err: infer.Unlinked, root: Path) -> Path | None:
 
 
 def _scope_kind(said: str) -> str:
-    for words in ("arch35", "Matmul", "cube", "communication", "matmul_tiling", "advanced-API"):
+    for words in _SCOPES:
         if words in said:
             return words
     return said
