@@ -47,7 +47,9 @@ from opsdk.cann.infer.call import unlinked
 from opsdk.cann.kernel.sources import AscendC, unmodelled
 from opsdk.errors import SpecError
 
-GLOBS = (*kernel_sweep.GLOBS, "**/op_graph/*_proto.h")
+# What a sweep extracts: kernel_sweep's files, the op prototypes, and the sources of a
+# project's shared host helpers that tilings call (ops-transformer's common/src).
+GLOBS = (*kernel_sweep.GLOBS, "**/op_graph/*_proto.h", "**/common/src/**")
 # Host-side tiling of AscendC's advanced APIs (SoftMax, TopK, LayerNorm... temp sizes and
 # their tiling structs), out of issue 38; the cube's (TCubeTiling) is Matmul's.
 _ADVANCED_TILING = re.compile(
@@ -390,18 +392,21 @@ def _tiled(row: Row, root: Path, found, ops, literals, tries: int, inference, sk
 
 def defined_in(err: infer.Unlinked, root: Path) -> Path | None:
     """The source of the project defining what the tiling misses: the function's (as
-    :class:`~opsdk.cann.infer.Unlinked` found it), else, for a class's vtable or type
-    information, the one source defining its methods (``Class::name(``)."""
+    :class:`~opsdk.cann.infer.Unlinked` found it), else the one source defining that
+    method of its class (``Class::name(``: a name other classes' sources define too), or,
+    for a class's vtable or type information, any of its methods."""
     if err.defined_in is not None:
         return err.defined_in
-    found = re.match(r"(?:vtable|typeinfo) for (?:[\w:]+::)?(\w+)$", err.symbol)
-    if found is None:
+    table = re.match(r"(?:vtable|typeinfo) for (?:[\w:]+::)?(\w+)$", err.symbol)
+    method = re.match(r"(?:[\w:]+::)?(\w+)::(~?\w+)\(", err.symbol)
+    if table is None and method is None:
         return None
-    method = re.compile(rf"^[\w:<>*& \t]*\b{found[1]}::~?\w+\s*\(", re.M)
+    owner, name = (table[1], r"~?\w+") if table else (method[1], re.escape(method[2]))
+    defining = re.compile(rf"^[\w:<>*& \t]*\b{owner}::{name}\s*\(", re.M)
     sources = [
         path
         for path in _corpus.files(root, "**/op_host/**/*.cpp")
-        if found[1] in (text := path.read_text(errors="replace")) and method.search(text)
+        if owner in (text := path.read_text(errors="replace")) and defining.search(text)
     ]
     return sources[0] if len(sources) == 1 else None
 
