@@ -168,12 +168,14 @@ def test_concat_copies_the_scores_and_sorted_pairs_take_8_bytes(intrinsics):
     [
         (37, lambda x: _picked(x, x > 0.5)),
         (38, lambda x: _picked(x, (x[:64] > 0.5).repeat(2))),
+        (39, lambda x: _picked(x, x > 0.5)),
     ],
-    ids=["level0-into-a-tensor", "level0-into-the-cmpmask-register"],
+    ids=["level0-into-a-tensor", "level0-into-the-cmpmask-register", "operator-whole-tensor"],
 )
 def test_the_level0_compare_writes_each_repeat_s_bits(intrinsics, which, expected):
     """Two repeats of 64 float32 into 128 bits; the register form compares one repeat,
-    which Select's mode 0 takes again for the second 256 B."""
+    which Select's mode 0 takes again for the second 256 B; `bits = x > y` compares all
+    of x (angle_v2's form)."""
     x = torch.rand(128)
     assert torch.equal(run(intrinsics, which, x), expected(x))
 

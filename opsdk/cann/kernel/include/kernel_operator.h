@@ -154,6 +154,8 @@ struct DataCopyPadExtParams {
 };
 
 // ---------------------------------------------------------------- tensors
+template <class T> struct WholeCompare;
+
 template <class T>
 class LocalTensor {
 public:
@@ -179,6 +181,11 @@ public:
     void SetAddrWithOffset(const LocalTensor& src, uint32_t offset) { addr_ = src.addr_ + offset; }
     template <class U> void SetAddrWithOffset(const LocalTensor<U>& src, uint32_t offset) {
         addr_ = reinterpret_cast<T*>(src.addr_ + offset);
+    }
+    // dst = a < b (and the other comparisons): Compare over all of a's elements.
+    template <class S> LocalTensor& operator=(const WholeCompare<S>& c) {
+        Compare(*this, c.a, c.b, c.mode, c.a.GetSize(), OPSDK_NOWHERE);
+        return *this;
     }
     void SetUserTag(int32_t) {}
     int32_t GetUserTag() const { return 0; }
@@ -1001,6 +1008,21 @@ template <class T, class U>
 inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& a, const T b, CMPMODE mode, uint32_t count, OPSDK_WHERE) {
     compare_bits(dst, a, mode, count, [&](uint32_t) { return b; }, file, line);
 }
+// The operator forms: `dst = a < b` compares every element of a (a whole tensor).
+template <class T>
+struct WholeCompare {
+    LocalTensor<T> a, b;
+    CMPMODE mode;
+};
+#define OPSDK_COMPARE_OPERATOR(OP, MODE) \
+    template <class T>                   \
+    WholeCompare<T> operator OP(const LocalTensor<T>& a, const LocalTensor<T>& b) { return {a, b, CMPMODE::MODE}; }
+OPSDK_COMPARE_OPERATOR(<, LT)
+OPSDK_COMPARE_OPERATOR(>, GT)
+OPSDK_COMPARE_OPERATOR(<=, LE)
+OPSDK_COMPARE_OPERATOR(>=, GE)
+OPSDK_COMPARE_OPERATOR(==, EQ)
+OPSDK_COMPARE_OPERATOR(!=, NE)
 // Compares: CompareScalar's newer name.
 template <class T, class U>
 inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& a, const T b, CMPMODE mode, uint32_t count, OPSDK_WHERE) {

@@ -155,16 +155,17 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         ys.SetValue(64, GetSortLen<float>(32));
         ys.SetValue(65, GetSortOffset<half>(8));
     }
-    if (t.which >= 37 && t.which <= 38) {  // x > 0.5 in bits by the level-0 Compare, Select x or -1
+    if (t.which >= 37 && t.which <= 39) {  // x > 0.5 in bits by the level-0 Compare, Select x or -1
         Duplicate(ys, 0.5f, 128);
         BinaryRepeatParams same;
         if (t.which == 37) Compare(bits, xs, ys, CMPMODE::GT, 64, 2, same);
+        if (t.which == 39) bits = xs > ys;  // the operator form: all 128 of xs
         if (t.which == 38) {  // the compare-mask register: the first 64 only
             Compare(xs, ys, CMPMODE::GT, 64, same);
             GetCmpMask(bits);
         }
         Duplicate(aux, -1.0f, 128);
-        Select(ys, bits, xs, aux, t.which == 37 ? SELMODE::VSEL_TENSOR_TENSOR_MODE : SELMODE::VSEL_CMPMASK_SPR, 128);
+        Select(ys, bits, xs, aux, t.which == 38 ? SELMODE::VSEL_CMPMASK_SPR : SELMODE::VSEL_TENSOR_TENSOR_MODE, 128);
     }
     if (t.which == 40 || t.which == 41) {  // each block's 8 through workspace to the previous block
         GlobalTensor<float> ws;
