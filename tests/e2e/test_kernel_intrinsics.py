@@ -263,3 +263,13 @@ def test_scalar_helpers_a_gm_element_and_a_configured_queue(intrinsics):
     assert y[:4].tolist() == [4, 2, -1, 5.5]
     assert y[4] == x[3] and y[5] == x[0].bfloat16().float()
     assert y[6] == 1
+
+
+def test_a_copy_beyond_the_ub_is_a_finding_at_its_line_and_moves_nothing(intrinsics):
+    """Past the UB the copy would touch the process's memory (a crash with no line)."""
+    x = torch.rand(128)
+    tiling = TilingRun(struct.pack("<2I", len(x), 49), 1, 0, (0,))
+    launch = intrinsics.launch({"x": x.numpy().tobytes()}, {"y": len(x) * 4}, tiling)
+    [beyond] = launch.findings
+    assert beyond.kind == "ub-out-of-bounds" and beyond.file.endswith("intrinsics.cpp"), beyond
+    assert torch.equal(torch.frombuffer(bytearray(launch.outputs["y"]), dtype=torch.float32), x)

@@ -497,12 +497,12 @@ inline const uint64_t* mask_of(uint64_t n, uint64_t out[2]) {
 namespace copy {
 template <class T>
 inline void gm_to_ub(T* ub, const T* gm, uint64_t bytes, const char* file, int line) {
-    opsdk_rt::ub_access(ub, bytes, file, line);
+    if (!opsdk_rt::ub_access(ub, bytes, file, line)) return;
     if (opsdk_rt::gm_access(gm, bytes, false, file, line)) std::memcpy(ub, gm, bytes);
 }
 template <class T>
 inline void ub_to_gm(T* gm, const T* ub, uint64_t bytes, const char* file, int line) {
-    opsdk_rt::ub_access(ub, bytes, file, line);
+    if (!opsdk_rt::ub_access(ub, bytes, file, line)) return;
     if (!opsdk_rt::gm_access(gm, bytes, true, file, line)) return;
     if (opsdk_rt::t_atomic == 0 || bytes % sizeof(T)) { std::memcpy(gm, ub, bytes); return; }
     for (uint64_t i = 0; i < bytes / sizeof(T); ++i) {
@@ -542,9 +542,9 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     for (uint32_t i = 0; i < p.blockCount; ++i) {
         uint8_t* to = d + uint64_t(i) * (p.blockLen + p.dstStride) * 32;
         const uint8_t* from = s + uint64_t(i) * (p.blockLen + p.srcStride) * 32;
-        opsdk_rt::ub_access(to, uint64_t(p.blockLen) * 32, file, line);
-        opsdk_rt::ub_access(from, uint64_t(p.blockLen) * 32, file, line);
-        std::memmove(to, from, uint64_t(p.blockLen) * 32);
+        bool inside = opsdk_rt::ub_access(to, uint64_t(p.blockLen) * 32, file, line);
+        if (opsdk_rt::ub_access(from, uint64_t(p.blockLen) * 32, file, line) && inside)
+            std::memmove(to, from, uint64_t(p.blockLen) * 32);
     }
 }
 // The count form moves whole 32 B blocks: count * sizeof(T) / 32 of them (the rest of an

@@ -230,6 +230,11 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         ys.SetValue(5, Cast(bfloat16_t(xGm(0))));
         ys.SetValue(6, Std::is_same<float, float>::value + Std::is_same<half, float>::value);
     }
+    if (t.which == 49) {  // a UB-to-UB copy from 1 MiB past the UB's start: a finding, nothing moved
+        LocalTensor<float> far(TPosition::VECCALC, 1 << 20, 128);
+        DataCopy(ys, xs, 128);
+        DataCopy(ys, far, DataCopyParams(1, 16, 0, 0));
+    }
     if (t.which == 10) Log10(ys, xs, uint32_t(n));
     if (t.which == 11) Tan(ys, xs, uint32_t(n));
     if (t.which == 12) Asin(ys, xs, uint32_t(n));
