@@ -257,12 +257,17 @@ def test_the_stack_buffer_is_the_ub_the_pipe_has_not_given_out(intrinsics):
 
 def test_scalar_helpers_a_gm_element_and_a_configured_queue(intrinsics):
     """Ceil of scalars (a quotient's ceiling, mixed types), Std::min/max of mixed types,
-    xGm(i), Cast of a bfloat16 scalar, Std::is_same; a TQue given a TQueConfig allocates."""
+    xGm(i), Cast of a bfloat16 scalar, Std::is_same, half and bfloat16 made from integers
+    at compile time (rounded to nearest even); a TQue given a TQueConfig allocates. The
+    kernel reads its tiling through REGISTER_TILING_DEFAULT and GET_TILING_DATA."""
     x = torch.rand(128)
     y = run(intrinsics, 48, x)
     assert y[:4].tolist() == [4, 2, -1, 5.5]
     assert y[4] == x[3] and y[5] == x[0].bfloat16().float()
     assert y[6] == 1
+    integers = torch.tensor([3, 2049, -65519])  # constexpr half and bfloat16 from integers
+    assert torch.equal(y[7:10], integers.half().float())
+    assert y[10] == torch.tensor(257).bfloat16().float()
 
 
 def test_a_copy_beyond_the_ub_is_a_finding_at_its_line_and_moves_nothing(intrinsics):

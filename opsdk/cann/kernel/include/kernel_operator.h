@@ -32,7 +32,11 @@
 #define TRACE_STOP(x)
 #define KERNEL_TASK_TYPE_DEFAULT(x)
 #define KERNEL_TASK_TYPE(key, x)
-#define REGISTER_TILING_DEFAULT(T)
+// REGISTER_TILING_DEFAULT names the tiling data's plain struct, which GET_TILING_DATA then
+// reads; a BEGIN_TILING_DATA_DEF op's GET_TILING_DATA is generated from its layout instead
+// (build.py), replacing this one.
+#define REGISTER_TILING_DEFAULT(T) using OpsdkTilingDefault = T
+#define GET_TILING_DATA(var, tiling) GET_TILING_DATA_WITH_STRUCT(OpsdkTilingDefault, var, tiling)
 #define REGISTER_TILING_FOR_TILINGKEY(cond, T)
 #define TILING_KEY_IS(k) (opsdk_rt::g.tiling_key == static_cast<uint64_t>(k))
 #define TILING_KEY_VAR (opsdk_rt::g.tiling_key)

@@ -53,7 +53,8 @@ __aicore__ inline __inout_pipe__(MTE2) void copy_in(const LocalTensor<float>& to
 
 extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
 {
-    GET_TILING_DATA_WITH_STRUCT(IntrinsicsTiling, t, tiling);
+    REGISTER_TILING_DEFAULT(IntrinsicsTiling);  // the plain struct GET_TILING_DATA reads
+    GET_TILING_DATA(t, tiling);
     int32_t n = int32_t(t.count);
     GlobalTensor<float> xGm, yGm;
     xGm.SetGlobalBuffer((__gm__ float*)x, n);
@@ -229,6 +230,10 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         ys.SetValue(4, xGm(3));
         ys.SetValue(5, Cast(bfloat16_t(xGm(0))));
         ys.SetValue(6, Std::is_same<float, float>::value + Std::is_same<half, float>::value);
+        constexpr half halves[3] = {3, 2049, -65519};  // a constexpr table (ops-math lin_space's)
+        constexpr bfloat16_t wide = 257;
+        for (int i = 0; i < 3; ++i) ys.SetValue(7 + i, float(halves[i]));
+        ys.SetValue(10, float(wide));
     }
     if (t.which == 49) {  // a UB-to-UB copy from 1 MiB past the UB's start: a finding, nothing moved
         LocalTensor<float> far(TPosition::VECCALC, 1 << 20, 128);
