@@ -582,10 +582,9 @@ inline void pad_in(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint16
     uint64_t row = (uint64_t(left + right) * sizeof(T) + len + 31) / 32 * 32;
     for (uint32_t i = 0; i < count; ++i) {
         uint8_t* to = d + i * (row + uint64_t(dst_gap) * 32);
-        if (is_pad) {
+        if (is_pad && opsdk_rt::ub_access(to, row, file, line)) {
             T v;
             std::memcpy(&v, &value, sizeof(T));
-            opsdk_rt::ub_access(to, row, file, line);
             for (uint32_t k = 0; k < left; ++k) std::memcpy(to + k * sizeof(T), &v, sizeof(T));
             for (uint64_t k = left * sizeof(T) + len; k + sizeof(T) <= row; k += sizeof(T)) std::memcpy(to + k, &v, sizeof(T));
         }
@@ -1187,9 +1186,9 @@ inline void Concat(LocalTensor<T>& concat, const LocalTensor<T>& src, const Loca
                    OPSDK_WHERE) {
     (void)tmp;
     uint64_t n = uint64_t(std::max(repeatTimes, 0)) * 16;
-    opsdk_rt::ub_access(src.addr_, n * sizeof(T), file, line);
-    opsdk_rt::ub_access(concat.addr_, n * sizeof(T), file, line);
-    std::memmove(concat.addr_, src.addr_, n * sizeof(T));
+    bool inside = opsdk_rt::ub_access(src.addr_, n * sizeof(T), file, line);
+    if (opsdk_rt::ub_access(concat.addr_, n * sizeof(T), file, line) && inside)
+        std::memmove(concat.addr_, src.addr_, n * sizeof(T));
 }
 // MrgSort: up to four sorted lists of pairs (validBit: which of src1..src4) merged into
 // dst, descending (ties: the lower list first, as the docs order them); with
@@ -1223,10 +1222,12 @@ inline void merge_lists(T* dst, T* const src[4], const uint16_t lengths[4], uint
         std::vector<uint8_t> out;
         uint64_t at[4] = {0, 0, 0, 0};
         const uint8_t* from[4];
+        bool inside = true;
         for (int k = 0; k < 4; ++k) {
             from[k] = reinterpret_cast<const uint8_t*>(src[k]) + uint64_t(r) * total * 8;
-            if (valid >> k & 1) opsdk_rt::ub_access(from[k], uint64_t(lengths[k]) * 8, file, line);
+            if (valid >> k & 1) inside &= opsdk_rt::ub_access(from[k], uint64_t(lengths[k]) * 8, file, line);
         }
+        if (!inside) return;
         for (;;) {
             int best = -1;
             float top = 0;
@@ -1244,8 +1245,7 @@ inline void merge_lists(T* dst, T* const src[4], const uint16_t lengths[4], uint
             ++at[best];
         }
         uint8_t* to = reinterpret_cast<uint8_t*>(dst) + uint64_t(r) * total * 8;
-        opsdk_rt::ub_access(to, out.size(), file, line);
-        std::memcpy(to, out.data(), out.size());
+        if (opsdk_rt::ub_access(to, out.size(), file, line)) std::memcpy(to, out.data(), out.size());
         for (int k = 0; k < 4; ++k) t_mrgsort_done[k] = uint16_t(at[k]);
     }
 }
