@@ -8,6 +8,9 @@
 // What CANN's tiling headers bring in with them, which tiling sources rely on.
 #include <array>
 #include <cfloat>
+// but FLT_EPSILON, which three ops-nn tilings define as a constant of their own
+// (dynamic_quant, batch_norm, lp_norm_v2): CANN's headers leave it undefined
+#undef FLT_EPSILON
 #include <climits>
 #include <cmath>
 #include <numeric>
