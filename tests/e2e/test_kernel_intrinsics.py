@@ -275,8 +275,8 @@ def test_copies_beyond_the_ub_are_findings_at_their_lines_and_move_nothing(intri
     x = torch.rand(128)
     tiling = TilingRun(struct.pack("<2I", len(x), 49), 1, 0, (0,))
     launch = intrinsics.launch({"x": x.numpy().tobytes()}, {"y": len(x) * 4}, tiling)
-    out, into = launch.findings  # DataCopy from there, Concat into there
-    for beyond in (out, into):
+    out, into, sorted_into = launch.findings  # DataCopy from there, Concat and Sort32 into it
+    for beyond in (out, into, sorted_into):
         assert beyond.kind == "ub-out-of-bounds" and beyond.file.endswith("intrinsics.cpp")
-    assert into.line == out.line + 1
+    assert (into.line, sorted_into.line) == (out.line + 1, out.line + 2)
     assert torch.equal(torch.frombuffer(bytearray(launch.outputs["y"]), dtype=torch.float32), x)

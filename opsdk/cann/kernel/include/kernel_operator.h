@@ -1159,9 +1159,9 @@ template <class T>
 inline void Sort32(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<uint32_t>& src1, const int32_t repeatTimes,
                    OPSDK_WHERE) {
     uint64_t n = uint64_t(std::max(repeatTimes, 0)) * 32;
-    opsdk_rt::ub_access(src0.addr_, n * sizeof(T), file, line);
-    opsdk_rt::ub_access(src1.addr_, n * 4, file, line);
-    opsdk_rt::ub_access(dst.addr_, n * 8, file, line);
+    bool inside = opsdk_rt::ub_access(src0.addr_, n * sizeof(T), file, line);
+    inside &= opsdk_rt::ub_access(src1.addr_, n * 4, file, line);
+    if (!(opsdk_rt::ub_access(dst.addr_, n * 8, file, line) && inside)) return;
     sort_pairs(dst.addr_, src0.addr_, src1.addr_, n, 32);
 }
 // Sort: repeatTimes * 32 scores (concat) with their indices sorted into pairs, all of them
@@ -1170,9 +1170,9 @@ template <class T, bool isFullSort>
 inline void Sort(const LocalTensor<T>& dst, const LocalTensor<T>& concat, const LocalTensor<uint32_t>& index, LocalTensor<T>& tmp,
                  const int32_t repeatTimes, OPSDK_WHERE) {
     uint64_t n = uint64_t(std::max(repeatTimes, 0)) * 32;
-    opsdk_rt::ub_access(concat.addr_, n * sizeof(T), file, line);
-    opsdk_rt::ub_access(index.addr_, n * 4, file, line);
-    opsdk_rt::ub_access(dst.addr_, n * 8, file, line);
+    bool inside = opsdk_rt::ub_access(concat.addr_, n * sizeof(T), file, line);
+    inside &= opsdk_rt::ub_access(index.addr_, n * 4, file, line);
+    if (!(opsdk_rt::ub_access(dst.addr_, n * 8, file, line) && inside)) return;
     sort_pairs(dst.addr_, concat.addr_, index.addr_, n, isFullSort ? std::max<uint64_t>(n, 1) : 32);
 }
 // GetSortLen / GetSortOffset: the T elements that `count` sorted pairs take (8 B each).
@@ -1180,7 +1180,8 @@ template <class T>
 inline constexpr uint32_t GetSortLen(const uint32_t count) { return count * 8 / sizeof(T); }
 template <class T>
 inline constexpr uint32_t GetSortOffset(const uint32_t count) { return count * 8 / sizeof(T); }
-// Concat: the scores Sort takes, ready (on 910B a copy: 16 elements a repeat).
+// Concat: the scores Sort takes, ready (on 910B a copy: 16 elements a repeat). These
+// move nothing where an operand reaches beyond the UB (a finding at the line).
 template <class T>
 inline void Concat(LocalTensor<T>& concat, const LocalTensor<T>& src, const LocalTensor<T>& tmp, const int32_t repeatTimes,
                    OPSDK_WHERE) {
