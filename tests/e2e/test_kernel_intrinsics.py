@@ -275,8 +275,10 @@ def test_copies_beyond_the_ub_are_findings_at_their_lines_and_move_nothing(intri
     x = torch.rand(128)
     tiling = TilingRun(struct.pack("<2I", len(x), 49), 1, 0, (0,))
     launch = intrinsics.launch({"x": x.numpy().tobytes()}, {"y": len(x) * 4}, tiling)
-    out, into, sorted_into = launch.findings  # DataCopy from there, Concat and Sort32 into it
-    for beyond in (out, into, sorted_into):
+    out, into, sorted_into, negative = launch.findings  # DataCopy from there, Concat and
+    for beyond in (out, into, sorted_into):  # Sort32 into it
         assert beyond.kind == "ub-out-of-bounds" and beyond.file.endswith("intrinsics.cpp")
     assert (into.line, sorted_into.line) == (out.line + 1, out.line + 2)
+    # a GM length computed negative (ops-math feeds_repeat's): outside every buffer, no write
+    assert negative.kind == "gm-out-of-bounds" and negative.line == out.line + 3, negative
     assert torch.equal(torch.frombuffer(bytearray(launch.outputs["y"]), dtype=torch.float32), x)

@@ -117,7 +117,8 @@ inline bool gm_access(const void* ptr, uint64_t n, bool write, const char* file,
     std::lock_guard<std::mutex> lock(g.mu);
     Buffer* b = owner_of(p);
     const char* verb = write ? "write" : "read";
-    if (b == nullptr || p + n > (b ? b->base + b->size + GUARD : p)) {
+    // (n compared with the room left: p + n wraps for a length computed negative)
+    if (b == nullptr || n > uint64_t(b->base + b->size + GUARD - p)) {
         finding_locked("gm-out-of-bounds", file, line,
                        fmt("GM %s of %llu B at %p is outside every GM buffer", verb,
                            (unsigned long long)n, (const void*)p));
