@@ -48,17 +48,35 @@ from opsdk.cann.infer.call import unlinked
 from opsdk.cann.kernel.sources import AscendC, unmodelled
 from opsdk.errors import SpecError
 
-# the op's own host tiling tests: the cases tried first (opsdk.cann.ut_cases)
-GLOBS = (*kernel_sweep.GLOBS, "**/op_graph/*_proto.h", "**/tests/**/*tiling*.cpp")
+# What a sweep extracts: kernel_sweep's files, the op prototypes, the op's own host
+# tiling tests (the cases tried first: opsdk.cann.ut_cases), and the sources of a
+# project's shared host helpers that tilings call (ops-transformer's common/src).
+GLOBS = (
+    *kernel_sweep.GLOBS,
+    "**/op_graph/*_proto.h",
+    "**/tests/**/*tiling*.cpp",
+    "**/common/src/**",
+)
 # Host-side tiling of AscendC's advanced APIs (SoftMax, TopK, LayerNorm... temp sizes and
 # their tiling structs), out of issue 38; the cube's (TCubeTiling) is Matmul's.
 _ADVANCED_TILING = re.compile(
     r"\b(?:AscendC::)?(?:Get\w+?(?:MaxMin|Max|Min)\w*TmpSize|SoftMax\w*TilingFunc|TopKTilingFunc"
     r"|(?:ConfusionTranspose|LayerNormSeparate|SoftMax|Topk|TCube)Tiling)\b"
 )
+# opbase's atvoss tiling frameworks (elementwise, broadcast, reduce: ~2,000 lines of
+# templates over compiled opbase code), which the tiling stand-ins do not model.
+_FRAMEWORK = re.compile(r"\batvoss/(?:elewise|broadcast|reduce)/\w+\.h\b")
+# The kinds of what is out of scope, as the reasons say them: the first a reason names
+# (a file's name may say arch35 where its reason is another).
+_SCOPES = ("atvoss", "compile info JSON", "advanced-API", "matmul_tiling", "Matmul", "cube")
+_SCOPES += ("communication", "arch35")
 _CRASHES = 3  # crashing cases before the tiling is reported as crashing
 _LINKED = 6  # sources a tiling is built from at most, the other sources it calls included
 _ELEMENTS = 1 << 22  # an own test's case launched at most this big (its tensors' elements)
+# Cases a kernel is launched on at most while it crashes: a case the tiling accepts may be
+# one the op's other checks refuse (aclnn's ranks: Modulate's x is 3-D, which a 2-D x
+# tiles as a zero dim the kernel divides by).
+_LAUNCHES = 3
 
 
 @dataclass
@@ -107,7 +125,11 @@ def out_of_scope(source: Path, found: tiling.TilingSource) -> str | None:
     folders = {path.parent for path in found.sources}
     headers = sorted(h for folder in folders for h in folder.glob("*.h"))
     for path in (*found.sources, *headers):
-        named = _ADVANCED_TILING.search(path.read_text(errors="replace"))
+        text = path.read_text(errors="replace")
+        framework = _FRAMEWORK.search(text)
+        if framework:
+            return f"{path.name} builds on opbase's atvoss tiling framework ({framework[0]})"
+        named = _ADVANCED_TILING.search(text)
         if named and named[0] == "TCubeTiling":
             return f"{path.name} uses the cube unit's tiling ({named[0]})"
         if named:
@@ -153,14 +175,16 @@ def shaped(case: infer_sweep.Case, op, inference: infer.Library | None):
     return replace(made, outputs=outputs)
 
 
-def tile(library, found, ops, literals: list[str], tries: int, inference=None, folder=None):
+def tile(
+    library, found, ops, literals: list[str], tries: int, inference=None, folder=None, skip=()
+):
     """(op definition, first tiling that ran ok) or (None, (outcome, reason, detail)).
     First the nodes the op's own host tests tile (:mod:`opsdk.cann.ut_cases`: the tests
     of ``folder``, the kernel's op, and of the tiling's; those small enough to launch),
     then the cases made from its definition, then its own smallest case too big to
     launch (:func:`_sweep` says so, not launched). Where the op's
     InferShape refuses every made case (its stand-in may lack what it asks), those again
-    with each output shaped as the first input."""
+    with each output shaped as the first input. ``skip``: cases (as text) not to take again."""
     last, crashes, accepted = ("no case tiles", "", "the definition has no case"), 0, False
     refused = crash = None  # the first own case's failure; the crash verdict
     folders = (folder, ut_cases.folder_of(found.sources[0]))  # the kernel's op, the tiling's
@@ -171,7 +195,7 @@ def tile(library, found, ops, literals: list[str], tries: int, inference=None, f
         # the smallest of the bigger ones last: whether the tiling takes it (not launched)
         for group in (small, made, own[len(small) : len(small) + 1]):
             for given in group:
-                if given is None:
+                if given is None or str(given) in skip:
                     continue
                 accepted = True
                 run = library.run(found, given)  # raises Unlinked: the caller links more
@@ -190,7 +214,7 @@ def tile(library, found, ops, literals: list[str], tries: int, inference=None, f
                     crash = ("tiling crash", crashed[0].message.split(" (")[0], said)
                     break
     if inference is not None and not accepted:
-        return tile(library, found, ops, literals, tries, folder=folder)
+        return tile(library, found, ops, literals, tries, folder=folder, skip=skip)
     return None, crash or refused or last
 
 
@@ -207,6 +231,22 @@ def _data(given: infer.Given, dtype: str) -> bytes:
         else torch.ones(shape, dtype=torch_dtype)
     )
     return values.contiguous().view(torch.uint8).numpy().tobytes()
+
+
+def absent(op, names, instances) -> list[int | None]:
+    """Each absent optional input's dtype in the definition's row the given tensors are of
+    (None for the rest): CANN builds a kernel per row, ``DTYPE_<NAME>`` of every input
+    defined, so a kernel names the dtype of an input a case leaves out."""
+
+    def declared(name: str, row: int) -> int | None:
+        row_dtypes = op.dtypes.get(name)
+        return types.DTYPES[row_dtypes[row % len(row_dtypes)]].value if row_dtypes else None
+
+    width = max((len(d) for d in op.dtypes.values()), default=1)
+    named = list(zip(names, instances, strict=True))
+    pairs = [(n, _first(g)) for n, g in named if _first(g)]
+    rows = [r for r in range(width) if all(declared(n, r) in (None, g.dtype) for n, g in pairs)]
+    return [declared(n, rows[0] if rows else 0) if g is None else None for n, g in named]
 
 
 def _size(given: infer.Given, _dtype: str | None = None) -> int:
@@ -244,6 +284,8 @@ def launch(source: Path, root: Path, op, run: tiling.TilingRun, row: Row) -> Non
     outputs = set(params[len(op.ir.ir_input_names) :])
     try:
         dtypes = {p: _torch(_first(g).dtype) for p, g in given.items() if _first(g)}
+        left_out = zip(params, absent(op, names, instances), strict=True)
+        dtypes |= {p: _torch(d) for p, d in left_out if d}
         dtypes |= {n: dtypes[p] for p, n in zip(params, names, strict=True) if p in dtypes}
         built = kernel.build(
             entry,
@@ -353,63 +395,88 @@ def _sweep(row: Row, root: Path, source: Path, index: tuple, tries: int) -> None
     text = found.sources[0].read_text(errors="replace")
     literals = sorted(set(infer_sweep._LITERAL.findall(text)))
     inference = inference_of(found, root)
+    crashed: list[Row] = []  # the launches that crashed, on cases the op may refuse
     try:
-        while True:  # each pass links one more source of the project the tiling calls into
-            try:
-                built = tiling.build(found, root)
-            except infer.BuildFailure as err:
-                row.outcome, row.detail = "tiling compile", str(err).replace(f"{root}/", "")
-                row.missing = kernel_sweep.missing_in(_log(str(err)))
-                row.reason = _compile_reason(row.detail)
-                return
-            library = tiling.TilingLibrary(built.library, root)
-            try:
-                kernel_op = source.parent.parent
-                op, run = tile(library, found, ops, literals, tries, inference, kernel_op)
+        while len(crashed) < _LAUNCHES:
+            skip = frozenset(c.case for c in crashed)
+            tiled = _tiled(row, root, found, ops, literals, tries, inference, skip, source)
+            if tiled is None:
                 break
-            except infer.Unlinked as err:
-                more = defined_in(err, root)
-                if more is None or more in found.sources or len(found.sources) > _LINKED:
-                    row.outcome, row.reason = "tiling does not load", "needs another source"
-                    row.detail = err.symbol
-                    return
-                found = replace(found, sources=(*found.sources, more))
-            finally:
-                library.close()
+            found, op, run = tiled
+            row.outcome, row.reason, row.detail = "ran", "", ""
+            row.case, row.tiling_key = str(run.case), run.tiling_key
+            if ut_cases.elements(run.case) > _ELEMENTS:
+                row.outcome, row.reason = "tiles, not launched", "its own test's case is too big"
+                row.detail = f"{ut_cases.elements(run.case)} elements (launched up to {_ELEMENTS})"
+                break
+            launch(source, root, op, run, row)
+            if row.outcome != "launch crash":
+                break
+            crashed.append(replace(row))
     finally:
         if inference is not None:
             inference.close()
+    if crashed and row.outcome != "ran":  # no other case tiles, or each crashed
+        vars(row).update(vars(crashed[0]))
+    elif crashed:
+        row.detail = "; ".join(f"{c.detail} (another case ran)" for c in crashed)
+
+
+def _tiled(row: Row, root: Path, found, ops, literals, tries: int, inference, skip, source):
+    """(tiling source, op definition, run) of the first case not in ``skip`` that tiles;
+    None with ``row`` saying why not. Each pass links one more source of the project
+    the tiling calls into."""
+    while True:
+        try:
+            built = tiling.build(found, root)
+        except infer.BuildFailure as err:
+            row.outcome, row.detail = "tiling compile", str(err).replace(f"{root}/", "")
+            row.missing = kernel_sweep.missing_in(_log(str(err)))
+            row.reason = _compile_reason(row.detail)
+            return None
+        library = tiling.TilingLibrary(built.library, root)
+        try:
+            kernel_op = source.parent.parent
+            op, run = tile(library, found, ops, literals, tries, inference, kernel_op, skip)
+            break
+        except infer.Unlinked as err:
+            more = defined_in(err, root)
+            if more is None or more in found.sources or len(found.sources) > _LINKED:
+                row.outcome, row.reason = "tiling does not load", "needs another source"
+                row.detail = err.symbol
+                return None
+            found = replace(found, sources=(*found.sources, more))
+        finally:
+            library.close()
     if op is None:
         row.outcome, row.reason, row.detail = run
-        return
-    row.case, row.tiling_key = str(run.case), run.tiling_key
-    if ut_cases.elements(run.case) > _ELEMENTS:
-        row.outcome, row.reason = "tiles, not launched", "its own test's case is too big"
-        row.detail = f"{ut_cases.elements(run.case)} elements (the sweep launches {_ELEMENTS})"
-        return
-    launch(source, root, op, run, row)
+        return None
+    return found, op, run
 
 
 def defined_in(err: infer.Unlinked, root: Path) -> Path | None:
     """The source of the project defining what the tiling misses: the function's (as
-    :class:`~opsdk.cann.infer.Unlinked` found it), else, for a class's vtable or type
-    information, the one source defining its methods (``Class::name(``)."""
+    :class:`~opsdk.cann.infer.Unlinked` found it), else the one source defining that
+    method of its class (``Class::name(``: a name other classes' sources define too), or,
+    for a class's vtable or type information, any of its methods."""
     if err.defined_in is not None:
         return err.defined_in
-    found = re.match(r"(?:vtable|typeinfo) for (?:[\w:]+::)?(\w+)$", err.symbol)
-    if found is None:
+    table = re.match(r"(?:vtable|typeinfo) for (?:[\w:]+::)?(\w+)$", err.symbol)
+    method = re.match(r"(?:[\w:]+::)?(\w+)::(~?\w+)\(", err.symbol)
+    if table is None and method is None:
         return None
-    method = re.compile(rf"^[\w:<>*& \t]*\b{found[1]}::~?\w+\s*\(", re.M)
+    owner, name = (table[1], r"~?\w+") if table else (method[1], re.escape(method[2]))
+    defining = re.compile(rf"^[\w:<>*& \t]*\b{owner}::{name}\s*\(", re.M)
     sources = [
         path
         for path in _corpus.files(root, "**/op_host/**/*.cpp")
-        if found[1] in (text := path.read_text(errors="replace")) and method.search(text)
+        if owner in (text := path.read_text(errors="replace")) and defining.search(text)
     ]
     return sources[0] if len(sources) == 1 else None
 
 
 def _scope_kind(said: str) -> str:
-    for words in ("arch35", "Matmul", "cube", "communication", "matmul_tiling", "advanced-API"):
+    for words in _SCOPES:
         if words in said:
             return words
     return said

@@ -222,7 +222,8 @@ def check(source: Path, root: Path, index, toolkit: Path, work: Path) -> Outcome
         for block in tiling_header(one).split("#pragma pack(push, 1)\n")[1:]:
             name = re.match(r"struct (\w+)", block)[1]
             if f"struct {name} {{" not in unit + "".join(structs):
-                structs.append("#pragma pack(push, 1)\n" + block.split("#define GET_TILING")[0])
+                struct = re.split(r"#(?:undef|define) GET_TILING", block)[0]
+                structs.append("#pragma pack(push, 1)\n" + struct)
     include = f'#include "{entry.source}"'
     unit = unit.replace(include, "".join(structs) + include)
     path = work / f"{abs(hash(str(source)))}.cpp"

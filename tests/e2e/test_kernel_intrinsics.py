@@ -168,12 +168,14 @@ def test_concat_copies_the_scores_and_sorted_pairs_take_8_bytes(intrinsics):
     [
         (37, lambda x: _picked(x, x > 0.5)),
         (38, lambda x: _picked(x, (x[:64] > 0.5).repeat(2))),
+        (39, lambda x: _picked(x, x > 0.5)),
     ],
-    ids=["level0-into-a-tensor", "level0-into-the-cmpmask-register"],
+    ids=["level0-into-a-tensor", "level0-into-the-cmpmask-register", "operator-whole-tensor"],
 )
 def test_the_level0_compare_writes_each_repeat_s_bits(intrinsics, which, expected):
     """Two repeats of 64 float32 into 128 bits; the register form compares one repeat,
-    which Select's mode 0 takes again for the second 256 B."""
+    which Select's mode 0 takes again for the second 256 B; `bits = x > y` compares all
+    of x (angle_v2's form)."""
     x = torch.rand(128)
     assert torch.equal(run(intrinsics, which, x), expected(x))
 
@@ -234,3 +236,49 @@ def test_datacopypad_takes_padding_params_of_another_element_type(intrinsics):
     y = run(intrinsics, 45, x)
     assert torch.equal(y[:8], torch.cat([x[:7], torch.tensor([2.0])]))
     assert torch.equal(y[8:], torch.full((120,), -1.0))
+
+
+def test_sum_adds_the_real_elements_of_each_padded_row(intrinsics):
+    """SumParams{outter 4, inner 16, n 13}: the 3 padding elements of each row left out."""
+    x = torch.rand(128)
+    y = run(intrinsics, 46, x)
+    assert torch.allclose(y[:4], x[:64].view(4, 16)[:, :13].sum(1), rtol=1e-6)
+    assert torch.equal(y[4:], torch.zeros(124))
+
+
+def test_the_stack_buffer_is_the_ub_the_pipe_has_not_given_out(intrinsics):
+    """PopStackBuffer after the kernel's 2,048 B TBuf: the rest of the 910B's 196,608 B,
+    written to GM through DataCopyUB2GMImpl's raw addresses (16 blocks of 32 B)."""
+    x = torch.rand(128)
+    y = run(intrinsics, 47, x)
+    assert y[0] == (196608 - 2048) // 4
+    assert torch.equal(y[1:], x[1:])
+
+
+def test_scalar_helpers_a_gm_element_and_a_configured_queue(intrinsics):
+    """Ceil of scalars (a quotient's ceiling, mixed types), Std::min/max of mixed types,
+    xGm(i), Cast of a bfloat16 scalar, Std::is_same, half and bfloat16 made from integers
+    at compile time (rounded to nearest even); a TQue given a TQueConfig allocates. The
+    kernel reads its tiling through REGISTER_TILING_DEFAULT and GET_TILING_DATA."""
+    x = torch.rand(128)
+    y = run(intrinsics, 48, x)
+    assert y[:4].tolist() == [4, 2, -1, 5.5]
+    assert y[4] == x[3] and y[5] == x[0].bfloat16().float()
+    assert y[6] == 1
+    integers = torch.tensor([3, 2049, -65519])  # constexpr half and bfloat16 from integers
+    assert torch.equal(y[7:10], integers.half().float())
+    assert y[10] == torch.tensor(257).bfloat16().float()
+
+
+def test_copies_beyond_the_ub_are_findings_at_their_lines_and_move_nothing(intrinsics):
+    """Past the UB the copy would touch the process's memory (a crash with no line)."""
+    x = torch.rand(128)
+    tiling = TilingRun(struct.pack("<2I", len(x), 49), 1, 0, (0,))
+    launch = intrinsics.launch({"x": x.numpy().tobytes()}, {"y": len(x) * 4}, tiling)
+    out, into, sorted_into, negative = launch.findings  # DataCopy from there, Concat and
+    for beyond in (out, into, sorted_into):  # Sort32 into it
+        assert beyond.kind == "ub-out-of-bounds" and beyond.file.endswith("intrinsics.cpp")
+    assert (into.line, sorted_into.line) == (out.line + 1, out.line + 2)
+    # a GM length computed negative (ops-math feeds_repeat's): outside every buffer, no write
+    assert negative.kind == "gm-out-of-bounds" and negative.line == out.line + 3, negative
+    assert torch.equal(torch.frombuffer(bytearray(launch.outputs["y"]), dtype=torch.float32), x)

@@ -63,7 +63,9 @@ def test_the_correct_tiling_runs_clean_and_reports_its_data_layout_and_template_
 
 def test_a_tiling_written_as_opbase_s_class_frame_runs_its_steps(planted):
     """Ops::Base::TilingBaseClass (ops-math's circular_pad, lin_space...): DoTiling runs
-    the class's steps and sets its key."""
+    the class's steps and sets its key. Its DoLibApiTiling fails unless opbase's fp16_t
+    rounds 1/3 to the nearest half and IsFloatEqual tells the two apart; its file's own
+    FLT_EPSILON and Shape2String compile beside the stand-ins'."""
     found, library = planted
     run = library.run(found["RowScaleClass"], rows(100, 8000))
     assert run.ok and (run.tiling_key, run.block_dim) == (7, 48)

@@ -46,6 +46,10 @@ def test_the_cube_unit_communication_and_matmul_tiling_are_said_not_modelled(tmp
         "ScaleX", _project(tmp_path / "mm", tiling="matmul_tiling::MatmulApiTiling t;")
     )
     assert "scale_x_tiling.cpp its tiling uses matmul_tiling" in sources.unmodelled(host)
+    parsed = sources.find(
+        "ScaleX", _project(tmp_path / "json", tiling="auto j = nlohmann::json::parse(s);")
+    )
+    assert "reads the compile info JSON CANN's op compiler writes" in sources.unmodelled(parsed)
 
 
 def test_a_packages_copy_sits_beside_its_cann_infer_folder(tmp_path):

@@ -229,6 +229,7 @@ def tiling_header(layout, layouts: tuple = ()) -> str:
     return "\n".join(
         [
             *structs.values(),
+            "#undef GET_TILING_DATA",
             f"#define GET_TILING_DATA(var, tiling) {name} var; "
             f"opsdk_rt::read_tiling(&var, tiling, sizeof({name}))",
         ]

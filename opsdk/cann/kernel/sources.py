@@ -51,6 +51,10 @@ _UNMODELLED = (
     ),
     (re.compile(r"\bhccl\b|\bHccl\w*|\bmc2\b", re.I), "uses communication (hccl/mc2)"),
     (re.compile(r"\bmatmul_tiling\b"), "its tiling uses matmul_tiling"),
+    (
+        re.compile(r"\bnlohmann::json\b"),
+        "its tiling reads the compile info JSON CANN's op compiler writes (not made offline)",
+    ),
 )
 
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <cmath>
 #include <cinttypes>  // PRId64 and its kin, which the log lines' formats use
 #include <functional>
 #include <initializer_list>
@@ -111,6 +112,7 @@ class StorageShape {
       : origin_(origin), storage_(storage) {}
   const Shape &GetOriginShape() const { return origin_; }
   const Shape &GetStorageShape() const { return storage_; }
+  const Shape &GetShape() const { return storage_; }
   Shape &MutableOriginShape() { return origin_; }
   Shape &MutableStorageShape() { return storage_; }
   bool operator==(const StorageShape &o) const { return origin_ == o.origin_ && storage_ == o.storage_; }
@@ -137,6 +139,15 @@ class TensorData {
   const void *addr_;
 };
 
+// A tensor's shape as Tensor::GetShape gives it: a storage shape (origin and storage the
+// same here), which tilings also read as a plain shape.
+class TensorShape : public Shape {
+ public:
+  TensorShape(const Shape &shape = {}) : Shape(shape) {}
+  const Shape &GetOriginShape() const { return *this; }
+  const Shape &GetStorageShape() const { return *this; }
+};
+
 // An input's tensor: its shape, dtype, format and (a value-depend input's) host data.
 class Tensor {
  public:
@@ -145,7 +156,7 @@ class Tensor {
       : shape_(shape), dt_(dt), data_(data), format_(format), tensor_data_(data) {}
   const Shape &GetOriginShape() const { return shape_; }
   const Shape &GetStorageShape() const { return shape_; }
-  const Shape &GetShape() const { return shape_; }
+  const TensorShape &GetShape() const { return shape_; }
   int64_t GetShapeSize() const { return shape_.GetShapeSize(); }
   size_t GetDimNum() const { return shape_.GetDimNum(); }
   ge::DataType GetDataType() const { return dt_; }
@@ -155,7 +166,7 @@ class Tensor {
   const void *GetAddr() const { return data_; }
   const TensorData &GetTensorData() const { return tensor_data_; }
  private:
-  Shape shape_;
+  TensorShape shape_;
   ge::DataType dt_ = ge::DT_UNDEFINED;
   const void *data_ = nullptr;
   ge::Format format_ = ge::FORMAT_ND;
@@ -492,6 +503,8 @@ class OpImplRegister {
 #define OP_LOGE_FOR_INVALID_FORMAT(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_FORMATS_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_TENSORNUM(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_CONFIG_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_STRIDE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_TENSORNUMS_WITH_REASON(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_WITH_INVALID_ATTR(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
 #define OP_LOGE_WITH_INVALID_INPUT_DTYPE(ctx, ...) OPSDK_REPORT(ctx, __VA_ARGS__)
@@ -547,12 +560,6 @@ inline int32_t CheckLogLevel(int32_t, int32_t level) { return level >= DLOG_WARN
     }                                    \
   } while (0)
 
-// A shape (or anything with GetDimNum/GetDim) as "[a, b]" (ops-nn's error_util.h has it).
-template <typename T> std::string Shape2String(const T &shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.GetDimNum(); ++i) out += (i ? ", " : "") + std::to_string(shape.GetDim(i));
-  return out + "]";
-}
 
 // The chip CANN's platform API reports: the one the request names (opsdk's chip setting,
 // cann/infer/chip.py), as its short SoC version ("Ascend910B", "Ascend950").
@@ -667,12 +674,34 @@ template <typename T>
 ge::graphStatus ReduceDimsWithoutKeepDims(const gert::Shape *x, const T *axes, int32_t count, gert::Shape *out) {
   return ReduceDims(x, axes, count, out, false);
 }
-// IEEE half precision, as a value type (its bits only: inference never computes with it).
+// IEEE half precision, as a value type: its bits, from and to float (round to nearest even).
 struct fp16_t {
   uint16_t val = 0;
   fp16_t() = default;
-  explicit fp16_t(float) {}
+  explicit fp16_t(float f) : val(Encode(f)) {}
+  explicit operator float() const {
+    int exp = val >> 10 & 0x1F, mant = val & 0x3FF;
+    float magnitude = exp == 0 ? std::ldexp(float(mant), -24)
+                      : exp == 31 ? (mant ? NAN : INFINITY)
+                                  : std::ldexp(float(mant | 0x400), exp - 25);
+    return val & 0x8000 ? -magnitude : magnitude;
+  }
+  static uint16_t Encode(float f) {
+    uint16_t sign = std::signbit(f) ? 0x8000 : 0;
+    float a = std::fabs(f);
+    if (std::isnan(f)) return sign | 0x7E00;
+    if (a >= 65520.0f) return sign | 0x7C00;
+    if (a < std::ldexp(1.0f, -14)) return sign | uint16_t(std::nearbyint(std::ldexp(a, 24)));  // subnormal
+    int e;
+    uint32_t mant = uint32_t(std::nearbyint(std::ldexp(std::frexp(a, &e), 11)));  // 1024..2048
+    if (mant == 2048) mant = 1024, ++e;
+    return sign | uint16_t((e + 14) << 10) | uint16_t(mant - 1024);
+  }
 };
+// Whether two floats are equal within float's epsilon.
+template <typename T, typename U> bool IsFloatEqual(T a, U b) {
+  return std::fabs(double(a) - double(b)) <= std::numeric_limits<float>::epsilon();
+}
 // What the log macros name an op by: a context's node name, or the name itself.
 template <typename C> const char *GetOpInfo(const C &op) { return ::opsdk::NameOf(op); }
 inline std::string ToString(ge::DataType dt) { return opsdk_dtype_name(dt); }

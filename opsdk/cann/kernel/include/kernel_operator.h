@@ -32,7 +32,11 @@
 #define TRACE_STOP(x)
 #define KERNEL_TASK_TYPE_DEFAULT(x)
 #define KERNEL_TASK_TYPE(key, x)
-#define REGISTER_TILING_DEFAULT(T)
+// REGISTER_TILING_DEFAULT names the tiling data's plain struct, which GET_TILING_DATA then
+// reads; a BEGIN_TILING_DATA_DEF op's GET_TILING_DATA is generated from its layout instead
+// (build.py), replacing this one.
+#define REGISTER_TILING_DEFAULT(T) using OpsdkTilingDefault = T
+#define GET_TILING_DATA(var, tiling) GET_TILING_DATA_WITH_STRUCT(OpsdkTilingDefault, var, tiling)
 #define REGISTER_TILING_FOR_TILINGKEY(cond, T)
 #define TILING_KEY_IS(k) (opsdk_rt::g.tiling_key == static_cast<uint64_t>(k))
 #define TILING_KEY_VAR (opsdk_rt::g.tiling_key)
@@ -154,6 +158,8 @@ struct DataCopyPadExtParams {
 };
 
 // ---------------------------------------------------------------- tensors
+template <class T> struct WholeCompare;
+
 template <class T>
 class LocalTensor {
 public:
@@ -179,6 +185,11 @@ public:
     void SetAddrWithOffset(const LocalTensor& src, uint32_t offset) { addr_ = src.addr_ + offset; }
     template <class U> void SetAddrWithOffset(const LocalTensor<U>& src, uint32_t offset) {
         addr_ = reinterpret_cast<T*>(src.addr_ + offset);
+    }
+    // dst = a < b (and the other comparisons): Compare over all of a's elements.
+    template <class S> LocalTensor& operator=(const WholeCompare<S>& c) {
+        Compare(*this, c.a, c.b, c.mode, c.a.GetSize(), OPSDK_NOWHERE);
+        return *this;
     }
     void SetUserTag(int32_t) {}
     int32_t GetUserTag() const { return 0; }
@@ -212,6 +223,11 @@ public:
     T* GetPhyAddr(uint64_t offset) const { return addr_ + offset; }
     uint64_t GetSize() const { return size_; }
     template <class... A> void SetL2CacheHint(A...) {}
+    // The element itself (a scalar read of GM, checked as one).
+    T& operator()(uint64_t i, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        opsdk_rt::gm_access(addr_ + i, sizeof(T), false, file, line);
+        return addr_[i];
+    }
 };
 
 // ---------------------------------------------------------------- pipe, queues, buffers
@@ -296,6 +312,16 @@ public:
     void FreeAllEvent() {}
 };
 
+// TQueConfig: what a queue's third template argument (`const TQueConfig*`) says of its
+// buffers (format conversions, a fixed buffer size and count, consumers); the stand-in
+// gives the buffers InitBuffer asks for whatever it says.
+struct TQueConfig {
+    bool nd2nz = false, nz2nd = false, scmBlockGroup = false;
+    uint32_t bufferLen = 0, bufferNumber = 0, consumerSize = 0;
+    TPosition consumer[8] = {};
+    bool enableStaticEvtId = false, enableLoopQueue = false;
+};
+
 template <TPosition pos, int32_t depth = 1, auto... rest>
 class TQue : public TQueBase {};
 template <TPosition src, TPosition dst, int32_t depth = 1, auto... rest>
@@ -359,6 +385,14 @@ public:
 };
 
 inline TPipe* GetTPipePtr() { return static_cast<TPipe*>(opsdk_rt::t_pipe); }
+// PopStackBuffer: the UB the pipe has not given out (all of it without a pipe), as one
+// tensor; false when none is left.
+template <class T, TPosition pos>
+inline bool PopStackBuffer(LocalTensor<T>& dst) {
+    uint64_t used = opsdk_rt::t_pipe ? GetTPipePtr()->used_ : 0;
+    dst = LocalTensor<T>(reinterpret_cast<T*>(opsdk_rt::t_ub + used), uint32_t((opsdk_rt::g.ub_size - used) / sizeof(T)));
+    return dst.size_ > 0;
+}
 
 // ---------------------------------------------------------------- system
 inline int64_t GetBlockIdx() { return opsdk_rt::t_block; }
@@ -467,12 +501,12 @@ inline const uint64_t* mask_of(uint64_t n, uint64_t out[2]) {
 namespace copy {
 template <class T>
 inline void gm_to_ub(T* ub, const T* gm, uint64_t bytes, const char* file, int line) {
-    opsdk_rt::ub_access(ub, bytes, file, line);
+    if (!opsdk_rt::ub_access(ub, bytes, file, line)) return;
     if (opsdk_rt::gm_access(gm, bytes, false, file, line)) std::memcpy(ub, gm, bytes);
 }
 template <class T>
 inline void ub_to_gm(T* gm, const T* ub, uint64_t bytes, const char* file, int line) {
-    opsdk_rt::ub_access(ub, bytes, file, line);
+    if (!opsdk_rt::ub_access(ub, bytes, file, line)) return;
     if (!opsdk_rt::gm_access(gm, bytes, true, file, line)) return;
     if (opsdk_rt::t_atomic == 0 || bytes % sizeof(T)) { std::memcpy(gm, ub, bytes); return; }
     for (uint64_t i = 0; i < bytes / sizeof(T); ++i) {
@@ -512,9 +546,9 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     for (uint32_t i = 0; i < p.blockCount; ++i) {
         uint8_t* to = d + uint64_t(i) * (p.blockLen + p.dstStride) * 32;
         const uint8_t* from = s + uint64_t(i) * (p.blockLen + p.srcStride) * 32;
-        opsdk_rt::ub_access(to, uint64_t(p.blockLen) * 32, file, line);
-        opsdk_rt::ub_access(from, uint64_t(p.blockLen) * 32, file, line);
-        std::memmove(to, from, uint64_t(p.blockLen) * 32);
+        bool inside = opsdk_rt::ub_access(to, uint64_t(p.blockLen) * 32, file, line);
+        if (opsdk_rt::ub_access(from, uint64_t(p.blockLen) * 32, file, line) && inside)
+            std::memmove(to, from, uint64_t(p.blockLen) * 32);
     }
 }
 // The count form moves whole 32 B blocks: count * sizeof(T) / 32 of them (the rest of an
@@ -548,10 +582,9 @@ inline void pad_in(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint16
     uint64_t row = (uint64_t(left + right) * sizeof(T) + len + 31) / 32 * 32;
     for (uint32_t i = 0; i < count; ++i) {
         uint8_t* to = d + i * (row + uint64_t(dst_gap) * 32);
-        if (is_pad) {
+        if (is_pad && opsdk_rt::ub_access(to, row, file, line)) {
             T v;
             std::memcpy(&v, &value, sizeof(T));
-            opsdk_rt::ub_access(to, row, file, line);
             for (uint32_t k = 0; k < left; ++k) std::memcpy(to + k * sizeof(T), &v, sizeof(T));
             for (uint64_t k = left * sizeof(T) + len; k + sizeof(T) <= row; k += sizeof(T)) std::memcpy(to + k, &v, sizeof(T));
         }
@@ -604,6 +637,13 @@ inline void DataCopyPadUB2GMImpl(__gm__ T* dst, __ubuf__ T* src, const P& p, OPS
     GlobalTensor<T> to;
     to.SetGlobalBuffer(dst);
     pad_out(to, LocalTensor<T>(src, 0), p.blockCount, p.blockLen, p.srcStride, p.dstStride, file, line);
+}
+// DataCopyUB2GMImpl: DataCopy (32 B blocks) from a raw UB address to a raw GM address.
+template <class T>
+inline void DataCopyUB2GMImpl(__gm__ T* dst, __ubuf__ T* src, const DataCopyParams& p, OPSDK_WHERE) {
+    GlobalTensor<T> to;
+    to.SetGlobalBuffer(dst);
+    DataCopy(to, LocalTensor<T>(src, 0), p, file, line);
 }
 
 // ---------------------------------------------------------------- vector instructions
@@ -840,6 +880,26 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     acc_val = 0;
     std::memcpy(&acc_val, &stored, sizeof(T));
 }
+// Sum (advanced API): each of `outter` rows of `inner` elements (n of them real, the row
+// padded to 32 B) summed into dst[row]; the temp buffer's arithmetic is not modelled.
+struct SumParams {
+    uint32_t outter = 1, inner = 0, n = 0;
+};
+template <class T, int32_t reduceDim = -1, bool isReuseSource = false, bool isBasicBlock = false>
+inline void Sum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const SumParams& p, OPSDK_WHERE) {
+    opsdk_rt::ub_access(src.addr_, uint64_t(p.outter) * p.inner * sizeof(T), file, line);
+    opsdk_rt::ub_access(dst.addr_, (uint64_t(p.outter) * sizeof(T) + 31) / 32 * 32, file, line);
+    for (uint32_t r = 0; r < p.outter; ++r) {
+        opsdk_rt::Calc<T> sum = 0;
+        for (uint32_t i = 0; i < p.n; ++i) sum += opsdk_rt::Calc<T>(src.addr_[uint64_t(r) * p.inner + i]);
+        dst.addr_[r] = opsdk_rt::store<T>(sum);
+    }
+}
+template <class T, int32_t reduceDim = -1, bool isReuseSource = false, bool isBasicBlock = false>
+inline void Sum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>&, const SumParams& p,
+                OPSDK_WHERE) {
+    Sum(dst, src, p, file, line);
+}
 // GetAccVal: the last ReduceSum's result, its bits in the low bytes.
 inline uint64_t GetAccVal() { return acc_val; }
 template <class T>
@@ -951,6 +1011,21 @@ template <class T, class U>
 inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& a, const T b, CMPMODE mode, uint32_t count, OPSDK_WHERE) {
     compare_bits(dst, a, mode, count, [&](uint32_t) { return b; }, file, line);
 }
+// The operator forms: `dst = a < b` compares every element of a (a whole tensor).
+template <class T>
+struct WholeCompare {
+    LocalTensor<T> a, b;
+    CMPMODE mode;
+};
+#define OPSDK_COMPARE_OPERATOR(OP, MODE) \
+    template <class T>                   \
+    WholeCompare<T> operator OP(const LocalTensor<T>& a, const LocalTensor<T>& b) { return {a, b, CMPMODE::MODE}; }
+OPSDK_COMPARE_OPERATOR(<, LT)
+OPSDK_COMPARE_OPERATOR(>, GT)
+OPSDK_COMPARE_OPERATOR(<=, LE)
+OPSDK_COMPARE_OPERATOR(>=, GE)
+OPSDK_COMPARE_OPERATOR(==, EQ)
+OPSDK_COMPARE_OPERATOR(!=, NE)
 // Compares: CompareScalar's newer name.
 template <class T, class U>
 inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& a, const T b, CMPMODE mode, uint32_t count, OPSDK_WHERE) {
@@ -1084,9 +1159,9 @@ template <class T>
 inline void Sort32(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<uint32_t>& src1, const int32_t repeatTimes,
                    OPSDK_WHERE) {
     uint64_t n = uint64_t(std::max(repeatTimes, 0)) * 32;
-    opsdk_rt::ub_access(src0.addr_, n * sizeof(T), file, line);
-    opsdk_rt::ub_access(src1.addr_, n * 4, file, line);
-    opsdk_rt::ub_access(dst.addr_, n * 8, file, line);
+    bool inside = opsdk_rt::ub_access(src0.addr_, n * sizeof(T), file, line);
+    inside &= opsdk_rt::ub_access(src1.addr_, n * 4, file, line);
+    if (!(opsdk_rt::ub_access(dst.addr_, n * 8, file, line) && inside)) return;
     sort_pairs(dst.addr_, src0.addr_, src1.addr_, n, 32);
 }
 // Sort: repeatTimes * 32 scores (concat) with their indices sorted into pairs, all of them
@@ -1095,9 +1170,9 @@ template <class T, bool isFullSort>
 inline void Sort(const LocalTensor<T>& dst, const LocalTensor<T>& concat, const LocalTensor<uint32_t>& index, LocalTensor<T>& tmp,
                  const int32_t repeatTimes, OPSDK_WHERE) {
     uint64_t n = uint64_t(std::max(repeatTimes, 0)) * 32;
-    opsdk_rt::ub_access(concat.addr_, n * sizeof(T), file, line);
-    opsdk_rt::ub_access(index.addr_, n * 4, file, line);
-    opsdk_rt::ub_access(dst.addr_, n * 8, file, line);
+    bool inside = opsdk_rt::ub_access(concat.addr_, n * sizeof(T), file, line);
+    inside &= opsdk_rt::ub_access(index.addr_, n * 4, file, line);
+    if (!(opsdk_rt::ub_access(dst.addr_, n * 8, file, line) && inside)) return;
     sort_pairs(dst.addr_, concat.addr_, index.addr_, n, isFullSort ? std::max<uint64_t>(n, 1) : 32);
 }
 // GetSortLen / GetSortOffset: the T elements that `count` sorted pairs take (8 B each).
@@ -1105,15 +1180,16 @@ template <class T>
 inline constexpr uint32_t GetSortLen(const uint32_t count) { return count * 8 / sizeof(T); }
 template <class T>
 inline constexpr uint32_t GetSortOffset(const uint32_t count) { return count * 8 / sizeof(T); }
-// Concat: the scores Sort takes, ready (on 910B a copy: 16 elements a repeat).
+// Concat: the scores Sort takes, ready (on 910B a copy: 16 elements a repeat). These
+// move nothing where an operand reaches beyond the UB (a finding at the line).
 template <class T>
 inline void Concat(LocalTensor<T>& concat, const LocalTensor<T>& src, const LocalTensor<T>& tmp, const int32_t repeatTimes,
                    OPSDK_WHERE) {
     (void)tmp;
     uint64_t n = uint64_t(std::max(repeatTimes, 0)) * 16;
-    opsdk_rt::ub_access(src.addr_, n * sizeof(T), file, line);
-    opsdk_rt::ub_access(concat.addr_, n * sizeof(T), file, line);
-    std::memmove(concat.addr_, src.addr_, n * sizeof(T));
+    bool inside = opsdk_rt::ub_access(src.addr_, n * sizeof(T), file, line);
+    if (opsdk_rt::ub_access(concat.addr_, n * sizeof(T), file, line) && inside)
+        std::memmove(concat.addr_, src.addr_, n * sizeof(T));
 }
 // MrgSort: up to four sorted lists of pairs (validBit: which of src1..src4) merged into
 // dst, descending (ties: the lower list first, as the docs order them); with
@@ -1147,10 +1223,12 @@ inline void merge_lists(T* dst, T* const src[4], const uint16_t lengths[4], uint
         std::vector<uint8_t> out;
         uint64_t at[4] = {0, 0, 0, 0};
         const uint8_t* from[4];
+        bool inside = true;
         for (int k = 0; k < 4; ++k) {
             from[k] = reinterpret_cast<const uint8_t*>(src[k]) + uint64_t(r) * total * 8;
-            if (valid >> k & 1) opsdk_rt::ub_access(from[k], uint64_t(lengths[k]) * 8, file, line);
+            if (valid >> k & 1) inside &= opsdk_rt::ub_access(from[k], uint64_t(lengths[k]) * 8, file, line);
         }
+        if (!inside) return;
         for (;;) {
             int best = -1;
             float top = 0;
@@ -1168,8 +1246,7 @@ inline void merge_lists(T* dst, T* const src[4], const uint16_t lengths[4], uint
             ++at[best];
         }
         uint8_t* to = reinterpret_cast<uint8_t*>(dst) + uint64_t(r) * total * 8;
-        opsdk_rt::ub_access(to, out.size(), file, line);
-        std::memcpy(to, out.data(), out.size());
+        if (opsdk_rt::ub_access(to, out.size(), file, line)) std::memcpy(to, out.data(), out.size());
         for (int k = 0; k < 4; ++k) t_mrgsort_done[k] = uint16_t(at[k]);
     }
 }
@@ -1562,9 +1639,24 @@ template <class T, CacheLine line, DcciDst dst>
 inline void DataCacheCleanAndInvalid(const LocalTensor<T>&) {}
 template <class T, class U> struct IsSameType { static constexpr bool value = std::is_same_v<T, U>; };
 inline float ToFloat(const bfloat16_t& v) { return float(v); }
+// Cast of a bfloat16 scalar: its float value.
+inline float Cast(const bfloat16_t& v) { return float(v); }
 inline bfloat16_t ToBfloat16(const float& v) { return bfloat16_t(v); }
 template <class T, class U>
 __aicore__ inline constexpr auto DivCeil(T value, U unit) { return unit ? (value + unit - 1) / unit : 0; }
+// Ceil of two scalars: the ceiling of their quotient (the vector Ceil takes tensors).
+template <class T, class U, std::enable_if_t<std::is_arithmetic_v<T> && std::is_arithmetic_v<U>, int> = 0>
+__aicore__ inline constexpr auto Ceil(T value, U unit) { return DivCeil(value, unit); }
+// AscendC::Std: the standard library's type traits and min/max on the core.
+namespace Std {
+using std::is_same;
+using std::is_same_v;
+using std::enable_if;
+using std::conditional;
+template <class T> inline constexpr bool always_false_v = false;
+template <class T, class U, class R = std::common_type_t<T, U>> constexpr R min(T a, U b) { return R(a) < R(b) ? R(a) : R(b); }
+template <class T, class U, class R = std::common_type_t<T, U>> constexpr R max(T a, U b) { return R(a) < R(b) ? R(b) : R(a); }
+}  // namespace Std
 
 template <class T, class U>
 __aicore__ inline constexpr T AlignUp(T value, U unit) { return unit ? (value + unit - 1) / unit * unit : 0; }

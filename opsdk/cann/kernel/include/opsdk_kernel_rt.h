@@ -117,7 +117,8 @@ inline bool gm_access(const void* ptr, uint64_t n, bool write, const char* file,
     std::lock_guard<std::mutex> lock(g.mu);
     Buffer* b = owner_of(p);
     const char* verb = write ? "write" : "read";
-    if (b == nullptr || p + n > (b ? b->base + b->size + GUARD : p)) {
+    // (n compared with the room left: p + n wraps for a length computed negative)
+    if (b == nullptr || n > uint64_t(b->base + b->size + GUARD - p)) {
         finding_locked("gm-out-of-bounds", file, line,
                        fmt("GM %s of %llu B at %p is outside every GM buffer", verb,
                            (unsigned long long)n, (const void*)p));
@@ -168,14 +169,18 @@ inline bool gm_access(const void* ptr, uint64_t n, bool write, const char* file,
     return true;
 }
 
-inline void ub_access(const void* ptr, uint64_t n, const char* file, int line) {
+// Whether n bytes at ptr are inside the UB; a finding where not (a copy then moves
+// nothing: past the UB it would write the process's memory, not the core's).
+inline bool ub_access(const void* ptr, uint64_t n, const char* file, int line) {
     const uint8_t* p = static_cast<const uint8_t*>(ptr);
-    if (t_ub == nullptr || n == 0) return;
+    if (t_ub == nullptr || n == 0) return true;
     if (p < t_ub || p + n > t_ub + g.ub_size) {
         finding("ub-out-of-bounds", file, line,
                 fmt("UB access of %llu B at offset %lld: beyond the %llu B of UB",
                     (unsigned long long)n, (long long)(p - t_ub), (unsigned long long)g.ub_size));
+        return false;
     }
+    return true;
 }
 
 // SyncAll: every live block arrives, then all go on (and into the next phase).

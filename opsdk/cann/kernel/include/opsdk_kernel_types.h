@@ -71,8 +71,27 @@ template <int EXP, int MANT>
 struct Narrow {
     uint16_t bits = 0;
     Narrow() = default;
+    // From an integer also at compile time (kernels keep constexpr tables of half).
     template <class U, class = std::enable_if_t<std::is_arithmetic_v<U>>>
-    Narrow(U v) : bits(uint16_t(encode(double(v), EXP, MANT, RNE))) {}
+    constexpr Narrow(U v)
+        : bits(std::is_integral_v<U> ? from_integer((long long)v) : uint16_t(encode(double(v), EXP, MANT, RNE))) {}
+    // The bits of integer v, rounded to nearest even (beyond the largest: infinity).
+    static constexpr uint16_t from_integer(long long v) {
+        uint32_t sign = v < 0 ? 1u << (EXP + MANT) : 0u, inf = sign | (((1u << EXP) - 1) << MANT);
+        unsigned long long a = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v, mant = a;
+        if (a == 0) return uint16_t(sign);
+        int e = 63 - __builtin_clzll(a), bias = (1 << (EXP - 1)) - 1;  // a in [2^e, 2^(e+1))
+        if (e > MANT) {
+            int drop = e - MANT;
+            unsigned long long rest = a & ((1ull << drop) - 1), tie = 1ull << (drop - 1);
+            mant = (a >> drop) + (rest > tie || (rest == tie && (a >> drop & 1)));
+            if (mant >> (MANT + 1)) mant >>= 1, ++e;
+        } else {
+            mant = a << (MANT - e);
+        }
+        if (e > bias) return uint16_t(inf);
+        return uint16_t(sign | (uint32_t(e + bias) << MANT) | uint32_t(mant & ((1ull << MANT) - 1)));
+    }
     static Narrow from_bits(uint16_t b) { Narrow n; n.bits = b; return n; }
     static Narrow rounded(double v, Rounding mode) { return from_bits(uint16_t(encode(v, EXP, MANT, mode))); }
     operator float() const { return float(decode(bits, EXP, MANT)); }

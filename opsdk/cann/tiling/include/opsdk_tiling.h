@@ -8,6 +8,9 @@
 // What CANN's tiling headers bring in with them, which tiling sources rely on.
 #include <array>
 #include <cfloat>
+// but FLT_EPSILON, which three ops-nn tilings define as a constant of their own
+// (dynamic_quant, batch_norm, lp_norm_v2): CANN's headers leave it undefined
+#undef FLT_EPSILON
 #include <climits>
 #include <cmath>
 #include <numeric>
@@ -39,6 +42,13 @@ struct TilingState {
 }  // namespace opsdk
 
 namespace gert {
+// A view's strides (elements per step of each dim), which no input here has.
+class Stride {
+ public:
+  size_t GetDimNum() const { return 0; }
+  int64_t GetStride(size_t) const { return 0; }
+};
+
 class TilingData {
  public:
   explicit TilingData(opsdk::TilingState *state) : state_(state) {}
@@ -81,6 +91,9 @@ class TilingContext : public ExtendedKernelContext {
   const Tensor *GetOptionalInputTensor(size_t ir) const { return At(node_->input_tensors, Instance(ir, 0)); }
   const Tensor *GetRequiredInputTensor(size_t ir) const { return GetOptionalInputTensor(ir); }
   const Tensor *GetDynamicInputTensor(size_t ir, size_t k) const { return At(node_->input_tensors, Instance(ir, k)); }
+  // Inputs are contiguous tensors here: none is a view with strides of its own.
+  bool InputIsView(size_t) const { return false; }
+  const Stride *GetInputStride(size_t) const { return nullptr; }
   const void *GetCompileInfo() const { return state_->compile_info; }
   template <typename T> const T *GetCompileInfo() const { return static_cast<const T *>(state_->compile_info); }
   TilingData *GetRawTilingData() { return &raw_; }

@@ -5,6 +5,7 @@
 // (the kernel side builds its struct from it, as CANN's opbuild generates it).
 #pragma once
 // opsdk_gert.h is in every unit already (the build force-includes it)
+#include "opsdk_operator.h"  // GE's graph types (ge::Shape), which CANN's header brings in
 
 // CANN's headers a tiling includes leave std::string and std::map reachable unqualified:
 // ops-nn's norm tilings (add_rms_norm_quant, batch_norm_v3, norm_tiling_check_common.h) and

@@ -40,6 +40,9 @@ void scalar(const LocalTensor<float>& y, const LocalTensor<float>& x, int32_t n)
 template <Math<float>* op>
 void math(const LocalTensor<float>& y, const LocalTensor<float>& x, int32_t n) { op(y, x, uint32_t(n)); }
 
+// A queue's configuration given as its third template argument, as ops-nn's mse_loss_grad_v2 does.
+constexpr TQueConfig queConfig{false, false, false, 0, 1, 0, {TPosition::MAX}};
+
 // Qualified with the pipe it runs on, as ops-transformer's moe kernels write their copies.
 __aicore__ inline __inout_pipe__(MTE2) void copy_in(const LocalTensor<float>& to, const GlobalTensor<float>& from,
                                                       const DataCopyExtParams& whole)
@@ -50,7 +53,8 @@ __aicore__ inline __inout_pipe__(MTE2) void copy_in(const LocalTensor<float>& to
 
 extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
 {
-    GET_TILING_DATA_WITH_STRUCT(IntrinsicsTiling, t, tiling);
+    REGISTER_TILING_DEFAULT(IntrinsicsTiling);  // the plain struct GET_TILING_DATA reads
+    GET_TILING_DATA(t, tiling);
     int32_t n = int32_t(t.count);
     GlobalTensor<float> xGm, yGm;
     xGm.SetGlobalBuffer((__gm__ float*)x, n);
@@ -152,16 +156,17 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         ys.SetValue(64, GetSortLen<float>(32));
         ys.SetValue(65, GetSortOffset<half>(8));
     }
-    if (t.which >= 37 && t.which <= 38) {  // x > 0.5 in bits by the level-0 Compare, Select x or -1
+    if (t.which >= 37 && t.which <= 39) {  // x > 0.5 in bits by the level-0 Compare, Select x or -1
         Duplicate(ys, 0.5f, 128);
         BinaryRepeatParams same;
         if (t.which == 37) Compare(bits, xs, ys, CMPMODE::GT, 64, 2, same);
+        if (t.which == 39) bits = xs > ys;  // the operator form: all 128 of xs
         if (t.which == 38) {  // the compare-mask register: the first 64 only
             Compare(xs, ys, CMPMODE::GT, 64, same);
             GetCmpMask(bits);
         }
         Duplicate(aux, -1.0f, 128);
-        Select(ys, bits, xs, aux, t.which == 37 ? SELMODE::VSEL_TENSOR_TENSOR_MODE : SELMODE::VSEL_CMPMASK_SPR, 128);
+        Select(ys, bits, xs, aux, t.which == 38 ? SELMODE::VSEL_CMPMASK_SPR : SELMODE::VSEL_TENSOR_TENSOR_MODE, 128);
     }
     if (t.which == 40 || t.which == 41) {  // each block's 8 through workspace to the previous block
         GlobalTensor<float> ws;
@@ -200,6 +205,43 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         DataCopyPadExtParams<int32_t> pad{true, 0, 1, 2};
         Duplicate(ys, -1.0f, 128);
         DataCopyPad(ys, xGm, DataCopyExtParams{1, 7 * sizeof(float), 0, 0, 0}, pad);
+    }
+    if (t.which == 46) {  // Sum of 4 rows of 16 (13 of them real) into ys[0..3]
+        Duplicate(ys, 0.0f, 128);
+        SumParams rows{4, 16, 13};
+        Sum(ys, xs, buf.Get<uint8_t>()[3 * 512], rows);
+    }
+    if (t.which == 47) {  // x through the UB the pipe has not given out, by raw addresses; its size
+        LocalTensor<float> rest;
+        PopStackBuffer<float, TPosition::LCM>(rest);
+        DataCopy(rest, xs, 128);
+        DataCopyUB2GMImpl((__gm__ float*)yGm.GetPhyAddr(), (__ubuf__ float*)rest.GetPhyAddr(), {1, 16, 0, 0});
+        yGm.SetValue(0, rest.GetSize());
+        return;
+    }
+    if (t.which == 48) {  // scalar helpers, a GM element read as xGm(i), a configured queue
+        TQue<TPosition::VECIN, 1, &queConfig> configured;
+        pipe.InitBuffer(configured, 1, 32);
+        configured.FreeTensor(configured.AllocTensor<float>());
+        ys.SetValue(0, Ceil(int64_t(7), int64_t(2)));
+        ys.SetValue(1, Ceil(uint8_t(9), sizeof(float) * 2));
+        ys.SetValue(2, Std::min(3, int64_t(-1)));
+        ys.SetValue(3, Std::max(2, 5.5));
+        ys.SetValue(4, xGm(3));
+        ys.SetValue(5, Cast(bfloat16_t(xGm(0))));
+        ys.SetValue(6, Std::is_same<float, float>::value + Std::is_same<half, float>::value);
+        constexpr half halves[3] = {3, 2049, -65519};  // a constexpr table (ops-math lin_space's)
+        constexpr bfloat16_t wide = 257;
+        for (int i = 0; i < 3; ++i) ys.SetValue(7 + i, float(halves[i]));
+        ys.SetValue(10, float(wide));
+    }
+    if (t.which == 49) {  // copies from and to 1 MiB past the UB's start: findings, nothing moved
+        LocalTensor<float> far(TPosition::VECCALC, 1 << 20, 128);
+        DataCopy(ys, xs, 128);
+        DataCopy(ys, far, DataCopyParams(1, 16, 0, 0));
+        Concat(far, xs, aux, 8);  // and into it
+        Sort32(far, xs, ys.ReinterpretCast<uint32_t>(), 2);
+        InitGlobalMemory(yGm, uint64_t(int64_t(n) - 200), 0.0f);  // a length computed negative
     }
     if (t.which == 10) Log10(ys, xs, uint32_t(n));
     if (t.which == 11) Tan(ys, xs, uint32_t(n));
