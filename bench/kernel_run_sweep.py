@@ -233,22 +233,6 @@ def _data(given: infer.Given, dtype: str) -> bytes:
     return values.contiguous().view(torch.uint8).numpy().tobytes()
 
 
-def absent(op, names, instances) -> list[int | None]:
-    """Each absent optional input's dtype in the definition's row the given tensors are of
-    (None for the rest): CANN builds a kernel per row, ``DTYPE_<NAME>`` of every input
-    defined, so a kernel names the dtype of an input a case leaves out."""
-
-    def declared(name: str, row: int) -> int | None:
-        row_dtypes = op.dtypes.get(name)
-        return types.DTYPES[row_dtypes[row % len(row_dtypes)]].value if row_dtypes else None
-
-    width = max((len(d) for d in op.dtypes.values()), default=1)
-    named = list(zip(names, instances, strict=True))
-    pairs = [(n, _first(g)) for n, g in named if _first(g)]
-    rows = [r for r in range(width) if all(declared(n, r) in (None, g.dtype) for n, g in pairs)]
-    return [declared(n, rows[0] if rows else 0) if g is None else None for n, g in named]
-
-
 def _size(given: infer.Given, _dtype: str | None = None) -> int:
     count = 1
     for dim in given.shape:
@@ -283,10 +267,12 @@ def launch(source: Path, root: Path, op, run: tiling.TilingRun, row: Row) -> Non
     given = dict(zip(params, instances, strict=True))
     outputs = set(params[len(op.ir.ir_input_names) :])
     try:
-        dtypes = {p: _torch(_first(g).dtype) for p, g in given.items() if _first(g)}
-        left_out = zip(params, absent(op, names, instances), strict=True)
-        dtypes |= {p: _torch(d) for p, d in left_out if d}
-        dtypes |= {n: dtypes[p] for p, n in zip(params, names, strict=True) if p in dtypes}
+        named = zip(names, instances, strict=True)
+        spelt = {n: _first(g) and _torch(_first(g).dtype) for n, g in named}
+        # CANN defines every input's DTYPE_: an absent one's is its definition row's.
+        spelt |= {n: _torch(d.value) for n, d in kernel.absent_dtypes(op.dtypes, spelt).items()}
+        dtypes = {p: spelt[n] for p, n in zip(params, names, strict=True) if spelt[n]}
+        dtypes |= {n: d for n, d in spelt.items() if d}  # the IR's names too
         built = kernel.build(
             entry,
             dtypes,

@@ -307,23 +307,15 @@ def test_the_kernel_run_sweep_gives_a_dynamic_input_or_output_as_a_tensor_list()
 
 def test_the_kernel_run_sweep_names_what_it_leaves_out_and_where_a_method_is(tmp_path):
     """An out-of-scope reason's kind is what it says, not an arch35 in a file's name; an
-    absent optional input's dtype is its definition's in the row the given tensors are
-    of (CANN defines every input's DTYPE_); an unlinked method is found by its class."""
-    from types import SimpleNamespace
-
+    unlinked method is found by its class (an absent input's dtype:
+    tests/unit/test_ascendc.py::test_an_absent_input_s_dtype_is_its_definition_row_s)."""
     import kernel_run_sweep as sweep
 
-    from opsdk._runtime import types
     from opsdk.cann import infer
 
     said = "is_inf_tiling_arch35.h builds on opbase's atvoss tiling framework (atvoss/x.h)"
     assert sweep._scope_kind(said) == "atvoss"
     assert sweep._scope_kind("row_sum.cpp is an arch35 (MicroAPI/SIMT) kernel") == "arch35"
-    rows = ("DT_FLOAT16", "DT_FLOAT")
-    op = SimpleNamespace(dtypes={"x": rows, "bias": rows})
-    fp32 = types.DTYPES["DT_FLOAT"].value
-    given = infer.Given(fp32, (4,))
-    assert sweep.absent(op, ("x", "bias", "y"), [given, None, given]) == [None, fp32, None]
     host = tmp_path / "a" / "op_host"
     host.mkdir(parents=True)
     (host / "a.cpp").write_text("void ATiling::SetTilingData()\n{\n}\n")

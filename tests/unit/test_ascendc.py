@@ -173,3 +173,39 @@ def test_a_package_copies_the_other_ops_kernel_headers_its_kernel_includes(tmp_p
     assert sources.sibling_kernels(found.entry) == {
         "foreach_utils": (copy / "foreach_utils" / "op_kernel").resolve()
     }
+
+
+def test_an_absent_input_s_dtype_is_its_definition_row_s():
+    """CANN builds a kernel per row of the definition, every input's DTYPE_ defined: an
+    absent optional input's dtype is the one of the row the given tensors are of."""
+    from opsdk._runtime import types
+    from opsdk.cann import kernel
+
+    rows = {"x": ("DT_FLOAT16", "DT_FLOAT"), "bias": ("DT_FLOAT16", "DT_FLOAT"), "k": ("DT_INT32",)}
+    f32, f16, i32 = (types.DTYPES[d] for d in ("DT_FLOAT", "DT_FLOAT16", "DT_INT32"))
+    given = {"x": "float32", "bias": None, "k": None, "undeclared": None}
+    assert kernel.absent_dtypes(rows, given) == {"bias": f32, "k": i32}
+    assert kernel.absent_dtypes(rows, {"x": "DT_FLOAT16", "bias": None}) == {"bias": f16}
+    assert kernel.absent_dtypes(rows, {"x": "int8", "bias": None}) == {"bias": f16}  # no row
+
+
+def test_the_column_builds_the_kernel_with_an_absent_optional_input_s_dtype():
+    """The column's build gets ``DTYPE_<NAME>`` of an input its case leaves out, by the
+    IR's name and the kernel's own, as it does for a given one."""
+    import torch
+
+    from opsdk.harness.columns import ascendc
+    from opsdk.irdef import Input as IrInput
+    from opsdk.irdef import IrDef, Output
+
+    rows = ("DT_FLOAT16", "DT_FLOAT")
+    ir = IrDef(
+        "ScaleX",
+        (IrInput("x"), IrInput("bias", kind="optional")),
+        (Output("z"),),
+        dtypes={"x": rows, "bias": rows, "z": rows},
+    )
+    params = {"x": "x", "b": "bias", "z": "z"}
+    x = torch.ones(2, dtype=torch.float16)
+    dtypes = dict(ascendc._dtypes(ir, params, {"x": x, "bias": None, "z": x}))
+    assert dtypes == {"x": "float16", "bias": "float16", "b": "float16", "z": "float16"}

@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,7 @@ __all__ = [
     "INCLUDE",
     "Built",
     "Entry",
+    "absent_dtypes",
     "build",
     "entry_of",
     "template_args",
@@ -216,6 +218,27 @@ def translation_unit(
     lines.append(f"#define OPSDK_CALL(a) {entry.name}{template}({call})")
     lines.append('#include "opsdk_kernel_entry.h"')
     return "\n".join(lines) + "\n"
+
+
+def absent_dtypes(
+    declared: Mapping[str, Sequence[str]], given: Mapping[str, str | None]
+) -> dict[str, types.DType]:
+    """Each absent tensor's dtype (a None in ``given``) in the definition's row the given
+    tensors are of (the first row when none matches): CANN builds a kernel per row,
+    ``DTYPE_<NAME>`` of every input defined, so a kernel may name the dtype of an optional
+    input a case leaves out. ``declared``: tensor name -> GE enumerators, the i-th of each
+    one row, a one-entry list every row's (an IrDef's ``dtypes``); ``given``: each tensor's
+    dtype however spelt. An absent tensor the definition does not declare has none."""
+
+    def row_of(name: str, row: int) -> types.DType | None:
+        listed = declared.get(name)
+        return types.DTYPES[listed[row % len(listed)]] if listed else None
+
+    width = max((len(d) for d in declared.values()), default=1)
+    present = {n: types.dtype(d) for n, d in given.items() if d is not None}
+    rows = [r for r in range(width) if all(row_of(n, r) in (None, d) for n, d in present.items())]
+    absent = {n: row_of(n, rows[0] if rows else 0) for n, d in given.items() if d is None}
+    return {n: d for n, d in absent.items() if d is not None}
 
 
 def tiling_header(layout, layouts: tuple = ()) -> str:

@@ -61,17 +61,8 @@ def _run_case(op, spec, ir, sources: AscendC, library, chip: str, call: Call, ca
             f"{'; '.join(map(str, tiled.findings)) or tiled.status}; fix it in op_host/",
         )
     params = _params(sources, ir)
-    tensors = {**given, **outputs}
-    # DTYPE_<NAME> as opbuild defines them (the IR's names), and the kernel's own names.
-    dtypes = {
-        n: str(_each(tensors[n])[0].dtype).removeprefix("torch.")
-        for n in params.values()
-        if _each(tensors.get(n))  # an absent optional input: no DTYPE_ macro
-    }
-    dtypes |= {p: dtypes[n] for p, n in params.items() if n in dtypes}
-    compiled = _kernel(
-        sources.entry, tuple(sorted(dtypes.items())), tiled.tiling_key, tiled.layout, tiled.layouts
-    )
+    dtypes = _dtypes(ir, params, {**given, **outputs})
+    compiled = _kernel(sources.entry, dtypes, tiled.tiling_key, tiled.layout, tiled.layouts)
     launch = compiled.launch(
         {p: _gm(given.get(n), _bytes) for p, n in params.items() if n not in outputs},
         {p: _gm(outputs[n], _size) for p, n in params.items() if n in outputs},
@@ -141,6 +132,18 @@ def _params(sources: AscendC, ir: irdef.IrDef) -> dict[str, str]:
             f"({', '.join(params)}), {ir.op_type} has {len(names)} inputs and outputs"
         )
     return dict(zip(params, names, strict=True))
+
+
+def _dtypes(ir: irdef.IrDef, params: dict[str, str], tensors: dict) -> tuple:
+    """``DTYPE_<NAME>`` as opbuild defines them, by the IR's names and the kernel's own:
+    a tensor's dtype, an absent optional input's its definition row's (CANN builds the
+    kernel per row), unless the stand-in has no element type for it."""
+    firsts = {n: _each(tensors.get(n))[:1] for n in params.values()}
+    dtypes = {n: str(t[0].dtype).removeprefix("torch.") for n, t in firsts.items() if t}
+    absent = kernel.absent_dtypes(dict(ir.dtypes), {n: dtypes.get(n) for n in firsts})
+    dtypes |= {n: d.torch for n, d in absent.items() if d.torch in kernel.CTYPES}
+    dtypes |= {p: dtypes[n] for p, n in params.items() if n in dtypes}
+    return tuple(sorted(dtypes.items()))
 
 
 def _tiling_case(ir, given: dict, outputs: dict, chip: str, label: str) -> tiling.Case:
