@@ -209,3 +209,63 @@ def test_the_column_builds_the_kernel_with_an_absent_optional_input_s_dtype():
     x = torch.ones(2, dtype=torch.float16)
     dtypes = dict(ascendc._dtypes(ir, params, {"x": x, "bias": None, "z": x}))
     assert dtypes == {"x": "float16", "bias": "float16", "b": "float16", "z": "float16"}
+
+
+def test_a_kernel_and_reference_mismatch_says_where_on_which_inputs_and_either_may_be_wrong():
+    """The worst element (the furthest past its tolerance, a NaN first), both values, the
+    tolerances; the inputs as the kernel got them; the reference named as registered."""
+    import torch
+
+    from opsdk.harness.columns import ascendc
+
+    want = torch.tensor([[1.0, 2.5], [3.0, 4.0]])
+    got = torch.tensor([[1.0, 2.0], [3.001, 4.0]])
+    said = ascendc._differ(got, want, {})
+    assert said.startswith("2 of 4 elements differ, the worst at index [0, 1]: kernel 2.0, "), said
+    assert "reference 2.5 (float32 within rtol 1.3e-06, atol 1e-05;" in said, said
+    assert ascendc._differ(got, want, {torch.float32: (0.0, 0.6)}) is None
+    got[1, 1] = float("nan")
+    assert "index [1, 1]: kernel nan, reference 4.0" in ascendc._differ(got, want, {})
+    given = {"x": want, "bias": None, "xs": [want, want[0]], "alpha": 0.5}
+    assert ascendc._inputs(given) == (
+        "x float32[2, 2], bias absent, xs [float32[2, 2], float32[2]], alpha 0.5"
+    )
+    launched, params = {"z": ascendc._bytes(got)}, {"x": "x", "z": "z"}
+    said = ascendc._compare(launched, {"z": want}, params, {})
+    assert said.startswith("z: 3 of 4 elements differ, the worst at index [1, 1]"), said
+    listed = ascendc._compare(
+        {"z": (ascendc._bytes(want), launched["z"])}, {"z": [want] * 2}, params, {}
+    )
+    assert listed.startswith("z[1]: 3 of 4 elements"), listed  # a dynamic output's instance
+    assert ascendc._compare({"z": ascendc._bytes(want)}, {"z": want}, params, {}) is None
+
+
+def test_the_reference_a_mismatch_names_is_the_function_torch_runs_on_cpu():
+    """Both ways an op's CPU kernel is registered: ``Library.impl`` (the scaffold's) and
+    ``custom_op``'s ``register_kernel``."""
+    import torch
+
+    from opsdk.harness.columns import ascendc
+    from opsdk.harness.variants.cases import Call
+
+    lib = torch.library.Library("ascendc_test", "FRAGMENT")
+    lib.define("twice(Tensor x) -> Tensor")
+
+    def twice_reference(x):
+        return x * 2
+
+    lib.impl("twice", twice_reference, "CPU")
+
+    @torch.library.custom_op("ascendc_test::thrice", mutates_args=())
+    def thrice(x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def thrice_reference(x):
+        return x * 3
+
+    thrice.register_kernel("cpu", thrice_reference)
+    call = Call([torch.ones(2)], {})
+    said = ascendc._reference(torch.ops.ascendc_test.twice.default, call)
+    assert said == "test_ascendc.py: twice_reference"
+    said = ascendc._reference(torch.ops.ascendc_test.thrice.default, call)
+    assert said == "test_ascendc.py: thrice_reference"

@@ -15,22 +15,24 @@ the cell a skip saying so: never a pass.
 from __future__ import annotations
 
 import functools
+import math
+import sys
 import warnings
 from pathlib import Path
 
 import torch
+from torch._library import custom_ops
 
 from opsdk._runtime import irdef, types
 from opsdk.cann import infer, kernel, tiling
+from opsdk.cann.explore.torch_side import behind_torch
 from opsdk.cann.kernel.sources import AscendC, in_copy, include_dirs, project_of, unmodelled
 from opsdk.cann.opdef import PREFERRED_CHIPS
 from opsdk.errors import SpecError
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
-from opsdk.harness.columns.compare import assert_same
+from opsdk.harness.columns.compare import TOLERANCES
 from opsdk.harness.columns.eager import run_op
 from opsdk.harness.variants.cases import Call, cases, tensors_of
-
-HINT = "fix the AscendC kernel in op_kernel/ (the CPU reference in kernels.py is the oracle)"
 
 
 def run(cell: Cell, dump_dir=None) -> None:
@@ -72,21 +74,91 @@ def _run_case(op, spec, ir, sources: AscendC, library, chip: str, call: Call, ca
     )
     if launch.findings:
         found = "; ".join(map(str, launch.findings))
-        raise CellFailure("kernel", f"the op's kernel (in {sources.root}): {found}; {HINT}")
-    actual = [
-        _tensor(data, like)
-        for p, n in params.items()
-        if n in outputs
-        for data, like in zip(_each(launch.outputs[p]), _each(outputs[n]), strict=True)
-    ]
-    assert_same(
-        actual,
-        [t for n in params.values() if n in outputs for t in _each(outputs[n])],
-        what="the kernel's outputs",
-        layer="kernel",
-        hint=HINT,
-        tolerances=case.tolerances,
+        raise CellFailure(
+            "kernel",
+            f"the op's kernel (in {sources.root}): {found}; fix the AscendC kernel in op_kernel/",
+        )
+    differ = _compare(launch.outputs, outputs, params, case.tolerances)
+    if differ:
+        raise CellFailure(
+            "kernel",
+            f"the kernel's output {differ}; inputs {_inputs(given)}; the kernel (op_kernel/) and "
+            f"your reference ({_reference(op, call)}) differ: fix whichever is wrong",
+        )
+
+
+def _compare(launched: dict, outputs: dict, params: dict, tolerances) -> str | None:
+    """Where the kernel's outputs (``launched``, bytes by parameter) differ from the CPU
+    reference's (``outputs``, by IR name), the output named first (None: they agree)."""
+    for p, n in params.items():
+        pairs = zip(_each(launched.get(p)), _each(outputs.get(n)), strict=True)  # inputs: none
+        for index, (data, want) in enumerate(pairs):
+            differ = _differ(_tensor(data, want), want, tolerances)
+            if differ:
+                return (
+                    f"{n}[{index}]: {differ}" if isinstance(outputs[n], list) else f"{n}: {differ}"
+                )
+    return None
+
+
+def _differ(got: torch.Tensor, want: torch.Tensor, tolerances) -> str | None:
+    """Where the kernel's ``got`` and the reference's ``want`` differ beyond the case's
+    tolerances (None: they agree): how many elements, the worst (the furthest past its
+    allowance), both values there and the tolerances."""
+    rtol, atol = {**TOLERANCES, **tolerances}.get(want.dtype, (0.0, 0.0))
+    close = torch.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    if bool(close.all()):
+        return None
+    allowed = atol + rtol * want.double().abs()
+    past = ((got.double() - want.double()).abs() - allowed).nan_to_num(nan=math.inf)
+    worst = tuple(
+        int(i) for i in torch.unravel_index(past.masked_fill(close, -math.inf).argmax(), want.shape)
     )
+    return (
+        f"{int((~close).sum())} of {want.numel()} elements differ, the worst at index "
+        f"{list(worst)}: kernel {got[worst].item()!r}, reference {want[worst].item()!r} "
+        f"({str(want.dtype).removeprefix('torch.')} within rtol {rtol:g}, atol {atol:g}; "
+        "specs.py's tolerances=... sets them)"
+    )
+
+
+def _inputs(given: dict) -> str:
+    """The case's inputs and attrs as the kernel and the tiling got them (IR names)."""
+
+    def said(value) -> str:
+        if isinstance(value, torch.Tensor):
+            return f"{str(value.dtype).removeprefix('torch.')}{list(value.shape)}"
+        if isinstance(value, list | tuple):
+            return f"[{', '.join(map(said, value))}]"
+        return "absent" if value is None else repr(value)
+
+    return ", ".join(f"{name} {said(value)}" for name, value in given.items())
+
+
+def _reference(op, call: Call) -> str:
+    """The user's CPU reference as a message names it (``kernels.py: add_reference``):
+    the function ``custom_op`` registered for the CPU, else the one the op's call calls
+    (torch keeps a ``Library.impl`` kernel out of Python's reach)."""
+    fns = getattr(custom_ops._maybe_get_opdef(op), "_backend_fns", {})
+    if "cpu" in fns:
+        code = behind_torch(fns["cpu"]).__code__
+    else:
+        dispatching, called = type(op).__call__.__code__, []
+
+        def profile(frame, event, _arg):
+            if event == "call" and frame.f_back and frame.f_back.f_code is dispatching:
+                called.append(frame.f_code)
+
+        before = sys.getprofile()
+        sys.setprofile(profile)
+        try:
+            op(*call.args, **call.kwargs)
+        finally:
+            sys.setprofile(before)
+        code = called[0] if called else None
+    if code is None or code.co_filename.startswith("<"):
+        return "kernels.py"
+    return f"{Path(code.co_filename).name}: {code.co_name}"
 
 
 def _not_run(reason: str) -> CellSkipped:
