@@ -154,10 +154,9 @@ def succeeded(results: list[Result]) -> bool:
     return all(r.status in ("pass", "skip", "xfail") and not r.stale_waiver for r in results)
 
 
-def _clip(text: str) -> str:
-    """A warning's first line cut in its middle, so that the terminal keeps both what it
-    says and where it ends (a reason's file:line is at its end)."""
-    line = text.splitlines()[0] if text else ""
+def _clip(line: str) -> str:
+    """A warning's line cut in its middle, so that the terminal keeps both what it says
+    and where it ends (a reason's file:line is at its end)."""
     if len(line) <= _WARNING_WIDTH:
         return line
     kept = _WARNING_WIDTH - 1
@@ -174,8 +173,16 @@ def _warnings(results: list[Result]) -> list[str]:
     lines = []
     for (op, warned), cells in groups.items():
         lines.append(f"{op} " + " ".join(f"[{r.label}]" for r in cells))
-        lines += [f"  {_clip(w)}" for w in warned]
+        skipped = {r.message for r in cells if r.status == "skip" and r.message}
+        lines += [f"  {_shown(w, skipped)}" for w in warned]
     return lines
+
+
+def _shown(warning: str, skipped: set[str]) -> str:
+    """A warning's first line as the terminal shows it: whole when it says why its cells
+    were not run (their skip's reason: what the user acts on), else clipped."""
+    line = warning.splitlines()[0] if warning else ""
+    return line if any(reason in line for reason in skipped) else _clip(line)
 
 
 def _terminal_width() -> int:

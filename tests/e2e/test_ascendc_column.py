@@ -91,7 +91,8 @@ def test_what_the_stand_in_lacks_is_not_run_and_a_wrong_number_or_tiling_fails(
         "not run: the kernel, against opsdk's AscendC stand-in, does not compile"
     ), lacking
     assert "MrgSort" in lacking["message"] and "tail_add.h:" in lacking["message"]
-    assert any("ascendc: not run" in w for w in lacking["warnings"]), lacking  # the terminal's
+    assert any("ascendc: not run" in w for w in lacking["warnings"]), lacking
+    assert f"  UserWarning: ascendc: {lacking['message']}\n" in run.stdout, run.stdout  # whole
     [wrong] = run.cells(op="asc_twin::tail_add")
     assert (wrong["status"], wrong["layer"]) == ("fail", "kernel"), wrong
     said = wrong["message"]  # where they differ, on which inputs, and either may be wrong

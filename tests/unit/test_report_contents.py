@@ -73,6 +73,31 @@ def test_the_terminal_lists_warnings_under_their_cells_after_the_matrix():
     assert "Warnings" not in report.matrix(RESULTS[:2])
 
 
+def test_the_terminal_shows_why_a_cell_was_not_run_whole_on_one_line_an_op():
+    """A column's skip reason it warns with (the ``ascendc`` column's "not run: ..."): the
+    terminal's line for it is whole, one per op however many of its cells skipped."""
+    reason = "not run: the kernel does not compile: op_kernel/k.h:38: " + "x" * 120
+    skipped = [
+        Result(
+            "ns::op",
+            "ascendc",
+            mode,
+            "skip",
+            message=reason,
+            warnings=(f"UserWarning: ascendc: {reason}",),
+        )
+        for mode in SHAPE_MODES[:2]
+    ]
+    lines = report.matrix(skipped).splitlines()
+    at = lines.index("Warnings (in full in the --json, --report and --markdown files):")
+    assert lines[at + 1 :] == [
+        "ns::op [ascendc-static] [ascendc-dynamic]",
+        f"  UserWarning: ascendc: {reason}",
+        "",
+        "2 skip",
+    ]
+
+
 def test_markdown_gives_each_waived_and_warning_cell_its_details():
     text = markdown_report.render(RESULTS)
     waived = text.split("### Waived cells (xfail)\n")[1].split("###")[0]

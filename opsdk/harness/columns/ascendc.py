@@ -163,7 +163,7 @@ def _reference(op, call: Call) -> str:
 
 def _not_run(reason: str) -> CellSkipped:
     """The cell's skip saying why it was not run, and that reason as the cell's warning,
-    which the terminal lists after the matrix: never a pass, never silent."""
+    which the terminal lists after the matrix, whole: never a pass, never silent."""
     warnings.warn(f"ascendc: not run: {reason}", stacklevel=2)
     return CellSkipped(f"not run: {reason}")
 
