@@ -26,8 +26,8 @@ from opsdk.cann.kernel.sources import AscendC, in_copy, include_dirs, project_of
 from opsdk.cann.opdef import PREFERRED_CHIPS
 from opsdk.errors import SpecError
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
-from opsdk.harness.columns.compare import assert_same
-from opsdk.harness.columns.eager import run_op
+from opsdk.harness.core.compare import assert_same
+from opsdk.harness.core.kernel import run_op
 from opsdk.harness.variants.cases import Call, cases, tensors_of
 
 HINT = "fix the AscendC kernel in op_kernel/ (the CPU reference in kernels.py is the oracle)"
