@@ -89,7 +89,7 @@ def per_call(calls: int, rounds: int) -> dict[str, tuple[float, int]]:
     """Per way of calling: (microseconds a call, captures seen)."""
     import torch
 
-    from opsdk.harness.columns.npugraph import counting_graphs
+    from opsdk.harness.columns.npugraph_ex import counting_graphs
     from opsdk.offline import torchair as bringup
 
     with tempfile.TemporaryDirectory(prefix="opsdk-host-args-ops-") as scratch:

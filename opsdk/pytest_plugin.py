@@ -29,7 +29,7 @@ alone). Collection depends only on the package and the ini options, so
 pytest-xdist workers agree on it; each worker imports the package (which sets
 up the npu device) while collecting, and TorchAir at its first graph cell:
 once per process. The session's items are one run, as in ``opsdk check``: columns
-leave to each other what both would do (:mod:`opsdk.harness.run.run_scope`).
+leave to each other what both would do (:mod:`opsdk.harness.core.run_scope`).
 
 Cells use the cell cache ``opsdk check`` uses (:mod:`opsdk.harness.run.cache`): a cell whose
 inputs did not change is not run, and its item reports the cached result (``PASSED
@@ -228,7 +228,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session):
-    """Run the items as one run, as ``opsdk check`` does (:mod:`opsdk.harness.run.run_scope`)."""
+    """Run the items as one run, as ``opsdk check`` does (:mod:`opsdk.harness.core.run_scope`)."""
     cell_list = [item.cell for item in session.items if isinstance(item, ConformanceCell)]
     if not cell_list:
         return (yield)

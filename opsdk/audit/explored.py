@@ -26,7 +26,7 @@ from opsdk.cann import explore, infer
 from opsdk.cann.explore.cases import Case
 from opsdk.cann.explore.torch_side import TorchOp
 from opsdk.errors import SpecError
-from opsdk.harness.columns import infer_nodes as nodes
+from opsdk.harness.core import infer_nodes as nodes
 from opsdk.offline.ge.proto import decode_attr
 
 __all__ = ["explored"]

@@ -2,7 +2,7 @@
 
 A passing cell says more than "pass" where the reader could not know what it covered:
 the compiled columns list the host argument values each call took
-(:func:`opsdk.harness.columns._host_values.taken`). A check adds a note (:func:`add`) while
+(:func:`opsdk.harness.core.host_values.taken`). A check adds a note (:func:`add`) while
 the cell runs; the runner collects them (:func:`collecting`) into the cell's result,
 which the JSON, HTML and Markdown reports show.
 """

@@ -208,7 +208,7 @@ LAYERS = {
         "npugraph_ex": "replay",
     },
     # AOT Autograd's aliasing check runs on a compiled graph's first call (an error whatever
-    # $CI says, see harness._compiled); GE runs the op natively, where no check sees it.
+    # $CI says, see harness.core.compiled); GE runs the op natively, where no check sees it.
     "alias_return": {"opcheck": "schema", "aot_eager": "schema"},
     "unwritten": {"eager": "eager"},
     "swapped_inputs": {"ge": "ge-exec"},

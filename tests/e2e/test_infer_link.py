@@ -3,7 +3,7 @@ mc2 ops call mc2/common/src/mc2_moe_utils.cpp) builds but does not load: `not ch
 (link: SYMBOL, defined in FILE)`, never a crash."""
 
 from opsdk.cann import infer
-from opsdk.harness.columns import infer_nodes
+from opsdk.harness.core import infer_nodes
 
 HELPER_H = "#pragma once\nnamespace Helpers {\nbool RankCheck(const gert::Shape *shape);\n}\n"
 HELPER_CPP = (

@@ -400,9 +400,9 @@ def test_the_harness_counts_a_capture_per_shape_not_the_memory_pool_s():
     pool; counted, it would stand in for a shape that fell back to eager."""
     result = run_script(
         """
-        from opsdk.harness.columns import npugraph
+        from opsdk.harness.columns import npugraph_ex
         compiled = torch.compile(lambda x: x * 2 + 1, backend="npugraph_ex", dynamic=True)
-        with npugraph.counting_graphs() as counts:
+        with npugraph_ex.counting_graphs() as counts:
             for n in (4, 4, 6, 6):
                 compiled(torch.randn(n, device="npu"))
         RESULT.update(counted=counts.captures, replays=counts.replays, made=captures())

@@ -15,7 +15,8 @@ from torch._functorch._aot_autograd.utils import make_boxed_func
 
 from opsdk import harness
 from opsdk.harness import columns
-from opsdk.harness.run import shared_trace, target
+from opsdk.harness.core import shared_trace
+from opsdk.harness.run import target
 
 SHAPES = ["static", "dynamic"]
 

@@ -28,8 +28,9 @@ from opsdk import harness, report
 from opsdk.errors import SetupError
 from opsdk.harness import columns, failures
 from opsdk.harness.cell import Cell, CellFailure, Result
+from opsdk.harness.core import run_scope
 from opsdk.harness.run import cache as cell_cache
-from opsdk.harness.run import fingerprint, run_scope
+from opsdk.harness.run import fingerprint
 from opsdk.harness.run.cache import CellCache
 
 RAN: list[str] = []  # ids of the cells the counting column ran

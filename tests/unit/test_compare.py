@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from opsdk.harness.cell import CellFailure
-from opsdk.harness.columns.compare import assert_same_call
+from opsdk.harness.core.compare import assert_same_call
 from opsdk.harness.variants.cases import Call
 
 

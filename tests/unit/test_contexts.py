@@ -12,11 +12,11 @@ from opsdk._runtime.device import ensure_npu
 from opsdk.errors import OpsdkError
 from opsdk.harness import columns
 from opsdk.harness.cell import CellFailure, Result
-from opsdk.harness.columns.eager import checked_kernel
-from opsdk.harness.run import run_scope
-from opsdk.harness.variants import contexts, usage
+from opsdk.harness.core import run_scope, usage
+from opsdk.harness.core.kernel import checked_kernel
+from opsdk.harness.core.usage import usages
+from opsdk.harness.variants import contexts
 from opsdk.harness.variants.cases import cases, on_device
-from opsdk.harness.variants.usage import usages
 from opsdk.inputs import F32, Support, declare_supported
 
 NS = "opsdk_unit_contexts"

@@ -12,7 +12,7 @@ import torch
 from opsdk import harness
 from opsdk._runtime.device import ensure_npu
 from opsdk._runtime.spec import parse
-from opsdk.harness.run import run_scope
+from opsdk.harness.core import run_scope
 from opsdk.harness.variants.cases import cases
 from opsdk.inputs import F32, OneOf, Support, declare_supported
 

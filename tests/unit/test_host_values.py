@@ -1,5 +1,5 @@
 """Host arguments (#31): which calls change them per column (opsdk.harness.variants.cases),
-and what npugraph_ex's captures of them say (opsdk.harness.columns._host_values): a
+and what npugraph_ex's captures of them say (opsdk.harness.core.host_values): a
 recapture per value (a warning for a plain value, a failure for a declared one) and a
 stale replay. In process; the column end to end is in tests/e2e/test_host_arguments.py."""
 
@@ -12,7 +12,7 @@ from opsdk._runtime.inputs import F32, OneOf, Support, declare_supported
 from opsdk._runtime.spec import parse
 from opsdk.harness import notes
 from opsdk.harness.cell import CellFailure, Result
-from opsdk.harness.columns._host_values import Ledger, stale, taken
+from opsdk.harness.core.host_values import Ledger, stale, taken
 from opsdk.harness.variants.cases import Call, cases
 
 _LIB = torch.library.Library("t_host_values", "FRAGMENT")

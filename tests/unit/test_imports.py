@@ -10,6 +10,7 @@ import ast
 from pathlib import Path
 
 import opsdk
+from opsdk.harness import columns
 
 ROOT = Path(opsdk.__file__).parent
 
@@ -161,9 +162,9 @@ LAYERS = (
 )
 
 
-def layer_of(module: str) -> tuple[int, str]:
+def layer_of(module: str, layers=LAYERS) -> tuple[int, str]:
     """The layer ``module`` is in and the package that places it there."""
-    places = [(len(p), rank, p) for rank, layer in enumerate(LAYERS) for p in layer]
+    places = [(len(p), rank, p) for rank, layer in enumerate(layers) for p in layer]
     found = [(n, rank, p) for n, rank, p in places if module == p or module.startswith(p + ".")]
     if not found:
         raise AssertionError(f"{module} is in no layer: add its package to LAYERS")
@@ -177,13 +178,15 @@ def _is_private(module: str, package: str) -> bool:
     return any(p.startswith("_") and not p.startswith("__") for p in inner)
 
 
-def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+def layer_violations(graph: dict[str, set[str]], layers=LAYERS, private=True) -> list[str]:
+    """Imports against ``layers``; with ``private``, also those of a name private to
+    another layer package."""
     found = []
     for module, targets in sorted(graph.items()):
-        rank, package = layer_of(module)
+        rank, package = layer_of(module, layers)
         for target in sorted(targets):
-            target_rank, target_package = layer_of(target)
-            if target_package != package and _is_private(target, target_package):
+            target_rank, target_package = layer_of(target, layers)
+            if private and target_package != package and _is_private(target, target_package):
                 found.append(f"{module} -> {target}: private to {target_package}")
             elif target_package != package and target_rank >= rank:
                 found.append(f"{module} -> {target}: {target_package} is not below {package}")
@@ -212,6 +215,65 @@ def test_an_upward_import_and_a_private_one_are_found():
         "opsdk.harness.run.cache -> opsdk.scaffold: opsdk.scaffold is not below opsdk.harness",
         "opsdk.report.html -> opsdk.harness.columns._ge_dump: private to opsdk.harness",
     ]
+
+
+# Inside `opsdk.harness` (one package in LAYERS), lowest first, by the same rule: what
+# a cell is and how a failure is mapped; the column registry (facts, no torch); what a
+# column runs an op on; what the columns are built from; the columns, one module each
+# (fusion runs its cells on ge's and npugraph_ex's backends); the run around them; the
+# front (`opsdk.harness` itself, the data types and IR exports of a package's cases).
+_FUSION = "opsdk.harness.columns.fusion"
+HARNESS_LAYERS = (
+    ("opsdk.harness.cell",),
+    ("opsdk.harness.failures", "opsdk.harness.notes", "opsdk.harness.torchair_graphs"),
+    ("opsdk.harness.graph_hook", "opsdk.harness.pattern_pass"),
+    ("opsdk.harness.columns",),
+    ("opsdk.harness.variants",),
+    ("opsdk.harness.core",),
+    tuple(c.module for c in map(columns.get, columns.names()) if c.module != _FUSION),
+    (_FUSION,),
+    ("opsdk.harness.run",),
+    ("opsdk.harness",),
+)
+
+
+def _inside(graph: dict[str, set[str]], package: str) -> dict[str, set[str]]:
+    """The edges of ``graph`` between modules of ``package``."""
+    within = {m for m in graph if m == package or m.startswith(package + ".")}
+    return {m: graph[m] & within for m in within}
+
+
+def test_harness_imports_only_point_down_its_inner_layers():
+    bad = layer_violations(_inside(import_graph(), "opsdk.harness"), HARNESS_LAYERS, private=False)
+    assert not bad, "imports against the harness' inner order (function-level count):\n" + (
+        "\n".join(bad)
+    )
+
+
+def test_an_upward_import_inside_the_harness_is_found():
+    graph = {
+        "opsdk.harness.variants.cases": {"opsdk.harness.columns", "opsdk.harness.core.kernel"},
+        "opsdk.harness.core.compiled": {"opsdk.harness.run.cache"},
+        "opsdk.harness.columns.eager": {"opsdk.harness.columns.opcheck"},
+        "opsdk.harness.columns.fusion": {"opsdk.harness.columns.ge"},
+    }
+    assert layer_violations(graph, HARNESS_LAYERS, private=False) == [
+        "opsdk.harness.columns.eager -> opsdk.harness.columns.opcheck: "
+        "opsdk.harness.columns.opcheck is not below opsdk.harness.columns.eager",
+        "opsdk.harness.core.compiled -> opsdk.harness.run.cache: opsdk.harness.run is not "
+        "below opsdk.harness.core",
+        "opsdk.harness.variants.cases -> opsdk.harness.core.kernel: opsdk.harness.core is not "
+        "below opsdk.harness.variants",
+    ]
+
+
+def test_each_module_of_the_columns_package_is_the_column_of_its_name():
+    """A column is one module named as its column; what columns share is in
+    `opsdk.harness.core`, so no column module doubles as a library."""
+    folder = ROOT / "harness" / "columns"
+    found = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
+    named = {n: columns.get(n).module for n in columns.names()}
+    assert {n: f"opsdk.harness.columns.{n}" for n in found} == named
 
 
 def test_the_architecture_doc_names_every_layered_package():

@@ -1,10 +1,10 @@
 """What TorchAir traced for a GE node's output, as the C++ inference is held to it
-(``opsdk.harness.columns.infer_nodes.traced``): a symbolic size is one dim, however many
+(``opsdk.harness.core.infer_nodes.traced``): a symbolic size is one dim, however many
 commas its expression has."""
 
 import pytest
 
-from opsdk.harness.columns import infer_nodes
+from opsdk.harness.core import infer_nodes
 from opsdk.offline.torchair import torchair_with_converters
 
 

@@ -19,8 +19,8 @@ import torch
 
 from opsdk import harness, meta
 from opsdk._runtime.device import ensure_npu
+from opsdk.harness.core import run_scope
 from opsdk.harness.failures import as_failure
-from opsdk.harness.run import run_scope
 from opsdk.inputs import F32, Support, declare_supported
 
 NS = "opsdk_unit_layers"

@@ -7,7 +7,7 @@ import pytest
 
 from opsdk.errors import SetupError
 from opsdk.harness.cell import CellFailure, CellSkipped
-from opsdk.harness.columns import npugraph
+from opsdk.harness.columns import npugraph_ex
 
 NPUGRAPH_EX = "/cache/torch_npu-2.13.0/torch_npu/dynamo/npugraph_ex"
 
@@ -49,7 +49,7 @@ SETUP = {
 @pytest.mark.parametrize("case", sorted(SETUP))
 def test_what_stops_npugraph_ex_itself_is_setup(case):
     with pytest.raises(SetupError) as raised:
-        npugraph.raise_if_setup(SETUP[case])
+        npugraph_ex.raise_if_setup(SETUP[case])
     assert "; ;" not in str(raised.value)
 
 
@@ -64,13 +64,13 @@ OP_FAULTS = {
 
 @pytest.mark.parametrize("case", sorted(OP_FAULTS))
 def test_an_op_fault_is_left_to_the_ladder(case):
-    npugraph.raise_if_setup(OP_FAULTS[case])  # does not raise
+    npugraph_ex.raise_if_setup(OP_FAULTS[case])  # does not raise
 
 
 @pytest.mark.parametrize("ending", ["; ", ".", ""])
 def test_ladder_messages_join_with_one_separator(ending):
     failure = CellFailure("replay", f"call 1: output: values differ (...){ending}")
-    joined = npugraph._then(failure, "force_eager fixes it")
+    joined = npugraph_ex._then(failure, "force_eager fixes it")
     assert joined == "call 1: output: values differ (...); force_eager fixes it"
 
 
@@ -83,7 +83,7 @@ def test_a_graph_npugraph_ex_cannot_serialize_is_a_skip_naming_npugraph_ex():
         "backend failed",
     )
     with pytest.raises(CellSkipped, match="a limit of this npugraph_ex, not of the op"):
-        npugraph.raise_if_setup(error)
+        npugraph_ex.raise_if_setup(error)
 
 
 def test_a_replay_s_shared_output_buffer_may_hold_nan():
@@ -92,7 +92,7 @@ def test_a_replay_s_shared_output_buffer_may_hold_nan():
     import torch
 
     out = torch.tensor([float("nan"), 1.0])
-    npugraph._check_overwrite(out, out, 1)  # the same buffer, NaN included: no failure
+    npugraph_ex._check_overwrite(out, out, 1)  # the same buffer, NaN included: no failure
     moved = out[:1]  # the same storage, another shape: the replay returned something else
     with pytest.raises(CellFailure, match="holds different values"):
-        npugraph._check_overwrite(out, moved, 1)
+        npugraph_ex._check_overwrite(out, moved, 1)

@@ -8,7 +8,7 @@ graphs. Each follows the matching torch op (its output has the shape and dtype t
 real op gives) and refuses, with ``torch._check``, the inputs the real kernel
 refuses, so a bad call fails while tracing rather than on the device. Every
 output is contiguous, as an aclnn kernel's is, whatever the inputs' layouts
-(the contract the harness checks: :mod:`opsdk.harness.columns.layout`).
+(the contract the harness checks: :mod:`opsdk.harness.core.layout`).
 
 =====================  ===================================================
 family                 helpers

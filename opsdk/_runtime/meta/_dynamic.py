@@ -40,7 +40,7 @@ def dynamic_size(*, min: int = 0, max: int | torch.SymInt | None = None) -> torc
 def nonzero(x: torch.Tensor) -> torch.Tensor:
     """Output of ``torch.nonzero(x)``: ``(n, x.dim())`` int64 indices, ``n <= x.numel()``.
 
-    Contiguous, as every output is (:mod:`opsdk.harness.columns.layout`): torch's own kernels
+    Contiguous, as every output is (:mod:`opsdk.harness.core.layout`): torch's own kernels
     return it column-major, so an npu kernel calling ``torch.nonzero`` ends with
     ``.contiguous()``.
     Usage: ``return meta.nonzero(x)``

@@ -36,7 +36,7 @@ from opsdk.cann import files, infer
 from opsdk.cann.infer.compare import disagreements
 from opsdk.errors import OpsdkError
 from opsdk.harness.cell import CellFailure
-from opsdk.harness.columns import infer_nodes as nodes
+from opsdk.harness.core import infer_nodes as nodes
 from opsdk.harness.variants.cases import cases
 
 __all__ = ["ROWS", "check"]

@@ -30,7 +30,7 @@ from opsdk._runtime import spec
 from opsdk.audit import standin
 from opsdk.audit.checks import Undecided, fake, fake_outputs, host_args, where
 from opsdk.harness.cell import CellFailure
-from opsdk.harness.columns import npugraph
+from opsdk.harness.columns import npugraph_ex
 from opsdk.harness.failures import chain, first_line, root_cause
 from opsdk.harness.variants.cases import Call, cases, mark_static, on_device
 
@@ -43,8 +43,8 @@ def check(library, op, shapes: str) -> list[str]:
         raise Undecided(op.no_case)
     notes, ran = host_args.notes(op.op), 0
     op_spec = spec.of(op.op)
-    steps = npugraph.STEPS[shapes]
-    for case in cases(op_spec, shapes, "npugraph_ex", steps=steps, vary_from=npugraph.VARY_FROM):
+    steps = npugraph_ex.STEPS[shapes]
+    for case in cases(op_spec, shapes, "npugraph_ex", steps=steps, vary_from=npugraph_ex.VARY_FROM):
         calls = [on_device(c, "npu") for c in case.calls]
         refused = _refused(op, calls)
         if refused:
@@ -81,26 +81,26 @@ def _refused(op, calls: list[Call]) -> str:
 def _replayed(op, op_spec, calls: list[Call], shapes: str) -> list[str]:
     """Run ``calls`` through npugraph_ex in one set of buffers per shape, as a serving
     loop does; the notes (a recapture by a plain host argument)."""
-    backend, _ = npugraph.lowering(op_spec)
+    backend, _ = npugraph_ex.lowering(op_spec)
     torch._dynamo.reset()
     compiled = torch.compile(
         lambda *a, **k: op.op(*a, **k), backend=backend, dynamic=shapes != "static", fullgraph=True
     )
-    ledger = npugraph.Ledger(op_spec, updated=npugraph.updated_params(op.op))
+    ledger = npugraph_ex.Ledger(op_spec, updated=npugraph_ex.updated_params(op.op))
     buffers, shape = None, None
-    with npugraph.counting_graphs() as counts, npugraph.rebuilt_outputs_unwarned():
+    with npugraph_ex.counting_graphs() as counts, npugraph_ex.rebuilt_outputs_unwarned():
         for i, call in enumerate(calls):
-            if buffers is None or npugraph.shapes_of(call) != shape:
-                buffers, shape = call, npugraph.shapes_of(call)
+            if buffers is None or npugraph_ex.shapes_of(call) != shape:
+                buffers, shape = call, npugraph_ex.shapes_of(call)
                 mark_static(buffers, shapes)
             else:
-                buffers = npugraph.refilled(buffers, call)
+                buffers = npugraph_ex.refilled(buffers, call)
             written = _cleared(op.op, buffers)
             captures, replays = counts.captures, counts.replays
             try:
                 compiled(*buffers.args, **buffers.kwargs)
             except Exception as err:  # noqa: BLE001 - classified below
-                npugraph.raise_if_setup(err)
+                npugraph_ex.raise_if_setup(err)
                 raise _not_compiled(op, call, i, shapes, err) from err
             capturing = counts.captures > captures
             eager = not capturing and counts.replays == replays
@@ -110,10 +110,10 @@ def _replayed(op, op_spec, calls: list[Call], shapes: str) -> list[str]:
     if recaptured and recaptured[1]:
         raise CellFailure("capture", recaptured[0])
     shapes_seen = len(ledger.shapes)
-    if counts.captures < shapes_seen or counts.replays < npugraph.REPLAYS:
+    if counts.captures < shapes_seen or counts.replays < npugraph_ex.REPLAYS:
         raise CellFailure(
             "capture",
-            f"expected a capture per shape ({shapes_seen}) and at least {npugraph.REPLAYS} "
+            f"expected a capture per shape ({shapes_seen}) and at least {npugraph_ex.REPLAYS} "
             f"replays, saw {counts.captures} captures and {counts.replays} replays: "
             "npugraph_ex fell back to eager"
             + (f"; {recaptured[0]}" if recaptured else "; run with TORCH_LOGS=+npugraph_ex"),

@@ -165,7 +165,7 @@ register(
 register(
     Column(
         "npugraph_ex",
-        "opsdk.harness.columns.npugraph",
+        "opsdk.harness.columns.npugraph_ex",
         ("kernel", "fake"),
         "replay",
         compiles=True,

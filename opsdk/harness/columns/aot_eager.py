@@ -1,7 +1,7 @@
 """Column ``aot_eager``: the op under Dynamo and AOT Autograd, no backend compiler.
 
 What any graph backend builds on: if this column fails, fix it before ``ge``
-and ``npugraph_ex`` (see :mod:`opsdk.harness.columns._compiled` for the checks).
+and ``npugraph_ex`` (see :mod:`opsdk.harness.core.compiled` for the checks).
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import contextlib
 import torch._dynamo
 
 from opsdk.harness.cell import Cell
-from opsdk.harness.columns import _compiled
+from opsdk.harness.core import compiled
 
 
 def run(cell: Cell, dump_dir=None) -> None:
-    _compiled.run(cell, "aot_eager", layer="aot")
+    compiled.run(cell, "aot_eager", layer="aot")
 
 
 def lowering(spec):

@@ -30,8 +30,8 @@ from opsdk.cann.kernel.sources import AscendC, in_copy, include_dirs, project_of
 from opsdk.cann.opdef import PREFERRED_CHIPS
 from opsdk.errors import SpecError
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
-from opsdk.harness.columns.compare import TOLERANCES
-from opsdk.harness.columns.eager import run_op
+from opsdk.harness.core.compare import TOLERANCES
+from opsdk.harness.core.kernel import run_op
 from opsdk.harness.variants.cases import Call, cases, tensors_of
 
 

@@ -3,33 +3,10 @@
 from __future__ import annotations
 
 from opsdk.harness.cell import Cell, CellFailure
-from opsdk.harness.columns import layout
-from opsdk.harness.columns._training import gradients, requires_grad, trainable
-from opsdk.harness.columns.compare import assert_same, assert_same_call
-from opsdk.harness.failures import as_failure, kernel_failure
+from opsdk.harness.core.compare import assert_same
+from opsdk.harness.core.kernel import backward, checked_kernel
+from opsdk.harness.core.training import requires_grad, trainable
 from opsdk.harness.variants.cases import Call, Case, cases, on_device, tensor_bytes, tensors_of
-
-HINT = "fix the npu kernel in kernels.py (the CPU reference is the oracle)"
-
-
-def run_op(op, call: Call, *, layer: str):
-    """Call ``op`` and return its outputs; an error becomes a CellFailure in ``layer``,
-    naming the kernel (npu or CPU reference, by the call's device) and where it raised."""
-    device = next((t.device.type for t in tensors_of([call.args, call.kwargs])), None)
-    try:
-        out = op(*call.args, **call.kwargs)
-    except Exception as err:  # noqa: BLE001 - every kernel error is a finding
-        raise kernel_failure(err, device, layer=layer) from err
-    return out
-
-
-def backward(outputs, leaves, index: int, *, layer: str, compile_layer: str | None = None):
-    """The training step's gradients (see :mod:`opsdk.harness.columns._training`); an error in
-    the backward becomes a CellFailure in ``layer``."""
-    try:
-        return gradients(outputs, leaves, index)
-    except Exception as err:  # noqa: BLE001 - every backward error is a finding
-        raise as_failure(err, default_layer=layer, compile_layer=compile_layer) from err
 
 
 def run(cell: Cell, dump_dir=None) -> None:
@@ -100,32 +77,3 @@ def _run_call(op, case: Case, i: int, call: Call, train: bool):
             tolerances=case.tolerances,
         )
     return actual, on_cpu
-
-
-def checked_kernel(op, index: int, on_npu: Call, on_cpu: Call, tolerances):
-    """Call ``index`` of the npu kernel on ``on_npu`` and of the CPU reference on
-    ``on_cpu`` (copies of one call): their outputs, once they agree (outputs and input
-    writes, and the written inputs' layouts: :func:`.layout.rebound`). A column that runs
-    the op compiled checks the kernel this way too, so a kernel gone stale (a cached
-    scalar) fails in ``eager`` wherever it runs."""
-    expected = run_op(op, on_cpu, layer="eager")
-    before = layout.geometry(on_npu)
-    actual = run_op(op, on_npu, layer="eager")
-    rebound = layout.rebound(op, before, on_npu)
-    if rebound is not None:
-        raise CellFailure(rebound.layer, f"call {index}: {rebound}")
-    for t in tensors_of(actual):
-        if t.device.type != "npu":
-            raise CellFailure("eager", f"call {index}: output on {t.device}, not npu; {HINT}")
-    assert_same_call(
-        index,
-        actual,
-        expected,
-        on_npu,
-        on_cpu,
-        layer="eager",
-        hint=HINT,
-        writes_hint=HINT,
-        tolerances=tolerances,
-    )
-    return actual, expected

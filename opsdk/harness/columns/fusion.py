@@ -17,7 +17,7 @@ pass on for the package's own patterns (offline torch_npu's are off:
 
 Cost (bench/fusion_cost.py): the first cases of every dtype are compiled together, once
 for both backends: one model calls the search function once per dtype, as a model's
-layers do (one Dynamo and AOT trace, :func:`opsdk.harness.run.shared_trace.fan_out`; each
+layers do (one Dynamo and AOT trace, :func:`opsdk.harness.core.shared_trace.fan_out`; each
 backend runs its own pass, which must fire once per call, and its own lowering). Only
 when that goes wrong is each case compiled alone per backend, and that verdict stands.
 A new scalar would be a new compile (a model's scalars are literals), and a case that
@@ -41,11 +41,11 @@ from opsdk._runtime import irdef, patterns
 from opsdk.errors import SetupError
 from opsdk.harness import graph_hook, pattern_pass
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
-from opsdk.harness.columns import ge, npugraph
-from opsdk.harness.columns._compile_call import compile_call
-from opsdk.harness.columns.compare import assert_same
+from opsdk.harness.columns import ge, npugraph_ex
+from opsdk.harness.core import shared_trace
+from opsdk.harness.core.compare import assert_same
+from opsdk.harness.core.compile_call import compile_call
 from opsdk.harness.failures import as_failure
-from opsdk.harness.run import shared_trace
 from opsdk.harness.variants.cases import (
     STEPS,
     Case,
@@ -66,7 +66,7 @@ def run(cell: Cell, dump_dir=None) -> None:
     pattern = patterns.registered(cell.op.spec.qualname)
     if pattern is None:
         raise CellSkipped("the op registers no fusion pattern (opsdk new --pattern writes one)")
-    backends = {"ge": ge.backend(cell.profile), "npugraph_ex": npugraph.lowering(None)[0]}
+    backends = {"ge": ge.backend(cell.profile), "npugraph_ex": npugraph_ex.lowering(None)[0]}
     if pattern.failure is not None:  # known once a backend took the pattern (just now)
         raise as_failure(pattern.failure, default_layer="pattern-not-fired")
     if pattern.problem is not None:
@@ -139,7 +139,7 @@ def _compiled_calls(cell: Cell, pattern, group: list[Case], backends: dict) -> N
     with (
         pattern_pass.observed() as runs,
         ge.recorded_graphs() as recorded,
-        npugraph.rebuilt_outputs_unwarned(),
+        npugraph_ex.rebuilt_outputs_unwarned(),
     ):
         for i, calls in enumerate(zip(*(case.calls for case in group), strict=True)):
             expected = [
@@ -343,4 +343,4 @@ def _ordered(cell: Cell, call) -> list:
 
 def environment() -> dict:
     """Which patterns the fusion pass applies here, and why (npugraph_ex's record of it)."""
-    return {k: v for k, v in npugraph.environment().items() if k == "fusion_patterns"}
+    return {k: v for k, v in npugraph_ex.environment().items() if k == "fusion_patterns"}

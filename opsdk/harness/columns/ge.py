@@ -6,7 +6,7 @@ on opsdk's GE reference executor offline. The cell checks the numbers against
 eager, and the GE graph itself against what TorchAir must produce for the
 shape mode (see the seed ``dynamo_dynamic_static_graphs.txt``). An op with a
 backward also trains: its backward graph goes through TorchAir GE too, and the
-gradients must equal eager's (:mod:`opsdk.harness.columns._training`).
+gradients must equal eager's (:mod:`opsdk.harness.core.training`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from opsdk._runtime import irdef
 from opsdk.errors import SetupError
 from opsdk.harness import graph_hook
 from opsdk.harness.cell import Cell, CellFailure, case_dir
-from opsdk.harness.columns import _compiled, _infer
-from opsdk.harness.columns._training import trainable
+from opsdk.harness.core import compiled, ge_infer
+from opsdk.harness.core.training import trainable
 from opsdk.harness.torchair_graphs import SYM_DTYPES, fx_inputs, op_arguments
 from opsdk.harness.variants import profiles
 from opsdk.harness.variants.cases import Case, tensors_of
@@ -148,14 +148,14 @@ def run(cell: Cell, dump_dir: Path | None = None) -> None:
     with (
         recorded_graphs() as recorded,
         checked_converter(cell.op.spec),
-        _infer.held(cell.op.spec.qualname, cell.shapes) as inferred,
+        ge_infer.held(cell.op.spec.qualname, cell.shapes) as inferred,
         warnings.catch_warnings(),
     ):
         # TorchAir's backward compiler is not boxed; AOT autograd copes, but warns per graph.
         warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning")
         directory = Path(dump_dir) / case_dir(cell.op.name, cell.label) if dump_dir else None
         with dumped(recorded.received, directory), graph_hook.collected(cell):
-            _compiled.run(
+            compiled.run(
                 cell,
                 backend(cell.profile),
                 layer="ge-exec",

@@ -4,7 +4,7 @@ opcheck's AOT dispatch tests (``test_aot_dispatch_static``/``_dynamic``) trace t
 op with AOT Autograd, nop compilers, the min-cut partitioner and input mutations
 kept, and compare with eager: what the ``aot_eager`` column does on the same
 cases, behind Dynamo as users compile. When ``aot_eager`` is in the same run
-(:mod:`opsdk.harness.run.run_scope`) those two tests are left to it, and an AOT
+(:mod:`opsdk.harness.core.run_scope`) those two tests are left to it, and an AOT
 failure shows in that column (layer ``aot``); run alone, opcheck runs them too.
 
 ``test_autograd_registration`` refuses devices other than CPU/CUDA, so it runs
@@ -29,11 +29,10 @@ from opsdk._runtime import spec
 from opsdk._runtime.spec import validate_rules
 from opsdk.errors import SpecError
 from opsdk.harness.cell import Cell, CellFailure
-from opsdk.harness.columns import layout
-from opsdk.harness.columns._training import requires_grad, trainable
-from opsdk.harness.columns.eager import checked_kernel
+from opsdk.harness.core import layout, run_scope
+from opsdk.harness.core.kernel import checked_kernel
+from opsdk.harness.core.training import requires_grad, trainable
 from opsdk.harness.failures import first_line, implement_me, kernel_failure, raised_at
-from opsdk.harness.run import run_scope
 from opsdk.harness.variants.cases import (
     Call,
     cases,

@@ -25,8 +25,9 @@ from opsdk.axes import GRAPH_MODES, SHAPE_MODES
 from opsdk.errors import SetupError, TargetError
 from opsdk.harness import columns, notes
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped, OpUnderTest, Result
+from opsdk.harness.core import run_scope
 from opsdk.harness.failures import as_failure, raise_out_of_memory
-from opsdk.harness.run import coverage, run_scope, target, waivers
+from opsdk.harness.run import coverage, target, waivers
 from opsdk.harness.run.cache import CellCache
 from opsdk.harness.run.heard import Heard
 from opsdk.harness.variants import contexts
@@ -268,7 +269,7 @@ def _alone(cell: Cell, cache: CellCache | None) -> Result:
 
 def one_run(cell_list: Iterable[Cell]) -> contextlib.AbstractContextManager:
     """While active, the cells' columns run as one run: they leave to each other what
-    both would do (:mod:`opsdk.harness.run.run_scope`)."""
+    both would do (:mod:`opsdk.harness.core.run_scope`)."""
     return run_scope.one_run({cell.column for cell in cell_list})
 
 

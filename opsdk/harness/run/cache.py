@@ -46,7 +46,8 @@ from pathlib import Path
 from types import ModuleType
 
 from opsdk.harness.cell import Cell, OpUnderTest, Result
-from opsdk.harness.run import fingerprint, run_scope
+from opsdk.harness.core import run_scope
+from opsdk.harness.run import fingerprint
 
 __all__ = ["DIR_NAME", "ENV_OFF", "CellCache", "cacheable", "directory", "enabled", "failed"]
 

@@ -1,7 +1,7 @@
 """`opsdk check --shard I/N`: a deterministic, balanced share of the matrix, by whole ops.
 
 Whole ops, because an op's cells share work within a run (each case is traced once for
-every compiled column: :mod:`opsdk.harness.run.shared_trace`). Ops are placed heaviest first
+every compiled column: :mod:`opsdk.harness.core.shared_trace`). Ops are placed heaviest first
 on the lightest shard (ties: matrix order, lowest shard), weighed by the seconds their
 cells took when they last ran (:meth:`opsdk.harness.run.cache.CellCache.durations`), a cell
 never timed weighing the mean of those that were (one unit when none was). Every shard

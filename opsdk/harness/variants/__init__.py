@@ -1,2 +1,3 @@
 """What a column runs an op on: its input cases (from its specs or its schema), the usage
-contexts that put it inside a model-like graph, and the TorchAir option profiles."""
+contexts that put it inside a model-like graph (run by :mod:`opsdk.harness.core.usage`),
+and the TorchAir option profiles."""

@@ -19,7 +19,7 @@ after the call included (a view's base, a module's buffer):
   ``static`` and ``mark_static`` shape modes only (Dynamo holds buffers static).
 
 The facts here load without torch (the CLI parser and the pytest plugin read them);
-how a context builds its function and inputs is :mod:`opsdk.harness.variants.usage`. A context
+how a context builds its function and inputs is :mod:`opsdk.harness.core.usage`. A context
 that cannot apply to an op says why (:meth:`Context.refusal`): its cells are skipped
 with that reason, never passed.
 """

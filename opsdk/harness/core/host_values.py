@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 from opsdk._runtime.updatable import not_updatable, registered
 from opsdk.harness.cell import CellFailure
-from opsdk.harness.columns.compare import assert_same_call
-from opsdk.harness.columns.eager import run_op
+from opsdk.harness.core.compare import assert_same_call
+from opsdk.harness.core.kernel import run_op
 from opsdk.harness.variants.cases import Call, on_device, tensors_of
 
 __all__ = ["Ledger", "RecaptureWarning", "stale", "taken", "updated_params"]

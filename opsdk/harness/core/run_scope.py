@@ -1,7 +1,7 @@
 """The cells that run together, so a column can leave to another what both would do.
 
 Within one run (``opsdk check``, a pytest session): the compiled columns share
-each case's trace (:mod:`opsdk.harness.run.shared_trace`), and ``opcheck`` leaves
+each case's trace (:mod:`opsdk.harness.core.shared_trace`), and ``opcheck`` leaves
 AOT dispatch to ``aot_eager`` when that column runs too
 (:mod:`opsdk.harness.columns.opcheck`). A run also remembers how each op did alone in
 each column and shape mode, so a usage context's failure can say whether the op alone

@@ -2,7 +2,7 @@
 
 Every case of the op (see :mod:`opsdk.harness.variants.cases`) runs its calls through
 one compiled function: results, in-place mutations and, for an op with a
-backward, the inputs' gradients (see :mod:`opsdk.harness.columns._training`) must equal
+backward, the inputs' gradients (see :mod:`opsdk.harness.core.training`) must equal
 eager on every call, and no call after the first may compile again (static
 shapes repeat; dynamic sizes change without recompiling). Compiling more than
 once within the first call is Dynamo
@@ -20,14 +20,14 @@ from torch._dynamo.testing import CompileCounterWithBackend
 
 from opsdk.harness import notes
 from opsdk.harness.cell import Cell, CellFailure
-from opsdk.harness.columns._host_values import taken
-from opsdk.harness.columns._training import requires_grad, trainable
-from opsdk.harness.columns.compare import assert_same, assert_same_call
-from opsdk.harness.columns.eager import backward, checked_kernel
+from opsdk.harness.core import shared_trace
+from opsdk.harness.core.compare import assert_same, assert_same_call
+from opsdk.harness.core.host_values import taken
+from opsdk.harness.core.kernel import backward, checked_kernel
+from opsdk.harness.core.training import requires_grad, trainable
+from opsdk.harness.core.usage import usages
 from opsdk.harness.failures import as_failure
-from opsdk.harness.run import shared_trace
 from opsdk.harness.variants.cases import Case, cases, mark_static, on_device
-from opsdk.harness.variants.usage import usages
 
 
 def run(
@@ -44,8 +44,8 @@ def run(
     ``after_case(case)`` runs after each case's calls; its failures name the case too.
 
     In a usage context, the function compiled and its calls are the context's
-    (:mod:`opsdk.harness.variants.usage`). A case the run's compiled columns share
-    (:mod:`opsdk.harness.run.shared_trace`) runs on the shared compile first; if anything
+    (:mod:`opsdk.harness.core.usage`). A case the run's compiled columns share
+    (:mod:`opsdk.harness.core.shared_trace`) runs on the shared compile first; if anything
     fails there, it runs alone and that result stands."""
     for use in usages(cell, cases(cell.op.spec, cell.shapes, cell.column, vary_from=1)):
         check = functools.partial(

@@ -20,9 +20,9 @@ from collections.abc import Callable
 import torch
 
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
-from opsdk.harness.columns import layout
-from opsdk.harness.columns._compile_call import compile_call
-from opsdk.harness.columns.eager import run_op
+from opsdk.harness.core import layout
+from opsdk.harness.core.compile_call import compile_call
+from opsdk.harness.core.kernel import run_op
 from opsdk.harness.failures import first_line, root_cause
 from opsdk.harness.variants import contexts
 from opsdk.harness.variants.cases import Call, Case, map_tensors, on_device, tensors_of

@@ -1,6 +1,6 @@
 """How the compiled columns compile an op: as a user does, one function per call site.
 
-Below both :mod:`opsdk.harness.columns._compiled` and :mod:`opsdk.harness.run.shared_trace`,
+Below both :mod:`opsdk.harness.core.compiled` and :mod:`opsdk.harness.core.shared_trace`,
 which each compile the op this way.
 """
 

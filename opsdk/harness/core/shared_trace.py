@@ -43,9 +43,9 @@ from torch.utils._mode_utils import no_dispatch
 
 from opsdk.harness import columns
 from opsdk.harness.cell import Cell, OpUnderTest
-from opsdk.harness.columns._training import trainable
-from opsdk.harness.run import run_scope
-from opsdk.harness.variants.usage import Usage
+from opsdk.harness.core import run_scope
+from opsdk.harness.core.training import trainable
+from opsdk.harness.core.usage import Usage
 
 # The AOT settings besides decompositions that shape the traced graph.
 _TRACE_SETTINGS = (

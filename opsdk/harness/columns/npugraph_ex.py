@@ -27,21 +27,21 @@ from opsdk._runtime.npu import capture
 from opsdk.errors import SetupError
 from opsdk.harness import graph_hook, notes
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
-from opsdk.harness.columns._compiled import recompiled
-from opsdk.harness.columns._host_values import (
+from opsdk.harness.core import shared_trace
+from opsdk.harness.core.compare import assert_same_call
+from opsdk.harness.core.compiled import recompiled
+from opsdk.harness.core.host_values import (
     Ledger,
     RecaptureWarning,
     stale,
     taken,
     updated_params,
 )
-from opsdk.harness.columns.compare import assert_same_call
-from opsdk.harness.columns.eager import checked_kernel
+from opsdk.harness.core.kernel import checked_kernel
+from opsdk.harness.core.usage import Usage, usages
 from opsdk.harness.failures import as_failure, chain, first_line
-from opsdk.harness.run import shared_trace
 from opsdk.harness.variants import profiles
 from opsdk.harness.variants.cases import Call, Case, cases, mark_static, on_device, tensors_of
-from opsdk.harness.variants.usage import Usage, usages
 from opsdk.offline import torchair as bringup
 
 REPLAYS = 3
@@ -196,7 +196,7 @@ def refilled(buffers: Call, fresh: Call) -> Call:
 def _cases(cell: Cell) -> list[Case]:
     """The op's cases, shaped by STEPS; from the third call on, each also changes the
     host arguments the graph takes as inputs (a captured graph must neither recapture
-    per value nor replay a stale one: :mod:`._host_values`)."""
+    per value nor replay a stale one: :mod:`opsdk.harness.core.host_values`)."""
     steps = STEPS[cell.shapes]
     return cases(cell.op.spec, cell.shapes, cell.column, steps=steps, vary_from=VARY_FROM)
 
@@ -348,7 +348,7 @@ def run(cell: Cell, dump_dir=None) -> None:
 
 def _run_case(cell: Cell, use: Usage) -> None:
     """On the run's shared compile of the case first (see
-    :mod:`opsdk.harness.run.shared_trace`); if anything fails there, alone, with the
+    :mod:`opsdk.harness.core.shared_trace`); if anything fails there, alone, with the
     diagnosis ladder, and that result stands."""
     case = use.case
     if shared_trace.passes_shared(

@@ -27,7 +27,7 @@ from opsdk.cann.explore.torch_side import TorchOp, fake_location
 from opsdk.cann.infer.compare import declared, disagreements
 from opsdk.errors import SpecError
 from opsdk.harness.cell import CellFailure
-from opsdk.harness.columns import infer_nodes as nodes
+from opsdk.harness.core import infer_nodes as nodes
 from opsdk.offline.ge import observe
 from opsdk.offline.ge.proto import dtype_name
 
