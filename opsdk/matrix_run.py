@@ -470,11 +470,11 @@ def _why_no_cells(settings: Settings) -> str:
     """A shape mode an asked column never runs, else the ops its column has cells for."""
     from opsdk.harness import columns
 
-    judges = [columns.get(name, settings.command) for name in settings.columns or ()]
+    judges = [columns.judge(name, settings.command) for name in settings.columns or ()]
     only = [
         f"{j.name} runs {'/'.join(j.shape_modes)} shapes only (--shapes)"
         for j in judges
-        if j is not None and settings.shapes and not set(j.shape_modes) & set(settings.shapes)
+        if settings.shapes and not set(j.shape_modes) & set(settings.shapes)
     ]
     if only:
         return "; ".join(only)

@@ -70,17 +70,15 @@ class Check:
 
     def applies(self, library: Library) -> bool:
         """Whether ``library``'s ops have cells of this check."""
-        if self.selects is None:
-            return True
-        module, _, function = self.selects.partition(":")
-        return getattr(importlib.import_module(module), function)(library)
+        return columns.selected(self.selects, library)
 
 
 def check_named(name: str) -> Check:
-    """The audit's check ``name``, as registered below."""
-    judge = columns.get(name, AUDIT)
+    """The audit's check ``name``, as registered below; an unknown name is an error
+    naming the checks."""
+    judge = columns.judge(name, AUDIT)
     if not isinstance(judge, Check):
-        raise LookupError(f"no audit check {name!r}; the checks: {columns.names(AUDIT)}")
+        raise TypeError(f"the audit's judge {name!r} is a {type(judge).__name__}")
     return judge
 
 

@@ -78,7 +78,7 @@ def environment(backends=()) -> dict:
         key: value
         for name in columns.names()
         if name in backends
-        for key, value in columns.get(name).environment().items()
+        for key, value in columns.column(name).environment().items()
     }
 
 

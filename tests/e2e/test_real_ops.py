@@ -43,7 +43,7 @@ def test_real_op_passes_every_cell(name, packages, opsdk_cli):
     assert not failed, "\n".join(failed)
     ops = len(real_ops.REAL_OPS[name].names)
     alone = [r for r in run.report["results"] if r["context"] is None]
-    every = [n for n in columns.names() if columns.get(n).selects is None]  # no pattern
+    every = [n for n in columns.names() if columns.column(n).selects is None]  # no pattern
     assert len(alone) == ops * len(every) * len(SHAPE_MODES)
     assert run.code == 0, run.stderr[-2000:]
     # TorchAir warns for each of torch_npu's ops missing offline: opsdk keeps that quiet.

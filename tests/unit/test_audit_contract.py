@@ -39,6 +39,6 @@ def test_a_check_module_without_check_is_refused_by_name(monkeypatch):
 
 
 def test_a_check_is_looked_up_typed():
-    assert check_named("fake") is columns.get("fake", AUDIT)
+    assert check_named("fake") is columns.judge("fake", AUDIT)
     with pytest.raises(LookupError, match="no audit check 'eager'"):
         check_named("eager")  # a column, not a check

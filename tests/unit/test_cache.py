@@ -48,12 +48,12 @@ def run(cell, dump_dir=None) -> None:
 
 
 @pytest.fixture
-def counting(monkeypatch):
-    monkeypatch.setattr(columns, "_registry", dict(columns._registry))
-    columns.register(columns.Column("counting", __name__, (), "eager"))
+def counting():
     RAN.clear()
     FAIL.clear()
     DURING.clear()
+    with columns.register(columns.Column("counting", __name__, (), "eager")):
+        yield
 
 
 @pytest.fixture

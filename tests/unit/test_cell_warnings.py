@@ -52,9 +52,8 @@ def run(cell, dump_dir=None) -> None:
 
 
 @pytest.fixture
-def noisy_cell(monkeypatch, tmp_path):
-    monkeypatch.setattr(columns, "_registry", dict(columns._registry))
-    columns.register(columns.Column("noisy", __name__, ("kernel",), "eager"))
+def noisy_cell(tmp_path):
+    registration = columns.register(columns.Column("noisy", __name__, ("kernel",), "eager"))
     handler = logging.StreamHandler(STREAM)
     LOGGER.addHandler(handler)
     LOGGER.setLevel(logging.DEBUG)
@@ -68,6 +67,7 @@ def noisy_cell(monkeypatch, tmp_path):
     )
     [cell] = harness.cells(package, ["noisy"], ["static"])
     yield cell
+    registration.undo()
     LOGGER.removeHandler(handler)
     warnings.filters[:] = filters
     FAIL.clear()

@@ -46,13 +46,12 @@ NEEDY = columns.Column("needy", __name__, ("kernel", "fake"), "aot")
 
 
 @pytest.fixture
-def registered(monkeypatch):
+def registered():
     """The built-in columns plus THROWAWAY and NEEDY, for this test only."""
-    monkeypatch.setattr(columns, "_registry", dict(columns._registry))
-    columns.register(THROWAWAY)
-    columns.register(NEEDY)
     RAN.clear()
     RAISE.clear()
+    with columns.register(THROWAWAY), columns.register(NEEDY):
+        yield
 
 
 @pytest.fixture
@@ -74,11 +73,11 @@ def test_builtin_columns_load_without_torch_in_matrix_order():
         "eager", "opcheck", "aot_eager", "ge", "npugraph_ex", "fusion", "ascendc",
     )  # fmt: skip
     assert columns.compiling() == ("aot_eager", "ge", "npugraph_ex")
-    with pytest.raises(ValueError, match="registered already"):
+    with pytest.raises(ValueError, match="column 'eager' is registered already"):
         columns.register(columns.Column("eager", __name__, (), "eager"))
 
 
-def test_columns_and_audit_checks_are_judges_of_one_registry(monkeypatch):
+def test_columns_and_audit_checks_are_judges_of_one_registry():
     from opsdk.audit import AUDIT, Check
 
     assert columns.names(AUDIT) == (
@@ -89,16 +88,17 @@ def test_columns_and_audit_checks_are_judges_of_one_registry(monkeypatch):
         "npugraph_ex",
         "registry",
     )
-    for judge in (columns.get("ge"), columns.get("fake", AUDIT)):
+    for judge in (columns.column("ge"), columns.judge("fake", AUDIT)):
         assert {"name", "suite", "error_layer", "shape_modes"} <= set(dir(judge))
         assert judge.implementation().__name__.startswith("opsdk.")
-    assert columns.get("converter", AUDIT).shape_modes == ("static", "dynamic")
-    monkeypatch.setattr(columns, "_registry", dict(columns._registry))
+    assert columns.judge("converter", AUDIT).shape_modes == ("static", "dynamic")
     check_columns = columns.names()
-    columns.register(Check("eager", ("static",)))  # a name is unique within its suite only
-    assert columns.get("eager").suite == "check" and columns.get("eager", AUDIT).suite == AUDIT
-    assert columns.names() == check_columns and columns.names(AUDIT)[-1] == "eager"
-    with pytest.raises(ValueError, match="'fake' is registered already among the audit judges"):
+    with columns.register(Check("eager", ("static",))):  # a name is unique in its suite only
+        assert columns.judge("eager").suite == "check"
+        assert columns.judge("eager", AUDIT).suite == AUDIT
+        assert columns.names() == check_columns and columns.names(AUDIT)[-1] == "eager"
+    assert "eager" not in columns.names(AUDIT)
+    with pytest.raises(ValueError, match="audit check 'fake' is registered already"):
         columns.register(Check("fake", ("static",)))
 
 
@@ -106,7 +106,7 @@ def test_the_infer_check_has_cells_only_where_the_ir_paths_hold_cpp_inference(tm
     from opsdk.audit import AUDIT
     from opsdk.audit.library import Library
 
-    check = columns.get("infer", AUDIT)
+    check = columns.judge("infer", AUDIT)
     (tmp_path / "op_host").mkdir()
     source = tmp_path / "op_host" / "x_infershape.cpp"
     source.write_text("IMPL_OP_INFERSHAPE(X).InferDataType(InferDtypeX);\n")  # no InferShape
@@ -114,7 +114,7 @@ def test_the_infer_check_has_cells_only_where_the_ir_paths_hold_cpp_inference(tm
     assert not check.applies(Library("lib", [], infer_roots=(tmp_path,)))
     source.write_text("IMPL_OP_INFERSHAPE(X).InferShape(InferShapeX);\n")
     assert check.applies(Library("lib", [], infer_roots=(source,)))
-    assert columns.get("converter", AUDIT).applies(Library("lib", []))  # every library
+    assert columns.judge("converter", AUDIT).applies(Library("lib", []))  # every library
 
 
 def test_a_registered_column_is_in_every_part_of_opsdk(registered, package):
@@ -159,3 +159,20 @@ def test_only_a_setup_error_is_reported_as_setup(registered, package, raised, la
     assert (result.status, result.layer) == ("error", layer), result.describe()
     if layer != "setup":
         assert result.message == f"{type(raised).__name__}: {raised}"
+
+
+def test_a_column_module_is_held_to_its_protocol_on_first_use():
+    """A registered column's module must define ``run`` (and ``lowering`` to share a
+    trace); a module that does not is a one-line error naming what it lacks."""
+    for name in columns.names():
+        column = columns.column(name)
+        assert isinstance(column.implementation(), columns.ColumnModule)
+        assert isinstance(column.implementation(), columns.CompilingModule) == column.compiles
+    broken = columns.Column("broken", "opsdk.axes", (), "eager", compiles=True)
+    with pytest.raises(TypeError, match=r"^column 'broken': opsdk.axes defines no run"):
+        broken.implementation()
+    with columns.register(THROWAWAY):
+        with pytest.raises(TypeError, match=r"defines no lowering\(spec\)$"):
+            columns.column("throwaway").lowering(None)
+    with pytest.raises(LookupError, match=r"^no column 'throwaway'; the known ones: eager, "):
+        columns.column("throwaway")  # the handle undid the registration

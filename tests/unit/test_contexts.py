@@ -209,10 +209,10 @@ def run(cell, dump_dir=None) -> None:
 
 
 @pytest.fixture
-def context_failing(monkeypatch):
-    monkeypatch.setattr(columns, "_registry", dict(columns._registry))
-    columns.register(columns.Column("ctxfail", __name__, (), "aot", compiles=True))
+def context_failing():
     RAN_ALONE.clear()
+    with columns.register(columns.Column("ctxfail", __name__, (), "aot", compiles=True)):
+        yield
 
 
 def test_a_context_only_selection_runs_the_op_alone_once_for_every_context_verdict(

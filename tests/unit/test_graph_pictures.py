@@ -372,8 +372,8 @@ def test_the_markdown_matrix_of_an_in_place_op_with_its_default_contexts_fits_12
     results = [
         Result(iadd.qualname, backend, shapes, "pass", context=context)
         for backend in columns.names()
-        if columns.get(backend).selects is None  # fusion: only ops with a pattern
-        for context in (None, *(chosen if columns.get(backend).compiles else ()))
+        if columns.column(backend).selects is None  # fusion: only ops with a pattern
+        for context in (None, *(chosen if columns.column(backend).compiles else ()))
         for shapes in SHAPE_MODES
     ]
     results[-1] = Result(

@@ -137,7 +137,7 @@ def test_test_modules_have_unique_basenames_across_tiers():
 # package (a module belongs to the longest prefix listed). docs/architecture.md says why.
 LAYERS = (
     ("opsdk.errors",),
-    ("opsdk.axes", "opsdk._versions", "opsdk._outputs", "opsdk._streams"),
+    ("opsdk.axes", "opsdk._versions", "opsdk._outputs", "opsdk._streams", "opsdk._registry"),
     ("opsdk._runtime",),
     (
         "opsdk",
@@ -230,7 +230,7 @@ HARNESS_LAYERS = (
     ("opsdk.harness.columns",),
     ("opsdk.harness.variants",),
     ("opsdk.harness.core",),
-    tuple(c.module for c in map(columns.get, columns.names()) if c.module != _FUSION),
+    tuple(c.module for c in map(columns.column, columns.names()) if c.module != _FUSION),
     (_FUSION,),
     ("opsdk.harness.run",),
     ("opsdk.harness",),
@@ -272,7 +272,7 @@ def test_each_module_of_the_columns_package_is_the_column_of_its_name():
     `opsdk.harness.core`, so no column module doubles as a library."""
     folder = ROOT / "harness" / "columns"
     found = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
-    named = {n: columns.get(n).module for n in columns.names()}
+    named = {n: columns.column(n).module for n in columns.names()}
     assert {n: f"opsdk.harness.columns.{n}" for n in found} == named
 
 

@@ -6,24 +6,67 @@ key ``backend``).
 A column's facts (its name, what it needs from an op, where an unexpected error
 is reported, whether it compiles) are read without importing torch: the CLI
 parser, ``opsdk --help`` and the pytest plugin need them. How it runs lives in
-its module, imported only when one of its cells runs (compiled columns pull in
-Dynamo, which eager cells never need). Adding a column is one module with a
-``run(cell, dump_dir)`` function and one :func:`register` line below.
+its module, a :class:`ColumnModule` imported only when one of its cells runs (compiled
+columns pull in Dynamo, which eager cells never need), and held to the Protocol then.
+Adding a column is one module and one :func:`register` line below.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from types import ModuleType
-from typing import Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from opsdk._registry import Registration, Registry
 from opsdk.axes import SHAPE_MODES
 from opsdk.errors import OpsdkError
 
-__all__ = ["Column", "Judge", "asked_in_modes", "compiling", "get", "in_modes", "names", "register"]
+if TYPE_CHECKING:
+    from opsdk._runtime.spec import OpSpec
+    from opsdk.harness.cell import Cell
+
+__all__ = [
+    "ColumnModule",
+    "Column",
+    "CompilingModule",
+    "Judge",
+    "Lowering",
+    "asked_in_modes",
+    "column",
+    "compiling",
+    "find",
+    "in_modes",
+    "judge",
+    "names",
+    "register",
+    "selected",
+]
 
 CHECK = "check"  # the suite of `opsdk check`'s columns
+
+# What a compiling column shares with a case's trace: its Dynamo backend, and a factory
+# of the context holding the checks it keeps active while compiling.
+Lowering = tuple[Callable[..., Any], Callable[[], contextlib.AbstractContextManager[Any]]]
+
+
+@runtime_checkable
+class ColumnModule(Protocol):
+    """What a column's module defines: ``run`` checks one cell, raising a
+    :class:`~opsdk.harness.cell.CellFailure` for a finding; graphs it compiles go to
+    ``dump_dir``. An optional ``environment()`` says what a report records about it."""
+
+    def run(self, cell: Cell, dump_dir: Path | None = None) -> None: ...
+
+
+@runtime_checkable
+class CompilingModule(ColumnModule, Protocol):
+    """A column that compiles (``Column.compiles``) also gives its lowering, so cells
+    of one case share its trace (:mod:`opsdk.harness.core.shared_trace`)."""
+
+    def lowering(self, spec: OpSpec) -> Lowering: ...
 
 
 class Judge(Protocol):
@@ -43,18 +86,12 @@ class Judge(Protocol):
     @property
     def shape_modes(self) -> tuple[str, ...]: ...
 
-    def implementation(self) -> ModuleType: ...
+    def implementation(self) -> object: ...
 
 
 @dataclass(frozen=True)
 class Column:
-    """One backend column.
-
-    ``module`` implements it: ``run(cell, dump_dir)`` checks one cell; a column that
-    ``compiles`` also has ``lowering(spec)`` (its Dynamo backend and the checks it keeps
-    active while compiling) so it can share a case's trace; an optional
-    ``environment()`` says what a report records about it.
-    """
+    """One backend column; ``module`` implements it (a :class:`ColumnModule`)."""
 
     name: str
     module: str
@@ -73,54 +110,87 @@ class Column:
     # package has cells of it.
     mode: str | None = None
 
-    def implementation(self) -> ModuleType:
-        return importlib.import_module(self.module)
+    def implementation(self) -> ColumnModule:
+        """The column's module, held to :class:`ColumnModule` on first use (registering
+        imports nothing, so it cannot be held then)."""
+        module = importlib.import_module(self.module)
+        if not isinstance(module, ColumnModule):
+            raise TypeError(f"column {self.name!r}: {self.module} defines no run(cell, dump_dir)")
+        return module
 
-    def run(self, cell, dump_dir=None) -> None:
+    def run(self, cell: Cell, dump_dir: Path | None = None) -> None:
         self.implementation().run(cell, dump_dir)
 
-    def lowering(self, spec):
+    def lowering(self, spec: OpSpec) -> Lowering:
         """The Dynamo backend, and a context factory for the checks kept while compiling."""
-        return self.implementation().lowering(spec)
+        module = self.implementation()
+        if not isinstance(module, CompilingModule):
+            raise TypeError(f"column {self.name!r}: {self.module} defines no lowering(spec)")
+        return module.lowering(spec)
 
-    def applies(self, spec) -> bool:
+    def applies(self, spec: OpSpec) -> bool:
         """Whether the op ``spec`` has cells in this column."""
-        if self.selects is None:
-            return True
-        module, _, function = self.selects.partition(":")
-        return getattr(importlib.import_module(module), function)(spec)
+        return selected(self.selects, spec)
 
     def environment(self) -> dict:
         describe = getattr(self.implementation(), "environment", None)
         return describe() if describe is not None else {}
 
 
-_registry: dict[tuple[str, str], Judge] = {}
+def selected(selects: str | None, subject: object) -> bool:
+    """Whether a judge's ``selects`` (``"module:function"``, None: everything) picks
+    ``subject`` (an op's spec for a column, a library for an audit check)."""
+    if selects is None:
+        return True
+    module, _, function = selects.partition(":")
+    return bool(getattr(importlib.import_module(module), function)(subject))
 
 
-def register(judge: Judge) -> Judge:
-    """Add ``judge`` after those of its suite registered before it (the matrix's order)."""
-    if (judge.suite, judge.name) in _registry:
-        raise ValueError(f"{judge.name!r} is registered already among the {judge.suite} judges")
-    _registry[judge.suite, judge.name] = judge
-    return judge
+_suites: dict[str, Registry[str, Judge]] = {}
+
+
+def _suite(suite: str) -> Registry[str, Judge]:
+    if suite not in _suites:
+        what = "column" if suite == CHECK else f"{suite} check"
+        _suites[suite] = Registry(what, "give it a name of its own")
+    return _suites[suite]
+
+
+def register(judge: Judge) -> Registration:
+    """Add ``judge`` after those of its suite registered before it (the matrix's order);
+    the returned handle's ``undo()`` removes it (a test's judge ends with it)."""
+    return _suite(judge.suite).add(judge.name, judge)
 
 
 def names(suite: str = CHECK) -> tuple[str, ...]:
     """The names of the suite's judges (default: check's columns), in matrix order."""
-    return tuple(name for kind, name in _registry if kind == suite)
+    return tuple(_suite(suite).keys())
 
 
-def get(name: str, suite: str = CHECK) -> Judge | None:
-    return _registry.get((suite, name))
+def find(name: str, suite: str = CHECK) -> Judge | None:
+    """The suite's judge ``name``, None where it has none (a name not yet implemented)."""
+    return _suite(suite).get(name)
 
 
-def in_modes(chosen, modes) -> list[str]:
+def judge(name: str, suite: str = CHECK) -> Judge:
+    """The suite's judge ``name``; an unknown name is an error naming the known ones."""
+    return _suite(suite).require(name)
+
+
+def column(name: str) -> Column:
+    """The backend column ``name``; an unknown name is an error naming the columns."""
+    found = judge(name)
+    if not isinstance(found, Column):
+        raise TypeError(f"the check suite's judge {name!r} is a {type(found).__name__}")
+    return found
+
+
+def in_modes(chosen: Iterable[str], modes: Iterable[str]) -> list[str]:
     """The columns of ``chosen`` that a package made for the graph ``modes`` has."""
-    return [name for name in chosen if get(name).mode in (None, *modes)]
+    return [name for name in chosen if column(name).mode in (None, *modes)]
 
 
-def asked_in_modes(chosen, modes) -> list[str]:
+def asked_in_modes(chosen: Sequence[str], modes: Sequence[str]) -> list[str]:
     """:func:`in_modes` of the columns asked for (``--backend``) and the graph modes
     (``--modes``); a choice that leaves none is an error naming both flags."""
     found = in_modes(chosen, modes)
@@ -134,7 +204,7 @@ def asked_in_modes(chosen, modes) -> list[str]:
 
 def compiling() -> tuple[str, ...]:
     """The columns that compile with torch.compile, in matrix order."""
-    return tuple(n for n in names() if get(n).compiles)
+    return tuple(n for n in names() if column(n).compiles)
 
 
 register(Column("eager", "opsdk.harness.columns.eager", ("kernel",), "eager"))

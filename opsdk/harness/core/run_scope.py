@@ -52,8 +52,7 @@ def includes(backend: str) -> bool:
 def left_to(backend: str) -> tuple[str, ...]:
     """The columns of the current run that ``backend`` leaves part of its checks to
     (``Column.leaves_to``): its result depends on them being in the run."""
-    column = columns.get(backend)
-    return tuple(c for c in column.leaves_to if includes(c)) if column else ()
+    return tuple(c for c in columns.column(backend).leaves_to if includes(c))
 
 
 def compiled_columns() -> tuple[str, ...]:

@@ -77,7 +77,7 @@ Checks = Callable[[], contextlib.AbstractContextManager]
 
 def _lowering(column: str, spec) -> tuple[Callable, Checks]:
     """The column's Dynamo backend, and the checks it keeps active while compiling."""
-    return columns.get(column).lowering(spec)
+    return columns.column(column).lowering(spec)
 
 
 @dataclass

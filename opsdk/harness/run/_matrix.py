@@ -15,6 +15,7 @@ import gc
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -124,18 +125,17 @@ def cells(
                     op, b, s, waivers.reason_for(waived, op, b, s, name, c), context=c, profile=name
                 )
                 for b in backends
-                if columns.get(b) is None or columns.get(b).applies(op.spec)
+                if columns.column(b).applies(op.spec)
                 for c in (None, *_contexts_of(op, b, chosen))
                 for s in shapes
-                if columns.get(b) is None or s in columns.get(b).shape_modes
+                if s in columns.column(b).shape_modes
                 if profile is None or profile.applies(b, s)
             ]
     return matrix
 
 
 def _contexts_of(op: OpUnderTest, backend: str, chosen) -> tuple[str, ...]:
-    column = columns.get(backend)
-    return contexts.select(op.spec, chosen) if column is not None and column.compiles else ()
+    return contexts.select(op.spec, chosen) if columns.column(backend).compiles else ()
 
 
 def run_cell(cell: Cell, dump_dir: Path | None = None, cache: CellCache | None = None) -> Result:
@@ -205,9 +205,7 @@ def _run(cell: Cell, dump_dir: Path | None, cache: CellCache | None) -> Result:
 def _judged(cell: Cell, dump_dir: Path | None, heard: Heard) -> tuple[str, str | None, str]:
     """(status, layer, message) of the cell's column on it; never raises but interrupts
     and running out of memory."""
-    column = columns.get(cell.column)
-    if column is None:
-        return "skip", None, f"backend {cell.column!r} is not available in this opsdk yet"
+    column = columns.column(cell.column)
     try:
         coverage.require(cell.op.spec, cell.column)  # imports TorchAir if it needs it
         idle = cell.profile and _profiles.idle_reason(
@@ -311,3 +309,10 @@ def run_matrix(
             if result.status == "not run":
                 break
     return results + [not_run(cell) for cell in cell_list[len(results) :]]
+
+
+if TYPE_CHECKING:  # mypy holds every registered column's module to its Protocol
+    from opsdk.harness.columns import aot_eager, ascendc, eager, fusion, ge, npugraph_ex, opcheck
+
+    COLUMN_MODULES: tuple[columns.ColumnModule, ...] = (eager, opcheck, ascendc, fusion)
+    COMPILING_MODULES: tuple[columns.CompilingModule, ...] = (aot_eager, ge, npugraph_ex)

@@ -139,7 +139,7 @@ def of(spec: OpSpec) -> Coverage:
 def require(spec: OpSpec, backend: str) -> None:
     """Raise :class:`CellFailure` for the first piece ``backend`` needs that ``spec``
     lacks, in the layer that piece belongs to."""
-    for piece in columns.get(backend).needs:
+    for piece in columns.column(backend).needs:
         if not _CHECKS[piece](spec):
             layer, what, where = _MISSING[piece]
             raise CellFailure(layer, f"{spec.qualname}: {what}, which {backend} needs: {where}")

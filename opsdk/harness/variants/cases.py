@@ -164,7 +164,7 @@ def cases(
             supports.append((f"non-contiguous {supports[0][0]}", declaration.cases[0], True))
         tolerances = declaration.tolerances
     steps = tuple(STEPS[shapes] if steps is None else steps)
-    column = columns.get(backend)
+    column = columns.column(backend)
     result = []
     for index, (label, support, permuted) in enumerate(supports):
         if not _runs_in(support, shapes, backend):
@@ -209,7 +209,7 @@ def _accepts(spec: OpSpec, call: Call) -> bool:
 
 def _runs_in(support: Support, shapes: str, backend: str) -> bool:
     """Which edge cases a column leaves out, and why: see the module docstring."""
-    column = columns.get(backend)
+    column = columns.column(backend)
     if column.compiles and shapes == "dynamic" and not support.varies:
         return False
     return column.empty_cases or not support.has_empty
