@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from opsdk._registry import Registry
 from opsdk._runtime import types
 
 INPUT_KINDS = ("required", "optional", "dynamic")
@@ -212,20 +213,15 @@ def _frozen(value):
     return tuple(value) if isinstance(value, list) else value
 
 
-_REGISTRY: dict[str, IrDef] = {}
+# CANN holds one definition per op type: a different one under a taken type is an error.
+_REGISTRY: Registry[str, IrDef] = Registry("GE op type", "give each op a unique IR name")
 
 
 def register(ir: IrDef) -> IrDef:
-    """Make ``ir`` known to the offline GE stand-in. Re-registering the same
-    definition is a no-op; a different one under the same op type is an error,
-    because CANN would hold only one."""
-    known = _REGISTRY.get(ir.op_type)
-    if known is not None and known != ir:
-        raise ValueError(
-            f"GE op type {ir.op_type!r} is already registered with a different definition; "
-            "give each op a unique IR name"
-        )
-    _REGISTRY[ir.op_type] = ir
+    """Make ``ir`` known to the offline GE stand-in (the same definition again is a
+    no-op, a different one under its op type a :class:`~opsdk._registry.Conflict`).
+    Returns ``ir``, not the undo handle, as the package's ``ir.py`` binds it by name."""
+    _REGISTRY.add(ir.op_type, ir)
     return ir
 
 
@@ -252,4 +248,4 @@ def _same_op(a: str | None, b: str) -> bool:
 
 
 def registered() -> dict[str, IrDef]:
-    return dict(_REGISTRY)
+    return dict(_REGISTRY.items())

@@ -161,7 +161,9 @@ def register(
     ``scalars``: the float arguments matched as keywords (default: every float or
     Scalar argument of the op); ``extra_check`` and ``options`` (``search_fn_pattern``,
     ``trace_fn``) go to ``register_replacement`` as they are. A second call for the same
-    op (the package imported again) returns the first registration. The pattern is traced
+    op (the package imported again) returns the first registration, not the one-registry
+    rule of :mod:`opsdk._registry`: a module imported again makes new, unequal functions,
+    and the pattern matcher cannot drop a pattern it holds. The pattern is traced
     when a backend takes it (importing torch's pattern matcher costs seconds an eager user
     need not pay).
     """

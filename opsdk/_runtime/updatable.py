@@ -111,7 +111,9 @@ def register_updatable(op, *, out, workspace, params) -> Updatable:
     of recapturing per value. Raises :class:`SpecError` for a parameter that is not a
     host argument TorchAir can update, :class:`SetupError` when the installed TorchAir
     keeps no such table where torch-npu 2.13.0 does. The returned entry's
-    :meth:`~Updatable.unregister` undoes the call."""
+    :meth:`~Updatable.unregister` undoes the call. A second call for the op replaces the
+    first, not the one-registry rule of :mod:`opsdk._registry`: a user re-runs it with
+    other ``params`` in a notebook, and TorchAir's tables hold one entry an op."""
     params = (params,) if isinstance(params, str) else tuple(params)
     check_op(_spec.of(op))
     check_params(_spec.of(op), params)

@@ -55,3 +55,18 @@ def test_a_required_key_that_is_missing_is_one_line_naming_the_known_ones(things
         things.require("zz")
     with pytest.raises(LookupError, match="the known ones: A, B$"):
         things.require("zz", known=lambda: ["A", "B"])
+
+
+def test_the_offline_ge_kernels_and_the_usage_contexts_refuse_a_second_value():
+    """Both overwrote silently before: the executor judged with whichever kernel was
+    imported last."""
+    from opsdk.harness.variants import contexts
+    from opsdk.offline.ge.kernels import _registry as kernels
+
+    with pytest.raises(Conflict, match="^reference kernel of GE op type 'Add' is registered"):
+        kernels.register("Add")(lambda node, inputs: inputs)
+    with pytest.raises(Conflict, match="^usage context 'chain' is registered already"):
+        contexts._register(contexts.Context("chain", "another"))
+    assert contexts.get("chain").name == "chain"
+    with pytest.raises(Unknown, match="^no usage context 'nope'; the known ones: view, chain"):
+        contexts.get("nope")

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from opsdk._registry import Registry
 from opsdk.errors import OpsdkError
 
 __all__ = ["ALL", "NONE", "Context", "get", "names", "select"]
@@ -62,11 +63,11 @@ class Context:
         return None
 
 
-_registry: dict[str, Context] = {}
+_registry: Registry[str, Context] = Registry("usage context", "give it a name of its own")
 
 
 def _register(context: Context) -> None:
-    _registry[context.name] = context
+    _registry.add(context.name, context)
 
 
 _register(
@@ -94,11 +95,12 @@ _register(
 
 def names() -> tuple[str, ...]:
     """Every context's name, in matrix order."""
-    return tuple(_registry)
+    return tuple(_registry.keys())
 
 
 def get(name: str) -> Context:
-    return _registry[name]
+    """The context ``name``; an unknown name is an error naming the contexts."""
+    return _registry.require(name)
 
 
 def select(spec, chosen: Iterable[str] | None) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import torch
 
+from opsdk._registry import Registry
 from opsdk.offline.ge.errors import GeExecutionError
 from opsdk.offline.ge.proto import decode_attr
 
@@ -37,15 +38,19 @@ class Node:
 
 
 Kernel = Callable[[Node, list], list]
-_KERNELS: dict[str, Kernel] = {}
+_KERNELS: Registry[str, Kernel] = Registry(
+    "reference kernel of GE op type", "keep one kernel per op type"
+)
 
 
 def register(*op_types: str) -> Callable[[Kernel], Kernel]:
-    """Decorator: ``fn`` is the kernel of each of ``op_types``."""
+    """Decorator: ``fn`` is the kernel of each of ``op_types`` (a type with another
+    kernel already is a :class:`~opsdk._registry.Conflict`: the executor would judge
+    with whichever module was imported last)."""
 
     def add(fn: Kernel) -> Kernel:
         for op_type in op_types:
-            _KERNELS[op_type] = fn
+            _KERNELS.add(op_type, fn)
         return fn
 
     return add
@@ -56,7 +61,7 @@ def lookup(op_type: str) -> Kernel | None:
 
 
 def op_types() -> list[str]:
-    return sorted(_KERNELS)
+    return sorted(_KERNELS.keys())
 
 
 def ints(t) -> list[int]:
