@@ -31,9 +31,9 @@ def fires(fn, *inputs, op, backend: str = "npugraph_ex", dynamic: bool = False) 
     from opsdk._runtime import patterns
     from opsdk._runtime.spec import of
     from opsdk.harness import pattern_pass
-    from opsdk.harness.columns import ge, npugraph_ex
+    from opsdk.harness.core import ge_backend, npugraph_backend
 
-    compiler = ge.backend() if backend == "ge" else npugraph_ex.lowering(None)[0]
+    compiler = ge_backend.backend() if backend == "ge" else npugraph_backend.backend()
     pattern = patterns.registered(of(op).qualname)
     if pattern is None:
         raise AssertionError(f"{of(op).qualname} registers no fusion pattern")

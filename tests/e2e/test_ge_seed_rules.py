@@ -24,6 +24,7 @@ from opsdk._runtime.device import ensure_npu
 from opsdk.converters import int64_input
 from opsdk.harness.cell import CellFailure, Result
 from opsdk.harness.columns import ge
+from opsdk.harness.core.ge_backend import recorded_graphs
 from opsdk.harness.graph_hook import CellGraphs
 from opsdk.harness.torchair_graphs import op_arguments
 from opsdk.harness.variants.cases import cases
@@ -85,7 +86,7 @@ def graphs(converters):
     compiled = {}
     for shapes in SHAPES:
         cell = _cell(PICK, shapes)
-        with ge.recorded_graphs() as recorded:
+        with recorded_graphs() as recorded:
             result = harness.run_cell(cell)
         assert result.status == "pass", result.describe()
         [case] = cases(cell.op.spec, shapes, "ge")
@@ -218,7 +219,7 @@ def test_a_symbolic_scalar_reaches_the_op_from_its_host_input(graphs, shapes):
 
 @pytest.mark.parametrize("shapes", ["dynamic", "mark_static"])
 def test_a_converter_that_bakes_a_symbolic_scalar_in_fails(converters, shapes):
-    with ge.recorded_graphs() as recorded, pytest.raises(CellFailure) as failed:
+    with recorded_graphs() as recorded, pytest.raises(CellFailure) as failed:
         ge.run(_cell(BAKED, shapes))
     assert failed.value.layer == "ge-graph", failed.value
     assert "opsdk.converters.int64_input(n)" in str(failed.value)

@@ -34,7 +34,7 @@ SCRIPT = textwrap.dedent(
     sys.modules["torchair"] = torchair
 
     from opsdk._runtime import device
-    from opsdk.harness.columns import ge
+    from opsdk.harness.core import ge_backend
     from opsdk._runtime import locator as torchair_locator
     from opsdk.offline.torchair import import_torchair
 
@@ -42,7 +42,7 @@ SCRIPT = textwrap.dedent(
     info = torchair_locator.locate()
     assert info.mode == "real", info
     assert import_torchair() is torchair
-    backend = ge.backend()
+    backend = ge_backend.backend()
     config = SEEN["config"]
     assert backend is config and config.mode == "max-autotune"
     assert config.experimental_config.pattern_fusion_pass is True, "offline option leaked"

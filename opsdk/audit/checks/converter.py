@@ -26,6 +26,7 @@ from opsdk._runtime import patches, spec
 from opsdk.audit.checks import Undecided, fake_outputs, first_call, ge_node, where
 from opsdk.harness.cell import Cell, CellFailure, OpUnderTest
 from opsdk.harness.columns import ge
+from opsdk.harness.core import ge_backend
 from opsdk.harness.failures import chain, first_line
 from opsdk.harness.variants.cases import cases, mark_static
 from opsdk.offline.torchair import is_offline
@@ -49,7 +50,7 @@ def lower(op, call, shapes: str):
     mark_static(call, shapes)
     compiled = torch.compile(
         lambda *a, **k: op(*a, **k),
-        backend=ge.backend(),
+        backend=ge_backend.backend(),
         dynamic=shapes != "static",
         fullgraph=True,
     )

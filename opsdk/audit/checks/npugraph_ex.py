@@ -31,6 +31,7 @@ from opsdk.audit import standin
 from opsdk.audit.checks import Undecided, fake, fake_outputs, host_args, where
 from opsdk.harness.cell import CellFailure
 from opsdk.harness.columns import npugraph_ex
+from opsdk.harness.core import npugraph_backend
 from opsdk.harness.failures import chain, first_line, root_cause
 from opsdk.harness.variants.cases import Call, cases, mark_static, on_device
 
@@ -88,7 +89,7 @@ def _replayed(op, op_spec, calls: list[Call], shapes: str) -> list[str]:
     )
     ledger = npugraph_ex.Ledger(op_spec, updated=npugraph_ex.updated_params(op.op))
     buffers, shape = None, None
-    with npugraph_ex.counting_graphs() as counts, npugraph_ex.rebuilt_outputs_unwarned():
+    with npugraph_ex.counting_graphs() as counts, npugraph_backend.rebuilt_outputs_unwarned():
         for i, call in enumerate(calls):
             if buffers is None or npugraph_ex.shapes_of(call) != shape:
                 buffers, shape = call, npugraph_ex.shapes_of(call)
@@ -100,7 +101,7 @@ def _replayed(op, op_spec, calls: list[Call], shapes: str) -> list[str]:
             try:
                 compiled(*buffers.args, **buffers.kwargs)
             except Exception as err:  # noqa: BLE001 - classified below
-                npugraph_ex.raise_if_setup(err)
+                npugraph_backend.raise_if_setup(err)
                 raise _not_compiled(op, call, i, shapes, err) from err
             capturing = counts.captures > captures
             eager = not capturing and counts.replays == replays

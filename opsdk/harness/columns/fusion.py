@@ -41,8 +41,7 @@ from opsdk._runtime import irdef, patterns
 from opsdk.errors import SetupError
 from opsdk.harness import graph_hook, pattern_pass
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
-from opsdk.harness.columns import ge, npugraph_ex
-from opsdk.harness.core import shared_trace
+from opsdk.harness.core import ge_backend, npugraph_backend, shared_trace
 from opsdk.harness.core.compare import assert_same
 from opsdk.harness.core.compile_call import compile_call
 from opsdk.harness.failures import as_failure
@@ -66,7 +65,7 @@ def run(cell: Cell, dump_dir=None) -> None:
     pattern = patterns.registered(cell.op.spec.qualname)
     if pattern is None:
         raise CellSkipped("the op registers no fusion pattern (opsdk new --pattern writes one)")
-    backends = {"ge": ge.backend(cell.profile), "npugraph_ex": npugraph_ex.lowering(None)[0]}
+    backends = {"ge": ge_backend.backend(cell.profile), "npugraph_ex": npugraph_backend.backend()}
     if pattern.failure is not None:  # known once a backend took the pattern (just now)
         raise as_failure(pattern.failure, default_layer="pattern-not-fired")
     if pattern.problem is not None:
@@ -138,8 +137,8 @@ def _compiled_calls(cell: Cell, pattern, group: list[Case], backends: dict) -> N
     compiled = _compiled(pattern, backend, cell.shapes, "_".join(backends), scalars)
     with (
         pattern_pass.observed() as runs,
-        ge.recorded_graphs() as recorded,
-        npugraph_ex.rebuilt_outputs_unwarned(),
+        ge_backend.recorded_graphs() as recorded,
+        npugraph_backend.rebuilt_outputs_unwarned(),
     ):
         for i, calls in enumerate(zip(*(case.calls for case in group), strict=True)):
             expected = [
@@ -343,4 +342,4 @@ def _ordered(cell: Cell, call) -> list:
 
 def environment() -> dict:
     """Which patterns the fusion pass applies here, and why (npugraph_ex's record of it)."""
-    return {k: v for k, v in npugraph_ex.environment().items() if k == "fusion_patterns"}
+    return {k: v for k, v in npugraph_backend.environment().items() if k == "fusion_patterns"}

@@ -12,7 +12,6 @@ gradients must equal eager's (:mod:`opsdk.harness.core.training`).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import warnings
 from pathlib import Path
 
@@ -23,64 +22,19 @@ from opsdk.errors import SetupError
 from opsdk.harness import graph_hook
 from opsdk.harness.cell import Cell, CellFailure, case_dir
 from opsdk.harness.core import compiled, ge_infer
+from opsdk.harness.core.ge_backend import backend, recorded_graphs
 from opsdk.harness.core.training import trainable
 from opsdk.harness.torchair_graphs import SYM_DTYPES, fx_inputs, op_arguments
 from opsdk.harness.variants import profiles
 from opsdk.harness.variants.cases import Case, tensors_of
 from opsdk.offline.ge import dump as ge_dump
-from opsdk.offline.torchair import torchair_config, torchair_with_converters
+from opsdk.offline.torchair import torchair_with_converters
 
 NEXT_STEP_GRAPH = "rerun with --dump DIR and compare the GE graph with the FX graph"
 
 
-def backend(profile: str | None = None):
-    """TorchAir's GE backend, with the options of ``profile`` (:mod:`.profiles`) if any."""
-    config = torchair_config("max-autotune")
-    profiles.apply(config, profiles.options(profile, "ge"))
-    return torchair_with_converters().get_npu_backend(compiler_config=config)
-
-
 def lowering(spec):
     return backend(), lambda: checked_converter(spec)
-
-
-@dataclasses.dataclass
-class Recorded:
-    """The GE graphs TorchAir compiled, in order; ``backward`` those compiled while
-    autograd ran a backward (AOT autograd compiles the backward graph lazily);
-    ``received`` every graph TorchAir was handed an FX graph for, converted or not
-    (what ``--dump`` shows of a conversion that failed)."""
-
-    graphs: list = dataclasses.field(default_factory=list)
-    backward: list = dataclasses.field(default_factory=list)
-    received: list = dataclasses.field(default_factory=list)
-
-    def forward(self, start: int = 0) -> list:
-        """The forward graphs among those compiled from the ``start``-th on."""
-        return [g for g in self.graphs[start:] if not any(g is b for b in self.backward)]
-
-
-@contextlib.contextmanager
-def recorded_graphs():
-    """Collect each ``GeConcreteGraph`` TorchAir compiles (a Python hook, so it
-    works the same offline and on an NPU host)."""
-    import torch
-
-    from opsdk._runtime import patches
-
-    recorded = Recorded()
-
-    def record(graph):
-        recorded.graphs.append(graph)
-        if torch._C._current_graph_task_id() != -1:
-            recorded.backward.append(graph)
-
-    def receive(graph):
-        if not any(graph is seen for seen in recorded.received):
-            recorded.received.append(graph)
-
-    with patches.ge_compile_hooked(record), patches.ge_graphs_seen(receive):
-        yield recorded
 
 
 class ConverterContractError(Exception):

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import traceback
 import warnings
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
@@ -26,8 +24,8 @@ from opsdk._runtime import patches
 from opsdk._runtime.npu import capture
 from opsdk.errors import SetupError
 from opsdk.harness import graph_hook, notes
-from opsdk.harness.cell import Cell, CellFailure, CellSkipped
-from opsdk.harness.core import shared_trace
+from opsdk.harness.cell import Cell, CellFailure
+from opsdk.harness.core import npugraph_backend, shared_trace
 from opsdk.harness.core.compare import assert_same_call
 from opsdk.harness.core.compiled import recompiled
 from opsdk.harness.core.host_values import (
@@ -39,10 +37,9 @@ from opsdk.harness.core.host_values import (
 )
 from opsdk.harness.core.kernel import checked_kernel
 from opsdk.harness.core.usage import Usage, usages
-from opsdk.harness.failures import as_failure, chain, first_line
+from opsdk.harness.failures import as_failure
 from opsdk.harness.variants import profiles
 from opsdk.harness.variants.cases import Call, Case, cases, mark_static, on_device, tensors_of
-from opsdk.offline import torchair as bringup
 
 REPLAYS = 3
 # Per shape mode: the size step of each call of a case (see opsdk.harness.variants.cases).
@@ -105,69 +102,15 @@ def _sets_up_the_pool() -> bool:
 
 # The module of npugraph_ex's ACL graph, whose ``compile`` sets up the memory pool.
 _ACL_GRAPH = "npugraph_ex/_acl_concrete_graph/acl_graph.py"
-# What npugraph_ex stands on: an import failure in these is the machine's, not the op's.
-_STACK = ("torch_npu", "torchair", "npugraph_ex")
-# What torch_npu's lazy torchair / npugraph_ex modules add to an import failure.
-_LAZY_IMPORT_FAILED = "An error occurred when import"
-# Where TorchAir's and npugraph_ex's fusion patterns live: they rewrite graphs to
-# torch_npu's own kernels (torch.ops.npu.*), which only an installed torch_npu has.
-_PATTERN_DIRS = ("/npugraph_ex/patterns/", "/torchair/patterns/")
-# npugraph_ex pickles each FX graph it compiles; with input_inplace_pass off, the
-# auto_functionalized node of a custom in-place op stays and cannot be pickled
-# (torch-npu 2.13.0): a limit of npugraph_ex, not of the op.
-_SERIALIZER = "/npugraph_ex/_acl_concrete_graph/acl_graph_cache_utils.py"
-
-
-def _raised_in(err: BaseException, *dirs: str) -> bool:
-    frames = traceback.extract_tb(err.__traceback__)
-    return any(d in f.filename.replace("\\", "/") for f in frames for d in dirs)
-
-
-def raise_if_setup(err: BaseException) -> None:
-    """Raise :class:`SetupError` when ``err`` says npugraph_ex could not be set up here
-    (torch_npu, TorchAir or npugraph_ex failed to import, a fusion pattern needs
-    torch_npu's kernels): a fault of the machine, not of the op."""
-    for e in chain(err):
-        if isinstance(e, SetupError):
-            raise e
-        name = getattr(e, "name", None) or ""
-        if _LAZY_IMPORT_FAILED in str(e) or (
-            isinstance(e, ImportError)
-            and (name.partition(".")[0] in _STACK or _raised_in(e, "/torch_npu/"))
-        ):
-            raise SetupError(
-                f"npugraph_ex could not be imported: {first_line(e)}; check the torch_npu "
-                "(or, offline, the TorchAir cache: opsdk fetch-torchair) this runs on"
-            ) from err
-        if _raised_in(e, _SERIALIZER):
-            raise CellSkipped(
-                f"npugraph_ex cannot compile this graph: {first_line(e)} (raised by its graph "
-                f"serialization, {_SERIALIZER.lstrip('/')}): a limit of this npugraph_ex, "
-                "not of the op, so the cell checks nothing here"
-            ) from err
-        if _raised_in(e, *_PATTERN_DIRS):
-            raise SetupError(
-                f"npugraph_ex's pattern fusion failed: {first_line(e)}; its fusions use "
-                "torch_npu's own kernels (torch.ops.npu.*): register none of torch_npu's "
-                "patterns where torch_npu is not installed (opsdk keeps them out offline)"
-            ) from err
-
-
-def _backend(**options):
-    try:
-        return bringup.get_backend(**options)
-    except Exception as err:
-        raise_if_setup(err)
-        raise
 
 
 def lowering(spec):
-    return _backend(), contextlib.nullcontext
+    return npugraph_backend.backend(), contextlib.nullcontext
 
 
 def _cell_backend(cell: Cell, **options):
     """The backend with the options of the cell's profile (:mod:`.profiles`), and ``options``."""
-    return _backend(**_profile_options(cell), **options)
+    return npugraph_backend.backend(**_profile_options(cell), **options)
 
 
 def _profile_options(cell: Cell) -> dict:
@@ -211,17 +154,6 @@ def _compiled(cell: Cell, use: Usage, backend):
     return use.compile(backend, cell.shapes)
 
 
-@contextlib.contextmanager
-def rebuilt_outputs_unwarned() -> Iterator[None]:
-    """npugraph_ex's warning about "retained memory of acl graph output" silenced: it warns
-    whenever it rebuilds a replay's outputs, whatever holds them (this column keeps the
-    previous outputs on purpose, to check the documented overwrite); it says nothing of
-    the op. Checked against torch-npu 2.13.0."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*retained memory of acl graph output")
-        yield
-
-
 def replay_loop(cell: Cell, use: Usage, fn) -> _Counts:
     """Run the usage's case through the compiled ``fn``; raise CellFailure on the first
     wrong call."""
@@ -229,7 +161,7 @@ def replay_loop(cell: Cell, use: Usage, fn) -> _Counts:
     buffers, shape, previous = None, None, None
     after_first = None
     captured: dict = {}  # shape -> the calls that captured it, in order
-    with counting_graphs() as counts, rebuilt_outputs_unwarned():
+    with counting_graphs() as counts, npugraph_backend.rebuilt_outputs_unwarned():
         counts.ledger = Ledger(cell.op.spec, updated=updated_params(cell.op.overload()))
         for i, values in enumerate(case.calls):
             with values.noted():
@@ -245,7 +177,7 @@ def replay_loop(cell: Cell, use: Usage, fn) -> _Counts:
                 try:
                     actual = fn(*buffers.args, **buffers.kwargs)
                 except Exception as err:  # noqa: BLE001 - classified by the ladder
-                    raise_if_setup(err)
+                    npugraph_backend.raise_if_setup(err)
                     raise as_failure(err, default_layer="replay", compile_layer="capture") from err
                 _check_no_replay_waits(i, counts)
                 capturing = counts.captures > captures
@@ -336,7 +268,7 @@ def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
 def run(cell: Cell, dump_dir=None) -> None:
     graphs = []
     if cell.profile or graph_hook.listening():  # set up before its graphs can be hooked
-        _backend()
+        npugraph_backend.backend()
     hooked = patches.npugraph_ex_graphs_hooked if cell.profile else contextlib.nullcontext
     with hooked(graphs.append), graph_hook.collected(cell):
         for use in usages(cell, _cases(cell)):
@@ -453,13 +385,4 @@ def _diagnose(cell: Cell, use: Usage, failure: CellFailure) -> CellFailure:
 
 
 def environment() -> dict:
-    try:
-        info = bringup.describe()
-    except SetupError as err:  # the cells say so too; the report must still be written
-        return {"npugraph_ex": f"unavailable: {err}"}
-    return {
-        "npugraph_ex": info["npugraph_ex"],
-        "npugraph_ex_runs_on": info["torch_npu"],
-        "npugraph_ex_offline_options": info["options"],
-        "fusion_patterns": info["patterns"],
-    }
+    return npugraph_backend.environment()
