@@ -174,9 +174,10 @@ class IrDef:
                 "entry per supported row (or one entry for every row)"
             )
 
-    def output_dtypes(self, inputs: Mapping[str, str]) -> dict[str, set[str]]:
+    def output_dtypes(self, inputs: Mapping[str, str | None]) -> dict[str, set[str]]:
         """The GE dtypes the definition lets each declared output take when its inputs
-        have ``inputs`` (IR name -> GE enumerator): those of the rows the inputs match, or
+        have ``inputs`` (IR name -> GE enumerator; None, a number GE's enum does not name,
+        matches no row): those of the rows the inputs match, or
         with ``dtype_sets`` the output's own set; ``{}`` when nothing is declared."""
         declared = dict(self.dtypes)
         outputs = [o.name for o in self.outputs if o.name in declared]

@@ -34,6 +34,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from opsdk.errors import SpecError
+
 __all__ = [
     "SchemaType",
     "TYPES",
@@ -259,3 +261,12 @@ def dtype(spelling: str) -> DType | None:
     ``DT_FLOAT32``, ``DT_FP16``), None if unknown."""
     key = spelling.removeprefix("torch.").lower()
     return _DTYPE_SPELLINGS.get(key) or _DTYPE_SPELLINGS.get(key.removeprefix("dt_"))
+
+
+def known_dtype(spelling: str) -> DType:
+    """:func:`dtype` of a type that must have a row (a tensor's): an unknown one is a
+    :class:`SpecError` naming it."""
+    row = dtype(spelling)
+    if row is None:
+        raise SpecError(f"{spelling} has no GE data type: use a dtype CANN has for this tensor")
+    return row

@@ -58,7 +58,15 @@ def _parsers() -> tuple[Parser, dict[str, Parser]]:
     )
     top.add_argument("--version", action=Version, help="print opsdk's version and exit")
     subs = top.add_subparsers(dest="command", required=True)
-    return top, {name: c.add(subs) for name, c in COMMANDS.items()}
+    return top, {name: _ours(c.add(subs)) for name, c in COMMANDS.items()}
+
+
+def _ours(parser: argparse.ArgumentParser) -> Parser:
+    """A command's parser, made by the subparsers of a :class:`Parser` (argparse makes
+    them of the top parser's class)."""
+    if not isinstance(parser, Parser):
+        raise TypeError(f"{parser.prog}: a command's add() must use the subparsers it is given")
+    return parser
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:

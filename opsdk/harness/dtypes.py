@@ -16,7 +16,7 @@ from torch.utils._pytree import tree_map
 from opsdk._runtime import spec, types
 from opsdk._runtime.irdef import IrDef
 from opsdk.cann import CannOp
-from opsdk.errors import OpsdkError
+from opsdk.errors import OpsdkError, SpecError
 from opsdk.harness.variants.cases import cases
 
 
@@ -24,13 +24,18 @@ def model(ir: IrDef) -> CannOp:
     """The op as CANN is told about it: its IR and, per tensor, the data types the
     declared specs feed it (one column per case; host scalars are int64 or float)."""
     found = columns(ir)
-    dtypes = {t.name: tuple(col[t.name] for col in found) for t in (*ir.inputs, *ir.outputs)}
+    dtypes = {
+        n: tuple(col[n] for col in found)
+        for n in (*ir.ir_input_names, *(o.name for o in ir.outputs))
+    }
     formats = {name: ("ND",) * len(dts) for name, dts in dtypes.items()}
     return CannOp(ir, dtypes, formats)
 
 
 def columns(ir: IrDef) -> list[dict[str, str]]:
     """One ``{tensor name: GE enumerator}`` per distinct case of the op ``ir`` stands for."""
+    if ir.torch_op is None:
+        raise SpecError(f"{ir.op_type}: its IrDef names no torch_op: name the op it lowers")
     op = spec.resolve(ir.torch_op)
     op_spec = spec.of(op)
     torch_arg = {ir.ir_name(a.name): a.name for a in op_spec.args}
@@ -77,7 +82,7 @@ def _ge(value) -> str | None:
     if isinstance(value, (list, tuple)):
         return _ge(value[0]) if value else None
     if isinstance(value, torch.Tensor):
-        return types.dtype(str(value.dtype)).ge
+        return types.known_dtype(str(value.dtype)).ge
     if isinstance(value, bool) or value is None:
         return None
     return "DT_INT64" if isinstance(value, int) else "DT_FLOAT"  # a host scalar input

@@ -20,10 +20,11 @@ from opsdk.harness.cell import CellFailure
 def chain(err: BaseException):
     """``err`` and its causes, outermost first."""
     seen = set()
-    while err is not None and id(err) not in seen:
-        seen.add(id(err))
-        yield err
-        err = err.__cause__ or err.__context__
+    link: BaseException | None = err
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        yield link
+        link = link.__cause__ or link.__context__
 
 
 def raise_out_of_memory(err: BaseException) -> None:
@@ -168,7 +169,7 @@ def _conversion_failure(inner: BaseException) -> CellFailure:
     )
 
 
-_KERNELS = {"npu": "the npu kernel", "cpu": "the CPU reference"}
+_KERNELS: dict[str | None, str] = {"npu": "the npu kernel", "cpu": "the CPU reference"}
 
 
 def kernel_failure(err: BaseException, device: str | None, *, layer: str = "eager") -> CellFailure:

@@ -173,7 +173,9 @@ def _give(make: Callable[[], CellGraphs | None]) -> None:
     """Give the receivers the cell's graphs; a problem doing so is a warning of the cell."""
     try:
         graphs = make()
-        for receiver in list(_receivers) if graphs is not None else ():
+        if graphs is None:
+            return
+        for receiver in list(_receivers):
             receiver(graphs)
     except Exception as err:  # noqa: BLE001 - pictures never change a verdict
         warnings.warn(f"opsdk: the graphs of this cell were not drawn: {err!r}", stacklevel=1)

@@ -19,7 +19,7 @@ import importlib
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import torch
 import torch.fx
@@ -50,7 +50,7 @@ _SYMBOLIC = {"sym_size", "sym_numel", "sym_stride"}
 # What torch's matcher raises when a search function's argument is no keyword of its pattern.
 _UNMATCHED_SCALAR = "Not all inputs to pattern found in match.kwargs"
 _T = TypeVar("_T")
-_once: dict[tuple, object] = {}  # see :func:`once`
+_once: dict[tuple, Any] = {}  # see :func:`once`: each key's value is its compute()'s
 
 
 @dataclass

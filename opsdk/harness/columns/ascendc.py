@@ -220,12 +220,14 @@ def _dtypes(ir: irdef.IrDef, params: dict[str, str], tensors: dict) -> tuple:
 
 def _tiling_case(ir, given: dict, outputs: dict, chip: str, label: str) -> tiling.Case:
     def node(t: torch.Tensor) -> infer.Given:
-        return infer.Given(types.dtype(str(t.dtype)).value, tuple(t.shape))
+        return infer.Given(types.known_dtype(str(t.dtype)).value, tuple(t.shape))
 
     attrs = []
     for attr in ir.attrs:
         value = given.get(attr.name, attr.default)
-        attrs.append(types.dtype(str(value)).value if isinstance(value, torch.dtype) else value)
+        attrs.append(
+            types.known_dtype(str(value)).value if isinstance(value, torch.dtype) else value
+        )
     return tiling.Case(
         tuple(tuple(map(node, _each(given.get(i.name)))) for i in ir.inputs),
         tuple(node(t) for value in outputs.values() for t in _each(value)),
@@ -275,6 +277,8 @@ def _tensor(data: bytes, like: torch.Tensor) -> torch.Tensor:
 @functools.cache
 def _tiling(sources: AscendC) -> tiling.TilingLibrary:
     """The op's tiling, built once a process; a build failure skips the cell naming it."""
+    if sources.tiling is None:  # _unsupported said so before a cell gets here
+        raise _not_run("the op has no tiling source")
     try:
         built = tiling.build(sources.tiling, sources.root)
     except infer.BuildFailure as err:

@@ -65,7 +65,7 @@ def _check_kept(kept, index: int) -> None:
 
 def _run_call(op, case: Case, i: int, call: Call, train: bool):
     on_npu, on_cpu = on_device(call, "npu"), on_device(call, "cpu")
-    leaves = (requires_grad(on_npu), requires_grad(on_cpu)) if train else None
+    leaves = (requires_grad(on_npu), requires_grad(on_cpu)) if train else ([], [])
     actual, expected = checked_kernel(op, i, on_npu, on_cpu, case.tolerances)
     if train:
         assert_same(

@@ -145,7 +145,7 @@ def _compiled_calls(cell: Cell, pattern, group: list[Case], backends: dict) -> N
                 pattern.search(**_split(cell, on_device(call, "npu"))[0], **given)
                 for call, given in zip(calls, scalars, strict=True)
             ]
-            tensors = []
+            tensors: list[torch.Tensor] = []
             for call in calls:
                 npu_call = on_device(call, "npu")
                 mark_static(npu_call, cell.shapes)
@@ -248,7 +248,8 @@ def _varied(scalars: dict, keywords) -> dict:
 def _split(cell: Cell, call) -> tuple[dict, dict]:
     """The call's arguments in the op's order: tensors, and the others."""
     given = _ordered(cell, call)
-    tensors, scalars = {}, {}
+    tensors: dict[str, object] = {}
+    scalars: dict[str, object] = {}
     for arg, value in zip(cell.op.spec.args, given, strict=True):
         (tensors if arg.is_tensor else scalars)[arg.name] = value
     return tensors, scalars

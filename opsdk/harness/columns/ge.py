@@ -218,7 +218,7 @@ def check_inputs(cell: Cell, concrete, case: Case) -> None:
     ``GeConcreteGraph`` TorchAir compiled, ``case`` the calls it ran."""
     graph, fixed = concrete.graph, _fixed_shapes(case)
     placeholders = [n for n in concrete.fx_graph.graph.nodes if n.op == "placeholder"]
-    data_of = {}  # FX placeholder -> the Data that carries it into the GE graph
+    data_of: dict = {}  # FX placeholder -> the Data that carries it into the GE graph
     for data in (op for op in graph.op if op.type == "Data"):
         carried = [placeholders[i] for i in fx_inputs(graph, data)]
         data_of.update((p, data) for p in carried)

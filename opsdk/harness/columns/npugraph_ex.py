@@ -16,6 +16,7 @@ import contextlib
 import sys
 import warnings
 from dataclasses import dataclass
+from types import FrameType
 
 import torch
 import torch._dynamo
@@ -92,7 +93,7 @@ def _sets_up_the_pool() -> bool:
     that fell back to eager. Its nearest npugraph_ex frame is ``AclGraph.compile``, a
     graph's is ``AclGraph.capture``; any other stack counts. Checked against torch-npu
     2.13.0."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         if frame.f_code.co_filename.replace("\\", "/").endswith(_ACL_GRAPH):
             return frame.f_code.co_name == "compile"
@@ -212,7 +213,7 @@ def replay_loop(cell: Cell, use: Usage, fn) -> _Counts:
                 _check_overwrite(previous, actual, i)
                 previous = actual
             after_first = _frames() if after_first is None else after_first
-    if _frames() > after_first:  # a size specialized (dynamic) or a value guarded
+    if after_first is not None and _frames() > after_first:  # a size specialized or a value guarded
         raise recompiled(_frames() - after_first, cell.shapes, case)
     return counts
 
@@ -266,7 +267,7 @@ def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def run(cell: Cell, dump_dir=None) -> None:
-    graphs = []
+    graphs: list = []
     if cell.profile or graph_hook.listening():  # set up before its graphs can be hooked
         npugraph_backend.backend()
     hooked = patches.npugraph_ex_graphs_hooked if cell.profile else contextlib.nullcontext

@@ -184,9 +184,9 @@ def _failure(op, call: Call, device: str, util: str, outcome, index) -> CellFail
         failure = kernel_failure(err, device)
         return CellFailure(failure.layer, f"call {index}: {failure}")
     if "Stride mismatch" in str(outcome):
-        failure = layout.stride_mismatch(op, call, device)
-        if failure is not None:
-            return CellFailure(failure.layer, f"call {index}: {util}: {failure}")
+        mismatch = layout.stride_mismatch(op, call, device)
+        if mismatch is not None:
+            return CellFailure(mismatch.layer, f"call {index}: {util}: {mismatch}")
     # A kernel returning an input (or a view of one) where the schema promises a fresh
     # tensor: test_faketensor sees it too (where test_schema does not run), as the schema's.
     aliases = (

@@ -61,7 +61,8 @@ def run(
         with use.case.named(), _aliasing_is_an_error():
             if not shared_trace.passes_shared(cell, use, check):
                 torch._dynamo.reset()
-                counter = CompileCounterWithBackend(backend)
+                # torch annotates a name; its __call__'s lookup_backend takes a callable too
+                counter = CompileCounterWithBackend(backend)  # type: ignore[arg-type]
                 check(use.compile(counter, cell.shapes), counter)
 
 
@@ -111,7 +112,7 @@ def _run_call(cell: Cell, op, compiled, case: Case, i: int, call, layer, compile
     CPU reference on the same arguments (so a stale kernel cannot vouch for a graph)."""
     eager_call, compiled_call = on_device(call, "npu"), on_device(call, "npu")
     train = trainable(cell.op.spec)
-    leaves = (requires_grad(compiled_call), requires_grad(eager_call)) if train else None
+    leaves = (requires_grad(compiled_call), requires_grad(eager_call)) if train else ([], [])
     mark_static(compiled_call, cell.shapes)
     expected, _ = checked_kernel(op, i, eager_call, on_device(call, "cpu"), case.tolerances)
     try:

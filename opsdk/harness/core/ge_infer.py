@@ -55,7 +55,8 @@ class Held:
         traced_dtypes = [nodes.traced(d)[1] for d in node_def.output_desc]
         self._declared(ir, node_def, traced_dtypes)
         if ir.infer_root:
-            self._inferred(ir, node_def, inputs, outputs, at_compile, traced_dtypes)
+            loaded = _library(ir.op_type, ir.infer_root)
+            self._inferred(ir, loaded, node_def, inputs, outputs, at_compile, traced_dtypes)
 
     def _declared(self, ir: irdef.IrDef, node_def, traced_dtypes: list) -> None:
         """The traced output dtypes against the definition's declared ones (``IrDef.dtypes``),
@@ -69,9 +70,15 @@ class Held:
             self._found(node_def, ir, "compile", given, problem, "ir.py (IrDef.dtypes)")
 
     def _inferred(
-        self, ir, node_def, inputs: list, outputs: list, inferred: list, traced_dtypes: list
+        self,
+        ir: irdef.IrDef,
+        loaded: tuple[infer.Library, infer.Inference] | str,
+        node_def,
+        inputs: list,
+        outputs: list,
+        inferred: list,
+        traced_dtypes: list,
     ) -> None:
-        loaded = _library(ir)
         if isinstance(loaded, str):
             warnings.warn(f"infer: {ir.op_type} not checked ({loaded})", stacklevel=3)
             return
@@ -88,7 +95,9 @@ class Held:
         real_dtypes = [nodes.ge(t.dtype).ge for t in outputs]
         # At compile, the node's traced outputs are the fake's; at run (when sizes were
         # symbolic) the outputs the reference produced, which the fake column ties to the fake.
-        checks = [("compile", at_compile, traced, traced_dtypes, "fake")]
+        checks: list[tuple[str, list[list[infer.Given]], list, list, str]] = [
+            ("compile", at_compile, traced, traced_dtypes, "fake")
+        ]
         if at_compile != at_run:
             checks.append(("run", at_run, real, real_dtypes, "reference"))
         chip = infer.chip(ir.chips)  # what the C++ asks CANN's platform API
@@ -96,7 +105,7 @@ class Held:
             try:
                 answer = library.infer(ir.op_type, given, attrs, len(outputs), node_def.name, chip)
             except infer.Crashed as crash:
-                function = getattr(inference, _FUNCTIONS.get(crash.function, ""), None)
+                function = getattr(inference, _FUNCTIONS.get(crash.function or "", ""), None)
                 message = f"{crash} in {function}" if function else str(crash)
                 message += f" (inferring as {chip})"
                 warnings.warn(f"infer: {ir.op_type} not checked: {message}", stacklevel=3)
@@ -174,20 +183,21 @@ def held(qualname: str, shapes: str = "static") -> Iterator[Held]:
         yield watcher
 
 
-def _library(ir: irdef.IrDef):
-    """The compiled inference of ``ir`` and where it is, or why there is none (a line)."""
-    key = (ir.op_type, ir.infer_root)
+def _library(op_type: str, infer_root: str) -> tuple[infer.Library, infer.Inference] | str:
+    """The compiled inference of the IR ``op_type`` under ``infer_root`` and where it is, or
+    why there is none (a line)."""
+    key = (op_type, infer_root)
     if key not in _LIBRARIES:
-        root = Path(ir.infer_root)
-        inference = infer.find(ir.op_type, root) if root.is_dir() else None
+        root = Path(infer_root)
+        inference = infer.find(op_type, root) if root.is_dir() else None
         if not root.is_dir():
             _LIBRARIES[key] = (
-                f"no C++ InferShape of {ir.op_type} was found beside its CANN definition when "
+                f"no C++ InferShape of {op_type} was found beside its CANN definition when "
                 "the package was made (IMPL_OP_INFERSHAPE or SetInferShape in the definition's "
                 f"folder or its op's); copy it into {root} to hold the fake to it"
             )
         elif inference is None or inference.infer_shape is None:
-            _LIBRARIES[key] = f"no C++ InferShape of {ir.op_type} under {root}"
+            _LIBRARIES[key] = f"no C++ InferShape of {op_type} under {root}"
         else:
             loaded = nodes.compiled(inference, root)
             _LIBRARIES[key] = loaded if isinstance(loaded, str) else (loaded, inference)

@@ -163,7 +163,7 @@ def _changed(shapes: list[_Shape]) -> list[str]:
 
 
 def _distinct(shapes: list[_Shape], name: str) -> list:
-    found = []
+    found: list[dict] = []
     for s in shapes:
         for v in s.values:
             if v.get(name) not in [f.get(name) for f in found]:

@@ -62,6 +62,8 @@ def compiled_columns() -> tuple[str, ...]:
 
 def at_end(callback: Callable[[], None]) -> None:
     """Call ``callback`` once when the current run ends, however often it is asked."""
+    if _run is None:
+        raise RuntimeError("at_end() outside a run: call it inside one_run()")
     if callback not in _run.on_end:
         _run.on_end.append(callback)
 

@@ -100,7 +100,8 @@ def _routed(table: dict[str, Callable], *, boxed: bool) -> Callable:
         return entry(*args)
 
     if boxed:
-        route._boxed_call = True  # AOT Autograd's calling convention: one list of inputs
+        # AOT Autograd's calling convention, one list of inputs, marked as torch marks it.
+        route._boxed_call = True  # type: ignore[attr-defined]  # a function attribute
     return route
 
 

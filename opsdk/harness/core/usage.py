@@ -118,7 +118,8 @@ def _called(op, call: Call, device: str):
 
 def _memory_order(t: torch.Tensor) -> tuple[int, ...]:
     """``t``'s dims from outermost to innermost in memory (the cases' tensors are dense)."""
-    return tuple(sorted(range(t.dim()), key=lambda d: (-t.stride(d), d)))
+    strides = t.stride()
+    return tuple(sorted(range(t.dim()), key=lambda d: (-strides[d], d)))
 
 
 def _base_of(t: torch.Tensor, fixed: tuple[int, ...], index: int) -> tuple[torch.Tensor, tuple]:
@@ -226,10 +227,10 @@ def _twice(spec, op, case: Case):
     its first output in place of the first argument of that shape and dtype."""
     if spec.inplace:
 
-        def body(*args, **kwargs):
+        def twice(*args, **kwargs):
             return _fresh(spec, op(*args, **kwargs)), op(*args, **kwargs)
 
-        return [Usage(case, body)]
+        return [Usage(case, twice)]
     out, _ = _called(op, case.calls[0], "cpu")
     first = tensors_of(out)[0] if tensors_of(out) else None
     tensors = tensors_of([case.calls[0].args, case.calls[0].kwargs])

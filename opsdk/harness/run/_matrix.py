@@ -173,9 +173,10 @@ def cached(cell_list: list[Cell], cache: CellCache) -> list[Result] | None:
     cells are looked up as one run, as :func:`run_matrix` keys them."""
     with one_run(cell_list):
         found = [cache.get(cell) for cell in cell_list]
-        if None in found:
+        held = [r for r in found if r is not None]
+        if len(held) < len(found):
             return None
-        return [_reported(c, r, cache) for c, r in zip(cell_list, found, strict=True)]
+        return [_reported(c, r, cache) for c, r in zip(cell_list, held, strict=True)]
 
 
 def _reported(cell: Cell, result: Result, cache: CellCache | None) -> Result:

@@ -63,8 +63,10 @@ def enabled() -> bool:
 
 def directory(package: ModuleType) -> Path:
     """Beside the op package, in its project (where pyproject.toml is); for a module that is
-    no package, beside the module; for one installed in site-packages, in the current
-    directory."""
+    no package, beside the module; for one installed in site-packages or with no file
+    (a namespace package), in the current directory."""
+    if package.__file__ is None:
+        return Path.cwd() / DIR_NAME
     file = Path(package.__file__).resolve()
     home = file.parent.parent if hasattr(package, "__path__") else file.parent
     installed = {Path(sysconfig.get_path(name)).resolve() for name in ("purelib", "platlib")}
@@ -177,9 +179,8 @@ class CellCache:
                 changed, edited = set(now.digests), sorted({*edited, *late})
         if changed - self._changed:
             self._changed |= changed
-            edited = ", ".join(map(str, edited))
             self.say(
-                f"opsdk: {edited} changed during the run (seen after "
+                f"opsdk: {', '.join(map(str, edited))} changed during the run (seen after "
                 f"{cell.op.name} [{cell.label}]): no result of {', '.join(sorted(changed))} "
                 "from there on is cached; run again to check the code as it is now"
             )

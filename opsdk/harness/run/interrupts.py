@@ -17,9 +17,10 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import threading
 from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import Any, Protocol
 
 from opsdk._runtime.signals import KEPT, handlers_kept, install, take_held
 
@@ -27,6 +28,10 @@ __all__ = ["EXIT_CODE", "Interrupts", "forwarded_to", "requested"]
 
 EXIT_CODE = 130  # the shell's code for a run ended by Ctrl-C (128 + SIGINT)
 _active: Interrupts | None = None
+
+
+# What ``signal.signal`` takes and returns: a handler, SIG_DFL/SIG_IGN, or None.
+_Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 
 class Interrupts:
@@ -40,8 +45,8 @@ class Interrupts:
         # nowhere for a watcher, whose child says them (``quiet``).
         self.say: Callable[[str], None] = (lambda text: None) if quiet else _say
         self.signals: list[int] = []
-        self._children: list[subprocess.Popen] = []
-        self._previous: dict[int, object] = {}
+        self._children: list[Signalled] = []
+        self._previous: dict[int, _Handler] = {}
         self._outer: Interrupts | None = None
         self._keeping = handlers_kept()
         # How a second signal aborts the cell running: a KeyboardInterrupt where it lands,
@@ -91,8 +96,14 @@ def requested() -> bool:
     return _active is not None and _active.requested
 
 
+class Signalled(Protocol):
+    """What signals are forwarded to: a ``subprocess.Popen``, or a watcher's wrapper."""
+
+    def send_signal(self, signum: int) -> None: ...
+
+
 @contextlib.contextmanager
-def forwarded_to(child: subprocess.Popen) -> Iterator[None]:
+def forwarded_to(child: Signalled) -> Iterator[None]:
     """While active, the signals the active :class:`Interrupts` receives go to ``child`` too
     (those it already received as well: the child must not run past the parent's stop)."""
     active = _active
@@ -108,7 +119,7 @@ def forwarded_to(child: subprocess.Popen) -> Iterator[None]:
         active._children.remove(child)
 
 
-def _send(child: subprocess.Popen, signum: int) -> None:
+def _send(child: Signalled, signum: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         child.send_signal(signum)
 

@@ -30,6 +30,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 __all__ = [
     "ABORTED",
@@ -213,7 +214,7 @@ class Journal:
         self.folder = folder
         self.before = read(folder)
         self.stop = bool(os.environ.get(ENV_STOP))
-        self._stack = None
+        self._stack: TextIO | None = None
 
     def resumed(self, cells: list) -> tuple[dict, list]:
         """What the processes before this one left of ``cells`` (:func:`settled`)."""
@@ -257,6 +258,6 @@ class Journal:
     def _watched_stack(self) -> None:
         """A crash's stack, and a hung process's when the watcher asks (``HANG_SIGNAL``),
         go to ``stack.txt``, where the next process reads where the cell died."""
-        self._stack = open(self.folder / _STACK, "w")  # noqa: SIM115 - open for the process's life
-        faulthandler.enable(self._stack)
-        faulthandler.register(HANG_SIGNAL, self._stack, all_threads=False)
+        self._stack = stack = open(self.folder / _STACK, "w")  # noqa: SIM115 - for the process's life
+        faulthandler.enable(stack)
+        faulthandler.register(HANG_SIGNAL, stack, all_threads=False)

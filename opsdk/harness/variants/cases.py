@@ -156,6 +156,7 @@ def cases(
     calls from index ``vary_from`` on take other values of the scalars the column
     may vary (see the module docstring)."""
     declaration = declared(spec.qualname)
+    tolerances: Mapping[torch.dtype, tuple[float, float]]
     if declaration is None:
         supports, tolerances = [("", default_support(spec), False)], {}
     else:
@@ -259,7 +260,8 @@ def _call(
         return other
 
     named = spec.by_name(support.args, support.kwargs)
-    args, kwargs = [], {}
+    args: list = []
+    kwargs: dict[str, object] = {}
     for arg in spec.args:
         if arg.name not in named:
             continue  # left to its default

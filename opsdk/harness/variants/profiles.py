@@ -164,7 +164,7 @@ def parse(items) -> tuple[str, ...]:
 
 # What a usage context puts in the graph around the op, of what profiles need (the
 # plain cell, context None, has the op alone on graph inputs).
-_CONTEXT_HAS = {
+_CONTEXT_HAS: dict[str | None, set[str]] = {
     "view": {"views"},
     "chain": {"views", "noop_ops", "intermediates"},
     "twice": {"intermediates"},
