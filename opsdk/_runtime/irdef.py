@@ -8,7 +8,7 @@ run a custom node through the op's CPU reference kernel.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from opsdk._registry import Registry
@@ -117,9 +117,10 @@ class IrDef:
     """
 
     op_type: str
-    inputs: tuple[Input, ...] = ()
-    outputs: tuple[Output, ...] = ()
-    attrs: tuple[Attr, ...] = ()
+    # Any sequence given (a hand-written ir.py's lists); kept as tuples (__post_init__).
+    inputs: Sequence[Input] = ()
+    outputs: Sequence[Output] = ()
+    attrs: Sequence[Attr] = ()
     torch_op: str | None = field(default=None, compare=False)
     arg_names: tuple[tuple[str, str], ...] = ()
     fixed_args: tuple[tuple[str, object], ...] = ()
@@ -156,7 +157,7 @@ class IrDef:
                 )
 
     def _check_dtypes(self) -> None:
-        tensors = {*self.ir_input_names, *(o.name for o in self.outputs)}
+        tensors = set(self.tensor_names)
         widths: set[int] = set()
         for name, row in self.dtypes:
             if name not in tensors:
@@ -195,6 +196,11 @@ class IrDef:
     @property
     def ir_input_names(self) -> tuple[str, ...]:
         return tuple(i.name for i in self.inputs)
+
+    @property
+    def tensor_names(self) -> tuple[str, ...]:
+        """Its inputs' names, then its outputs'."""
+        return (*self.ir_input_names, *(o.name for o in self.outputs))
 
     @property
     def ir_attr_names(self) -> tuple[str, ...]:

@@ -67,6 +67,13 @@ class SchemaType:
     aclnn: str | None = None
     symbolic: bool = False
 
+    @property
+    def attr_value_type(self) -> str:
+        """GE's value type (``VT_*``) of a type that is an attr (a ``BY_REG_OP`` row's)."""
+        if self.value_type is None:
+            raise ValueError(f"{self.schema} is no GE attr type")
+        return self.value_type
+
 
 def _list(element: SchemaType, cpp: str, **columns) -> SchemaType:
     """The row of ``element[]``: its Python annotation follows from the element's."""

@@ -97,7 +97,7 @@ def warnings_said(command: str) -> Iterator[None]:
         try:
             yield
         finally:
-            for warning in heard:
+            for warning in heard or ():  # a list: caught(record=True)
                 if not issubclass(warning.category, CannWarning):
                     warnings.showwarning(
                         warning.message, warning.category, warning.filename, warning.lineno

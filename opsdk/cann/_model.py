@@ -57,7 +57,7 @@ def declared(ir: IrDef) -> CannOp | None:
     rows, formats = dict(ir.dtypes), dict(ir.formats)
     # a one-entry row serves every row; a set is as long as it is
     width = 1 if ir.dtype_sets else max(len(v) for v in rows.values())
-    names = [t.name for t in (*ir.inputs, *ir.outputs)]
+    names = ir.tensor_names
     dtypes = {n: rows[n] * (width if len(rows[n]) == 1 else 1) if n in rows else () for n in names}
     laid = {n: formats.get(n, ("ND",) * len(rows.get(n, ()))) for n in names}
     laid = {n: f * (width if len(f) == 1 else 1) for n, f in laid.items()}

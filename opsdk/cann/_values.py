@@ -49,7 +49,7 @@ def dtypes_of(words, what: str) -> tuple[str, ...]:
         named = _SETS.get(word.removeprefix("::").lower())
         if row is None and named is None:
             raise SpecError(f"{what}: unknown data type {word!r}; use GE's DT_* names")
-        out += [row.ge] if row is not None else named
+        out += [row.ge] if row is not None else (named or ())
     return tuple(out)
 
 
@@ -148,6 +148,7 @@ def _list_text(text: str, row: types.SchemaType, what: str) -> str:
 def checked(value, row: types.SchemaType, what: str):
     """``value`` if it is of the attr's type (ints pass as floats)."""
     element = row.schema.removesuffix("[]")
+    kinds: dict[str, type | tuple[type, ...]]
     kinds = {"int": int, "ScalarType": int, "float": (int, float), "bool": bool, "str": str}
     values = value if row.schema.endswith("[]") else [value]
     if row.schema.endswith("[]") and not isinstance(value, list):

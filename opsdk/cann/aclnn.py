@@ -98,8 +98,8 @@ class Api:
 
     def workspace_prototype(self, tensor: bool = False) -> str:
         params = self.params
-        if tensor:
-            params = (*self.tensor_inputs, *(p for p in params if p.role != "input"))
+        if tensor:  # asked only of an op whose tensor_inputs are set
+            params = (*(self.tensor_inputs or ()), *(p for p in params if p.role != "input"))
         lines = [f"    {p.declared}," for p in params]
         lines += ["    uint64_t *workspaceSize,", "    aclOpExecutor **executor)"]
         variant = "Tensor" if tensor else ""
@@ -201,7 +201,7 @@ def _host_array(ir: IrDef, tensor, dtypes: Sequence[str]) -> str:
 def _attr(ir: IrDef, attr) -> Param:
     row = types.BY_VALUE_TYPE[attr.type]
     if row.aclnn is None:
-        takes = ", ".join(r.reg_op for r in types.BY_VALUE_TYPE.values() if r.aclnn)
+        takes = ", ".join(r.reg_op for r in types.BY_VALUE_TYPE.values() if r.aclnn and r.reg_op)
         raise SpecError(
             f"{ir.op_type}: attr {attr.name!r} is a {row.reg_op}, for which CANN generates no "
             f"aclnn API (its attrs are {takes})"

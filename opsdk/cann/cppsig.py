@@ -43,14 +43,15 @@ def arg_type(arg: Arg) -> str:
     optional = arg.is_optional
     base = arg.type[:-1] if optional else arg.type
     row = types.row(base)
+    cpp: str | None
     if "[" in base:
         element = base[: base.index("[")]
         if element == "bool" and arg.size and not optional:
             cpp = f"std::array<bool, {arg.size}>"
         else:
-            cpp = row and (row.cpp_optional if optional else row.cpp)
+            cpp = None if row is None else (row.cpp_optional if optional else row.cpp)
     else:
-        cpp = row and row.cpp
+        cpp = None if row is None else row.cpp
         if cpp is not None and optional:
             cpp = f"std::optional<{cpp}>"
     if cpp is None:
@@ -64,7 +65,7 @@ def _return_type(ret: Return) -> str:
     optional = ret.type.endswith("?")
     base = ret.type[:-1] if optional else ret.type
     row = types.row(base)
-    cpp = row and (row.cpp_return if base.endswith("]") else row.cpp)
+    cpp = None if row is None else (row.cpp_return if base.endswith("]") else row.cpp)
     if cpp is None:
         raise _unsupported(f"return {ret.name or ''}".rstrip(), ret.type)
     return f"std::optional<{cpp}>" if optional else cpp

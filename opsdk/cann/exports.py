@@ -17,7 +17,7 @@ import math
 import re
 
 from opsdk._runtime import types
-from opsdk._runtime.irdef import IrDef
+from opsdk._runtime.irdef import Input, IrDef, Output
 from opsdk.cann import CannOp
 from opsdk.errors import SpecError
 
@@ -148,7 +148,7 @@ def opdef_cpp(op: IrDef | CannOp) -> str:
     reads back as an Int; a ``ListString`` attr has no OpDef setter and is refused."""
     op = _as_model(op)
     ir = op.ir
-    tensors = [*ir.inputs, *ir.outputs]
+    tensors: list[Input | Output] = [*ir.inputs, *ir.outputs]
     widths = {t.name: len(op.dtypes.get(t.name, ())) for t in tensors}
     if not all(widths.values()) or len(set(widths.values())) > 1:
         shown = ", ".join(f"{n}: {w}" for n, w in widths.items())
@@ -163,14 +163,14 @@ def opdef_cpp(op: IrDef | CannOp) -> str:
         fmts = op.formats.get(tensor.name) or ("ND",) * len(dts)
         calls = [f'this->{"Output" if output else "Input"}("{tensor.name}")']
         calls.append(f".ParamType({_OPDEF_KINDS[tensor.kind]})")
-        if getattr(tensor, "scalar", None):
+        if isinstance(tensor, Input) and tensor.scalar:
             calls.append(".Scalar()" if tensor.scalar == "scalar" else ".ScalarList()")
         calls.append(f".DataType({{{', '.join(f'ge::{d}' for d in dts)}}})")
         formats = ", ".join(f"ge::FORMAT_{f}" for f in fmts)
         calls += [f".Format({{{formats}}})", f".UnknownShapeFormat({{{formats}}})"]
-        if getattr(tensor, "value_depend", False):
+        if isinstance(tensor, Input) and isinstance(tensor.value_depend, str):  # True: "required"
             calls.append(f".ValueDepend({tensor.value_depend.upper()})")
-        if getattr(tensor, "depends_on_compute", False):
+        if isinstance(tensor, Output) and tensor.depends_on_compute:
             calls.append(".OutputShapeDependOnCompute()")
         if tensor.name in op.versions and not output:
             calls.append(f".Version({op.versions[tensor.name]})")

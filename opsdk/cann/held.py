@@ -50,6 +50,7 @@ def values(name: str, first, rank: int) -> list:
     of other lengths (1, 2, the rank, a pair per dim)."""
     if isinstance(first, bool) or not isinstance(first, (int, list)):
         return [first]
+    tried: list
     if isinstance(first, int):
         tried = [first, 1, 0, 2, -1]
     elif first and not all(isinstance(v, int) and not isinstance(v, bool) for v in first):
@@ -102,12 +103,13 @@ class Search:
         ``spelled``: the torch name of each value input a compiled graph takes (the
         harness steps it between dynamic calls: :func:`stepped`)."""
         candidates = self._candidates(given, choices)
-        if self.accepts is None:
+        accepts = self.accepts
+        if accepts is None:
             return next(candidates)
 
         def asks(choice: Choice, shapes=None, host=None) -> bool:
             shapes = {n: s for n, s in (shapes or choice.shapes).items() if n in given}
-            return self.accepts(shapes, {**attrs, **(host or choice.values)}, dtypes)
+            return accepts(shapes, {**attrs, **(host or choice.values)}, dtypes)
 
         for choice in candidates:
             if self.asked >= LIMIT:

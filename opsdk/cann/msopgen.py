@@ -76,7 +76,10 @@ def _warn(message: str) -> None:
 
 def _op(entry: dict, what: str) -> CannOp:
     _stray(entry, _OP_KEYS, what)
-    dtypes, formats, inputs, outputs = {}, {}, [], []
+    dtypes: dict[str, tuple[str, ...]] = {}
+    formats: dict[str, tuple[str, ...]] = {}
+    inputs: list[Input] = []
+    outputs: list[Output] = []
     for desc in _objects(entry, "input_desc", what):
         inputs.append(Input(*_tensor(desc, "input", what, dtypes, formats)))
     for desc in _objects(entry, "output_desc", what):
@@ -183,7 +186,7 @@ def _words(value) -> list[str]:
 
 
 def _dtypes(word: str, what: str) -> tuple[str, ...]:
-    found = ()
+    found: tuple[str, ...] = ()
     try:
         found = dtypes_of([_COLLECTIONS.get(word.lower(), word)], what)
     except SpecError:
@@ -224,15 +227,15 @@ def _attr(desc: dict, what: str) -> Attr:
                 f'{what} is optional but has no "default_value" (msopgen would write '
                 f".{row.reg_op}(None)): give one"
             )
-        return Attr(name, row.value_type)
+        return Attr(name, row.attr_value_type)
     if kind == "required":
         _warn(
             f'{what} is required: its "default_value" is ignored, as msopgen does '
             "(make it optional to keep it)"
         )
-        return Attr(name, row.value_type)
+        return Attr(name, row.attr_value_type)
     if isinstance(value, str):
         value = parse_value(value, row, what)
     if value == {} and row.schema.endswith("[]"):  # msopgen renders the empty C++ list {}
         value = []
-    return Attr(name, row.value_type, checked(value, row, what))
+    return Attr(name, row.attr_value_type, checked(value, row, what))

@@ -41,6 +41,7 @@ import itertools
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from opsdk._runtime import types
 from opsdk._runtime.irdef import Attr, Input, IrDef, Output
@@ -119,7 +120,7 @@ def read(text: str, where: str, wanted, resolve=None) -> list[CannOp]:
 # --------------------------------------------------------------------------- CANN's objects
 
 
-def _fail(site: Tok, what: str):
+def _fail(site: Tok, what: str) -> NoReturn:
     raise CppError(site.file, site.line, what)
 
 
@@ -399,10 +400,11 @@ def _attr_value(setter: str, value, site: Tok, name: str):
         return value.value
     if element == "Int" and isinstance(value, float):
         return int(value)  # C++ converts the argument to int64_t
+    kinds: dict[str, type | tuple[type, ...]]
     kinds = {"Int": int, "Float": (int, float), "Bool": (bool, int), "String": str}
     if not isinstance(value, kinds[element]):
         _fail(site, f"cannot read attr {name!r}: {setter}({cpp.describe(value)})")
-    if element == "Float":
+    if element == "Float" and isinstance(value, (int, float)):  # held to kinds just above
         return float(value)
     if element == "Bool":
         return bool(value)
@@ -450,8 +452,9 @@ def _read_op(program: cpp.Program, op_type: str, site: Tok) -> CannOp:
     for k in reversed(kept):  # a ref output's name is its input's: the input's rows
         dtypes[params[k].name] = tuple(_ge(d, params[k], chip) for d in rows[k][0])
         formats[params[k].name] = tuple(f.removeprefix("FORMAT_") for f in rows[k][1])
-    names = [t.name for t in (*ir.inputs, *ir.outputs)]
-    versions = {x.name: x.version for x in (*(params[k] for k in kept), *op.attrs) if x.version}
+    names = list(ir.tensor_names)
+    versioned: list[_Param | _AttrDef] = [*(params[k] for k in kept), *op.attrs]
+    versions = {x.name: x.version for x in versioned if x.version}
     chips = tuple(dict.fromkeys(c for c, _ in op.aicore.configs))
     return CannOp(
         ir,
@@ -542,6 +545,8 @@ def _rows(params: list[_Param], op_type: str, chip: str | None) -> list[tuple[li
     width = next(iter(lengths), 1)
     choices = []
     for p in params:
+        dtypes: list | None
+        fmts: list | None
         if p.scalar and (p.to_type or p.to_name):
             dtypes = [p.to_type or "DT_UNDEFINED"]  # To(name): that input's, set after
         elif p.types_status == "list":
@@ -609,8 +614,10 @@ def _is_dtype(value) -> bool:
 def _ir_attr(a: _AttrDef) -> Attr:
     if a.setter == "ListListInt":
         _fail(a.site, f"cannot read attr {a.name!r}: ListListInt has no GE IR or torch type")
-    row = types.BY_REG_OP[a.setter]
+    value_type = types.BY_REG_OP[a.setter].value_type
+    if value_type is None:
+        _fail(a.site, f"cannot read attr {a.name!r}: {a.setter} has no GE value type")
     if a.required:
-        return Attr(a.name, row.value_type)
+        return Attr(a.name, value_type)
     value = _INITIAL[a.setter] if a.value is None else a.value
-    return Attr(a.name, row.value_type, value, dtype=a.dtype)
+    return Attr(a.name, value_type, value, dtype=a.dtype)

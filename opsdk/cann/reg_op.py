@@ -55,17 +55,18 @@ def read(text: str, where: str, wanted, skip_unreadable: bool = False) -> list[C
                 refused.append(err)
     if refused and not ops:
         raise refused[0]
-    for err in refused:
-        warnings.warn(f"skipped {err}", CannWarning, stacklevel=4)
+    for refusal in refused:
+        warnings.warn(f"skipped {refusal}", CannWarning, stacklevel=4)
     return ops
 
 
 def _calls(text: str, pos: int, what: str, macros: dict) -> list[tuple[str, list[str]]]:
     """The ``.MACRO(arg, ...)`` chain after ``REG_OP(name)``, up to OP_END_FACTORY_REG
     or the first text that is not a call."""
-    calls = []
+    calls: list[tuple[str, list[str]]] = []
     while True:
-        pos = _GAP.match(text, pos).end()
+        gap = _GAP.match(text, pos)  # matches, if only the empty string
+        pos = gap.end() if gap is not None else pos
         call = _CALL.match(text, pos)
         if call is None:
             return calls
@@ -117,9 +118,9 @@ def _reg_op(op_type: str, calls, what: str) -> CannOp:
             raise SpecError(f"{what}: unsupported macro .{macro}(...)")
     for name, symbol in type_vars.items():
         dtypes[name] = declared.get(symbol, ())
-    names = [t.name for t in (*inputs, *outputs)]
-    formats = {n: ("ND",) * len(dtypes[n]) for n in names}
     ir = IrDef(op_type, inputs, outputs, attrs)
+    names = ir.tensor_names
+    formats = {n: ("ND",) * len(dtypes[n]) for n in names}
     return CannOp(ir, {n: dtypes[n] for n in names}, formats, type_vars, rows=False)
 
 
@@ -136,4 +137,4 @@ def _reg_op_attr(args: list[str], what: str) -> Attr:
         raise SpecError(f"{what}: attr type {args[1]!r} has no torch type; supported: {known}")
     default = None if len(args) == 2 else checked(parse_value(args[2], row, what), row, what)
     dtype = row.value_type == "VT_INT" and len(args) == 3 and args[2].startswith("DT_")
-    return Attr(args[0], row.value_type, default, dtype=dtype)
+    return Attr(args[0], row.attr_value_type, default, dtype=dtype)

@@ -66,7 +66,8 @@ def cases(op: spec.OpSpec, ir: IrDef, cann: CannOp, accepts=None) -> tuple[str, 
     if not accepted:  # the C++ took none: the first guess stays, said
         search, accepted, chosen = guessed, rows, {r: hold(guessed, r, False) for r in rows}
     # each case once, in row order
-    found = list(dict.fromkeys(_case(op, ir, cann, row, chosen[row]) for row in accepted))
+    cased = (_case(op, ir, cann, row, chosen[row]) for row in accepted)
+    found = [case for case in dict.fromkeys(cased) if case is not None]
     # The rows leave optional inputs out and attrs at CANN's defaults, which GE fills in
     # itself: a converter that drops one would pass them all. One case more gives them.
     given_choice = hold(search, accepted[0], True)
@@ -150,11 +151,13 @@ def _left_out(op, ir, cann) -> str:
 GIVEN = "optional inputs given, float and bool attrs off their defaults (a dropped one fails)"
 
 
-def _case(op, ir, cann, row: int, choice: held.Choice, given: bool = False) -> str | None:
+def _case(op, ir, cann, row: int, choice: held.Choice | None, given: bool = False) -> str | None:
     """Row ``row`` at ``choice``'s sizes and values as a Support: tensors (and required
     values) positional while the schema lets them be, the rest by keyword; arguments with
     defaults are left to them, or, with ``given``, passed: optional inputs, float and bool
-    attrs away from their defaults."""
+    attrs away from their defaults; None without a choice (the C++ took none)."""
+    if choice is None:
+        return None
     if any(_at(cann.dtypes.get(o.name, ()), row) in _NO_CPU_MATH for o in ir.outputs):
         return None
     parts, by_keyword = [], False
@@ -169,11 +172,11 @@ def _case(op, ir, cann, row: int, choice: held.Choice, given: bool = False) -> s
         elif _is_value_input(ir, arg):
             value = _host_text(arg, choice.values[name], name in choice.kept)
         elif arg.has_default and _is_tried(ir, arg):
-            value = choice.values[name]
-            if value == (list(arg.default) if isinstance(value, list) else arg.default):
+            tried = choice.values[name]
+            if tried == (list(arg.default) if isinstance(tried, list) else arg.default):
                 by_keyword = True
                 continue
-            by_keyword, value = True, repr(value)
+            by_keyword, value = True, repr(tried)
         elif arg.has_default and (not given or _moved(arg) is None):
             by_keyword = True
             continue

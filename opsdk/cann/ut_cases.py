@@ -26,6 +26,7 @@ import math
 import operator
 import re
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -88,8 +89,8 @@ class OwnCase:
     them), and where it is (``file:line test``)."""
 
     op_type: str
-    inputs: tuple[Tensor, ...]
-    outputs: tuple[Tensor, ...]
+    inputs: tuple[Tensor | None, ...]  # None: an absent optional input (nullptr)
+    outputs: tuple[Tensor | None, ...]
     attrs: tuple[tuple[str, object], ...]
     instances: tuple[int, ...] | None
     where: str
@@ -275,7 +276,7 @@ def _faker(body: str, names: dict, where: str) -> OwnCase:
     }
 
     def tensors(shapes: list, kind: str) -> tuple[Tensor | None, ...]:
-        made = []
+        made: list[Tensor | None] = []
         for i, shape in enumerate(shapes):
             stated = _resolved(shape, names)  # a StorageShape: origin and storage shapes
             if stated == "nullptr":  # an absent optional input
@@ -344,7 +345,10 @@ def _any(ctype: str | None, text: str, names: dict):
     if ctype is None:
         ctype = _literal_type(value)
     if "vector" in ctype:
-        inner = re.search(r"vector<\s*([\w:]+)", ctype)[1]
+        vector = re.search(r"vector<\s*([\w:]+)", ctype)
+        if vector is None:
+            raise ValueError(f"not a vector type: {ctype}")
+        inner = vector[1]
         return tuple(_scalar(inner, v, names) for v in value)
     return _scalar(ctype, value, names)
 
@@ -419,7 +423,7 @@ def _string(atom) -> str:
 
 def _variables(body: str) -> dict:
     """The body's StorageShapes, vectors and numbers, by name (their parsed values)."""
-    names = {}
+    names: dict[str, object] = {}
     for declared in _DECLARED.finditer(body):
         start = declared.end()
         if body[start] in "({":
@@ -487,7 +491,8 @@ def _mapped(own: OwnCase, op: CannOp) -> Case | None:
     (the test's instance counts, else one each with absent optional ones last), its
     attrs the first IR attrs, the others' defaults after; None where they do not fit."""
     ir = op.ir
-    stated, counts = own.inputs, own.instances
+    stated = own.inputs
+    counts: Sequence[int] | None = own.instances
     if counts is None or len(counts) != len(ir.inputs):  # none, or not per IR input
         counts = _counts(ir.inputs, len(stated))  # (DeepNormGrad's tests say {6})
     if counts is None or len(counts) != len(ir.inputs) or sum(counts) != len(stated):

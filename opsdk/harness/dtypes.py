@@ -24,10 +24,7 @@ def model(ir: IrDef) -> CannOp:
     """The op as CANN is told about it: its IR and, per tensor, the data types the
     declared specs feed it (one column per case; host scalars are int64 or float)."""
     found = columns(ir)
-    dtypes = {
-        n: tuple(col[n] for col in found)
-        for n in (*ir.ir_input_names, *(o.name for o in ir.outputs))
-    }
+    dtypes = {n: tuple(col[n] for col in found) for n in ir.tensor_names}
     formats = {name: ("ND",) * len(dts) for name, dts in dtypes.items()}
     return CannOp(ir, dtypes, formats)
 

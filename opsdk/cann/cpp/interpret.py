@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NoReturn
 
 from .lex import CppError, Tok
 from .parse import SCALAR_TYPES, Parser, TypeInfo
@@ -71,7 +72,7 @@ class Interpreter:
         self.steps = 0
         self.depth = 0
         self.cls: ClassDef | None = None
-        self.this = None
+        self.this: object = None
 
     # -- entry
     def construct(self, cls: ClassDef, this: Native, op_type: str) -> None:
@@ -82,7 +83,7 @@ class Interpreter:
         ctor = cls.ctors[0]
         self._call(ctor, [op_type][: len(ctor.params)], this, ctor.tok)
 
-    def fail(self, t: Tok, what: str):
+    def fail(self, t: Tok, what: str) -> NoReturn:
         raise CppError(t.file, t.line, what)
 
     # -- functions
@@ -100,7 +101,7 @@ class Interpreter:
         try:
             scope = Scope()
             for k, param in enumerate(func.params):
-                value = args[k] if k < len(args) else self._default(param, scope)
+                value = args[k] if k < len(args) else self._default(param, scope, site)
                 if param.name is not None:
                     scope.vars[param.name] = value if param.ref else copied(value)
             self._block(func.ast, scope)
@@ -111,7 +112,9 @@ class Interpreter:
             self.cls, self.this = saved
         return None
 
-    def _default(self, param: ParamDecl, scope: Scope):
+    def _default(self, param: ParamDecl, scope: Scope, site: Tok):
+        if param.default is None:
+            self.fail(site, f"cannot read a call leaving out {param.name or 'a parameter'}")
         return self.eval(Parser(self.p, *param.default).expression(), scope)
 
     def _call_lambda(self, fn: Lambda, args: list, site: Tok):
@@ -198,6 +201,7 @@ class Interpreter:
     def _range_for(self, stmt, scope: Scope) -> None:
         _, t, name, typ, iterable, body = stmt
         seq = self.eval(iterable, scope)
+        items: list
         if isinstance(seq, dict):
             items = [Pair(k, v) for k, v in seq.items()]
         elif isinstance(seq, (list, str)):

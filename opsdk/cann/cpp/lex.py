@@ -56,8 +56,9 @@ def _lex(text: str, file: str) -> list[tuple[Tok, bool]]:
         m = _TOKEN.match(text, pos)
         if m is None:
             raise CppError(file, line, f"cannot read the character {text[pos]!r}")
-        kind = m.lastgroup
-        chunk = m.group()
+        kind, chunk = m.lastgroup, m.group()
+        if kind is None:  # every alternative of _TOKEN is a named group
+            raise CppError(file, line, f"cannot read {chunk!r}")
         if kind == "nl":
             bol = space = True
         elif kind in ("cont", "ws", "lc", "bc"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NoReturn
 
 from .lex import CppError, Tok
 from .program import CASTS, KEYWORDS, SPECIFIERS, ParamDecl, Program
@@ -77,7 +78,7 @@ class Parser:
         self.i += 1
         return t
 
-    def fail(self, t: Tok, what: str):
+    def fail(self, t: Tok, what: str) -> NoReturn:
         raise CppError(t.file, t.line, what)
 
     # -- statements
@@ -210,9 +211,10 @@ class Parser:
         t = self.peek(k - self.i)
         if t.kind != "id" or t.text in KEYWORDS:
             return False
-        k = self._type_end(k)
-        if k is None:
+        end = self._type_end(k)
+        if end is None:
             return False
+        k = end
         while k < self.end and self.toks[k].text in ("*", "&", "&&", "const"):
             k += 1
         if k >= self.end or self.toks[k].kind != "id" or self.toks[k].text in KEYWORDS:
@@ -227,9 +229,10 @@ class Parser:
                 return None
             k += 1
             if k < self.end and self.toks[k].text == "<":
-                k = self.p.skip_angles(k, self.end)
-                if k is None:
+                after = self.p.skip_angles(k, self.end)
+                if after is None:
                     return None
+                k = after
             if k < self.end and self.toks[k].text == "::":
                 k += 1
                 continue
@@ -241,6 +244,8 @@ class Parser:
         while self.peek().text in SPECIFIERS:
             self.i += 1
         end = self._type_end(self.i)
+        if end is None:
+            self.fail(self.peek(), "cannot read a declaration's type")
         base = self.toks[start:end]
         self.i = end
         decls = []

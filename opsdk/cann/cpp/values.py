@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Self
 
 from .lex import CppError, Tok
 from .parse import SCALAR_TYPES, TypeInfo
@@ -54,7 +55,7 @@ class Native:
     def call(self, method: str, args: list, site: Tok):  # pragma: no cover - interface
         raise NotImplementedError
 
-    def copy(self) -> Native:
+    def copy(self) -> Self:
         return copy.deepcopy(self)
 
 
@@ -114,7 +115,7 @@ class Scope:
         self.parent = parent
 
     def find(self, name: str):
-        scope = self
+        scope: Scope | None = self
         while scope is not None:
             if name in scope.vars:
                 return scope

@@ -37,7 +37,7 @@ from opsdk.cann.explore.judge import (
     plausible,
     shrink,
 )
-from opsdk.cann.infer.call import Crashed, Given
+from opsdk.cann.infer.call import Crashed, Given, Inferred
 from opsdk.errors import SpecError
 
 __all__ = ["BUDGET", "ENV", "Explored", "Finding", "budget", "case_of", "explore", "hold"]
@@ -88,7 +88,7 @@ class Explored:
 
 def explore(
     cann: CannOp,
-    cpp: Callable[[Case], object],
+    cpp: Callable[[Case], Inferred],
     fake: Callable[[Case], list],
     *,
     cases: int = BUDGET,
@@ -110,8 +110,10 @@ def explore(
     :data:`SYMBOLIC` of the budget's cases are cases both sides took (one per rank),
     asked again in that dynamic form as GE compiles a dynamic graph."""
     unmoved = defaults(cann)
+    valid: frozenset[tuple] = frozenset()  # the anchors' shapes once judged, read by judge
 
     def answered(case: Case, said, compile: bool = False) -> Verdict | None:
+        inferred: Inferred | Crashed
         try:
             inferred = cpp(case)
         except Crashed as crash:
@@ -121,6 +123,7 @@ def explore(
         return classify(inferred, said, compile=compile, moot=moot)
 
     def judge(case: Case) -> Verdict | None:
+        said: list | Exception
         try:
             said = fake(case)
         except Unsupported:
@@ -133,6 +136,8 @@ def explore(
     def judge_dynamic(case: Case) -> Verdict | None:
         """``case`` in its dynamic form; a fake that cannot trace it symbolically (a
         data-dependent guard) is torch's business: no verdict."""
+        if traced is None:
+            return None
         try:
             said, dynamic = traced(case)
         except Exception:  # noqa: BLE001 - any refusal, Unsupported included

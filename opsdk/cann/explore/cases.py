@@ -155,7 +155,7 @@ class _Space:
 
     def case(self, row: int, shapes: dict, absent: frozenset = frozenset(), attrs=None) -> Case:
         dtypes = self.rows[row]
-        made = []
+        made: list[tuple[Tensor, ...]] = []
         for spec in self.ir.inputs:
             shape = shapes.get(spec.name, ())
             left = spec.name in absent or spec.name in self.pinned

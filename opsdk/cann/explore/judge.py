@@ -86,7 +86,7 @@ def classify(
         if moot is not None and moot(refusal, cpp):
             return Verdict(AGREE)
         return Verdict(FAKE_REFUSES, f"the C++ accepts it, the fake raises: {said}", "refused")
-    if refused:
+    if refused or isinstance(cpp, Crashed):  # a crash is a refusal: _refusal says it
         return Verdict(CPP_REFUSES, f"the fake accepts it, the C++ {refused}", "failed")
     if cpp.shape_status == 0 and cpp.outputs_asked < len(fake):
         fake = fake[: max(cpp.outputs_asked, 1)]  # outputs an attr turns off are not its

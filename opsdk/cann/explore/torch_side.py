@@ -71,7 +71,8 @@ class TorchOp:
             else:
                 instances = case.inputs[index]
                 if not arg.is_tensor:  # a value-depend input the op takes as host ints
-                    data = list(instances[0].data) if instances else None
+                    first = instances[0].data if instances else None
+                    data = list(first) if first is not None else None
                     values.append((arg, data if arg.is_list or data is None else data[0]))
                 elif arg.is_list:
                     values.append((arg, list(instances)))

@@ -275,7 +275,7 @@ def _included(units, project, includes: tuple[Path, ...], missing: set[str] | No
     headers found in the project's folders (CANN's own are not the project's). The names
     found nowhere, opsdk's headers (in ``includes``) included, go to ``missing``."""
     seen: set[Path] = set()
-    todo = [(text, None) for _, text in units]
+    todo: list[tuple[str, Path | None]] = [(text, None) for _, text in units]
     while todo:
         text, here = todo.pop()
         for name in _INCLUDE_LINE.findall(text):

@@ -10,6 +10,7 @@ lines (errors, warnings) the functions wrote.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import select
@@ -139,7 +140,11 @@ class Library:
     :class:`Crashed` for that call, not the end of this process; else it is loaded here."""
 
     ENTRY = "opsdk_infer"  # the C function answering its requests
-    ENVIRON: dict[str, str] = {}  # set in its worker's environment
+
+    @property
+    def ENVIRON(self) -> dict[str, str]:  # noqa: N802 (a constant of the class's kind)
+        """Set in its worker's environment."""
+        return {}
 
     def __init__(self, path: Path, root: Path | None = None, *, isolate: bool = True):
         """``root``: the project folder it was built for (its log lines name files below it)."""
@@ -214,6 +219,10 @@ class _Worker:
             stdout=subprocess.PIPE,
             stderr=self._phases,
         )
+        stdin, stdout = self._process.stdin, self._process.stdout
+        if not isinstance(stdin, io.BufferedWriter) or not isinstance(stdout, io.BufferedReader):
+            raise OSError("the inference worker's pipes did not open")  # PIPE gives both
+        self._stdin, self._stdout = stdin, stdout
 
     def ask(self, op_type: str, request: str) -> tuple[int, str]:
         data = self.exchange(f"{op_type}\t{request}\n".encode())
@@ -225,8 +234,8 @@ class _Worker:
         line first). Raises :class:`Crashed` when the worker ends or hangs."""
         try:
             for part in message:
-                self._process.stdin.write(part)
-            self._process.stdin.flush()
+                self._stdin.write(part)
+            self._stdin.flush()
             size = int(self._read_line())
             return self._read(size)
         except TimeoutError:
@@ -242,7 +251,7 @@ class _Worker:
         return line
 
     def _read(self, size: int) -> bytes:
-        out = self._process.stdout
+        out = self._stdout
         data = bytearray()
         while len(data) < size:
             if not select.select([out], [], [], self.TIMEOUT)[0]:
@@ -273,9 +282,9 @@ class _Worker:
 
     def close(self) -> None:
         if self._process.poll() is None:
-            self._process.stdin.close()
+            self._stdin.close()
             self._process.wait()
-        self._process.stdout.close()
+        self._stdout.close()
         self._phases.close()
 
 

@@ -69,14 +69,18 @@ def disagreements(
         cpp = f"{which} GRAPH_FAILED ({log[2:]})"
         return [Disagreement("failed", None, cpp, "accepts the case", _REFUSED, other)]
     found = []
-    for i, (cpp, fake) in enumerate(zip(inferred.shapes, shapes, strict=False)):
-        problem = None if fake is None else _shape_problem(tuple(cpp), tuple(fake), compile)
+    for i, (inferred_shape, fake) in enumerate(zip(inferred.shapes, shapes, strict=False)):
+        problem = (
+            None if fake is None else _shape_problem(tuple(inferred_shape), tuple(fake), compile)
+        )
         if problem:
-            found.append(Disagreement(problem[0], i, _dims(cpp), _dims(fake), problem[1], other))
-    for i, (cpp, fake) in enumerate(zip(inferred.dtypes, dtypes, strict=False)):
-        name = _NAMES.get(cpp, str(cpp))
-        if fake is not None and name not in (fake, "DT_UNDEFINED"):
-            found.append(Disagreement("dtype", i, name, fake, _FAKE_WRONG, other))
+            found.append(
+                Disagreement(problem[0], i, _dims(inferred_shape), _dims(fake), problem[1], other)
+            )
+    for i, (number, fake_dtype) in enumerate(zip(inferred.dtypes, dtypes, strict=False)):
+        name = _NAMES.get(number, str(number))
+        if fake_dtype is not None and name not in (fake_dtype, "DT_UNDEFINED"):
+            found.append(Disagreement("dtype", i, name, fake_dtype, _FAKE_WRONG, other))
     return found
 
 

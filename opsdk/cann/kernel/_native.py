@@ -13,6 +13,7 @@ the launcher wrote), then the outputs' bytes in the buffers' order.
 from __future__ import annotations
 
 import ctypes
+import io
 import json
 import sys
 
@@ -38,8 +39,9 @@ class Native:
         count = len(buffers)
         outputs = bytearray(sum(b["size"] for b in buffers if b["kind"] == "output"))
         # the launcher reads inputs from, and writes outputs to, these bytes in place
-        addresses, at = {"output": _address(outputs), "carried": _address(payload)}, {}
-        pointers = []
+        addresses = {"output": _address(outputs), "carried": _address(payload)}
+        at: dict[str, int] = {}
+        pointers: list[int | None] = []
         for b in buffers:
             side = "carried" if b["kind"] in CARRIED else b["kind"]
             if side in addresses:
@@ -86,6 +88,8 @@ def serve(path: str) -> None:
     """Answer launch requests from stdin until it closes."""
     native = Native(path)
     given, out = sys.stdin.buffer, sys.stdout.buffer
+    if not isinstance(given, io.BufferedReader):  # a pipe's, as the launcher starts this
+        raise OSError("the kernel worker reads a buffered stdin")
     for line in given:
         request = json.loads(line.decode().partition("\t")[2])
         payload = bytearray(sum(b["size"] for b in request["buffers"] if b["kind"] in CARRIED))

@@ -209,7 +209,7 @@ def translation_unit(
                 f"{entry.name}: {name} has dtype {dtype!r}: give one of {', '.join(CTYPES)}"
             )
         lines.append(f"#define DTYPE_{name.upper()} {CTYPES[dtype]}")
-        lines.append(f"#define ORIG_DTYPE_{name.upper()} {types.dtype(dtype).ge}")
+        lines.append(f"#define ORIG_DTYPE_{name.upper()} {types.known_dtype(dtype).ge}")
     if layout is not None:
         lines.append(tiling_header(layout, layouts))
     lines.append(f'#include "{entry.source}"')

@@ -111,14 +111,18 @@ class Kernel:
             return Launch({}, (Finding("crash", -1, "?", 0, 1, f"the kernel {crash.how}", case),))
         start = reply.index(b"\n") + 1  # after the status
         at = reply.index(b"\n", start) + 1  # after the findings: the outputs' bytes
-        findings, data = json.loads(reply[start:at]), {}
+        findings, raw = json.loads(reply[start:at]), {}
         for buffer in buffers:
             if buffer["kind"] == "output":
-                data[buffer["name"]] = reply[at : at + buffer["size"]]
+                raw[buffer["name"]] = reply[at : at + buffer["size"]]
                 at += buffer["size"]
+        data: dict[str, bytes | tuple[bytes, ...]] = dict(raw)
         for name, value in outputs.items():
             if not isinstance(value, int):  # a tensor list: its members' bytes
-                data[name] = tuple(data.pop(f"{name}[{i}]") for i in range(len(value)))
+                listed = [f"{name}[{i}]" for i in range(len(value))]
+                for member in listed:
+                    del data[member]
+                data[name] = tuple(raw[member] for member in listed)
         return Launch(data, tuple(_finding(line, case) for line in findings))
 
     def close(self) -> None:
@@ -141,7 +145,9 @@ class Kernel:
                     else f"give {', '.join(missing)}"
                 )
             )
-        buffers, carried, members = [], [], []
+        buffers: list[dict] = []
+        carried: list[bytes] = []
+        members: list[tuple[str, str, bytes | int]] = []
         for name in data:
             given = outputs[name] if name in outputs else inputs[name]
             kind = "output" if name in outputs else "input"
@@ -163,10 +169,10 @@ class Kernel:
         )
         buffers.append({"name": tiling_name, "kind": "tiling", "size": len(tiling.data)})
         carried.append(bytes(tiling.data))
-        for name, kind, value in members:
-            size = len(value) if kind == "input" else int(value)
+        for name, kind, value in members:  # an input's bytes, an output's size (Member)
+            size = value if isinstance(value, int) else len(value)
             buffers.append({"name": name, "kind": kind, "size": size})
-            if kind == "input":
+            if not isinstance(value, int):
                 carried.append(bytes(value))
         return buffers, carried
 

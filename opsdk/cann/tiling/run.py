@@ -231,8 +231,8 @@ def _read(text: str, root: Path | None) -> _Reply:
         elif word == "tiling":
             reply.status = None if rest == "none" else int(rest)
         elif word == "struct":
-            name, size = rest.split()
-            stack.append((name, int(size), []))
+            name, size_text = rest.split()
+            stack.append((name, int(size_text), []))
         elif word == "field":
             name, ctype, count, offset, _size = rest.split()
             stack[-1][2].append(Field(name, ctype, int(count), int(offset)))

@@ -73,6 +73,6 @@ def _defined(name: str, sources: tuple[Path, ...]) -> Function:
     """``name`` where one of ``sources`` defines it (else in the first, line 0)."""
     for path in sources:
         function = _located(name, path, files.head(path))
-        if function.line:
+        if function is not None and function.line:
             return function
     return Function(name, sources[0], 0)
