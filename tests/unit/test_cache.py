@@ -476,6 +476,13 @@ def test_the_cache_lives_in_the_project_or_the_current_directory(tmp_path, monke
     assert cell_cache.directory(project) == tmp_path / "proj" / cell_cache.DIR_NAME
     assert cell_cache.directory(module) == tmp_path / cell_cache.DIR_NAME
     assert cell_cache.directory(installed) == tmp_path / cell_cache.DIR_NAME
+    namespace = SimpleNamespace(__file__=None, __path__=[])  # a package without __init__.py
+    assert cell_cache.directory(namespace) == tmp_path / cell_cache.DIR_NAME
+
+
+def test_a_run_end_callback_outside_a_run_is_an_error_naming_one_run():
+    with pytest.raises(RuntimeError, match=r"outside a run: call it inside one_run\(\)"):
+        run_scope.at_end(lambda: None)
 
 
 def test_a_context_verdict_runs_the_op_alone_once_and_then_reads_it_from_the_cache(lib):

@@ -148,3 +148,9 @@ def test_a_scalartype_default_is_spelled_as_a_torch_dtype():
     generated Python spells the dtype, never the number."""
     (arg,) = spec.parse("ns::g(ScalarType dtype=int64) -> ()", validate=False).args
     assert arg.default == 4 and pysig.default(arg) == "torch.int64"
+
+
+def test_a_tensor_dtype_without_a_ge_row_is_a_spec_error_naming_it():
+    assert types.known_dtype(str(torch.bfloat16)).ge == "DT_BF16"
+    with pytest.raises(SpecError, match=r"^torch.float8_e5m2fnuz has no GE data type"):
+        types.known_dtype(str(torch.float8_e5m2fnuz))
