@@ -200,6 +200,16 @@ def test_an_op_whose_call_torch_compile_drops_is_one_finding_and_its_traces_not_
     assert found["store"][0] == [] and found["store"][1].untraceable == ""  # (a!): kept
     [bare], _ = found["bare"]  # one fix, not two: no "register a Meta" beside it
     assert "drops" in bare and "it needs no Meta" in bare and "has no Meta" not in bare
+    # vllm-ascend's store_kv_block_metadata: a Meta registered as store_kv_block_pre (no
+    # schema's) is not asked to be renamed beside the (a!) fix: marking alone is the fix
+    lib.define("keep(Tensor x, Tensor cache) -> ()")
+    stray = SimpleNamespace(key="Meta", namespace="t_dropped", name="keep_pre", path="m.cpp", line=3)
+    registry = SimpleNamespace(registrations=[stray], schemas=[])
+    op = torch.ops.t_dropped.keep.default
+    audit_op = AuditOp(op, "t_dropped::keep", None, None)
+    [keep] = repository._findings(registry, op, audit_op, lambda p, n: Source(p, n), {})
+    assert "has no Meta" not in keep and "name it" not in keep
+    assert "it needs no Meta; the Meta registered for 'keep_pre' (m.cpp:3) is not needed" in keep
 
 
 def test_a_symbol_a_meta_file_misses_is_said_with_the_file_defining_it(tmp_path):

@@ -341,10 +341,9 @@ def _findings(registry, op, audit_op, at, failed: dict[str, str]) -> list[str]:
     """What the sources say wrong about ``op``, each naming both places (``failed``: the
     Python modules that did not import, which may hold its fake)."""
     found = []
-    # an op whose call is dropped needs its writes marked, and torch then fakes it: a
-    # Meta is asked for only where one was meant (registered under a name like it)
-    meant = not _drops(op) or _misnamed_meta(registry, op) is not None
-    if not audit_op.unchecked and meant and not _traceable(registry, op):
+    # an op whose call is dropped needs its writes marked, and torch then fakes it: no
+    # Meta is asked for (one fix, said once in the dropped finding)
+    if not audit_op.unchecked and not _drops(op) and not _traceable(registry, op):
         audit_op.unchecked = _unimported(failed, op)
         if not audit_op.unchecked:
             found.append(_no_meta(registry, op, audit_op, at))
@@ -498,11 +497,17 @@ def _dropped(registry, op, audit_op, at) -> list[str]:
         return []
     first = _kernel_at(registry, op, at)
     kernel = f" for its kernel{placed(first)}" if first else ""
+    r = _misnamed_meta(registry, op)
+    stray = (
+        f"; the Meta registered for {r.name!r}{placed(at(r.path, r.line))} is not needed then"
+        if r is not None
+        else ""
+    )
     return [
         f"{audit_op.qualname} returns nothing and its schema{placed(audit_op.schema_at)} marks "
         f"no argument written{kernel}: torch.compile drops the call (nothing keeps it in the "
         "graph), and with it whatever the op does; mark each argument its kernel writes "
-        "Tensor(a!) (torch then fakes the op itself: it needs no Meta)"
+        f"Tensor(a!) (torch then fakes the op itself: it needs no Meta{stray})"
     ]
 
 
