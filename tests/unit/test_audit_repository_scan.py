@@ -203,7 +203,9 @@ def test_an_op_whose_call_torch_compile_drops_is_one_finding_and_its_traces_not_
     # vllm-ascend's store_kv_block_metadata: a Meta registered as store_kv_block_pre (no
     # schema's) is not asked to be renamed beside the (a!) fix: marking alone is the fix
     lib.define("keep(Tensor x, Tensor cache) -> ()")
-    stray = SimpleNamespace(key="Meta", namespace="t_dropped", name="keep_pre", path="m.cpp", line=3)
+    stray = SimpleNamespace(
+        key="Meta", namespace="t_dropped", name="keep_pre", path="m.cpp", line=3
+    )
     registry = SimpleNamespace(registrations=[stray], schemas=[])
     op = torch.ops.t_dropped.keep.default
     audit_op = AuditOp(op, "t_dropped::keep", None, None)
@@ -229,3 +231,25 @@ def test_a_symbol_a_meta_file_misses_is_said_with_the_file_defining_it(tmp_path)
     )
     assert repository._defined_elsewhere("absent(int)", tmp_path) == ""
     assert repository._defined_elsewhere("", tmp_path) == ""
+
+
+def test_the_schema_cell_of_an_op_with_no_meta_says_so_not_that_the_meta_refuses():
+    """The trial's schema cells noted "the Meta function refuses case ..." for ops with
+    no Meta at all: the note says there is nothing to hold the returns to, and whose
+    finding that is."""
+    import torch
+
+    from opsdk.audit.checks import schema
+    from opsdk.audit.model import AuditOp
+    from opsdk.inputs import F32, Support
+
+    lib = torch.library.Library("t_nometa", "FRAGMENT")  # noqa: TID251 - a test op
+    lib.define("lone(Tensor x) -> Tensor")
+    op = AuditOp(torch.ops.t_nometa.lone.default, "t_nometa::lone", None, None)
+    op.cases = [Support(F32(2, 3))]
+    [note] = schema.check_aliasing(op)
+    assert note == (
+        "returns' aliasing not checked: it has no fake (Meta) function (the fake check's finding)"
+    )
+    op.untraceable = "it has no Meta or fake function to trace (the registry check's finding)"
+    assert schema.check_aliasing(op) == [f"returns' aliasing not checked: {op.untraceable}"]

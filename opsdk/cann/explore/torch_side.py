@@ -56,8 +56,7 @@ class TorchOp:
                 self.bound.append((arg, "attr", attrs.index(name)))
             elif not arg.has_default:
                 raise Unbound(
-                    f"{self.spec.qualname}: argument {arg.name} is no input or attr of "
-                    f"{ir.op_type}"
+                    f"{self.spec.qualname}: argument {arg.name} is no input or attr of {ir.op_type}"
                 )
         self.inputs = {inputs[i] for _, what, i in self.bound if what == "input"}
         named = self.inputs | {attrs[i] for _, what, i in self.bound if what == "attr"}
