@@ -4,35 +4,96 @@ The cell is written before it runs and its status after, on the same line, so
 a cell that hangs or crashes the process is the last thing in the log. The
 same plain lines serve a terminal and a CI log; a reader that stops reading
 (``| head``) costs them, never the run (:mod:`opsdk._streams`).
+
+Skips are folded: once a cell of an op skipped, the op's next cells are written only
+when one does not skip or runs past :data:`LONG` seconds (then before its outcome, as
+any cell's), and the skips between are one line (``[ 8-11/40] ns::op ... 4 skip``).
+``quiet`` (``-q``) writes one line per op: its name as its first cell starts, its
+cells' counts once the next op starts.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections import Counter
 from typing import TextIO
 
 from opsdk import _streams
 from opsdk.harness.cell import Result
 
+__all__ = ["LONG", "Progress"]
+
+LONG = 1.0  # seconds a cell folded after a skip may run before its line is written
+
 
 class Progress:
     """Counts cells as they finish; under --isolate one line covers an op's cells."""
 
-    def __init__(self, total: int, stream: TextIO | None = None, done: int = 0):
+    def __init__(
+        self, total: int, stream: TextIO | None = None, done: int = 0, quiet: bool = False
+    ):
         self.total = total
         self._done = done  # cells a process before this one finished (journal)
         self.stream = stream or sys.stdout
         self._width = len(str(total))
         self._open = ""  # the line of the cell running, until its outcome ends it
+        self._quiet = quiet
+        self._op: str | None = None  # the op of the cell started last
+        self._counts: Counter = Counter()  # quiet: the statuses of the op's cells so far
+        self._skipped = False  # the cell finished last skipped: its op's next cells fold
+        self._folded: list[int] = []  # positions of the skips folded since its line
+        self._held = ""  # the line of a folded cell running, written if it runs long
+        self._timer: threading.Timer | None = None
+        self._lock = threading.Lock()  # the timer's thread writes too
 
-    def start(self, label: str) -> None:
-        """Announce the next cell (or an op's block of cells, see ``finish``)."""
-        position = f"{self._done + 1:>{self._width}}/{self.total}"
-        self._open = f"[{position}] {label} ... "
-        self.stream.write(self._open)
+    def start(self, label: str, op: str | None = None) -> None:
+        """Announce the next cell (or an op's block of cells, see ``finish``); ``op``, the
+        cell's op, lets its line fold with the op's others (see the module)."""
+        line = f"[{self._done + 1:>{self._width}}/{self.total}] {label} ... "
+        if op is not None and op == self._op and (self._quiet or self._skipped):
+            if not self._quiet:
+                self._held = line
+                self._timer = threading.Timer(LONG, self._unfold)
+                self._timer.daemon = True
+                self._timer.start()
+            return
+        self.close()
+        self._op = op
+        if self._quiet and op is not None:
+            line = f"[{self._done + 1:>{self._width}}/{self.total}] {op} ... "
+        self._write_open(line)
+
+    def _write_open(self, line: str) -> None:
+        self._open = line
+        self.stream.write(line)
         self.stream.flush()
+
+    def _unfold(self) -> None:
+        """The held cell's line, once it ran long: the skips before it first."""
+        with self._lock:
+            if self._held:
+                self._say_folded()
+                self._write_open(self._held)
+                self._held = ""
+
+    def _say_folded(self) -> None:
+        if self._folded:
+            first, last = self._folded[0], self._folded[-1]
+            where = f"{first:>{self._width}}-{last}" if last > first else f"{first:>{self._width}}"
+            n = len(self._folded)
+            self.stream.write(f"[{where}/{self.total}] {self._op} ... {n} skip\n")
+            self.stream.flush()
+            self._folded = []
+
+    def close(self) -> None:
+        """End what is pending: the skips folded, a quiet op's line with its counts."""
+        with self._lock:
+            self._say_folded()
+            if self._counts:
+                self._end(", ".join(f"{n} {status}" for status, n in self._counts.items()))
+                self._counts = Counter()
 
     def notice(self, text: str) -> None:
         """``text`` on a line of its own amid the progress lines (a Ctrl-C's notice): an open
@@ -60,14 +121,35 @@ class Progress:
 
     def finish(self, results: list[Result]) -> None:
         """End the line started last: one cell's outcome, or a block's counts."""
+        position = self._done + 1
         self._done += len(results)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._quiet and self._op is not None:
+            self._counts.update(r.status for r in results)
+            return
+        skipped = len(results) == 1 and results[0].status == "skip"
+        with self._lock:
+            held, self._held = self._held, ""
+            if held and skipped:
+                self._folded.append(position)
+                return
+            if held:
+                self._say_folded()
+                self._write_open(held)
+        self._skipped = skipped
         if len(results) == 1:
             [r] = results
             where = f" in {r.layer}" if r.layer else ""
             text = f"{r.status}{where} ({'cached' if r.cached else f'{r.seconds:.2f} s'})"
         else:
-            counts = Counter(r.status for r in results)
-            text = ", ".join(f"{n} {status}" for status, n in counts.items())
+            text = ", ".join(
+                f"{n} {status}" for status, n in Counter(r.status for r in results).items()
+            )
+        self._end(text)
+
+    def _end(self, text: str) -> None:
         self.stream.write(text + "\n")
         self.stream.flush()
         self._open = ""
