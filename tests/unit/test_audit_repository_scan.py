@@ -253,3 +253,34 @@ def test_the_schema_cell_of_an_op_with_no_meta_says_so_not_that_the_meta_refuses
     )
     op.untraceable = "it has no Meta or fake function to trace (the registry check's finding)"
     assert schema.check_aliasing(op) == [f"returns' aliasing not checked: {op.untraceable}"]
+
+
+def test_what_a_module_prints_while_imported_is_said_once_under_its_name(tmp_path, capfd):
+    """sgl-kernel-npu's attentions logged "[MindIE-SD] [ERROR] ... doesn't exist" on the
+    user's stderr while the audit imported it, beside its own "not imported" line: its
+    prints are the audit's to say, attributed; a log of the error raised is said once."""
+    import sys
+
+    from opsdk.audit import repository
+
+    (tmp_path / "noisy_lib").mkdir()
+    (tmp_path / "noisy_lib" / "__init__.py").write_text(
+        "import logging, os, sys\n"
+        "# torch.library registers nothing here: the audit imports it for this word\n"
+        "log = logging.getLogger('noisy_lib')\n"
+        "log.addHandler(logging.StreamHandler(sys.__stderr__))  # pytest swaps sys.stderr\n"
+        "log.error('[LIB] ERROR the plugin .so is missing')\n"
+        "os.write(1, b'from C: loaded\\n')\n"
+        "raise RuntimeError('the plugin .so is missing')\n"
+    )
+    said: list[str] = []
+    try:
+        failed = repository._import_python(tmp_path, said)
+    finally:
+        sys.modules.pop("noisy_lib", None)
+    assert list(failed) == [
+        "noisy_lib/__init__.py: not imported: RuntimeError: the plugin .so is missing"
+    ]
+    assert said == ["noisy_lib/__init__.py: printed while imported: from C: loaded"]
+    out, err = capfd.readouterr()
+    assert "loaded" not in out and "LIB" not in err

@@ -95,7 +95,7 @@ def load(root: Path, defines: dict[str, str], definitions=None):
     unchecked = _build_meta(registry, root, defines, said)
     before = set(torch._C._dispatch_get_all_op_names())
     with pywrites.recorded({}) as kernels:
-        failed = _import_python(root)
+        failed = _import_python(root, said)
     said += list(failed)
     for name in sorted(set(torch._C._dispatch_get_all_op_names()) - before):
         if name.split("::")[0] not in {"aten", "prim", "prims"} and name not in defined:
@@ -223,12 +223,15 @@ def _defined_elsewhere(symbol: str, root: Path) -> str:
     )
 
 
-def _import_python(root: Path) -> dict[str, str]:
+def _import_python(root: Path, said: list[str]) -> dict[str, str]:
     """Import the repository's Python modules that register ops (the repository on the
-    path); of each that would not import, one line saying so -> its text."""
+    path); of each that would not import, one line saying so -> its text. What a module
+    prints while imported (its own logs: sgl-kernel-npu's ``[MindIE-SD] [ERROR]``) is
+    added to ``said`` once, under its name, not left on the user's terminal."""
+    from opsdk import _streams
     from opsdk.harness.failures import first_line
 
-    said = {}
+    failed = {}
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     for path in _python_files(root):
@@ -237,16 +240,23 @@ def _import_python(root: Path) -> dict[str, str]:
         top, name = _module_name(path)
         if str(top) not in sys.path:
             sys.path.insert(0, str(top))
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                importlib.import_module(name)
-        except BaseException as err:  # noqa: BLE001 - a module that does not import is said, not fatal
-            if isinstance(err, KeyboardInterrupt):
-                raise
-            line = f"{_relative(path, root)}: not imported: {first_line(err)}"
-            said[line] = path.read_text(errors="replace")
-    return said
+        why = ""
+        with _streams.captured() as printed:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    importlib.import_module(name)
+            except BaseException as err:  # noqa: BLE001 - a module that does not import is said, not fatal
+                if isinstance(err, KeyboardInterrupt):
+                    raise
+                why = str(err)
+                line = f"{_relative(path, root)}: not imported: {first_line(err)}"
+                failed[line] = path.read_text(errors="replace")
+        # a log of the error the import raised is said with it already
+        printed = [t for t in printed if not (why and why in t)]
+        if printed:
+            said.append(f"{_relative(path, root)}: printed while imported: {' | '.join(printed)}")
+    return failed
 
 
 def _imported_from(root: Path) -> list[Path]:
@@ -428,9 +438,11 @@ def _no_meta(registry, op, audit_op, at) -> str:
             f"; a Meta is registered for {r.name!r}{placed(at(r.path, r.line))}, which no "
             f"schema defines: name it {name!r}"
         )
+    # the op's own places first: the same why and fix, op after op, is said once
+    # (opsdk.report's terminal refers to the first)
     return (
-        f"{audit_op.qualname} has no Meta or fake function: torch.compile and npugraph_ex "
-        f"cannot trace it (schema{placed(audit_op.schema_at)}{kernel}){hint}"
+        f"{audit_op.qualname} has no Meta or fake function (schema{placed(audit_op.schema_at)}"
+        f"{kernel}): torch.compile and npugraph_ex cannot trace it{hint}"
     )
 
 
