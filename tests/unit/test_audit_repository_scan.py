@@ -284,3 +284,26 @@ def test_what_a_module_prints_while_imported_is_said_once_under_its_name(tmp_pat
     assert said == ["noisy_lib/__init__.py: printed while imported: from C: loaded"]
     out, err = capfd.readouterr()
     assert "loaded" not in out and "LIB" not in err
+
+
+def test_a_skip_citing_the_registry_finding_says_it_when_that_check_is_not_run():
+    """`--checks npugraph_ex` alone: vllm-ascend's store_kv_block cells said "(the registry
+    check's finding)", a finding that run never showed; they say the finding itself then."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from opsdk.audit import matrix, repository
+    from opsdk.audit.model import AuditOp, Library, Source
+
+    lib = torch.library.Library("t_cited", "FRAGMENT")  # noqa: TID251 - a test op
+    lib.define("store(Tensor x, Tensor cache) -> ()")
+    op = torch.ops.t_cited.store.default
+    audit_op = AuditOp(op, "t_cited::store", None, None, schema_at=Source("csrc/b.cpp", 3))
+    registry = SimpleNamespace(registrations=[], schemas=[])
+    audit_op.findings = repository._findings(registry, op, audit_op, None, {})
+    library = Library("t_cited", [audit_op], from_sources=True)
+    alone = matrix.run(library, matrix.cells(library, ["npugraph_ex"], ("static",)))
+    both = matrix.run(library, matrix.cells(library, ["npugraph_ex", "registry"], ("static",)))
+    assert "the registry check finds: t_cited::store returns nothing" in alone[0].message
+    assert both[0].message.endswith("captures it (the registry check's finding)")

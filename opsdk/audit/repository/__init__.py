@@ -350,6 +350,8 @@ def _python_at(root: Path, op, at):
 def _findings(registry, op, audit_op, at, failed: dict[str, str]) -> list[str]:
     """What the sources say wrong about ``op``, each naming both places (``failed``: the
     Python modules that did not import, which may hold its fake)."""
+    from opsdk.audit.model import BY_REGISTRY
+
     found = []
     # an op whose call is dropped needs its writes marked, and torch then fakes it: no
     # Meta is asked for (one fix, said once in the dropped finding)
@@ -357,14 +359,11 @@ def _findings(registry, op, audit_op, at, failed: dict[str, str]) -> list[str]:
         audit_op.unchecked = _unimported(failed, op)
         if not audit_op.unchecked:
             found.append(_no_meta(registry, op, audit_op, at))
-            audit_op.untraceable = (
-                "it has no Meta or fake function to trace (the registry check's finding)"
-            )
+            audit_op.untraceable = "it has no Meta or fake function to trace" + BY_REGISTRY
     found += _undeclared_writes(registry, op, audit_op, at) or _dropped(registry, op, audit_op, at)
     if _drops(op) and not audit_op.untraceable:  # the fake and npugraph_ex cells see no call
         audit_op.untraceable = (
-            "torch.compile drops its call, so no cell traces or captures it (the registry "
-            "check's finding)"
+            "torch.compile drops its call, so no cell traces or captures it" + BY_REGISTRY
         )
     found += _inplace_returns(registry, op, audit_op, at)
     return found
