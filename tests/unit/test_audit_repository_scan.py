@@ -307,3 +307,23 @@ def test_a_skip_citing_the_registry_finding_says_it_when_that_check_is_not_run()
     both = matrix.run(library, matrix.cells(library, ["npugraph_ex", "registry"], ("static",)))
     assert "the registry check finds: t_cited::store returns nothing" in alone[0].message
     assert both[0].message.endswith("captures it (the registry check's finding)")
+
+
+def test_a_finding_names_a_python_kernel_where_no_cpp_one_is_registered():
+    """MindSpeed's npu_gmm.List: no Meta, its PrivateUse1 kernel a Python function
+    (``@impl(AS_LIBRARY, "npu_gmm.List", "PrivateUse1")``): the finding names it too."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from opsdk.audit import repository
+    from opsdk.audit.model import AuditOp, Source
+
+    lib = torch.library.Library("t_pykernel", "FRAGMENT")  # noqa: TID251 - a test op
+    lib.define("gmm.List(Tensor x, int[]? group_list=None) -> Tensor")
+    op = torch.ops.t_pykernel.gmm.List
+    audit_op = AuditOp(op, "t_pykernel::gmm.List", None, None, schema_at=Source("b.py", 92))
+    audit_op.kernels = {"PrivateUse1": (print, False, Source("ops/gmm.py", 155))}
+    registry = SimpleNamespace(registrations=[], schemas=[])
+    [finding] = repository._findings(registry, op, audit_op, None, {})
+    assert "(schema (b.py:92); its kernel is registered (ops/gmm.py:155))" in finding

@@ -428,7 +428,7 @@ def _no_meta(registry, op, audit_op, at) -> str:
     """The finding of an op with no Meta: its schema, its kernel, and a Meta registered
     under a name like it (the likely mistake)."""
     name = op._schema.name.split("::")[-1]
-    first = _kernel_at(registry, op, at)
+    first = _kernel_at(registry, op, audit_op, at)
     kernel = f"; its kernel is registered{placed(first)}" if first else ""
     r = _misnamed_meta(registry, op)
     hint = "; register one (TORCH_LIBRARY_IMPL(ns, Meta, m) or torch.library.register_fake)"
@@ -445,10 +445,14 @@ def _no_meta(registry, op, audit_op, at) -> str:
     )
 
 
-def _kernel_at(registry, op, at):
-    """Where ``op``'s first kernel (any registration but a Meta) is registered, or None."""
+def _kernel_at(registry, op, audit_op, at):
+    """Where ``op``'s first kernel (any registration but a Meta) is registered in C++,
+    else where its first Python kernel is defined (MindSpeed's ``npu_gmm.List``), or None."""
     kernels = [r for r in _registrations(registry, op) if r.key != "Meta"]
-    return at(kernels[0].path, kernels[0].line) if kernels else None
+    if kernels:
+        return at(kernels[0].path, kernels[0].line)
+    python = [where for key, (_, _, where) in audit_op.kernels.items() if key != "Meta" and where]
+    return python[0] if python else None
 
 
 def _misnamed_meta(registry, op):
@@ -506,7 +510,7 @@ def _dropped(registry, op, audit_op, at) -> list[str]:
     kernel writes (the library's code need not say what): its schema and its kernel."""
     if not _drops(op):
         return []
-    first = _kernel_at(registry, op, at)
+    first = _kernel_at(registry, op, audit_op, at)
     kernel = f" for its kernel{placed(first)}" if first else ""
     r = _misnamed_meta(registry, op)
     stray = (
@@ -535,7 +539,7 @@ def _inplace_returns(registry, op, audit_op, at) -> list[str]:
     ]
     if not fresh:
         return []
-    first = _kernel_at(registry, op, at)
+    first = _kernel_at(registry, op, audit_op, at)
     kernel = f"; its kernel{placed(first)}" if first else ""
     return [
         f"{audit_op.qualname} is in-place (writes {written[0].name}) but its schema"
