@@ -1,5 +1,5 @@
-"""The progress lines: skips folded, ``-q``'s one line per op, a long folded cell still
-written before its outcome."""
+"""The progress lines: an op's skips folded, ``-q``'s one line per op, a cell that runs
+long written before its outcome."""
 
 from __future__ import annotations
 
@@ -26,30 +26,33 @@ def _run(progress: Progress, held_wait: float = 0.0) -> None:
     progress.close()
 
 
-def test_an_ops_skips_after_its_first_are_one_line_and_a_cell_that_runs_is_written():
+def test_an_ops_skips_in_a_row_are_one_line_a_lone_skip_its_own():
     """The vllm-ascend audit wrote 63 "skip (0.00 s)" lines, five per op not audited."""
     stream = io.StringIO()
     _run(Progress(7, stream))
     assert stream.getvalue().splitlines() == [
         "[1/7] ns::a [schema-static] ... pass (0.50 s)",
-        "[2/7] ns::b [fake-static] ... skip (0.50 s)",
-        "[3-5/7] ns::b ... 3 skip",
+        "[2-5/7] ns::b ... 4 skip",
         "[6/7] ns::c [schema-static] ... skip (0.50 s)",
         "[7/7] ns::c [fake-static] ... fail (0.50 s)",
     ]
 
 
-def test_a_folded_cell_that_runs_long_is_written_before_its_outcome(monkeypatch):
-    """A hang after a skip still leaves its cell the last line of the log."""
+def test_a_cell_that_runs_long_is_written_before_its_outcome_after_the_skips(monkeypatch):
+    """A hang still leaves its cell the last line of the log."""
     monkeypatch.setattr(progress_module, "LONG", 0.05)
     stream = io.StringIO()
-    progress = Progress(2, stream)
+    progress = Progress(3, stream)
     _cell(progress, "ns::c", "schema-static", "skip")
+    _cell(progress, "ns::c", "schema-dynamic", "skip")
     progress.start("ns::c [fake-static]", op="ns::c")
     deadline = time.monotonic() + 5
     while not stream.getvalue().endswith("... ") and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert stream.getvalue().splitlines()[-1] == "[2/2] ns::c [fake-static] ... "
+    assert stream.getvalue().splitlines() == [
+        "[1-2/3] ns::c ... 2 skip",
+        "[3/3] ns::c [fake-static] ... ",
+    ]
 
 
 def test_quiet_writes_one_line_per_op_with_its_counts():

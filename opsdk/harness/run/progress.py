@@ -1,15 +1,12 @@
 """The progress lines `opsdk check` prints while it runs: ``[ 7/45] ns::op [ge-dynamic] ... pass``.
 
-The cell is written before it runs and its status after, on the same line, so
-a cell that hangs or crashes the process is the last thing in the log. The
-same plain lines serve a terminal and a CI log; a reader that stops reading
-(``| head``) costs them, never the run (:mod:`opsdk._streams`).
-
-Skips are folded: once a cell of an op skipped, the op's next cells are written only
-when one does not skip or runs past :data:`LONG` seconds (then before its outcome, as
-any cell's), and the skips between are one line (``[ 8-11/40] ns::op ... 4 skip``).
-``quiet`` (``-q``) writes one line per op: its name as its first cell starts, its
-cells' counts once the next op starts.
+The cell is written and its status after, on the same line; a cell's line is held
+until it ends or runs :data:`LONG` seconds, so that an op's skips in a row are one line
+(``[ 8-11/40] ns::op ... 4 skip``) and a cell that hangs is still the last thing in the
+log (a crash within the second is named by the watcher's notice:
+:mod:`opsdk.harness.run.watch`). The same plain lines serve a terminal and a CI log; a
+reader that stops reading (``| head``) costs them, never the run (:mod:`opsdk._streams`). ``quiet`` (``-q``) writes one line per op: its name
+as its first cell starts, its cells' counts once the next op starts.
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ from opsdk.harness.cell import Result
 
 __all__ = ["LONG", "Progress"]
 
-LONG = 1.0  # seconds a cell folded after a skip may run before its line is written
+LONG = 1.0  # seconds a cell runs before its line is written without its outcome
 
 
 class Progress:
@@ -42,55 +39,57 @@ class Progress:
         self._quiet = quiet
         self._op: str | None = None  # the op of the cell started last
         self._counts: Counter = Counter()  # quiet: the statuses of the op's cells so far
-        self._skipped = False  # the cell finished last skipped: its op's next cells fold
-        self._folded: list[int] = []  # positions of the skips folded since its line
-        self._held = ""  # the line of a folded cell running, written if it runs long
+        self._skips: list[tuple[int, str]] = []  # (position, line) of the op's skips unsaid
+        self._held = ""  # the line of the cell running, until it runs LONG or ends
         self._timer: threading.Timer | None = None
         self._lock = threading.Lock()  # the timer's thread writes too
 
     def start(self, label: str, op: str | None = None) -> None:
         """Announce the next cell (or an op's block of cells, see ``finish``); ``op``, the
-        cell's op, lets its line fold with the op's others (see the module)."""
+        cell's op, holds its line until it ran :data:`LONG` seconds or ended, so that the
+        op's skips fold and ``quiet`` says the op once (see the module)."""
         line = f"[{self._done + 1:>{self._width}}/{self.total}] {label} ... "
-        if op is not None and op == self._op and (self._quiet or self._skipped):
-            if not self._quiet:
-                self._held = line
-                self._timer = threading.Timer(LONG, self._unfold)
-                self._timer.daemon = True
-                self._timer.start()
-            return
-        self.close()
-        self._op = op
-        if self._quiet and op is not None:
-            line = f"[{self._done + 1:>{self._width}}/{self.total}] {op} ... "
-        self._write_open(line)
+        if op != self._op or op is None:
+            self.close()
+            self._op = op
+            if self._quiet and op is not None:
+                self._write_open(f"[{self._done + 1:>{self._width}}/{self.total}] {op} ... ")
+        if op is None:
+            self._write_open(line)
+        elif not self._quiet:
+            self._held = line
+            self._timer = threading.Timer(LONG, self._ran_long)
+            self._timer.daemon = True
+            self._timer.start()
 
     def _write_open(self, line: str) -> None:
         self._open = line
         self.stream.write(line)
         self.stream.flush()
 
-    def _unfold(self) -> None:
+    def _ran_long(self) -> None:
         """The held cell's line, once it ran long: the skips before it first."""
         with self._lock:
             if self._held:
-                self._say_folded()
+                self._say_skips()
                 self._write_open(self._held)
                 self._held = ""
 
-    def _say_folded(self) -> None:
-        if self._folded:
-            first, last = self._folded[0], self._folded[-1]
-            where = f"{first:>{self._width}}-{last}" if last > first else f"{first:>{self._width}}"
-            n = len(self._folded)
-            self.stream.write(f"[{where}/{self.total}] {self._op} ... {n} skip\n")
-            self.stream.flush()
-            self._folded = []
+    def _say_skips(self) -> None:
+        """The op's skips not said yet: a lone one as any cell, more as one line."""
+        if len(self._skips) == 1:
+            self.stream.write(self._skips[0][1])
+        elif self._skips:
+            first, last = self._skips[0][0], self._skips[-1][0]
+            where = f"{first:>{self._width}}-{last}/{self.total}"
+            self.stream.write(f"[{where}] {self._op} ... {len(self._skips)} skip\n")
+        self.stream.flush()
+        self._skips = []
 
     def close(self) -> None:
-        """End what is pending: the skips folded, a quiet op's line with its counts."""
+        """End what is pending: the op's skips, a quiet op's line with its counts."""
         with self._lock:
-            self._say_folded()
+            self._say_skips()
             if self._counts:
                 self._end(", ".join(f"{n} {status}" for status, n in self._counts.items()))
                 self._counts = Counter()
@@ -129,24 +128,21 @@ class Progress:
         if self._quiet and self._op is not None:
             self._counts.update(r.status for r in results)
             return
-        skipped = len(results) == 1 and results[0].status == "skip"
-        with self._lock:
-            held, self._held = self._held, ""
-            if held and skipped:
-                self._folded.append(position)
-                return
-            if held:
-                self._say_folded()
-                self._write_open(held)
-        self._skipped = skipped
         if len(results) == 1:
             [r] = results
             where = f" in {r.layer}" if r.layer else ""
             text = f"{r.status}{where} ({'cached' if r.cached else f'{r.seconds:.2f} s'})"
         else:
-            text = ", ".join(
-                f"{n} {status}" for status, n in Counter(r.status for r in results).items()
-            )
+            counts = Counter(r.status for r in results)
+            text = ", ".join(f"{n} {status}" for status, n in counts.items())
+        with self._lock:
+            held, self._held = self._held, ""
+            if held and results[0].status == "skip":
+                self._skips.append((position, f"{held}{text}\n"))
+                return
+            if held:
+                self._say_skips()
+                self._write_open(held)
         self._end(text)
 
     def _end(self, text: str) -> None:
