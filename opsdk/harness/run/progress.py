@@ -5,8 +5,9 @@ until it ends or runs :data:`LONG` seconds, so that an op's skips in a row are o
 (``[ 8-11/40] ns::op ... 4 skip``) and a cell that hangs is still the last thing in the
 log (a crash within the second is named by the watcher's notice:
 :mod:`opsdk.harness.run.watch`). The same plain lines serve a terminal and a CI log; a
-reader that stops reading (``| head``) costs them, never the run (:mod:`opsdk._streams`). ``quiet`` (``-q``) writes one line per op: its name
-as its first cell starts, its cells' counts once the next op starts.
+reader that stops reading (``| head``) costs them, never the run (:mod:`opsdk._streams`).
+``quiet`` (``-q``) writes one line per op: its name as its first cell starts, its cells'
+counts once the next op starts.
 """
 
 from __future__ import annotations
