@@ -512,7 +512,9 @@ def _dropped(registry, op, audit_op, at) -> list[str]:
         return []
     first = _kernel_at(registry, op, audit_op, at)
     kernel = f" for its kernel{placed(first)}" if first else ""
-    r = _misnamed_meta(registry, op)
+    # a stray Meta under a name like the op's is likely its own, if it has none
+    own = any(r.key == "Meta" for r in _registrations(registry, op))
+    r = None if own else _misnamed_meta(registry, op)
     stray = (
         f"; the Meta registered for {r.name!r}{placed(at(r.path, r.line))} is not needed then"
         if r is not None
