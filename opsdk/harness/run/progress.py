@@ -3,7 +3,7 @@
 The cell is written and its status after, on the same line; a cell's line is held
 until it ends or runs :data:`LONG` seconds, so that an op's skips in a row are one line
 (``[ 8-11/40] ns::op ... 4 skip``) and a cell that hangs is still the last thing in the
-log (a crash within the second is named by the watcher's notice:
+log (a crash before its line is written is named by the watcher's notice:
 :mod:`opsdk.harness.run.watch`). The same plain lines serve a terminal and a CI log; a
 reader that stops reading (``| head``) costs them, never the run (:mod:`opsdk._streams`).
 ``quiet`` (``-q``) writes one line per op: its name as its first cell starts, its cells'
@@ -23,7 +23,7 @@ from opsdk.harness.cell import Result
 
 __all__ = ["LONG", "Progress"]
 
-LONG = 1.0  # seconds a cell runs before its line is written without its outcome
+LONG = 0.25  # seconds a cell runs before its line is written without its outcome (a skip: ~0)
 
 
 class Progress:
