@@ -14,8 +14,7 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from opsdk.cann import infer
-from opsdk.cann._model import CannOp
+from opsdk.cann import CannOp, infer
 from opsdk.cann.kernel.scalars import one_element
 from opsdk.cann.kernel.sources import FOLDER, sibling_kernels
 from opsdk.cann.kernel.sources import find as find_sources
