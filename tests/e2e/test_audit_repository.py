@@ -190,7 +190,9 @@ def test_mindspeed_python_library_npu_gmm_list_has_no_fake(tmp_path_factory, ops
     )
     assert "audited 10 of 10 ops" in run.stdout, run.stdout + run.stderr
     assert set(_failures(run)) == {("npu_gmm.List", "registry")}
-    assert "mindspeed/op_builder/gmm_builder.py:" in _failures(run)[("npu_gmm.List", "registry")]
+    finding = _failures(run)[("npu_gmm.List", "registry")]
+    assert "mindspeed/op_builder/gmm_builder.py:" in finding
+    assert "its kernel is registered (mindspeed/ops/gmm.py:" in finding  # a Python kernel
 
 
 def test_a_meta_file_is_built_once_per_set_of_sources_its_headers_included(tmp_path, monkeypatch):
