@@ -11,14 +11,44 @@ again. Text the encoding cannot carry is written with backslash escapes.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
 from typing import TextIO
 
-__all__ = ["drop", "kept", "shows"]
+__all__ = ["captured", "drop", "kept", "shows"]
+
+
+@contextlib.contextmanager
+def captured() -> Iterator[list[str]]:
+    """What the process prints on stdout and stderr while active, taken at their file
+    descriptors (a library's own log handlers and C code too, which bypass Python's
+    streams): the lines fill the list yielded on exit, nothing reaches the user."""
+    lines: list[str] = []
+    _flush()
+    with tempfile.TemporaryFile() as held:
+        saved = [os.dup(1), os.dup(2)]
+        try:
+            os.dup2(held.fileno(), 1)
+            os.dup2(held.fileno(), 2)
+            yield lines
+        finally:
+            _flush()
+            for fd, copy in zip((1, 2), saved, strict=True):
+                os.dup2(copy, fd)
+                os.close(copy)
+            held.seek(0)
+            lines += [t for t in held.read().decode(errors="replace").splitlines() if t.strip()]
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            stream.flush()
 
 
 def drop(fd: int) -> None:

@@ -75,6 +75,7 @@ class Settings:
     report: Path | None = None
     markdown: Path | None = None
     isolate: bool = False
+    quiet: bool = False
     timeout: float | None = None
     cell_timeout: float | None = None
     shard: tuple[int, int] | None = None
@@ -367,7 +368,7 @@ def execute(settings: Settings) -> Outcome:
         if drawer:
             drawer.forget((c.op.name, c.label) for c in cells)
         done, left = log.resumed(cells) if log else ({}, cells)
-        progress = Progress(len(cells), done=len(done))
+        progress = Progress(len(cells), done=len(done), quiet=settings.quiet)
         interrupted.say = progress.notice
         if cache is not None:
             cache.say = progress.notice
@@ -381,6 +382,7 @@ def execute(settings: Settings) -> Outcome:
             ran = _isolated(settings, suite, left, progress, cache, folder)
         else:
             ran = _journaled(log, suite, left, cache, progress, stop)
+        progress.close()
         by_id = done | {r.id: r for r in ran}
         results = [by_id[c.id] for c in cells]
         summary = "\n".join([report.matrix(results), *suite.said(results)])
@@ -413,7 +415,7 @@ def _journaled(log, suite: Suite, cells, cache, progress, stop) -> list:
     def start(cell) -> None:
         if log:
             log.start(cell)
-        progress.start(f"{cell.op.name} [{cell.label}]")
+        progress.start(f"{cell.op.name} [{cell.label}]", op=cell.op.name)
 
     def finish(result) -> None:
         if log:

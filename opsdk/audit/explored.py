@@ -24,7 +24,7 @@ from pathlib import Path
 from opsdk._runtime import spec
 from opsdk.cann import explore, infer
 from opsdk.cann.explore.cases import Case
-from opsdk.cann.explore.torch_side import TorchOp
+from opsdk.cann.explore.torch_side import TorchOp, Unbound
 from opsdk.errors import SpecError
 from opsdk.harness.core import infer_nodes as nodes
 from opsdk.offline.ge.proto import decode_attr
@@ -62,7 +62,9 @@ def explored(
     try:
         side = TorchOp(audit_op.op, ir, device="npu")
     except SpecError as err:
-        return [], f"{node.type}: not explored ({err})", False
+        # the binding is the converter's: a library's note, nothing for the user to name
+        how = ", by name or as the converter feeds it" if isinstance(err, Unbound) else ""
+        return [], f"{node.type}: not explored ({err}{how})", False
     unfed = [i.name for i in ir.inputs if i.kind != "optional" and i.name not in side.inputs]
     if unfed:
         return [], f"{node.type}: not explored (inputs {unfed} are made by the converter)", False

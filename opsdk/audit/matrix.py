@@ -20,6 +20,7 @@ from opsdk._runtime import spec
 from opsdk._runtime.patches import guard_profiling_skipped
 from opsdk.audit import AUDIT, REGISTRY, check_named, search
 from opsdk.audit.checks import Undecided
+from opsdk.audit.model import BY_REGISTRY
 from opsdk.harness import columns, not_run
 from opsdk.harness.cell import Cell, CellFailure, OpUnderTest, Result
 from opsdk.harness.failures import as_failure, raise_out_of_memory
@@ -101,7 +102,9 @@ def left_out(library, checks=None, pattern: str | None = None) -> list[str]:
     return lines
 
 
-def _run(library, audit_op, cell: Cell) -> Result:
+def _run(library, audit_op, cell: Cell, registered: bool) -> Result:
+    """The cell's result; ``registered``: the op's registry cell is in this run (else a
+    reason that cites its finding says the finding itself)."""
     start = time.perf_counter()
     judge = check_named(cell.column)
     check = judge.checker()
@@ -121,7 +124,11 @@ def _run(library, audit_op, cell: Cell) -> Result:
         except CellFailure as failure:
             status, layer, message = "fail", failure.layer, str(failure)
         except Undecided as undecided:
-            status, message = "skip", NOT_AUDITED + str(undecided)
+            said = str(undecided)
+            if said.endswith(BY_REGISTRY) and not registered:  # the finding is nowhere else
+                finding = "; ".join(audit_op.findings)
+                said = f"{said.removesuffix(BY_REGISTRY)}; the registry check finds: {finding}"
+            status, message = "skip", NOT_AUDITED + said
         except Exception as err:  # noqa: BLE001 - one op's crash must not end the audit
             raise_out_of_memory(err)  # the process's, not the cell's
             crash = as_failure(err, default_layer=judge.error_layer)
@@ -163,12 +170,15 @@ def run(
 ) -> list[Result]:
     """Every cell's result, in order; cells a ``stop`` left are ``not run``."""
     by_name = {a.qualname: a for a in library.ops}
+    registered = {c.op.name for c in cell_list if c.column == REGISTRY}
     with values_unread():  # the checks read shapes and dtypes, never values
-        results = _each(library, by_name, cell_list, cache, on_start, on_result, stop)
+        results = _each(library, by_name, registered, cell_list, cache, on_start, on_result, stop)
     return results + [not_run(c) for c in cell_list[len(results) :]]
 
 
-def _each(library, by_name, cell_list, cache, on_start, on_result, stop) -> list[Result]:
+def _each(
+    library, by_name, registered, cell_list, cache, on_start, on_result, stop
+) -> list[Result]:
     results = []
     for cell in cell_list:
         if stop is not None and stop():
@@ -178,7 +188,7 @@ def _each(library, by_name, cell_list, cache, on_start, on_result, stop) -> list
         result = cache.get(cell) if cache is not None else None
         if result is None:
             try:
-                result = _run(library, by_name[cell.op.name], cell)
+                result = _run(library, by_name[cell.op.name], cell, cell.op.name in registered)
             except KeyboardInterrupt:
                 if stop is None:
                     raise

@@ -15,7 +15,18 @@ import torch
 from opsdk._runtime import spec
 from opsdk.cann.explore.torch_side import behind_torch
 
-__all__ = ["AuditOp", "Library", "Source", "defined_at", "fake_function_at", "placeholder"]
+__all__ = [
+    "BY_REGISTRY",
+    "AuditOp",
+    "Library",
+    "Source",
+    "defined_at",
+    "fake_function_at",
+    "placeholder",
+]
+
+# How a reason not to audit a cell ends when the registry check's finding says it in full.
+BY_REGISTRY = " (the registry check's finding)"
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,9 @@ class CannOp:
     # The chips an OpDef configures (AddConfig), in order; not compared: REG_OP and msopgen
     # JSON, which the same op also reads from, name none.
     chips: tuple[str, ...] = field(default=(), compare=False)
+    # Tensor inputs the op's kernel reads one element of (a scalar passed as a tensor:
+    # Pows' x2), which its cases give sizes (1,): :mod:`opsdk.cann.kernel.scalars`.
+    scalars: frozenset[str] = field(default=frozenset(), compare=False)
 
 
 def counts(ir: IrDef) -> dict[str, str]:

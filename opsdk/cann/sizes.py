@@ -6,7 +6,8 @@ tensors get alike sizes (an elementwise op, a matmul and a broadcast all run), a
 distinct sizes (a fake that swaps dims shows). Where the op's own C++ InferShape is at
 hand (``accepts``), those first sizes must be a case it accepts; if not, a short fixed
 list of other candidates is tried in order (other ranks; one tensor's last dim 2, as a
-grid's; one tensor 1-D, as a bias) and the first accepted wins. Cheap (an InferShape call
+grid's; one tensor 1-D, as a bias) and the first accepted wins. A tensor the kernel reads
+one element of (``CannOp.scalars``) is ``(1,)`` in every candidate. Cheap (an InferShape call
 is microseconds, at most :data:`LIMIT` of them) and deterministic; when none is accepted
 the first guess stays and :class:`Sizes` says so, for specs.py to tell the user.
 """
@@ -99,6 +100,7 @@ def candidates(cann: CannOp, tensors: list[str]):
             variants.append({**alike, t: (*alike[t][:-1], 2)} if alike[t] else alike)
             variants.append({**alike, t: (4,)} if not fixed_rank(cann, t) else alike)
         for shapes in variants:
+            shapes = {t: (1,) if t in cann.scalars else s for t, s in shapes.items()}
             key = tuple(shapes.items())
             if key not in seen:
                 seen.add(key)

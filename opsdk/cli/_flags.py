@@ -126,6 +126,12 @@ def matrix_flags(parser: argparse.ArgumentParser) -> None:
     """The flags `opsdk check` and `opsdk audit` share."""
     choices_flag(parser, "--shapes", SHAPE_MODES, "MODES", "shape modes")
     parser.add_argument("-k", dest="pattern", help="only ops whose name contains PATTERN")
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="one progress line per op, not per cell (the matrix and findings stay)",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report here")
     parser.add_argument(
         "--report",

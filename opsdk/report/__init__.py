@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import shlex
 import shutil
 import sys
@@ -42,6 +43,8 @@ _PIPED_WIDTH = 100  # the matrix's width when stdout is no terminal (a CI log, a
 CONFORMANCE = "opsdk conformance"  # the title of `opsdk check`'s reports
 AUDIT = "opsdk audit"  # the title of `opsdk audit`'s reports
 _WARNING_WIDTH = 100  # the terminal shows a warning's first line, cut to this; reports in full
+_SAID_ONCE = 80  # characters of a failure's closing clauses the terminal says once, then refers to
+_CLAUSE = re.compile(r"[:;] ")  # where a message's clauses start (the fix is the last ones)
 
 
 def run_info(target: str, title: str = CONFORMANCE) -> dict:
@@ -185,6 +188,24 @@ def _shown(warning: str, skipped: set[str]) -> str:
     return line if any(reason in line for reason in skipped) else _clip(line)
 
 
+def _said_once(failed: list[Result]) -> list[str]:
+    """Each failure's line, with closing clauses of at least :data:`_SAID_ONCE` characters
+    that an earlier line said (the same defect's why and fix, op after op) referring to
+    that line instead; the reports keep every message whole."""
+    first: dict[str, str] = {}  # a closing text -> the cell that said it first
+    lines = []
+    for r in failed:
+        line = r.describe()
+        cuts = [m.end() for m in _CLAUSE.finditer(line)]
+        tails = [line[c:] for c in cuts if len(line) - c >= _SAID_ONCE]
+        said = next((t for t in tails if t in first), None)
+        for tail in tails:
+            first.setdefault(tail, f"{r.op} [{r.label}]")
+        said_above = said and line[: len(line) - len(said)] + f"as for {first[said]} above"
+        lines.append(said_above or line)
+    return lines
+
+
 def _terminal_width() -> int:
     return shutil.get_terminal_size((_PIPED_WIDTH, 24)).columns
 
@@ -239,7 +260,7 @@ def matrix(results: list[Result], width: int | None = None) -> str:
     lines.append("(" + ", ".join(f"{m[0]} = {m}" for m in shapes) + "; " + legend + ")")
     if problems(results):
         lines.append("")
-        lines += [r.describe() for r in problems(results)]
+        lines += _said_once(problems(results))
     if any(r.warnings for r in results):
         lines += ["", "Warnings (in full in the --json, --report and --markdown files):"]
         lines += _warnings(results)

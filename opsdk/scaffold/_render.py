@@ -308,6 +308,8 @@ def render(op: spec.OpSpec, req: NewRequest, staging: Path, package: str | None 
     try:
         ctx = json.loads((TEMPLATE_DIR / "cookiecutter.json").read_text())
         cann_side = _from_cann(req) if req.from_cann is not None else None
+        if cann_side:  # a scalar passed as a tensor gets sizes (1,) in the specs
+            cann_side = replace(cann_side, op=cann_kernel.with_scalars(req.from_cann, cann_side.op))
         inference = cann_infer.find(req.from_cann, cann_side.ir.op_type) if cann_side else None
         if inference:  # the specs' sizes are held to the op's own InferShape
             accepts = cann_infer.acceptor(inference, cann_side.ir, cann_side.op)

@@ -11,21 +11,38 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
-from opsdk.cann import infer
+from opsdk.cann import CannOp, infer
+from opsdk.cann.kernel.scalars import one_element
 from opsdk.cann.kernel.sources import FOLDER, sibling_kernels
 from opsdk.cann.kernel.sources import find as find_sources
 
-__all__ = ["copy"]
+__all__ = ["copy", "with_scalars"]
+
+
+def _project(source: Path) -> Path:
+    """The AscendC project of the definition ``source`` (an ``op_host`` file, or the project)."""
+    folder = Path(source).resolve().parent
+    return folder.parent if folder.name == "op_host" else folder
+
+
+def with_scalars(source: Path, op: CannOp) -> CannOp:
+    """``op`` knowing the tensor inputs its kernel (in the project of ``source``) reads one
+    element of, which its cases give sizes (1,) (:mod:`opsdk.cann.kernel.scalars`)."""
+    found = find_sources(op.ir.op_type, _project(source))
+    if found is None:
+        return op
+    inputs = [i.name for i in op.ir.inputs]
+    return replace(op, scalars=one_element(found.entry.source.parent, inputs))
 
 
 def copy(source: Path, op_type: str, package: Path) -> bool:
     """Copy ``op_type``'s AscendC sources from the project of its definition ``source``
     (an ``op_host`` file, or the project) into ``package/cann_kernel``; False when the
     project has no kernel entry for it."""
-    folder = Path(source).resolve().parent
-    root = folder.parent if folder.name == "op_host" else folder
+    root = _project(source)
     found = find_sources(op_type, root)
     if found is None:
         return False

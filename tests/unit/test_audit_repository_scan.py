@@ -200,6 +200,23 @@ def test_an_op_whose_call_torch_compile_drops_is_one_finding_and_its_traces_not_
     assert found["store"][0] == [] and found["store"][1].untraceable == ""  # (a!): kept
     [bare], _ = found["bare"]  # one fix, not two: no "register a Meta" beside it
     assert "drops" in bare and "it needs no Meta" in bare and "has no Meta" not in bare
+    # vllm-ascend's store_kv_block_metadata: a Meta registered as store_kv_block_pre (no
+    # schema's) is not asked to be renamed beside the (a!) fix: marking alone is the fix
+    lib.define("keep(Tensor x, Tensor cache) -> ()")
+    stray = SimpleNamespace(
+        key="Meta", namespace="t_dropped", name="keep_pre", path="m.cpp", line=3
+    )
+    registry = SimpleNamespace(registrations=[stray], schemas=[])
+    op = torch.ops.t_dropped.keep.default
+    audit_op = AuditOp(op, "t_dropped::keep", None, None)
+    [keep] = repository._findings(registry, op, audit_op, lambda p, n: Source(p, n), {})
+    assert "has no Meta" not in keep and "name it" not in keep
+    assert "it needs no Meta; the Meta registered for 'keep_pre' (m.cpp:3) is not needed" in keep
+    # vllm-ascend's store_kv_block has a Meta of its own: the stray one is not its
+    own = SimpleNamespace(key="Meta", namespace="t_dropped", name="keep", path="m.cpp", line=4)
+    registry = SimpleNamespace(registrations=[stray, own], schemas=[])
+    [keep] = repository._findings(registry, op, audit_op, lambda p, n: Source(p, n), {})
+    assert keep.endswith("it needs no Meta)")
 
 
 def test_a_symbol_a_meta_file_misses_is_said_with_the_file_defining_it(tmp_path):
@@ -219,3 +236,99 @@ def test_a_symbol_a_meta_file_misses_is_said_with_the_file_defining_it(tmp_path)
     )
     assert repository._defined_elsewhere("absent(int)", tmp_path) == ""
     assert repository._defined_elsewhere("", tmp_path) == ""
+
+
+def test_the_schema_cell_of_an_op_with_no_meta_says_so_not_that_the_meta_refuses():
+    """The trial's schema cells noted "the Meta function refuses case ..." for ops with
+    no Meta at all: the note says there is nothing to hold the returns to, and whose
+    finding that is."""
+    import torch
+
+    from opsdk.audit.checks import schema
+    from opsdk.audit.model import AuditOp
+    from opsdk.inputs import F32, Support
+
+    lib = torch.library.Library("t_nometa", "FRAGMENT")  # noqa: TID251 - a test op
+    lib.define("lone(Tensor x) -> Tensor")
+    op = AuditOp(torch.ops.t_nometa.lone.default, "t_nometa::lone", None, None)
+    op.cases = [Support(F32(2, 3))]
+    [note] = schema.check_aliasing(op)
+    assert note == (
+        "returns' aliasing not checked: it has no fake (Meta) function (the fake check's finding)"
+    )
+    op.untraceable = "it has no Meta or fake function to trace (the registry check's finding)"
+    assert schema.check_aliasing(op) == [f"returns' aliasing not checked: {op.untraceable}"]
+
+
+def test_what_a_module_prints_while_imported_is_said_once_under_its_name(tmp_path, capfd):
+    """sgl-kernel-npu's attentions logged "[MindIE-SD] [ERROR] ... doesn't exist" on the
+    user's stderr while the audit imported it, beside its own "not imported" line: its
+    prints are the audit's to say, attributed; a log of the error raised is said once."""
+    import sys
+
+    from opsdk.audit import repository
+
+    (tmp_path / "noisy_lib").mkdir()
+    (tmp_path / "noisy_lib" / "__init__.py").write_text(
+        "import logging, os, sys\n"
+        "# torch.library registers nothing here: the audit imports it for this word\n"
+        "log = logging.getLogger('noisy_lib')\n"
+        "log.addHandler(logging.StreamHandler(sys.__stderr__))  # pytest swaps sys.stderr\n"
+        "log.error('[LIB] ERROR the plugin .so is missing')\n"
+        "os.write(1, b'from C: loaded\\n')\n"
+        "raise RuntimeError('the plugin .so is missing')\n"
+    )
+    said: list[str] = []
+    try:
+        failed = repository._import_python(tmp_path, said)
+    finally:
+        sys.modules.pop("noisy_lib", None)
+    assert list(failed) == [
+        "noisy_lib/__init__.py: not imported: RuntimeError: the plugin .so is missing"
+    ]
+    assert said == ["noisy_lib/__init__.py: printed while imported: from C: loaded"]
+    out, err = capfd.readouterr()
+    assert "loaded" not in out and "LIB" not in err
+
+
+def test_a_skip_citing_the_registry_finding_says_it_when_that_check_is_not_run():
+    """`--checks npugraph_ex` alone: vllm-ascend's store_kv_block cells said "(the registry
+    check's finding)", a finding that run never showed; they say the finding itself then."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from opsdk.audit import matrix, repository
+    from opsdk.audit.model import AuditOp, Library, Source
+
+    lib = torch.library.Library("t_cited", "FRAGMENT")  # noqa: TID251 - a test op
+    lib.define("store(Tensor x, Tensor cache) -> ()")
+    op = torch.ops.t_cited.store.default
+    audit_op = AuditOp(op, "t_cited::store", None, None, schema_at=Source("csrc/b.cpp", 3))
+    registry = SimpleNamespace(registrations=[], schemas=[])
+    audit_op.findings = repository._findings(registry, op, audit_op, None, {})
+    library = Library("t_cited", [audit_op], from_sources=True)
+    alone = matrix.run(library, matrix.cells(library, ["npugraph_ex"], ("static",)))
+    both = matrix.run(library, matrix.cells(library, ["npugraph_ex", "registry"], ("static",)))
+    assert "the registry check finds: t_cited::store returns nothing" in alone[0].message
+    assert both[0].message.endswith("captures it (the registry check's finding)")
+
+
+def test_a_finding_names_a_python_kernel_where_no_cpp_one_is_registered():
+    """MindSpeed's npu_gmm.List: no Meta, its PrivateUse1 kernel a Python function
+    (``@impl(AS_LIBRARY, "npu_gmm.List", "PrivateUse1")``): the finding names it too."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from opsdk.audit import repository
+    from opsdk.audit.model import AuditOp, Source
+
+    lib = torch.library.Library("t_pykernel", "FRAGMENT")  # noqa: TID251 - a test op
+    lib.define("gmm.List(Tensor x, int[]? group_list=None) -> Tensor")
+    op = torch.ops.t_pykernel.gmm.List
+    audit_op = AuditOp(op, "t_pykernel::gmm.List", None, None, schema_at=Source("b.py", 92))
+    audit_op.kernels = {"PrivateUse1": (print, False, Source("ops/gmm.py", 155))}
+    registry = SimpleNamespace(registrations=[], schemas=[])
+    [finding] = repository._findings(registry, op, audit_op, None, {})
+    assert "(schema (b.py:92); its kernel is registered (ops/gmm.py:155))" in finding

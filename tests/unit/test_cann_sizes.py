@@ -114,3 +114,51 @@ def test_opsdk_new_asks_the_op_s_compiled_infershape(tmp_path):
     pkg = new(NewRequest("gs", namespace="t_gs", out=tmp_path / "out", from_cann=source)).path
     specs = (pkg / "gs" / "specs.py").read_text()
     assert "Support(F32(4, 4, 4, 4), F32(4, 4, 4, 2, static_dims=(3,)))" in specs
+
+
+# The shape of ops-math's Pows kernel (written here, not copied): x2 bound to a GlobalTensor
+# read only as its element 0; x1 copied in blocks.
+_POWS_KERNEL = """
+template <typename T> class PowsBase {
+    GlobalTensor<T> x1Gm, x2Gm, yGm;  // x2Gm[0] is the exponent
+    __aicore__ inline void Init(GM_ADDR x1, GM_ADDR x2, GM_ADDR y) {
+        x1Gm.SetGlobalBuffer((__gm__ T*)x1);
+        x2Gm.SetGlobalBuffer((__gm__ T*)x2);
+        yGm.SetGlobalBuffer((__gm__ T*)y);
+    }
+    __aicore__ inline void Process() {
+        DataCopy(ubX1, x1Gm[offset], length);
+        this->scalar = this->x2Gm.GetValue(0);
+    }
+};
+"""
+
+
+def test_an_input_the_kernel_reads_one_element_of_is_sized_1_in_the_cases(tmp_path):
+    """The trial's Pows: its definition gives x2 x1's dtypes and says nothing of its shape
+    (no InferShape); its kernel reads x2 as one value: the cases give it (1,), not x1's."""
+    import dataclasses
+
+    from opsdk.cann.kernel.scalars import one_element
+
+    kernels = tmp_path / "op_kernel"
+    kernels.mkdir()
+    (kernels / "pows_base.h").write_text(_POWS_KERNEL)
+    assert one_element(kernels, ["x1", "x2"]) == {"x2"}
+    (kernels / "pows_more.h").write_text("void f() { DataCopy(ub, x2Gm[8], 16); }\n")
+    assert one_element(kernels, ["x1", "x2"]) == set()  # read as a block too: a tensor
+    (op,) = cann.read(_opdef())
+    side = torch_side(op)
+    scalar = dataclasses.replace(op, scalars=frozenset({"grid"}))
+    assert cases(spec.parse(f"t::gs{side.schema}"), side.ir, scalar, None)[0] == (
+        "Support(F32(4, 4), F32(1))"
+    )
+
+
+def test_ops_math_pows_kernel_reads_x2_as_one_element(tmp_path_factory):
+    import mirrors
+
+    from opsdk.cann.kernel.scalars import one_element
+
+    root = mirrors.extract(tmp_path_factory, "hicann+ops-math", "math/pows/op_kernel")
+    assert one_element(root / "math/pows/op_kernel", ["x1", "x2"]) == {"x2"}

@@ -384,3 +384,16 @@ def test_a_fixed_argument_wins_over_an_attr_of_its_name_which_stays_pinned():
     assert side.pinned == frozenset({"dst_type"})
     side.fake(Case(((Tensor("DT_FLOAT16", (2,)),),), (40,)))
     assert seen == [296]
+
+
+def test_an_unbound_argument_is_said_without_a_fix_its_caller_owns():
+    """The trial's torch_npu note asked to "name it in IrDef.arg_names", which a wheel's
+    library has none of: TorchOp says what is unbound; opsdk check's infer adds the
+    IrDef fix, the audit's note says the converter binds it to nothing."""
+    from opsdk.cann.explore.torch_side import Unbound
+
+    lib = torch.library.Library("opsdk_explore_unbound", "FRAGMENT")  # noqa: TID251 - a test op
+    lib.define("scaled(Tensor x, float scale) -> Tensor")
+    ir = IrDef("Scaled", inputs=[Input("x")], outputs=[Output("y")])
+    with pytest.raises(Unbound, match="argument scale is no input or attr of Scaled$"):
+        TorchOp(torch.ops.opsdk_explore_unbound.scaled.default, ir, device="meta")

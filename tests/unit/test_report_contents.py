@@ -215,3 +215,25 @@ def test_a_passing_cells_notes_are_in_its_html_details_and_markdown_entry():
 
 
 NOTE = "host values taken: call 0 lens=[2]; call 1 lens=[3]"
+
+
+def test_the_terminal_says_a_failures_repeated_why_and_fix_once_then_refers_to_it():
+    """vllm-ascend's five ops whose call torch.compile drops each carried the same 200
+    characters of why and fix; the reports keep every message whole."""
+    fix = (
+        "torch.compile drops the call (nothing keeps it in the graph), and with it whatever "
+        "the op does; mark each argument its kernel writes Tensor(a!)"
+    )
+    failed = [
+        Result(f"ns::{op}", "registry", "static", "fail", "registry", f"{op} marks none: {fix}")
+        for op in ("a", "b")
+    ] + [Result("ns::c", "registry", "static", "fail", "registry", "short: same short fix")] * 2
+    lines = report.matrix(failed).splitlines()
+    assert f"ns::a [registry-static]: fail in layer registry: a marks none: {fix}" in lines
+    assert (
+        "ns::b [registry-static]: fail in layer registry: b marks none: "
+        "as for ns::a [registry-static] above"
+    ) in lines
+    assert (
+        lines.count("ns::c [registry-static]: fail in layer registry: short: same short fix") == 2
+    )

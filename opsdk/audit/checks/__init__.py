@@ -15,7 +15,7 @@ import logging
 
 from opsdk.harness.variants.cases import Call, on_device
 
-__all__ = ["Undecided", "first_call", "fake_outputs", "where"]
+__all__ = ["Undecided", "fake_outputs", "fakeable", "first_call", "where"]
 
 
 class Undecided(Exception):
@@ -24,6 +24,27 @@ class Undecided(Exception):
 
 def first_call(case) -> Call:
     return on_device(case.calls[0], "npu")
+
+
+def fakeable(overload) -> bool:
+    """Whether FakeTensorMode can run ``overload``, in its order: a decomposition, the fake
+    function, a Meta or composite kernel, nothing for an op that returns nothing (torch's
+    ``has_fake_kernel`` asks for these); the real kernel only in torch's own namespaces.
+    The audit's stand-in kernel is on PrivateUse1 and CPU: it does not count."""
+    import torch
+    from torch._decomp import decomposition_table, meta_table
+    from torch._library.utils import has_fake_kernel
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    return bool(
+        has_fake_kernel(overload)
+        or torch._C._dispatch_has_kernel_for_dispatch_key(
+            overload.name(), "CompositeExplicitAutogradNonFunctional"
+        )
+        or overload in meta_table
+        or overload in decomposition_table
+        or overload.namespace in FakeTensorMode._can_run_unsafe_fallback_allowed_namespaces
+    )
 
 
 def fake_outputs(op, call: Call):

@@ -15,13 +15,10 @@ import re
 
 import torch
 import torch._dynamo
-from torch._decomp import decomposition_table, meta_table
 from torch._dynamo.testing import CompileCounterWithBackend
-from torch._library.utils import has_fake_kernel
-from torch._subclasses.fake_tensor import FakeTensorMode
 
 from opsdk._runtime import spec
-from opsdk.audit.checks import Undecided, fake_outputs, where
+from opsdk.audit.checks import Undecided, fake_outputs, fakeable, where
 from opsdk.harness.cell import CellFailure
 from opsdk.harness.failures import first_line, root_cause
 from opsdk.harness.variants.cases import cases, mark_static, on_device, tensors_of
@@ -51,24 +48,12 @@ def check(library, op, shapes: str) -> list[str]:
 
 
 def check_has_fake(op) -> None:
-    """torch.compile traces an op under FakeTensorMode, which runs, in its order: a
-    decomposition, the fake function, a Meta or composite kernel, nothing for an op that
-    returns nothing (torch's ``has_fake_kernel`` asks for these); the real kernel only in
-    torch's own namespaces. An op with none of them cannot be traced at all (the stand-in
-    kernel is on PrivateUse1 and CPU: it does not count). A repository's op the
+    """torch.compile traces an op under FakeTensorMode: an op with nothing it can run
+    (:func:`~opsdk.audit.checks.fakeable`) cannot be traced at all. A repository's op the
     ``registry`` check found without one is that check's finding, not said again here."""
     if op.untraceable:
         raise Undecided(op.untraceable)
-    overload = op.op
-    if (
-        has_fake_kernel(overload)
-        or torch._C._dispatch_has_kernel_for_dispatch_key(
-            overload.name(), "CompositeExplicitAutogradNonFunctional"
-        )
-        or overload in meta_table
-        or overload in decomposition_table
-        or overload.namespace in FakeTensorMode._can_run_unsafe_fallback_allowed_namespaces
-    ):
+    if fakeable(op.op):
         return
     raise CellFailure(
         "fake",

@@ -95,7 +95,7 @@ def load(root: Path, defines: dict[str, str], definitions=None):
     unchecked = _build_meta(registry, root, defines, said)
     before = set(torch._C._dispatch_get_all_op_names())
     with pywrites.recorded({}) as kernels:
-        failed = _import_python(root)
+        failed = _import_python(root, said)
     said += list(failed)
     for name in sorted(set(torch._C._dispatch_get_all_op_names()) - before):
         if name.split("::")[0] not in {"aten", "prim", "prims"} and name not in defined:
@@ -223,12 +223,15 @@ def _defined_elsewhere(symbol: str, root: Path) -> str:
     )
 
 
-def _import_python(root: Path) -> dict[str, str]:
+def _import_python(root: Path, said: list[str]) -> dict[str, str]:
     """Import the repository's Python modules that register ops (the repository on the
-    path); of each that would not import, one line saying so -> its text."""
+    path); of each that would not import, one line saying so -> its text. What a module
+    prints while imported (its own logs: sgl-kernel-npu's ``[MindIE-SD] [ERROR]``) is
+    added to ``said`` once, under its name, not left on the user's terminal."""
+    from opsdk import _streams
     from opsdk.harness.failures import first_line
 
-    said = {}
+    failed = {}
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     for path in _python_files(root):
@@ -237,16 +240,23 @@ def _import_python(root: Path) -> dict[str, str]:
         top, name = _module_name(path)
         if str(top) not in sys.path:
             sys.path.insert(0, str(top))
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                importlib.import_module(name)
-        except BaseException as err:  # noqa: BLE001 - a module that does not import is said, not fatal
-            if isinstance(err, KeyboardInterrupt):
-                raise
-            line = f"{_relative(path, root)}: not imported: {first_line(err)}"
-            said[line] = path.read_text(errors="replace")
-    return said
+        why = ""
+        with _streams.captured() as printed:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    importlib.import_module(name)
+            except BaseException as err:  # noqa: BLE001 - a module that does not import is said, not fatal
+                if isinstance(err, KeyboardInterrupt):
+                    raise
+                why = str(err)
+                line = f"{_relative(path, root)}: not imported: {first_line(err)}"
+                failed[line] = path.read_text(errors="replace")
+        # a log of the error the import raised is said with it already
+        printed = [t for t in printed if not (why and why in t)]
+        if printed:
+            said.append(f"{_relative(path, root)}: printed while imported: {' | '.join(printed)}")
+    return failed
 
 
 def _imported_from(root: Path) -> list[Path]:
@@ -340,22 +350,20 @@ def _python_at(root: Path, op, at):
 def _findings(registry, op, audit_op, at, failed: dict[str, str]) -> list[str]:
     """What the sources say wrong about ``op``, each naming both places (``failed``: the
     Python modules that did not import, which may hold its fake)."""
+    from opsdk.audit.model import BY_REGISTRY
+
     found = []
-    # an op whose call is dropped needs its writes marked, and torch then fakes it: a
-    # Meta is asked for only where one was meant (registered under a name like it)
-    meant = not _drops(op) or _misnamed_meta(registry, op) is not None
-    if not audit_op.unchecked and meant and not _traceable(registry, op):
+    # an op whose call is dropped needs its writes marked, and torch then fakes it: no
+    # Meta is asked for (one fix, said once in the dropped finding)
+    if not audit_op.unchecked and not _drops(op) and not _traceable(registry, op):
         audit_op.unchecked = _unimported(failed, op)
         if not audit_op.unchecked:
             found.append(_no_meta(registry, op, audit_op, at))
-            audit_op.untraceable = (
-                "it has no Meta or fake function to trace (the registry check's finding)"
-            )
+            audit_op.untraceable = "it has no Meta or fake function to trace" + BY_REGISTRY
     found += _undeclared_writes(registry, op, audit_op, at) or _dropped(registry, op, audit_op, at)
     if _drops(op) and not audit_op.untraceable:  # the fake and npugraph_ex cells see no call
         audit_op.untraceable = (
-            "torch.compile drops its call, so no cell traces or captures it (the registry "
-            "check's finding)"
+            "torch.compile drops its call, so no cell traces or captures it" + BY_REGISTRY
         )
     found += _inplace_returns(registry, op, audit_op, at)
     return found
@@ -420,7 +428,7 @@ def _no_meta(registry, op, audit_op, at) -> str:
     """The finding of an op with no Meta: its schema, its kernel, and a Meta registered
     under a name like it (the likely mistake)."""
     name = op._schema.name.split("::")[-1]
-    first = _kernel_at(registry, op, at)
+    first = _kernel_at(registry, op, audit_op, at)
     kernel = f"; its kernel is registered{placed(first)}" if first else ""
     r = _misnamed_meta(registry, op)
     hint = "; register one (TORCH_LIBRARY_IMPL(ns, Meta, m) or torch.library.register_fake)"
@@ -429,16 +437,22 @@ def _no_meta(registry, op, audit_op, at) -> str:
             f"; a Meta is registered for {r.name!r}{placed(at(r.path, r.line))}, which no "
             f"schema defines: name it {name!r}"
         )
+    # the op's own places first: the same why and fix, op after op, is said once
+    # (opsdk.report's terminal refers to the first)
     return (
-        f"{audit_op.qualname} has no Meta or fake function: torch.compile and npugraph_ex "
-        f"cannot trace it (schema{placed(audit_op.schema_at)}{kernel}){hint}"
+        f"{audit_op.qualname} has no Meta or fake function (schema{placed(audit_op.schema_at)}"
+        f"{kernel}): torch.compile and npugraph_ex cannot trace it{hint}"
     )
 
 
-def _kernel_at(registry, op, at):
-    """Where ``op``'s first kernel (any registration but a Meta) is registered, or None."""
+def _kernel_at(registry, op, audit_op, at):
+    """Where ``op``'s first kernel (any registration but a Meta) is registered in C++,
+    else where its first Python kernel is defined (MindSpeed's ``npu_gmm.List``), or None."""
     kernels = [r for r in _registrations(registry, op) if r.key != "Meta"]
-    return at(kernels[0].path, kernels[0].line) if kernels else None
+    if kernels:
+        return at(kernels[0].path, kernels[0].line)
+    python = [where for key, (_, _, where) in audit_op.kernels.items() if key != "Meta" and where]
+    return python[0] if python else None
 
 
 def _misnamed_meta(registry, op):
@@ -496,13 +510,21 @@ def _dropped(registry, op, audit_op, at) -> list[str]:
     kernel writes (the library's code need not say what): its schema and its kernel."""
     if not _drops(op):
         return []
-    first = _kernel_at(registry, op, at)
+    first = _kernel_at(registry, op, audit_op, at)
     kernel = f" for its kernel{placed(first)}" if first else ""
+    # a stray Meta under a name like the op's is likely its own, if it has none
+    own = any(r.key == "Meta" for r in _registrations(registry, op))
+    r = None if own else _misnamed_meta(registry, op)
+    stray = (
+        f"; the Meta registered for {r.name!r}{placed(at(r.path, r.line))} is not needed then"
+        if r is not None
+        else ""
+    )
     return [
         f"{audit_op.qualname} returns nothing and its schema{placed(audit_op.schema_at)} marks "
         f"no argument written{kernel}: torch.compile drops the call (nothing keeps it in the "
         "graph), and with it whatever the op does; mark each argument its kernel writes "
-        "Tensor(a!) (torch then fakes the op itself: it needs no Meta)"
+        f"Tensor(a!) (torch then fakes the op itself: it needs no Meta{stray})"
     ]
 
 
@@ -519,7 +541,7 @@ def _inplace_returns(registry, op, audit_op, at) -> list[str]:
     ]
     if not fresh:
         return []
-    first = _kernel_at(registry, op, at)
+    first = _kernel_at(registry, op, audit_op, at)
     kernel = f"; its kernel{placed(first)}" if first else ""
     return [
         f"{audit_op.qualname} is in-place (writes {written[0].name}) but its schema"

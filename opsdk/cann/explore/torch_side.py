@@ -22,7 +22,13 @@ from opsdk.cann.explore.cases import Case, Tensor
 from opsdk.cann.explore.judge import Unsupported
 from opsdk.errors import SpecError
 
-__all__ = ["TorchOp", "behind_torch", "fake_location"]
+__all__ = ["TorchOp", "Unbound", "behind_torch", "fake_location"]
+
+
+class Unbound(SpecError):
+    """A torch argument without a default that no IR input or attr binds: who can bind it
+    differs (an opsdk package's ``IrDef.arg_names``; nobody, for a library's converter),
+    so the caller says the fix."""
 
 
 class TorchOp:
@@ -49,9 +55,8 @@ class TorchOp:
             elif name in attrs and not arg.is_tensor:
                 self.bound.append((arg, "attr", attrs.index(name)))
             elif not arg.has_default:
-                raise SpecError(
-                    f"{self.spec.qualname}: argument {arg.name} is no input or attr of "
-                    f"{ir.op_type}: name it in IrDef.arg_names"
+                raise Unbound(
+                    f"{self.spec.qualname}: argument {arg.name} is no input or attr of {ir.op_type}"
                 )
         self.inputs = {inputs[i] for _, what, i in self.bound if what == "input"}
         named = self.inputs | {attrs[i] for _, what, i in self.bound if what == "attr"}

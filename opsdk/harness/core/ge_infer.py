@@ -23,7 +23,7 @@ from pathlib import Path
 from opsdk._runtime import irdef, spec
 from opsdk.cann import CannOp, explore, infer
 from opsdk.cann import declared as definition
-from opsdk.cann.explore.torch_side import TorchOp, fake_location
+from opsdk.cann.explore.torch_side import TorchOp, Unbound, fake_location
 from opsdk.cann.infer.compare import declared, disagreements
 from opsdk.errors import SpecError
 from opsdk.harness.cell import CellFailure
@@ -135,7 +135,8 @@ class Held:
             try:
                 side = TorchOp(spec.resolve(self.qualname), ir, device="npu")
             except SpecError as err:
-                warnings.warn(f"infer: {ir.op_type} not explored: {err}", stacklevel=3)
+                fix = ": name it in IrDef.arg_names" if isinstance(err, Unbound) else ""
+                warnings.warn(f"infer: {ir.op_type} not explored: {err}{fix}", stacklevel=3)
                 _EXPLORED[key] = []
                 return
             held = explore.hold(
