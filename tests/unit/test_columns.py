@@ -86,6 +86,7 @@ def test_columns_and_audit_checks_are_judges_of_one_registry(monkeypatch):
         "fake",
         "converter",
         "infer",
+        "ascendc",
         "npugraph_ex",
         "registry",
     )

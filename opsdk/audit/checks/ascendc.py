@@ -12,10 +12,11 @@ with: the findings are the kernel's and the tiling's defects (GM out of bounds, 
 overflow, workspace read unwritten, cores racing, queue misuse, a tiling crash or
 refusal, a block dim above the chip's cores), each with the block, the case and the
 source line. A write past an output is a disagreement between the Meta function, which
-sized it, and the kernel, both named. A tiling refusing a case the library declares is a
-finding; a derived case or an own test's, a note. What the stand-ins do not model (a
-missing identifier, the cube unit, communication, arch35, matmul_tiling) is a note with
-the reason; an op none of whose nodes ran is a skip, never a pass.
+sized it, and the kernel, both named. What the tiling says on a case the library declares
+(a refusal, a crash) is a finding; on a derived case or an own test's, a note. What the
+stand-ins do not model (a missing identifier, the cube unit, communication, arch35,
+matmul_tiling) is a note with the reason; an op none of whose nodes ran is a skip, never
+a pass.
 """
 
 from __future__ import annotations
@@ -128,18 +129,15 @@ def _run(ops: dict, op_type: str, case: tiling.Case) -> Ran | None:
 def _judged(
     ran: Ran, ascendc: AscendcOp, sized_by: tuple[str, str], certain: bool
 ) -> tuple[bool, list[str]]:
-    """Whether ``ran`` found defects, and what it found (lines; none: it ran clean). A
-    tiling's refusal (a failure return) is a defect only on a ``certain`` case (one the
+    """Whether ``ran`` found defects, and what it found (lines; none: it ran clean). What
+    the tiling says (a refusal, a crash) is a defect only on a ``certain`` case (one the
     library declares); every kernel finding is one (the tiling accepted the case), a write
     past an output a disagreement with what sized it (``sized_by``: who, where)."""
     root = ascendc.sources.root
     if ran.launch is None:
         said = "; ".join(map(str, ran.tiled.findings)) or f"returned {ran.tiled.status}"
-        refused = not ran.tiled.findings or all(f.kind == "failed" for f in ran.tiled.findings)
-        if refused and not certain:
-            return False, [
-                f"its TilingFunc refuses this case, which the library does not declare ({said})"
-            ]
+        if not certain:  # a case the op may never take (GE's InferShape may refuse it first)
+            return False, [f"its TilingFunc on a case the library does not declare: {said}"]
         return True, [f"the op's TilingFunc (in {root}): {said}; fix it in op_host/"]
     lines = []
     outputs = {p for p, n in ran.params.items() if n in {o.name for o in ascendc.ir.outputs}}
