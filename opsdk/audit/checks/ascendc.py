@@ -21,6 +21,7 @@ a pass.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import re
@@ -31,6 +32,7 @@ from opsdk.audit import inference, kernels
 from opsdk.audit.checks import Undecided, where
 from opsdk.audit.checks.infer import definition_rows, given_to, lowered
 from opsdk.cann import infer, tiling, ut_cases
+from opsdk.cann.explore.cases import rows as explore_rows
 from opsdk.cann.infer.call import Given
 from opsdk.cann.kernel import sources
 from opsdk.cann.kernel.op import AscendcOp, NotRun, Ran
@@ -38,11 +40,13 @@ from opsdk.harness.cell import CellFailure
 from opsdk.harness.core import infer_nodes as nodes
 from opsdk.harness.variants.cases import cases
 
-__all__ = ["ELEMENTS", "OWN", "check"]
+__all__ = ["ELEMENTS", "OWN", "ROWS", "check"]
 
 OWN = 3  # the op's own host-test cases run per op type, smallest first
+ROWS = 3  # the definition's other dtype rows run per op type, at its first case's shapes
 ELEMENTS = 1 << 20  # an own test's case run at most this big (its tensors' elements)
 
+_WHAT = "an AscendC kernel (op_kernel/) and C++ InferShape in the --ir paths"
 _KERNEL = "fix the AscendC kernel"  # what a line about the kernel says (its layer's)
 _WRITE_PAST = re.compile(r"GM write of \d+ B at offset -?\d+ of (\S+) \(")
 
@@ -50,80 +54,152 @@ _WRITE_PAST = re.compile(r"GM write of \d+ B at offset -?\d+ of (\S+) \(")
 def check(library, audit_op, shapes: str) -> list[str]:
     if not audit_op.cases:
         raise Undecided(audit_op.no_case)
-    known = inference.index(library.infer_roots)
-    declared = audit_op.origin == "declared"
-    ops: dict[str, AscendcOp | str] = {}  # op type -> its engine, or why it is not run
-    notes, found, runs = [], [], [0, 0]
+    run = _Run(library, inference.index(library.infer_roots))
+    meta = ("the Meta function", f"{where(audit_op.meta)}, as TorchAir traced it,")
     try:
         for case in cases(spec.of(audit_op.op), shapes, "ge"):
-            for _, graph, node in lowered(audit_op, case, shapes, known, notes):
-                ascendc = _engine(ops, library, known, node.type)
-                if isinstance(ascendc, str):
-                    continue
+            for _, graph, node in lowered(audit_op, case, shapes, run.known, run.notes):
                 at = f"case {case.label}: GE node {node.name} ({node.type})"
-                made = _node_case(
-                    library, known[node.type][0], graph, node, ascendc.chip, case.label
+                ascendc = run.engine(node.type)
+                made = ascendc and _node_case(
+                    library, run.known[node.type][0], graph, node, ascendc.chip, case.label
                 )
                 if isinstance(made, str):
-                    notes.append(f"{at} not run: {made}")
-                    continue
-                ran = _run(ops, node.type, made)
-                if ran is None:
-                    continue
-                runs[0] += 1
-                meta = ("the Meta function", f"{where(audit_op.meta)}, as TorchAir traced it,")
-                said = _judged(ran, ascendc, meta, declared)
-                (found if said[0] else notes).extend(f"{at}: {s}" for s in said[1])
-        for op_type, ascendc in list(ops.items()):
-            if isinstance(ascendc, AscendcOp):
-                runs[1] += _own(ops, op_type, ascendc, library, known, found, notes)
+                    run.notes.append(f"{at} not run: {made}")
+                elif made is not None:
+                    if run.one(
+                        node.type, made, "declared", at, meta, audit_op.origin == "declared"
+                    ):
+                        run.anchors.setdefault(node.type, made)
+        for op_type in sorted(run.anchors):
+            run.rows(op_type)
+            run.own(op_type)
     finally:
-        for ascendc in ops.values():
-            if isinstance(ascendc, AscendcOp):
-                ascendc.close()
-    notes += [
-        f"GE nodes {t} not run: {why}" for t, why in sorted(ops.items()) if isinstance(why, str)
-    ]
-    if found:  # in the kernel's layer where it broke, else the tiling's
-        layer = "kernel" if any(_KERNEL in line for line in found) else "tiling"
-        raise CellFailure(layer, "; ".join(found))
-    if not sum(runs):
-        none = [] if ops else ["no GE node it lowers to has an AscendC kernel in the --ir paths"]
-        raise Undecided("; ".join(none + notes))
-    ran_on = ", ".join(sorted(t for t, e in ops.items() if isinstance(e, AscendcOp)))
-    said = f"ran the AscendC tiling and kernel of {ran_on} on {runs[0]} cases"
-    return [f"{said} and {runs[1]} of its own host tests'" if runs[1] else said, *notes]
+        run.close()
+    run.notes += [f"GE nodes {t} not run: {why}" for t, why in sorted(run.unrun.items())]
+    if run.found:  # in the kernel's layer where it broke, else the tiling's
+        layer = "kernel" if any(_KERNEL in line for line in run.found) else "tiling"
+        raise CellFailure(layer, "; ".join(run.found))
+    if not run.anchors:
+        none = [] if run.engines or run.unrun else [f"no GE node it lowers to has {_WHAT}"]
+        raise Undecided("; ".join(none + run.notes))
+    counts = run.counts
+    said = f"ran the AscendC tiling and kernel of {', '.join(sorted(run.anchors))} on "
+    said += f"{counts['declared']} cases"
+    said += f", {counts['rows']} of its definition's other dtype rows" if counts["rows"] else ""
+    said += f", {counts['own']} of its own host tests' cases" if counts["own"] else ""
+    return [said, *run.notes]
 
 
-def _engine(ops: dict, library, known, op_type: str) -> AscendcOp | str:
-    """``op_type``'s engine, made once a check; or why it is not run."""
-    if op_type not in ops:
-        inference_of = known[op_type][0]
-        found = _sources(op_type, library.infer_roots, ut_cases.folder_of(inference_of.sources[0]))
-        cann_op = definition_rows(library, inference_of, op_type)
-        if found is None:
-            ops[op_type] = "no AscendC kernel of it in the --ir paths"
-        elif cann_op is None:
-            ops[op_type] = f"no definition of {op_type} is known"
-        else:
-            try:
+class _Run:
+    """One op's check: the engines of the op types its nodes are (made once), what they
+    found, the notes, how many cases of each kind ran, each op type's first case run (the
+    anchor of its other rows)."""
+
+    def __init__(self, library, known: dict):
+        self.library, self.known = library, known
+        self.engines: dict[str, AscendcOp] = {}
+        self.unrun: dict[str, str] = {}  # op type -> why it is not run
+        self.notes: list[str] = []
+        self.found: list[str] = []
+        self.counts: collections.Counter = collections.Counter()
+        self.anchors: dict[str, tiling.Case] = {}
+
+    def engine(self, op_type: str) -> AscendcOp | None:
+        """``op_type``'s engine (None: it is not run, said once at the end)."""
+        if op_type not in self.engines and op_type not in self.unrun:
+            inference_of = self.known[op_type][0]
+            near = ut_cases.folder_of(inference_of.sources[0])
+            found = _sources(op_type, self.library.infer_roots, near)
+            cann_op = definition_rows(self.library, inference_of, op_type)
+            if found is None:
+                self.unrun[op_type] = f"no {_WHAT} of it"
+            elif cann_op is None:
+                self.unrun[op_type] = f"no definition of {op_type} is known"
+            else:
                 ir = _with_dtypes(cann_op)
                 ref = any(o.name in ir.ir_input_names for o in ir.outputs)  # GE's ref outputs
-                ops[op_type] = AscendcOp(ir, found, in_place=ref)
-            except NotRun as err:
-                ops[op_type] = str(err)
-    return ops[op_type]
+                try:
+                    self.engines[op_type] = AscendcOp(ir, found, in_place=ref)
+                except NotRun as err:
+                    self.unrun[op_type] = str(err)
+        return self.engines.get(op_type)
 
+    def one(self, op_type, case: tiling.Case, kind: str, at: str, sized_by, certain) -> bool:
+        """Run ``case`` (of ``kind``) and judge it: whether it ran."""
+        ascendc = self.engines[op_type]
+        try:
+            ran = ascendc.run(case)
+        except NotRun as err:
+            self.notes.append(f"{at} not run: {err}")
+            return False
+        self.counts[kind] += 1
+        defect, said = _judged(ran, ascendc, sized_by, certain)
+        (self.found if defect else self.notes).extend(f"{at}: {s}" for s in said)
+        return True
 
-def _run(ops: dict, op_type: str, case: tiling.Case) -> Ran | None:
-    """``case`` run by ``op_type``'s engine; None where it cannot be (the engine is then
-    replaced by the reason)."""
-    try:
-        return ops[op_type].run(case)
-    except NotRun as err:
-        ops[op_type].close()
-        ops[op_type] = str(err)
-        return None
+    def rows(self, op_type: str) -> None:
+        """The definition's other dtype rows (the exploration's, :func:`explore.cases.rows`)
+        at the shapes of the op type's first case, which vouch for them: at most
+        :data:`ROWS`, where the definition's rows are the combinations its kernel takes
+        (an OpDef's), outputs as its C++ makes them."""
+        anchor, ascendc = self.anchors[op_type], self.engines[op_type]
+        inference_of, root = self.known[op_type]
+        cann_op = definition_rows(self.library, inference_of, op_type)
+        loaded = nodes.compiled(inference_of, root)
+        if not cann_op.rows or isinstance(loaded, str):
+            return
+        names = [i.name for i in cann_op.ir.inputs]
+        given = tuple(tuple(g.dtype for g in instances) for instances in anchor.inputs)
+        tried = 0
+        for row in explore_rows(cann_op):
+            if tried == ROWS:
+                break
+            if any(row[n] not in types.DTYPES for n in names):
+                continue
+            dtypes = [types.DTYPES[row[n]].value for n in names]
+            if all(set(g) <= {d} for g, d in zip(given, dtypes, strict=True)):
+                continue  # the first case's own row
+            retyped = tuple(
+                tuple(dataclasses.replace(g, dtype=d) for g in instances)
+                for instances, d in zip(anchor.inputs, dtypes, strict=True)
+            )
+            label = f"{anchor.label} as {', '.join(row[n].removeprefix('DT_') for n in names)}"
+            case = dataclasses.replace(anchor, inputs=retyped, label=label)
+            shaped = _shaped(loaded, op_type, case, ascendc.chip)
+            at = f"{op_type} on its definition's row {label}"
+            if shaped is None:
+                self.notes.append(f"{at} not run (its C++ InferShape refuses it)")
+                continue
+            tried += 1
+            sized_by = ("its C++ InferShape", f" ({inference_of.infer_shape}), as GE would,")
+            if not self.one(op_type, shaped, "rows", at, sized_by, certain=False):
+                return
+
+    def own(self, op_type: str) -> None:
+        """The op type's own host-test cases (the smallest :data:`OWN` up to
+        :data:`ELEMENTS`), outputs as its C++ InferShape makes them, as GE would."""
+        ascendc = self.engines[op_type]
+        inference_of, root = self.known[op_type]
+        loaded = nodes.compiled(inference_of, root)
+        if isinstance(loaded, str):
+            self.notes.append(f"{op_type}: its own host tests not run (its C++ {loaded})")
+            return
+        cann_op = definition_rows(self.library, inference_of, op_type)
+        tests = (ut_cases.folder_of(s) for s in ascendc.sources.tiling.sources[:1])
+        own = ut_cases.cases(cann_op, ascendc.sources.root, *tests)
+        sized_by = ("its C++ InferShape", f" ({inference_of.infer_shape}), as GE would,")
+        for case in [c for c in own if ut_cases.elements(c) <= ELEMENTS][:OWN]:
+            at = f"{op_type} on its own test's case {case.label}"
+            shaped = _shaped(loaded, op_type, case, ascendc.chip)
+            if shaped is None:
+                self.notes.append(f"{at} not run (its C++ InferShape refuses it)")
+            elif not self.one(op_type, shaped, "own", at, sized_by, certain=False):
+                return
+
+    def close(self) -> None:
+        for ascendc in self.engines.values():
+            ascendc.close()
 
 
 def _judged(
@@ -174,41 +250,6 @@ def _node_case(
     return tiling.Case(
         tuple(map(tuple, inputs)), tuple(outputs), tuple(attrs), chip=chip, label=label
     )
-
-
-def _own(
-    ops: dict, op_type: str, ascendc: AscendcOp, library, known, found: list, notes: list
-) -> int:
-    """Run ``op_type``'s own host-test cases (the smallest :data:`OWN` up to
-    :data:`ELEMENTS`), outputs shaped by its C++ InferShape as GE would: the kernel's
-    findings go to ``found``, a refusal to ``notes``; how many ran."""
-    inference_of, root = known[op_type]
-    loaded = nodes.compiled(inference_of, root)
-    if isinstance(loaded, str):
-        notes.append(f"{op_type}: its own host tests not run (its C++ InferShape {loaded})")
-        return 0
-    cann_op = definition_rows(library, inference_of, op_type)
-    folders = (
-        ascendc.sources.root,
-        *(ut_cases.folder_of(s) for s in ascendc.sources.tiling.sources[:1]),
-    )
-    own = [c for c in ut_cases.cases(cann_op, *folders) if ut_cases.elements(c) <= ELEMENTS]
-    count = 0
-    for case in own[:OWN]:
-        shaped = _shaped(loaded, op_type, case, ascendc.chip)
-        if shaped is None:
-            notes.append(
-                f"{op_type}: own test {case.label} not run (its C++ InferShape refuses it)"
-            )
-            continue
-        ran = _run(ops, op_type, shaped)
-        if ran is None:
-            break
-        count += 1
-        sized_by = ("its C++ InferShape", f" ({inference_of.infer_shape}), as GE would,")
-        defect, said = _judged(ran, ascendc, sized_by, certain=False)
-        (found if defect else notes).extend(f"{op_type} on its own test's case {s}" for s in said)
-    return count
 
 
 def _shaped(loaded, op_type: str, case: tiling.Case, chip: str) -> tiling.Case | None:

@@ -60,7 +60,7 @@ class AscendcOp:
             raise NotRun(reason)
         self.chip = infer.chip(ir.chips)
         self._tiling: tiling.TilingLibrary | None = None
-        self._kernels: dict[tuple, Kernel] = {}
+        self._kernels: dict[tuple, Kernel | NotRun] = {}
         self._launchers: dict[Path, Kernel] = {}  # tiling keys building one library share it
 
     def run(self, case: tiling.Case, data: Mapping[str, object] | None = None) -> Ran:
@@ -141,27 +141,34 @@ class AscendcOp:
 
     def _kernel(self, dtypes: tuple, tiled: tiling.TilingRun) -> Kernel:
         """The kernel built for ``dtypes`` and the tiling's key (its data's layout, and the
-        op's other classes, which other keys' branches name), once."""
+        op's other classes, which other keys' branches name), once: a build that failed
+        is not tried again."""
         key = (dtypes, tiled.tiling_key, tiled.layout, tiled.layouts)
         if key not in self._kernels:
-            entry = self.sources.entry
-            try:
-                built = build(
-                    entry,
-                    dict(dtypes),
-                    tiling_key=tiled.tiling_key,
-                    layout=tiled.layout,
-                    layouts=tiled.layouts,
-                    # other ops' kernel headers, as CANN's build lays them out
-                    include_dirs=include_dirs(entry),
-                    root=Path(entry.source).parent.parent,
-                )
-            except infer.BuildFailure as err:  # ``does not compile: file:line: what``
-                raise NotRun(f"the kernel, against opsdk's AscendC stand-in, {err}") from None
-            except SpecError as err:  # a dtype or tiling key the stand-in cannot take
-                raise NotRun(f"the kernel cannot be built: {err}") from None
-            self._kernels[key] = self._launchers.setdefault(built.library, Kernel(built))
-        return self._kernels[key]
+            self._kernels[key] = self._built(dict(dtypes), tiled)
+        found = self._kernels[key]
+        if isinstance(found, NotRun):
+            raise found
+        return found
+
+    def _built(self, dtypes: dict, tiled: tiling.TilingRun) -> Kernel | NotRun:
+        entry = self.sources.entry
+        try:
+            built = build(
+                entry,
+                dtypes,
+                tiling_key=tiled.tiling_key,
+                layout=tiled.layout,
+                layouts=tiled.layouts,
+                # other ops' kernel headers, laid out as CANN's build does
+                include_dirs=include_dirs(entry),
+                root=Path(entry.source).parent.parent,
+            )
+        except infer.BuildFailure as err:  # ``does not compile: file:line: what``
+            return NotRun(f"the kernel, against opsdk's AscendC stand-in, {err}")
+        except SpecError as err:  # a dtype or tiling key the stand-in cannot take
+            return NotRun(f"the kernel cannot be built: {err}")
+        return self._launchers.setdefault(built.library, Kernel(built))
 
 
 def output_counts(ir, case: tiling.Case) -> tuple[int, ...]:
