@@ -44,10 +44,16 @@ def test_a_kernel_writing_past_the_output_the_meta_function_sized_is_a_finding(a
     assert meta_at in said and "4 B past its end" in said, said
     assert "the Meta function and the kernel (in " in said and "disagree" in said, said
     assert "F32(4, 8)" not in said  # the aligned case runs clean
+    # the OpDef's float16 row at the declared case's shapes: 30 B, z sized by the C++
+    row = "TailAddPast on its definition's row F32(3, 5), F32(3, 5) as FLOAT16, FLOAT16: "
+    assert f"{row}the kernel writes past output z, which its C++ InferShape" in said, said
+    assert f"in block 0 of case F32(3, 5), F32(3, 5) as FLOAT16, FLOAT16 at {kernel_at}" in said
+    assert "2 B past its end" in said, said
 
 
 def test_its_correct_twin_passes_on_every_declared_case(audited):
     _, cells = audited
     twin = cells["tail_add"]
     assert twin["status"] == "pass", twin
-    assert "ran the AscendC tiling and kernel of TailAdd on 2 cases" in twin["message"], twin
+    said = "ran the AscendC tiling and kernel of TailAdd on 2 cases, 1 of its definition's other"
+    assert said in twin["message"], twin  # float16 at the first case's shapes

@@ -166,13 +166,13 @@ class _Run:
             )
             label = f"{anchor.label} as {', '.join(row[n].removeprefix('DT_') for n in names)}"
             case = dataclasses.replace(anchor, inputs=retyped, label=label)
-            shaped = _shaped(loaded, op_type, case, ascendc.chip)
+            shaped = _shaped(loaded, ascendc, case)
             at = f"{op_type} on its definition's row {label}"
             if shaped is None:
                 self.notes.append(f"{at} not run (its C++ InferShape refuses it)")
                 continue
             tried += 1
-            sized_by = ("its C++ InferShape", f" ({inference_of.infer_shape}), as GE would,")
+            sized_by = ("its C++ InferShape", f" {inference_of.infer_shape}, as GE would,")
             if not self.one(op_type, shaped, "rows", at, sized_by, certain=False):
                 return
 
@@ -188,10 +188,10 @@ class _Run:
         cann_op = definition_rows(self.library, inference_of, op_type)
         tests = (ut_cases.folder_of(s) for s in ascendc.sources.tiling.sources[:1])
         own = ut_cases.cases(cann_op, ascendc.sources.root, *tests)
-        sized_by = ("its C++ InferShape", f" ({inference_of.infer_shape}), as GE would,")
+        sized_by = ("its C++ InferShape", f" {inference_of.infer_shape}, as GE would,")
         for case in [c for c in own if ut_cases.elements(c) <= ELEMENTS][:OWN]:
             at = f"{op_type} on its own test's case {case.label}"
-            shaped = _shaped(loaded, op_type, case, ascendc.chip)
+            shaped = _shaped(loaded, ascendc, case)
             if shaped is None:
                 self.notes.append(f"{at} not run (its C++ InferShape refuses it)")
             elif not self.one(op_type, shaped, "own", at, sized_by, certain=False):
@@ -252,35 +252,50 @@ def _node_case(
     )
 
 
-def _shaped(loaded, op_type: str, case: tiling.Case, chip: str) -> tiling.Case | None:
-    """``case`` with its outputs as the op's C++ InferShape / InferDataType make them (what
-    GE sizes the kernel's outputs by); None where it refuses the case."""
+def _shaped(loaded, ascendc: AscendcOp, case: tiling.Case) -> tiling.Case | None:
+    """``case`` with its outputs as GE makes them for the kernel: shaped by the op's C++
+    InferShape, typed by its InferDataType, else by the definition's row of the case's
+    input dtypes, else as the case has them; None where the C++ refuses the case."""
     counts = case.output_counts or len(case.outputs)
+    op_type = ascendc.ir.op_type
     try:
         answer = loaded.infer(
-            op_type, [list(i) for i in case.inputs], list(case.attrs), counts, chip=chip
+            op_type, [list(i) for i in case.inputs], list(case.attrs), counts, chip=ascendc.chip
         )
     except (infer.Crashed, KeyError):
         return None
     if answer.shape_status != 0 or len(answer.shapes) < len(case.outputs):
         return None
     undefined = types.DTYPES["DT_UNDEFINED"].value
-    dtypes = answer.dtypes if answer.dtype_status == 0 else ()
+    inferred = answer.dtypes if answer.dtype_status == 0 else ()
+    rows = _row_dtypes(ascendc.ir, case)
     outputs = tuple(
         Given(
-            dtypes[i] if i < len(dtypes) and dtypes[i] != undefined else given.dtype,
+            inferred[i]
+            if i < len(inferred) and inferred[i] != undefined
+            else rows[i] or given.dtype,
             answer.shapes[i],
         )
         for i, given in enumerate(case.outputs)
     )
-    return tiling.Case(
-        case.inputs,
-        outputs,
-        case.attrs,
-        chip=chip,
-        label=case.label,
-        output_counts=case.output_counts,
-    )
+    return dataclasses.replace(case, outputs=outputs, chip=ascendc.chip)
+
+
+def _row_dtypes(ir, case: tiling.Case) -> list[int | None]:
+    """Per output of ``case``, its dtype in the definition's first row holding the case's
+    input dtypes (None each: no such row, a definition of sets, or outputs that are a
+    list's instances)."""
+    none = [None] * len(case.outputs)
+    declared = dict(ir.dtypes)
+    if ir.dtype_sets or len(case.outputs) != len(ir.outputs):
+        return none
+    named = {d.value: d.ge for d in types.DTYPES.values()}
+    given = {i.name: named[g[0].dtype] for i, g in zip(ir.inputs, case.inputs, strict=True) if g}
+    for row in range(max((len(d) for d in declared.values()), default=0)):
+        at = {n: d[row % len(d)] for n, d in declared.items()}
+        if all(at.get(n, d) == d for n, d in given.items()):
+            return [types.DTYPES[at[o.name]].value if o.name in at else None for o in ir.outputs]
+    return none
 
 
 def _with_dtypes(cann_op):
