@@ -62,3 +62,49 @@ def test_the_ir_paths_kernels_are_found_by_file_name_and_the_check_needs_them(tm
     library = SimpleNamespace(infer_roots=(tmp_path,))
     assert not kernels.applies(library)  # kernels, but no C++ inference to read a node with
     assert kernels.op_folders((tmp_path / "none",)) == {}
+
+
+def test_what_a_kernel_does_on_made_integers_is_a_note_not_a_finding():
+    """Made integer inputs are zeros, maybe no value the op takes (a count it divides by):
+    a crash on them is said, never a finding; on given or float inputs it is one."""
+    crashed = kernel.Finding("crash", -1, "?", 0, 1, "the kernel crashed (signal 8: SIGFPE)")
+    said = {}
+    for made in (("group_index",), ()):
+        run = ascendc._Run(None, {})
+        ran = Ran(_ran().tiled, kernel.Launch({}, (crashed,)), PARAMS, made)
+        run.engines["T"] = SimpleNamespace(run=lambda case, ran=ran: ran, **vars(ENGINE))
+        assert run.one("T", None, "lowered", "at", META, certain=True)  # it launched
+        said[made] = run.found, run.notes
+    found, [note] = said["group_index",]
+    assert not found and note.startswith("at: the op's kernel (in proj): crash in block -1")
+    assert note.endswith("(not a finding: on made zeros as group_index, no values the op's)")
+    found, notes = said[()]
+    assert not notes and found[0].startswith("at: the op's kernel (in proj): crash in block -1")
+
+
+def test_the_engine_names_the_inputs_whose_integers_it_made(tmp_path, monkeypatch):
+    from opsdk.cann import infer
+    from opsdk.cann.kernel import sources
+    from opsdk.cann.kernel.op import AscendcOp
+
+    (tmp_path / "op_kernel").mkdir()
+    (tmp_path / "op_host").mkdir()
+    (tmp_path / "op_kernel" / "k.cpp").write_text(
+        'extern "C" __global__ __aicore__ void k(GM_ADDR x, GM_ADDR idx, GM_ADDR z, '
+        "GM_ADDR workspace, GM_ADDR tiling) {}\n"
+    )
+    (tmp_path / "op_host" / "k_tiling.cpp").write_text(
+        "IMPL_OP_OPTILING(K).Tiling(TilingK);\nstatic int TilingK(void*) { return 0; }\n"
+    )
+    ir = IrDef("K", (Input("x"), Input("idx")), (Output("z"),))
+    engine = AscendcOp(ir, sources.find("K", tmp_path))
+    tiled = tiling.TilingRun("K", tiling.Case((), ()), 0, block_dim=1)
+    launched = []
+    engine._tiling = SimpleNamespace(run=lambda source, case: tiled)
+    launcher = SimpleNamespace(launch=lambda *a, **k: launched.append(a) or kernel.Launch({}, ()))
+    monkeypatch.setattr(engine, "_kernel", lambda dtypes, tiled: launcher)
+    f32, i32 = infer.Given(0, (4,)), infer.Given(3, (4,))
+    case = tiling.Case(((f32,), (i32,)), (f32,))
+    assert engine.run(case).made_integers == ("idx",)
+    assert launched[-1][0]["idx"] == bytes(16)  # zeros: a valid index of any dim
+    assert engine.run(case, {"idx": bytes(range(16))}).made_integers == ()  # given: a verdict

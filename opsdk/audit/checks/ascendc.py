@@ -67,12 +67,11 @@ def check(library, audit_op, shapes: str) -> list[str]:
                 if isinstance(made, str):
                     run.notes.append(f"{at} not run: {made}")
                 elif made is not None:
-                    if run.one(
-                        node.type, made, "declared", at, meta, audit_op.origin == "declared"
-                    ):
+                    if run.one(node.type, made, "lowered", at, meta, audit_op.origin == "declared"):
                         run.anchors.setdefault(node.type, made)
-        for op_type in sorted(run.anchors):
-            run.rows(op_type)
+        for op_type in sorted(run.engines):
+            if op_type in run.anchors:
+                run.rows(op_type)
             run.own(op_type)
     finally:
         run.close()
@@ -80,12 +79,12 @@ def check(library, audit_op, shapes: str) -> list[str]:
     if run.found:  # in the kernel's layer where it broke, else the tiling's
         layer = "kernel" if any(_KERNEL in line for line in run.found) else "tiling"
         raise CellFailure(layer, "; ".join(run.found))
-    if not run.anchors:
+    if not run.launched:
         none = [] if run.engines or run.unrun else [f"no GE node it lowers to has {_WHAT}"]
         raise Undecided("; ".join(none + run.notes))
     counts = run.counts
-    said = f"ran the AscendC tiling and kernel of {', '.join(sorted(run.anchors))} on "
-    said += f"{counts['declared']} cases"
+    said = f"ran the AscendC tiling and kernel of {', '.join(sorted(run.launched))} on "
+    said += f"{counts['lowered']} cases"
     said += f", {counts['rows']} of its definition's other dtype rows" if counts["rows"] else ""
     said += f", {counts['own']} of its own host tests' cases" if counts["own"] else ""
     return [said, *run.notes]
@@ -104,6 +103,7 @@ class _Run:
         self.found: list[str] = []
         self.counts: collections.Counter = collections.Counter()
         self.anchors: dict[str, tiling.Case] = {}
+        self.launched: set[str] = set()  # the op types whose kernel launched
 
     def engine(self, op_type: str) -> AscendcOp | None:
         """``op_type``'s engine (None: it is not run, said once at the end)."""
@@ -126,16 +126,25 @@ class _Run:
         return self.engines.get(op_type)
 
     def one(self, op_type, case: tiling.Case, kind: str, at: str, sized_by, certain) -> bool:
-        """Run ``case`` (of ``kind``) and judge it: whether it ran."""
+        """Run ``case`` (of ``kind``) and judge it: whether the kernel launched. What it
+        does on made integers (zeros) is a note: they may be no value the op takes."""
         ascendc = self.engines[op_type]
         try:
             ran = ascendc.run(case)
         except NotRun as err:
             self.notes.append(f"{at} not run: {err}")
             return False
-        self.counts[kind] += 1
         defect, said = _judged(ran, ascendc, sized_by, certain)
+        if defect and ran.launch is not None and ran.made_integers:
+            defect, made = False, ", ".join(ran.made_integers)
+            said = [
+                f"{s} (not a finding: on made zeros as {made}, no values the op's)" for s in said
+            ]
         (self.found if defect else self.notes).extend(f"{at}: {s}" for s in said)
+        if ran.launch is None:
+            return False
+        self.counts[kind] += 1
+        self.launched.add(op_type)
         return True
 
     def rows(self, op_type: str) -> None:

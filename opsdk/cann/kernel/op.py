@@ -7,7 +7,8 @@ IR input its instances, the outputs, the attrs in IR order). The TilingFunc runs
 where it succeeds the kernel is built for the case's dtypes and the tiling's key (each
 build once, on disk and per :class:`AscendcOp`) and launched with the tiling's data on
 the inputs' bytes (given, else made: normal floats, integers and bools zero, a valid
-index of any dim) and outputs sized as the case's. What the stand-ins do not model or
+index of any dim; the answer names the inputs of made integers, on which what a kernel
+does is no verdict) and outputs sized as the case's. What the stand-ins do not model or
 cannot build raises :class:`NotRun` with the reason: never a pass.
 """
 
@@ -47,6 +48,10 @@ class Ran:
     tiled: tiling.TilingRun
     launch: Launch | None
     params: dict[str, str]
+    # the inputs whose integers (or bools) were made, not given: zeros, which may be no
+    # value the op takes (a group count it divides by), so what the kernel does on them
+    # says nothing certain
+    made_integers: tuple[str, ...] = ()
 
 
 class AscendcOp:
@@ -92,7 +97,12 @@ class AscendcOp:
             case=case.label or str(case),
             ub_bytes=infer.resources(case.chip).ub,
         )
-        return Ran(tiled, launch, params)
+        made = [
+            n
+            for n, instances in inputs.items()
+            if data.get(n) is None and any(_integral(g.dtype) and g.data is None for g in instances)
+        ]
+        return Ran(tiled, launch, params, tuple(made))
 
     def tiling(self) -> tiling.TilingLibrary:
         """The op's tiling, built once (on disk: once a machine)."""
@@ -231,6 +241,10 @@ def _made(given: infer.Given) -> bytes:
     else:
         values = torch.zeros(shape, dtype=dtype)
     return values.contiguous().view(torch.uint8).numpy().tobytes()
+
+
+def _integral(ge_value: int) -> bool:
+    return not getattr(torch, _torch(ge_value)).is_floating_point
 
 
 def _size(given: infer.Given) -> int:
