@@ -61,14 +61,14 @@ def check(library, audit_op, shapes: str) -> list[str]:
             for _, graph, node in lowered(audit_op, case, shapes, run.known, run.notes):
                 at = f"case {case.label}: GE node {node.name} ({node.type})"
                 ascendc = run.engine(node.type)
-                made = ascendc and _node_case(
-                    library, run.known[node.type][0], graph, node, ascendc.chip, case.label
-                )
+                if ascendc is None:
+                    continue  # said once, at the end
+                inference_of = run.known[node.type][0]
+                made = _node_case(library, inference_of, graph, node, ascendc.chip, case.label)
                 if isinstance(made, str):
                     run.notes.append(f"{at} not run: {made}")
-                elif made is not None:
-                    if run.one(node.type, made, "lowered", at, meta, audit_op.origin == "declared"):
-                        run.anchors.setdefault(node.type, made)
+                elif run.one(node.type, made, "lowered", at, meta, audit_op.origin == "declared"):
+                    run.anchors.setdefault(node.type, made)
         for op_type in sorted(run.engines):
             if op_type in run.anchors:
                 run.rows(op_type)
@@ -195,7 +195,8 @@ class _Run:
             self.notes.append(f"{op_type}: its own host tests not run (its C++ {loaded})")
             return
         cann_op = definition_rows(self.library, inference_of, op_type)
-        tests = (ut_cases.folder_of(s) for s in ascendc.sources.tiling.sources[:1])
+        tiled = ascendc.sources.tiling  # there is one: the engine runs none without
+        tests = (ut_cases.folder_of(s) for s in (tiled.sources[:1] if tiled else ()))
         own = ut_cases.cases(cann_op, ascendc.sources.root, *tests)
         sized_by = ("its C++ InferShape", f" {inference_of.infer_shape}, as GE would,")
         for case in [c for c in own if ut_cases.elements(c) <= ELEMENTS][:OWN]:
@@ -294,7 +295,7 @@ def _row_dtypes(ir, case: tiling.Case) -> list[int | None]:
     """Per output of ``case``, its dtype in the definition's first row holding the case's
     input dtypes (None each: no such row, a definition of sets, or outputs that are a
     list's instances)."""
-    none = [None] * len(case.outputs)
+    none: list[int | None] = [None] * len(case.outputs)
     declared = dict(ir.dtypes)
     if ir.dtype_sets or len(case.outputs) != len(ir.outputs):
         return none

@@ -51,7 +51,8 @@ def check(library, audit_op, shapes: str) -> list[str]:
     if not audit_op.cases:
         raise Undecided(audit_op.no_case)
     known = inference.index(library.infer_roots)
-    notes, met, held, ran = [], set(), set(), [0, 0]
+    notes: list[str] = []
+    met, held, ran = set(), set(), [0, 0]
     first: dict[str, tuple] = {}  # op type -> (call, graph, node): where exploring starts
 
     def hold(case_list, declared: bool, kind: int) -> None:
