@@ -149,8 +149,8 @@ def test_torch_npu_ops_are_held_to_the_production_infershape_of_ops_nn(tmp_path,
     kernel = cells["npu::npu_rms_norm", "ascendc", "static"]
     assert kernel["status"] == "pass", kernel
     said = (
-        "ran the AscendC tiling and kernel of RmsNorm on 2 cases, 3 of its definition's other "
-        "dtype rows, 3 of its own host tests' cases"
+        "ran the AscendC tiling and kernel of RmsNorm on 2 of its cases' GE nodes, 3 of its "
+        "definition's other dtype rows, 3 of its own host tests' cases"
     )
     assert said in kernel["message"], kernel
     assert ("npu::npu_rms_norm", "ascendc", "dynamic") not in cells  # concrete sizes only

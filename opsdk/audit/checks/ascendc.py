@@ -83,10 +83,13 @@ def check(library, audit_op, shapes: str) -> list[str]:
         none = [] if run.engines or run.unrun else [f"no GE node it lowers to has {_WHAT}"]
         raise Undecided("; ".join(none + run.notes))
     counts = run.counts
+    on = [
+        f"{counts['lowered']} of its cases' GE nodes" if counts["lowered"] else "",
+        f"{counts['rows']} of its definition's other dtype rows" if counts["rows"] else "",
+        f"{counts['own']} of its own host tests' cases" if counts["own"] else "",
+    ]
     said = f"ran the AscendC tiling and kernel of {', '.join(sorted(run.launched))} on "
-    said += f"{counts['lowered']} cases"
-    said += f", {counts['rows']} of its definition's other dtype rows" if counts["rows"] else ""
-    said += f", {counts['own']} of its own host tests' cases" if counts["own"] else ""
+    said += ", ".join(filter(None, on))
     return [said, *run.notes]
 
 
