@@ -108,3 +108,11 @@ def test_the_engine_names_the_inputs_whose_integers_it_made(tmp_path, monkeypatc
     assert engine.run(case).made_integers == ("idx",)
     assert launched[-1][0]["idx"] == bytes(16)  # zeros: a valid index of any dim
     assert engine.run(case, {"idx": bytes(range(16))}).made_integers == ()  # given: a verdict
+
+
+def test_an_own_test_of_an_empty_tensor_is_not_run():
+    from opsdk.cann import infer
+
+    full, empty = infer.Given(0, (1, 128)), infer.Given(0, (1, 128, 0))
+    assert ascendc._filled(tiling.Case(((full,), ()), (full,)))  # an absent optional: fine
+    assert not ascendc._filled(tiling.Case(((full,), (empty,)), (full,)))
