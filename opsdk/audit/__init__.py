@@ -94,10 +94,29 @@ columns.register(
         needs="converter",
     )
 )
+columns.register(
+    Check("ascendc", ("static",), selects="opsdk.audit.kernels:applies", needs="converter")
+)
 columns.register(Check("npugraph_ex", ("static", "dynamic"), unless="converter"))
 columns.register(Check(REGISTRY, ("static",), selects="opsdk.audit.repository:applies"))
 
 if TYPE_CHECKING:  # mypy holds every registered check's module to CheckModule
-    from opsdk.audit.checks import converter, fake, infer, npugraph_ex, registry, schema
+    from opsdk.audit.checks import (
+        ascendc,
+        converter,
+        fake,
+        infer,
+        npugraph_ex,
+        registry,
+        schema,
+    )
 
-    MODULES: tuple[CheckModule, ...] = (schema, fake, converter, infer, npugraph_ex, registry)
+    MODULES: tuple[CheckModule, ...] = (
+        schema,
+        fake,
+        converter,
+        infer,
+        ascendc,
+        npugraph_ex,
+        registry,
+    )

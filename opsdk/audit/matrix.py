@@ -258,7 +258,7 @@ def cached(cell_list: list[Cell], cache: AuditCache) -> list[Result] | None:
 
 def not_audited(results: list[Result]) -> dict[str, str]:
     """The ops no check could run a case of, with the first reason: an op is audited when
-    one of its fake, converter, infer or npugraph_ex cells ran (the registry's, where no
+    one of its fake, converter, infer, ascendc or npugraph_ex cells ran (the registry's, where no
     such cell was asked for); the schema's read the schema alone."""
     traced = {r.op for r in results if r.column not in ("schema", REGISTRY)}
     ran: set[str] = set()

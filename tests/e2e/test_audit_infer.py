@@ -125,21 +125,32 @@ def test_without_cpp_in_ir_there_are_no_infer_cells(opsdk_cli):
 
 def test_torch_npu_ops_are_held_to_the_production_infershape_of_ops_nn(tmp_path, opsdk_cli, wheel):
     """The real files: npu_rms_norm's Meta function against hicann/ops-nn's RmsNorm
-    InferShape / InferDataType (its op folder, extracted from the public mirror)."""
+    InferShape / InferDataType (its op folder, extracted from the public mirror); in the
+    same run (one start-up) the ``ascendc`` check runs RmsNorm's own tiling and kernel on
+    the declared cases and its own host tests, with no finding
+    (tests/e2e/test_audit_kernel.py holds the planted ones)."""
     if not OPS_NN.is_dir():
         pytest.skip(f"the public mirror of hicann/ops-nn is not on this machine ({OPS_NN})")
     tree = mirrors.archive(OPS_NN, tmp_path / "ops-nn", "norm/rms_norm", "common")
     run = opsdk_cli(
-        "audit", "torch_npu", "-k", "npu_rms_norm", "--checks", "infer", "--ir", tree,
+        "audit", "torch_npu", "-k", "npu_rms_norm", "--checks", "infer,ascendc", "--ir", tree,
         json_report=True,
     )  # fmt: skip
     assert run.code == 0, run.stdout + run.stderr
-    cells = {(r["op"], r["shapes"]): r for r in run.report["results"]}
+    cells = {(r["op"], r["backend"], r["shapes"]): r for r in run.report["results"]}
     for mode in ("static", "dynamic"):
-        cell = cells["npu::npu_rms_norm", mode]
+        cell = cells["npu::npu_rms_norm", "infer", mode]
         assert cell["status"] == "pass", cell
         assert "held to the C++ inference of RmsNorm" in cell["message"]
     # the others lower to op types whose C++ is not in this tree: not checked, said why
-    other = cells["npu::npu_rms_norm_backward", "static"]
+    other = cells["npu::npu_rms_norm_backward", "infer", "static"]
     assert other["status"] == "skip", other
     assert "no GE node it lowers to has a C++ InferShape" in other["message"]
+    kernel = cells["npu::npu_rms_norm", "ascendc", "static"]
+    assert kernel["status"] == "pass", kernel
+    said = (
+        "ran the AscendC tiling and kernel of RmsNorm on 2 of its cases' GE nodes, 3 of its "
+        "definition's other dtype rows, 3 of its own host tests' cases"
+    )
+    assert said in kernel["message"], kernel
+    assert ("npu::npu_rms_norm", "ascendc", "dynamic") not in cells  # concrete sizes only

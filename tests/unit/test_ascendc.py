@@ -56,61 +56,81 @@ def test_a_packages_copy_sits_beside_its_cann_infer_folder(tmp_path):
     assert sources.project_of(tmp_path / "op" / "cann_infer") == tmp_path / "op" / "cann_kernel"
 
 
+def _scale_x(root: Path, **ir):
+    """The engine on the planted ScaleX project (``ir``: the IrDef's other fields)."""
+    from opsdk.cann.kernel.op import AscendcOp
+    from opsdk.irdef import Input as IrInput
+    from opsdk.irdef import IrDef, Output
+
+    return AscendcOp(
+        IrDef("ScaleX", (IrInput("x"),), (Output("z"),), **ir), sources.find("ScaleX", root)
+    )
+
+
+def _tiled(key: int):
+    from opsdk.cann import tiling
+
+    return tiling.TilingRun("ScaleX", tiling.Case((), ()), 0, tiling_key=key)
+
+
 def test_a_dtype_the_kernel_stand_in_cannot_take_is_not_run_naming_it(tmp_path):
+    from opsdk.cann.kernel.op import NotRun
     from opsdk.harness.cell import CellSkipped
     from opsdk.harness.columns import ascendc
 
-    found = sources.find("ScaleX", _project(tmp_path))
-    said = "not run: .*x has dtype 'complex64'"
-    with (
-        pytest.warns(UserWarning, match=f"ascendc: {said}"),
-        pytest.raises(CellSkipped, match=said),
-    ):
-        ascendc._kernel(found.entry, (("x", "complex64"), ("z", "complex64")), 0, None)
+    said = "the kernel cannot be built: .*x has dtype 'complex64'"
+    with pytest.raises(NotRun, match=said):
+        _scale_x(_project(tmp_path))._kernel((("x", "complex64"), ("z", "complex64")), _tiled(0))
+    with pytest.warns(UserWarning, match="ascendc: not run: why"), pytest.raises(CellSkipped):
+        raise ascendc._not_run("why")  # the column's skip, said whole after the matrix
 
 
 def test_the_tiling_keys_of_one_library_share_its_worker(tmp_path, monkeypatch):
     """An entry that is no template builds one library for every tiling key: one
     launcher (its worker process, started on the first launch) serves them all."""
     from opsdk.cann import kernel
-    from opsdk.harness.columns import ascendc
+    from opsdk.cann.kernel import op
 
-    found = sources.find("ScaleX", _project(tmp_path))
     libraries = {0: tmp_path / "a.so", 2: tmp_path / "a.so", 3: tmp_path / "b.so"}
 
     def build(entry, dtypes, *, tiling_key, layout, layouts, include_dirs, root):
         return kernel.Built(libraries[tiling_key], entry, 0.0)
 
-    monkeypatch.setattr(kernel, "build", build)
-    monkeypatch.setattr(ascendc, "_LAUNCHERS", {})
+    monkeypatch.setattr(op, "build", build)
+    engine = _scale_x(_project(tmp_path / "p"))
     dtypes = (("x", "float32"), ("z", "float32"))
-    first, same, other = (ascendc._kernel(found.entry, dtypes, key, None) for key in (0, 2, 3))
+    first, same, other = (engine._kernel(dtypes, _tiled(key)) for key in (0, 2, 3))
     assert first is same and other is not first
     assert other.built.library == tmp_path / "b.so"
 
 
-def test_what_the_column_does_not_run_yet_is_said(tmp_path):
-    from types import SimpleNamespace
-
-    from opsdk.harness.columns import ascendc
+def test_what_the_engine_does_not_run_yet_is_said(tmp_path):
+    from opsdk.cann.kernel.op import AscendcOp, NotRun
     from opsdk.irdef import Input as IrInput
     from opsdk.irdef import IrDef, Output
 
     found = sources.find("ScaleX", _project(tmp_path))
     ir = IrDef("ScaleX", (IrInput("x"),), (Output("z"),))
-    plain, in_place = SimpleNamespace(mutated_args=()), SimpleNamespace(mutated_args=("x",))
-    assert ascendc._unsupported(ir, found, plain) is None
-    assert "in place" in ascendc._unsupported(ir, found, in_place)
+
+    def said(ir, found=found, in_place=False) -> str | None:
+        try:
+            AscendcOp(ir, found, in_place=in_place)
+        except NotRun as err:
+            return str(err)
+        return None
+
+    assert said(ir) is None
+    assert "in place" in said(ir, in_place=True)
     host = IrDef("ScaleX", (IrInput("x"), IrInput("k", value_depend=True)), (Output("z"),))
-    assert "value-depend" in ascendc._unsupported(host, found, plain)
+    assert "value-depend" in said(host)
     listed = IrDef("ScaleX", (IrInput("x", kind="dynamic"),), (Output("z"),))
-    assert ascendc._unsupported(listed, found, plain) is None  # a tensor list runs
+    assert said(listed) is None  # a tensor list runs
     untiled = sources.AscendC(found.root, None, found.entry)
-    assert "no TilingFunc of ScaleX" in ascendc._unsupported(ir, untiled, plain)
+    assert "no TilingFunc of ScaleX" in said(ir, untiled)
     newer = IrDef("ScaleX", (IrInput("x"),), (Output("z"),), chips=("ascend950",))
-    assert "built for ascend950 only" in ascendc._unsupported(newer, found, plain)
+    assert "built for ascend950 only" in said(newer)
     both = IrDef("ScaleX", (IrInput("x"),), (Output("z"),), chips=("ascend950", "ascend910b"))
-    assert ascendc._unsupported(both, found, plain) is None
+    assert said(both) is None
 
 
 def test_a_tensor_list_argument_is_a_dynamic_input_s_instances_and_the_kernel_s_list():
@@ -119,6 +139,7 @@ def test_a_tensor_list_argument_is_a_dynamic_input_s_instances_and_the_kernel_s_
     import torch
 
     from opsdk.cann import infer, kernel
+    from opsdk.cann.kernel import op
     from opsdk.harness.columns import ascendc
     from opsdk.irdef import Input as IrInput
     from opsdk.irdef import IrDef, Output
@@ -136,8 +157,16 @@ def test_a_tensor_list_argument_is_a_dynamic_input_s_instances_and_the_kernel_s_
     f32 = infer.Given(0, (2, 3)), infer.Given(0, (5,)), infer.Given(0, (1,))
     assert case.inputs == ((f32[0], f32[1]), (f32[2],))
     assert case.outputs == (f32[0], f32[1], f32[2])
-    assert ascendc._gm(x, ascendc._size) == [kernel.Member((2, 3), 24), kernel.Member((5,), 20)]
-    assert ascendc._gm(scale, ascendc._bytes) == torch.ones(1).numpy().tobytes()
+    assert op._output(list(case.outputs[:2])) == [
+        kernel.Member((2, 3), 24),
+        kernel.Member((5,), 20),
+    ]
+    ones = torch.ones(1).numpy().tobytes()
+    assert ascendc._bytes(scale) == ones and ascendc._bytes(x)[1] == torch.ones(5).numpy().tobytes()
+    assert op._input(case.inputs[1], ones, dynamic=False) == ones
+    made = op._input(case.inputs[0], None, dynamic=True)  # no data: normal floats, made
+    assert [(m.shape, len(m.data)) for m in made] == [((2, 3), 24), ((5,), 20)]
+    assert op._input((), None, dynamic=False) is None  # an absent optional input
 
 
 def test_a_package_copies_the_project_and_the_repository_headers_its_tiling_includes(tmp_path):
@@ -189,25 +218,23 @@ def test_an_absent_input_s_dtype_is_its_definition_row_s():
     assert kernel.absent_dtypes(rows, {"x": "int8", "bias": None}) == {"bias": f16}  # no row
 
 
-def test_the_column_builds_the_kernel_with_an_absent_optional_input_s_dtype():
-    """The column's build gets ``DTYPE_<NAME>`` of an input its case leaves out, by the
-    IR's name and the kernel's own, as it does for a given one."""
-    import torch
-
-    from opsdk.harness.columns import ascendc
+def test_the_engine_builds_the_kernel_with_an_absent_optional_input_s_dtype(tmp_path):
+    """The build gets ``DTYPE_<NAME>`` of an input its case leaves out, by the IR's name
+    and the kernel's own, as it does for a given one."""
+    from opsdk.cann import infer
     from opsdk.irdef import Input as IrInput
-    from opsdk.irdef import IrDef, Output
 
     rows = ("DT_FLOAT16", "DT_FLOAT")
-    ir = IrDef(
+    engine = _scale_x(_project(tmp_path), dtypes={"x": rows, "z": rows})
+    engine.ir = engine.ir.__class__(
         "ScaleX",
         (IrInput("x"), IrInput("bias", kind="optional")),
-        (Output("z"),),
+        engine.ir.outputs,
         dtypes={"x": rows, "bias": rows, "z": rows},
     )
     params = {"x": "x", "b": "bias", "z": "z"}
-    x = torch.ones(2, dtype=torch.float16)
-    dtypes = dict(ascendc._dtypes(ir, params, {"x": x, "bias": None, "z": x}))
+    x = infer.Given(1, (2,))  # float16
+    dtypes = dict(engine._dtypes(params, {"x": (x,), "bias": ()}, {"z": x}))
     assert dtypes == {"x": "float16", "bias": "float16", "b": "float16", "z": "float16"}
 
 

@@ -85,6 +85,7 @@ def test_columns_and_audit_checks_are_judges_of_one_registry():
         "fake",
         "converter",
         "infer",
+        "ascendc",
         "npugraph_ex",
         "registry",
     )

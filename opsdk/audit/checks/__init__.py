@@ -2,7 +2,8 @@
 they judge: ``schema``, ``fake``
 (the Meta function), ``converter`` (TorchAir's lowering against CANN's definitions,
 whose GE graph :mod:`~opsdk.audit.checks.ge_node` reads node by node) and, with ``--ir``,
-``infer`` (the Meta function against the C++ inference of the GE ops it lowers to).
+``infer`` (the Meta function against the C++ inference of the GE ops it lowers to) and
+``ascendc`` (their AscendC tiling and kernel, run offline, the hardware's limits checked).
 
 Each ``check(library, op, shapes)`` raises :class:`~opsdk.harness.cell.CellFailure` for a
 finding (certain: what was expected, what was seen, where, the fix) and returns notes,

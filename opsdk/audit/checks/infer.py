@@ -39,7 +39,7 @@ from opsdk.harness.cell import CellFailure
 from opsdk.harness.core import infer_nodes as nodes
 from opsdk.harness.variants.cases import cases
 
-__all__ = ["ROWS", "check"]
+__all__ = ["ROWS", "check", "definition_rows", "given_to", "lowered"]
 
 ROWS = 8  # definition dtype rows a static cell runs beside the audit's own cases
 
@@ -51,21 +51,15 @@ def check(library, audit_op, shapes: str) -> list[str]:
     if not audit_op.cases:
         raise Undecided(audit_op.no_case)
     known = inference.index(library.infer_roots)
-    notes, met, held, ran = [], set(), set(), [0, 0]
+    notes: list[str] = []
+    met, held, ran = set(), set(), [0, 0]
     first: dict[str, tuple] = {}  # op type -> (call, graph, node): where exploring starts
 
     def hold(case_list, declared: bool, kind: int) -> None:
         """Hold each case's nodes; ``kind`` counts it as the audit's own (0) or a row (1)."""
         for case in case_list:
             ran[kind] += 1
-            call = first_call(case)
-            try:
-                concrete = lower(audit_op.op, call, shapes)
-            except Exception as err:  # noqa: BLE001 - the converter check reports it
-                notes.append(f"case {case.label}: not lowered ({why_not_lowered(err)})")
-                continue
-            graph = {n.name: n for n in concrete.graph.op}
-            for node in (n for n in concrete.graph.op if n.type in known):
+            for call, graph, node in lowered(audit_op, case, shapes, known, notes):
                 met.add(node.type)
                 checked, note = _node(
                     library, audit_op, case, graph, node, *known[node.type], shapes, declared
@@ -121,20 +115,13 @@ def _node(library, audit_op, case, graph, node, inference, root, shapes: str, de
     """Hold one node to its op type's C++ (``declared``: the case is TorchAir's): raises
     a finding, or returns whether it was held and a note ("": none)."""
     at = f"case {case.label}: GE node {node.name} ({node.type}) not checked"
-    ir = _definition(library, inference, node.type)
-    why = _not_given(ir, node) if ir is not None else f"no definition of {node.type} is known"
-    if why:
-        return False, f"{at}: {why}"
+    fed = given_to(library, inference, graph, node)
+    if isinstance(fed, str):
+        return False, f"{at}: {fed}"
+    ir, given, attrs = fed
     loaded = nodes.compiled(inference, root)
     if isinstance(loaded, str):  # the same for every node of the type: one note of it
         return False, f"GE nodes {node.type} not checked ({loaded})"
-    fed = [[i for i in slots if node.input[i]] for slots in nodes.instances(ir, node)]
-    given = [
-        [g for i in instances if (g := _input(graph, node, i)) is not None] for instances in fed
-    ]
-    if list(map(len, given)) != list(map(len, fed)):
-        return False, f"{at}: an input's shape is not in the graph (GE infers it from its producer)"
-    attrs = [nodes.attr(node, a) for a in ir.attrs]
     outputs = len(node.output_desc)
     answer = loaded.infer(ir.op_type, given, attrs, outputs, node.name)
     if answer.outputs_asked > outputs:
@@ -176,6 +163,38 @@ def _node(library, audit_op, case, graph, node, inference, root, shapes: str, de
     return True, ""
 
 
+def lowered(audit_op, case, shapes: str, known, notes: list):
+    """``(call, graph, node)`` of each GE node of a type in ``known`` that the converter
+    lowers ``case`` to in ``shapes`` mode (``graph``: its nodes by name); a case it does
+    not lower is a line in ``notes`` (the converter check reports it)."""
+    call = first_call(case)
+    try:
+        concrete = lower(audit_op.op, call, shapes)
+    except Exception as err:  # noqa: BLE001 - the converter check reports it
+        notes.append(f"case {case.label}: not lowered ({why_not_lowered(err)})")
+        return
+    graph = {n.name: n for n in concrete.graph.op}
+    for node in (n for n in concrete.graph.op if n.type in known):
+        yield call, graph, node
+
+
+def given_to(library, inference, graph: dict, node):
+    """What GE gives ``node``'s C++ (its InferShape, its TilingFunc): the definition
+    beside the C++ (``inference``), per IR input its instances and the attrs in IR order;
+    or why the audit cannot give it that (a line)."""
+    ir = _definition(library, inference, node.type)
+    why = _not_given(ir, node) if ir is not None else f"no definition of {node.type} is known"
+    if why:
+        return why
+    fed = [[i for i in slots if node.input[i]] for slots in nodes.instances(ir, node)]
+    given = [
+        [g for i in instances if (g := _input(graph, node, i)) is not None] for instances in fed
+    ]
+    if list(map(len, given)) != list(map(len, fed)):
+        return "an input's shape is not in the graph (GE infers it from its producer)"
+    return ir, given, [nodes.attr(node, a) for a in ir.attrs]
+
+
 def _not_given(ir, node) -> str:
     """Why the audit cannot give the C++ what GE would ("" when it can): inputs or attrs
     the definition beside the C++ does not name, a value-depend input's data (the audit
@@ -200,6 +219,12 @@ def _definition(library, inference, op_type: str):
     them in), else the library's."""
     cann_op = _beside_op(inference, op_type) or library.reg_op(op_type)
     return cann_op.ir if cann_op is not None else None
+
+
+def definition_rows(library, inference, op_type: str):
+    """The ``CannOp`` of ``op_type`` as :func:`given_to` reads its node, with the dtype rows
+    and chips of the OpDef beside its C++ where there is one; None if none is known."""
+    return _with_rows(_beside_op(inference, op_type), inference) or library.reg_op(op_type)
 
 
 def _beside_op(inference, op_type: str):

@@ -28,6 +28,7 @@ from opsdk.cann.tiling import find as find_tiling
 __all__ = [
     "FOLDER",
     "AscendC",
+    "entry_name",
     "find",
     "has_sources",
     "in_copy",
@@ -73,6 +74,11 @@ def project_of(infer_root: str | Path) -> Path:
     return Path(infer_root).with_name(FOLDER)
 
 
+def entry_name(op_type: str) -> str:
+    """The name of ``op_type``'s kernel entry (and of its source file, by convention)."""
+    return _snake(op_type)
+
+
 def find(op_type: str, root: Path) -> AscendC | None:
     """``op_type``'s sources under the project ``root`` (holding ``op_host`` and
     ``op_kernel``), None without a kernel entry for it; an ``arch35`` entry only where the
@@ -80,7 +86,7 @@ def find(op_type: str, root: Path) -> AscendC | None:
     kernels = Path(root) / "op_kernel"
     if not kernels.is_dir():
         return None
-    name = _snake(op_type)
+    name = entry_name(op_type)
     candidates = sorted(kernels.glob("*.cpp"), key=lambda p: p.stem != name)
     candidates += sorted((kernels / ARCH35).rglob("*.cpp"), key=lambda p: p.stem != name)
     for path in candidates:

@@ -24,11 +24,10 @@ import torch
 from torch._library import custom_ops
 
 from opsdk._runtime import irdef, types
-from opsdk.cann import infer, kernel, tiling
+from opsdk.cann import infer, tiling
 from opsdk.cann.explore.torch_side import behind_torch
-from opsdk.cann.kernel.sources import AscendC, in_copy, include_dirs, project_of, unmodelled
-from opsdk.cann.opdef import PREFERRED_CHIPS
-from opsdk.errors import SpecError
+from opsdk.cann.kernel.op import AscendcOp, NotRun
+from opsdk.cann.kernel.sources import in_copy, project_of
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
 from opsdk.harness.core.compare import TOLERANCES
 from opsdk.harness.core.kernel import run_op
@@ -37,48 +36,35 @@ from opsdk.harness.variants.cases import Call, cases, tensors_of
 
 def run(cell: Cell, dump_dir=None) -> None:
     op, spec = cell.op.overload(), cell.op.spec
-    ir, sources = _sources(spec.qualname)
-    reason = unmodelled(sources) or _unsupported(ir, sources, spec)
-    if reason:
-        raise _not_run(reason)
-    library = _tiling(sources)
-    chip = infer.chip(ir.chips)
+    ascendc = _op(spec.qualname, bool(spec.mutated_args))
     for case in cases(spec, cell.shapes, cell.column):
         with case.named():
-            _run_case(op, spec, ir, sources, library, chip, case.calls[0], case)
+            _run_case(op, spec, ascendc, case.calls[0], case)
 
 
-def _run_case(op, spec, ir, sources: AscendC, library, chip: str, call: Call, case) -> None:
+def _run_case(op, spec, ascendc: AscendcOp, call: Call, case) -> None:
+    ir, sources = ascendc.ir, ascendc.sources
     label = case.label or "the default case"
     outputs = _returned(ir, run_op(op, call, layer="eager"))  # the CPU reference
     given = {ir.ir_name(n): v for n, v in spec.by_name(call.args, call.kwargs).items()}
+    data = {i.name: _bytes(given.get(i.name)) for i in ir.inputs}
     try:
-        tiled = library.run(sources.tiling, _tiling_case(ir, given, outputs, chip, label))
-    except infer.Unlinked as err:  # a source of the project its tiling calls into
-        raise _not_run(f"the tiling, against opsdk's stand-ins, does not load: {err}") from None
-    if not tiled.ok:
+        ran = ascendc.run(_tiling_case(ir, given, outputs, ascendc.chip, label), data)
+    except NotRun as err:
+        raise _not_run(str(err)) from None
+    if ran.launch is None:
         raise CellFailure(
             "tiling",
             f"the op's TilingFunc (in {sources.root}): "
-            f"{'; '.join(map(str, tiled.findings)) or tiled.status}; fix it in op_host/",
+            f"{'; '.join(map(str, ran.tiled.findings)) or ran.tiled.status}; fix it in op_host/",
         )
-    params = _params(sources, ir)
-    dtypes = _dtypes(ir, params, {**given, **outputs})
-    compiled = _kernel(sources.entry, dtypes, tiled.tiling_key, tiled.layout, tiled.layouts)
-    launch = compiled.launch(
-        {p: _gm(given.get(n), _bytes) for p, n in params.items() if n not in outputs},
-        {p: _gm(outputs[n], _size) for p, n in params.items() if n in outputs},
-        tiled,
-        case=label,
-        ub_bytes=infer.resources(chip).ub,
-    )
-    if launch.findings:
-        found = "; ".join(map(str, launch.findings))
+    if ran.launch.findings:
+        found = "; ".join(map(str, ran.launch.findings))
         raise CellFailure(
             "kernel",
             f"the op's kernel (in {sources.root}): {found}; fix the AscendC kernel in op_kernel/",
         )
-    differ = _compare(launch.outputs, outputs, params, case.tolerances)
+    differ = _compare(ran.launch.outputs, outputs, ran.params, case.tolerances)
     if differ:
         raise CellFailure(
             "kernel",
@@ -168,54 +154,18 @@ def _not_run(reason: str) -> CellSkipped:
     return CellSkipped(f"not run: {reason}")
 
 
-def _sources(qualname: str) -> tuple[irdef.IrDef, AscendC]:
+@functools.cache
+def _op(qualname: str, in_place: bool) -> AscendcOp:
+    """The op's AscendC sources in its package, run by the stand-ins (its builds once a
+    process); a skip saying why where they cannot."""
     for ir in irdef.for_op(qualname):
         found = ir.infer_root and in_copy(ir.op_type, project_of(ir.infer_root))
         if found:
-            return ir, found
+            try:
+                return AscendcOp(ir, found, in_place=in_place)
+            except NotRun as err:
+                raise _not_run(str(err)) from None
     raise _not_run(f"{qualname} has no AscendC sources in its package")
-
-
-def _unsupported(ir: irdef.IrDef, sources: AscendC, spec) -> str | None:
-    """What the column does not run yet, said (None: it runs)."""
-    if infer.chip(ir.chips) not in PREFERRED_CHIPS:  # ops-math's *_apt.cpp: ascend950 only
-        return (
-            f"{ir.op_type} is built for {', '.join(ir.chips)} only (its OpDef's AddConfig); "
-            f"the stand-ins model {PREFERRED_CHIPS[0]}'s vector cores"
-        )
-    if sources.tiling is None:
-        return f"no TilingFunc of {ir.op_type} under {sources.root / 'op_host'} (IMPL_OP_OPTILING)"
-    if spec.mutated_args:
-        return "an op writing its inputs in place (its kernel's outputs are its inputs)"
-    if any(i.value_depend for i in ir.inputs):
-        return "value-depend inputs"
-    return None
-
-
-def _params(sources: AscendC, ir: irdef.IrDef) -> dict[str, str]:
-    """The kernel's GM parameters (workspace and tiling aside) by the IR input or output
-    each is: by position, the inputs then the outputs, as GE passes them (a kernel names
-    them as it likes: AddV2's ``x, y, z`` are ``x1, x2, y``)."""
-    params = sources.entry.params[:-2]
-    names = (*ir.ir_input_names, *(o.name for o in ir.outputs))
-    if len(params) != len(names):
-        raise _not_run(
-            f"{sources.entry.name} takes {len(params)} GM tensors "
-            f"({', '.join(params)}), {ir.op_type} has {len(names)} inputs and outputs"
-        )
-    return dict(zip(params, names, strict=True))
-
-
-def _dtypes(ir: irdef.IrDef, params: dict[str, str], tensors: dict) -> tuple:
-    """``DTYPE_<NAME>`` as opbuild defines them, by the IR's names and the kernel's own:
-    a tensor's dtype, an absent optional input's its definition row's (CANN builds the
-    kernel per row), unless the stand-in has no element type for it."""
-    firsts = {n: _each(tensors.get(n))[:1] for n in params.values()}
-    dtypes = {n: str(t[0].dtype).removeprefix("torch.") for n, t in firsts.items() if t}
-    absent = kernel.absent_dtypes(dict(ir.dtypes), {n: dtypes.get(n) for n in firsts})
-    dtypes |= {n: d.torch for n, d in absent.items() if d.torch in kernel.CTYPES}
-    dtypes |= {p: dtypes[n] for p, n in params.items() if n in dtypes}
-    return tuple(sorted(dtypes.items()))
 
 
 def _tiling_case(ir, given: dict, outputs: dict, chip: str, label: str) -> tiling.Case:
@@ -254,61 +204,15 @@ def _each(value) -> list:
     return [] if value is None else list(value) if isinstance(value, list | tuple) else [value]
 
 
-def _gm(value, of):
-    """What a launch takes for a tensor, ``of`` it (its bytes, its size); for a tensor
-    list (a dynamic input or output), its members."""
+def _bytes(value):
+    """An input's bytes as the kernel takes them (a tensor list's, each member's); None
+    for an absent one."""
     if isinstance(value, list | tuple):
-        return [kernel.Member(tuple(t.shape), of(t)) for t in value]
-    return of(value)
-
-
-def _size(t: torch.Tensor) -> int:
-    return t.numel() * t.element_size()
-
-
-def _bytes(t: torch.Tensor | None) -> bytes | None:
-    return None if t is None else t.detach().contiguous().cpu().view(torch.uint8).numpy().tobytes()
+        return [_bytes(t) for t in value]
+    if not isinstance(value, torch.Tensor):
+        return None
+    return value.detach().contiguous().cpu().view(torch.uint8).numpy().tobytes()
 
 
 def _tensor(data: bytes, like: torch.Tensor) -> torch.Tensor:
     return torch.frombuffer(bytearray(data), dtype=like.dtype).reshape(like.shape)
-
-
-@functools.cache
-def _tiling(sources: AscendC) -> tiling.TilingLibrary:
-    """The op's tiling, built once a process; a build failure skips the cell naming it."""
-    if sources.tiling is None:  # _unsupported said so before a cell gets here
-        raise _not_run("the op has no tiling source")
-    try:
-        built = tiling.build(sources.tiling, sources.root)
-    except infer.BuildFailure as err:
-        raise _not_run(f"the tiling, against opsdk's stand-ins, {err}") from None
-    return tiling.TilingLibrary(built.library, sources.root)
-
-
-# One launcher (one worker process) per kernel library: the tiling keys of an entry that
-# is no template build the same library and share it.
-_LAUNCHERS: dict[Path, kernel.Kernel] = {}
-
-
-@functools.cache
-def _kernel(entry: kernel.Entry, dtypes: tuple, key: int, layout, layouts=()) -> kernel.Kernel:
-    """The kernel built for ``dtypes`` and the tiling ``key`` (``layout`` its tiling data,
-    ``layouts`` the op's other classes, which other keys' branches name), once a process."""
-    root = Path(entry.source).parent.parent
-    try:
-        dirs = include_dirs(entry)  # other ops' kernel headers, as CANN's build lays them out
-        built = kernel.build(
-            entry,
-            dict(dtypes),
-            tiling_key=key,
-            layout=layout,
-            layouts=layouts,
-            include_dirs=dirs,
-            root=root,
-        )
-    except infer.BuildFailure as err:  # ``does not compile: file:line: what``
-        raise _not_run(f"the kernel, against opsdk's AscendC stand-in, {err}") from None
-    except SpecError as err:  # a dtype or tiling key the stand-in cannot take
-        raise _not_run(f"the kernel cannot be built: {err}") from None
-    return _LAUNCHERS.setdefault(built.library, kernel.Kernel(built))
