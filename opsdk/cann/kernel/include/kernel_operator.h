@@ -217,7 +217,7 @@ public:
     template <class U>
     void SetValue(uint64_t i, U v, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         T t = T(v);
-        if (opsdk_rt::gm_access(addr_ + i, sizeof(T), true, file, line)) std::memcpy(addr_ + i, &t, sizeof(T));
+        opsdk_rt::gm_access(addr_ + i, sizeof(T), true, file, line, &t);
     }
     T* GetPhyAddr() const { return addr_; }
     T* GetPhyAddr(uint64_t offset) const { return addr_ + offset; }
@@ -507,8 +507,9 @@ inline void gm_to_ub(T* ub, const T* gm, uint64_t bytes, const char* file, int l
 template <class T>
 inline void ub_to_gm(T* gm, const T* ub, uint64_t bytes, const char* file, int line) {
     if (!opsdk_rt::ub_access(ub, bytes, file, line)) return;
-    if (!opsdk_rt::gm_access(gm, bytes, true, file, line)) return;
-    if (opsdk_rt::t_atomic == 0 || bytes % sizeof(T)) { std::memcpy(gm, ub, bytes); return; }
+    const T* plain = opsdk_rt::t_atomic ? nullptr : ub;  // a plain write is done by gm_access
+    if (!opsdk_rt::gm_access(gm, bytes, true, file, line, plain) || plain) return;
+    if (bytes % sizeof(T)) { std::memcpy(gm, ub, bytes); return; }
     for (uint64_t i = 0; i < bytes / sizeof(T); ++i) {
         T a, b;
         std::memcpy(&a, gm + i, sizeof(T));

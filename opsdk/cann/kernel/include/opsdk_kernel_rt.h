@@ -110,8 +110,11 @@ inline Buffer* owner_of(const uint8_t* p) {
 
 // Checks one GM access of n bytes at p and records its writes; false when it cannot be
 // done at all (outside every buffer and its guard zones). Out-of-bounds parts within a
-// guard zone are done, as the hardware would do them, and are a finding.
-inline bool gm_access(const void* ptr, uint64_t n, bool write, const char* file, int line) {
+// guard zone are done, as the hardware would do them, and are a finding. A plain write
+// that brings its bytes (data) is done here, under the lock, and races another block's
+// only where they differ: two cores writing the same values leave one result.
+inline bool gm_access(const void* ptr, uint64_t n, bool write, const char* file, int line,
+                      const void* data = nullptr) {
     if (n == 0) return true;
     const uint8_t* p = static_cast<const uint8_t*>(ptr);
     std::lock_guard<std::mutex> lock(g.mu);
@@ -135,6 +138,13 @@ inline bool gm_access(const void* ptr, uint64_t n, bool write, const char* file,
     }
     uint64_t lo = off < 0 ? 0 : off, hi = std::min<uint64_t>(off + n, b->size);
     uint32_t me = (t_phase << 9) | (t_atomic ? 256u : 0u) | uint32_t(t_block + 1);
+    auto others = [&](uint32_t was) {  // another block's plain write since the last SyncAll
+        return was != 0 && (was & 255u) != (me & 255u) && (was >> 9) == t_phase &&
+               !((was & 256u) && (me & 256u));
+    };
+    bool changes = data == nullptr;  // whether it changes a byte another block wrote
+    for (uint64_t i = lo; i < hi && !changes; ++i)
+        changes = others(b->tag[i]) && static_cast<const uint8_t*>(data)[i - off] != b->base[i];
     bool reported = false;
     for (uint64_t i = lo; i < hi; ++i) {
         uint32_t was = b->tag[i];
@@ -151,9 +161,7 @@ inline bool gm_access(const void* ptr, uint64_t n, bool write, const char* file,
             }
         }
         if (write) {
-            bool other = was != 0 && (was & 255u) != (me & 255u) && (was >> 9) == t_phase;
-            bool both_atomic = (was & 256u) && (me & 256u);
-            if (other && !both_atomic && !reported) {
+            if (changes && others(was) && !reported) {
                 uint64_t end = i;
                 while (end < hi && (b->tag[end] & 255u) == (was & 255u)) ++end;
                 finding_locked("gm-write-race", file, line,
@@ -166,6 +174,7 @@ inline bool gm_access(const void* ptr, uint64_t n, bool write, const char* file,
             b->tag[i] = me;
         }
     }
+    if (write && data) std::memcpy(const_cast<uint8_t*>(p), data, n);
     return true;
 }
 

@@ -15,13 +15,14 @@ public:
         defect = t->defect;
         tile = t->tile;
         uint32_t start = GetBlockIdx() * t->perCore;
-        if (defect == OVERLAPPING_CORES && GetBlockIdx() > 0) {
+        if (defect == SAME_VALUES && GetBlockIdx() > 0) {
             start -= 8;
         }
+        uint32_t zStart = defect == OVERLAPPING_CORES && GetBlockIdx() > 0 ? start - 8 : start;
         count = start + t->perCore > t->total ? t->total - start : t->perCore;
         xGm.SetGlobalBuffer((__gm__ float*)x + start, count);
         yGm.SetGlobalBuffer((__gm__ float*)y + start, count);
-        zGm.SetGlobalBuffer((__gm__ float*)z + start, count);
+        zGm.SetGlobalBuffer((__gm__ float*)z + zStart, count);
         zAll.SetGlobalBuffer((__gm__ float*)z, t->total);
         perCore = t->perCore;
         wsGm.SetGlobalBuffer((__gm__ float*)workspace + start, count);
@@ -64,6 +65,9 @@ private:
         LocalTensor<float> acc = tmp.Get<float>();
         DataCopyExtParams params{1, 8 * sizeof(float), 0, 0, 0};
         DataCopyPad(acc, zAll[perCore], params, DataCopyPadExtParams<float>{false, 0, 0, 0});
+        if (defect == HANDOFF_RACE) {
+            Duplicate(acc, 0.0f, 8);  // other values than block 1's: the order decides z
+        }
         DataCopyPad(zAll[perCore], acc, params);
     }
 
