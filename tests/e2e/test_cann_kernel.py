@@ -17,7 +17,7 @@ from opsdk.cann import kernel
 PLANTED = PROJECTS / "planted" / "op_kernel"
 # planted_tiling.h's PlantedDefect
 NONE, TAIL, UB, WORKSPACE, OVERLAP, LEAK, DOUBLE_FREE, LAST_ELEMENT, WILD = range(9)
-HANDOFF_SYNCED, HANDOFF_RACE, SYNC_ONE_BLOCK, RAW_PAST_END, SAME_VALUES = range(9, 14)
+HANDOFF_SYNCED, HANDOFF_RACE, SYNC_ONE_BLOCK, RAW_PAST_END, SAME_VALUES, DEQUE_AGAIN = range(9, 15)
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +110,16 @@ def test_two_cores_writing_the_same_values_is_no_race(planted):
     order (OVERLAPPING_CORES, other values over the neighbour's, is a race above)."""
     launch, z, expected = run_planted(planted, 1001, 4, SAME_VALUES)
     assert launch.findings == ()
+    assert torch.equal(z, expected)
+
+
+def test_a_second_deque_of_one_enqueue_is_misuse_and_the_block_goes_on(planted):
+    """AscendC's CPU debug mode asserts at it; the NPU neither waits nor stops there but
+    hands back the buffer again: a finding at its line, and z is right, as on the NPU."""
+    launch, z, expected = run_planted(planted, 1001, 4, DEQUE_AGAIN)
+    [misuse] = launch.findings
+    assert misuse.kind == "queue-misuse" and misuse.line == line_of("y = inY.DeQue<float>();", True)
+    assert "nothing enqueued since the last DeQue" in misuse.what
     assert torch.equal(z, expected)
 
 

@@ -242,6 +242,7 @@ class TQueBase {
 public:
     std::vector<QueBuffer> bufs_;
     std::vector<int> fifo_;
+    int last_ = -1;  // the buffer DeQue handed out last
     int find(const void* p, const char* file, int line) {
         for (size_t i = 0; i < bufs_.size(); ++i)
             if (bufs_[i].addr == p) return int(i);
@@ -275,8 +276,16 @@ public:
     }
     template <class T = uint8_t>
     LocalTensor<T> DeQue(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
-        if (fifo_.empty()) opsdk_rt::stop("queue-misuse", file, line, "DeQue on an empty queue: the core would wait forever");
-        int i = fifo_.front();
+        if (fifo_.empty() && last_ < 0) opsdk_rt::stop("queue-misuse", file, line, "DeQue on a queue nothing was ever enqueued on");
+        if (fifo_.empty()) {
+            // AscendC's CPU debug mode asserts here; the NPU hands back the buffer of the
+            // queue's slot (a depth-1 queue's last one) without waiting, as here.
+            opsdk_rt::finding("queue-misuse", file, line,
+                              "DeQue with nothing enqueued since the last DeQue (AscendC's CPU debug mode asserts; "
+                              "the NPU hands back the last buffer again)");
+            return LocalTensor<T>(reinterpret_cast<T*>(bufs_[last_].addr), bufs_[last_].len / sizeof(T));
+        }
+        int i = last_ = fifo_.front();
         fifo_.erase(fifo_.begin());
         bufs_[i].state = 1;
         return LocalTensor<T>(reinterpret_cast<T*>(bufs_[i].addr), bufs_[i].len / sizeof(T));

@@ -87,6 +87,9 @@ private:
     {
         LocalTensor<float> x = inX.DeQue<float>();
         LocalTensor<float> y = inY.DeQue<float>();
+        if (defect == DEQUE_AGAIN) {
+            y = inY.DeQue<float>();
+        }
         LocalTensor<float> z = outZ.AllocTensor<float>();
         Add(z, x, y, n);
         outZ.EnQue(z);
