@@ -138,6 +138,7 @@ def test_a_tensor_list_argument_is_a_dynamic_input_s_instances_and_the_kernel_s_
     assert case.outputs == (f32[0], f32[1], f32[2])
     assert ascendc._gm(x, ascendc._size) == [kernel.Member((2, 3), 24), kernel.Member((5,), 20)]
     assert ascendc._gm(scale, ascendc._bytes) == torch.ones(1).numpy().tobytes()
+    assert ascendc._bytes(torch.tensor(2.0)) == torch.tensor([2.0]).numpy().tobytes()  # 0-dim
 
 
 def test_a_package_copies_the_project_and_the_repository_headers_its_tiling_includes(tmp_path):

@@ -265,7 +265,8 @@ def _size(t: torch.Tensor) -> int:
 
 
 def _bytes(t: torch.Tensor | None) -> bytes | None:
-    return None if t is None else t.detach().contiguous().cpu().view(torch.uint8).numpy().tobytes()
+    # (flat first: a 0-dim tensor, HistogramV2's min, has no byte view of its own)
+    return None if t is None else t.detach().reshape(-1).cpu().view(torch.uint8).numpy().tobytes()
 
 
 def _tensor(data: bytes, like: torch.Tensor) -> torch.Tensor:

@@ -77,7 +77,11 @@ private:
         LocalTensor<float> y = inY.AllocTensor<float>();
         DataCopyExtParams params{1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0};
         DataCopyPadExtParams<float> pad{false, 0, 0, 0};
-        DataCopyPad(x, xGm[i * tile], params, pad);
+        if (defect == TAIL_READ_BLOCKS) {
+            DataCopy(x, xGm[i * tile], (n + 7) / 8 * 8);
+        } else {
+            DataCopyPad(x, xGm[i * tile], params, pad);
+        }
         DataCopyPad(y, yGm[i * tile], params, pad);
         inX.EnQue(x);
         inY.EnQue(y);
