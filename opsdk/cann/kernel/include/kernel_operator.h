@@ -1195,11 +1195,11 @@ inline constexpr uint32_t GetSortOffset(const uint32_t count) { return count * 8
 template <class T>
 inline void Concat(LocalTensor<T>& concat, const LocalTensor<T>& src, const LocalTensor<T>& tmp, const int32_t repeatTimes,
                    OPSDK_WHERE) {
+    // From the 910B on (__CCE_AICORE__ >= 220) Sort takes the scores as they are: Concat
+    // makes ``concat`` the scores themselves (kernels pass a tensor never allocated).
     (void)tmp;
-    uint64_t n = uint64_t(std::max(repeatTimes, 0)) * 16;
-    bool inside = opsdk_rt::ub_access(src.addr_, n * sizeof(T), file, line);
-    if (opsdk_rt::ub_access(concat.addr_, n * sizeof(T), file, line) && inside)
-        std::memmove(concat.addr_, src.addr_, n * sizeof(T));
+    opsdk_rt::ub_access(src.addr_, uint64_t(std::max(repeatTimes, 0)) * 16 * sizeof(T), file, line);
+    concat = src;
 }
 // MrgSort: up to four sorted lists of pairs (validBit: which of src1..src4) merged into
 // dst, descending (ties: the lower list first, as the docs order them); with
