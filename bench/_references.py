@@ -98,7 +98,8 @@ REFERENCES = (
         "ops-nn",
         "norm/add_rms_norm_cast",
         "x = x1 + x2\n"
-        f"{_RMS}\ny2 = (x.float() * rstd * gamma.float()).to(x.dtype)\nreturn y2.float(), y2, rstd, x",
+        f"{_RMS}\ny2 = (x.float() * rstd * gamma.float()).to(x.dtype)\n"
+        "return y2.float(), y2, rstd, x",  # y1 is y2 widened (its README)
         (
             "Support(F16(7, 33), F16(7, 33), F16(33))",
             "Support(F16(100, 130), F16(100, 130), F16(130))",

@@ -6,9 +6,7 @@ the definition's guessed ones (the planted project's: test_tiling.py)."""
 import mirrors
 
 
-def test_a_real_op_s_specs_hold_its_own_tests_smallest_cases(
-    opsdk_cli, tmp_path, tmp_path_factory
-):
+def test_a_real_op_s_specs_hold_its_own_tests_smallest_cases(opsdk_cli, tmp_path, tmp_path_factory):
     root = mirrors.extract(tmp_path_factory, "hicann+ops-nn", "norm/group_norm_swish")
     source = root / "norm" / "group_norm_swish"
     run = opsdk_cli("new", "--from-cann", source, "--namespace", "e2e_own")

@@ -161,7 +161,11 @@ def test_the_op_s_own_tested_cases_follow_named_after_their_test():
     shapes): the smallest first, at most TESTED, each once, by the torch op's order;
     an attr at its default left to the schema, a required one positional."""
     dtypes = {"x": ("DT_FLOAT16",), "idx": ("DT_INT64",), "xs": ("DT_FLOAT",), "y": ("DT_FLOAT16",)}
-    attrs = [Attr("groups", "VT_INT"), Attr("eps", "VT_FLOAT", 1e-5), Attr("dims", "VT_LIST_INT", (0,))]
+    attrs = [
+        Attr("groups", "VT_INT"),
+        Attr("eps", "VT_FLOAT", 1e-5),
+        Attr("dims", "VT_LIST_INT", (0,)),
+    ]
     cann = _op([Input("x"), Input("xs", "dynamic"), Input("idx", "optional")], attrs, dtypes=dtypes)
     op = spec.parse(
         "t::op(Tensor[] xs, Tensor x, Tensor? idx, int groups, float eps=1e-5, int[] dims=[0])"
