@@ -98,8 +98,13 @@ REFERENCES = (
         "ops-nn",
         "norm/add_rms_norm_cast",
         "x = x1 + x2\n"
-        f"{_RMS}\ny2 = (x.float() * rstd * gamma.float()).to(x.dtype)\n"
-        "return y2.float(), y2, rstd, x",  # y1 is y2 widened (its README)
+        f"{_RMS}\nnormed = x.float() * rstd\n"
+        # y1 is y2 widened (its README); float16 rounds before gamma, as its kernel does
+        "if x.dtype == torch.float16:\n"
+        "    y2 = normed.to(x.dtype) * gamma\n"
+        "else:\n"
+        "    y2 = (normed * gamma.float()).to(x.dtype)\n"
+        "return y2.float(), y2, rstd, x",
         (
             "Support(F16(7, 33), F16(7, 33), F16(33))",
             "Support(F16(100, 130), F16(100, 130), F16(130))",

@@ -35,6 +35,10 @@ class CannOp:
     # The chips an OpDef configures (AddConfig), in order; not compared: REG_OP and msopgen
     # JSON, which the same op also reads from, name none.
     chips: tuple[str, ...] = field(default=(), compare=False)
+    # OpDef ``.InitValue(v)`` outputs: the runtime fills them with v before the kernel runs
+    # (a kernel that adds into its output atomically counts on it). Not compared: how the
+    # output's memory starts, which REG_OP and msopgen JSON do not say.
+    init_values: dict[str, float] = field(default_factory=dict, compare=False)
 
 
 def counts(ir: IrDef) -> dict[str, str]:

@@ -18,7 +18,7 @@ PLANTED = PROJECTS / "planted" / "op_kernel"
 # planted_tiling.h's PlantedDefect
 NONE, TAIL, UB, WORKSPACE, OVERLAP, LEAK, DOUBLE_FREE, LAST_ELEMENT, WILD = range(9)
 HANDOFF_SYNCED, HANDOFF_RACE, SYNC_ONE_BLOCK, RAW_PAST_END, SAME_VALUES, DEQUE_AGAIN = range(9, 15)
-TAIL_READ_BLOCKS = 15
+TAIL_READ_BLOCKS, ADD_INTO_Z = 15, 16
 
 
 @pytest.fixture(scope="module")
@@ -33,15 +33,15 @@ def round_up(value: int, unit: int) -> int:
     return -(-value // unit) * unit
 
 
-def run_planted(planted, total: int, cores: int, defect: int, tile: int = 64, y=True):
+def run_planted(planted, total: int, cores: int, defect: int, tile: int = 64, y=True, z=None):
     """z = x + y over ``total`` float32 on ``cores`` cores, ``defect`` planted (y=False:
-    y an absent input)."""
+    y an absent input; z: what the launch takes for z, its size by default)."""
     per_core = round_up(-(-total // cores), 8)
     x, y_ = torch.rand(total), torch.rand(total)
     tiling = TilingRun(struct.pack("<4I", total, per_core, tile, defect), cores, 0, (total * 4,))
     launch = planted.launch(
         {"x": x.numpy().tobytes(), "y": y_.numpy().tobytes() if y else None},
-        {"z": total * 4},
+        {"z": total * 4 if z is None else z},
         tiling,
         case=f"{total}x{cores}",
     )
@@ -160,6 +160,16 @@ def test_a_tail_read_in_whole_blocks_within_the_allocation_is_no_finding(planted
     launch, z, expected = run_planted(planted, 1001, 4, TAIL_READ_BLOCKS)
     assert launch.findings == ()
     assert torch.equal(z, expected)
+
+
+def test_an_output_the_runtime_fills_starts_filled(planted):
+    """The sums added into z atomically: right where z starts at 0, as OpDef's
+    ``.InitValue(0)`` has the runtime fill it (HistogramV2's y); on poison, wrong."""
+    zeros = kernel.Filled(1001 * 4, bytes(4))
+    launch, z, expected = run_planted(planted, 1001, 4, ADD_INTO_Z, z=zeros)
+    assert launch.findings == () and torch.equal(z, expected)
+    _, z, expected = run_planted(planted, 1001, 4, ADD_INTO_Z)
+    assert not torch.equal(z, expected)
 
 
 def test_a_wrong_number_shows_against_the_reference(planted):

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from opsdk import cann
 from opsdk._runtime import irdef, locator
 from opsdk.cann.aclnn import _snake
 from opsdk.cann.kernel.build import Entry, _without_comments, entry_of
@@ -28,6 +29,7 @@ from opsdk.cann.tiling import find as find_tiling
 __all__ = [
     "FOLDER",
     "AscendC",
+    "filled",
     "find",
     "has_sources",
     "in_copy",
@@ -66,6 +68,15 @@ class AscendC:
     root: Path
     tiling: TilingSource | None
     entry: Entry
+
+
+def filled(sources: AscendC, op_type: str) -> dict[str, float]:
+    """The outputs (IR names) the runtime fills before ``op_type``'s kernel runs, and
+    with what: its OpDef's ``.InitValue`` (``op_host/*_def.cpp``; none without one)."""
+    for path in sorted((sources.root / "op_host").glob("*_def.cpp")):
+        for op in cann.read(path, [op_type]):
+            return op.init_values
+    return {}
 
 
 def project_of(infer_root: str | Path) -> Path:

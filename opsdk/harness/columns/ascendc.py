@@ -26,7 +26,14 @@ from torch._library import custom_ops
 from opsdk._runtime import irdef, types
 from opsdk.cann import infer, kernel, tiling
 from opsdk.cann.explore.torch_side import behind_torch
-from opsdk.cann.kernel.sources import AscendC, in_copy, include_dirs, project_of, unmodelled
+from opsdk.cann.kernel.sources import (
+    AscendC,
+    filled,
+    in_copy,
+    include_dirs,
+    project_of,
+    unmodelled,
+)
 from opsdk.cann.opdef import PREFERRED_CHIPS
 from opsdk.errors import SpecError
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
@@ -65,9 +72,10 @@ def _run_case(op, spec, ir, sources: AscendC, library, chip: str, call: Call, ca
     params = _params(sources, ir)
     dtypes = _dtypes(ir, params, {**given, **outputs})
     compiled = _kernel(sources.entry, dtypes, tiled.tiling_key, tiled.layout, tiled.layouts)
+    starts = filled(sources, ir.op_type)  # OpDef's InitValue: the runtime's fill, not poison
     launch = compiled.launch(
         {p: _gm(given.get(n), _bytes) for p, n in params.items() if n not in outputs},
-        {p: _gm(outputs[n], _size) for p, n in params.items() if n in outputs},
+        {p: _start(outputs[n], starts.get(n)) for p, n in params.items() if n in outputs},
         tiled,
         case=label,
         ub_bytes=infer.resources(chip).ub,
@@ -262,6 +270,14 @@ def _gm(value, of):
 
 def _size(t: torch.Tensor) -> int:
     return t.numel() * t.element_size()
+
+
+def _start(value, fill: float | None):
+    """What a launch takes for an output: its size, or (``fill``: OpDef's InitValue) a
+    :class:`~opsdk.cann.kernel.Filled` of that value in its dtype."""
+    if fill is None or isinstance(value, list | tuple):
+        return _gm(value, _size)
+    return kernel.Filled(_size(value), _bytes(torch.tensor(fill, dtype=value.dtype)))
 
 
 def _bytes(t: torch.Tensor | None) -> bytes | None:

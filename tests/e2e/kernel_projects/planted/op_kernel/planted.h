@@ -117,6 +117,10 @@ private:
         DataCopyPad(acc, wsGm[i * tile], params, pad);
         if (defect == TAIL_DATACOPY) {
             DataCopy(zGm[i * tile], acc, (n + 7) / 8 * 8);
+        } else if (defect == ADD_INTO_Z) {
+            SetAtomicAdd<float>();
+            DataCopyPad(zGm[tile * i], acc, params);
+            SetAtomicNone();
         } else {
             DataCopyPad(zGm[i * tile], acc, params);
         }

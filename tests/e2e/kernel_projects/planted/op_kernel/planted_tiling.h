@@ -17,6 +17,7 @@ enum PlantedDefect : uint32_t {
     HANDOFF_RACE = 10,      // without the SyncAll, zeros: blocks 0 and 1 race on those bytes
     DEQUE_AGAIN = 14,       // y dequeued twice per tile, enqueued once (as GroupNormSwishGrad's gamma)
     TAIL_READ_BLOCKS = 15,  // (correct) x's tail read in whole 32 B blocks, as allocated
+    ADD_INTO_Z = 16,        // (correct where z starts at 0) the sums added into z atomically
     SAME_VALUES = 13,       // (correct) each core starts 8 elements early: the same sums twice
     SYNC_ONE_BLOCK = 11,    // only block 0 calls SyncAll: it would wait forever
     RAW_PAST_END = 12,      // the last block stores one float past z through a raw pointer
