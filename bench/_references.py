@@ -262,12 +262,13 @@ REFERENCES = (
         "HistogramV2",
         "ops-math",
         "math/histogram_v2",
-        # as the kernel counts: min == max widened by one each way, min > max counts none
+        # as the kernel counts (into int32, its definition's y): min == max widened by one
+        # each way, min > max counts none
         "lo, hi = min.item(), max.item()\n"
         "lo, hi = (lo - 1, hi + 1) if lo == hi else (lo, hi)\n"
         "if lo > hi:\n"
-        "    return torch.zeros(bins, dtype=x.dtype)\n"
-        "return torch.histc(x.float(), bins, lo, hi).to(x.dtype)",
+        "    return torch.zeros(bins, dtype=torch.int32)\n"
+        "return torch.histc(x.float(), bins, lo, hi).to(torch.int32)",
         ("Support(F32(1000), F32(), F32(), Fixed(10))",),
     ),
     Reference(
