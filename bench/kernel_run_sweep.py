@@ -218,17 +218,24 @@ def tile(
     return None, crash or refused or last
 
 
-def _data(given: infer.Given, dtype: str) -> bytes:
+# An integer input named as positions into another tensor (indices, idx, offsets): zeros,
+# the one position every non-empty dim has (one would be past a dim of one: a scatter's
+# false GM out-of-bounds).
+_POSITIONS = re.compile(r"ind(ic|ex)|idx|offset|position", re.IGNORECASE)
+
+
+def _data(given: infer.Given, dtype: str, name: str = "") -> bytes:
     """Bytes of a tensor of ``given``'s shape: its host data (a value-depend input), else
-    values small enough for any op (floats normal, integers and bools one)."""
+    values small enough for any op (floats normal, integers and bools one, positions 0)."""
     if given.data is not None:
         return given.data
     torch_dtype = getattr(torch, dtype)
     shape = given.shape or (1,)
+    fill = torch.zeros if _POSITIONS.search(name) else torch.ones
     values = (
         torch.randn(shape).to(torch_dtype)
         if torch_dtype.is_floating_point
-        else torch.ones(shape, dtype=torch_dtype)
+        else fill(shape, dtype=torch_dtype)
     )
     return values.contiguous().view(torch.uint8).numpy().tobytes()
 
@@ -293,7 +300,11 @@ def launch(source: Path, root: Path, op, run: tiling.TilingRun, row: Row) -> Non
     compiled = kernel.Kernel(built)
     try:
         done = compiled.launch(
-            {p: _tensor(g, dtypes.get(p), _data) for p, g in given.items() if p not in outputs},
+            {
+                p: _tensor(g, dtypes.get(p), lambda g, d, p=p: _data(g, d, p))
+                for p, g in given.items()
+                if p not in outputs
+            },
             {p: _tensor(given[p], dtypes.get(p), _size) for p in outputs},
             run,
             case=row.case,

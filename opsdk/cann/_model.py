@@ -38,6 +38,10 @@ class CannOp:
     # Tensor inputs the op's kernel reads one element of (a scalar passed as a tensor:
     # Pows' x2), which its cases give sizes (1,): :mod:`opsdk.cann.kernel.scalars`.
     scalars: frozenset[str] = field(default=frozenset(), compare=False)
+    # OpDef ``.InitValue(v)`` outputs: the runtime fills them with v before the kernel runs
+    # (a kernel that adds into its output atomically counts on it). Not compared: how the
+    # output's memory starts, which REG_OP and msopgen JSON do not say.
+    init_values: dict[str, float] = field(default_factory=dict, compare=False)
 
 
 def counts(ir: IrDef) -> dict[str, str]:

@@ -179,6 +179,7 @@ class _Param(Native):
     follow: tuple[str, str] | None = None  # (name, FollowType)
     depends_on_compute: bool = False
     version: int = 0  # .Version(n): in the aclnn API aclnn<Op>V<n>, not the base one
+    init_value: float | None = None  # .InitValue(v) of a number: the output starts as v
 
     type_name = "OpParamDef"
 
@@ -241,7 +242,12 @@ class _Param(Native):
         self.version = _version(args)
 
     _m_UnknownShapeFormat = _m_AutoContiguous = _m_IgnoreContiguous = _tolerated
-    _m_InitValue = _m_Comment = _m_DataTypeForBinQuery = _m_FormatForBinQuery = _tolerated
+    _m_Comment = _m_DataTypeForBinQuery = _m_FormatForBinQuery = _tolerated
+
+    def _m_InitValue(self, args, site):
+        """A number: the output's start (other forms, per-dtype values, are tolerated)."""
+        if args and isinstance(args[0], int | float) and not isinstance(args[0], bool):
+            self.init_value = float(args[0])
 
     def merge(self, other: _Param) -> None:
         """``OpParamDef::MergeParam``: what a chip's config states over the op's own."""
@@ -456,12 +462,14 @@ def _read_op(program: cpp.Program, op_type: str, site: Tok) -> CannOp:
     versioned: list[_Param | _AttrDef] = [*(params[k] for k in kept), *op.attrs]
     versions = {x.name: x.version for x in versioned if x.version}
     chips = tuple(dict.fromkeys(c for c, _ in op.aicore.configs))
+    starts = {params[k].name: params[k].init_value for k in kept if params[k].output}
     return CannOp(
         ir,
         {n: dtypes[n] for n in names},
         {n: formats[n] for n in names},
         versions=versions,
         chips=chips,
+        init_values={n: v for n, v in starts.items() if v is not None},
     )
 
 

@@ -14,7 +14,9 @@ the same cases.
 from __future__ import annotations
 
 import re
+import struct
 import textwrap
+from collections.abc import Sequence
 
 import torch
 
@@ -22,9 +24,11 @@ from opsdk._runtime import spec, types
 from opsdk._runtime.inputs import SPEC_NAMES, names_dims
 from opsdk._runtime.irdef import IrDef
 from opsdk.cann import CannOp, counts, held
+from opsdk.cann.infer.call import Given
+from opsdk.cann.tiling.run import Case
 from opsdk.errors import SpecError
 
-__all__ = ["cases"]
+__all__ = ["TESTED", "cases"]
 
 # Torch has these dtypes but its CPU kernels barely compute with them ("cumsum_out_cpu" not
 # implemented for 'UInt64'): a row whose output is of one fails the reference, not the op
@@ -34,11 +38,107 @@ _NO_CPU_MATH = frozenset({"DT_UINT16", "DT_UINT32", "DT_UINT64"})
 _SAMPLE = {"int": 1, "float": 1.0, "bool": False, "str": "", "ScalarType": torch.float32}
 
 
-def cases(op: spec.OpSpec, ir: IrDef, cann: CannOp, accepts=None) -> tuple[str, ...]:
+def cases(
+    op: spec.OpSpec, ir: IrDef, cann: CannOp, accepts=None, tested: Sequence[Case] = ()
+) -> tuple[str, ...]:
     """Python source of each ``Support(...)`` of the op ``op`` bound to CANN's ``ir``.
     ``accepts(shapes, values, dtypes)``: whether the op's InferShape accepts a case (IR
     names; see :func:`opsdk.scaffold.cann_infer.acceptor`): every case written is one it
-    accepts, static and dynamic (:mod:`opsdk.cann.held`), or is left out and said so."""
+    accepts, static and dynamic (:mod:`opsdk.cann.held`), or is left out and said so.
+    ``tested``: the op's own host tests' cases (:mod:`opsdk.cann.ut_cases`), smallest
+    first: the first :data:`TESTED` torch can make follow, each named after its test."""
+    return (*_defined(op, ir, cann, accepts), *_tested(op, ir, tested))
+
+
+# How many of the op's own tested cases the specs take (the smallest: each is run in
+# every column).
+TESTED = 3
+
+
+def _tested(op: spec.OpSpec, ir: IrDef, tested: Sequence[Case]) -> list[str]:
+    """The first :data:`TESTED` of ``tested`` as Supports, each under its test's name."""
+    found: dict[str, str] = {}
+    for case in tested:
+        text = _own_case(op, ir, case)
+        if text is not None and text not in found and len(found) < TESTED:
+            found[text] = f"# the op's own test {case.label.split(': ')[0]}\n{text}"
+    return list(found.values())
+
+
+def _own_case(op: spec.OpSpec, ir: IrDef, case: Case) -> str | None:
+    """``case`` (IR order) as a Support of ``op``: tensors positional while the schema
+    lets them be, attrs off their defaults by keyword; None where torch cannot make one
+    of its tensors or the schema has no place for a value it gives."""
+    given = dict(zip(ir.ir_input_names, case.inputs, strict=True))
+    attrs = dict(zip(ir.ir_attr_names, case.attrs, strict=False))
+    parts, by_keyword = [], False
+    for arg in op.args:
+        name = ir.ir_name(arg.name)
+        if name in given:
+            value = _tested_input(arg, given[name], _is_value_input(ir, arg))
+            if value is None:
+                return None
+        elif name in attrs and (not arg.has_default or not _same(attrs[name], arg.default)):
+            value = _attr_text(arg, attrs[name])
+            if value is None:
+                return None
+            by_keyword = by_keyword or arg.has_default
+        else:
+            by_keyword = True
+            continue
+        by_keyword = by_keyword or arg.kwarg_only
+        parts.append(f"{arg.name}={value}" if by_keyword else value)
+    return f"Support({', '.join(parts)})"
+
+
+def _tested_input(arg: spec.Arg, instances: tuple[Given, ...], host: bool) -> str | None:
+    """A tested input's spec: None (absent), its host values (``Fixed``), a tensor of its
+    dtype and shape, a list of them; None where torch has no spec for its dtype."""
+    if not instances:
+        return "None" if arg.is_optional else None
+    if host:
+        values = _host_ints(instances[0])
+        if values is None:
+            return None
+        return f"Fixed({values!r})" if arg.is_list else f"Fixed({values[0]})"
+    specs = []
+    for one in instances:
+        name = _spec_name(_GE_BY_VALUE[one.dtype])
+        if name is None or one.data is not None:
+            return None
+        specs.append(f"{name}({', '.join(map(str, one.shape))})")
+    return f"[{', '.join(specs)}]" if arg.is_list else specs[0] if len(specs) == 1 else None
+
+
+def _host_ints(given: Given) -> list[int] | None:
+    """A value input's host data as ints, None without any or of a float type."""
+    size = {"DT_INT64": "q", "DT_INT32": "i", "DT_UINT64": "Q", "DT_UINT32": "I"}
+    code = size.get(_GE_BY_VALUE[given.dtype])
+    if given.data is None or code is None:
+        return None
+    return list(struct.unpack(f"<{len(given.data) // struct.calcsize(code)}{code}", given.data))
+
+
+def _same(value, default) -> bool:
+    """Whether a tested attr's value is the schema's default (a tuple its list)."""
+    return (list(value) if isinstance(value, tuple) else value) == (
+        list(default) if isinstance(default, tuple) else default
+    )
+
+
+def _attr_text(arg: spec.Arg, value) -> str | None:
+    """A tested attr's value as the schema takes it; None for a type it would need
+    translated (a dtype attr's GE number)."""
+    if types.base(arg.type) == "ScalarType":
+        return None
+    return repr(list(value) if isinstance(value, tuple) else value)
+
+
+_GE_BY_VALUE = {d.value: d.ge for d in types.DTYPES.values()}
+
+
+def _defined(op: spec.OpSpec, ir: IrDef, cann: CannOp, accepts) -> tuple[str, ...]:
+    """The cases made from the definition (see :func:`cases`)."""
     tensors = [a for a in op.args if a.is_tensor]
     names = [ir.ir_name(a.name) for a in tensors]
     hosts = [a for a in op.args if _is_value_input(ir, a) or _is_tried(ir, a)]

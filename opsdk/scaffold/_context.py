@@ -99,7 +99,7 @@ def _op(
         "returns_input": op.args[0].name if returns_input else None,
         "working": working,
         "from_cann": cann is not None,
-        "specs": list(cann_specs.cases(op, ir, cann.op, cann.accepts))
+        "specs": list(cann_specs.cases(op, ir, cann.op, cann.accepts, cann.tested))
         if cann is not None
         else None,
         # opsdk writes specs.py when it knows cases: its own add, CANN's dtypes, or (an

@@ -314,6 +314,8 @@ def render(op: spec.OpSpec, req: NewRequest, staging: Path, package: str | None 
         if inference:  # the specs' sizes are held to the op's own InferShape
             accepts = cann_infer.acceptor(inference, cann_side.ir, cann_side.op)
             cann_side = replace(cann_side, accepts=accepts)
+        if cann_side:  # shapes the op's own tiling tests give it
+            cann_side = replace(cann_side, tested=cann_tiling.tested(req.from_cann, cann_side))
         ctx.update(context(op, req, package, cann_side))
         if req.updatable and cann_side:  # the workspace the op's own tiling asks
             ctx["updatable"]["workspace"] = cann_tiling.workspace(req.from_cann, cann_side)

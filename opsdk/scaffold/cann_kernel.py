@@ -3,8 +3,8 @@
 The ``ascendc`` column runs them (:mod:`opsdk.cann.kernel.sources`): the package holds
 its own copy, ``cann_kernel/`` beside ``cann_infer/``, with the project's ``op_host`` and
 ``op_kernel`` layout: the tiling's sources and the project headers they include (a
-repository's shared ones too, the project then below its place in the repository), and
-the kernel folder.
+repository's shared ones too, the project then below its place in the repository), the
+op's definition (the outputs the runtime fills first) and the kernel folder.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ def copy(source: Path, op_type: str, package: Path) -> bool:
     if found is None:
         return False
     files = infer.project_files(found.tiling.as_inference(), root) if found.tiling else []
+    files += sorted((root / "op_host").glob("*_def.cpp"))  # its outputs' InitValue (filled)
     siblings = sibling_kernels(found.entry).values()  # other ops' kernel headers it includes
     # Laid out under the folder the files share: the repository's common/inc kept where
     # the build looks for it, beside the project, and the other ops beside it.

@@ -1,4 +1,5 @@
-"""The workspace an ``--updatable`` ``--from-cann`` op gets on replay, from its own tiling.
+"""What ``--from-cann`` takes from an op's own tiling: the workspace an ``--updatable`` op
+gets on replay, and the cases of the tiling's own host tests (:func:`tested`).
 
 npugraph_ex's update table sizes the op's workspace once, for every value of its updated
 arguments (``opsdk.updatable``); offline that is ``WORKSPACE_BYTES`` of the package's
@@ -12,11 +13,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from opsdk._runtime import types
-from opsdk.cann import infer, sizes, tiling
+from opsdk.cann import infer, sizes, tiling, ut_cases
 from opsdk.scaffold.cann_infer import _value
 from opsdk.scaffold.cann_torch import TorchSide
 
-__all__ = ["workspace"]
+__all__ = ["tested", "workspace"]
+
+
+def tested(source: Path, side: TorchSide) -> tuple[tiling.Case, ...]:
+    """The cases the op's own host tiling tests give it (:mod:`opsdk.cann.ut_cases`, in
+    ``tests/`` of the op's folder), smallest first; none without a tiling beside
+    ``source``."""
+    found = tiling.find(side.ir.op_type, Path(source).resolve().parent)
+    if found is None:
+        return ()
+    return tuple(ut_cases.cases(side.op, ut_cases.folder_of(found.sources[0])))
 
 
 def workspace(source: Path, side: TorchSide) -> int | None:

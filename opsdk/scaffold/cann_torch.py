@@ -33,6 +33,8 @@ class TorchSide:
     # Whether the op's C++ InferShape accepts a case (see opsdk.cann.specs.cases); None: no
     # InferShape at hand.
     accepts: Callable[[dict, dict, dict | None], bool] | None = None
+    # The op's own host tests' cases, smallest first (opsdk.scaffold.cann_tiling.tested).
+    tested: tuple = ()
 
 
 def pick(ops: list[cann.CannOp], name: str | None, where: str) -> cann.CannOp:

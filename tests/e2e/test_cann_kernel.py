@@ -17,7 +17,8 @@ from opsdk.cann import kernel
 PLANTED = PROJECTS / "planted" / "op_kernel"
 # planted_tiling.h's PlantedDefect
 NONE, TAIL, UB, WORKSPACE, OVERLAP, LEAK, DOUBLE_FREE, LAST_ELEMENT, WILD = range(9)
-HANDOFF_SYNCED, HANDOFF_RACE, SYNC_ONE_BLOCK, RAW_PAST_END = range(9, 13)
+HANDOFF_SYNCED, HANDOFF_RACE, SYNC_ONE_BLOCK, RAW_PAST_END, SAME_VALUES, DEQUE_AGAIN = range(9, 15)
+TAIL_READ_BLOCKS, ADD_INTO_Z = 15, 16
 
 
 @pytest.fixture(scope="module")
@@ -32,15 +33,15 @@ def round_up(value: int, unit: int) -> int:
     return -(-value // unit) * unit
 
 
-def run_planted(planted, total: int, cores: int, defect: int, tile: int = 64, y=True):
+def run_planted(planted, total: int, cores: int, defect: int, tile: int = 64, y=True, z=None):
     """z = x + y over ``total`` float32 on ``cores`` cores, ``defect`` planted (y=False:
-    y an absent input)."""
+    y an absent input; z: what the launch takes for z, its size by default)."""
     per_core = round_up(-(-total // cores), 8)
     x, y_ = torch.rand(total), torch.rand(total)
     tiling = TilingRun(struct.pack("<4I", total, per_core, tile, defect), cores, 0, (total * 4,))
     launch = planted.launch(
         {"x": x.numpy().tobytes(), "y": y_.numpy().tobytes() if y else None},
-        {"z": total * 4},
+        {"z": total * 4 if z is None else z},
         tiling,
         case=f"{total}x{cores}",
     )
@@ -104,6 +105,25 @@ def test_writes_ordered_by_sync_all_are_no_race(planted):
     assert torch.equal(z, expected)
 
 
+def test_two_cores_writing_the_same_values_is_no_race(planted):
+    """Each core also writes its neighbour's first 8 sums, as the neighbour does (as
+    GroupNormSwish's blocks overrun into the next block's groups): one result in either
+    order (OVERLAPPING_CORES, other values over the neighbour's, is a race above)."""
+    launch, z, expected = run_planted(planted, 1001, 4, SAME_VALUES)
+    assert launch.findings == ()
+    assert torch.equal(z, expected)
+
+
+def test_a_second_deque_of_one_enqueue_is_misuse_and_the_block_goes_on(planted):
+    """AscendC's CPU debug mode asserts at it; the NPU neither waits nor stops there but
+    hands back the buffer again: a finding at its line, and z is right, as on the NPU."""
+    launch, z, expected = run_planted(planted, 1001, 4, DEQUE_AGAIN)
+    [misuse] = launch.findings
+    assert misuse.kind == "queue-misuse" and misuse.line == line_of("y = inY.DeQue<float>();", True)
+    assert "nothing enqueued since the last DeQue" in misuse.what
+    assert torch.equal(z, expected)
+
+
 def test_the_same_writes_without_the_sync_all_race(planted):
     """Whichever of the two writes comes second (the threads' order) is the line named."""
     launch, _, _ = run_planted(planted, 1001, 4, HANDOFF_RACE)
@@ -131,6 +151,25 @@ def test_the_tail_finding_says_how_far_past_the_end(planted):
         "GM write of 192 B at offset 3840 of z (4004 B): 28 B past its end"
     ]
     assert torch.equal(z, expected)
+
+
+def test_a_tail_read_in_whole_blocks_within_the_allocation_is_no_finding(planted):
+    """x's last 41 floats read as 48 (28 B past its 4004 B): Ascend allocates a tensor
+    its size rounded up to 32 B and 32 B more, so the read stays in it and, unused,
+    changes nothing (the same rounding on a write is TAIL's finding)."""
+    launch, z, expected = run_planted(planted, 1001, 4, TAIL_READ_BLOCKS)
+    assert launch.findings == ()
+    assert torch.equal(z, expected)
+
+
+def test_an_output_the_runtime_fills_starts_filled(planted):
+    """The sums added into z atomically: right where z starts at 0, as OpDef's
+    ``.InitValue(0)`` has the runtime fill it (HistogramV2's y); on poison, wrong."""
+    zeros = kernel.Filled(1001 * 4, bytes(4))
+    launch, z, expected = run_planted(planted, 1001, 4, ADD_INTO_Z, z=zeros)
+    assert launch.findings == () and torch.equal(z, expected)
+    _, z, expected = run_planted(planted, 1001, 4, ADD_INTO_Z)
+    assert not torch.equal(z, expected)
 
 
 def test_a_wrong_number_shows_against_the_reference(planted):

@@ -121,6 +121,14 @@ def test_an_updatable_from_cann_op_s_workspace_is_what_its_own_tiling_asks(opsdk
     assert run.code == 0, run.stderr
     specs = (tmp_path / "row_repeat" / "row_repeat" / "specs.py").read_text()
     assert "Support(F32(2, 3), Fixed(1))" in specs  # 6 elements of 4 bytes, k = 1
+    # then the op's own tiling tests' cases, the smallest first (tests/ut/op_host)
+    lines = [line.strip() for line in specs.splitlines()]
+    at = lines.index("# the op's own test test_row_repeat_tiling.cpp:19 row_repeat_fp32_small")
+    assert lines[at + 1 : at + 4] == [
+        "Support(F32(4, 40), Fixed(2)),",
+        "# the op's own test test_row_repeat_tiling.cpp:9 row_repeat_fp16_wide",
+        "Support(F16(8, 1000), Fixed(3)),",
+    ]
     updatable = (tmp_path / "row_repeat" / "row_repeat" / "updatable.py").read_text()
     assert "WORKSPACE_BYTES = 4120\n" in updatable  # the tiling's 4096 + 6 * 4 * k
 

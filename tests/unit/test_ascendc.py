@@ -167,6 +167,7 @@ def test_a_tensor_list_argument_is_a_dynamic_input_s_instances_and_the_kernel_s_
     made = op._input(case.inputs[0], None, dynamic=True)  # no data: normal floats, made
     assert [(m.shape, len(m.data)) for m in made] == [((2, 3), 24), ((5,), 20)]
     assert op._input((), None, dynamic=False) is None  # an absent optional input
+    assert ascendc._bytes(torch.tensor(2.0)) == torch.tensor([2.0]).numpy().tobytes()  # 0-dim
 
 
 def test_a_package_copies_the_project_and_the_repository_headers_its_tiling_includes(tmp_path):

@@ -213,3 +213,37 @@ def test_a_tiling_registered_in_another_op_s_folder_beside_it_is_the_op_s(tmp_pa
     )
     found = sources.find("ScaledNorm", tmp_path / "scaled_norm")
     assert found.tiling.sources[0] == tmp_path / "base_norm" / "op_host" / "base_norm_tiling.cpp"
+
+
+_DEF = """#include "register/op_def_registry.h"
+{include}
+namespace ops {{
+class Hist : public OpDef {{
+public:
+    explicit Hist(const char* name) : OpDef(name)
+    {{
+        this->Input("x").ParamType(REQUIRED).DataType({types});
+        this->Output("y").ParamType(REQUIRED).DataType({{ge::DT_INT32}}).InitValue(0);
+        this->AICore().AddConfig("ascend910b");
+    }}
+}};
+OP_ADD(Hist);
+}}  // namespace ops
+"""
+
+
+@pytest.mark.parametrize(
+    ("include", "types", "expected"),
+    [
+        ("", "{ge::DT_FLOAT}", {"y": 0.0}),
+        ('#include "../../utils/op_host/proto_utils.h"', "FloatTypes()", {}),
+    ],
+)
+def test_the_outputs_the_runtime_fills_are_the_definition_s_init_values(
+    tmp_path, include, types, expected
+):
+    """OpDef's ``.InitValue(0)``: the runtime zeroes y first; a definition whose headers
+    the package's copy lacks says none (its outputs start as poison)."""
+    (tmp_path / "op_host").mkdir()
+    (tmp_path / "op_host" / "hist_def.cpp").write_text(_DEF.format(include=include, types=types))
+    assert sources.filled(sources.AscendC(tmp_path, None, None), "Hist") == expected

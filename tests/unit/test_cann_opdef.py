@@ -145,6 +145,7 @@ def test_value_depend_scalars_follow_and_output_facts():
     assert op.dtypes["z"] == (F16, BF16) and op.formats["z"] == ("ND", "ND")
     assert op.dtypes["w"] == ("DT_INT8",) * 2  # a shape follower keeps its types
     assert op.ir.outputs[-1] == Output("count", depends_on_compute=True)
+    assert op.init_values == {"count": 0.0}  # the runtime zeroes it before the kernel
 
 
 def test_attrs_as_op_def_h_sets_them():

@@ -6,7 +6,9 @@ import pytest
 from opsdk._runtime import spec
 from opsdk._runtime.irdef import Attr, Input, IrDef, Output
 from opsdk.cann import CannOp
-from opsdk.cann.specs import GIVEN, cases
+from opsdk.cann.infer.call import Given
+from opsdk.cann.specs import GIVEN, TESTED, cases
+from opsdk.cann.tiling.run import Case
 from opsdk.errors import SpecError
 
 
@@ -148,3 +150,50 @@ def test_a_row_whose_output_torch_s_cpu_cannot_compute_is_left_out_with_the_reas
     )
     kept = _op([Input("x")], dtypes={"x": ("DT_FLOAT", "DT_INT64"), "y": ("DT_FLOAT", "DT_INT64")})
     assert cases(op, kept.ir, kept) == ("Support(F32(2, 3))", "Support(I64(2, 3))")
+
+
+def _tested(inputs, attrs=(), where="test_op_tiling.cpp:9 op_case") -> Case:
+    return Case(inputs, (Given(1, (8, 16)),), attrs, label=f"{where}: inputs")
+
+
+def test_the_op_s_own_tested_cases_follow_named_after_their_test():
+    """Shapes and attrs the op's own tiling tests give it (its definition states no
+    shapes): the smallest first, at most TESTED, each once, by the torch op's order;
+    an attr at its default left to the schema, a required one positional."""
+    dtypes = {"x": ("DT_FLOAT16",), "idx": ("DT_INT64",), "xs": ("DT_FLOAT",), "y": ("DT_FLOAT16",)}
+    attrs = [
+        Attr("groups", "VT_INT"),
+        Attr("eps", "VT_FLOAT", 1e-5),
+        Attr("dims", "VT_LIST_INT", (0,)),
+    ]
+    cann = _op([Input("x"), Input("xs", "dynamic"), Input("idx", "optional")], attrs, dtypes=dtypes)
+    op = spec.parse(
+        "t::op(Tensor[] xs, Tensor x, Tensor? idx, int groups, float eps=1e-5, int[] dims=[0])"
+        " -> Tensor"
+    )
+    x, xs = (Given(1, (8, 16)),), (Given(0, (2,)), Given(0, (3,)))
+    tested = [
+        _tested((x, xs, ()), (32, 1e-5, (0,)), "test_op_tiling.cpp:9 small"),
+        _tested((x, xs, ()), (32, 1e-5, (0,)), "test_op_tiling.cpp:20 same"),  # the same case
+        _tested((x, xs, (Given(9, (4,)),)), (4, 0.5, (1, 2)), "test_op_tiling.cpp:30 given"),
+        _tested((x, (Given(2, (2,)),), ()), (1,), "test_op_tiling.cpp:40 int8"),
+        _tested((x, xs, ()), (8,), "test_op_tiling.cpp:50 past TESTED"),
+    ]
+    found = cases(op, cann.ir, cann, tested=tested)[-TESTED:]
+    assert found == (
+        "# the op's own test test_op_tiling.cpp:9 small\n"
+        "Support([F32(2), F32(3)], F16(8, 16), None, 32)",
+        "# the op's own test test_op_tiling.cpp:30 given\n"
+        "Support([F32(2), F32(3)], F16(8, 16), I64(4), 4, eps=0.5, dims=[1, 2])",
+        "# the op's own test test_op_tiling.cpp:40 int8\nSupport([I8(2)], F16(8, 16), None, 1)",
+    )
+
+
+def test_a_tested_case_torch_cannot_make_is_skipped():
+    """A dtype torch has no spec of, or a dtype attr (a GE number), gives no case."""
+    dtypes = {"x": ("DT_FLOAT16",), "y": ("DT_FLOAT16",)}
+    cann = _op([Input("x")], [Attr("dst_type", "VT_INT", dtype=True)], dtypes=dtypes)
+    op = spec.parse("t::op(Tensor x, ScalarType dst_type) -> Tensor")
+    complex64 = Given(16, (2,))  # DT_COMPLEX64
+    tested = [_tested(((complex64,),), (1,)), _tested(((Given(1, (2,)),),), (0,))]
+    assert cases(op, cann.ir, cann, tested=tested) == cases(op, cann.ir, cann)

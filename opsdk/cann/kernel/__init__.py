@@ -20,7 +20,7 @@ from opsdk.cann.kernel.build import (
     tiling_header,
     toolkit,
 )
-from opsdk.cann.kernel.run import KINDS, UB_BYTES, Finding, Kernel, Launch, Member
+from opsdk.cann.kernel.run import KINDS, UB_BYTES, Filled, Finding, Kernel, Launch, Member
 
 __all__ = [
     "CTYPES",
@@ -29,6 +29,7 @@ __all__ = [
     "UB_BYTES",
     "Built",
     "Entry",
+    "Filled",
     "Finding",
     "Kernel",
     "Launch",

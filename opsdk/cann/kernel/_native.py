@@ -20,7 +20,9 @@ import sys
 __all__ = ["CARRIED", "KINDS", "Native", "serve"]
 
 # "list": a tensor list's block (its pointer slots name its members' buffers by index)
-KINDS = {"input": 0, "output": 1, "workspace": 2, "tiling": 3, "absent": 4, "list": 5}
+# (filled: an output the runtime fills first, with its element's bytes repeated)
+KINDS = {"input": 0, "output": 1, "workspace": 2, "tiling": 3, "absent": 4, "list": 5, "filled": 6}
+RETURNED = ("output", "filled")  # the kinds whose bytes the launch returns
 CARRIED = ("input", "tiling", "list")  # the kinds whose bytes travel with the request
 
 
@@ -37,13 +39,17 @@ class Native:
         outputs' bytes, one after the other."""
         buffers = request["buffers"]
         count = len(buffers)
-        outputs = bytearray(sum(b["size"] for b in buffers if b["kind"] == "output"))
+        outputs = bytearray(sum(b["size"] for b in buffers if b["kind"] in RETURNED))
         # the launcher reads inputs from, and writes outputs to, these bytes in place
         addresses = {"output": _address(outputs), "carried": _address(payload)}
         at: dict[str, int] = {}
         pointers: list[int | None] = []
         for b in buffers:
             side = "carried" if b["kind"] in CARRIED else b["kind"]
+            if b["kind"] == "filled":  # its first bytes, which the launcher copies in
+                side, start, fill = "output", at.get("output", 0), bytes.fromhex(b["fill"])
+                repeated = fill * (b["size"] // len(fill) + 1)
+                outputs[start : start + b["size"]] = repeated[: b["size"]]
             if side in addresses:
                 pointers.append(addresses[side] + at.get(side, 0))
                 at[side] = at.get(side, 0) + b["size"]

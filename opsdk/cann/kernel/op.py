@@ -24,8 +24,8 @@ import torch
 from opsdk._runtime import types
 from opsdk.cann import infer, tiling
 from opsdk.cann.kernel.build import CTYPES, absent_dtypes, build
-from opsdk.cann.kernel.run import Kernel, Launch, Member
-from opsdk.cann.kernel.sources import AscendC, include_dirs, unmodelled
+from opsdk.cann.kernel.run import Filled, Kernel, Launch, Member
+from opsdk.cann.kernel.sources import AscendC, filled, include_dirs, unmodelled
 from opsdk.cann.opdef import PREFERRED_CHIPS
 from opsdk.cann.tiling import TilingRun
 from opsdk.errors import SpecError
@@ -70,6 +70,8 @@ class AscendcOp:
         self._tiling: tiling.TilingLibrary | None = None
         self._kernels: dict[tuple, Kernel | NotRun] = {}
         self._launchers: dict[Path, Kernel] = {}  # tiling keys building one library share it
+        # OpDef's InitValue outputs: the runtime fills them before the kernel runs, not poison
+        self.starts = filled(sources, ir.op_type)
 
     def run(self, case: tiling.Case, data: Mapping[str, object] | None = None) -> Ran:
         """``case`` tiled and, where that succeeds, launched; ``data`` by IR input name:
@@ -95,7 +97,7 @@ class AscendcOp:
                 for p, n in params.items()
                 if n in inputs
             },
-            {p: _output(outputs[n]) for p, n in params.items() if n in outputs},
+            {p: _output(outputs[n], self.starts.get(n)) for p, n in params.items() if n in outputs},
             tiled,
             case=case.label or str(case),
             ub_bytes=infer.resources(case.chip).ub,
@@ -224,11 +226,15 @@ def _input(instances: tuple, data, dynamic: bool):
     return data if data is not None else _made(instances[0])
 
 
-def _output(given):
-    """What a launch takes for an output: its size in bytes (a tensor list's members)."""
+def _output(given, fill: float | None = None):
+    """What a launch takes for an output: its size in bytes (a tensor list's members), or
+    (``fill``: its OpDef's InitValue) a :class:`Filled` of that value in its dtype."""
     if isinstance(given, list):
         return [Member(tuple(g.shape), _size(g)) for g in given]
-    return _size(given)
+    if fill is None:
+        return _size(given)
+    value = torch.tensor([fill], dtype=getattr(torch, _torch(given.dtype)))
+    return Filled(_size(given), value.view(torch.uint8).numpy().tobytes())
 
 
 def _made(given: infer.Given) -> bytes:

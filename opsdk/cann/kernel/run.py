@@ -21,7 +21,7 @@ from opsdk.cann.kernel import _native
 from opsdk.cann.kernel.build import Built
 from opsdk.errors import SpecError
 
-__all__ = ["KINDS", "UB_BYTES", "Finding", "Kernel", "Launch", "Member"]
+__all__ = ["KINDS", "UB_BYTES", "Filled", "Finding", "Kernel", "Launch", "Member"]
 
 UB_BYTES = 196_608  # a 910B vector core's UB, the default chip's
 # What each finding kind means on the hardware (the report's words).
@@ -66,6 +66,15 @@ class Member:
 
 
 @dataclass(frozen=True)
+class Filled:
+    """An output the runtime fills before the kernel runs (OpDef ``.InitValue``): its
+    size in bytes and one element's bytes, repeated over it (not poison)."""
+
+    size: int
+    element: bytes
+
+
+@dataclass(frozen=True)
 class Launch:
     # by parameter name; a tensor list's, its members' in order (empty after a crash)
     outputs: dict[str, bytes | tuple[bytes, ...]]
@@ -83,7 +92,7 @@ class Kernel:
     def launch(
         self,
         inputs: dict[str, bytes | None | Sequence[Member]],
-        outputs: dict[str, int | Sequence[Member]],
+        outputs: dict[str, int | Filled | Sequence[Member]],
         tiling,
         *,
         case: str = "",
@@ -91,7 +100,7 @@ class Kernel:
     ) -> Launch:
         """Run every block of the kernel on ``inputs`` (parameter name -> bytes; None: an
         absent optional input; a tensor list: its members) with ``outputs`` (name -> size
-        in bytes, or a tensor list's members) and ``tiling`` (a
+        in bytes, a :class:`Filled` one, or a tensor list's members) and ``tiling`` (a
         TilingRun: its data is the ``tiling`` buffer, its workspace sizes' sum the
         ``workspace`` buffer's size), on a chip of ``ub_bytes`` of UB. ``case`` names the
         case in the findings."""
@@ -113,12 +122,12 @@ class Kernel:
         at = reply.index(b"\n", start) + 1  # after the findings: the outputs' bytes
         findings, raw = json.loads(reply[start:at]), {}
         for buffer in buffers:
-            if buffer["kind"] == "output":
+            if buffer["kind"] in ("output", "filled"):
                 raw[buffer["name"]] = reply[at : at + buffer["size"]]
                 at += buffer["size"]
         data: dict[str, bytes | tuple[bytes, ...]] = dict(raw)
         for name, value in outputs.items():
-            if not isinstance(value, int):  # a tensor list: its members' bytes
+            if not isinstance(value, int | Filled):  # a tensor list: its members' bytes
                 listed = [f"{name}[{i}]" for i in range(len(value))]
                 for member in listed:
                     del data[member]
@@ -155,6 +164,9 @@ class Kernel:
                 buffers.append({"name": name, "kind": "absent", "size": 0})
             elif isinstance(given, int):
                 buffers.append({"name": name, "kind": "output", "size": given})
+            elif isinstance(given, Filled):
+                fill = given.element.hex()
+                buffers.append({"name": name, "kind": "filled", "size": given.size, "fill": fill})
             elif isinstance(given, bytes | bytearray):
                 buffers.append({"name": name, "kind": "input", "size": len(given)})
                 carried.append(bytes(given))

@@ -19,16 +19,19 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from opsdk import cann
 from opsdk._runtime import irdef, locator
 from opsdk.cann.aclnn import _snake
 from opsdk.cann.kernel.build import Entry, _without_comments, entry_of
 from opsdk.cann.tiling import TilingSource
 from opsdk.cann.tiling import find as find_tiling
+from opsdk.errors import SpecError
 
 __all__ = [
     "FOLDER",
     "AscendC",
     "entry_name",
+    "filled",
     "find",
     "has_sources",
     "in_copy",
@@ -67,6 +70,18 @@ class AscendC:
     root: Path
     tiling: TilingSource | None
     entry: Entry
+
+
+def filled(sources: AscendC, op_type: str) -> dict[str, float]:
+    """The outputs (IR names) the runtime fills before ``op_type``'s kernel runs, and
+    with what: its OpDef's ``.InitValue`` (``op_host/*_def.cpp``; none without one)."""
+    for path in sorted((sources.root / "op_host").glob("*_def.cpp")):
+        try:
+            for op in cann.read(path, [op_type]):
+                return op.init_values
+        except SpecError:  # it includes headers the copy lacks: its outputs start as poison
+            continue
+    return {}
 
 
 def project_of(infer_root: str | Path) -> Path:

@@ -211,7 +211,8 @@ def _bytes(value):
         return [_bytes(t) for t in value]
     if not isinstance(value, torch.Tensor):
         return None
-    return value.detach().contiguous().cpu().view(torch.uint8).numpy().tobytes()
+    # (flat first: a 0-dim tensor, HistogramV2's min, has no byte view of its own)
+    return value.detach().reshape(-1).cpu().view(torch.uint8).numpy().tobytes()
 
 
 def _tensor(data: bytes, like: torch.Tensor) -> torch.Tensor:

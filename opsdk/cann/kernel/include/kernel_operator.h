@@ -217,7 +217,7 @@ public:
     template <class U>
     void SetValue(uint64_t i, U v, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         T t = T(v);
-        if (opsdk_rt::gm_access(addr_ + i, sizeof(T), true, file, line)) std::memcpy(addr_ + i, &t, sizeof(T));
+        opsdk_rt::gm_access(addr_ + i, sizeof(T), true, file, line, &t);
     }
     T* GetPhyAddr() const { return addr_; }
     T* GetPhyAddr(uint64_t offset) const { return addr_ + offset; }
@@ -242,6 +242,7 @@ class TQueBase {
 public:
     std::vector<QueBuffer> bufs_;
     std::vector<int> fifo_;
+    int last_ = -1;  // the buffer DeQue handed out last
     int find(const void* p, const char* file, int line) {
         for (size_t i = 0; i < bufs_.size(); ++i)
             if (bufs_[i].addr == p) return int(i);
@@ -275,8 +276,16 @@ public:
     }
     template <class T = uint8_t>
     LocalTensor<T> DeQue(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
-        if (fifo_.empty()) opsdk_rt::stop("queue-misuse", file, line, "DeQue on an empty queue: the core would wait forever");
-        int i = fifo_.front();
+        if (fifo_.empty() && last_ < 0) opsdk_rt::stop("queue-misuse", file, line, "DeQue on a queue nothing was ever enqueued on");
+        if (fifo_.empty()) {
+            // AscendC's CPU debug mode asserts here; the NPU hands back the buffer of the
+            // queue's slot (a depth-1 queue's last one) without waiting, as here.
+            opsdk_rt::finding("queue-misuse", file, line,
+                              "DeQue with nothing enqueued since the last DeQue (AscendC's CPU debug mode asserts; "
+                              "the NPU hands back the last buffer again)");
+            return LocalTensor<T>(reinterpret_cast<T*>(bufs_[last_].addr), bufs_[last_].len / sizeof(T));
+        }
+        int i = last_ = fifo_.front();
         fifo_.erase(fifo_.begin());
         bufs_[i].state = 1;
         return LocalTensor<T>(reinterpret_cast<T*>(bufs_[i].addr), bufs_[i].len / sizeof(T));
@@ -507,8 +516,9 @@ inline void gm_to_ub(T* ub, const T* gm, uint64_t bytes, const char* file, int l
 template <class T>
 inline void ub_to_gm(T* gm, const T* ub, uint64_t bytes, const char* file, int line) {
     if (!opsdk_rt::ub_access(ub, bytes, file, line)) return;
-    if (!opsdk_rt::gm_access(gm, bytes, true, file, line)) return;
-    if (opsdk_rt::t_atomic == 0 || bytes % sizeof(T)) { std::memcpy(gm, ub, bytes); return; }
+    const T* plain = opsdk_rt::t_atomic ? nullptr : ub;  // a plain write is done by gm_access
+    if (!opsdk_rt::gm_access(gm, bytes, true, file, line, plain) || plain) return;
+    if (bytes % sizeof(T)) { std::memcpy(gm, ub, bytes); return; }
     for (uint64_t i = 0; i < bytes / sizeof(T); ++i) {
         T a, b;
         std::memcpy(&a, gm + i, sizeof(T));
@@ -1185,11 +1195,11 @@ inline constexpr uint32_t GetSortOffset(const uint32_t count) { return count * 8
 template <class T>
 inline void Concat(LocalTensor<T>& concat, const LocalTensor<T>& src, const LocalTensor<T>& tmp, const int32_t repeatTimes,
                    OPSDK_WHERE) {
+    // From the 910B on (__CCE_AICORE__ >= 220) Sort takes the scores as they are: Concat
+    // makes ``concat`` the scores themselves (kernels pass a tensor never allocated).
     (void)tmp;
-    uint64_t n = uint64_t(std::max(repeatTimes, 0)) * 16;
-    bool inside = opsdk_rt::ub_access(src.addr_, n * sizeof(T), file, line);
-    if (opsdk_rt::ub_access(concat.addr_, n * sizeof(T), file, line) && inside)
-        std::memmove(concat.addr_, src.addr_, n * sizeof(T));
+    opsdk_rt::ub_access(src.addr_, uint64_t(std::max(repeatTimes, 0)) * 16 * sizeof(T), file, line);
+    concat = src;
 }
 // MrgSort: up to four sorted lists of pairs (validBit: which of src1..src4) merged into
 // dst, descending (ties: the lower list first, as the docs order them); with

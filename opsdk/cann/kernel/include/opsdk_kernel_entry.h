@@ -9,7 +9,7 @@
 #include <thread>
 
 namespace opsdk_rt {
-enum Kind { INPUT = 0, OUTPUT = 1, WORKSPACE = 2, TILING = 3, ABSENT = 4, LIST = 5 };
+enum Kind { INPUT = 0, OUTPUT = 1, WORKSPACE = 2, TILING = 3, ABSENT = 4, LIST = 5, FILLED = 6 };
 constexpr uint8_t POISON = 0xFF;  // NaN in every float format
 
 // Memory kept from one launch to the next of the worker (grown when a launch needs more):
@@ -54,10 +54,12 @@ extern "C" int opsdk_kernel_launch(uint8_t** args, const uint64_t* sizes, const 
             std::memset(blocks[i], GUARD_BYTE, GUARD);
             std::memset(blocks[i] + GUARD + sizes[i], GUARD_BYTE, GUARD);
             gm[i] = blocks[i] + GUARD;
-            if (kinds[i] == INPUT || kinds[i] == TILING || kinds[i] == LIST) std::memcpy(gm[i], args[i], sizes[i]);
+            // (a FILLED output starts as the runtime fills it: OpDef's InitValue)
+            if (kinds[i] == INPUT || kinds[i] == TILING || kinds[i] == LIST || kinds[i] == FILLED)
+                std::memcpy(gm[i], args[i], sizes[i]);
             else std::memset(gm[i], POISON, sizes[i]);
             uint32_t* tag = static_cast<uint32_t*>(std::calloc(sizes[i] + 1, sizeof(uint32_t)));
-            if (kinds[i] != WORKSPACE && kinds[i] != OUTPUT)  // inputs count as written; outputs as free to write
+            if (kinds[i] != WORKSPACE && kinds[i] != OUTPUT && kinds[i] != FILLED)  // inputs count as written; outputs as free to write
                 std::fill(tag, tag + sizes[i], 0xFFFFFF00u);
             g.buffers.push_back({name, gm[i], sizes[i], kinds[i] == WORKSPACE, tag});
         }
@@ -111,7 +113,7 @@ extern "C" int opsdk_kernel_launch(uint8_t** args, const uint64_t* sizes, const 
             }
         }
         for (int i = 0; i < nargs; ++i) {
-            if (kinds[i] == OUTPUT) std::memcpy(args[i], gm[i], sizes[i]);
+            if (kinds[i] == OUTPUT || kinds[i] == FILLED) std::memcpy(args[i], gm[i], sizes[i]);
         }
         for (auto& b : g.buffers) std::free(b.tag);
         g.buffers.clear();

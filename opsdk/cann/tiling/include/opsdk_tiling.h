@@ -172,8 +172,14 @@ class PlatformAscendC {
   uint32_t GetCoreNumAic() const { return Chip().aic; }
   uint32_t GetCoreNumAiv() const { return Chip().aiv; }
   uint32_t GetCoreNumVector() const { return Chip().aic == Chip().aiv ? Chip().aiv : 0; }
+  // On the A2/A3 chips CANN's answer keeps back 256 B of UB and of L1 (the buffer of
+  // Matmul's kfc messages): tilings that add it back (ChunkCat's RESERVE_UB) count on it.
+  // fe::PlatFormInfos::GetLocalMemSize gives the whole memory.
   void GetCoreMemSize(CoreMemType type, uint64_t &size) const {
     size = opsdk::MemBytes(static_cast<uint32_t>(type));
+    SocVersion soc = GetSocVersion();
+    bool a2 = soc == SocVersion::ASCEND910B || soc == SocVersion::ASCEND910_93;
+    if (a2 && (type == CoreMemType::UB || type == CoreMemType::L1)) size -= kKfcReserved;
   }
   void GetCoreMemBw(CoreMemType, uint64_t &bandwidth) const { bandwidth = 32; }
   uint32_t GetLibApiWorkSpaceSize() const { return Chip().lib_workspace; }
@@ -197,6 +203,7 @@ class PlatformAscendC {
     return (slices + ratio - 1) / ratio;
   }
  private:
+  static constexpr uint64_t kKfcReserved = 256;
   static const opsdk::ChipInfo &Chip() { return opsdk::TheChip(); }
 };
 }  // namespace platform_ascendc

@@ -151,8 +151,10 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         DataCopy(ys, aux, 64);
         Cast(ys[64], ys.ReinterpretCast<int32_t>()[64], RoundMode::CAST_NONE, 64);
     }
-    if (t.which == 36) {  // Concat's copy of 64 scores, and the sizes of sorted pairs
-        Concat(ys, xs, aux, 4);
+    if (t.which == 36) {  // Concat's scores into a tensor never allocated, and sorted pairs' sizes
+        LocalTensor<float> concat;
+        Concat(concat, xs, aux, 4);
+        DataCopy(ys, concat, 64);
         ys.SetValue(64, GetSortLen<float>(32));
         ys.SetValue(65, GetSortOffset<half>(8));
     }
@@ -239,7 +241,6 @@ extern "C" __global__ __aicore__ void intrinsics(GM_ADDR x, GM_ADDR y, GM_ADDR w
         LocalTensor<float> far(TPosition::VECCALC, 1 << 20, 128);
         DataCopy(ys, xs, 128);
         DataCopy(ys, far, DataCopyParams(1, 16, 0, 0));
-        Concat(far, xs, aux, 8);  // and into it
         Sort32(far, xs, ys.ReinterpretCast<uint32_t>(), 2);
         InitGlobalMemory(yGm, uint64_t(int64_t(n) - 200), 0.0f);  // a length computed negative
     }

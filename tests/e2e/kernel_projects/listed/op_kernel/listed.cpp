@@ -15,7 +15,7 @@ public:
         yList.Init(y);
         tile = t->tile;
         defect = t->defect;
-        pipe.InitBuffer(inX, 2, (tile + 8) * sizeof(float));
+        pipe.InitBuffer(inX, 2, (tile + 16) * sizeof(float));
         pipe.InitBuffer(outY, 2, tile * sizeof(float));
     }
 
@@ -41,7 +41,7 @@ private:
         yGm.SetGlobalBuffer(yList.GetDataPtr<float>(i), count);
         for (uint64_t at = 0; at < count; at += tile) {
             uint32_t n = count - at < tile ? count - at : tile;
-            uint32_t read = defect == LISTED_PAST_SECOND && i == 1 && at + n == count ? n + 8 : n;
+            uint32_t read = defect == LISTED_PAST_SECOND && i == 1 && at + n == count ? n + 16 : n;
             LocalTensor<float> a = inX.AllocTensor<float>();
             DataCopyExtParams in{1, static_cast<uint32_t>(read * sizeof(float)), 0, 0, 0};
             DataCopyPad(a, xGm[at], in, DataCopyPadExtParams<float>{false, 0, 0, 0});

@@ -4,7 +4,7 @@
 
 enum ListedDefect : uint32_t {
     LISTED_NONE = 0,         // the correct twin
-    LISTED_PAST_SECOND = 1,  // the last tile of x[1] read 8 floats past its end
+    LISTED_PAST_SECOND = 1,  // the last tile of x[1] read 16 floats past its end
 };
 
 struct ListedTiling {

@@ -15,13 +15,14 @@ public:
         defect = t->defect;
         tile = t->tile;
         uint32_t start = GetBlockIdx() * t->perCore;
-        if (defect == OVERLAPPING_CORES && GetBlockIdx() > 0) {
+        if (defect == SAME_VALUES && GetBlockIdx() > 0) {
             start -= 8;
         }
+        uint32_t zStart = defect == OVERLAPPING_CORES && GetBlockIdx() > 0 ? start - 8 : start;
         count = start + t->perCore > t->total ? t->total - start : t->perCore;
         xGm.SetGlobalBuffer((__gm__ float*)x + start, count);
         yGm.SetGlobalBuffer((__gm__ float*)y + start, count);
-        zGm.SetGlobalBuffer((__gm__ float*)z + start, count);
+        zGm.SetGlobalBuffer((__gm__ float*)z + zStart, count);
         zAll.SetGlobalBuffer((__gm__ float*)z, t->total);
         perCore = t->perCore;
         wsGm.SetGlobalBuffer((__gm__ float*)workspace + start, count);
@@ -64,6 +65,9 @@ private:
         LocalTensor<float> acc = tmp.Get<float>();
         DataCopyExtParams params{1, 8 * sizeof(float), 0, 0, 0};
         DataCopyPad(acc, zAll[perCore], params, DataCopyPadExtParams<float>{false, 0, 0, 0});
+        if (defect == HANDOFF_RACE) {
+            Duplicate(acc, 0.0f, 8);  // other values than block 1's: the order decides z
+        }
         DataCopyPad(zAll[perCore], acc, params);
     }
 
@@ -73,7 +77,11 @@ private:
         LocalTensor<float> y = inY.AllocTensor<float>();
         DataCopyExtParams params{1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0};
         DataCopyPadExtParams<float> pad{false, 0, 0, 0};
-        DataCopyPad(x, xGm[i * tile], params, pad);
+        if (defect == TAIL_READ_BLOCKS) {
+            DataCopy(x, xGm[i * tile], (n + 7) / 8 * 8);
+        } else {
+            DataCopyPad(x, xGm[i * tile], params, pad);
+        }
         DataCopyPad(y, yGm[i * tile], params, pad);
         inX.EnQue(x);
         inY.EnQue(y);
@@ -83,6 +91,9 @@ private:
     {
         LocalTensor<float> x = inX.DeQue<float>();
         LocalTensor<float> y = inY.DeQue<float>();
+        if (defect == DEQUE_AGAIN) {
+            y = inY.DeQue<float>();
+        }
         LocalTensor<float> z = outZ.AllocTensor<float>();
         Add(z, x, y, n);
         outZ.EnQue(z);
@@ -106,6 +117,10 @@ private:
         DataCopyPad(acc, wsGm[i * tile], params, pad);
         if (defect == TAIL_DATACOPY) {
             DataCopy(zGm[i * tile], acc, (n + 7) / 8 * 8);
+        } else if (defect == ADD_INTO_Z) {
+            SetAtomicAdd<float>();
+            DataCopyPad(zGm[tile * i], acc, params);
+            SetAtomicNone();
         } else {
             DataCopyPad(zGm[i * tile], acc, params);
         }
