@@ -46,6 +46,13 @@ def _no_cell_cache(monkeypatch):
     monkeypatch.setenv("OPSDK_NO_CACHE", "1")
 
 
+@pytest.fixture(scope="session")
+def dead_pid() -> int:
+    """A process id no process has: above the kernel's largest (a finished child's pid,
+    the other way to get one, needs a process started)."""
+    return int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
+
+
 @pytest.fixture
 def opsdk_cli(tmp_path):
     """Run `python -m opsdk ARGS`; with ``json=True`` also return the parsed report."""

@@ -6,6 +6,7 @@ import contextlib
 import multiprocessing.process
 import multiprocessing.util
 import os
+import platform
 import subprocess
 
 import pytest
@@ -22,6 +23,10 @@ _STARTS = [
     (multiprocessing.util, "spawnv_passfds"),
     (multiprocessing.process.BaseProcess, "start"),
 ]
+
+# The standard library runs `uname -p` once per process for platform.platform() (which
+# `opsdk doctor` and the reports' environment print): here, before any test.
+platform.platform()
 
 
 def _refuse(what: str):
