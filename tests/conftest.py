@@ -74,6 +74,29 @@ def scaffolds(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def build():
+    """``build(body)``: the GraphDef of a decoded ModelDef whose graph ``body(ge, raw,
+    Data, DataType)`` builds with TorchAir's own builders (the graph pictures' tests)."""
+    from opsdk.offline.torchair import torchair_with_converters
+
+    torchair_with_converters()
+    from torchair import ge as torchair_ge
+    from torchair._ge_concrete_graph import ge_apis as raw
+    from torchair._ge_concrete_graph.ge_ir_pb2 import ModelDef
+    from torchair.ge import DataType
+    from torchair.ge._ge_graph import Data, GeGraph
+
+    def make(body, name="g"):
+        with GeGraph(name=name) as graph:
+            body(torchair_ge, raw, Data, DataType)
+        model = ModelDef()
+        model.ParseFromString(graph.SerializeToString())
+        return model.graph[0]
+
+    return make
+
+
+@pytest.fixture(scope="session")
 def wheel():
     """torch_npu's library as the torch-npu wheel ships it (:mod:`opsdk.audit.torch_npu`),
     or a skip saying why the wheel cannot be had."""

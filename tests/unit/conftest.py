@@ -41,7 +41,8 @@ def _no_process_starts():
     with pytest.MonkeyPatch.context() as mp:
         for owner, name in _STARTS:
             if hasattr(owner, name):
-                mp.setattr(owner, name, _refuse(f"{getattr(owner, '__module__', '')}.{owner.__name__}.{name}".lstrip(".")))
+                where = f"{getattr(owner, '__module__', '')}.{owner.__name__}".lstrip(".")
+                mp.setattr(owner, name, _refuse(f"{where}.{name}"))
         yield
 
 
