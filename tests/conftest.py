@@ -46,6 +46,13 @@ def _no_cell_cache(monkeypatch):
     monkeypatch.setenv("OPSDK_NO_CACHE", "1")
 
 
+@pytest.fixture(scope="session")
+def dead_pid() -> int:
+    """A process id no process has: above the kernel's largest (a finished child's pid,
+    the other way to get one, needs a process started)."""
+    return int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
+
+
 @pytest.fixture
 def opsdk_cli(tmp_path):
     """Run `python -m opsdk ARGS`; with ``json=True`` also return the parsed report."""
@@ -64,6 +71,29 @@ def scaffolds(tmp_path_factory):
     from scaffolded import Scaffolds  # opsdk.scaffold loads only for tests that scaffold
 
     return Scaffolds(tmp_path_factory.mktemp("scaffolds"))
+
+
+@pytest.fixture(scope="session")
+def build():
+    """``build(body)``: the GraphDef of a decoded ModelDef whose graph ``body(ge, raw,
+    Data, DataType)`` builds with TorchAir's own builders (the graph pictures' tests)."""
+    from opsdk.offline.torchair import torchair_with_converters
+
+    torchair_with_converters()
+    from torchair import ge as torchair_ge
+    from torchair._ge_concrete_graph import ge_apis as raw
+    from torchair._ge_concrete_graph.ge_ir_pb2 import ModelDef
+    from torchair.ge import DataType
+    from torchair.ge._ge_graph import Data, GeGraph
+
+    def make(body, name="g"):
+        with GeGraph(name=name) as graph:
+            body(torchair_ge, raw, Data, DataType)
+        model = ModelDef()
+        model.ParseFromString(graph.SerializeToString())
+        return model.graph[0]
+
+    return make
 
 
 @pytest.fixture(scope="session")

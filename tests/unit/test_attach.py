@@ -8,8 +8,8 @@ import torch
 from opsdk import attach
 from opsdk._runtime import attach as runtime_attach
 from opsdk._runtime import spec
-from opsdk.errors import ScaffoldError, SpecError
-from opsdk.scaffold import NewRequest, attach_target, build_spec, into, new
+from opsdk.errors import SpecError
+from opsdk.scaffold import NewRequest, attach_target, build_spec
 
 _count = itertools.count()
 
@@ -118,19 +118,6 @@ def test_a_pair_is_given_by_either_name_and_either_schema(name, schema):
 def test_a_pair_is_refused_unless_it_is_torch_npus_convention(schema):
     with pytest.raises(SpecError, match="in-place pair"):
         build_spec(NewRequest("upd", schema=schema, pair=True))
-
-
-def test_pairs_and_attached_ops_are_recorded_and_regenerate_identically(tmp_path):
-    pkg = new(NewRequest("my_upd", namespace="attach_rec", pair=True, out=tmp_path / "a")).path
-    schema = "npu_rec(Tensor self) -> Tensor"
-    into.add(NewRequest("npu_rec", namespace="npu", schema=schema, attach=True), pkg)
-    assert into.read(pkg).ops == ("my_upd", "my_upd_", "npu_rec")
-    with pytest.raises(ScaffoldError, match="already has an op named my_upd"):
-        into.add(NewRequest("my_upd_", schema="my_upd_(Tensor(a!) x) -> Tensor(a!)"), pkg)
-    fresh = into.regenerate(pkg, tmp_path / "b")
-    files = sorted(p.relative_to(pkg) for p in pkg.rglob("*") if p.is_file())
-    assert files == sorted(p.relative_to(fresh) for p in fresh.rglob("*") if p.is_file())
-    assert all((pkg / f).read_bytes() == (fresh / f).read_bytes() for f in files)
 
 
 def test_an_existing_definition_of_another_schema_is_refused(elsewhere):

@@ -112,29 +112,6 @@ def test_unsigned_and_wide_dtypes_cann_declares_have_specs():
     assert cases(op, cann.ir, cann) == ("Support(F16(4, 4), U8(4, 4), U64(4, 4))",)
 
 
-def test_an_attached_op_gets_the_definitions_dtypes_in_its_own_argument_order(tmp_path):
-    """`--attach NS::OP --from-cann FILE`: the specs are CANN's rows (not the add's), bound
-    to the torch op's names and order (``self`` is CANN's ``x``)."""
-    import json
-
-    from opsdk.scaffold import NewRequest, new
-
-    tensor = {"param_type": "required", "format": ["ND"], "type": ["bf16"]}
-    source = tmp_path / "scale.json"
-    entry = {"op": "Scale", "input_desc": [dict(tensor, name="x"), dict(tensor, name="s")]}
-    source.write_text(json.dumps([dict(entry, output_desc=[dict(tensor, name="y")])]))
-    req = NewRequest(
-        "npu_opsdk_cann_scale",
-        namespace="npu",
-        schema="npu_opsdk_cann_scale(Tensor s, Tensor self) -> Tensor",
-        attach=True,
-        from_cann=source,
-        out=tmp_path,
-    )
-    specs = (new(req).path / "npu_opsdk_cann_scale" / "specs.py").read_text()
-    assert "Support(BF16(4, 4), BF16(4, 4))" in specs and "Support(F32" not in specs
-
-
 @pytest.mark.parametrize("wide", ["DT_UINT16", "DT_UINT32", "DT_UINT64"])
 def test_a_row_whose_output_torch_s_cpu_cannot_compute_is_left_out_with_the_reason(wide):
     """Cumsum's uint64 row: torch's CPU kernels have no uint64 cumsum, so the reference could

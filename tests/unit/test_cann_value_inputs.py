@@ -7,84 +7,46 @@ specs declare its values. A float one (PadV3's ``constant_values``) stays a tens
 import re
 
 import pytest
+from value_input_defs import FLOATS, value_input, value_opdef
 
 from opsdk import cann
 from opsdk.cann.specs import cases
-from opsdk.scaffold import NewRequest, new
 from opsdk.scaffold.cann_torch import torch_side
-
-INTS = "{ge::DT_INT32, ge::DT_INT64}"
-FLOATS = "{ge::DT_FLOAT, ge::DT_FLOAT}"
-
-
-def _opdef(inputs: str, name: str = "Vd") -> str:
-    return f"""#include "register/op_def_registry.h"
-namespace ops {{
-class {name} : public OpDef {{
-public:
-    explicit {name}(const char* name) : OpDef(name)
-    {{
-        this->Input("x").DataType({FLOATS}).Format({{ge::FORMAT_ND, ge::FORMAT_ND}});
-{inputs}
-        this->Output("y").DataType({FLOATS}).Format({{ge::FORMAT_ND, ge::FORMAT_ND}});
-        this->Attr("mode").AttrType(OPTIONAL).Int(0);
-    }}
-}};
-OP_ADD({name});
-}}
-"""
-
-
-def _input(name, types=INTS, extra=".ValueDepend(OPTIONAL)"):
-    return f'        this->Input("{name}"){extra}.DataType({types});\n'
 
 
 @pytest.mark.parametrize(
     ("inputs", "schema"),
     [
-        (_input("axis"), "SymInt axis"),
-        (_input("split_dim"), "SymInt split_dim"),
-        (_input("k"), "SymInt k"),
-        (_input("size_splits"), "SymInt[] size_splits"),
+        (value_input("axis"), "SymInt axis"),
+        (value_input("split_dim"), "SymInt split_dim"),
+        (value_input("k"), "SymInt k"),
+        (value_input("size_splits"), "SymInt[] size_splits"),
         (
-            _input("paddings", extra=".ParamType(OPTIONAL).ValueDepend(REQUIRED)"),
+            value_input("paddings", extra=".ParamType(OPTIONAL).ValueDepend(REQUIRED)"),
             "SymInt[]? paddings",
         ),
-        (_input("constant_values", FLOATS), "Tensor constant_values"),  # not ints: a tensor
-        (_input("axis", extra=""), "Tensor axis"),  # its value is not read: a tensor
+        (value_input("constant_values", FLOATS), "Tensor constant_values"),  # not ints: a tensor
+        (value_input("axis", extra=""), "Tensor axis"),  # its value is not read: a tensor
     ],
 )
 def test_an_int_value_input_is_a_host_argument(inputs, schema):
-    (op,) = cann.read(_opdef(inputs))
+    (op,) = cann.read(value_opdef(inputs))
     assert torch_side(op).schema == f"(Tensor x, {schema}, int mode=0) -> Tensor"
 
 
 def test_the_specs_declare_the_values_and_the_ir_keeps_a_ge_input():
-    (op,) = cann.read(_opdef(_input("axis") + _input("sizes")))
+    (op,) = cann.read(value_opdef(value_input("axis") + value_input("sizes")))
     side = torch_side(op)
     from opsdk._runtime import spec
 
     parsed = spec.parse(f"t::vd{side.schema}")
     assert cases(parsed, side.ir, op)[0] == "Support(F32(2, 3), Fixed(1), [2, 2])"
     assert [i.name for i in side.ir.inputs if i.value_depend] == ["axis", "sizes"]
-    (n,) = cann.read(_opdef(_input("num")))
+    (n,) = cann.read(value_opdef(value_input("num")))
     side = torch_side(n)
     assert (
         cases(spec.parse(f"t::vd{side.schema}"), side.ir, n)[0] == "Support(F32(2, 3), OneOf(1, 2))"
     )
-
-
-def test_the_converter_feeds_the_declared_int_type(tmp_path):
-    """int64 where the definition takes it, int32 where it declares only int32 (GE checks)."""
-    text = _opdef(_input("axis") + _input("size", "{ge::DT_INT32, ge::DT_INT32}"))
-    source = tmp_path / "vd_def.cpp"
-    source.write_text(text)
-    pkg = new(NewRequest("vd", namespace="t_vd", out=tmp_path, from_cann=source)).path
-    converter = (pkg / "vd" / "converter.py").read_text()
-    assert '"axis": int64_input(axis)' in converter and '"size": int32_input(size)' in converter
-    assert "from opsdk.converters import int32_input, int64_input" in converter
-    specs = (pkg / "vd" / "specs.py").read_text()
-    assert "Fixed, OneOf" not in specs and "Fixed" in specs  # imports what it uses
 
 
 def test_attrs_are_positional_until_a_required_one_follows_a_default():
@@ -93,7 +55,7 @@ def test_attrs_are_positional_until_a_required_one_follows_a_default():
     from opsdk.irdef import Attr, IrDef, Output
 
     def schema(*attrs):
-        ir = IrDef("Op", [cann.read(_opdef(""))[0].ir.inputs[0]], [Output("y")], list(attrs))
+        ir = IrDef("Op", [cann.read(value_opdef(""))[0].ir.inputs[0]], [Output("y")], list(attrs))
         return torch_side(cann.CannOp(ir, {"x": ("DT_FLOAT",), "y": ("DT_FLOAT",)})).schema
 
     assert schema(Attr("a", "VT_INT"), Attr("b", "VT_FLOAT", 1.0)) == (
@@ -112,7 +74,7 @@ def test_a_value_list_is_as_long_as_its_name_says(name, fmt, value):
     """A pair per dim for paddings, the spatial dims for a resize's size, else one per dim."""
     from opsdk._runtime import spec
 
-    text = _opdef(_input(name)).replace("FORMAT_ND", f"FORMAT_{fmt}")
+    text = value_opdef(value_input(name)).replace("FORMAT_ND", f"FORMAT_{fmt}")
     (op,) = cann.read(text)
     side = torch_side(op)
     assert f", {value})" in cases(spec.parse(f"t::vd{side.schema}"), side.ir, op)[0]
@@ -143,7 +105,7 @@ IMPL_OP_INFERSHAPE(Vd)
 def test_an_input_the_infershape_reads_is_a_host_argument(tmp_path, dependency, constants, schema):
     """TopKV2's k: no .ValueDepend in its OpDef, InputsDataDependency({1}) where its
     InferShape is registered; it becomes what a ValueDepend(OPTIONAL) input does."""
-    (tmp_path / "vd_def.cpp").write_text(_opdef(_input("k", extra="")))
+    (tmp_path / "vd_def.cpp").write_text(value_opdef(value_input("k", extra="")))
     (tmp_path / "vd_infershape.cpp").write_text(_infershape(dependency, constants))
     (op,) = cann.read(tmp_path / "vd_def.cpp")
     assert torch_side(op).schema == f"(Tensor x, {schema}, int mode=0) -> Tensor"
@@ -153,7 +115,9 @@ def test_an_input_the_infershape_reads_is_a_host_argument(tmp_path, dependency, 
 
 def test_a_declared_value_depend_keeps_its_option_and_a_header_constant_is_read(tmp_path):
     (tmp_path / "vd_def.cpp").write_text(
-        _opdef(_input("k", extra=".ValueDepend(REQUIRED)") + _input("axis", extra=""))
+        value_opdef(
+            value_input("k", extra=".ValueDepend(REQUIRED)") + value_input("axis", extra="")
+        )
     )
     (tmp_path / "consts.h").write_text("static constexpr size_t AXIS_IDX{2};\n")
     text = _infershape(".InputsDataDependency({1, AXIS_IDX})", '#include "consts.h"')
@@ -167,7 +131,9 @@ def test_a_declared_value_depend_keeps_its_option_and_a_header_constant_is_read(
     [("{MISSING}", "'MISSING' is no number"), ("{7}", "input 7 does not exist (3 inputs)")],
 )
 def test_an_unreadable_dependency_is_said_and_the_input_stays_a_tensor(tmp_path, dependency, said):
-    (tmp_path / "vd_def.cpp").write_text(_opdef(_input("k", extra="") + _input("n", extra="")))
+    (tmp_path / "vd_def.cpp").write_text(
+        value_opdef(value_input("k", extra="") + value_input("n", extra=""))
+    )
     text = _infershape(f".InputsDataDependency({dependency})")
     (tmp_path / "vd_infershape.cpp").write_text(text)
     with pytest.warns(cann.CannWarning, match=re.escape(said)):

@@ -1,9 +1,7 @@
 """The `opsdk` command line itself: version, help, usage errors, what a command imports,
 and `opsdk new` refusing bad names before it creates anything."""
 
-import json
 import os
-import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -15,7 +13,7 @@ from opsdk import _versions, cli
 from opsdk.axes import SHAPE_MODES
 from opsdk.harness import columns
 from opsdk.harness.variants import contexts, profiles
-from opsdk.scaffold import _render
+from opsdk.scaffold import _render, names
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -43,40 +41,6 @@ def test_a_checkout_never_installed_has_its_pyprojects_version(monkeypatch):
     pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
     monkeypatch.setattr(_versions, "installed", lambda distribution: None)
     assert _versions.opsdk_version() == tomllib.loads(pyproject.read_text())["project"]["version"]
-
-
-# Each argv is run in one fresh interpreter, in order; after each, whether torch is loaded.
-_PROBE = """
-import json, sys
-from opsdk.cli import main
-loaded = []
-for argv in json.loads(sys.argv[1]):
-    try:
-        main(argv)
-    except SystemExit:
-        pass
-    loaded.append("torch" in sys.modules)
-print(json.dumps(loaded))
-"""
-
-
-def test_help_version_and_doctor_do_not_import_torch(tmp_path):
-    """`import torch` costs 2-8 s: the commands that only print must not pay it (doctor:
-    where no torch_npu is installed, whose import it would have to try)."""
-    argvs = [["--help"], ["--version"], ["check", "--help"], ["doctor"]]
-    env = dict(os.environ, OPSDK_CACHE_DIR=str(tmp_path / "cache"))
-    env.pop("OPSDK_EMULATE_NPU", None)
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, json.dumps(argvs)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    loaded = json.loads(done.stdout.splitlines()[-1])
-    assert [" ".join(a) for a, hit in zip(argvs, loaded, strict=True) if hit] == []
-    assert "torch        2.13" in done.stdout and "npu          emulated" in done.stdout
 
 
 def test_check_help_lists_every_choice(capsys):
@@ -131,7 +95,16 @@ def test_cpp_style_without_clang_format_is_refused_before_anything_is_created(
     assert not (tmp_path / "o").exists()
 
 
-def test_a_cann_attr_aclnn_cannot_take_refuses_the_cpp_style_in_one_line(capsys, tmp_path):
+@pytest.fixture
+def unshadowed(monkeypatch):
+    """`opsdk new`'s check that no other module answers to the package name asks a fresh
+    interpreter (tests/e2e/test_new_refusals_scaffolded.py): not under test here."""
+    monkeypatch.setattr(names, "_importable", lambda name, project: None)
+
+
+def test_a_cann_attr_aclnn_cannot_take_refuses_the_cpp_style_in_one_line(
+    capsys, tmp_path, unshadowed
+):
     """The cpp style calls the op's aclnn API, which CANN generates no parameter for a
     ListString attr: refused before anything is written (the Python styles need no aclnn)."""
     source = tmp_path / "named_proto.h"
@@ -148,7 +121,9 @@ def test_a_cann_attr_aclnn_cannot_take_refuses_the_cpp_style_in_one_line(capsys,
     assert not out.exists()
 
 
-def test_a_failure_after_out_was_made_removes_what_it_made(capsys, tmp_path, monkeypatch):
+def test_a_failure_after_out_was_made_removes_what_it_made(
+    capsys, tmp_path, monkeypatch, unshadowed
+):
     def fail(package):
         raise _render.ScaffoldError("formatting the generated code failed: (test)")
 
@@ -169,18 +144,16 @@ def _staging(out: Path, host: str, pid: int) -> Path:
 
 
 def test_a_killed_news_staging_folder_is_removed_by_the_next_and_no_other(
-    capsys, tmp_path, monkeypatch
+    capsys, tmp_path, monkeypatch, unshadowed, dead_pid
 ):
     """SIGKILL/SIGTERM of `opsdk new` (2 of 12) left its .opsdk-new-* folder for good. The
     next `opsdk new` in that folder removes the ones whose process is gone; a live one's,
     another machine's and one it cannot tell the owner of stay."""
     monkeypatch.setattr(_render, "_format", lambda package: None)  # not under test: fast
-    finished = subprocess.Popen([sys.executable, "-c", ""])
-    finished.wait()  # its pid is a process that no longer exists
     out = tmp_path / "o"
-    orphan = _staging(out, _render._HOST, finished.pid)
+    orphan = _staging(out, _render._HOST, dead_pid)
     live = _staging(out, _render._HOST, os.getpid())
-    elsewhere = _staging(out, "0" * 8 if _render._HOST != "0" * 8 else "1" * 8, finished.pid)
+    elsewhere = _staging(out, "0" * 8 if _render._HOST != "0" * 8 else "1" * 8, dead_pid)
     unnamed = out / ".opsdk-new-my_add-abcd1234"  # an older opsdk's: no owner in its name
     unnamed.mkdir()
     code, _, err = _run(capsys, "new", "my_mul", "--out", str(out))
@@ -189,7 +162,9 @@ def test_a_killed_news_staging_folder_is_removed_by_the_next_and_no_other(
     assert live.exists() and elsewhere.exists() and unnamed.exists()
 
 
-def test_of_two_news_at_once_the_second_to_publish_fails_and_moves_nothing(tmp_path, monkeypatch):
+def test_of_two_news_at_once_the_second_to_publish_fails_and_moves_nothing(
+    tmp_path, monkeypatch, unshadowed
+):
     """Both found no my_add and rendered; the second used to move the first's package to
     my_add.bak1 and publish its own, without --force."""
     monkeypatch.setattr(_render, "_format", lambda package: None)

@@ -7,10 +7,12 @@ coverage and the report's environment with no other edit. run_cell reports
 column's own layer, with its type and message.
 """
 
+import importlib
 from types import SimpleNamespace
 
 import pytest
 import torch
+from no_torch import without_torch
 
 from opsdk import harness, report
 from opsdk._runtime.device import ensure_npu
@@ -69,6 +71,11 @@ def _cell(package, backend):
 
 
 def test_builtin_columns_load_without_torch_in_matrix_order():
+    """The CLI parser and `opsdk --help` read the columns' facts: the registry loads anew
+    with torch unimportable (this module's torch would hide an import of it)."""
+    with without_torch():
+        fresh = importlib.import_module("opsdk.harness.columns")
+        assert fresh.names() == columns.names()
     assert columns.names() == (
         "eager", "opcheck", "aot_eager", "ge", "npugraph_ex", "fusion", "ascendc",
     )  # fmt: skip

@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from ge_pictures import SHIFT, inplace_graph
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from opsdk._runtime import patches, spec
@@ -27,54 +28,8 @@ from opsdk.axes import SHAPE_MODES
 from opsdk.harness import columns, graph_hook
 from opsdk.harness.cell import Cell, CellFailure, OpUnderTest, Result
 from opsdk.harness.variants import contexts
-from opsdk.irdef import Input, IrDef, Output, register
-from opsdk.offline.torchair import torchair_with_converters
 from opsdk.report import html, markdown
 from opsdk.report.graphs import fx, ge, pictures, render
-
-NS = "opsdk_unit_pictures"
-_lib = torch.library.Library(NS, "DEF")
-_lib.define("shift(Tensor x, SymInt n) -> Tensor")
-SHIFT = torch.ops.opsdk_unit_pictures.shift.default
-register(
-    IrDef("Shift", inputs=[Input("x"), Input("n")], outputs=[Output("y")], torch_op=SHIFT.name())
-)
-register(IrDef("WriteX", inputs=[Input("x"), Input("y")], outputs=[Output("x")], torch_op="t::w"))
-register(IrDef("NotRef", inputs=[Input("x"), Input("y")], outputs=[Output("z")], torch_op="t::n"))
-register(IrDef("TwoOut", inputs=[Input("x")], outputs=[Output("a"), Output("b")], torch_op="t::2"))
-
-
-@pytest.fixture(scope="module")
-def build():
-    """``build(body)``: the GraphDef of a decoded ModelDef whose graph ``body(ge, raw,
-    Data, DataType)`` builds with TorchAir's own builders."""
-    torchair_with_converters()
-    from torchair import ge as torchair_ge
-    from torchair._ge_concrete_graph import ge_apis as raw
-    from torchair._ge_concrete_graph.ge_ir_pb2 import ModelDef
-    from torchair.ge import DataType
-    from torchair.ge._ge_graph import Data, GeGraph
-
-    def make(body, name="g"):
-        with GeGraph(name=name) as graph:
-            body(torchair_ge, raw, Data, DataType)
-        model = ModelDef()
-        model.ParseFromString(graph.SerializeToString())
-        return model.graph[0]
-
-    return make
-
-
-def _inplace(op_type, output="x"):
-    """The graph of an op that writes ``x`` in place when its ``output`` is named ``x``."""
-
-    def body(ge_, raw, Data, DataType):
-        x = Data(index=0, dtype=DataType.DT_FLOAT, shape=[2, 3], placement="NPU", node_name="a0")
-        y = Data(index=1, dtype=DataType.DT_FLOAT, shape=[2, 3], placement="NPU", node_name="a1")
-        out = ge_.custom_op(op_type, inputs={"x": raw.TensorMove(x), "y": y}, outputs=[output])
-        raw.NetOutput([out])
-
-    return body
 
 
 def _text(label: str) -> str:
@@ -107,7 +62,7 @@ def _edges(dot) -> dict[str, dict]:
 
 
 def test_an_in_place_op_shows_its_tensormove_ref_edge_and_the_write_back(build):
-    dot = ge.dot_of(build(_inplace("WriteX")), {"WriteX"})
+    dot = ge.dot_of(build(inplace_graph("WriteX")), {"WriteX"})
     op = _node(dot, "WriteX")
     assert (op["class"], op["fillcolor"]) == ("op", ge.COLORS["op"])
     assert _node(dot, "TensorMove")["fillcolor"] == ge.COLORS["TensorMove"]
@@ -117,7 +72,7 @@ def test_an_in_place_op_shows_its_tensormove_ref_edge_and_the_write_back(build):
     back = edges["NetOutput->Data"]
     assert back["label"] == "output 0: written back into a0" and back["style"] == "dashed"
     # An output named otherwise writes nothing in place: no ref, nothing written back.
-    plain = _edges(ge.dot_of(build(_inplace("NotRef", "z")), {"NotRef"}))
+    plain = _edges(ge.dot_of(build(inplace_graph("NotRef", "z")), {"NotRef"}))
     assert plain["TensorMove->NotRef"]["label"] == "x" and "NetOutput->Data" not in plain
 
 
@@ -159,7 +114,7 @@ def test_two_outputs_label_each_edge_with_the_output_it_carries(build):
 
 def test_a_node_a_failed_rule_concerns_is_marked_with_its_note(build):
     note = "an npu tensor placed on CPU"
-    dot = ge.dot_of(build(_inplace("WriteX")), {"WriteX"}, marks={"a1": note})
+    dot = ge.dot_of(build(inplace_graph("WriteX")), {"WriteX"}, marks={"a1": note})
     marked = _node(dot, "Data a1")
     assert marked["class"] == "marked" and f"✗ {note}" in _text(marked["label"])
     assert (marked["fillcolor"], marked["color"]) == (
@@ -196,15 +151,6 @@ def test_the_fx_picture_highlights_the_op_and_marks_a_symbolic_placeholder(trace
     assert not any("tensor_meta" in n.meta for n in traced.graph.nodes)  # and given back
 
 
-@pytest.mark.skipif(render.missing() is not None, reason="Graphviz's dot is not installed")
-def test_pictures_are_svg_with_the_op_and_the_marked_node(build, tmp_path):
-    dot = ge.dot_of(build(_inplace("WriteX")), {"WriteX"}, marks={"a1": "wrong side"})
-    render.render(dot, {"svg": tmp_path / "g.svg", "png": tmp_path / "g.png"})
-    svg = render.inline_svg((tmp_path / "g.svg").read_text())
-    assert svg.startswith("<svg") and 'class="node op"' in svg and 'class="node marked"' in svg
-    assert "✗ wrong side" in svg and (tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"
-
-
 # --- the hook: which graph a cell hands over -------------------------------------------
 
 
@@ -227,7 +173,7 @@ def handed(monkeypatch, build):
 
 def _concrete(build, fx_graph, name):
     """What a GeConcreteGraph offers the hook: its FX graph and GE graph."""
-    graph = build(_inplace("WriteX"), name=name)
+    graph = build(inplace_graph("WriteX"), name=name)
     model = SimpleNamespace(graph=[graph])
     return SimpleNamespace(
         fx_graph=fx_graph, graph=SimpleNamespace(model=model, op=graph.op, named_inputs_info={})

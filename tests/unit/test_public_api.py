@@ -2,14 +2,23 @@
 
 Generated op packages and the guides import these names; the implementation
 behind them may move, the names may not. Removing or renaming one fails here;
-adding one means adding it to this table on purpose.
+adding one means adding it to this table on purpose. How each is called is pinned
+too: every public callable's ``inspect.signature`` (a class's, and its public
+methods' and properties'), each constant's value, and the pytest plugin's ini
+options, flags and fixtures, against public_signatures.txt beside this file.
 """
 
 import importlib
+import inspect
 import re
 from pathlib import Path
 
 import pytest
+from public_modules import public_modules
+
+from opsdk import pytest_plugin
+
+SIGNATURES = Path(__file__).with_name("public_signatures.txt")
 
 PUBLIC = {
     "opsdk": [
@@ -78,7 +87,12 @@ PUBLIC = {
     "opsdk.cpp_build": ["load_library", "load_module", "reference"],
     "opsdk.fast_entry": ["traceable"],
     "opsdk.updatable": ["register_updatable"],
+    "opsdk.patterns": ["BACKENDS", "fires", "fuses", "register"],
 }
+
+
+def test_every_public_module_is_pinned():
+    assert sorted(PUBLIC) == sorted(public_modules())
 
 
 @pytest.mark.parametrize("module", sorted(PUBLIC))
@@ -106,3 +120,86 @@ def test_every_name_generated_packages_import_is_public():
         f"{m}.{n}" for m, n in found if n not in PUBLIC.get(m, ()) and f"{m}.{n}" not in PUBLIC
     )
     assert not private, f"generated packages import names outside the public API: {private}"
+
+
+def _described(qualname: str, obj) -> list[str]:
+    """One line per callable way in: ``name(signature)``, a class's public methods and
+    properties too; a constant's value (``__version__`` by its type: releases change it)."""
+    if inspect.isclass(obj):
+        lines = [f"class {qualname}{inspect.signature(obj)}"]
+        for name, member in vars(obj).items():
+            if name.startswith("_"):
+                continue
+            if isinstance(member, property):
+                lines.append(f"{qualname}.{name}: property")
+            elif callable(member) or isinstance(member, (classmethod, staticmethod)):
+                lines.append(f"{qualname}.{name}{inspect.signature(getattr(obj, name))}")
+        return lines
+    if callable(obj):
+        return [f"{qualname}{inspect.signature(obj)}"]
+    if qualname.endswith(".__version__"):
+        return [f"{qualname}: {type(obj).__name__}"]
+    return [f"{qualname} = {obj!r}"]
+
+
+class _Options:
+    """Records what ``pytest_addoption`` declares (pytest's Parser and its group alike)."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def addini(self, name, help, type=None, default=None):
+        self.lines.append(f"pytest ini {name} ({type or 'string'})")
+
+    def getgroup(self, name):
+        return self
+
+    def addoption(self, *flags, **options):
+        self.lines.append(f"pytest option {' '.join(flags)} ({options.get('action', 'value')})")
+
+
+def _fixture(obj) -> bool:
+    """Whether ``obj`` is a ``@pytest.fixture`` function (pytest >= 8.4, or older)."""
+    return type(obj).__name__ == "FixtureFunctionDefinition" or hasattr(
+        obj, "_pytestfixturefunction"
+    )
+
+
+def _plugin() -> list[str]:
+    """The pytest plugin's public face: its ini options, flags and fixtures."""
+    options = _Options()
+    pytest_plugin.pytest_addoption(options)
+    fixtures = [
+        f"pytest fixture {name}" for name, obj in vars(pytest_plugin).items() if _fixture(obj)
+    ]
+    return options.lines + fixtures
+
+
+def _public_signatures() -> list[str]:
+    lines = []
+    for module in sorted(PUBLIC):
+        mod = importlib.import_module(module)
+        for name in sorted(mod.__all__):
+            lines += _described(f"{module}.{name}", getattr(mod, name))
+    return lines + _plugin()
+
+
+def test_public_signatures_are_pinned():
+    """A changed signature, default, constant or plugin option fails here: op packages
+    and their pytest configuration use them. Keep it, or change public_signatures.txt
+    (the lines below) on purpose."""
+    pinned = SIGNATURES.read_text().splitlines()
+    now = _public_signatures()
+    gone = [line for line in pinned if line not in now]
+    new = [line for line in now if line not in pinned]
+    assert not gone and not new, "public API changed:\n" + "\n".join(
+        [f"- {line}" for line in gone] + [f"+ {line}" for line in new]
+    )
+
+
+def test_a_changed_default_is_a_changed_signature():
+    def before(x, *, dtype=None): ...
+
+    def after(x, *, dtype=float): ...
+
+    assert _described("m.f", before) != _described("m.f", after)

@@ -10,7 +10,6 @@ import importlib.util
 import json
 import marshal
 import os
-import subprocess
 import sys
 import time
 import zipfile
@@ -371,14 +370,13 @@ def test_a_full_disk_while_fetching_is_a_setup_error_that_leaves_nothing(
 
 
 def test_a_fetch_removes_the_scratch_of_fetches_that_died_and_only_those(
-    cache, tmp_path, monkeypatch
+    cache, tmp_path, monkeypatch, dead_pid
 ):
     """A killed `opsdk fetch-torchair` leaves its download in a ``.fetch-*`` directory: the
     next fetch removes those whose process is gone, or that are older than a fetch lasts
     (an older opsdk's, named without a process); never one a live fetch holds."""
     cache.mkdir()
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], **_OUT)
-    gone = cache / f".fetch-{dead.stdout.strip()}-killed"
+    gone = cache / f".fetch-{dead_pid}-killed"
     old = cache / ".fetch-olderopsdk"
     recent = cache / ".fetch-anotherone"
     unlocked = cache / f".fetch-{os.getppid()}-reused"  # a live process, not fetching
