@@ -51,13 +51,13 @@ def _spelled(flag: str, value, show) -> list[str]:
 
 @dataclass
 class Settings:
-    """What a run was asked for. ``columns`` are check's backend columns or audit's checks
-    (``--backend`` / ``--checks``); fields made with :func:`_child` lay out the cells and
+    """What a run was asked for. ``columns`` are check's columns or audit's checks
+    (``--column`` / ``--checks``); fields made with :func:`_child` lay out the cells and
     are what an ``--isolate`` child is given again."""
 
     command: str  # "check" or "audit"
     target: str  # as the reports name it: the targets, space-separated
-    columns: list[str] = _child("--backend")
+    columns: list[str] = _child("--column")
     shapes: list[str] = _child("--shapes")
     options: list[str] = _child("--options")
     contexts: list[str] | None = _child("--contexts")
@@ -84,7 +84,7 @@ class Settings:
     def from_args(cls, args) -> Settings:
         """The settings an argparse namespace of `opsdk check` or `opsdk audit` holds."""
         given = vars(args)
-        columns = given.get("backend") if args.command == "check" else given.get("checks")
+        columns = given.get("column") if args.command == "check" else given.get("checks")
         names = {f.name for f in dataclasses.fields(cls)} - {"columns", "target"}
         named = [args.target] if isinstance(args.target, str) else args.target
         return cls(
@@ -105,7 +105,7 @@ class Settings:
 
     @property
     def columns_flag(self) -> str:
-        return "--checks" if self.command == "audit" else "--backend"
+        return "--checks" if self.command == "audit" else "--column"
 
     def child_flags(self, pictures: Path | None) -> list[str]:
         """The flags that lay out this run's cells again in an ``--isolate`` child, which

@@ -115,7 +115,7 @@ def _sharded(reports: list[tuple[Path, dict]]) -> list[Result]:
     if sorted(found) != sorted(plan["cells"]):
         raise OpsdkError(
             "the shards' cells are not the cells they planned: run every shard with the "
-            "same -k, --backend and --shapes"
+            "same -k, --column and --shapes"
         )
     return [found[c] for c in plan["cells"]]
 

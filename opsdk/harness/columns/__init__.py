@@ -121,13 +121,13 @@ def in_modes(chosen, modes) -> list[str]:
 
 
 def asked_in_modes(chosen, modes) -> list[str]:
-    """:func:`in_modes` of the columns asked for (``--backend``) and the graph modes
+    """:func:`in_modes` of the columns asked for (``--column``) and the graph modes
     (``--modes``); a choice that leaves none is an error naming both flags."""
     found = in_modes(chosen, modes)
     if not found:
         raise OpsdkError(
-            f"--backend {','.join(chosen)}: no column of --modes {','.join(modes)} "
-            "(ge and fusion check the ge mode): add it to --modes, or drop --backend"
+            f"--column {','.join(chosen)}: no column of --modes {','.join(modes)} "
+            "(ge and fusion check the ge mode): add it to --modes, or drop --column"
         )
     return found
 
