@@ -167,13 +167,13 @@ class Result(_Coordinates):
         return self.status == "pass" and self.waiver is not None
 
     def to_json(self) -> dict:
-        """The report's form; its key ``backend`` is the column's (kept from before there
-        were audit checks: reports, caches and tools read it)."""
-        found = asdict(self)
-        return {("backend" if k == "column" else k): v for k, v in found.items()}
+        """The report's form (reports, caches, journals)."""
+        return asdict(self)
 
     @classmethod
     def from_json(cls, entry: dict) -> Result:
+        """A result of :meth:`to_json`, or of a report written before the column was
+        called so (its key ``backend``): ``report merge`` reads older shards."""
         return cls(**{("column" if k == "backend" else k): v for k, v in entry.items()})
 
 

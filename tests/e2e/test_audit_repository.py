@@ -19,7 +19,7 @@ TIDY_IR = PLANTED / "csrc" / "op_graph" / "tidy_proto.h"
 def _failures(run) -> dict[tuple[str, str], str]:
     """(op's name, check) -> message of each failing cell."""
     return {
-        (r["op"].split("::")[-1], r["backend"]): r["message"]
+        (r["op"].split("::")[-1], r["column"]): r["message"]
         for r in run.report["results"]
         if r["status"] == "fail"
     }
@@ -83,7 +83,7 @@ def test_each_planted_defect_is_one_finding_naming_both_places(planted):
         [fake] = [
             r
             for r in planted.report["results"]
-            if r["op"].endswith(f"::{op}") and r["backend"] == "fake"
+            if r["op"].endswith(f"::{op}") and r["column"] == "fake"
         ]
         assert fake["status"] == "skip" and "the registry check's finding" in fake["message"]
 
@@ -97,7 +97,7 @@ def test_the_twins_pass_and_a_file_that_does_not_build_leaves_its_ops_unchecked(
     [tidy] = [
         r
         for r in planted.report["results"]
-        if r["op"] == "planted::tidy" and r["backend"] == "fake"
+        if r["op"] == "planted::tidy" and r["column"] == "fake"
     ]
     assert "derived from the dtype rows of its CANN definition (--ir)" in tidy["message"]
     for unchecked in ("late", "crashy"):  # their registry cells read text only
@@ -105,7 +105,7 @@ def test_the_twins_pass_and_a_file_that_does_not_build_leaves_its_ops_unchecked(
     [late_fake] = [
         r["message"]
         for r in planted.report["results"]
-        if r["op"] == "planted::late" and r["backend"] == "fake" and r["shapes"] == "static"
+        if r["op"] == "planted::late" and r["column"] == "fake" and r["shapes"] == "static"
     ]
     assert late_fake.startswith("not audited: csrc/late_meta.cpp:8:"), late_fake  # said once
     said = [line for line in planted.stdout.splitlines() if line.startswith("csrc/")]

@@ -114,7 +114,7 @@ def correct_run(scaffolds, tmp_path_factory, opsdk_cli_module):
 def test_twelve_correct_ops_pass_every_cell(correct_run):
     results = correct_run.report["results"]
     failed = [
-        (r["op"], r["backend"], r["shapes"], r["status"], r["layer"], r["message"])
+        (r["op"], r["column"], r["shapes"], r["status"], r["layer"], r["message"])
         for r in results
         if r["status"] != "pass"
     ]
@@ -264,7 +264,7 @@ def test_each_bug_fails_in_its_layer_and_nowhere_else(broken_run):
             continue
         op = r["op"].split("::")[1].removeprefix("my_")
         assert (r["status"] == "pass") == (r["layer"] is None), r
-        rows.setdefault(op, {})[f"{r['backend']}-{r['shapes']}"] = r["layer"]
+        rows.setdefault(op, {})[f"{r['column']}-{r['shapes']}"] = r["layer"]
     assert set(rows) == {"add", *LAYERS}
     wrong = {  # bug -> {cell: (expected layer, measured layer)}
         bug: {c: (want, rows[bug][c]) for c, want in _row(bug).items() if rows[bug][c] != want}
@@ -276,7 +276,7 @@ def test_each_bug_fails_in_its_layer_and_nowhere_else(broken_run):
 
 def test_messages_name_the_cause(broken_run):
     def message(bug, cell):
-        [r] = broken_run.cells(op=f"truth_bad::my_{bug}", backend=cell, shapes="static")
+        [r] = broken_run.cells(op=f"truth_bad::my_{bug}", column=cell, shapes="static")
         return r["message"]
 
     assert "Argument x is not defined to alias output" in message("alias_return", "opcheck")

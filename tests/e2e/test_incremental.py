@@ -51,7 +51,7 @@ def _check(project: Path, *args, cwd=None) -> subprocess.CompletedProcess:
 def _outcomes(report: dict) -> list[tuple]:
     """What a run found, cell by cell, without how (seconds, cached)."""
     return [
-        (r["op"], r["backend"], r["shapes"], r["status"], r["layer"]) for r in report["results"]
+        (r["op"], r["column"], r["shapes"], r["status"], r["layer"]) for r in report["results"]
     ]
 
 

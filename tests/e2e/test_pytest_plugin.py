@@ -172,12 +172,12 @@ def test_opsdk_check_reports_waived_cells_xfail_and_exits_1_on_a_stale_waiver(
         "- **plug::my_add [opcheck-static]**: xfail in layer `fake`; "
         "waived: fake function being rewritten"
     ) in waived and "test_faketensor" in waived
-    [xfail] = run.cells(backend="opcheck", shapes="static")
+    [xfail] = run.cells(column="opcheck", shapes="static")
     assert (xfail["status"], xfail["layer"]) == ("xfail", "fake")
     assert xfail["waiver"] == "fake function being rewritten"
-    [unwaived] = run.cells(backend="opcheck", shapes="dynamic")
+    [unwaived] = run.cells(column="opcheck", shapes="dynamic")
     assert (unwaived["status"], unwaived["waiver"]) == ("fail", None)
-    for stale in run.cells(backend="eager"):
+    for stale in run.cells(column="eager"):
         assert (stale["status"], stale["waiver"]) == ("pass", "kernel was wrong")
         assert stale["message"].endswith("but it passes: remove the waiver")
     assert "plug::my_add [eager-static]: pass: waived in opsdk-waivers.toml" in run.stdout
