@@ -175,7 +175,7 @@ def test_the_guides_ci_recipe_merges_three_shards_into_the_unsharded_run(scaffol
 
 def _pytest(cwd, *args) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "opsdk_backends=eager"]
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "opsdk_columns=eager"]
         + list(args),
         cwd=cwd,
         capture_output=True,
