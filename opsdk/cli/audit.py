@@ -43,7 +43,7 @@ def add(commands) -> argparse.ArgumentParser:
         "--waivers",
         type=Path,
         metavar="FILE",
-        help="known findings to report as xfail (opsdk-waivers.toml format; backend = the check)",
+        help="known findings to report as xfail (opsdk-waivers.toml format; column = the check)",
     )
     audit.add_argument(
         "--ir",
