@@ -55,9 +55,9 @@ def run_info(target: str, title: str = CONFORMANCE) -> dict:
     }
 
 
-def environment(backends=()) -> dict:
+def environment(column_names=()) -> dict:
     """What the results were produced on: enough to reproduce or compare runs, with
-    what each column of ``backends`` says of itself. Versions come from the installed
+    what each column of ``column_names`` says of itself. Versions come from the installed
     metadata and nothing is set up, so ``opsdk doctor`` imports torch only to try an
     installed torch_npu."""
     npu = choose()
@@ -77,7 +77,7 @@ def environment(backends=()) -> dict:
     } | {
         key: value
         for name in columns.names()
-        if name in backends
+        if name in column_names
         for key, value in columns.get(name).environment().items()
     }
 

@@ -136,13 +136,13 @@ def of(spec: OpSpec) -> Coverage:
     )
 
 
-def require(spec: OpSpec, backend: str) -> None:
-    """Raise :class:`CellFailure` for the first piece ``backend`` needs that ``spec``
+def require(spec: OpSpec, column: str) -> None:
+    """Raise :class:`CellFailure` for the first piece the column needs that ``spec``
     lacks, in the layer that piece belongs to."""
-    for piece in columns.get(backend).needs:
+    for piece in columns.get(column).needs:
         if not _CHECKS[piece](spec):
             layer, what, where = _MISSING[piece]
-            raise CellFailure(layer, f"{spec.qualname}: {what}, which {backend} needs: {where}")
+            raise CellFailure(layer, f"{spec.qualname}: {what}, which {column} needs: {where}")
 
 
 def namespace_ops(namespace: str) -> list[OpSpec]:
