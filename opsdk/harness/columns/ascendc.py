@@ -31,7 +31,7 @@ from opsdk.cann.opdef import PREFERRED_CHIPS
 from opsdk.errors import SpecError
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
 from opsdk.harness.core.compare import TOLERANCES
-from opsdk.harness.core.kernel import run_op
+from opsdk.harness.core.kernel import call_op
 from opsdk.harness.variants.cases import Call, cases, tensors_of
 
 
@@ -50,7 +50,7 @@ def run(cell: Cell, dump_dir=None) -> None:
 
 def _run_case(op, spec, ir, sources: AscendC, library, chip: str, call: Call, case) -> None:
     label = case.label or "the default case"
-    outputs = _returned(ir, run_op(op, call, layer="eager"))  # the CPU reference
+    outputs = _returned(ir, call_op(op, call, layer="eager"))  # the CPU reference
     given = {ir.ir_name(n): v for n, v in spec.by_name(call.args, call.kwargs).items()}
     try:
         tiled = library.run(sources.tiling, _tiling_case(ir, given, outputs, chip, label))
