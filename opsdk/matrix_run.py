@@ -549,7 +549,7 @@ def _isolated(settings: Settings, suite: Suite, cells, progress, cache, folder) 
                 break
             served = suite.cached(op_cells, cache) if cache is not None else None
             progress.start(f"{op} [{'cached' if served else 'own process'}]")
-            op_results = served or isolate.run_op(
+            op_results = served or isolate.check_in_child(
                 settings.targets,
                 op_cells,
                 flags,

@@ -139,12 +139,12 @@ def test_an_op_whose_cells_are_all_cached_gets_no_process(scaffolds, tmp_path, m
     into.add(NewRequest("iso_second", namespace="isocache"), project)
     started = []
 
-    def run_op(target, cells, *args):
+    def check_in_child(target, cells, *args):
         started.append(cells[0].op.name)
-        return real_run_op(target, cells, *args)
+        return real_check_in_child(target, cells, *args)
 
-    real_run_op = isolate.run_op
-    monkeypatch.setattr(isolate, "run_op", run_op)
+    real_check_in_child = isolate.check_in_child
+    monkeypatch.setattr(isolate, "check_in_child", check_in_child)
 
     def check(name):
         started.clear()

@@ -18,7 +18,7 @@ from opsdk.harness.cell import Cell, Result
 from opsdk.harness.run import interrupts, journal, watch
 
 
-def run_op(
+def check_in_child(
     targets: tuple[str, ...],
     cells: list[Cell],
     selection,
