@@ -95,9 +95,7 @@ def test_the_twins_pass_and_a_file_that_does_not_build_leaves_its_ops_unchecked(
     for twin in ("tidy", "fresh_out", "store_ok", "store_plain", "shift_", "py_write_ok"):
         assert statuses[twin] == {"pass"}, (twin, planted.stdout)
     [tidy] = [
-        r
-        for r in planted.report["results"]
-        if r["op"] == "planted::tidy" and r["column"] == "fake"
+        r for r in planted.report["results"] if r["op"] == "planted::tidy" and r["column"] == "fake"
     ]
     assert "derived from the dtype rows of its CANN definition (--ir)" in tidy["message"]
     for unchecked in ("late", "crashy"):  # their registry cells read text only

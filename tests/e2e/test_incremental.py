@@ -50,9 +50,7 @@ def _check(project: Path, *args, cwd=None) -> subprocess.CompletedProcess:
 
 def _outcomes(report: dict) -> list[tuple]:
     """What a run found, cell by cell, without how (seconds, cached)."""
-    return [
-        (r["op"], r["column"], r["shapes"], r["status"], r["layer"]) for r in report["results"]
-    ]
+    return [(r["op"], r["column"], r["shapes"], r["status"], r["layer"]) for r in report["results"]]
 
 
 def test_reruns_run_what_changed_and_concurrent_runs_share_the_cache(scaffolds, tmp_path):
