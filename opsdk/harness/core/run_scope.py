@@ -32,7 +32,7 @@ _run: _Run | None = None
 
 
 @contextlib.contextmanager
-def one_run(column_names: Iterable[str]) -> Iterator[None]:
+def together(column_names: Iterable[str]) -> Iterator[None]:
     """Cells of the columns ``column_names`` run together until the context ends."""
     global _run
     previous, _run = _run, _Run(frozenset(column_names))

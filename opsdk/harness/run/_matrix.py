@@ -270,7 +270,7 @@ def _alone(cell: Cell, cache: CellCache | None) -> Result:
 def one_run(cell_list: Iterable[Cell]) -> contextlib.AbstractContextManager:
     """While active, the cells' columns run as one run: they leave to each other what
     both would do (:mod:`opsdk.harness.core.run_scope`)."""
-    return run_scope.one_run({cell.column for cell in cell_list})
+    return run_scope.together({cell.column for cell in cell_list})
 
 
 def not_run(cell: Cell, message: str = "", seconds: float = 0.0) -> Result:
