@@ -193,7 +193,7 @@ BROKEN_SPECS = {
 # bug -> the layer each column fails in ("column" for both shape modes, "column-mode" for
 # one); a column not named passes. The crash and hang bugs are in test_isolate.py (layer
 # `process` in every cell of the op, under --isolate).
-LAYERS = {
+EXPECTED_LAYERS = {
     "fake_shape": {"opcheck": "fake", "ge": "ge-exec"},  # aot_eager runs the real kernel
     "fake_dtype": {"opcheck": "fake", "ge": "ge-exec"},
     "fake_bcast": {"opcheck": "fake", "ge": "ge-exec"},
@@ -249,7 +249,7 @@ def broken_run(scaffolds, tmp_path_factory, opsdk_cli_module):
 
 
 def _row(bug):
-    expected = LAYERS[bug]
+    expected = EXPECTED_LAYERS[bug]
     return {
         f"{column}-{mode}": expected.get(f"{column}-{mode}", expected.get(column))
         for column in ("eager", "opcheck", "aot_eager", "ge", "npugraph_ex")
@@ -265,10 +265,10 @@ def test_each_bug_fails_in_its_layer_and_nowhere_else(broken_run):
         op = r["op"].split("::")[1].removeprefix("my_")
         assert (r["status"] == "pass") == (r["layer"] is None), r
         rows.setdefault(op, {})[f"{r['column']}-{r['shapes']}"] = r["layer"]
-    assert set(rows) == {"add", *LAYERS}
+    assert set(rows) == {"add", *EXPECTED_LAYERS}
     wrong = {  # bug -> {cell: (expected layer, measured layer)}
         bug: {c: (want, rows[bug][c]) for c, want in _row(bug).items() if rows[bug][c] != want}
-        for bug in LAYERS
+        for bug in EXPECTED_LAYERS
     }
     assert not any(wrong.values()), {bug: diff for bug, diff in wrong.items() if diff}
     assert set(rows["add"].values()) == {None}  # the package's correct op: no collateral
