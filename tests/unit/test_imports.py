@@ -277,7 +277,7 @@ def test_each_module_of_the_columns_package_is_the_column_of_its_name():
 
 
 def test_the_architecture_doc_names_every_layered_package():
-    """docs/architecture.md explains the layers: a package added to PACKAGE_LAYERS is added there."""
+    """docs/architecture.md explains the layers: a package in PACKAGE_LAYERS is named there."""
     doc = (ROOT.parent / "docs" / "architecture.md").read_text()
     named = {p.removeprefix("opsdk.") for layer in PACKAGE_LAYERS for p in layer if p != "opsdk"}
     spellings = ("`{}`", "`{}/`", "`opsdk.{}`")
