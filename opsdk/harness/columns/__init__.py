@@ -23,7 +23,7 @@ from opsdk.errors import OpsdkError
 
 __all__ = ["Column", "Judge", "asked_in_modes", "compiling", "get", "in_modes", "names", "register"]
 
-CHECK = "check"  # the suite of `opsdk check`'s columns
+CHECK_SUITE = "check"  # the suite of `opsdk check`'s columns
 
 
 class Judge(Protocol):
@@ -64,7 +64,7 @@ class Column:
     empty_cases: bool = True  # runs cases with an empty tensor (see harness.variants.cases)
     # Columns this one leaves part of its checks to when they are in the same run.
     leaves_to: tuple[str, ...] = ()
-    suite: str = CHECK
+    suite: str = CHECK_SUITE
     shape_modes: tuple[str, ...] = SHAPE_MODES
     # Only for some ops: ``"module:function"``, called with an op's spec, says which (e.g.
     # ops with a pattern); a light module, so laying out a matrix imports no column.
@@ -106,12 +106,12 @@ def register(judge: Judge) -> Judge:
     return judge
 
 
-def names(suite: str = CHECK) -> tuple[str, ...]:
+def names(suite: str = CHECK_SUITE) -> tuple[str, ...]:
     """The names of the suite's judges (default: check's columns), in matrix order."""
     return tuple(name for kind, name in _registry if kind == suite)
 
 
-def get(name: str, suite: str = CHECK) -> Judge | None:
+def get(name: str, suite: str = CHECK_SUITE) -> Judge | None:
     return _registry.get((suite, name))
 
 
