@@ -1,4 +1,4 @@
-"""A backend column is one object: registered once, every part of opsdk asks the registry.
+"""A column is one object: registered once, every part of opsdk asks the registry.
 
 The throwaway columns here are registered by this test alone (this module is their
 implementation) and must show up in the CLI's choices, the matrix, run_cell,
@@ -120,7 +120,7 @@ def test_the_infer_check_has_cells_only_where_the_ir_paths_hold_cpp_inference(tm
 def test_a_registered_column_is_in_every_part_of_opsdk(registered, package):
     assert columns.names()[-2:] == ("throwaway", "needy")
     args = parser().parse_args(["check", "pkg"])
-    assert args.backend[-2:] == ["throwaway", "needy"]
+    assert args.column[-2:] == ["throwaway", "needy"]
     matrix = harness.cells(package, shapes=["static"])
     # fusion has cells only for an op with a fusion pattern, ascendc only for one with
     # AscendC sources, and this one has neither
