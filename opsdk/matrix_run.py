@@ -261,13 +261,13 @@ class _Audit:
         self._settings = settings
 
     def cells(self, settings: Settings) -> list:
-        from opsdk.audit import AUDIT, matrix
+        from opsdk.audit import AUDIT_SUITE, matrix
         from opsdk.harness import columns
         from opsdk.harness.run import waivers
 
         every = matrix.cells(self.library, settings.columns, settings.shapes)
         ops = list({c.op.name: c.op for c in every}.values())
-        checks = settings.columns or columns.names(AUDIT)
+        checks = settings.columns or columns.names(AUDIT_SUITE)
         waived = waivers.read(settings.waivers, ops, checks) if settings.waivers else []
         return matrix.cells(
             self.library, settings.columns, settings.shapes, settings.pattern, waived

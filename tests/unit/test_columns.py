@@ -79,9 +79,9 @@ def test_builtin_columns_load_without_torch_in_matrix_order():
 
 
 def test_columns_and_audit_checks_are_judges_of_one_registry(monkeypatch):
-    from opsdk.audit import AUDIT, Check
+    from opsdk.audit import AUDIT_SUITE, Check
 
-    assert columns.names(AUDIT) == (
+    assert columns.names(AUDIT_SUITE) == (
         "schema",
         "fake",
         "converter",
@@ -89,24 +89,27 @@ def test_columns_and_audit_checks_are_judges_of_one_registry(monkeypatch):
         "npugraph_ex",
         "registry",
     )
-    for judge in (columns.get("ge"), columns.get("fake", AUDIT)):
+    for judge in (columns.get("ge"), columns.get("fake", AUDIT_SUITE)):
         assert {"name", "suite", "error_layer", "shape_modes"} <= set(dir(judge))
         assert judge.implementation().__name__.startswith("opsdk.")
-    assert columns.get("converter", AUDIT).shape_modes == ("static", "dynamic")
+    assert columns.get("converter", AUDIT_SUITE).shape_modes == ("static", "dynamic")
     monkeypatch.setattr(columns, "_registry", dict(columns._registry))
     check_columns = columns.names()
     columns.register(Check("eager", ("static",)))  # a name is unique within its suite only
-    assert columns.get("eager").suite == "check" and columns.get("eager", AUDIT).suite == AUDIT
-    assert columns.names() == check_columns and columns.names(AUDIT)[-1] == "eager"
+    assert (
+        columns.get("eager").suite == "check"
+        and columns.get("eager", AUDIT_SUITE).suite == AUDIT_SUITE
+    )
+    assert columns.names() == check_columns and columns.names(AUDIT_SUITE)[-1] == "eager"
     with pytest.raises(ValueError, match="'fake' is registered already among the audit judges"):
         columns.register(Check("fake", ("static",)))
 
 
 def test_the_infer_check_has_cells_only_where_the_ir_paths_hold_cpp_inference(tmp_path):
-    from opsdk.audit import AUDIT
+    from opsdk.audit import AUDIT_SUITE
     from opsdk.audit.library import Library
 
-    check = columns.get("infer", AUDIT)
+    check = columns.get("infer", AUDIT_SUITE)
     (tmp_path / "op_host").mkdir()
     source = tmp_path / "op_host" / "x_infershape.cpp"
     source.write_text("IMPL_OP_INFERSHAPE(X).InferDataType(InferDtypeX);\n")  # no InferShape
@@ -114,7 +117,7 @@ def test_the_infer_check_has_cells_only_where_the_ir_paths_hold_cpp_inference(tm
     assert not check.applies(Library("lib", [], infer_roots=(tmp_path,)))
     source.write_text("IMPL_OP_INFERSHAPE(X).InferShape(InferShapeX);\n")
     assert check.applies(Library("lib", [], infer_roots=(source,)))
-    assert columns.get("converter", AUDIT).applies(Library("lib", []))  # every library
+    assert columns.get("converter", AUDIT_SUITE).applies(Library("lib", []))  # every library
 
 
 def test_a_registered_column_is_in_every_part_of_opsdk(registered, package):
