@@ -187,7 +187,7 @@ class _Check:
         self._imported_at = time.time_ns()  # the cell cache's: what was read from then on
         self.package = target.load(settings.target)
         self.name = self.package.__name__
-        self.title = report.CONFORMANCE
+        self.title = report.CHECK_TITLE
         self._ops = harness.discover(self.package)
 
     def cells(self, settings: Settings) -> list:
@@ -257,7 +257,7 @@ class _Audit:
                 settings.targets, settings.ir, settings.only_op, settings.define
             )
         self.name = self.library.name
-        self.title = report.AUDIT
+        self.title = report.AUDIT_TITLE
         self._settings = settings
 
     def cells(self, settings: Settings) -> list:
@@ -579,7 +579,7 @@ def write_reports(
     from opsdk.report import html as html_report
     from opsdk.report import markdown as markdown_report
 
-    run = report.run_info(target, title or report.CONFORMANCE)
+    run = report.run_info(target, title or report.CHECK_TITLE)
     if settings.json or settings.report:
         environment = environment or report.environment({r.column for r in results})
     outputs = []  # (flag, path, text, appended)

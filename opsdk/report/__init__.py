@@ -20,8 +20,8 @@ if TYPE_CHECKING:  # the results' module imports torch, which `opsdk doctor` doe
     from opsdk.harness.cell import Result
 
 __all__ = [
-    "AUDIT",
-    "CONFORMANCE",
+    "AUDIT_TITLE",
+    "CHECK_TITLE",
     "Grid",
     "environment",
     "grid",
@@ -39,12 +39,12 @@ _MARKS = {"pass": "✓", "fail": "F", "error": "E", "skip": "-", "xfail": "x", "
 # Where stdout cannot show those (PYTHONIOENCODING=ascii): pytest's mark for a pass.
 _ASCII_MARKS = _MARKS | {"pass": ".", "not run": "?"}
 _PIPED_WIDTH = 100  # the matrix's width when stdout is no terminal (a CI log, a file)
-CONFORMANCE = "opsdk conformance"  # the title of `opsdk check`'s reports
-AUDIT = "opsdk audit"  # the title of `opsdk audit`'s reports
+CHECK_TITLE = "opsdk conformance"  # the title of `opsdk check`'s reports
+AUDIT_TITLE = "opsdk audit"  # the title of `opsdk audit`'s reports
 _WARNING_WIDTH = 100  # the terminal shows a warning's first line, cut to this; reports in full
 
 
-def run_info(target: str, title: str = CONFORMANCE) -> dict:
+def run_info(target: str, title: str = CHECK_TITLE) -> dict:
     """How and when the run was made: what a report's reader needs to rerun it, and what
     its reports are titled (a check's conformance or an audit)."""
     return {
