@@ -277,7 +277,7 @@ def _tiling(sources: AscendC) -> tiling.TilingLibrary:
     """The op's tiling, built once a process; a build failure skips the cell naming it."""
     try:
         built = tiling.build(sources.tiling, sources.root)
-    except infer.BuildFailure as err:
+    except infer.CompileFailure as err:
         raise _not_run(f"the tiling, against opsdk's stand-ins, {err}") from None
     return tiling.TilingLibrary(built.library, sources.root)
 
@@ -303,7 +303,7 @@ def _kernel(entry: kernel.Entry, dtypes: tuple, key: int, layout, layouts=()) ->
             include_dirs=dirs,
             root=root,
         )
-    except infer.BuildFailure as err:  # ``does not compile: file:line: what``
+    except infer.CompileFailure as err:  # ``does not compile: file:line: what``
         raise _not_run(f"the kernel, against opsdk's AscendC stand-in, {err}") from None
     except SpecError as err:  # a dtype or tiling key the stand-in cannot take
         raise _not_run(f"the kernel cannot be built: {err}") from None
