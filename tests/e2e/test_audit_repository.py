@@ -206,11 +206,11 @@ def test_a_meta_file_is_built_once_per_set_of_sources_its_headers_included(tmp_p
     run = subprocess.run
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: compiled.append(a) or run(*a, **k))
     for _ in range(2):
-        with pytest.raises(build.BuildFailure, match=r"csrc/meta.cpp:2: .*missing_rank"):
+        with pytest.raises(build.MetaBuildFailure, match=r"csrc/meta.cpp:2: .*missing_rank"):
             build.build(source, root, {})
     assert len(compiled) == 1
     (root / "csrc" / "shapes.h").write_text("#define RANK 3\n")
-    with pytest.raises(build.BuildFailure):
+    with pytest.raises(build.MetaBuildFailure):
         build.build(source, root, {})
     assert len(compiled) == 2
 
@@ -231,7 +231,7 @@ def test_a_meta_file_calling_a_function_of_another_file_is_one_link_line(tmp_pat
     for child in (True, False):  # its first load is a child's; a library known to load: here
         if not child:
             built.library.with_name(build._LOADS).touch()
-        with pytest.raises(build.BuildFailure) as failure:
+        with pytest.raises(build.MetaBuildFailure) as failure:
             build.load(built, source, root)
         assert str(failure.value) == "csrc/meta.cpp: does not link: undefined symbol rank_of(int)"
         assert failure.value.symbol == "rank_of(int)"  # looked for in the repository's files

@@ -196,7 +196,7 @@ def _build_meta(registry, root: Path, defines, said: list[str]) -> dict[str, str
         try:
             built = build.build(path, root, defines)
             build.load(built, path, root)
-        except build.BuildFailure as failure:
+        except build.MetaBuildFailure as failure:
             line = str(failure) + _defined_elsewhere(failure.symbol, root)
             said.append(line)
             for r in registry.registrations:
