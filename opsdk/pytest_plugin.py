@@ -308,8 +308,9 @@ def _cache(config: pytest.Config, package):
     return cache.CellCache(package, harness.discover(package))
 
 
-class CellFailed(Exception):
-    """A cell did not pass; the text is what the user reads."""
+class ItemFailed(Exception):
+    """A cell's pytest item did not pass; the text is what the user reads (the harness's
+    CellFailure is what a column raised)."""
 
 
 class ConformanceCell(pytest.Item):
@@ -339,14 +340,14 @@ class ConformanceCell(pytest.Item):
         if result.status == "xfail":
             pytest.xfail(f"fails in layer {result.layer}, waived: {result.waiver}")
         if result.stale_waiver:
-            raise CellFailed(f"[XPASS(strict)] {result.message}")
+            raise ItemFailed(f"[XPASS(strict)] {result.message}")
         if result.status != "pass":
-            raise CellFailed(("(cached) " if result.cached else "") + result.outcome())
+            raise ItemFailed(("(cached) " if result.cached else "") + result.outcome())
 
     def repr_failure(self, excinfo):
         """The cell's layer and message: the harness already says where and what to do,
         and a traceback through the harness would bury it."""
-        if isinstance(excinfo.value, CellFailed):
+        if isinstance(excinfo.value, ItemFailed):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 
