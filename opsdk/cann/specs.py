@@ -34,7 +34,7 @@ _NO_CPU_MATH = frozenset({"DT_UINT16", "DT_UINT32", "DT_UINT64"})
 _SAMPLE = {"int": 1, "float": 1.0, "bool": False, "str": "", "ScalarType": torch.float32}
 
 
-def cases(op: spec.OpSpec, ir: IrDef, cann: CannOp, accepts=None) -> tuple[str, ...]:
+def cases(op: spec.OpSchema, ir: IrDef, cann: CannOp, accepts=None) -> tuple[str, ...]:
     """Python source of each ``Support(...)`` of the op ``op`` bound to CANN's ``ir``.
     ``accepts(shapes, values, dtypes)``: whether the op's InferShape accepts a case (IR
     names; see :func:`opsdk.scaffold.cann_infer.acceptor`): every case written is one it

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the reports and `opsdk report merge` read cells without torch
-    from opsdk._runtime.spec import OpSpec
+    from opsdk._runtime.spec import OpSchema
 
 __all__ = [
     "Cell",
@@ -57,7 +57,7 @@ LAYERS = (
 class OpUnderTest:
     """An op of the target package, with its parsed spec."""
 
-    spec: OpSpec
+    spec: OpSchema
     package: str
 
     @property
