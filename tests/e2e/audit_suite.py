@@ -90,7 +90,7 @@ def planted():
     case and, for the ops the converter check lowers, a TorchAir converter, as the audit
     reads a library."""
     from opsdk._runtime.device import ensure_npu
-    from opsdk.audit import standin
+    from opsdk.audit import meta_kernel
     from opsdk.audit.model import AuditOp, Library, defined_at
 
     ensure_npu()
@@ -102,7 +102,7 @@ def planted():
     ops = {}
     for name in _SCHEMAS:
         op = getattr(torch.ops.audit_t, name).default
-        standin.register(_LIB, op)
+        meta_kernel.register(_LIB, op)
         cases = [Support(*_ARGS.get(name, (F32(2, 3),)))]
         declare_supported(op, cases, non_contiguous=False)
         converter = defined_at(getattr(op, "_ge_converter", None))
