@@ -16,7 +16,7 @@ from infer_sources import BROKEN, infershape
 from opsdk._runtime import types
 from opsdk.cann import infer
 from opsdk.cann.infer.chip import soc_version
-from opsdk.cann.infer.compare import disagreements
+from opsdk.cann.infer.disagreements import disagreements
 from opsdk.errors import SpecError
 
 F16, F32, I32, I64 = (
@@ -355,7 +355,7 @@ def test_a_cann_toolkit_s_headers_come_after_opsdk_s_stand_ins(tmp_path, monkeyp
 
 
 def test_declared_output_dtypes_hold_the_fake_where_there_is_no_infer_data_type():
-    from opsdk.cann.infer.compare import declared
+    from opsdk.cann.infer.disagreements import declared
 
     allowed = {"y": {"DT_FLOAT"}, "indices": {"DT_INT32"}}
     (found,) = declared(allowed, [("y", "DT_FLOAT16"), ("indices", "DT_INT32")])

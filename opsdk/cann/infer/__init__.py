@@ -3,7 +3,7 @@ against opsdk's stand-in headers of the gert runtime API and call it from Python
 the fake function a graph is traced with can be held to what GE and the kernel use.
 
 :mod:`.sources` finds an op's inference in its project, :mod:`.build` compiles and
-caches it, :mod:`.call` runs it on a node, :mod:`.compare` judges a fake's outputs by it.
+caches it, :mod:`.call` runs it on a node, :mod:`.disagreements` judges a fake's outputs by it.
 """
 
 from opsdk.cann.infer.build import INCLUDE, Built, CompileFailure, build, header_dirs, project_files
