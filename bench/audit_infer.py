@@ -41,7 +41,7 @@ def run(folder: Path, environ: dict, argv: list[str]) -> dict:
     if done.returncode not in (0, 1):  # 1: findings
         raise SystemExit(f"opsdk audit failed ({done.returncode}): {done.stderr[-3000:]}")
     results = json.loads(report.read_text())["results"]
-    infer = [r for r in results if r["backend"] == "infer"]
+    infer = [r for r in results if r["column"] == "infer"]
     held = {r["op"] for r in infer if r["status"] in ("pass", "fail")}
     found = sorted({r["op"] for r in infer if r["status"] == "fail"})
     return {

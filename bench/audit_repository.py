@@ -48,7 +48,7 @@ def run(folder: Path, environ: dict, argv: list[str]) -> dict:
         "cached": sum(r["cached"] for r in results),
         "verdicts": dict(Counter(r["status"] for r in results)),
         "findings": sorted(
-            f"{r['op']} [{r['backend']}]: {r['message'][:240]}"
+            f"{r['op']} [{r['column']}]: {r['message'][:240]}"
             for r in results
             if r["status"] == "fail" and r["shapes"] == "static"
         ),

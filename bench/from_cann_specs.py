@@ -37,7 +37,7 @@ GLOBS = ("**/op_host/**", "**/common/**", "**/include/**")
 MODES = ("static", "run", "compile")
 
 
-def taken(line: str, op: spec.OpSpec, ir, accepts) -> dict[str, bool]:
+def taken(line: str, op: spec.OpSchema, ir, accepts) -> dict[str, bool]:
     """Whether the C++ takes the Support ``line`` in each of :data:`MODES`."""
     support = eval(line, vars(inputs))  # noqa: S307 - a line the generator wrote
     given = op.by_name(support.args, support.kwargs)

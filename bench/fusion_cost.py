@@ -58,7 +58,7 @@ def measure(target: str, order: str, work: Path) -> dict[tuple[str, str, str], f
         raise SystemExit(f"opsdk check failed:\n{done.stdout}\n{done.stderr[-3000:]}")
     seconds: dict[tuple[str, str, str], float] = {}
     for result in json.loads(report.read_text())["results"]:
-        key = (result["op"].split("::")[-1], result["backend"], result["shapes"])
+        key = (result["op"].split("::")[-1], result["column"], result["shapes"])
         seconds[key] = seconds.get(key, 0.0) + result["seconds"]
     return seconds
 

@@ -239,7 +239,7 @@ def sweep_file(repo: str, root: Path, file: Path, index: dict, tries: int = 2000
     start = time.perf_counter()
     try:
         built = infer.build(found[0], root)
-    except infer.BuildFailure as err:
+    except infer.CompileFailure as err:
         row.compile_s = time.perf_counter() - start
         row.outcome, row.detail = "does not compile", str(err).replace(str(root) + "/", "")
         return row

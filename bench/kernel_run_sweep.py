@@ -145,7 +145,7 @@ def inference_of(found: tiling.TilingSource, root: Path) -> infer.Library | None
         return None
     try:
         return infer.Library(infer.build(inference, root).library, root)
-    except infer.BuildFailure:
+    except infer.CompileFailure:
         return None
 
 
@@ -289,7 +289,7 @@ def launch(source: Path, root: Path, op, run: tiling.TilingRun, row: Row) -> Non
             include_dirs=kernel_sweep.include_dirs(source, root),
             root=source.parent.parent,
         )
-    except infer.BuildFailure as err:
+    except infer.CompileFailure as err:
         row.outcome, row.detail = "kernel compile", str(err).replace(f"{root}/", "")
         row.missing = kernel_sweep.missing_in(_log(str(err)))
         row.reason = _compile_reason(row.detail)
@@ -356,7 +356,7 @@ def _compile_reason(detail: str) -> str:
 
 
 def _log(message: str) -> str:
-    """The compiler's whole output a BuildFailure names, "" when gone."""
+    """The compiler's whole output a CompileFailure names, "" when gone."""
     found = re.search(r"compiler output: (\S+build\.log)\)", message)
     path = Path(found[1]) if found else None
     return path.read_text(errors="replace") if path and path.is_file() else message
@@ -426,7 +426,7 @@ def _tiled(row: Row, root: Path, found, ops, literals, tries: int, inference, sk
     while True:
         try:
             built = tiling.build(found, root)
-        except infer.BuildFailure as err:
+        except infer.CompileFailure as err:
             row.outcome, row.detail = "tiling compile", str(err).replace(f"{root}/", "")
             row.missing = kernel_sweep.missing_in(_log(str(err)))
             row.reason = _compile_reason(row.detail)

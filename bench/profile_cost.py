@@ -37,7 +37,7 @@ def measure(ops: int) -> dict[str, tuple[int, int, float]]:
         results = json.loads(report.read_text())["results"]
     rows: dict[str, list] = defaultdict(lambda: [0, 0, 0.0])
     for r in results:
-        variant = f"{r['backend']}+{r['profile']}" if r["profile"] else r["backend"]
+        variant = f"{r['column']}+{r['profile']}" if r["profile"] else r["column"]
         row = rows[variant]
         row[1 if r["status"] == "skip" else 0] += 1
         row[2] += r["seconds"] / ops

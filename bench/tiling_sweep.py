@@ -130,7 +130,7 @@ def sweep_file(repo: str, root: Path, file: Path, index: dict, tries: int) -> Ro
     start = time.perf_counter()
     try:
         built = tiling.build(found[0], root)
-    except infer.BuildFailure as err:
+    except infer.CompileFailure as err:
         row.compile_s = time.perf_counter() - start
         row.outcome, row.detail = "does not compile", str(err).replace(str(root) + "/", "")
         return row

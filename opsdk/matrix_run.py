@@ -51,13 +51,13 @@ def _spelled(flag: str, value, show) -> list[str]:
 
 @dataclass
 class Settings:
-    """What a run was asked for. ``columns`` are check's backend columns or audit's checks
-    (``--backend`` / ``--checks``); fields made with :func:`_child` lay out the cells and
+    """What a run was asked for. ``columns`` are check's columns or audit's checks
+    (``--column`` / ``--checks``); fields made with :func:`_child` lay out the cells and
     are what an ``--isolate`` child is given again."""
 
     command: str  # "check" or "audit"
     target: str  # as the reports name it: the targets, space-separated
-    columns: list[str] = _child("--backend")
+    columns: list[str] = _child("--column")
     shapes: list[str] = _child("--shapes")
     options: list[str] = _child("--options")
     contexts: list[str] | None = _child("--contexts")
@@ -85,7 +85,7 @@ class Settings:
     def from_args(cls, args) -> Settings:
         """The settings an argparse namespace of `opsdk check` or `opsdk audit` holds."""
         given = vars(args)
-        columns = given.get("backend") if args.command == "check" else given.get("checks")
+        columns = given.get("column") if args.command == "check" else given.get("checks")
         names = {f.name for f in dataclasses.fields(cls)} - {"columns", "target"}
         named = [args.target] if isinstance(args.target, str) else args.target
         return cls(
@@ -106,7 +106,7 @@ class Settings:
 
     @property
     def columns_flag(self) -> str:
-        return "--checks" if self.command == "audit" else "--backend"
+        return "--checks" if self.command == "audit" else "--column"
 
     def child_flags(self, pictures: Path | None) -> list[str]:
         """The flags that lay out this run's cells again in an ``--isolate`` child, which
@@ -188,7 +188,7 @@ class _Check:
         self._imported_at = time.time_ns()  # the cell cache's: what was read from then on
         self.package = target.load(settings.target)
         self.name = self.package.__name__
-        self.title = report.CONFORMANCE
+        self.title = report.CHECK_TITLE
         self._ops = harness.discover(self.package)
 
     def cells(self, settings: Settings) -> list:
@@ -258,17 +258,17 @@ class _Audit:
                 settings.targets, settings.ir, settings.only_op, settings.define
             )
         self.name = self.library.name
-        self.title = report.AUDIT
+        self.title = report.AUDIT_TITLE
         self._settings = settings
 
     def cells(self, settings: Settings) -> list:
-        from opsdk.audit import AUDIT, matrix
+        from opsdk.audit import AUDIT_SUITE, matrix
         from opsdk.harness import columns
         from opsdk.harness.run import waivers
 
         every = matrix.cells(self.library, settings.columns, settings.shapes)
         ops = list({c.op.name: c.op for c in every}.values())
-        checks = settings.columns or columns.names(AUDIT)
+        checks = settings.columns or columns.names(AUDIT_SUITE)
         waived = waivers.read(settings.waivers, ops, checks) if settings.waivers else []
         return matrix.cells(
             self.library, settings.columns, settings.shapes, settings.pattern, waived
@@ -551,7 +551,7 @@ def _isolated(settings: Settings, suite: Suite, cells, progress, cache, folder) 
                 break
             served = suite.cached(op_cells, cache) if cache is not None else None
             progress.start(f"{op} [{'cached' if served else 'own process'}]")
-            op_results = served or isolate.run_op(
+            op_results = served or isolate.check_in_child(
                 settings.targets,
                 op_cells,
                 flags,
@@ -581,7 +581,7 @@ def write_reports(
     from opsdk.report import html as html_report
     from opsdk.report import markdown as markdown_report
 
-    run = report.run_info(target, title or report.CONFORMANCE)
+    run = report.run_info(target, title or report.CHECK_TITLE)
     if settings.json or settings.report:
         environment = environment or report.environment({r.column for r in results})
     outputs = []  # (flag, path, text, appended)

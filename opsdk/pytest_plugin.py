@@ -6,14 +6,16 @@ configuration, which is what ``opsdk new`` writes::
 
     [tool.pytest.ini_options]
     opsdk_package = "my_add"               # the importable op package
-    opsdk_backends = ["eager", "ge"]       # optional, default: every column
+    opsdk_columns = ["eager", "ge"]        # optional, default: every column
     opsdk_shapes = ["static", "dynamic"]   # optional, default: every shape mode
     opsdk_options = ["frozen_parameter"]   # optional TorchAir option profiles, or ["all"]
     opsdk_contexts = ["view", "chain"]     # optional usage contexts ("all", "none"; default:
                                            # view and buffer for ops that write an input)
 
-Every op x backend x shape mode is then one item with the node id reports use,
-``ns::my_add[ge-dynamic]``, marked with its backend and shape mode (``-m ge``,
+``opsdk_backends``, the older name of ``opsdk_columns``, is still read.
+
+Every op x column x shape mode is then one item with the node id reports use,
+``ns::my_add[ge-dynamic]``, marked with its column and shape mode (``-m ge``,
 ``-m "dynamic and not npugraph_ex"``), its option profile if any
 (``ns::my_add[ge+frozen_parameter-static]``, ``-m frozen_parameter``) and its usage
 context if any (``ns::my_add[ge-dynamic/view]``, ``-m view``), and running
@@ -60,7 +62,8 @@ from opsdk.harness import columns
 from opsdk.harness.variants import contexts, profiles
 
 INI_PACKAGE = "opsdk_package"
-INI_BACKENDS = "opsdk_backends"
+INI_COLUMNS = "opsdk_columns"
+INI_BACKENDS = "opsdk_backends"  # opsdk_columns' older name, still read
 INI_SHAPES = "opsdk_shapes"
 INI_OPTIONS = "opsdk_options"
 INI_CONTEXTS = "opsdk_contexts"
@@ -69,7 +72,7 @@ INI_CONTEXTS = "opsdk_contexts"
 @dataclass(frozen=True)
 class _Settings:
     package: str
-    backends: tuple[str, ...]
+    columns: tuple[str, ...]
     shapes: tuple[str, ...]
     profiles: tuple[str, ...] = ()
     contexts: tuple[str, ...] | None = None  # None: the defaults of each op
@@ -89,9 +92,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(setting it turns the opsdk plugin on)",
         default="",
     )
-    parser.addini(
-        INI_BACKENDS, "opsdk backend columns to run", type="args", default=list(columns.names())
-    )
+    parser.addini(INI_COLUMNS, "opsdk columns to run (default: all)", type="args", default=[])
+    parser.addini(INI_BACKENDS, f"the older name of {INI_COLUMNS}", type="args", default=[])
     parser.addini(INI_SHAPES, "opsdk shape modes to run", type="args", default=list(SHAPE_MODES))
     parser.addini(INI_OPTIONS, "opsdk option profiles to run too (or all)", type="args", default=[])
     parser.addini(
@@ -131,15 +133,15 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     config.stash[_SETTINGS] = _Settings(
         package,
-        _axis(config, INI_BACKENDS, columns.names()),
+        _axis(config, _columns_ini(config), columns.names(), default=columns.names()),
         _axis(config, INI_SHAPES, SHAPE_MODES),
         profiles.parse(_axis(config, INI_OPTIONS, (*profiles.names(), profiles.ALL), empty=True)),
         _axis(config, INI_CONTEXTS, (*contexts.names(), contexts.ALL, contexts.NONE))
         if config.getini(INI_CONTEXTS)
         else None,
     )
-    for backend in columns.names():
-        config.addinivalue_line("markers", f"{backend}: opsdk cells of the {backend} column")
+    for column in columns.names():
+        config.addinivalue_line("markers", f"{column}: opsdk cells of the {column} column")
     for mode in SHAPE_MODES:
         config.addinivalue_line("markers", f"{mode}: opsdk cells in the {mode} shape mode")
     for name in profiles.names():
@@ -149,10 +151,24 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "xdist_group(name): pytest-xdist --dist loadgroup group")
 
 
+def _columns_ini(config: pytest.Config) -> str:
+    """The ini option that names the columns: ``opsdk_columns``, or its older name where
+    only that one is set."""
+    return (
+        INI_BACKENDS
+        if config.getini(INI_BACKENDS) and not config.getini(INI_COLUMNS)
+        else INI_COLUMNS
+    )
+
+
 def _axis(
-    config: pytest.Config, name: str, choices: tuple[str, ...], empty: bool = False
+    config: pytest.Config,
+    name: str,
+    choices: tuple[str, ...],
+    empty: bool = False,
+    default: tuple[str, ...] = (),
 ) -> tuple[str, ...]:
-    values = tuple(config.getini(name))
+    values = tuple(config.getini(name)) or default
     bad = [v for v in values if v not in choices]
     if bad or not (values or empty):
         raise pytest.UsageError(
@@ -164,7 +180,7 @@ def _axis(
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector):
     """Add the matrix to what the session collects, beside the test directories, so
-    its node ids are the cells' own (``ns::op[backend-shapes]``)."""
+    its node ids are the cells' own (``ns::op[column-shapes]``)."""
     report = yield
     settings = collector.config.stash.get(_SETTINGS, None)
     if (
@@ -250,7 +266,7 @@ class OpPackage(pytest.Collector):
         self.config.stash[_CACHE] = _cache(self.config, package)
         for cell in harness.cells(
             package,
-            settings.backends,
+            settings.columns,
             settings.shapes,
             profiles=settings.profiles,
             contexts=settings.contexts,
@@ -292,12 +308,13 @@ def _cache(config: pytest.Config, package):
     return cache.CellCache(package, harness.discover(package))
 
 
-class CellFailed(Exception):
-    """A cell did not pass; the text is what the user reads."""
+class ItemFailed(Exception):
+    """A cell's pytest item did not pass; the text is what the user reads (the harness's
+    CellFailure is what a column raised)."""
 
 
 class ConformanceCell(pytest.Item):
-    """One cell of the matrix: one op, one backend column, one shape mode."""
+    """One cell of the matrix: one op, one column, one shape mode."""
 
     def __init__(self, *, cell, **kwargs):
         super().__init__(**kwargs)
@@ -323,14 +340,14 @@ class ConformanceCell(pytest.Item):
         if result.status == "xfail":
             pytest.xfail(f"fails in layer {result.layer}, waived: {result.waiver}")
         if result.stale_waiver:
-            raise CellFailed(f"[XPASS(strict)] {result.message}")
+            raise ItemFailed(f"[XPASS(strict)] {result.message}")
         if result.status != "pass":
-            raise CellFailed(("(cached) " if result.cached else "") + result.outcome())
+            raise ItemFailed(("(cached) " if result.cached else "") + result.outcome())
 
     def repr_failure(self, excinfo):
         """The cell's layer and message: the harness already says where and what to do,
         and a traceback through the harness would bury it."""
-        if isinstance(excinfo.value, CellFailed):
+        if isinstance(excinfo.value, ItemFailed):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 

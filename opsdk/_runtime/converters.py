@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from opsdk._runtime import types
 from opsdk._runtime.irdef import Attr, Input, IrDef, Output
-from opsdk._runtime.spec import Arg, OpSpec, camel_case, of, resolve
+from opsdk._runtime.spec import Arg, OpSchema, camel_case, of, resolve
 
 __all__ = [
     "attr_builder",
@@ -46,14 +46,14 @@ def attr_builder(arg: Arg) -> str:
     return row.ge_attr
 
 
-def ge_input_args(spec: OpSpec) -> tuple[Arg, ...]:
+def ge_input_args(spec: OpSchema) -> tuple[Arg, ...]:
     """The arguments that are GE inputs: tensors, and symbolic scalars (``SymInt``,
     ``Scalar``, their lists) as host inputs, since a GE attr is a compile-time constant
     (see :func:`int64_input` and :func:`scalar_input`)."""
     return tuple(a for a in spec.args if a.is_tensor or a.is_symbolic)
 
 
-def ge_attr_args(spec: OpSpec) -> tuple[Arg, ...]:
+def ge_attr_args(spec: OpSchema) -> tuple[Arg, ...]:
     """The arguments that are GE attrs: every other non-tensor argument."""
     return tuple(a for a in spec.args if not (a.is_tensor or a.is_symbolic))
 
@@ -105,7 +105,7 @@ def _input_kind(arg: Arg) -> str:
     return "optional" if arg.is_optional else "required"
 
 
-def ir_output_names(spec: OpSpec) -> list[str]:
+def ir_output_names(spec: OpSchema) -> list[str]:
     """IR outputs in order: one per mutated input (same name), then one per new
     tensor returned (a returned mutated input is that input's output)."""
     names = [a.name for a in spec.mutated_args]
@@ -120,7 +120,7 @@ def ir_output_names(spec: OpSpec) -> list[str]:
     return names
 
 
-def ir_def_for(spec: OpSpec) -> IrDef:
+def ir_def_for(spec: OpSchema) -> IrDef:
     """The GE IR definition an op's schema implies, by TorchAir's rules (what its
     automatic converter assumes): the op type is the torch name in CamelCase, inputs
     and attrs keep the torch names. ``opsdk new`` writes it into a new package's ir.py;
@@ -171,12 +171,12 @@ def _ge_dtype_values() -> dict[object, int]:
 
 def bind(ir: IrDef, op, *, arg_names=None, fixed_args=None) -> IrDef:
     """``ir`` (CANN's names, e.g. from its ``REG_OP``) standing for the torch op ``op``
-    (an ``OpOverload``, its ``ns::name`` or its ``OpSpec``): the same definition naming
+    (an ``OpOverload``, its ``ns::name`` or its ``OpSchema``): the same definition naming
     ``op`` as ``torch_op``, with every argument of ``op`` mapped to an IR input (tensors
     and symbolic scalars) or attr (the other arguments), except those in ``fixed_args``.
     Given ``arg_names`` come first, then same names, then what is left on both sides in
     order, when both sides have as many left (attrs of the same type)."""
-    spec = op if isinstance(op, OpSpec) else of(resolve(op) if isinstance(op, str) else op)
+    spec = op if isinstance(op, OpSchema) else of(resolve(op) if isinstance(op, str) else op)
     fixed = dict(fixed_args or {})
     names = dict(arg_names or {})
     for kind, given, ir_side in (
@@ -226,7 +226,7 @@ def _pairable(args, free) -> bool:
     )
 
 
-def _is_list_return(spec: OpSpec, output_index: int) -> bool:
+def _is_list_return(spec: OpSchema, output_index: int) -> bool:
     return spec.fresh_returns[output_index - len(spec.mutated_args)].type.endswith("[]")
 
 

@@ -504,7 +504,7 @@ def _checked(op, cases, tolerances, non_contiguous: bool) -> tuple[str, Declarat
     return name, Declaration(cases, dict(tolerances or {}), non_contiguous)
 
 
-def _check_against_schema(name: str, op: spec.OpSpec, case: Support) -> None:
+def _check_against_schema(name: str, op: spec.OpSchema, case: Support) -> None:
     positional = [a for a in op.args if not a.kwarg_only]
     by_name = {a.name: a for a in op.args}
     if len(case.args) > len(positional):
@@ -574,7 +574,7 @@ _SCALAR_SAMPLES = {
 }
 
 
-def default_support(op: spec.OpSpec) -> Support:
+def default_support(op: spec.OpSchema) -> Support:
     """The one case an op without a declaration runs (also an attached package's first
     declared case)."""
     args, kwargs = [], {}

@@ -108,7 +108,7 @@ def _numbers_only(scalars: Sequence[str], extra_check: Callable | None, match) -
     return extra_check is None or extra_check(match)
 
 
-def keyword_scalars(op_spec: spec.OpSpec) -> list[str]:
+def keyword_scalars(op_spec: spec.OpSchema) -> list[str]:
     """The op's arguments a pattern matches whatever their value: its floats (an eps)."""
     return [a.name for a in op_spec.args if a.type.split("?")[0] in ("float", "Scalar")]
 
@@ -192,7 +192,7 @@ def _connect_host() -> None:
         _tracers[name] = _tracer(module)
 
 
-def _check_signature(op_spec: spec.OpSpec, fn: Callable, what: str) -> None:
+def _check_signature(op_spec: spec.OpSchema, fn: Callable, what: str) -> None:
     params = list(inspect.signature(fn).parameters)
     expected = [a.name for a in op_spec.args]
     if params != expected:
@@ -232,7 +232,7 @@ def _traced(pattern: Pattern) -> list[dict]:
     return calls
 
 
-def has_pattern(op: spec.OpSpec) -> bool:
+def has_pattern(op: spec.OpSchema) -> bool:
     """Whether the op registers a fusion pattern (what gives it ``fusion`` cells)."""
     return registered(op.qualname) is not None
 

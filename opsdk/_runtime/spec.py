@@ -1,6 +1,6 @@
 """The op spec: one torch schema, parsed by torch, and everything derived from it.
 
-Generators, converters, the harness and the GE stand-in all read an :class:`OpSpec`
+Generators, converters, the harness and the GE stand-in all read an :class:`OpSchema`
 instead of the schema (:func:`parse` for text, :func:`of` for a registered op, kept
 once read), and find ops by qualname with :func:`resolve`, so the rules users trip on
 (``(a!)`` marking, in-place ops returning nothing, reserved namespaces) are checked in
@@ -131,7 +131,7 @@ class Return:
 
 
 @dataclass(frozen=True)
-class OpSpec:
+class OpSchema:
     namespace: str
     name: str
     overload: str
@@ -214,7 +214,7 @@ def registered_schemas(qualname: str) -> list:
 _OF: dict = {}
 
 
-def of(op) -> OpSpec:
+def of(op) -> OpSchema:
     """The spec of a registered overload, read from its schema once and kept: every
     reader of a registered op's schema asks here (unvalidated, so the harness can
     report a broken rule as a finding)."""
@@ -261,7 +261,7 @@ def _split_name(text: str, name: str | None, namespace: str | None) -> tuple[str
 
 def parse(
     text: str, *, name: str | None = None, namespace: str | None = None, validate: bool = True
-) -> OpSpec:
+) -> OpSchema:
     """Parse and validate a schema; raise :class:`SpecError` with the fix on bad input.
 
     ``validate=False`` parses a schema that is already registered, so the harness
@@ -332,7 +332,7 @@ def _check_namespace(ns: str) -> None:
         )
 
 
-def _from_parsed(parsed) -> OpSpec:
+def _from_parsed(parsed) -> OpSchema:
     """The spec of a torch ``FunctionSchema`` (names checked, rules not)."""
     ns, op_name = parsed.name.split("::")
     check_identifier("op name", op_name)
@@ -343,7 +343,7 @@ def _from_parsed(parsed) -> OpSpec:
         Return(r.name or None, _type_text(r.real_type), _alias_set(r.alias_info))
         for r in parsed.returns
     )
-    return OpSpec(ns, op_name, parsed.overload_name, args, returns, _printed(parsed, args))
+    return OpSchema(ns, op_name, parsed.overload_name, args, returns, _printed(parsed, args))
 
 
 def _printed(parsed, args: tuple[Arg, ...]) -> str:
@@ -380,7 +380,7 @@ def _alias_set(info) -> str | None:
     return next(iter(info.before_set), "").removeprefix("alias::") or None if info else None
 
 
-def validate_rules(spec: OpSpec) -> None:
+def validate_rules(spec: OpSchema) -> None:
     """The rules an op must follow to be functionalizable (and so to enter a graph), and
     to be defined at all."""
     check_argument_count(len(spec.args), f"the schema of {spec.name}")
@@ -424,7 +424,7 @@ def validate_rules(spec: OpSpec) -> None:
         )
 
 
-def _without_alias(spec: OpSpec, drop_mutated_returns: bool = False) -> str:
+def _without_alias(spec: OpSchema, drop_mutated_returns: bool = False) -> str:
     """The schema with view annotations removed (and mutated returns dropped): the fix to show."""
     schema = re.sub(r"Tensor\((\w)\)", "Tensor", spec.schema)
     if not drop_mutated_returns:
@@ -436,7 +436,7 @@ def _without_alias(spec: OpSpec, drop_mutated_returns: bool = False) -> str:
     return f"{head} -> {kept[0]}" if len(kept) == 1 else f"{head} -> ({', '.join(kept)})"
 
 
-def returns_its_first_argument(spec: OpSpec) -> bool:
+def returns_its_first_argument(spec: OpSchema) -> bool:
     """torch_npu's in-place convention, ``name_(Tensor(a!) self, ...) -> Tensor(a!)``:
     what torch's ``Tag.inplace`` means, and what auto-functionalization accepts for an
     op carrying that tag."""
@@ -461,7 +461,7 @@ def _partner_name(name: str) -> str:
     return name[:-1] if name.endswith("_") else f"{name}_"
 
 
-def inplace_pair(op: OpSpec) -> tuple[OpSpec, OpSpec]:
+def inplace_pair(op: OpSchema) -> tuple[OpSchema, OpSchema]:
     """The torch_npu in-place/functional pair ``op`` is one side of:
     ``ns::name_(Tensor(a!) self, ...) -> Tensor(a!)`` and ``ns::name(Tensor self, ...) ->
     Tensor``, the same arguments otherwise (what TorchAir's and npugraph_ex's reinplace
@@ -492,7 +492,7 @@ def inplace_pair(op: OpSpec) -> tuple[OpSpec, OpSpec]:
     )
 
 
-def require_differentiable(spec: OpSpec) -> None:
+def require_differentiable(spec: OpSchema) -> None:
     """`--autograd` registers a backward with ``torch.library.register_autograd``, which
     torch refuses for ops that mutate inputs and for keyword-only tensor arguments."""
     if spec.inplace:
@@ -515,7 +515,7 @@ def require_differentiable(spec: OpSpec) -> None:
         )
 
 
-def require_inplace(spec: OpSpec) -> None:
+def require_inplace(spec: OpSchema) -> None:
     """`--inplace` promises a mutation: the schema must say which input is written."""
     if not spec.inplace:
         raise SpecError(

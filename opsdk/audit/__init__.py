@@ -18,9 +18,9 @@ from opsdk.harness import columns
 if TYPE_CHECKING:
     from opsdk.audit.model import AuditOp, Library
 
-__all__ = ["AUDIT", "REGISTRY", "Check", "CheckModule", "check_named"]
+__all__ = ["AUDIT_SUITE", "REGISTRY", "Check", "CheckModule", "check_named"]
 
-AUDIT = "audit"  # the suite of the audit's checks in the judges' registry
+AUDIT_SUITE = "audit"  # the suite of the audit's checks in the judges' registry
 REGISTRY = "registry"  # the check of what a repository's sources register
 
 
@@ -41,7 +41,7 @@ class Check:
 
     name: str
     shape_modes: tuple[str, ...]
-    suite: str = AUDIT
+    suite: str = AUDIT_SUITE
     # Only for some libraries: ``"module:function"``, called with the library, says whether
     # it has cells (``infer``: when the ``--ir`` paths hold C++ inference); a light module,
     # as a column's ``selects``.
@@ -76,7 +76,7 @@ class Check:
 def check_named(name: str) -> Check:
     """The audit's check ``name``, as registered below; an unknown name is an error
     naming the checks."""
-    judge = columns.judge(name, AUDIT)
+    judge = columns.judge(name, AUDIT_SUITE)
     if not isinstance(judge, Check):
         raise TypeError(f"the audit's judge {name!r} is a {type(judge).__name__}")
     return judge

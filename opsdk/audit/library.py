@@ -4,7 +4,7 @@ converter and cases, and the CANN prototypes its converters build.
 :func:`load` reads ``torch_npu`` from the wheel (:mod:`opsdk.audit.torch_npu`): its
 schemas defined, its Meta functions and TorchAir's own converters registered unchanged,
 the ``REG_OP`` s parsed; any other target is an op package as ``opsdk check`` loads it.
-Every op is served by the Meta-backed stand-in kernel (:mod:`opsdk.audit.standin`): the
+Every op is served by the Meta-backed stand-in kernel (:mod:`opsdk.audit.meta_kernel`): the
 audit runs no kernel of its own.
 """
 
@@ -21,7 +21,7 @@ import torch
 
 from opsdk._runtime import spec
 from opsdk.audit import cases as audit_cases
-from opsdk.audit import prototypes, repository, standin
+from opsdk.audit import meta_kernel, prototypes, repository
 from opsdk.audit.model import AuditOp, Library, Source, defined_at, fake_function_at
 from opsdk.errors import OpsdkError
 from opsdk.harness.run import fingerprint
@@ -128,7 +128,7 @@ def _package(
         lib = libraries.setdefault(namespace, torch.library.Library(namespace, "IMPL"))
         with warnings.catch_warnings():  # over the package's own kernels, as it means to
             warnings.simplefilter("ignore")
-            standin.register(lib, op)
+            meta_kernel.register(lib, op)
         converter = getattr(op, "_ge_converter", None)
         audit_op = AuditOp(op, qualname, fake_function_at(op), defined_at(converter))
         audit_cases.attach(audit_op, definitions, infer_roots)
@@ -221,7 +221,7 @@ def _read_torch_npu(only: str | None) -> Library:
         op = getattr(packet, c.overload, None) if packet is not None else None
         if op is None:
             continue
-        standin.register(lib, op)
+        meta_kernel.register(lib, op)
         line = wheel.meta_line(c.name)
         ops.append(
             AuditOp(

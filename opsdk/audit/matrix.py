@@ -18,7 +18,7 @@ from pathlib import Path
 
 from opsdk._runtime import spec
 from opsdk._runtime.patches import guard_profiling_skipped
-from opsdk.audit import AUDIT, REGISTRY, check_named, search
+from opsdk.audit import AUDIT_SUITE, REGISTRY, check_named, search
 from opsdk.audit.checks import Undecided
 from opsdk.audit.model import BY_REGISTRY
 from opsdk.harness import columns, not_run
@@ -48,7 +48,7 @@ def cells(library, checks=None, shapes=(), pattern: str | None = None, waived=()
     of ``shapes`` the check runs in, in library order; ``waived`` are the run's waivers.
     ``checks`` None: every check, each where the op's graph mode asks for it."""
     asked = checks is not None
-    checks = checks if asked else columns.names(AUDIT)
+    checks = checks if asked else columns.names(AUDIT_SUITE)
     found = []
     for audit_op in library.ops:
         if pattern and pattern not in audit_op.qualname:
@@ -81,7 +81,7 @@ def left_out(library, checks=None, pattern: str | None = None) -> list[str]:
     ``checks`` as :func:`cells` takes them."""
     lacking: dict[str, tuple[list[str], list[str]]] = {}
     ops = [op for op in library.ops if not pattern or pattern in op.qualname]
-    for check in checks if checks is not None else columns.names(AUDIT):
+    for check in checks if checks is not None else columns.names(AUDIT_SUITE):
         judge = check_named(check)
         if not judge.needs:
             continue

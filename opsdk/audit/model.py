@@ -68,7 +68,7 @@ class AuditOp:
     findings: list[str] = field(default_factory=list)
     unchecked: str = ""
     untraceable: str = ""
-    spec: object = None  # an OpSpec, for an op with no overload
+    spec: object = None  # an OpSchema, for an op with no overload
     kernels: dict = field(default_factory=dict)  # key -> (function, with_keyset, Source)
 
 
@@ -98,12 +98,12 @@ class Library:
 def placeholder(qualname: str, source: Source, finding: str) -> AuditOp:
     """An op the library names but cannot define (no schema, a malformed one): its only
     cell is the ``registry`` check's, failing with ``finding``."""
-    from opsdk._runtime.spec import OpSpec
+    from opsdk._runtime.spec import OpSchema
 
     namespace, _, name = qualname.partition("::")
     base, _, overload = name.partition(".")
     op = AuditOp(None, qualname, None, None, no_case=finding)
-    op.spec = OpSpec(namespace, base, overload, (), (), name)
+    op.spec = OpSchema(namespace, base, overload, (), (), name)
     op.schema_at, op.findings = source, [finding]
     return op
 

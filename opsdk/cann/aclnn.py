@@ -266,7 +266,7 @@ def _comment(function: str, described: Sequence[tuple[str, str]]) -> list[str]:
     return [f"/* {function}", *(f" * {name} : {text}" for name, text in described), " */"]
 
 
-def call(op: spec.OpSpec, ir: IrDef, dtypes: Mapping, returns: Sequence[str]) -> dict:
+def call(op: spec.OpSchema, ir: IrDef, dtypes: Mapping, returns: Sequence[str]) -> dict:
     """What the cpp kernel's CANN branch reads: the API, and per parameter the kernel's value
     passed to ``EXEC_NPU_CMD`` (``passed``), made first where ``local`` says how (see
     ``opsdk/aclnn.h``). ``ir`` is tied to ``op`` (``arg_names``); ``returns`` names the

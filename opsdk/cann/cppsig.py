@@ -10,7 +10,7 @@ without one is refused before anything is generated.
 from __future__ import annotations
 
 from opsdk._runtime import types
-from opsdk._runtime.spec import Arg, OpSpec, Return
+from opsdk._runtime.spec import Arg, OpSchema, Return
 from opsdk.errors import SpecError
 
 # Passed by const reference, as aten does: copying them costs a refcount bump or more.
@@ -71,7 +71,7 @@ def _return_type(ret: Return) -> str:
     return f"std::optional<{cpp}>" if optional else cpp
 
 
-def return_type(spec: OpSpec) -> str:
+def return_type(spec: OpSchema) -> str:
     """``void``, one type, or a ``std::tuple`` of them."""
     types = [_return_type(r) for r in spec.returns]
     if not types:
@@ -84,7 +84,7 @@ def param_name(name: str) -> str:
     return f"{name}_" if name in _CPP_KEYWORDS else name
 
 
-def signature(name: str, spec: OpSpec) -> str:
+def signature(name: str, spec: OpSchema) -> str:
     """``ret name(params)``: one kernel of the op; clang-format lays it out afterwards."""
     params = ", ".join(f"{arg_type(a)} {param_name(a.name)}" for a in spec.args)
     return f"{return_type(spec)} {name}({params})"
@@ -95,7 +95,7 @@ def signature(name: str, spec: OpSpec) -> str:
 _ENTRY_ARGS = frozenset({"Tensor", "int", "float", "bool"})
 
 
-def has_fast_entry(spec: OpSpec) -> bool:
+def has_fast_entry(spec: OpSchema) -> bool:
     """Whether the op gets a fast Python entry point: every argument of a type it takes, and
     positional (it passes a keyword call to the OpOverload, so a keyword-only argument would
     never be fast), every return a Tensor."""

@@ -39,7 +39,7 @@ _SAMPLE = {"int": 1, "float": 1.0, "bool": False, "str": "", "ScalarType": torch
 
 
 def cases(
-    op: spec.OpSpec, ir: IrDef, cann: CannOp, accepts=None, tested: Sequence[Case] = ()
+    op: spec.OpSchema, ir: IrDef, cann: CannOp, accepts=None, tested: Sequence[Case] = ()
 ) -> tuple[str, ...]:
     """Python source of each ``Support(...)`` of the op ``op`` bound to CANN's ``ir``.
     ``accepts(shapes, values, dtypes)``: whether the op's InferShape accepts a case (IR
@@ -55,7 +55,7 @@ def cases(
 TESTED = 3
 
 
-def _tested(op: spec.OpSpec, ir: IrDef, tested: Sequence[Case]) -> list[str]:
+def _tested(op: spec.OpSchema, ir: IrDef, tested: Sequence[Case]) -> list[str]:
     """The first :data:`TESTED` of ``tested`` as Supports, each under its test's name."""
     found: dict[str, str] = {}
     for case in tested:
@@ -65,7 +65,7 @@ def _tested(op: spec.OpSpec, ir: IrDef, tested: Sequence[Case]) -> list[str]:
     return list(found.values())
 
 
-def _own_case(op: spec.OpSpec, ir: IrDef, case: Case) -> str | None:
+def _own_case(op: spec.OpSchema, ir: IrDef, case: Case) -> str | None:
     """``case`` (IR order) as a Support of ``op``: tensors positional while the schema
     lets them be, attrs off their defaults by keyword; None where torch cannot make one
     of its tensors or the schema has no place for a value it gives."""
@@ -137,7 +137,7 @@ def _attr_text(arg: spec.Arg, value) -> str | None:
 _GE_BY_VALUE = {d.value: d.ge for d in types.DTYPES.values()}
 
 
-def _defined(op: spec.OpSpec, ir: IrDef, cann: CannOp, accepts) -> tuple[str, ...]:
+def _defined(op: spec.OpSchema, ir: IrDef, cann: CannOp, accepts) -> tuple[str, ...]:
     """The cases made from the definition (see :func:`cases`)."""
     tensors = [a for a in op.args if a.is_tensor]
     names = [ir.ir_name(a.name) for a in tensors]

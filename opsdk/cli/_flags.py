@@ -101,10 +101,14 @@ class Version(argparse.Action):
         parser.exit()
 
 
-def choices_flag(parser: argparse.ArgumentParser, flag: str, choices, metavar: str, what: str):
-    """A comma-separated list flag of ``choices``, all of them by default."""
+def choices_flag(
+    parser: argparse.ArgumentParser, flag: str, choices, metavar: str, what: str, aliases=()
+):
+    """A comma-separated list flag of ``choices``, all of them by default; ``aliases`` are
+    its older spellings, still accepted."""
     parser.add_argument(
         flag,
+        *aliases,
         type=csv(choices),
         default=list(choices),
         metavar=metavar,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from opsdk.audit import AUDIT
+from opsdk.audit import AUDIT_SUITE
 from opsdk.cli import _matrix
 from opsdk.cli._flags import csv, existing, matrix_flags
 from opsdk.harness import columns
@@ -33,9 +33,9 @@ def add(commands) -> argparse.ArgumentParser:
     )
     audit.add_argument(
         "--checks",
-        type=csv(columns.names(AUDIT)),
+        type=csv(columns.names(AUDIT_SUITE)),
         metavar="CHECKS",
-        help=f"comma-separated checks, any of {', '.join(columns.names(AUDIT))} (default: "
+        help=f"comma-separated checks, any of {', '.join(columns.names(AUDIT_SUITE))} (default: "
         "all, each in the graph mode an op takes: converter and infer for an op with a "
         "TorchAir converter, npugraph_ex for one without)",
     )
@@ -43,7 +43,7 @@ def add(commands) -> argparse.ArgumentParser:
         "--waivers",
         type=Path,
         metavar="FILE",
-        help="known findings to report as xfail (opsdk-waivers.toml format; backend = the check)",
+        help="known findings to report as xfail (opsdk-waivers.toml format; column = the check)",
     )
     audit.add_argument(
         "--ir",

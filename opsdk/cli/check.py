@@ -23,7 +23,7 @@ def add(commands) -> argparse.ArgumentParser:
     check = commands.add_parser(NAME, help="run the conformance matrix of an op package")
     matrix_flags(check)
     check.add_argument("target", help="op package directory or importable module")
-    choices_flag(check, "--backend", columns.names(), "COLUMNS", "backend columns")
+    choices_flag(check, "--column", columns.names(), "COLUMNS", "columns", aliases=("--backend",))
     modes_flag(check, "the graph modes the package is made for: without ge, no ge or fusion cells")
     check.add_argument(
         "--options",
@@ -61,9 +61,9 @@ def add(commands) -> argparse.ArgumentParser:
 
 def early(args: argparse.Namespace) -> None:
     target.findable_package(args.target)
-    columns.asked_in_modes(args.backend, args.modes)
+    columns.asked_in_modes(args.column, args.modes)
 
 
 def run(args: argparse.Namespace) -> int:
-    args.backend = columns.asked_in_modes(args.backend, args.modes)
+    args.column = columns.asked_in_modes(args.column, args.modes)
     return _matrix.run(args)

@@ -26,7 +26,7 @@ def add(commands) -> argparse.ArgumentParser:
     graph.add_argument(
         "-k", dest="pattern", required=True, help="the op whose name contains PATTERN"
     )
-    graph.add_argument("--backend", choices=("ge", "npugraph_ex"), required=True)
+    graph.add_argument("--column", "--backend", choices=("ge", "npugraph_ex"), required=True)
     graph.add_argument("--shapes", choices=SHAPE_MODES, required=True)
     graph.add_argument("--context", choices=contexts.names(), help="the op in a usage context")
     graph.add_argument("--out", type=Path, required=True, metavar="DIR", help="write them here")
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from opsdk.report.graphs import one_cell, render
 
     package = target.load(args.target)
-    cell = one_cell.chosen(package, args.backend, args.shapes, args.pattern, args.context)
+    cell = one_cell.chosen(package, args.column, args.shapes, args.pattern, args.context)
     missing = render.missing()
     if missing:
         print(f"opsdk graph: the graphs are written as text: {missing}")

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the reports and `opsdk report merge` read cells without torch
-    from opsdk._runtime.spec import OpSpec
+    from opsdk._runtime.spec import OpSchema
 
 __all__ = [
     "Cell",
@@ -57,7 +57,7 @@ LAYERS = (
 class OpUnderTest:
     """An op of the target package, with its parsed spec."""
 
-    spec: OpSpec
+    spec: OpSchema
     package: str
 
     @property
@@ -167,13 +167,13 @@ class Result(_Coordinates):
         return self.status == "pass" and self.waiver is not None
 
     def to_json(self) -> dict:
-        """The report's form; its key ``backend`` is the column's (kept from before there
-        were audit checks: reports, caches and tools read it)."""
-        found = asdict(self)
-        return {("backend" if k == "column" else k): v for k, v in found.items()}
+        """The report's form (reports, caches, journals)."""
+        return asdict(self)
 
     @classmethod
     def from_json(cls, entry: dict) -> Result:
+        """A result of :meth:`to_json`, or of a report written before the column was
+        called so (its key ``backend``): ``report merge`` reads older shards."""
         return cls(**{("column" if k == "backend" else k): v for k, v in entry.items()})
 
 

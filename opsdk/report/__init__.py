@@ -21,8 +21,8 @@ if TYPE_CHECKING:  # the results' module imports torch, which `opsdk doctor` doe
     from opsdk.harness.cell import Result
 
 __all__ = [
-    "AUDIT",
-    "CONFORMANCE",
+    "AUDIT_TITLE",
+    "CHECK_TITLE",
     "Grid",
     "environment",
     "grid",
@@ -40,14 +40,14 @@ _MARKS = {"pass": "✓", "fail": "F", "error": "E", "skip": "-", "xfail": "x", "
 # Where stdout cannot show those (PYTHONIOENCODING=ascii): pytest's mark for a pass.
 _ASCII_MARKS = _MARKS | {"pass": ".", "not run": "?"}
 _PIPED_WIDTH = 100  # the matrix's width when stdout is no terminal (a CI log, a file)
-CONFORMANCE = "opsdk conformance"  # the title of `opsdk check`'s reports
-AUDIT = "opsdk audit"  # the title of `opsdk audit`'s reports
+CHECK_TITLE = "opsdk conformance"  # the title of `opsdk check`'s reports
+AUDIT_TITLE = "opsdk audit"  # the title of `opsdk audit`'s reports
 _WARNING_WIDTH = 100  # the terminal shows a warning's first line, cut to this; reports in full
 _SAID_ONCE = 80  # characters of a failure's closing clauses the terminal says once, then refers to
 _CLAUSE = re.compile(r"[:;] ")  # where a message's clauses start (the fix is the last ones)
 
 
-def run_info(target: str, title: str = CONFORMANCE) -> dict:
+def run_info(target: str, title: str = CHECK_TITLE) -> dict:
     """How and when the run was made: what a report's reader needs to rerun it, and what
     its reports are titled (a check's conformance or an audit)."""
     return {
@@ -58,9 +58,9 @@ def run_info(target: str, title: str = CONFORMANCE) -> dict:
     }
 
 
-def environment(backends=()) -> dict:
+def environment(column_names=()) -> dict:
     """What the results were produced on: enough to reproduce or compare runs, with
-    what each column of ``backends`` says of itself. Versions come from the installed
+    what each column of ``column_names`` says of itself. Versions come from the installed
     metadata and nothing is set up, so ``opsdk doctor`` imports torch only to try an
     installed torch_npu."""
     npu = choose()
@@ -80,7 +80,7 @@ def environment(backends=()) -> dict:
     } | {
         key: value
         for name in columns.names()
-        if name in backends
+        if name in column_names
         for key, value in columns.column(name).environment().items()
     }
 

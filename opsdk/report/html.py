@@ -18,7 +18,7 @@ from pathlib import Path
 
 from opsdk.harness.cell import Result, case_dir
 from opsdk.harness.run.waivers import FILE_NAME as WAIVERS_FILE
-from opsdk.report import CONFORMANCE, grid, summary
+from opsdk.report import CHECK_TITLE, grid, summary
 from opsdk.report.graphs import pictures as graph_pictures
 from opsdk.report.graphs.render import inline_svg
 
@@ -154,7 +154,7 @@ def render(
                 cells.append(_cell(result, anchor))
         rows.append(f"<tr><th>{html.escape(op)}</th>{''.join(cells)}</tr>")
     head = dict(run or {})
-    title = head.pop("title", CONFORMANCE)
+    title = head.pop("title", CHECK_TITLE)
     head |= {"time in cells": f"{sum(r.seconds for r in results):.1f} s"}
     head |= {k: environment[k] for k in _HEAD_ENVIRONMENT if k in environment}
     return (

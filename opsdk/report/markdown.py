@@ -17,7 +17,7 @@ from pathlib import Path
 
 from opsdk.axes import SHAPE_MODES
 from opsdk.harness.cell import Result
-from opsdk.report import CONFORMANCE, problems, summary
+from opsdk.report import CHECK_TITLE, problems, summary
 from opsdk.report.graphs import pictures as graph_pictures
 
 _MARKS = {"pass": "✓", "fail": "✗", "error": "E", "skip": "-", "xfail": "x", "not run": "·"}
@@ -100,7 +100,7 @@ def render(
     results: list[Result],
     pictures: Path | None = None,
     base: Path = Path("."),
-    title: str = CONFORMANCE,
+    title: str = CHECK_TITLE,
 ) -> str:
     """The report; ``pictures`` is the folder the cells' graphs were drawn in, linked
     relative to ``base`` (the report's folder)."""

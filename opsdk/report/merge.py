@@ -21,7 +21,7 @@ from opsdk.errors import OpsdkError
 from opsdk.harness.cell import OpUnderTest, Result
 from opsdk.harness.run import fingerprint
 from opsdk.harness.run.shard import Shard
-from opsdk.report import CONFORMANCE
+from opsdk.report import CHECK_TITLE
 
 __all__ = ["Merged", "merge", "provenance"]
 
@@ -115,7 +115,7 @@ def _sharded(reports: list[tuple[Path, dict]]) -> list[Result]:
     if sorted(found) != sorted(plan["cells"]):
         raise OpsdkError(
             "the shards' cells are not the cells they planned: run every shard with the "
-            "same -k, --backend and --shapes"
+            "same -k, --column and --shapes"
         )
     return [found[c] for c in plan["cells"]]
 
@@ -142,4 +142,4 @@ def merge(paths: list[Path]) -> Merged:
     provenance = {"package": first["package"], "versions": first["versions"], "shard": None}
     run = first.get("run") or {}
     target = run.get("target") or first["package"]["name"]
-    return Merged(results, first["environment"], provenance, target, run.get("title", CONFORMANCE))
+    return Merged(results, first["environment"], provenance, target, run.get("title", CHECK_TITLE))

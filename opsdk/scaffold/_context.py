@@ -28,7 +28,7 @@ from opsdk.scaffold.cann_torch import TorchSide
 
 
 def context(
-    op: spec.OpSpec, req, package: str | None = None, cann: TorchSide | None = None
+    op: spec.OpSchema, req, package: str | None = None, cann: TorchSide | None = None
 ) -> dict:
     """Everything the templates read, for the request ``req`` (a ``NewRequest``).
     ``package`` is the op library an added op (``--into``) goes into: the op's modules
@@ -59,7 +59,7 @@ def context(
     }
 
 
-def _updatable(op: spec.OpSpec, params: tuple[str, ...]) -> dict:
+def _updatable(op: spec.OpSchema, params: tuple[str, ...]) -> dict:
     """What updatable.py reads: the ``.out`` overload and workspace getter opsdk defines
     for TorchAir's update table, and the Python call of the op from their arguments."""
     positional = [a.name for a in op.args if not a.kwarg_only]
@@ -77,7 +77,7 @@ def _updatable(op: spec.OpSpec, params: tuple[str, ...]) -> dict:
 
 
 def _op(
-    op: spec.OpSpec, cann: TorchSide | None = None, attach: bool = False, working: bool = False
+    op: spec.OpSchema, cann: TorchSide | None = None, attach: bool = False, working: bool = False
 ) -> dict:
     ir = ir_def_for(op) if cann is None else _bound(cann.ir, op)
     written = {ir.ir_name(a.name) for a in op.mutated_args}
@@ -170,7 +170,7 @@ def _op(
     }
 
 
-def _test_args(op: spec.OpSpec) -> list[dict]:
+def _test_args(op: spec.OpSchema) -> list[dict]:
     """The arguments of the first test's call: the default case ``opsdk check`` runs without
     specs (:func:`opsdk._runtime.inputs.default_support`): a tensor (optional ones too) as the
     Python that makes it, another argument with a default left to it; by keyword after one
@@ -216,7 +216,7 @@ def _formats(op) -> dict:
     return {n: fs for n, fs in op.formats.items() if op.dtypes.get(n)}
 
 
-def _bound(ir, op: spec.OpSpec):
+def _bound(ir, op: spec.OpSchema):
     """CANN's IR tied to the torch op (names mapped where the schemas differ)."""
     try:
         return bind(ir, op, arg_names=dict(ir.arg_names))
@@ -237,12 +237,12 @@ def _arg(arg: spec.Arg) -> dict:
     }
 
 
-def _return_names(op: spec.OpSpec) -> list[str]:
+def _return_names(op: spec.OpSchema) -> list[str]:
     several = len(op.returns) > 1
     return [r.name or (f"out{i}" if several else "out") for i, r in enumerate(op.returns)]
 
 
-def _cpp_context(op: spec.OpSpec, module: str, cann: TorchSide | None) -> dict:
+def _cpp_context(op: spec.OpSchema, module: str, cann: TorchSide | None) -> dict:
     """What the C++ op library template reads: the kernels' parameter types and where the
     source is (its skeleton messages name it by path: C++ knows no ``__file__``); for a CANN
     op, its aclnn call."""

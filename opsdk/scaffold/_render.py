@@ -81,7 +81,7 @@ class NewResult:
     backup: Path | None  # where --force moved an existing directory
 
 
-def build_spec(req: NewRequest) -> spec.OpSpec:
+def build_spec(req: NewRequest) -> spec.OpSchema:
     """Validate the request and parse its schema (the default add when none is given).
     For a pair (``--pair``) this is its in-place op, which the IR binds."""
     spec.check_identifier("op name", req.name)
@@ -153,7 +153,7 @@ def attach_target(qualname: str, name: str | None, namespace: str | None) -> tup
     return spec.check_identifier("op name", op_name), ns
 
 
-def _parse(req: NewRequest) -> spec.OpSpec:
+def _parse(req: NewRequest) -> spec.OpSchema:
     """The request's op: its schema, the CANN definition's (``--from-cann``), the default
     add, or (``--attach``) the live op's."""
     if req.from_cann is not None and not req.attach and (req.schema or req.inplace or req.pair):
@@ -199,7 +199,7 @@ def _live_schema(req: NewRequest) -> str:
     return str(found[0])
 
 
-def package_name(op: spec.OpSpec, req: NewRequest) -> str:
+def package_name(op: spec.OpSchema, req: NewRequest) -> str:
     """The package an op is written to: the one the request names, else the op's name, or a
     pair's functional name."""
     return req.package or (spec.inplace_pair(op)[1].name if req.pair else op.name)
@@ -302,7 +302,7 @@ def _running(pid: int) -> bool:
     return True
 
 
-def render(op: spec.OpSpec, req: NewRequest, staging: Path, package: str | None = None) -> Path:
+def render(op: spec.OpSchema, req: NewRequest, staging: Path, package: str | None = None) -> Path:
     """Render and format the op's project in ``staging``; return its directory.
     ``package``: the op library the op is added to (see :mod:`opsdk.scaffold.into`)."""
     try:

@@ -70,7 +70,7 @@ def acceptor(found: tuple[infer.Inference, Path], ir: IrDef, op: CannOp):
         return None
     try:
         library = infer.Library(infer.build(inference, root).library, root)
-    except (infer.BuildFailure, OSError):
+    except (infer.CompileFailure, OSError):
         return None
     first = {name: row[0] for name, row in op.dtypes.items() if row}
     counted = counts(ir)

@@ -40,7 +40,7 @@ def workspace(source: Path, side: TorchSide) -> int | None:
         return None
     try:
         library = tiling.TilingLibrary(tiling.build(found, root).library, root)
-    except (infer.BuildFailure, OSError):
+    except (infer.CompileFailure, OSError):
         return None
     try:
         runs = [library.run(found, case) for case in _cases(side)]

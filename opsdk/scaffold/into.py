@@ -116,7 +116,7 @@ def _names(recorded: dict) -> tuple[str, ...]:
     return (op.name, f"{op.name}_") if recorded.get("pair") else (op.name,)
 
 
-def _refuse_clash(pkg: OpPackage, op: spec.OpSpec, name: str) -> None:
+def _refuse_clash(pkg: OpPackage, op: spec.OpSchema, name: str) -> None:
     """An op name (or its GE IR name) already taken, or any file in the way, is refused."""
     ir_name = spec.camel_case(op.name)
     taken = next((n for n in pkg.ops if spec.camel_case(n) == ir_name), None)
@@ -131,7 +131,7 @@ def _refuse_clash(pkg: OpPackage, op: spec.OpSpec, name: str) -> None:
             raise ScaffoldError(f"{path} already exists: pick another op name; nothing was written")
 
 
-def _with_record(text: str, op: spec.OpSpec, req: NewRequest) -> str:
+def _with_record(text: str, op: spec.OpSchema, req: NewRequest) -> str:
     """``text`` (pyproject.toml) with the op's ``[[tool.opsdk.ops]]`` table appended,
     checked by parsing it back."""
     recorded = spec.inplace_pair(op)[1] if req.pair else op

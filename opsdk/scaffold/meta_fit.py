@@ -35,7 +35,7 @@ class Fit:
         return [*textwrap.wrap(said, _WIDTH, break_long_words=False), f"    {self.code}"]
 
 
-def suggest(op: spec.OpSpec) -> list[str] | None:
+def suggest(op: spec.OpSchema) -> list[str] | None:
     """The comment suggesting the fitting helper in ``op``'s fake, None when nothing fits
     (an op returning anything but tensors) or the call is too long for a line."""
     if not op.returns or spec.returns_its_first_argument(op):  # in place: it returns None
@@ -49,7 +49,7 @@ def suggest(op: spec.OpSpec) -> list[str] | None:
     return fit.comment() if fit is not None else None
 
 
-def _inplace(op: spec.OpSpec) -> Fit | None:
+def _inplace(op: spec.OpSchema) -> Fit | None:
     """``meta.inplace``: checks that the op's other tensors broadcast to the one it writes."""
     written = op.mutated_args[0].name if op.mutated_args else None
     others = [a.name for a in _tensors(op) if a.name != written]
@@ -59,7 +59,7 @@ def _inplace(op: spec.OpSpec) -> Fit | None:
     return Fit(when, f"meta.inplace({', '.join([written, *others])})")
 
 
-def _family(op: spec.OpSpec) -> Fit | None:
+def _family(op: spec.OpSchema) -> Fit | None:
     """The op family the schema's arguments suggest, by the helpers of :mod:`opsdk.meta`."""
     tensors = [a.name for a in _tensors(op)]
     lists = [a.name for a in op.args if a.type == "Tensor[]"]
@@ -90,6 +90,6 @@ def _family(op: spec.OpSpec) -> Fit | None:
     )
 
 
-def _tensors(op: spec.OpSpec) -> list[spec.Arg]:
+def _tensors(op: spec.OpSchema) -> list[spec.Arg]:
     """The op's plain tensor arguments (no lists, no optional ones)."""
     return [a for a in op.args if a.type == "Tensor"]

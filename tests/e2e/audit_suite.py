@@ -90,7 +90,7 @@ def planted():
     case and, for the ops the converter check lowers, a TorchAir converter, as the audit
     reads a library."""
     from opsdk._runtime.device import ensure_npu
-    from opsdk.audit import standin
+    from opsdk.audit import meta_kernel
     from opsdk.audit.model import AuditOp, Library, defined_at
 
     ensure_npu()
@@ -102,7 +102,7 @@ def planted():
     ops = {}
     for name in _SCHEMAS:
         op = getattr(torch.ops.audit_t, name).default
-        standin.register(_LIB, op)
+        meta_kernel.register(_LIB, op)
         cases = [Support(*_ARGS.get(name, (F32(2, 3),)))]
         declare_supported(op, cases, non_contiguous=False)
         converter = defined_at(getattr(op, "_ge_converter", None))
@@ -472,7 +472,7 @@ def test_audit_command_reports_the_finding_and_exits_1(
     assert "[1/6] npu::npu_group_norm_silu [schema-static] ... pass" in out  # progress
     assert "audited 1 of 1 ops" in out
     results = {
-        r["backend"] + "-" + r["shapes"]: r for r in json.loads(report.read_text())["results"]
+        r["column"] + "-" + r["shapes"]: r for r in json.loads(report.read_text())["results"]
     }
     assert set(results) == {
         "schema-static", "fake-static", "fake-dynamic", "fake-mark_static",
@@ -613,7 +613,7 @@ def test_audit_isolate_runs_each_op_in_a_child(torch_npu_library, tmp_path, caps
     assert code == 0, out
     assert "npu::npu_swiglu_backward [own process] ... pass" in out
     [result] = json.loads(report.read_text())["results"]
-    assert result["status"] == "pass" and result["backend"] == "schema"
+    assert result["status"] == "pass" and result["column"] == "schema"
 
 
 def test_audit_an_op_package_a_converter_default_planted(tmp_path, opsdk_cli):

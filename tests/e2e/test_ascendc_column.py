@@ -46,7 +46,7 @@ def checked(opsdk_cli_module, tmp_path_factory):
 
 def test_a_kernel_writing_past_its_output_fails_in_layer_kernel_with_block_case_and_line(checked):
     _, checked = checked
-    [cell] = checked.cells(op="asc_twin::tail_add_past", backend="ascendc")
+    [cell] = checked.cells(op="asc_twin::tail_add_past", column="ascendc")
     assert (cell["status"], cell["layer"], cell["shapes"]) == ("fail", "kernel", "static"), cell
     line = next(
         i
@@ -61,14 +61,14 @@ def test_a_kernel_writing_past_its_output_fails_in_layer_kernel_with_block_case_
 
 def test_its_correct_twin_passes_every_cell_and_the_other_columns_are_unchanged(checked):
     _, checked = checked
-    ascendc = checked.cells(backend="ascendc")
+    ascendc = checked.cells(column="ascendc")
     assert {(r["op"], r["shapes"]) for r in ascendc} == {
         ("asc_twin::tail_add", "static"),
         ("asc_twin::tail_add_past", "static"),
     }  # static shapes only: the kernel runs on concrete sizes
     failed = [r for r in checked.cells() if r["status"] != "pass"]
-    assert [(r["op"], r["backend"]) for r in failed] == [("asc_twin::tail_add_past", "ascendc")], [
-        f"{r['op']} {r['backend']}: {r['message']}" for r in failed
+    assert [(r["op"], r["column"]) for r in failed] == [("asc_twin::tail_add_past", "ascendc")], [
+        f"{r['op']} {r['column']}: {r['message']}" for r in failed
     ]
 
 

@@ -61,7 +61,7 @@ def softmax_v2(opsdk_cli_module, tmp_path_factory):
     def check(case: str) -> dict:
         _references.write_cases(folder, [case])
         run = _check(opsdk_cli_module, package)
-        [cell] = run.cells(op="smv2::softmax_v2", backend="ascendc")
+        [cell] = run.cells(op="smv2::softmax_v2", column="ascendc")
         return cell
 
     return check, kernel, tiling
@@ -126,7 +126,7 @@ def test_add_v2_and_gelu_write_past_their_outputs_at_unaligned_sizes(opsdk_cli, 
     if not _references.available(TAILS):
         pytest.skip("the public mirrors of hicann/ops-nn and ops-math are not on this machine")
     package = _references.scaffold(list(TAILS), tmp_path, namespace="tails")
-    cells = {c["op"]: c for c in _check(opsdk_cli, package).cells(backend="ascendc")}
+    cells = {c["op"]: c for c in _check(opsdk_cli, package).cells(column="ascendc")}
     for reference, write in TAILS.items():
         cell, name = cells[f"tails::{reference.name}"], reference.name
         assert (cell["status"], cell["layer"]) == ("fail", "kernel"), cell
@@ -170,7 +170,7 @@ def test_production_ops_give_no_false_finding(opsdk_cli, tmp_path):
         pytest.skip("the public mirrors of hicann/ops-nn and ops-math are not on this machine")
     package = _references.scaffold(references, tmp_path, namespace="nff")
     run = _check(opsdk_cli, package)
-    cells = {c["op"].removeprefix("nff::"): c for c in run.cells(backend="ascendc")}
+    cells = {c["op"].removeprefix("nff::"): c for c in run.cells(column="ascendc")}
     assert set(cells) == {r.name for r in references}, sorted(cells)
     failed = {op: c["message"] for op, c in cells.items() if c["status"] != "pass"}
     assert failed == {}, failed
@@ -195,11 +195,11 @@ def test_a_tensor_list_op_runs_its_kernel_on_each_tensor_of_its_lists(opsdk_cli,
     if not _references.available([FOREACH_ADD_LIST]):
         pytest.skip("the public mirror of hicann/ops-nn is not on this machine (CI)")
     package = _references.scaffold([FOREACH_ADD_LIST], tmp_path, namespace="lists")
-    [cell] = _check(opsdk_cli, package).cells(backend="ascendc")
+    [cell] = _check(opsdk_cli, package).cells(column="ascendc")
     assert cell["status"] == "pass", cell
     kernels = _references.folder_of(package, FOREACH_ADD_LIST.name) / "kernels.py"
     kernels.write_text(kernels.read_text().replace("a + alpha * b", "a + 2 * alpha * b"))
-    [cell] = _check(opsdk_cli, package).cells(backend="ascendc")
+    [cell] = _check(opsdk_cli, package).cells(column="ascendc")
     assert (cell["status"], cell["layer"]) == ("fail", "kernel"), cell
     said = cell["message"]
     assert re.search(r"the kernel's output y\[0\]: \d+ of 35 elements differ, the worst at", said)

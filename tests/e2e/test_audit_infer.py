@@ -114,13 +114,13 @@ def test_without_cpp_in_ir_there_are_no_infer_cells(opsdk_cli):
         "-k", "row_mean", "--shapes", "static", json_report=True,
     )  # fmt: skip
     assert only_defs.code == 0, only_defs.stdout + only_defs.stderr
-    checks = {r["backend"] for r in only_defs.report["results"]}
+    checks = {r["column"] for r in only_defs.report["results"]}
     assert checks == {"schema", "fake", "converter"}
     with_cpp = opsdk_cli(
         "audit", LIBRARY / "team_infer", "--ir", LIBRARY / "cann",
         "-k", "row_mean", "--shapes", "static", json_report=True,
     )  # fmt: skip
-    assert {r["backend"] for r in with_cpp.report["results"]} == checks | {"infer"}
+    assert {r["column"] for r in with_cpp.report["results"]} == checks | {"infer"}
 
 
 def test_torch_npu_ops_are_held_to_the_production_infershape_of_ops_nn(tmp_path, opsdk_cli, wheel):

@@ -18,7 +18,7 @@ CHECKS = {"schema": 1, "fake": 3, "converter": 2}  # cells per op
 def _verdicts(run) -> dict[str, dict[str, set[str]]]:
     found: dict[str, dict[str, set[str]]] = {}
     for r in run.report["results"]:
-        found.setdefault(r["op"], {}).setdefault(r["backend"], set()).add(r["status"])
+        found.setdefault(r["op"], {}).setdefault(r["column"], set()).add(r["status"])
     return found
 
 
@@ -32,12 +32,12 @@ def test_planted_converters_fail_against_the_cann_files_and_their_twins_pass(tmp
         "team::swap_add": {"schema": {"pass"}, "fake": {"pass"}, "converter": {"fail"}},
         "team::team_rms": {"schema": {"pass"}, "fake": {"pass"}, "converter": {"fail"}},
     }
-    [rms] = found.cells(op="team::team_rms", backend="converter", shapes="static")
+    [rms] = found.cells(op="team::team_rms", column="converter", shapes="static")
     assert "lacks attrs ['epsilon']" in rms["message"]
-    [traced] = found.cells(op="team::team_rms", backend="fake", shapes="static")
+    [traced] = found.cells(op="team::team_rms", column="fake", shapes="static")
     assert "derived from the dtype rows of its CANN definition" in traced["message"]
     assert "op_host/team_rms.cpp" in rms["message"]  # the definition it was checked against
-    [swap] = found.cells(op="team::swap_add", backend="converter", shapes="static")
+    [swap] = found.cells(op="team::swap_add", column="converter", shapes="static")
     assert "has inputs ['x2', 'x1']" in swap["message"] and "swap_add.json" in swap["message"]
 
     # The twins: the same library with both converters fixed is clean, each op in a child.
@@ -143,7 +143,7 @@ def test_the_meta_functions_dtypes_are_checked_in_every_declared_case_not_the_fi
         "--ir", tmp_path / "rows_proto.h", json_report=True,
     )  # fmt: skip
     assert run.code == 1, run.stdout + run.stderr
-    [cell] = run.cells(op="rows::rms", backend="converter", shapes="static")
+    [cell] = run.cells(op="rows::rms", column="converter", shapes="static")
     assert "gives output 1 dtype torch.float16; it is rstd" in cell["message"], cell["message"]
 
 

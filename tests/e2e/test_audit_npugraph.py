@@ -52,7 +52,7 @@ def audited(opsdk_cli_module, tmp_path_factory):
 
 
 def _cell(run, op: str, check: str) -> dict:
-    [cell] = run.cells(op=f"npx::{op}", backend=check)
+    [cell] = run.cells(op=f"npx::{op}", column=check)
     return cell
 
 
@@ -77,7 +77,7 @@ def test_a_host_read_in_the_fake_and_an_alias_return_are_findings(audited):
 
 def test_without_converters_the_converter_column_is_said_once_and_torchair_is_quiet(audited):
     assert audited.code == 1
-    assert not audited.cells(backend="converter")
+    assert not audited.cells(column="converter")
     line = "converter: not laid out: no op of npx_ops has a TorchAir converter"
     assert audited.stdout.count(line) == 1
     assert "ASCEND_HOME_PATH" not in audited.stdout + audited.stderr

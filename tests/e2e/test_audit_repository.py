@@ -19,7 +19,7 @@ TIDY_IR = PLANTED / "csrc" / "op_graph" / "tidy_proto.h"
 def _failures(run) -> dict[tuple[str, str], str]:
     """(op's name, check) -> message of each failing cell."""
     return {
-        (r["op"].split("::")[-1], r["backend"]): r["message"]
+        (r["op"].split("::")[-1], r["column"]): r["message"]
         for r in run.report["results"]
         if r["status"] == "fail"
     }
@@ -83,7 +83,7 @@ def test_each_planted_defect_is_one_finding_naming_both_places(planted):
         [fake] = [
             r
             for r in planted.report["results"]
-            if r["op"].endswith(f"::{op}") and r["backend"] == "fake"
+            if r["op"].endswith(f"::{op}") and r["column"] == "fake"
         ]
         assert fake["status"] == "skip" and "the registry check's finding" in fake["message"]
 
@@ -95,9 +95,7 @@ def test_the_twins_pass_and_a_file_that_does_not_build_leaves_its_ops_unchecked(
     for twin in ("tidy", "fresh_out", "store_ok", "store_plain", "shift_", "py_write_ok"):
         assert statuses[twin] == {"pass"}, (twin, planted.stdout)
     [tidy] = [
-        r
-        for r in planted.report["results"]
-        if r["op"] == "planted::tidy" and r["backend"] == "fake"
+        r for r in planted.report["results"] if r["op"] == "planted::tidy" and r["column"] == "fake"
     ]
     assert "derived from the dtype rows of its CANN definition (--ir)" in tidy["message"]
     for unchecked in ("late", "crashy"):  # their registry cells read text only
@@ -105,7 +103,7 @@ def test_the_twins_pass_and_a_file_that_does_not_build_leaves_its_ops_unchecked(
     [late_fake] = [
         r["message"]
         for r in planted.report["results"]
-        if r["op"] == "planted::late" and r["backend"] == "fake" and r["shapes"] == "static"
+        if r["op"] == "planted::late" and r["column"] == "fake" and r["shapes"] == "static"
     ]
     assert late_fake.startswith("not audited: csrc/late_meta.cpp:8:"), late_fake  # said once
     said = [line for line in planted.stdout.splitlines() if line.startswith("csrc/")]
@@ -211,11 +209,11 @@ def test_a_meta_file_is_built_once_per_set_of_sources_its_headers_included(tmp_p
     run = subprocess.run
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: compiled.append(a) or run(*a, **k))
     for _ in range(2):
-        with pytest.raises(build.BuildFailure, match=r"csrc/meta.cpp:2: .*missing_rank"):
+        with pytest.raises(build.MetaBuildFailure, match=r"csrc/meta.cpp:2: .*missing_rank"):
             build.build(source, root, {})
     assert len(compiled) == 1
     (root / "csrc" / "shapes.h").write_text("#define RANK 3\n")
-    with pytest.raises(build.BuildFailure):
+    with pytest.raises(build.MetaBuildFailure):
         build.build(source, root, {})
     assert len(compiled) == 2
 
@@ -236,7 +234,7 @@ def test_a_meta_file_calling_a_function_of_another_file_is_one_link_line(tmp_pat
     for child in (True, False):  # its first load is a child's; a library known to load: here
         if not child:
             built.library.with_name(build._LOADS).touch()
-        with pytest.raises(build.BuildFailure) as failure:
+        with pytest.raises(build.MetaBuildFailure) as failure:
             build.load(built, source, root)
         assert str(failure.value) == "csrc/meta.cpp: does not link: undefined symbol rank_of(int)"
         assert failure.value.symbol == "rank_of(int)"  # looked for in the repository's files

@@ -35,7 +35,7 @@ def test_autograd_add_trains_in_every_column(scaffolds, tmp_path, opsdk_cli, sty
     # AOTAutograd warns that TorchAir's backward compiler is not boxed, once per graph: the
     # warning is the ge cells', in the report and after the matrix, never amid the progress.
     boxed = "UserWarning: Your compiler for AOTAutograd is returning"  # as the terminal cuts it
-    for cell in run.cells(backend="ge"):
+    for cell in run.cells(column="ge"):
         assert [w for w in cell["warnings"] if w.startswith(boxed)], cell
     assert "Warning" not in run.stderr and run.stdout.count(boxed) == 1, run.stdout
     assert "autograd_t::my_add [ge-static] [ge-dynamic]\n  " + boxed in run.stdout

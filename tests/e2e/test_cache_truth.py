@@ -60,7 +60,7 @@ def test_a_converter_edited_during_the_run_never_gets_its_results_served_for_the
     monkeypatch.delenv("RACE_SAVES")
     again = opsdk_cli(*check, json_report=True)
     assert again.code == 1, again.stdout + again.stderr
-    [ge] = again.cells(backend="ge")
+    [ge] = again.cells(column="ge")
     assert (ge["status"], ge["layer"], ge["cached"]) == ("fail", "converter", False)
     assert "RuntimeError: broken" in ge["message"]
 
@@ -132,7 +132,7 @@ def test_a_full_disk_under_the_torchair_cache_is_setup_never_cached_and_reported
     full = opsdk_cli(*check, json_report=True)
     assert full.code == 1 and full.report is not None, full.stdout + full.stderr
     assert "Traceback" not in full.stderr
-    for cell in full.cells(backend="ge") + full.cells(backend="npugraph_ex"):
+    for cell in full.cells(column="ge") + full.cells(column="npugraph_ex"):
         assert (cell["status"], cell["layer"]) == ("error", "setup")
         assert "No space left on device" in cell["message"]
         assert locator.ENV_CACHE_DIR in cell["message"]
@@ -143,7 +143,7 @@ def test_a_full_disk_under_the_torchair_cache_is_setup_never_cached_and_reported
         monkeypatch.delenv(name)
     room = opsdk_cli(*check, json_report=True)
     assert room.code == 0, room.stdout + room.stderr
-    assert [(c["backend"], c["cached"]) for c in room.report["results"]] == [
+    assert [(c["column"], c["cached"]) for c in room.report["results"]] == [
         ("eager", True),
         ("ge", False),
         ("npugraph_ex", False),

@@ -16,7 +16,7 @@ from infer_sources import BROKEN, infershape
 from opsdk._runtime import types
 from opsdk.cann import infer
 from opsdk.cann.infer.chip import soc_version
-from opsdk.cann.infer.compare import disagreements
+from opsdk.cann.infer.disagreements import disagreements
 from opsdk.errors import SpecError
 
 F16, F32, I32, I64 = (
@@ -301,7 +301,7 @@ def test_unknown_dims_at_compile_and_run():
 
 def test_a_file_that_does_not_compile_is_one_line_with_file_line_and_symbol(tmp_path):
     (tmp_path / "broken_infershape.cpp").write_text(BROKEN)
-    with pytest.raises(infer.BuildFailure) as failed:
+    with pytest.raises(infer.CompileFailure) as failed:
         infer.build(infer.find("Broken", tmp_path), tmp_path)
     message = str(failed.value)
     assert "\n" not in message and "broken_infershape.cpp:5" in message
@@ -342,7 +342,7 @@ def test_a_cann_toolkit_s_headers_come_after_opsdk_s_stand_ins(tmp_path, monkeyp
     for name in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "OPSDK_CANN_INCLUDE"):
         monkeypatch.delenv(name, raising=False)
     assert infer.header_dirs() == ()
-    with pytest.raises(infer.BuildFailure, match="only_in_cann.h: No such file"):
+    with pytest.raises(infer.CompileFailure, match="only_in_cann.h: No such file"):
         infer.build(inference, project)
     monkeypatch.setenv("ASCEND_HOME_PATH", str(home))
     assert infer.header_dirs() == (home / "include", arch)
@@ -355,7 +355,7 @@ def test_a_cann_toolkit_s_headers_come_after_opsdk_s_stand_ins(tmp_path, monkeyp
 
 
 def test_declared_output_dtypes_hold_the_fake_where_there_is_no_infer_data_type():
-    from opsdk.cann.infer.compare import declared
+    from opsdk.cann.infer.disagreements import declared
 
     allowed = {"y": {"DT_FLOAT"}, "indices": {"DT_INT32"}}
     (found,) = declared(allowed, [("y", "DT_FLOAT16"), ("indices", "DT_INT32")])
@@ -549,7 +549,7 @@ def test_a_header_two_project_files_end_with_is_not_guessed(tmp_path):
     inference = _shared_project(tmp_path)
     (tmp_path / "other" / "deep").mkdir(parents=True)
     (tmp_path / "other" / "deep" / "only_here.h").write_text("#pragma once\n")
-    with pytest.raises(infer.BuildFailure, match="deep/only_here.h: No such file"):
+    with pytest.raises(infer.CompileFailure, match="deep/only_here.h: No such file"):
         infer.build(inference, tmp_path)
 
 

@@ -47,7 +47,7 @@ BUGS = {
 }
 # bug -> context -> the layer of every compiled cell in that context (a context not named
 # passes, as does every cell of the op alone)
-LAYERS = {
+EXPECTED_LAYERS = {
     "offset": {"view": "eager"},
     "tail": {"view": "eager"},
     "strided_fake": {"chain": "fake"},
@@ -90,7 +90,7 @@ def _layers(run) -> dict:
     found: dict[str, dict] = {}
     for r in run.report["results"]:
         op = r["op"].split("::")[1].removeprefix("my_")
-        label = f"{r['backend']}-{r['shapes']}" + (f"/{r['context']}" if r["context"] else "")
+        label = f"{r['column']}-{r['shapes']}" + (f"/{r['context']}" if r["context"] else "")
         found.setdefault(op, {})[label] = r["layer"] or r["status"]
     return found
 
@@ -99,7 +99,7 @@ def _expected(bug: str, label: str) -> str:
     context = label.partition("/")[2]
     if context == "buffer" and "-dynamic" in label:
         return "skip"  # Dynamo holds a module's buffers static
-    return LAYERS[bug].get(context, "pass")
+    return EXPECTED_LAYERS[bug].get(context, "pass")
 
 
 def test_correct_ops_pass_every_context(run):
@@ -133,13 +133,13 @@ def test_each_bug_fails_only_in_its_context_and_layer(run):
 
 
 def test_a_context_failure_names_its_context_and_that_the_op_alone_passes(run):
-    [offset] = run.cells(op="ctx_test::my_offset", backend="ge", shapes="static", context="view")
+    [offset] = run.cells(op="ctx_test::my_offset", column="ge", shapes="static", context="view")
     assert offset["message"].startswith(
         "in context view (the op alone passes ge-static: a bug only this context shows): "
         "case F32(2, 3), F32(2, 3): call 0: inputs after the call (in-place writes)"
     )
     [chain] = run.cells(
-        op="ctx_test::my_strided_fake", backend="aot_eager", shapes="static", context="chain"
+        op="ctx_test::my_strided_fake", column="aot_eager", shapes="static", context="chain"
     )
     assert "case non-contiguous F32(2, 3), F32(2, 3)" in chain["message"]
     assert (
@@ -150,5 +150,5 @@ def test_a_context_failure_names_its_context_and_that_the_op_alone_passes(run):
         "(not contiguous)" in chain["message"]
     )
     assert "the fake must return the strides the kernel returns" in chain["message"]
-    [skipped] = run.cells(op="ctx_test::my_oadd", backend="ge", shapes="static", context="buffer")
+    [skipped] = run.cells(op="ctx_test::my_oadd", column="ge", shapes="static", context="buffer")
     assert skipped["status"] == "skip" and "writes no input" in skipped["message"]

@@ -91,7 +91,7 @@ def test_check_fails_each_cell_naming_the_missing_piece(scaffolds, tmp_path, ops
         "check", pkg, "--backend", "eager,opcheck,ge", "--shapes", "static", json_report=True
     )
     assert run.code == 1, run.stdout + run.stderr
-    cells = {c["backend"]: c for c in run.report["results"]}
+    cells = {c["column"]: c for c in run.report["results"]}
     assert cells["eager"]["status"] == "pass"
     assert (cells["opcheck"]["status"], cells["opcheck"]["layer"]) == ("fail", "fake")
     assert "no fake function" in cells["opcheck"]["message"]

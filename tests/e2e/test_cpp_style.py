@@ -191,7 +191,7 @@ def test_skeleton_fails_every_cell_with_implement_me(scaffolds, tmp_path, opsdk_
             assert " in my_op/my_op.cpp: compute the op on " in r["message"]
         else:
             assert r["layer"] == "fake" and "my_op_fake()" in r["message"], r
-    eager = [r for r in results if r["backend"] == "eager"]
+    eager = [r for r in results if r["column"] == "eager"]
     assert all(r["message"].startswith("implement me: my_op_reference()") for r in eager)
 
 

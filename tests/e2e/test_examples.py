@@ -83,4 +83,4 @@ def test_backends_run_in_any_order_in_one_process(opsdk_cli):
         "check", example, "--backend", "npugraph_ex,ge", "--shapes", "static", json_report=True
     )
     assert run.code == 0, run.stdout + run.stderr
-    assert [r["backend"] for r in run.report["results"]] == ["npugraph_ex", "ge"]
+    assert [r["column"] for r in run.report["results"]] == ["npugraph_ex", "ge"]

@@ -34,7 +34,7 @@ def test_real_reg_op_needs_only_the_reference(opsdk_cli, tmp_path):
     kernels.write_text(text.replace("from opsdk import ImplementMe\n", ""))
     run = opsdk_cli("check", tmp_path / "rms_norm", json_report=True)
     assert run.code == 0, run.stdout + run.stderr
-    outcomes = {(r["backend"], r["shapes"]): r["status"] for r in run.report["results"]}
+    outcomes = {(r["column"], r["shapes"]): r["status"] for r in run.report["results"]}
     assert set(outcomes.values()) == {"pass"} and len(outcomes) == 15, outcomes
     # Round trip: the package's exports read back as the CANN definition it came from.
     (source_op,) = cann.read(source)
@@ -189,8 +189,8 @@ def test_a_data_dependent_output_fails_ge_in_torchairs_code_and_dumps_its_fx_gra
     argv = ("--backend", "aot_eager,ge", "--shapes", "static", "--dump", dump)
     run = opsdk_cli("check", tmp_path / "nz", *argv, json_report=True)
     assert run.code == 1, run.stdout + run.stderr
-    (aot,) = run.cells(backend="aot_eager")
-    (ge,) = run.cells(backend="ge")
+    (aot,) = run.cells(column="aot_eager")
+    (ge,) = run.cells(column="ge")
     assert aot["status"] == "pass" and (ge["status"], ge["layer"]) == ("fail", "converter")
     assert "TorchAir failed in its own code converting at " in ge["message"]
     assert (

@@ -96,7 +96,7 @@ def test_a_project_is_one_package_that_passes_only_once_its_references_are_writt
         kernels.write_text(text.replace("ImplementMe, ", ""))
     run = opsdk_cli("check", pkg, json_report=True)
     failed = [
-        f"{r['op']} {r['backend']}-{r['shapes']}: {r['status']} {r['message']}"
+        f"{r['op']} {r['column']}-{r['shapes']}: {r['status']} {r['message']}"
         for r in run.cells()
         # a usage context that cannot apply (buffer under dynamic shapes) is a skip
         if r["status"] != "pass" and not (r["status"] == "skip" and "not apply" in r["message"])
@@ -105,7 +105,7 @@ def test_a_project_is_one_package_that_passes_only_once_its_references_are_writt
     assert sum(r["status"] == "pass" for r in run.cells()) > 60
     ops = {r["op"].split(".")[0] for r in run.report["results"]}
     assert ops == {f"fc_proj::{n}" for n in modules}
-    backends = {r["backend"] for r in run.report["results"]}
+    backends = {r["column"] for r in run.report["results"]}
     assert backends == {"eager", "opcheck", "aot_eager", "ge", "npugraph_ex"}
 
     # A converter that drops an attr or an optional input fails in ge: the specs' last case

@@ -27,7 +27,7 @@ def axpy(scaffolds, tmp_path):
 def test_implemented_op_passes_the_whole_matrix(axpy, opsdk_cli):
     run = opsdk_cli("check", axpy, json_report=True)
     assert run.code == 0, run.stdout + run.stderr
-    assert {r["backend"] for r in run.report["results"]} == {
+    assert {r["column"] for r in run.report["results"]} == {
         "eager",
         "opcheck",
         "aot_eager",

@@ -20,7 +20,7 @@ def test_scaffolded_op_passes_every_cell(scaffolds, tmp_path, opsdk_cli, inplace
     run = opsdk_cli("check", pkg, "--backend", BACKENDS, "--contexts", "none", json_report=True)
     assert run.code == 0, run.stdout + run.stderr
     results = run.report["results"]
-    assert {(r["backend"], r["shapes"]) for r in results} == {
+    assert {(r["column"], r["shapes"]) for r in results} == {
         (b, s) for b in BACKENDS.split(",") for s in ("static", "dynamic", "mark_static")
     }
     assert all(r["status"] == "pass" for r in results), json.dumps(results, indent=1)
@@ -38,7 +38,7 @@ def test_fake_returning_the_wrong_shape_fails_in_layer_fake(scaffolds, tmp_path,
     )
     run = opsdk_cli("check", pkg, "--backend", "opcheck", "--shapes", "static", json_report=True)
     assert run.code == 1
-    [cell] = run.cells(backend="opcheck", shapes="static")
+    [cell] = run.cells(column="opcheck", shapes="static")
     assert (cell["status"], cell["layer"]) == ("fail", "fake")
     assert "test_faketensor" in cell["message"] and "fake.py" in cell["message"]
 
@@ -163,7 +163,7 @@ def test_backend_that_cannot_run_here_is_an_error_not_a_pass(
     pkg = _package(scaffolds, tmp_path)
     run = opsdk_cli("check", pkg, "--backend", "eager,ge", "--shapes", "static", json_report=True)
     assert run.code == 1, run.stdout + run.stderr
-    cells = {c["backend"]: c for c in run.report["results"]}
+    cells = {c["column"]: c for c in run.report["results"]}
     assert cells["eager"]["status"] == "pass"
     assert (cells["ge"]["status"], cells["ge"]["layer"]) == ("error", "setup")
     assert "missing.whl" in cells["ge"]["message"]

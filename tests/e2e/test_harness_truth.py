@@ -114,7 +114,7 @@ def correct_run(scaffolds, tmp_path_factory, opsdk_cli_module):
 def test_twelve_correct_ops_pass_every_cell(correct_run):
     results = correct_run.report["results"]
     failed = [
-        (r["op"], r["backend"], r["shapes"], r["status"], r["layer"], r["message"])
+        (r["op"], r["column"], r["shapes"], r["status"], r["layer"], r["message"])
         for r in results
         if r["status"] != "pass"
     ]
@@ -193,7 +193,7 @@ BROKEN_SPECS = {
 # bug -> the layer each column fails in ("column" for both shape modes, "column-mode" for
 # one); a column not named passes. The crash and hang bugs are in test_isolate.py (layer
 # `process` in every cell of the op, under --isolate).
-LAYERS = {
+EXPECTED_LAYERS = {
     "fake_shape": {"opcheck": "fake", "ge": "ge-exec"},  # aot_eager runs the real kernel
     "fake_dtype": {"opcheck": "fake", "ge": "ge-exec"},
     "fake_bcast": {"opcheck": "fake", "ge": "ge-exec"},
@@ -249,7 +249,7 @@ def broken_run(scaffolds, tmp_path_factory, opsdk_cli_module):
 
 
 def _row(bug):
-    expected = LAYERS[bug]
+    expected = EXPECTED_LAYERS[bug]
     return {
         f"{column}-{mode}": expected.get(f"{column}-{mode}", expected.get(column))
         for column in ("eager", "opcheck", "aot_eager", "ge", "npugraph_ex")
@@ -264,11 +264,11 @@ def test_each_bug_fails_in_its_layer_and_nowhere_else(broken_run):
             continue
         op = r["op"].split("::")[1].removeprefix("my_")
         assert (r["status"] == "pass") == (r["layer"] is None), r
-        rows.setdefault(op, {})[f"{r['backend']}-{r['shapes']}"] = r["layer"]
-    assert set(rows) == {"add", *LAYERS}
+        rows.setdefault(op, {})[f"{r['column']}-{r['shapes']}"] = r["layer"]
+    assert set(rows) == {"add", *EXPECTED_LAYERS}
     wrong = {  # bug -> {cell: (expected layer, measured layer)}
         bug: {c: (want, rows[bug][c]) for c, want in _row(bug).items() if rows[bug][c] != want}
-        for bug in LAYERS
+        for bug in EXPECTED_LAYERS
     }
     assert not any(wrong.values()), {bug: diff for bug, diff in wrong.items() if diff}
     assert set(rows["add"].values()) == {None}  # the package's correct op: no collateral
@@ -276,7 +276,7 @@ def test_each_bug_fails_in_its_layer_and_nowhere_else(broken_run):
 
 def test_messages_name_the_cause(broken_run):
     def message(bug, cell):
-        [r] = broken_run.cells(op=f"truth_bad::my_{bug}", backend=cell, shapes="static")
+        [r] = broken_run.cells(op=f"truth_bad::my_{bug}", column=cell, shapes="static")
         return r["message"]
 
     assert "Argument x is not defined to alias output" in message("alias_return", "opcheck")

@@ -35,7 +35,7 @@ def _check(opsdk_cli, pkg, *more):
         "check", pkg, "--backend", "ge,npugraph_ex", "--shapes", "dynamic,mark_static", *more,
         json_report=True,
     )  # fmt: skip
-    return {f"{r['backend']}-{r['shapes']}": r for r in run.report["results"]}
+    return {f"{r['column']}-{r['shapes']}": r for r in run.report["results"]}
 
 
 def test_a_plain_host_list_that_recaptures_warns_on_the_passing_cell(
@@ -105,7 +105,7 @@ def test_the_twice_context_passes_torch_npus_in_place_pair_and_catches_its_twice
         return
     for cell in twice:
         assert (cell["status"], cell["layer"]) == ("fail", "eager"), cell
-        [alone] = run.cells(op="custom::my_padd_", context=None, backend=cell["backend"])
+        [alone] = run.cells(op="custom::my_padd_", context=None, column=cell["column"])
         # Keyed on addresses, the kernel fails alone too when a freed tensor's address comes
         # back in the process (the allocator's choice): the diagnosis then says that instead.
         said = "only this context shows" if alone["status"] == "pass" else "the op alone fails"

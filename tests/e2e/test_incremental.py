@@ -50,9 +50,7 @@ def _check(project: Path, *args, cwd=None) -> subprocess.CompletedProcess:
 
 def _outcomes(report: dict) -> list[tuple]:
     """What a run found, cell by cell, without how (seconds, cached)."""
-    return [
-        (r["op"], r["backend"], r["shapes"], r["status"], r["layer"]) for r in report["results"]
-    ]
+    return [(r["op"], r["column"], r["shapes"], r["status"], r["layer"]) for r in report["results"]]
 
 
 def test_reruns_run_what_changed_and_concurrent_runs_share_the_cache(scaffolds, tmp_path):
@@ -175,7 +173,7 @@ def test_the_guides_ci_recipe_merges_three_shards_into_the_unsharded_run(scaffol
 
 def _pytest(cwd, *args) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "opsdk_backends=eager"]
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "opsdk_columns=eager"]
         + list(args),
         cwd=cwd,
         capture_output=True,

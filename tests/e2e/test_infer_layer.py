@@ -179,7 +179,7 @@ def checked(tmp_path_factory, opsdk_cli_module):
     argv = ("--backend", "eager,aot_eager,ge", "--shapes", "static,dynamic", "--contexts", "none")
     run = opsdk_cli_module("check", pkg, *argv, json_report=True)
     cells = {
-        (r["op"].split("::")[1].split(".")[0], r["backend"], r["shapes"]): r for r in run.cells()
+        (r["op"].split("::")[1].split(".")[0], r["column"], r["shapes"]): r for r in run.cells()
     }
     return pkg, cells
 

@@ -127,7 +127,7 @@ def test_ops_with_dims_and_related_sizes_pass_every_cell(scaffolds, tmp_path, op
     )
     run = opsdk_cli("check", pkg, json_report=True)
     failed = [
-        (r["op"], r["backend"], r["shapes"], r["layer"], r["message"])
+        (r["op"], r["column"], r["shapes"], r["layer"], r["message"])
         for r in run.report["results"]
         if r["status"] != "pass"
     ]
@@ -159,7 +159,7 @@ def test_a_cached_scalar_fails_eager_and_a_baked_one_fails_ge(scaffolds, tmp_pat
     run = opsdk_cli(
         "check", pkg, "--backend", "eager,ge,npugraph_ex", "--shapes", "dynamic", json_report=True
     )
-    cells = {(r["op"].split("::")[1], r["backend"]): r for r in run.report["results"]}
+    cells = {(r["op"].split("::")[1], r["column"]): r for r in run.report["results"]}
     verdicts = {key: (r["status"], r["layer"]) for key, r in cells.items()}
     assert verdicts == {
         ("my_scale", "eager"): ("fail", "eager"),

@@ -105,7 +105,7 @@ def test_a_hanging_kernel_times_out_as_its_ops_error(scaffolds, tmp_path, opsdk_
     # every cell of the op, its option profile's included, is the time limit's error:
     # the cell it ran past the limit in, and the cells it left
     cells = run.report["results"]
-    assert [(c["backend"], c["profile"]) for c in cells] == [
+    assert [(c["column"], c["profile"]) for c in cells] == [
         ("eager", None),
         ("npugraph_ex", None),
         ("npugraph_ex", "capture_limit"),
@@ -139,12 +139,12 @@ def test_an_op_whose_cells_are_all_cached_gets_no_process(scaffolds, tmp_path, m
     into.add(NewRequest("iso_second", namespace="isocache"), project)
     started = []
 
-    def run_op(target, cells, *args):
+    def check_in_child(target, cells, *args):
         started.append(cells[0].op.name)
-        return real_run_op(target, cells, *args)
+        return real_check_in_child(target, cells, *args)
 
-    real_run_op = isolate.run_op
-    monkeypatch.setattr(isolate, "run_op", run_op)
+    real_check_in_child = isolate.check_in_child
+    monkeypatch.setattr(isolate, "check_in_child", check_in_child)
 
     def check(name):
         started.clear()
@@ -152,7 +152,7 @@ def test_an_op_whose_cells_are_all_cached_gets_no_process(scaffolds, tmp_path, m
         argv = ["check", str(project), "--isolate", "--backend", "eager,opcheck,aot_eager"]
         assert cli.main([*argv, "--shapes", "static", "--json", str(report)]) == 0
         results = json.loads(report.read_text())["results"]
-        outcomes = [(r["op"], r["backend"], r["shapes"], r["status"]) for r in results]
+        outcomes = [(r["op"], r["column"], r["shapes"], r["status"]) for r in results]
         return list(started), outcomes, {r["op"]: {r["cached"]} for r in results}
 
     first, second = "isocache::iso_first", "isocache::iso_second"

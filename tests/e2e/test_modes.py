@@ -61,7 +61,7 @@ def test_an_attached_op_is_made_for_npugraph_ex_and_checked_without_ge(tmp_path,
         "check", path, "--backend", "eager,ge,npugraph_ex", "--shapes", "static", json_report=True
     )
     assert run.code == 0, run.stdout + run.stderr
-    assert [(r["backend"], r["status"]) for r in run.report["results"]] == [
+    assert [(r["column"], r["status"]) for r in run.report["results"]] == [
         ("eager", "pass"),
         ("npugraph_ex", "pass"),
     ]

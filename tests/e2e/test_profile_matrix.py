@@ -45,7 +45,7 @@ def run(scaffolds, tmp_path_factory, opsdk_cli_module):
 
 
 def outcome(run, op, backend, profile=None):
-    (cell,) = run.cells(op=f"g_prof::{op}", backend=backend, profile=profile)
+    (cell,) = run.cells(op=f"g_prof::{op}", column=backend, profile=profile)
     return cell["status"], cell["layer"], cell["message"]
 
 

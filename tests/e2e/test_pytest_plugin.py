@@ -2,7 +2,7 @@
 
 Each run is a subprocess in the package directory, so the plugin is loaded the
 way users load it (the ``pytest11`` entry point) and reads the package's own
-pytest configuration. Runs narrow the matrix (``-o opsdk_backends=...``) to
+pytest configuration. Runs narrow the matrix (``-o opsdk_columns=...``) to
 what the test is about, to keep the suite fast.
 """
 
@@ -85,7 +85,7 @@ def test_a_failing_cell_fails_with_its_layer_and_message_not_a_traceback(scaffol
         "    return (x - y)",
         '    warnings.warn("kernel says hi", stacklevel=1)\n    return (x - y)',
     )
-    done = _pytest(pkg, "-o", "opsdk_backends=eager", "-o", "opsdk_shapes=static")
+    done = _pytest(pkg, "-o", "opsdk_columns=eager", "-o", "opsdk_shapes=static")
     assert done.returncode == 1, done.stdout + done.stderr
     failure = done.stdout.split("= FAILURES =")[1].split("short test summary")[0]
     assert "plug::my_add[eager-static]" in failure
@@ -125,7 +125,7 @@ def waived_package(scaffolds, tmp_path):
 
 def test_pytest_xfails_waived_cells_and_fails_stale_waivers(waived_package):
     done = _pytest(
-        waived_package, "-rxX", "-o", "opsdk_backends=eager opcheck", "-o", "opsdk_shapes=static"
+        waived_package, "-rxX", "-o", "opsdk_columns=eager opcheck", "-o", "opsdk_shapes=static"
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 failed, 1 xfailed" in done.stdout
@@ -172,12 +172,12 @@ def test_opsdk_check_reports_waived_cells_xfail_and_exits_1_on_a_stale_waiver(
         "- **plug::my_add [opcheck-static]**: xfail in layer `fake`; "
         "waived: fake function being rewritten"
     ) in waived and "test_faketensor" in waived
-    [xfail] = run.cells(backend="opcheck", shapes="static")
+    [xfail] = run.cells(column="opcheck", shapes="static")
     assert (xfail["status"], xfail["layer"]) == ("xfail", "fake")
     assert xfail["waiver"] == "fake function being rewritten"
-    [unwaived] = run.cells(backend="opcheck", shapes="dynamic")
+    [unwaived] = run.cells(column="opcheck", shapes="dynamic")
     assert (unwaived["status"], unwaived["waiver"]) == ("fail", None)
-    for stale in run.cells(backend="eager"):
+    for stale in run.cells(column="eager"):
         assert (stale["status"], stale["waiver"]) == ("pass", "kernel was wrong")
         assert stale["message"].endswith("but it passes: remove the waiver")
     assert "plug::my_add [eager-static]: pass: waived in opsdk-waivers.toml" in run.stdout
@@ -214,10 +214,21 @@ def test_opsdk_options_adds_profile_cells_marked_with_their_profile(scaffolds, t
     assert "opsdk_options: unknown frozen: choose from frozen_parameter" in bad.stderr
 
 
-def test_unknown_backend_in_the_ini_is_a_usage_error(scaffolds, tmp_path):
-    done = _pytest(_package(scaffolds, tmp_path), "-o", "opsdk_backends=eager warp")
+def test_unknown_column_in_the_ini_is_a_usage_error(scaffolds, tmp_path):
+    done = _pytest(_package(scaffolds, tmp_path), "-o", "opsdk_columns=eager warp")
     assert done.returncode == 4
-    assert "opsdk_backends: unknown warp: choose from eager" in done.stderr
+    assert "opsdk_columns: unknown warp: choose from eager" in done.stderr
+
+
+def test_the_columns_ini_is_read_by_its_older_name_too(scaffolds, tmp_path):
+    """``opsdk_backends`` (the name before audit checks were columns too) still narrows
+    the matrix; where both are set, ``opsdk_columns`` wins."""
+    pkg = _package(scaffolds, tmp_path)
+    static = ("--collect-only", "-q", "-o", "opsdk_shapes=static")
+    old = _pytest(pkg, *static, "-o", "opsdk_backends=eager")
+    both = _pytest(pkg, *static, "-o", "opsdk_backends=eager", "-o", "opsdk_columns=opcheck")
+    assert _collected(old) == ["plug::my_add[eager-static]"], old.stdout + old.stderr
+    assert _collected(both) == ["plug::my_add[opcheck-static]"], both.stdout + both.stderr
 
 
 def test_plugin_is_inert_without_opsdk_package(tmp_path):

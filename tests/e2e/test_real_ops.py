@@ -36,7 +36,7 @@ def test_real_op_passes_every_cell(name, packages, opsdk_cli):
     # an in-place op also runs in its default contexts, where Dynamo's static buffers
     # leave buffer-dynamic out (a skip)
     failed = [
-        f"{r['op']} [{r['backend']}-{r['shapes']}/{r['context']}] {r['layer']}: {r['message']}"
+        f"{r['op']} [{r['column']}-{r['shapes']}/{r['context']}] {r['layer']}: {r['message']}"
         for r in run.report["results"]
         if r["status"] != "pass" and (r["status"], r["context"], r["shapes"]) != BUFFER_DYNAMIC
     ]
@@ -167,6 +167,6 @@ def broken_run(wheel, tmp_path_factory, opsdk_cli_module):
 def test_a_broken_real_op_fails_in_the_layer_that_names_the_fault(twin, broken_run):
     op, backend, layer, message = BROKEN[twin][2]
     assert broken_run.report is not None, broken_run.stderr[-2000:]
-    [cell] = broken_run.cells(op=op, backend=backend)
+    [cell] = broken_run.cells(op=op, column=backend)
     assert (cell["status"], cell["layer"]) == ("fail", layer), cell["message"]
     assert message in cell["message"]

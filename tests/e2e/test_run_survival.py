@@ -160,7 +160,7 @@ def test_a_crash_a_hang_and_a_memory_error_each_cost_one_cell(misbehaving, tmp_p
     }
     for name, how in hows.items():
         first, *rest = [r for r in results if r["op"] == f"{NAMESPACE}::{name}"]
-        assert (first["backend"], first["shapes"]) == ("eager", "static"), first
+        assert (first["column"], first["shapes"]) == ("eager", "static"), first
         assert (first["status"], first["layer"]) == ("error", "process"), first
         assert first["message"].startswith(f"the op's process {how} in this cell at kernels.py:")
         assert first["message"].endswith(f"in {name}_npu"), first

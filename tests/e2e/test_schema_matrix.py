@@ -181,7 +181,7 @@ def _check_outcomes(run, package, ops, namespace):
         )
         if not ok:
             problems.append(
-                f"{r['op']} [{r['backend']}]: {r['status']} {r['layer']}: {r['message']}"
+                f"{r['op']} [{r['column']}]: {r['status']} {r['layer']}: {r['message']}"
             )
     assert not problems, "\n".join(problems)
 
@@ -272,7 +272,7 @@ def test_python_schemas_with_bodies_convert_and_run_through_ge(tmp_path, opsdk_c
     problems = []
     for r in run.report["results"]:
         if r["status"] != "pass":
-            problems.append(f"{r['op']} [{r['backend']}-{r['shapes']}]: {r['message']}")
+            problems.append(f"{r['op']} [{r['column']}-{r['shapes']}]: {r['message']}")
     assert not problems, "\n".join(problems)
     assert len(run.report["results"]) == len(PYTHON_OPS) * 4 * 3
     backward_graph = tmp_path / "dump" / "schema_bodies.trained.default/ge-static/graph1_ge.py"

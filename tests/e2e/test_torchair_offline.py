@@ -687,7 +687,7 @@ def test_a_corrupt_cache_fails_the_graph_cells_in_layer_setup(
     )
     assert run.code == 1, run.stderr
     cells = run.cells()
-    assert [(c["backend"], c["status"], c["layer"]) for c in cells] == [
+    assert [(c["column"], c["status"], c["layer"]) for c in cells] == [
         ("ge", "error", "setup"),
         ("npugraph_ex", "error", "setup"),
     ]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import opsdk.audit
-from opsdk.audit import AUDIT, Check, CheckModule, check_named
+from opsdk.audit import AUDIT_SUITE, Check, CheckModule, check_named
 from opsdk.harness import columns
 
 
@@ -26,7 +26,7 @@ def _modules_mypy_checks() -> list[str]:
 
 
 def test_every_registered_check_is_a_check_module_mypy_holds_to_the_contract():
-    names = columns.names(AUDIT)
+    names = columns.names(AUDIT_SUITE)
     assert _modules_mypy_checks() == list(names)
     for name in names:
         assert isinstance(check_named(name).checker(), CheckModule)
@@ -39,6 +39,6 @@ def test_a_check_module_without_check_is_refused_by_name(monkeypatch):
 
 
 def test_a_check_is_looked_up_typed():
-    assert check_named("fake") is columns.judge("fake", AUDIT)
+    assert check_named("fake") is columns.judge("fake", AUDIT_SUITE)
     with pytest.raises(LookupError, match="no audit check 'eager'"):
         check_named("eager")  # a column, not a check

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from opsdk.audit.checks import infer as check
-from opsdk.cann.infer.compare import Disagreement
+from opsdk.cann.infer.disagreements import Disagreement
 from opsdk.offline.torchair import torchair_with_converters
 
 

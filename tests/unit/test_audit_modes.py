@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from opsdk.audit import matrix, standin
+from opsdk.audit import matrix, meta_kernel
 from opsdk.audit.checks import npugraph_ex
 from opsdk.harness.cell import CellFailure
 
@@ -44,8 +44,8 @@ def test_ops_without_a_converter_have_no_converter_cells_said_once():
 
 def test_the_stand_in_marks_a_written_input_and_a_lost_mark_is_a_finding():
     x, y = torch.zeros(3), torch.ones(3)
-    standin.kernel(UPD)(x, y)
-    assert bool((x == standin.WRITTEN).all())
+    meta_kernel.kernel(UPD)(x, y)
+    assert bool((x == meta_kernel.WRITTEN).all())
     op = SimpleNamespace(qualname="t_audit_modes::upd")
     npugraph_ex._check_written(op, {"x": x}, 1, "replay")
     with pytest.raises(CellFailure, match=r"call 2 \(replay\): t_audit_modes::upd writes x"):
@@ -94,6 +94,6 @@ def test_the_stand_in_returns_the_input_its_meta_returns_as_the_kernel_it_descri
     library's kernel, returning the input as its Meta does, keeps (the schema check's
     finding is the defect)."""
     x, out = torch.zeros(3), torch.zeros(3)
-    assert standin.kernel(RET_OUT)(x, out) is out
-    assert standin.kernel(RET_OUT)(x, out=out) is out
-    assert bool((out == standin.WRITTEN).all())
+    assert meta_kernel.kernel(RET_OUT)(x, out) is out
+    assert meta_kernel.kernel(RET_OUT)(x, out=out) is out
+    assert bool((out == meta_kernel.WRITTEN).all())

@@ -192,11 +192,11 @@ def test_every_coordinate_of_a_cell_and_of_its_run_is_in_its_key(lib):
     assert len({cache.key(c) for c in variants}) == len(variants)
     # opcheck leaves its AOT dispatch tests to aot_eager when both run: another result.
     opcheck = Cell(first, "opcheck", "static")
-    with run_scope.one_run({"opcheck"}):
+    with run_scope.together({"opcheck"}):
         alone = cache.key(opcheck)
-    with run_scope.one_run({"opcheck", "aot_eager"}):
+    with run_scope.together({"opcheck", "aot_eager"}):
         beside_aot = cache.key(opcheck)
-    with run_scope.one_run({"opcheck", "ge"}):
+    with run_scope.together({"opcheck", "ge"}):
         beside_ge = cache.key(opcheck)
     assert alone != beside_aot and alone == beside_ge
 
@@ -282,7 +282,7 @@ def test_concurrent_writers_never_leave_a_partial_entry(lib):
     cache = CellCache(lib.module, lib.ops)
     cell = lib.cells[0]
     big = Result(cell.op.name, "counting", "static", "fail", "eager", "x" * 200_000)
-    with run_scope.one_run({"counting"}):
+    with run_scope.together({"counting"}):
         cache.put(cell, big)
         [path] = _entries(lib)
         torn = []

@@ -33,3 +33,13 @@ def test_reports_keep_a_context_variant_apart_from_its_plain_column():
     text = markdown.render([plain, in_view])
     assert "| myops::my_add | `✓` |\n| myops::my_add /view | `✗` `ge-exec` |" in text
     assert "[ge-dynamic/view]" in text
+
+
+def test_a_result_is_written_with_its_column_and_read_back_from_older_reports_too():
+    """Reports name the column ``column``; those written before (key ``backend``) still
+    read, so ``report merge`` takes an older shard."""
+    result = Result(ADD.name, "ge", "dynamic", "fail", "ge-exec", "wrong", context="view")
+    written = result.to_json()
+    assert written["column"] == "ge" and "backend" not in written
+    older = {("backend" if k == "column" else k): v for k, v in written.items()}
+    assert Result.from_json(written) == Result.from_json(older) == result

@@ -60,7 +60,9 @@ def test_a_usage_error_is_one_line_naming_the_commands_help(capsys):
     )
     code, out, err = _run(capsys, "graph", "pkg", "-k", "op")
     assert (code, out) == (2, "") and err.count("\n") == 1
-    assert err.startswith("opsdk graph: error: the following arguments are required: --backend")
+    assert err.startswith(
+        "opsdk graph: error: the following arguments are required: --column/--backend"
+    )
     code, _, err = _run(capsys, "chek")
     assert code == 2 and err.count("\n") == 1 and err.endswith("(see `opsdk --help`)\n")
 
@@ -245,6 +247,7 @@ def _layout(settings) -> dict:
 @pytest.mark.parametrize(
     "argv",
     [
+        ["check", "pkg", "--column", "eager,ge", "--shapes", "dynamic", "--options", "all"],
         ["check", "pkg", "--backend", "eager,ge", "--shapes", "dynamic", "--options", "all"],
         ["check", "pkg", "--contexts", "view", "--no-cache", "--isolate"],
         ["check", "pkg", "--last-failed", "--isolate", "--timeout", "5"],
@@ -369,6 +372,16 @@ def test_ir_formats_are_the_exports():
     assert cli.ir.FORMATS == tuple(exports.FORMATS)
 
 
+@pytest.mark.parametrize(
+    "command", [["check", "pkg"], ["graph", "pkg", "-k", "op", "--shapes", "static", "--out", "d"]]
+)
+def test_backend_is_the_column_flag_by_its_old_name(command):
+    """``--column`` is the flag's name; ``--backend``, its name before audit checks were
+    columns too, still selects the same columns."""
+    new, old = (cli._parse([*command, flag, "ge"]) for flag in ("--column", "--backend"))
+    assert new.column == old.column == (["ge"] if command[0] == "check" else "ge")
+
+
 def test_modes_keep_their_columns_and_a_choice_of_none_is_refused(capsys):
     assert columns.in_modes(columns.names(), ["npugraph_ex"]) == [
         "eager", "opcheck", "aot_eager", "npugraph_ex", "ascendc",
@@ -378,4 +391,4 @@ def test_modes_keep_their_columns_and_a_choice_of_none_is_refused(capsys):
         capsys, "check", "json", "--backend", "ge,fusion", "--modes", "npugraph_ex"
     )
     assert (code, out) == (2, "")
-    assert "--backend ge,fusion: no column of --modes npugraph_ex" in err
+    assert "--column ge,fusion: no column of --modes npugraph_ex" in err

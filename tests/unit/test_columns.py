@@ -1,4 +1,4 @@
-"""A backend column is one object: registered once, every part of opsdk asks the registry.
+"""A column is one object: registered once, every part of opsdk asks the registry.
 
 The throwaway columns here are registered by this test alone (this module is their
 implementation) and must show up in the CLI's choices, the matrix, run_cell,
@@ -85,9 +85,9 @@ def test_builtin_columns_load_without_torch_in_matrix_order():
 
 
 def test_columns_and_audit_checks_are_judges_of_one_registry():
-    from opsdk.audit import AUDIT, Check
+    from opsdk.audit import AUDIT_SUITE, Check
 
-    assert columns.names(AUDIT) == (
+    assert columns.names(AUDIT_SUITE) == (
         "schema",
         "fake",
         "converter",
@@ -96,25 +96,25 @@ def test_columns_and_audit_checks_are_judges_of_one_registry():
         "npugraph_ex",
         "registry",
     )
-    for judge in (columns.column("ge"), columns.judge("fake", AUDIT)):
+    for judge in (columns.column("ge"), columns.judge("fake", AUDIT_SUITE)):
         assert {"name", "suite", "error_layer", "shape_modes"} <= set(dir(judge))
         assert judge.implementation().__name__.startswith("opsdk.")
-    assert columns.judge("converter", AUDIT).shape_modes == ("static", "dynamic")
+    assert columns.judge("converter", AUDIT_SUITE).shape_modes == ("static", "dynamic")
     check_columns = columns.names()
     with columns.register(Check("eager", ("static",))):  # a name is unique in its suite only
         assert columns.judge("eager").suite == "check"
-        assert columns.judge("eager", AUDIT).suite == AUDIT
-        assert columns.names() == check_columns and columns.names(AUDIT)[-1] == "eager"
-    assert "eager" not in columns.names(AUDIT)
+        assert columns.judge("eager", AUDIT_SUITE).suite == AUDIT_SUITE
+        assert columns.names() == check_columns and columns.names(AUDIT_SUITE)[-1] == "eager"
+    assert "eager" not in columns.names(AUDIT_SUITE)
     with pytest.raises(ValueError, match="audit check 'fake' is registered already"):
         columns.register(Check("fake", ("static",)))
 
 
 def test_the_infer_check_has_cells_only_where_the_ir_paths_hold_cpp_inference(tmp_path):
-    from opsdk.audit import AUDIT
+    from opsdk.audit import AUDIT_SUITE
     from opsdk.audit.library import Library
 
-    check = columns.judge("infer", AUDIT)
+    check = columns.judge("infer", AUDIT_SUITE)
     (tmp_path / "op_host").mkdir()
     source = tmp_path / "op_host" / "x_infershape.cpp"
     source.write_text("IMPL_OP_INFERSHAPE(X).InferDataType(InferDtypeX);\n")  # no InferShape
@@ -122,13 +122,13 @@ def test_the_infer_check_has_cells_only_where_the_ir_paths_hold_cpp_inference(tm
     assert not check.applies(Library("lib", [], infer_roots=(tmp_path,)))
     source.write_text("IMPL_OP_INFERSHAPE(X).InferShape(InferShapeX);\n")
     assert check.applies(Library("lib", [], infer_roots=(source,)))
-    assert columns.judge("converter", AUDIT).applies(Library("lib", []))  # every library
+    assert columns.judge("converter", AUDIT_SUITE).applies(Library("lib", []))  # every library
 
 
 def test_a_registered_column_is_in_every_part_of_opsdk(registered, package):
     assert columns.names()[-2:] == ("throwaway", "needy")
     args = parser().parse_args(["check", "pkg"])
-    assert args.backend[-2:] == ["throwaway", "needy"]
+    assert args.column[-2:] == ["throwaway", "needy"]
     matrix = harness.cells(package, shapes=["static"])
     # fusion has cells only for an op with a fusion pattern, ascendc only for one with
     # AscendC sources, and this one has neither

@@ -190,7 +190,7 @@ def test_a_context_failure_says_whether_the_op_alone_passes(alone, says):
         for c in harness.cells(_package(FROM_START), ["aot_eager"], ["static"], contexts=["view"])
         if c.context
     ]
-    with run_scope.one_run({"aot_eager"}):
+    with run_scope.together({"aot_eager"}):
         run_scope.record(Result(cell.op.name, "aot_eager", "static", alone, None, ""))
         result = harness.run_cell(cell)
     assert (result.status, result.layer) == ("fail", "eager")

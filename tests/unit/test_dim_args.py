@@ -49,7 +49,7 @@ for _op in (DECLARED_IGNORES, DECLARED):
 def _results(op, shapes="static"):
     package = SimpleNamespace(__name__="dimpkg", __file__=__file__, OPS=(op,))
     cells = harness.cells(package, ["eager", "opcheck"], [shapes])
-    with run_scope.one_run({"opcheck", "aot_eager"}):
+    with run_scope.together({"opcheck", "aot_eager"}):
         return {cell.column: harness.run_cell(cell) for cell in cells}
 
 

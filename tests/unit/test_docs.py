@@ -447,3 +447,50 @@ def test_the_reg_op_export_shown_is_what_opsdk_ir_prints(guide):
         found = printed.find(part, position)
         assert found >= 0, f"{guide.name}: opsdk ir prints no\n{part}\nbut:\n{printed}"
         position = found + len(part)
+
+
+def _glossary_spans() -> list[str]:
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    return SPAN.findall(doc.split("\n## Glossary\n", 1)[1])
+
+
+def _resolves(dotted: str) -> bool:
+    """``harness.cell.Cell`` (under ``opsdk.``) names a module or one of its attributes."""
+    import importlib
+
+    parts = dotted.removeprefix("opsdk.").split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(["opsdk", *parts[:cut]]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[cut:]:
+            found = getattr(found, name, None)
+        return found is not None
+    return False
+
+
+def test_the_glossary_names_what_the_code_has():
+    """The glossary (docs/architecture.md) names modules, classes and constants; a rename
+    that leaves it behind fails here: dotted names resolve, paths exist, and a class or
+    constant's bare name is defined in opsdk (or the import test's layer lists)."""
+    spans = _glossary_spans()
+    dotted = [
+        s for s in spans if re.fullmatch(r"(harness|audit|axes|cann|errors|opsdk)(\.\w+)+", s)
+    ]
+    paths = [s for s in spans if "/" in s and " " not in s and not s.startswith("--")]
+    named = [s for s in spans if re.fullmatch(r"[A-Z][A-Za-z]+|[A-Z][A-Z_]+", s)]
+    assert len(dotted) > 10 and len(paths) > 10 and len(named) > 5, (dotted, paths, named)
+    assert [d for d in dotted if not _resolves(d)] == []
+    assert [p for p in paths if not list(ROOT.glob(p)) and not list((ROOT / "opsdk").glob(p))] == []
+    sources = "\n".join(
+        path.read_text()
+        for path in [*(ROOT / "opsdk").rglob("*.py"), ROOT / "tests/unit/test_imports.py"]
+    )
+    cann_words = {"REG_OP", "OpDef"}  # CANN's names of its definitions, not opsdk's
+    undefined = [
+        n
+        for n in named
+        if n not in cann_words and not re.search(rf"^\s*(class {n}\b|{n} = )", sources, re.M)
+    ]
+    assert undefined == [], f"the glossary names {undefined}, which opsdk does not define"

@@ -135,7 +135,7 @@ def test_test_modules_have_unique_basenames_across_tiers():
 # The layers, lowest first: a module may import its own package's modules and those of
 # a lower layer, never a higher one nor another package of its own layer. Named by
 # package (a module belongs to the longest prefix listed). docs/architecture.md says why.
-LAYERS = (
+PACKAGE_LAYERS = (
     ("opsdk.errors",),
     ("opsdk.axes", "opsdk._versions", "opsdk._outputs", "opsdk._streams", "opsdk._registry"),
     ("opsdk._runtime",),
@@ -162,12 +162,12 @@ LAYERS = (
 )
 
 
-def layer_of(module: str, layers=LAYERS) -> tuple[int, str]:
+def layer_of(module: str, layers=PACKAGE_LAYERS) -> tuple[int, str]:
     """The layer ``module`` is in and the package that places it there."""
     places = [(len(p), rank, p) for rank, layer in enumerate(layers) for p in layer]
     found = [(n, rank, p) for n, rank, p in places if module == p or module.startswith(p + ".")]
     if not found:
-        raise AssertionError(f"{module} is in no layer: add its package to LAYERS")
+        raise AssertionError(f"{module} is in no layer: add its package to PACKAGE_LAYERS")
     _, rank, package = max(found)
     return rank, package
 
@@ -178,7 +178,7 @@ def _is_private(module: str, package: str) -> bool:
     return any(p.startswith("_") and not p.startswith("__") for p in inner)
 
 
-def layer_violations(graph: dict[str, set[str]], layers=LAYERS, private=True) -> list[str]:
+def layer_violations(graph: dict[str, set[str]], layers=PACKAGE_LAYERS, private=True) -> list[str]:
     """Imports against ``layers``; with ``private``, also those of a name private to
     another layer package."""
     found = []
@@ -217,7 +217,7 @@ def test_an_upward_import_and_a_private_one_are_found():
     ]
 
 
-# Inside `opsdk.harness` (one package in LAYERS), lowest first, by the same rule: what
+# Inside `opsdk.harness` (one package in PACKAGE_LAYERS), lowest first, by the same rule: what
 # a cell is and how a failure is mapped; the column registry (facts, no torch); what a
 # column runs an op on; what the columns are built from (the backends ge and fusion
 # compile through included); the columns, one module each, none importing another; the
@@ -278,9 +278,9 @@ def test_each_module_of_the_columns_package_is_the_column_of_its_name():
 
 
 def test_the_architecture_doc_names_every_layered_package():
-    """docs/architecture.md explains the layers: a package added to LAYERS is added there."""
+    """docs/architecture.md explains the layers: a package in PACKAGE_LAYERS is named there."""
     doc = (ROOT.parent / "docs" / "architecture.md").read_text()
-    named = {p.removeprefix("opsdk.") for layer in LAYERS for p in layer if p != "opsdk"}
+    named = {p.removeprefix("opsdk.") for layer in PACKAGE_LAYERS for p in layer if p != "opsdk"}
     spellings = ("`{}`", "`{}/`", "`opsdk.{}`")
     missing = sorted(n for n in named if not any(s.format(n) in doc for s in spellings))
     assert missing == [], f"docs/architecture.md does not name {missing}"

@@ -55,7 +55,7 @@ CONTIGUOUS = _define("contiguous", lambda x: (x * 2).contiguous(), lambda x: x *
 def _results(op, backends=("eager", "opcheck")):
     package = SimpleNamespace(__name__="layerpkg", __file__=__file__, OPS=(op,))
     cells = harness.cells(package, backends, ["static"])
-    with run_scope.one_run({"opcheck", "aot_eager"}):
+    with run_scope.together({"opcheck", "aot_eager"}):
         return {cell.column: harness.run_cell(cell) for cell in cells}
 
 
@@ -178,7 +178,7 @@ def test_a_kernel_returning_its_input_is_schema_in_every_opcheck_cell():
     for shapes in ("static", "dynamic"):
         package = SimpleNamespace(__name__="layerpkg", __file__=__file__, OPS=(op,))
         [cell] = harness.cells(package, ["opcheck"], [shapes])
-        with run_scope.one_run({"opcheck"}):
+        with run_scope.together({"opcheck"}):
             result = harness.run_cell(cell)
         assert (result.status, result.layer) == ("fail", "schema"), result.describe()
         assert "alias" in result.message, result.message

@@ -6,7 +6,7 @@ is -1: ``dynamic`` mode) and when it runs it (real sizes: ``static`` mode), and 
 kernel's outputs are sized by it; TorchAir traced the graph with the Meta function. So
 each case is lowered as the converter check lowers it, and every GE node whose op type
 has an InferShape in the projects is inferred on the node's own inputs and attrs and held
-to what TorchAir traced for its outputs (:func:`opsdk.cann.infer.compare.disagreements`).
+to what TorchAir traced for its outputs (:func:`opsdk.cann.infer.disagreements.disagreements`).
 In ``static`` mode the dtype rows of the definition beside the C++ run too (:data:`ROWS`).
 
 A finding is certain: where the audit cannot give the C++ what GE would (a value-depend
@@ -33,7 +33,7 @@ from opsdk.audit.checks import Undecided, first_call, where
 from opsdk.audit.checks.converter import lower, why_not_lowered
 from opsdk.audit.explored import explored
 from opsdk.cann import files, infer
-from opsdk.cann.infer.compare import disagreements
+from opsdk.cann.infer.disagreements import disagreements
 from opsdk.errors import OpsdkError
 from opsdk.harness.cell import CellFailure
 from opsdk.harness.core import infer_nodes as nodes

@@ -2,7 +2,7 @@
 graph-mode piece (the npugraph_ex guide's "Meta only" path: no converter, no IR).
 
 Each case runs as the npugraph_ex column runs it, with the stand-in kernel in place of
-the op's (:mod:`opsdk.audit.standin`): compiled by the real npugraph_ex backend
+the op's (:mod:`opsdk.audit.meta_kernel`): compiled by the real npugraph_ex backend
 (``fullgraph=True``), called in the same buffers, so the first call of a shape
 captures a graph and the next replay it, and from the third call on the host
 arguments take other values. Findings, each certain:
@@ -27,7 +27,7 @@ import torch._dynamo
 from torch._subclasses.fake_tensor import DataDependentOutputException
 
 from opsdk._runtime import spec
-from opsdk.audit import standin
+from opsdk.audit import meta_kernel
 from opsdk.audit.checks import Undecided, fake, fake_outputs, host_args, where
 from opsdk.harness.cell import CellFailure
 from opsdk.harness.columns import npugraph_ex
@@ -139,7 +139,7 @@ def _cleared(op, call: Call) -> dict[str, torch.Tensor]:
 
 def _check_written(op, written: dict[str, torch.Tensor], index: int, how: str) -> None:
     for name, tensor in written.items():
-        if not bool((tensor == standin.WRITTEN).all()):
+        if not bool((tensor == meta_kernel.WRITTEN).all()):
             raise CellFailure(
                 "replay",
                 f"call {index} ({how}): {op.qualname} writes {name} (Tensor(a!) in its "

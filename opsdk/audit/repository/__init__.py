@@ -78,7 +78,7 @@ def load(root: Path, defines: dict[str, str], definitions=None):
 
     from opsdk._runtime.device import ensure_npu
     from opsdk.audit import cases as audit_cases
-    from opsdk.audit import standin
+    from opsdk.audit import meta_kernel
     from opsdk.audit.model import AuditOp, Library, Source, defined_at
     from opsdk.audit.repository import pywrites, scan
     from opsdk.offline.torchair import import_torchair_stack
@@ -107,7 +107,7 @@ def load(root: Path, defines: dict[str, str], definitions=None):
             lib = libraries.setdefault(namespace, torch.library.Library(namespace, "IMPL"))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                standin.register(lib, op)
+                meta_kernel.register(lib, op)
             converter = defined_at(getattr(op, "_ge_converter", None))  # a Python library's
             audit_op = AuditOp(op, _name(op), _meta_at(registry, schema, op, at), converter)
             audit_op.schema_at = text_at or _python_at(root, op, at)
@@ -196,7 +196,7 @@ def _build_meta(registry, root: Path, defines, said: list[str]) -> dict[str, str
         try:
             built = build.build(path, root, defines)
             build.load(built, path, root)
-        except build.BuildFailure as failure:
+        except build.MetaBuildFailure as failure:
             line = str(failure) + _defined_elsewhere(failure.symbol, root)
             said.append(line)
             for r in registry.registrations:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from opsdk._runtime import locator
 
-__all__ = ["INCLUDE", "BuildFailure", "Built", "build", "load"]
+__all__ = ["INCLUDE", "MetaBuildFailure", "Built", "build", "load"]
 
 INCLUDE = Path(__file__).resolve().parent / "include"
 RECIPE_VERSION = 1  # part of every cache key: bump it when the recipe changes
@@ -37,7 +37,7 @@ _LOADS = "loads"  # the marker beside a library a child process loaded
 _FAILED = "failed"  # what the compiler said of sources that do not build
 
 
-class BuildFailure(Exception):
+class MetaBuildFailure(Exception):
     """A file did not build or load: ``str()`` is one line, file:line and the symbol;
     ``symbol``: the function it calls that nothing built with it defines ("" if none)."""
 
@@ -64,7 +64,7 @@ def build(source: Path, root: Path, defines: dict[str, str]) -> Built:
     if library.is_file():
         return Built(library, 0.0)
     if failed.is_file():  # the same sources fail the same way: said again, not rebuilt
-        raise BuildFailure(failed.read_text())
+        raise MetaBuildFailure(failed.read_text())
     start = time.perf_counter()
     directory.mkdir(parents=True, exist_ok=True)
     partial = directory / f"meta.{os.getpid()}.so"
@@ -77,14 +77,14 @@ def build(source: Path, root: Path, defines: dict[str, str]) -> Built:
     if done.returncode != 0:
         (directory / "build.log").write_text(done.stderr)
         failed.write_text(_first_error(done.stderr, root, directory))
-        raise BuildFailure(failed.read_text())
+        raise MetaBuildFailure(failed.read_text())
     partial.replace(library)
     return Built(library, round(time.perf_counter() - start, 2))
 
 
 def load(built: Built, source: Path, root: Path) -> None:
     """Load ``built`` into this process, its registrations with it; the first time in a
-    child first (a crash there raises :class:`BuildFailure`, naming the file)."""
+    child first (a crash there raises :class:`MetaBuildFailure`, naming the file)."""
     import torch
 
     marker = built.library.with_name(_LOADS)
@@ -100,21 +100,21 @@ def load(built: Built, source: Path, root: Path) -> None:
         raise _unloaded(source, root, f"{err.__cause__ or ''}\n{err}", None) from None
 
 
-def _unloaded(source: Path, root: Path, said: str, returncode: int | None) -> BuildFailure:
+def _unloaded(source: Path, root: Path, said: str, returncode: int | None) -> MetaBuildFailure:
     """Why ``source``'s library did not load (``said``: the loader's words; a child's
     exit status, if it was a child), in one line."""
     where = _relative(source, root)
     if returncode is not None and returncode < 0:
-        return BuildFailure(
+        return MetaBuildFailure(
             f"{where}: loading its registrations crashed the process (signal {-returncode})"
         )
     undefined = re.search(r"undefined symbol: (\S+)", said)
     if undefined:
         symbol = _demangled(undefined[1])
-        return BuildFailure(f"{where}: does not link: undefined symbol {symbol}", symbol)
+        return MetaBuildFailure(f"{where}: does not link: undefined symbol {symbol}", symbol)
     lines = [line for line in said.strip().splitlines() if line.strip()]
     last = lines[-1] if lines else f"exit {returncode}"
-    return BuildFailure(f"{where}: loading its registrations failed: {last}")
+    return MetaBuildFailure(f"{where}: loading its registrations failed: {last}")
 
 
 def _demangled(symbol: str) -> str:

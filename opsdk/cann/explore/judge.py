@@ -6,7 +6,7 @@ is fine: the op does not take the case. The C++ refusing what the fake accepts i
 finding (the graph traces, GE fails to compile it); the fake refusing what the C++
 accepts is one of its own kind (a case the op takes that no graph can trace); both
 accepting but differing in an output's rank, a dim, a dtype, a -1 kept or the output
-count is one too (:func:`opsdk.cann.infer.compare.disagreements`). A disagreement is
+count is one too (:func:`opsdk.cann.infer.disagreements.disagreements`). A disagreement is
 set aside (:func:`plausible`) where the case may be one the op never takes.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from opsdk.cann.explore.cases import Case, smaller
 from opsdk.cann.infer.call import Crashed, Inferred
-from opsdk.cann.infer.compare import Disagreement, disagreements
+from opsdk.cann.infer.disagreements import Disagreement, disagreements
 
 __all__ = ["AGREE", "ASIDE", "BOTH_REFUSE", "CPP_REFUSES", "DIFFER", "FAKE_REFUSES", "Unsupported",
            "Verdict", "classify", "plausible", "shrink"]  # fmt: skip

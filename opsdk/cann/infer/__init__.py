@@ -3,10 +3,10 @@ against opsdk's stand-in headers of the gert runtime API and call it from Python
 the fake function a graph is traced with can be held to what GE and the kernel use.
 
 :mod:`.sources` finds an op's inference in its project, :mod:`.build` compiles and
-caches it, :mod:`.call` runs it on a node, :mod:`.compare` judges a fake's outputs by it.
+caches it, :mod:`.call` runs it on a node, :mod:`.disagreements` judges a fake's outputs by it.
 """
 
-from opsdk.cann.infer.build import INCLUDE, BuildFailure, Built, build, header_dirs, project_files
+from opsdk.cann.infer.build import INCLUDE, Built, CompileFailure, build, header_dirs, project_files
 from opsdk.cann.infer.call import FORMATS, Crashed, Given, Inferred, Library, Unlinked
 from opsdk.cann.infer.chip import CHIPS, Chip, chip, resources
 from opsdk.cann.infer.sources import Function, Inference, find, find_all
@@ -15,9 +15,9 @@ __all__ = [
     "CHIPS",
     "FORMATS",
     "INCLUDE",
-    "BuildFailure",
     "Built",
     "Chip",
+    "CompileFailure",
     "Crashed",
     "Function",
     "Given",

@@ -31,7 +31,7 @@ from opsdk.cann.infer.sources import Inference, extracted
 __all__ = [
     "INCLUDE",
     "INFER",
-    "BuildFailure",
+    "CompileFailure",
     "Built",
     "Recipe",
     "build",
@@ -64,7 +64,7 @@ class Recipe:
 INFER = Recipe("infer", (INCLUDE,), ENTRY)
 
 
-class BuildFailure(Exception):
+class CompileFailure(Exception):
     """The sources did not compile: ``str()`` is one line, file:line and the symbol."""
 
 
@@ -91,7 +91,7 @@ def header_dirs(environ=os.environ) -> tuple[Path, ...]:
 
 def build(inference: Inference, root: Path | None = None, recipe: Recipe = INFER) -> Built:
     """The library of ``inference``'s sources (``root``: the project, searched for the
-    headers they include), built now unless cached. Raises :class:`BuildFailure`."""
+    headers they include), built now unless cached. Raises :class:`CompileFailure`."""
     project = _include_dirs(inference, root)
     units = _units(inference, project)
     project += _searched(units, project, _repository_top(_top(inference, root)), recipe.includes)
@@ -162,7 +162,7 @@ def _compile(command: list[str], directory: Path) -> None:
     )
     if done.returncode != 0:
         (directory / "build.log").write_text(done.stderr)
-        raise BuildFailure(_first_error(done.stderr, directory))
+        raise CompileFailure(_first_error(done.stderr, directory))
 
 
 def _units(inference: Inference, project: tuple[Path, ...]) -> list[tuple[str, str]]:

@@ -133,7 +133,7 @@ def build(
     (``struct``, ``fields``, ``size``: the contract's TilingLayout), ``layouts`` the other
     classes it registers per tiling key (declared too); ``include_dirs``:
     folders after the source's own (a repository's shared headers); ``root``: the
-    project folder findings name files relative to. Raises ``BuildFailure``."""
+    project folder findings name files relative to. Raises ``CompileFailure``."""
     root = Path(root).resolve() if root else entry.source.parent
     dirs = (*_source_dirs(entry, root), *map(Path, include_dirs))
     text = entry.source.read_text(errors="replace")

@@ -114,7 +114,7 @@ class AscendcOp:
         if self._tiling is None:
             try:
                 built = tiling.build(self.tiling_source, self.sources.root)
-            except infer.BuildFailure as err:
+            except infer.CompileFailure as err:
                 raise NotRun(f"the tiling, against opsdk's stand-ins, {err}") from None
             self._tiling = tiling.TilingLibrary(built.library, self.sources.root)
         return self._tiling
@@ -179,7 +179,7 @@ class AscendcOp:
                 include_dirs=include_dirs(entry),
                 root=Path(entry.source).parent.parent,
             )
-        except infer.BuildFailure as err:  # ``does not compile: file:line: what``
+        except infer.CompileFailure as err:  # ``does not compile: file:line: what``
             return NotRun(f"the kernel, against opsdk's AscendC stand-in, {err}")
         except SpecError as err:  # a dtype or tiling key the stand-in cannot take
             return NotRun(f"the kernel cannot be built: {err}")

@@ -132,7 +132,7 @@ def in_copy(op_type: str, copy: Path) -> AscendC | None:
 
 
 def has_sources(spec) -> bool:
-    """Whether the op ``spec`` (an OpSpec) has AscendC sources in its package: the
+    """Whether the op ``spec`` (an OpSchema) has AscendC sources in its package: the
     ``ascendc`` column's selection."""
     return any(
         ir.infer_root and in_copy(ir.op_type, project_of(ir.infer_root))

@@ -33,7 +33,7 @@ TILING = Recipe(
 
 def build(source: TilingSource, root: Path | None = None) -> Built:
     """The library of ``source``'s tiling (``root``: the project, searched for the headers
-    it includes), built now unless cached. Raises :class:`~opsdk.cann.infer.BuildFailure`."""
+    it includes), built now unless cached. Raises :class:`~opsdk.cann.infer.CompileFailure`."""
     return build_library(source.as_inference(), root, TILING)
 
 

@@ -25,7 +25,7 @@ from opsdk.axes import SHAPE_MODES
 from opsdk.errors import OpsdkError
 
 if TYPE_CHECKING:
-    from opsdk._runtime.spec import OpSpec
+    from opsdk._runtime.spec import OpSchema
     from opsdk.harness.cell import Cell
 
 __all__ = [
@@ -45,7 +45,7 @@ __all__ = [
     "selected",
 ]
 
-CHECK = "check"  # the suite of `opsdk check`'s columns
+CHECK_SUITE = "check"  # the suite of `opsdk check`'s columns
 
 # What a compiling column shares with a case's trace: its Dynamo backend, and a factory
 # of the context holding the checks it keeps active while compiling.
@@ -66,7 +66,7 @@ class CompilingModule(ColumnModule, Protocol):
     """A column that compiles (``Column.compiles``) also gives its lowering, so cells
     of one case share its trace (:mod:`opsdk.harness.core.shared_trace`)."""
 
-    def lowering(self, spec: OpSpec) -> Lowering: ...
+    def lowering(self, spec: OpSchema) -> Lowering: ...
 
 
 class Judge(Protocol):
@@ -101,7 +101,7 @@ class Column:
     empty_cases: bool = True  # runs cases with an empty tensor (see harness.variants.cases)
     # Columns this one leaves part of its checks to when they are in the same run.
     leaves_to: tuple[str, ...] = ()
-    suite: str = CHECK
+    suite: str = CHECK_SUITE
     shape_modes: tuple[str, ...] = SHAPE_MODES
     # Only for some ops: ``"module:function"``, called with an op's spec, says which (e.g.
     # ops with a pattern); a light module, so laying out a matrix imports no column.
@@ -121,14 +121,14 @@ class Column:
     def run(self, cell: Cell, dump_dir: Path | None = None) -> None:
         self.implementation().run(cell, dump_dir)
 
-    def lowering(self, spec: OpSpec) -> Lowering:
+    def lowering(self, spec: OpSchema) -> Lowering:
         """The Dynamo backend, and a context factory for the checks kept while compiling."""
         module = self.implementation()
         if not isinstance(module, CompilingModule):
             raise TypeError(f"column {self.name!r}: {self.module} defines no lowering(spec)")
         return module.lowering(spec)
 
-    def applies(self, spec: OpSpec) -> bool:
+    def applies(self, spec: OpSchema) -> bool:
         """Whether the op ``spec`` has cells in this column."""
         return selected(self.selects, spec)
 
@@ -151,7 +151,7 @@ _suites: dict[str, Registry[str, Judge]] = {}
 
 def _suite(suite: str) -> Registry[str, Judge]:
     if suite not in _suites:
-        what = "column" if suite == CHECK else f"{suite} check"
+        what = "column" if suite == CHECK_SUITE else f"{suite} check"
         _suites[suite] = Registry(what, "give it a name of its own")
     return _suites[suite]
 
@@ -162,17 +162,17 @@ def register(judge: Judge) -> Registration:
     return _suite(judge.suite).add(judge.name, judge)
 
 
-def names(suite: str = CHECK) -> tuple[str, ...]:
+def names(suite: str = CHECK_SUITE) -> tuple[str, ...]:
     """The names of the suite's judges (default: check's columns), in matrix order."""
     return tuple(_suite(suite).keys())
 
 
-def find(name: str, suite: str = CHECK) -> Judge | None:
+def find(name: str, suite: str = CHECK_SUITE) -> Judge | None:
     """The suite's judge ``name``, None where it has none (a name not yet implemented)."""
     return _suite(suite).get(name)
 
 
-def judge(name: str, suite: str = CHECK) -> Judge:
+def judge(name: str, suite: str = CHECK_SUITE) -> Judge:
     """The suite's judge ``name``; an unknown name is an error naming the known ones."""
     return _suite(suite).require(name)
 
@@ -191,13 +191,13 @@ def in_modes(chosen: Iterable[str], modes: Iterable[str]) -> list[str]:
 
 
 def asked_in_modes(chosen: Sequence[str], modes: Sequence[str]) -> list[str]:
-    """:func:`in_modes` of the columns asked for (``--backend``) and the graph modes
+    """:func:`in_modes` of the columns asked for (``--column``) and the graph modes
     (``--modes``); a choice that leaves none is an error naming both flags."""
     found = in_modes(chosen, modes)
     if not found:
         raise OpsdkError(
-            f"--backend {','.join(chosen)}: no column of --modes {','.join(modes)} "
-            "(ge and fusion check the ge mode): add it to --modes, or drop --backend"
+            f"--column {','.join(chosen)}: no column of --modes {','.join(modes)} "
+            "(ge and fusion check the ge mode): add it to --modes, or drop --column"
         )
     return found
 

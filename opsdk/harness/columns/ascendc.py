@@ -30,7 +30,7 @@ from opsdk.cann.kernel.op import AscendcOp, NotRun
 from opsdk.cann.kernel.sources import in_copy, project_of
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
 from opsdk.harness.core.compare import TOLERANCES
-from opsdk.harness.core.kernel import run_op
+from opsdk.harness.core.kernel import call_op
 from opsdk.harness.variants.cases import Call, cases, tensors_of
 
 
@@ -45,7 +45,7 @@ def run(cell: Cell, dump_dir=None) -> None:
 def _run_case(op, spec, ascendc: AscendcOp, call: Call, case) -> None:
     ir, sources = ascendc.ir, ascendc.sources
     label = case.label or "the default case"
-    outputs = _returned(ir, run_op(op, call, layer="eager"))  # the CPU reference
+    outputs = _returned(ir, call_op(op, call, layer="eager"))  # the CPU reference
     given = {ir.ir_name(n): v for n, v in spec.by_name(call.args, call.kwargs).items()}
     data = {i.name: _bytes(given.get(i.name)) for i in ir.inputs}
     try:

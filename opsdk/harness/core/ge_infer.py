@@ -24,7 +24,7 @@ from opsdk._runtime import irdef, spec
 from opsdk.cann import CannOp, explore, infer
 from opsdk.cann import declared as definition
 from opsdk.cann.explore.torch_side import TorchOp, Unbound, fake_location
-from opsdk.cann.infer.compare import declared, disagreements
+from opsdk.cann.infer.disagreements import declared, disagreements
 from opsdk.errors import SpecError
 from opsdk.harness.cell import CellFailure
 from opsdk.harness.core import infer_nodes as nodes

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from opsdk._runtime.updatable import not_updatable, registered
 from opsdk.harness.cell import CellFailure
 from opsdk.harness.core.compare import assert_same_call
-from opsdk.harness.core.kernel import run_op
+from opsdk.harness.core.kernel import call_op
 from opsdk.harness.variants.cases import Call, on_device, tensors_of
 
 __all__ = ["Ledger", "RecaptureWarning", "stale", "taken", "updated_params"]
@@ -197,7 +197,7 @@ def stale(
         then = host_values(spec, captured)
         for suspect in _suspects(now, then):
             old = on_device(_with_host_values(spec, call, suspect), "cpu")
-            if _matches(index, actual, run_op(op, old, layer="eager"), buffers, old, tolerances):
+            if _matches(index, actual, call_op(op, old, layer="eager"), buffers, old, tolerances):
                 changes = "; ".join(
                     f"{n} captured {v!r}, new {now[n]!r}" for n, v in suspect.items()
                 )

@@ -32,7 +32,7 @@ def compiled(inference: infer.Inference, root: Path) -> infer.Library | str:
             library = infer.Library(built.library, Path(root).resolve())
             library.ops()  # loads it: a function defined in a file not built with it
             _COMPILED[key] = library
-        except (infer.BuildFailure, infer.Unlinked) as err:
+        except (infer.CompileFailure, infer.Unlinked) as err:
             _COMPILED[key] = str(err)
         except OSError as err:  # it links, but needs a symbol no file of it defines
             _COMPILED[key] = f"does not load: {err}"

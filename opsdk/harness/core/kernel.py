@@ -1,6 +1,6 @@
 """The op's kernel call as every column makes it: the npu kernel and the CPU reference
 on copies of one call, held to each other (:func:`checked_kernel`), a call whose error
-is a finding in a layer (:func:`run_op`), and the training step's gradients
+is a finding in a layer (:func:`call_op`), and the training step's gradients
 (:func:`backward`). Column ``eager`` is these calls alone; the other columns check the
 kernel this way too, so a kernel gone wrong fails in ``eager`` wherever it runs."""
 
@@ -16,7 +16,7 @@ from opsdk.harness.variants.cases import Call, tensors_of
 HINT = "fix the npu kernel in kernels.py (the CPU reference is the oracle)"
 
 
-def run_op(op, call: Call, *, layer: str):
+def call_op(op, call: Call, *, layer: str):
     """Call ``op`` and return its outputs; an error becomes a CellFailure in ``layer``,
     naming the kernel (npu or CPU reference, by the call's device) and where it raised."""
     device = next((t.device.type for t in tensors_of([call.args, call.kwargs])), None)
@@ -42,9 +42,9 @@ def checked_kernel(op, index: int, on_npu: Call, on_cpu: Call, tolerances):
     writes, and the written inputs' layouts: :func:`.layout.rebound`). A column that runs
     the op compiled checks the kernel this way too, so a kernel gone stale (a cached
     scalar) fails in ``eager`` wherever it runs."""
-    expected = run_op(op, on_cpu, layer="eager")
+    expected = call_op(op, on_cpu, layer="eager")
     before = layout.geometry(on_npu)
-    actual = run_op(op, on_npu, layer="eager")
+    actual = call_op(op, on_npu, layer="eager")
     rebound = layout.rebound(op, before, on_npu)
     if rebound is not None:
         raise CellFailure(rebound.layer, f"call {index}: {rebound}")

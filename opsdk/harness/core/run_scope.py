@@ -23,7 +23,7 @@ from opsdk.harness.cell import Result
 
 @dataclass
 class _Run:
-    backends: frozenset[str]
+    columns: frozenset[str]
     on_end: list[Callable[[], None]] = field(default_factory=list)
     alone: dict[tuple, Result] = field(default_factory=dict)
 
@@ -32,10 +32,10 @@ _run: _Run | None = None
 
 
 @contextlib.contextmanager
-def one_run(backends: Iterable[str]) -> Iterator[None]:
-    """Cells of ``backends`` run together until the context ends."""
+def together(column_names: Iterable[str]) -> Iterator[None]:
+    """Cells of the columns ``column_names`` run together until the context ends."""
     global _run
-    previous, _run = _run, _Run(frozenset(backends))
+    previous, _run = _run, _Run(frozenset(column_names))
     try:
         yield
     finally:
@@ -44,15 +44,15 @@ def one_run(backends: Iterable[str]) -> Iterator[None]:
             callback()
 
 
-def includes(backend: str) -> bool:
-    """Whether the current run has cells of ``backend``."""
-    return _run is not None and backend in _run.backends
+def includes(column: str) -> bool:
+    """Whether the current run has cells of ``column``."""
+    return _run is not None and column in _run.columns
 
 
-def left_to(backend: str) -> tuple[str, ...]:
-    """The columns of the current run that ``backend`` leaves part of its checks to
-    (``Column.leaves_to``): its result depends on them being in the run."""
-    return tuple(c for c in columns.column(backend).leaves_to if includes(c))
+def left_to(name: str) -> tuple[str, ...]:
+    """The columns of the current run that the column ``name`` leaves part of its checks
+    to (``Column.leaves_to``): its result depends on them being in the run."""
+    return tuple(c for c in columns.column(name).leaves_to if includes(c))
 
 
 def compiled_columns() -> tuple[str, ...]:
@@ -74,6 +74,6 @@ def record(result: Result) -> None:
         _run.alone[result.op, result.column, result.profile, result.shapes] = result
 
 
-def recorded(op: str, backend: str, profile: str | None, shapes: str) -> Result | None:
+def recorded(op: str, column: str, profile: str | None, shapes: str) -> Result | None:
     """The recorded result of ``op`` alone in that column, profile and shape mode, if any."""
-    return None if _run is None else _run.alone.get((op, backend, profile, shapes))
+    return None if _run is None else _run.alone.get((op, column, profile, shapes))

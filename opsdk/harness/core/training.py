@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import torch
 
-from opsdk._runtime.spec import OpSpec
+from opsdk._runtime.spec import OpSchema
 from opsdk.harness.variants.cases import Call, tensors_of
 
 
-def trainable(spec: OpSpec) -> bool:
+def trainable(spec: OpSchema) -> bool:
     """Whether the op has an autograd formula. A ``custom_op`` always has an
     Autograd kernel, which raises unless a backward was registered."""
     if spec.inplace:  # torch refuses autograd formulas for mutating ops

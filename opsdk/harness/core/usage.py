@@ -22,7 +22,7 @@ import torch
 from opsdk.harness.cell import Cell, CellFailure, CellSkipped
 from opsdk.harness.core import layout
 from opsdk.harness.core.compile_call import compile_call
-from opsdk.harness.core.kernel import run_op
+from opsdk.harness.core.kernel import call_op
 from opsdk.harness.failures import first_line, root_cause
 from opsdk.harness.variants import contexts
 from opsdk.harness.variants.cases import Call, Case, map_tensors, on_device, tensors_of
@@ -110,7 +110,7 @@ def _called(op, call: Call, device: str):
     and its arguments after it."""
     after = on_device(call, device)
     with torch.no_grad():
-        return run_op(op, after, layer="eager"), after
+        return call_op(op, after, layer="eager"), after
 
 
 # ----- view: each tensor argument a view of a larger graph input -----

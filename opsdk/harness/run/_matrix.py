@@ -1,8 +1,8 @@
-"""The matrix: every op of a package through every backend column (:mod:`.columns`).
+"""The matrix: every op of a package through every column (:mod:`.columns`).
 
 ``cells`` lays out the matrix (with the package's waivers), ``run_cell`` runs
 one cell and never raises: whatever goes wrong becomes a :class:`Result` naming
-the layer. A cell first checks the registries for what its backend needs
+the layer. A cell first checks the registries for what its column needs
 (:func:`opsdk.harness.run.coverage.require`), so a missing piece is named, not stumbled on.
 """
 
@@ -93,23 +93,23 @@ def _not_an_overload(entry) -> str:
 
 def cells(
     package,
-    backends: Iterable[str] | None = None,
+    column_names: Iterable[str] | None = None,
     shapes: Iterable[str] = SHAPE_MODES,
     pattern: str | None = None,
     profiles: Iterable[str] = (),
     contexts: Iterable[str] | None = None,
 ) -> list[Cell]:
-    """The matrix of the package's ops whose name contains ``pattern``, in ``backends``
-    (default: every column); each op's plain cells, then its cells under each option
-    profile (:mod:`opsdk.harness.variants.profiles`) in the columns and shape modes it applies
-    to; each compiled column also in the usage ``contexts`` (names, ``all`` or ``none``;
-    default: :func:`opsdk.harness.variants.contexts.select`'s). Each cell carries the waiver the
-    package's opsdk-waivers.toml declares for it (checked against all ops). A package
-    made for fewer graph modes (``MODES``, ``opsdk new --modes``) has no cells of the others'
-    columns."""
+    """The matrix of the package's ops whose name contains ``pattern``, in the columns
+    ``column_names`` (default: every column); each op's plain cells, then its cells
+    under each option profile (:mod:`opsdk.harness.variants.profiles`) in the columns
+    and shape modes it applies to; each compiled column also in the usage ``contexts``
+    (names, ``all`` or ``none``; default: :func:`opsdk.harness.variants.contexts.select`'s).
+    Each cell carries the waiver the package's opsdk-waivers.toml declares for it
+    (checked against all ops). A package made for fewer graph modes (``MODES``,
+    ``opsdk new --modes``) has no cells of the others' columns."""
     ensure_npu()
-    backends = columns.names() if backends is None else tuple(backends)
-    backends = columns.in_modes(backends, getattr(package, "MODES", GRAPH_MODES))
+    column_names = columns.names() if column_names is None else tuple(column_names)
+    column_names = columns.in_modes(column_names, getattr(package, "MODES", GRAPH_MODES))
     variants = [None, *(_profiles.get(p) for p in profiles)]
     chosen = None if contexts is None else tuple(contexts)
     ops = discover(package)
@@ -124,7 +124,7 @@ def cells(
                 Cell(
                     op, b, s, waivers.reason_for(waived, op, b, s, name, c), context=c, profile=name
                 )
-                for b in backends
+                for b in column_names
                 if columns.column(b).applies(op.spec)
                 for c in (None, *_contexts_of(op, b, chosen))
                 for s in shapes
@@ -134,8 +134,8 @@ def cells(
     return matrix
 
 
-def _contexts_of(op: OpUnderTest, backend: str, chosen) -> tuple[str, ...]:
-    return contexts.select(op.spec, chosen) if columns.column(backend).compiles else ()
+def _contexts_of(op: OpUnderTest, column_name: str, chosen) -> tuple[str, ...]:
+    return contexts.select(op.spec, chosen) if columns.column(column_name).compiles else ()
 
 
 def run_cell(cell: Cell, dump_dir: Path | None = None, cache: CellCache | None = None) -> Result:
@@ -269,7 +269,7 @@ def _alone(cell: Cell, cache: CellCache | None) -> Result:
 def one_run(cell_list: Iterable[Cell]) -> contextlib.AbstractContextManager:
     """While active, the cells' columns run as one run: they leave to each other what
     both would do (:mod:`opsdk.harness.core.run_scope`)."""
-    return run_scope.one_run({cell.column for cell in cell_list})
+    return run_scope.together({cell.column for cell in cell_list})
 
 
 def not_run(cell: Cell, message: str = "", seconds: float = 0.0) -> Result:

@@ -20,7 +20,7 @@ import torch
 
 from opsdk._runtime import attach, inputs, irdef
 from opsdk._runtime import spec as opspec
-from opsdk._runtime.spec import OpSpec
+from opsdk._runtime.spec import OpSchema
 from opsdk.errors import OpsdkError
 from opsdk.harness import columns
 from opsdk.harness.cell import CellFailure
@@ -71,15 +71,15 @@ class Coverage:
         return asdict(self)
 
 
-def has_kernel(spec: OpSpec) -> bool:
+def has_kernel(spec: OpSchema) -> bool:
     return any(attach.has_kernel(spec.qualname, k) for k in ("PrivateUse1", *attach.COMPOSITE))
 
 
-def has_fake(spec: OpSpec) -> bool:
+def has_fake(spec: OpSchema) -> bool:
     return attach.has_fake(spec.qualname)
 
 
-def has_ir(spec: OpSpec) -> bool:
+def has_ir(spec: OpSchema) -> bool:
     """The op lowers to registered IR definitions, and GE knows each op type
     (TorchAir's own question; offline opsdk's stand-in answers it from the registry)."""
     _torchair_loaded()
@@ -91,7 +91,7 @@ def has_ir(spec: OpSpec) -> bool:
     )
 
 
-def converter(spec: OpSpec) -> tuple[str, str]:
+def converter(spec: OpSchema) -> tuple[str, str]:
     """(``registered`` | ``automatic`` | ``""``, why TorchAir would not generate one).
 
     Asks TorchAir's own registry and automatic-converter rules (private API of the
@@ -123,7 +123,7 @@ _CHECKS = {
 }
 
 
-def of(spec: OpSpec) -> Coverage:
+def of(spec: OpSchema) -> Coverage:
     kind, why_not = converter(spec)
     return Coverage(
         spec.qualname,
@@ -136,16 +136,16 @@ def of(spec: OpSpec) -> Coverage:
     )
 
 
-def require(spec: OpSpec, backend: str) -> None:
-    """Raise :class:`CellFailure` for the first piece ``backend`` needs that ``spec``
+def require(spec: OpSchema, column: str) -> None:
+    """Raise :class:`CellFailure` for the first piece the column needs that ``spec``
     lacks, in the layer that piece belongs to."""
-    for piece in columns.column(backend).needs:
+    for piece in columns.column(column).needs:
         if not _CHECKS[piece](spec):
             layer, what, where = _MISSING[piece]
-            raise CellFailure(layer, f"{spec.qualname}: {what}, which {backend} needs: {where}")
+            raise CellFailure(layer, f"{spec.qualname}: {what}, which {column} needs: {where}")
 
 
-def namespace_ops(namespace: str) -> list[OpSpec]:
+def namespace_ops(namespace: str) -> list[OpSchema]:
     """Every op registered in the torch.library ``namespace``, as the dispatcher knows it."""
     return [
         opspec.of(opspec.resolve(qualname))
@@ -154,7 +154,7 @@ def namespace_ops(namespace: str) -> list[OpSpec]:
     ]
 
 
-def rows(specs: list[OpSpec], namespace: str | None, where: str) -> list[Coverage]:
+def rows(specs: list[OpSchema], namespace: str | None, where: str) -> list[Coverage]:
     """The rows of ``specs`` (the ops of the package ``where`` names), then with
     ``namespace`` of every other op registered in it (after importing the package)."""
     chosen = {spec.qualname: spec for spec in specs}

@@ -18,7 +18,7 @@ from opsdk.harness.cell import Cell, Result
 from opsdk.harness.run import interrupts, journal, watch
 
 
-def run_op(
+def check_in_child(
     targets: tuple[str, ...],
     cells: list[Cell],
     selection,
@@ -28,7 +28,7 @@ def run_op(
     cell_timeout: float | None = None,
 ):
     """Check one op's ``cells`` of ``targets`` in a child `opsdk check --only-op` (`opsdk
-    audit` for ``command="audit"``) given the ``selection`` flags that lay them out (``--backend
+    audit` for ``command="audit"``) given the ``selection`` flags that lay them out (``--column
     ...``), within ``timeout`` seconds in all and ``cell_timeout`` a cell. The cells a
     child finished keep their results; a crash, a hang or the time limit is the error
     of the cell it happened in; cells a stop left are ``not run``."""

@@ -166,7 +166,7 @@ def innermost(trace: str) -> str:
 def _died(death: dict) -> str:
     """How a process died in a cell, for the cell's message."""
     at = f" at {death['where']}" if death.get("where") else ""
-    more = "" if at else "; run it alone (-k, --backend, --shapes) under gdb to see where"
+    more = "" if at else "; run it alone (-k, --column, --shapes) under gdb to see where"
     return f"the op's process {death['how']} in this cell{at}{more}"
 
 

@@ -4,20 +4,21 @@ A waiver lets a known failure be tracked without failing the run: the cell is
 reported ``xfail``. So that waivers do not outlive the bug they cover, a waived
 cell that passes stays ``pass`` but says the waiver is stale, and that fails the
 run (``opsdk check`` exits 1, the pytest item fails). The file is validated in
-full before anything runs: a waiver that could never match (unknown op, backend
+full before anything runs: a waiver that could never match (unknown op, column
 or shape mode) is an error, not a silent no-op.
 
 ::
 
     [[waiver]]
     op = "myops::my_add"       # as reports name it, or just "my_add"
-    backend = "ge"             # a backend column, or "*"
+    column = "ge"              # a column (an audit's: a check), or "*"
     shapes = "dynamic"         # a shape mode, or "*"
     profile = "frozen_parameter"  # optional: an option profile, or "*" (the default)
     context = "view"           # optional: a usage context, or "*" (the default)
     reason = "GE dynamic shapes need CANN 8.1 (issue 42)"
 
-A waiver without ``profile`` or ``context`` covers the plain cells and every option
+``backend``, the older name of ``column``, is still read. A waiver without
+``profile`` or ``context`` covers the plain cells and every option
 profile or usage context of them.
 """
 
@@ -40,7 +41,8 @@ else:
 
 FILE_NAME = "opsdk-waivers.toml"
 ANY = "*"
-_KEYS = ("op", "backend", "shapes", "reason")
+_KEYS = ("op", "column", "shapes", "reason")
+_OLD_KEYS = {"backend": "column"}  # read as the key they were renamed to
 # a waiver without one of these covers every profile / context, and the plain cells
 _OPTIONAL = {"profile": ANY, "context": ANY}
 
@@ -52,7 +54,7 @@ class WaiverError(OpsdkError):
 @dataclass(frozen=True)
 class Waiver:
     op: str
-    backend: str
+    column: str
     shapes: str
     reason: str
     profile: str = ANY
@@ -61,14 +63,14 @@ class Waiver:
     def covers(
         self,
         op: OpUnderTest,
-        backend: str,
+        column: str,
         shapes: str,
         profile: str | None,
         context: str | None = None,
     ) -> bool:
         return (
             self.op in (op.name, op.spec.name)
-            and self.backend in (ANY, backend)
+            and self.column in (ANY, column)
             and self.shapes in (ANY, shapes)
             and self.profile in (ANY, profile)
             and self.context in (ANY, context)
@@ -88,9 +90,9 @@ def load(package, ops: list[OpUnderTest]) -> list[Waiver]:
     return read(path, ops, columns.names())
 
 
-def read(path: Path, ops: list[OpUnderTest], backends) -> list[Waiver]:
-    """The waivers in ``path``, each checked against ``ops`` and the columns ``backends``
-    (``opsdk audit``'s are its checks)."""
+def read(path: Path, ops: list[OpUnderTest], column_names) -> list[Waiver]:
+    """The waivers in ``path``, each checked against ``ops`` and the columns
+    ``column_names`` (``opsdk audit``'s are its checks)."""
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
@@ -99,13 +101,15 @@ def read(path: Path, ops: list[OpUnderTest], backends) -> list[Waiver]:
     if set(data) - {"waiver"} or not isinstance(entries, list):
         raise WaiverError(f"{path}: write each waiver as a [[waiver]] table ({', '.join(_KEYS)})")
     return [
-        _parse(entry, f"{path}: waiver {i}", ops, backends) for i, entry in enumerate(entries, 1)
+        _parse(entry, f"{path}: waiver {i}", ops, column_names)
+        for i, entry in enumerate(entries, 1)
     ]
 
 
-def _parse(entry, where: str, ops: list[OpUnderTest], backends) -> Waiver:
+def _parse(entry, where: str, ops: list[OpUnderTest], column_names) -> Waiver:
     if not isinstance(entry, dict):
         raise WaiverError(f"{where} is not a table: write it as [[waiver]] with {', '.join(_KEYS)}")
+    entry = _renamed(entry)
     extra = sorted(set(entry) - set(_KEYS) - set(_OPTIONAL))
     given = {**_OPTIONAL, **entry}
     missing = [
@@ -119,7 +123,7 @@ def _parse(entry, where: str, ops: list[OpUnderTest], backends) -> Waiver:
         )
     waiver = Waiver(**{k: given[k].strip() for k in (*_KEYS, *_OPTIONAL)})
     for key, choices in (
-        ("backend", backends),
+        ("column", column_names),
         ("shapes", SHAPE_MODES),
         ("profile", profiles.names()),
         ("context", contexts.names()),
@@ -137,18 +141,25 @@ def _parse(entry, where: str, ops: list[OpUnderTest], backends) -> Waiver:
     return waiver
 
 
+def _renamed(entry: dict) -> dict:
+    """``entry`` with an older key read as its new name, unless both are given (the older
+    one is then an unknown key)."""
+    return {
+        (_OLD_KEYS[k] if k in _OLD_KEYS and _OLD_KEYS[k] not in entry else k): v
+        for k, v in entry.items()
+    }
+
+
 def reason_for(
     waivers: list[Waiver],
     op: OpUnderTest,
-    backend: str,
+    column: str,
     shapes: str,
     profile: str | None = None,
     context: str | None = None,
 ) -> str | None:
     """The reason of the first waiver covering the cell, if any."""
-    return next(
-        (w.reason for w in waivers if w.covers(op, backend, shapes, profile, context)), None
-    )
+    return next((w.reason for w in waivers if w.covers(op, column, shapes, profile, context)), None)
 
 
 def apply(result: Result, reason: str | None) -> Result:

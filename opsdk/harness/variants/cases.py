@@ -73,7 +73,7 @@ from opsdk._runtime.inputs import (
     declared,
     default_support,
 )
-from opsdk._runtime.spec import Arg, OpSpec
+from opsdk._runtime.spec import Arg, OpSchema
 from opsdk.harness import columns
 from opsdk.harness.cell import CellFailure
 
@@ -144,7 +144,7 @@ class Case:
 
 
 def cases(
-    spec: OpSpec,
+    spec: OpSchema,
     shapes: str,
     backend: str,
     *,
@@ -196,7 +196,7 @@ def cases(
     return result
 
 
-def _accepts(spec: OpSpec, call: Call) -> bool:
+def _accepts(spec: OpSchema, call: Call) -> bool:
     """Whether the op's CPU kernel takes ``call``: a changed scalar it refuses proves
     nothing about a graph, so the declared value stays."""
     cloned = Call(map_tensors(call.args, torch.clone), map_tensors(call.kwargs, torch.clone))
@@ -217,7 +217,7 @@ def _runs_in(support: Support, shapes: str, backend: str) -> bool:
 
 
 def _call(
-    spec: OpSpec,
+    spec: OpSchema,
     support: Support,
     step: int,
     *,

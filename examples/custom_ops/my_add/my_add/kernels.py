@@ -4,7 +4,7 @@ The npu kernel is what runs on the device: on an NPU host, this is where the
 aclnn call goes; offline it runs on opsdk's emulated npu device. Its outputs are
 contiguous, as an aclnn kernel's are, whatever the inputs' layouts (an aten
 expression such as ``x * s`` keeps a permuted input's layout: end it with
-``.contiguous()``). The CPU reference is the oracle every backend is compared
+``.contiguous()``). The CPU reference is the oracle every column is compared
 with: keep it simple and obviously right.
 """
 

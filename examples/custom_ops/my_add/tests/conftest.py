@@ -3,7 +3,7 @@
 The conformance matrix needs no test code here: ``opsdk_package`` in
 pyproject.toml turns on opsdk's pytest plugin (installed with the package's dev
 extra: ``pip install -e ".[dev]"``), which adds one item per op,
-backend and shape mode, named like
+column and shape mode, named like
 ``opsdk_examples::my_add[ge-dynamic]`` and marked by both
 (``pytest -m ge``, ``pytest -m "dynamic and not npugraph_ex"``), running the
 checks of ``opsdk check .``; ``pytest -n auto`` spreads them over processes.
@@ -13,7 +13,7 @@ fail again once they pass, so the waiver gets removed)::
 
     [[waiver]]
     op = "opsdk_examples::my_add"
-    backend = "ge"          # or "*"
+    column = "ge"           # or "*"
     shapes = "dynamic"      # or "*"
     reason = "why, and the issue tracking it"
 

@@ -10,7 +10,7 @@
 // kernel through EXEC_NPU_CMD; offline it runs on opsdk's emulated npu device, where aten
 // calls run on CPU memory. Its outputs are contiguous, as an aclnn kernel's are, whatever the
 // inputs' layouts (aten calls keep a permuted input's layout: end them with .contiguous()).
-// The CPU reference is the oracle every backend is compared with:
+// The CPU reference is the oracle every column is compared with:
 // keep it simple and obviously right. The fake function (fake.py), the GE IR definition
 // (ir.py) and the GE converter (converter.py) are Python.
 //
