@@ -4,10 +4,9 @@ per op (compile), cached <= 2 s per op for 20 cases").
 For production RmsNorm (hicann/ops-nn, float16), experimental AddV2 (ops-math), Gelu
 and Mish (ops-nn), float32, extracted from the bare mirrors, and AddV2 at unaligned sizes
 (``AddV2-tail``: its known defect, a finding per case): each op's cases go through
-the path the ``ascendc`` column takes (:mod:`opsdk.cann.tiling` runs the TilingFunc for
-the case, the column's own ``_kernel`` builds the kernel for its dtypes and key once a
-process, :meth:`~opsdk.cann.kernel.Kernel.launch` runs it; the outputs compared with torch), in a
-fresh process each:
+the ``ascendc`` column's engine (:class:`~opsdk.cann.kernel.op.AscendcOp`: the TilingFunc
+for the case, the kernel built for its dtypes and key once a process, launched; the
+outputs compared with torch), in a fresh process each:
 
 - ``cold``: an empty cache (``OPSDK_CACHE_DIR``), one case: the tiling's and the kernel's
   compile, the workers' start, the first launch. The precompiled stand-in headers are
@@ -29,6 +28,7 @@ wrong outputs) are compared: a cost change must leave them as they were.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import resource
@@ -41,11 +41,12 @@ from pathlib import Path
 
 import torch
 
+from opsdk import cann
 from opsdk._runtime import types
 from opsdk.cann import infer, kernel, tiling
 from opsdk.cann.infer.build import _toolkit
 from opsdk.cann.kernel import sources
-from opsdk.harness.columns.ascendc import _kernel as column_kernel
+from opsdk.cann.kernel.op import AscendcOp
 
 MIRRORS = Path("/work/.mirror")
 
@@ -141,11 +142,19 @@ def extract(op: Op, into: Path) -> Path:
     return root / op.folder
 
 
+def _definition(op: Op, project: Path):
+    """``op``'s IR from its OpDef in the project (the engine builds per its chips)."""
+    for path in sorted((project / "op_host").glob("*_def.cpp")):
+        for found in cann.read(path, [op.op_type]):
+            return dataclasses.replace(found.ir, chips=found.chips or found.ir.chips)
+    raise SystemExit(f"no OpDef of {op.op_type} under {project / 'op_host'}")
+
+
 def run_cases(op: Op, project: Path, cases: range) -> dict:
-    """``cases`` of ``op`` as the ascendc column runs them; the workers closed after."""
-    found = sources.find(op.op_type, project)
-    tiler = tiling.TilingLibrary(tiling.build(found.tiling, project).library, project)
-    kernels = set()  # the column's, kept by it for the process: their workers closed here
+    """``cases`` of ``op`` through the ``ascendc`` column's engine (its tiling per case,
+    the kernel built once for the case's dtypes and key, launched); ``launch`` seconds
+    hold the build lookup and the launch. The workers closed after."""
+    engine = AscendcOp(_definition(op, project), sources.find(op.op_type, project))
     findings, wrong, launched, seconds = [], [], 0, {"tiling": 0.0, "launch": 0.0}
     try:
         for i in cases:
@@ -160,31 +169,25 @@ def run_cases(op: Op, project: Path, cases: range) -> dict:
                 tuple((node(t),) for t in inputs), tuple(map(node, expected)), attrs, label=label
             )
             start = time.perf_counter()
-            tiled = tiler.run(found.tiling, case)
+            tiled = engine.tile(case)
             seconds["tiling"] += time.perf_counter() - start
             if not tiled.ok:
                 findings.append(f"tiling: {'; '.join(map(str, tiled.findings)) or tiled.status}")
                 continue
-            params = found.entry.params[:-2]
-            tensors = dict(zip(params, [*inputs, *expected], strict=True))
-            dtypes = {p: str(t.dtype).removeprefix("torch.") for p, t in tensors.items()}
-            compiled = column_kernel(
-                found.entry, tuple(sorted(dtypes.items())), tiled.tiling_key, tiled.layout
-            )
-            kernels.add(compiled)
-            outputs = dict(zip(params[len(inputs) :], expected, strict=True))
+            data = {
+                n: t.numpy().tobytes()
+                for n, t in zip(engine.ir.ir_input_names, inputs, strict=True)
+            }
             start = time.perf_counter()
-            launch = compiled.launch(
-                {p: t.numpy().tobytes() for p, t in zip(params, inputs, strict=False)},
-                {p: t.numel() * t.element_size() for p, t in outputs.items()},
-                tiled,
-                case=label,
-            )
+            ran = engine.launch(case, tiled, data)
             seconds["launch"] += time.perf_counter() - start
             launched += 1
-            findings += map(str, launch.findings)
+            findings += map(str, ran.launch.findings)
+            outputs = dict(zip((o.name for o in engine.ir.outputs), expected, strict=True))
+            by_name = {n: p for p, n in ran.params.items()}
             for name, want in outputs.items():
-                got = torch.frombuffer(bytearray(launch.outputs.get(name, b"")), dtype=want.dtype)
+                got = ran.launch.outputs.get(by_name[name], b"")
+                got = torch.frombuffer(bytearray(got), dtype=want.dtype)
                 try:
                     torch.testing.assert_close(
                         got.reshape(want.shape), want, rtol=op.tolerance, atol=op.tolerance
@@ -192,9 +195,7 @@ def run_cases(op: Op, project: Path, cases: range) -> dict:
                 except (AssertionError, RuntimeError) as err:
                     wrong.append(f"{label} {name}: {str(err).splitlines()[0]}")
     finally:
-        tiler.close()
-        for compiled in kernels:
-            compiled.close()
+        engine.close()
     seconds = {k: round(v, 2) for k, v in seconds.items()}
     return {"launched": launched, "findings": findings, "wrong": wrong, "seconds": seconds}
 

@@ -496,7 +496,7 @@ def test_audit_command_reports_the_finding_and_exits_1(
     assert code == 0 and "1 xfail" in out, out
     waivers.write_text(waivers.read_text().replace('"converter"', '"ge"'))
     assert cli.main(["audit", "torch_npu", "--waivers", str(waivers)]) == 2
-    assert "unknown backend 'ge': choose from schema, fake, converter" in capsys.readouterr().err
+    assert "unknown column 'ge': choose from schema, fake, converter" in capsys.readouterr().err
 
 
 def test_audit_shards_merge_into_the_whole_audit(torch_npu_library, tmp_path, capsys):

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import REPO
 from scaffolded import edit
 
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 from _ops import ADD_RMS_NORM_SCHEMA, fill_add_rms_norm  # noqa: E402
 

@@ -15,12 +15,12 @@ import pytest
 from scaffolded import edit
 
 from opsdk.axes import SHAPE_MODES
-from opsdk.harness.columns import compiling, get, names
+from opsdk.harness.columns import column, compiling, names
 
 
 def every_column() -> list[str]:
     """The columns every op has cells in (``fusion``: only an op with a pattern)."""
-    return [n for n in names() if get(n).selects is None]
+    return [n for n in names() if column(n).selects is None]
 
 
 def _package(scaffolds, tmp_path, **kwargs):

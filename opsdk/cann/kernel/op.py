@@ -76,10 +76,20 @@ class AscendcOp:
     def run(self, case: tiling.Case, data: Mapping[str, object] | None = None) -> Ran:
         """``case`` tiled and, where that succeeds, launched; ``data`` by IR input name:
         its bytes (a dynamic input's, a list of each instance's), else made."""
+        return self.launch(case, self.tile(case), data)
+
+    def tile(self, case: tiling.Case) -> TilingRun:
+        """What the op's TilingFunc sets for ``case`` (a bench times it apart)."""
         try:
-            tiled = self.tiling().run(self.tiling_source, case)
+            return self.tiling().run(self.tiling_source, case)
         except infer.Unlinked as err:  # a source of the project its tiling calls into
             raise NotRun(f"the tiling, against opsdk's stand-ins, does not load: {err}") from None
+
+    def launch(
+        self, case: tiling.Case, tiled: TilingRun, data: Mapping[str, object] | None = None
+    ) -> Ran:
+        """The kernel built for ``case`` and ``tiled`` (its tiling of it) and launched, where
+        the tiling succeeded; ``data`` as :meth:`run` takes it."""
         params = self.params()
         if not tiled.ok:
             return Ran(tiled, None, params)
