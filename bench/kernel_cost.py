@@ -41,7 +41,6 @@ from pathlib import Path
 
 import torch
 
-from opsdk import cann
 from opsdk._runtime import types
 from opsdk.cann import infer, kernel, tiling
 from opsdk.cann.infer.build import _toolkit
@@ -144,10 +143,10 @@ def extract(op: Op, into: Path) -> Path:
 
 def _definition(op: Op, project: Path):
     """``op``'s IR from its OpDef in the project (the engine builds per its chips)."""
-    for path in sorted((project / "op_host").glob("*_def.cpp")):
-        for found in cann.read(path, [op.op_type]):
-            return dataclasses.replace(found.ir, chips=found.chips or found.ir.chips)
-    raise SystemExit(f"no OpDef of {op.op_type} under {project / 'op_host'}")
+    found = sources.definition(project, op.op_type)
+    if found is None:
+        raise SystemExit(f"no OpDef of {op.op_type} under {project / 'op_host'}")
+    return dataclasses.replace(found.ir, chips=found.chips or found.ir.chips)
 
 
 def run_cases(op: Op, project: Path, cases: range) -> dict:

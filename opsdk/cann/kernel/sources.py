@@ -30,6 +30,7 @@ from opsdk.errors import SpecError
 __all__ = [
     "FOLDER",
     "AscendC",
+    "definition",
     "entry_name",
     "filled",
     "find",
@@ -72,16 +73,24 @@ class AscendC:
     entry: Entry
 
 
-def filled(sources: AscendC, op_type: str) -> dict[str, float]:
-    """The outputs (IR names) the runtime fills before ``op_type``'s kernel runs, and
-    with what: its OpDef's ``.InitValue`` (``op_host/*_def.cpp``; none without one)."""
-    for path in sorted((sources.root / "op_host").glob("*_def.cpp")):
+def definition(root: Path, op_type: str) -> cann.CannOp | None:
+    """``op_type``'s OpDef in the project ``root`` (``op_host/*_def.cpp``; None without a
+    readable one: a file including headers a copy lacks is passed over)."""
+    for path in sorted((Path(root) / "op_host").glob("*_def.cpp")):
         try:
             for op in cann.read(path, [op_type]):
-                return op.init_values
-        except SpecError:  # it includes headers the copy lacks: its outputs start as poison
+                return op
+        except SpecError:
             continue
-    return {}
+    return None
+
+
+def filled(sources: AscendC, op_type: str) -> dict[str, float]:
+    """The outputs (IR names) the runtime fills before ``op_type``'s kernel runs, and
+    with what: its OpDef's ``.InitValue`` (none without a readable OpDef: its outputs
+    start as poison)."""
+    found = definition(sources.root, op_type)
+    return found.init_values if found else {}
 
 
 def project_of(infer_root: str | Path) -> Path:
