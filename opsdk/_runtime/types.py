@@ -47,6 +47,7 @@ __all__ = [
     "row",
     "DType",
     "DTYPES",
+    "BY_GE_VALUE",
     "dtype",
 ]
 
@@ -252,6 +253,8 @@ _DTYPE_ROWS = (
 )
 
 DTYPES: dict[str, DType] = {d.ge: d for d in _DTYPE_ROWS}
+# By GE DataType number, as a node, an attr or a compiled op gives it
+BY_GE_VALUE: dict[int, DType] = {d.value: d for d in _DTYPE_ROWS}
 """GE enumerator (``DT_FLOAT16``) -> its row."""
 
 _DTYPE_SPELLINGS = {

@@ -81,7 +81,7 @@ def _cpp_value(value, value_type: str, dtype: bool = False) -> str:
     """A default as C++ spells it; a data type (a Type attr, an Int holding one) as GE's
     enumerator (GE numbering)."""
     if value_type == "VT_DATA_TYPE" or dtype:
-        return next(d.ge for d in types.DTYPES.values() if d.value == value)
+        return types.BY_GE_VALUE[value].ge
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):

@@ -103,7 +103,7 @@ def _tested_input(arg: spec.Arg, instances: tuple[Given, ...], host: bool) -> st
         return f"Fixed({values!r})" if arg.is_list else f"Fixed({values[0]})"
     specs = []
     for one in instances:
-        name = _spec_name(_GE_BY_VALUE[one.dtype])
+        name = _spec_name(types.BY_GE_VALUE[one.dtype].ge)
         if name is None or one.data is not None:
             return None
         specs.append(f"{name}({', '.join(map(str, one.shape))})")
@@ -113,7 +113,7 @@ def _tested_input(arg: spec.Arg, instances: tuple[Given, ...], host: bool) -> st
 def _host_ints(given: Given) -> list[int] | None:
     """A value input's host data as ints, None without any or of a float type."""
     size = {"DT_INT64": "q", "DT_INT32": "i", "DT_UINT64": "Q", "DT_UINT32": "I"}
-    code = size.get(_GE_BY_VALUE[given.dtype])
+    code = size.get(types.BY_GE_VALUE[given.dtype].ge)
     if given.data is None or code is None:
         return None
     return list(struct.unpack(f"<{len(given.data) // struct.calcsize(code)}{code}", given.data))
@@ -132,9 +132,6 @@ def _attr_text(arg: spec.Arg, value) -> str | None:
     if types.base(arg.type) == "ScalarType":
         return None
     return repr(list(value) if isinstance(value, tuple) else value)
-
-
-_GE_BY_VALUE = {d.value: d.ge for d in types.DTYPES.values()}
 
 
 def _defined(op: spec.OpSchema, ir: IrDef, cann: CannOp, accepts) -> tuple[str, ...]:

@@ -151,8 +151,8 @@ def _py_name(name: str) -> str:
 def _schema_value(value, row: types.SchemaType) -> str:
     """A default in torch's schema language; a Type attr's GE value as a torch dtype name."""
     if row.schema == "ScalarType":
-        dt = next((d for d in types.DTYPES.values() if d.value == value and d.torch), None)
-        if dt is None:
+        dt = types.BY_GE_VALUE.get(value)
+        if dt is None or not dt.torch:
             raise SpecError(f"data type {value} (GE) has no torch dtype for a ScalarType default")
         return dt.torch
     if isinstance(value, (list, tuple)):

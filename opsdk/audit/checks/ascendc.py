@@ -309,8 +309,11 @@ def _row_dtypes(ir, case: tiling.Case) -> list[int | None]:
     declared = dict(ir.dtypes)
     if ir.dtype_sets or len(case.outputs) != len(ir.outputs):
         return none
-    named = {d.value: d.ge for d in types.DTYPES.values()}
-    given = {i.name: named[g[0].dtype] for i, g in zip(ir.inputs, case.inputs, strict=True) if g}
+    given = {
+        i.name: types.BY_GE_VALUE[g[0].dtype].ge
+        for i, g in zip(ir.inputs, case.inputs, strict=True)
+        if g
+    }
     for row in range(max((len(d) for d in declared.values()), default=0)):
         at = {n: d[row % len(d)] for n, d in declared.items()}
         if all(at.get(n, d) == d for n, d in given.items()):

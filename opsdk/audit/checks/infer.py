@@ -333,7 +333,7 @@ def _packed(problem, answer) -> bool:
 
 
 def _four_bits(value: int) -> bool:
-    row = next((d for d in types.DTYPES.values() if d.value == value), None)
+    row = types.BY_GE_VALUE.get(value)
     return row is not None and row.ge.startswith(("DT_FLOAT4", "DT_INT4"))
 
 

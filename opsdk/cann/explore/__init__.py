@@ -278,7 +278,7 @@ def case_of(given, attrs) -> Case:
 
 
 def _tensor(given: Given) -> Tensor:
-    name = next(d.ge for d in types.DTYPES.values() if d.value == given.dtype)
+    name = types.BY_GE_VALUE[given.dtype].ge
     if given.data is None:
         return Tensor(name, tuple(given.shape))
     code = "i" if name == "DT_INT32" else "q"

@@ -219,7 +219,7 @@ def _described(tensor) -> tuple[tuple[int, ...], str]:
 def _attr(attr, value):
     """An IR attr's value as torch takes it: a dtype's number as a torch dtype, a list."""
     if attr.dtype and isinstance(value, int):
-        row = next((d for d in types.DTYPES.values() if d.value == value), None)
+        row = types.BY_GE_VALUE.get(value)
         return _torch_dtype(row.ge) if row else value
     return list(value) if isinstance(value, tuple) else value
 

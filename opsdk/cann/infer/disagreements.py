@@ -19,7 +19,6 @@ from opsdk.cann.infer.call import Inferred
 __all__ = ["Disagreement", "declared", "disagreements"]
 
 UNKNOWN_DIM, UNKNOWN_RANK = -1, (-2,)
-_NAMES = {d.value: d.ge for d in types.DTYPES.values()}
 _HUGE = 1 << 31  # past any real size: an unknown dim (-1) read as unsigned, then cast back
 _FAKE_WRONG = "likelier wrong: the fake (GE and the kernel size the output by the C++)"
 _CPP_WRONG = "likelier wrong: the C++"
@@ -78,7 +77,7 @@ def disagreements(
                 Disagreement(problem[0], i, _dims(inferred_shape), _dims(fake), problem[1], other)
             )
     for i, (number, fake_dtype) in enumerate(zip(inferred.dtypes, dtypes, strict=False)):
-        name = _NAMES.get(number, str(number))
+        name = row.ge if (row := types.BY_GE_VALUE.get(number)) else str(number)
         if fake_dtype is not None and name not in (fake_dtype, "DT_UNDEFINED"):
             found.append(Disagreement("dtype", i, name, fake_dtype, _FAKE_WRONG, other))
     return found

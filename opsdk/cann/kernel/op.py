@@ -277,7 +277,7 @@ def _element_size(ge_value: int) -> int:
 def _torch(ge_value: int) -> str:
     """The torch dtype name of a GE dtype number (NotRun when the stand-in has no element
     type for it)."""
-    row = next((d for d in types.DTYPES.values() if d.value == ge_value), None)
+    row = types.BY_GE_VALUE.get(ge_value)
     if row is None or row.torch is None or row.torch not in CTYPES:
         named = row.ge if row else ge_value
         raise NotRun(f"dtype {named} has no AscendC element type in the stand-in")
